@@ -1,0 +1,214 @@
+"""Global geometry of a layer's word vectors: projections, clusters and what drives them.
+
+Seed 000 looked at per-layer PCA and UMAP projections of GPT-2 and BERT and described, by eye,
+two well-separated clusters in GPT-2 (one holding the tokens at position 0) and a position
+manifold. This module turns those observations into numbers:
+
+* :func:`pca_project` and :func:`umap_project` give the projections the figures show;
+* :func:`detect_clusters` finds well-separated clusters and reports how separated they are;
+* :func:`variance_explained_by` says how much of a layer's variance one word attribute
+  (position, part of speech, word identity) accounts for, so "position is the dominant global
+  feature" becomes a comparison of three numbers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.cluster import KMeans
+from sklearn.decomposition import PCA
+from sklearn.metrics import silhouette_score
+
+
+def subsample(n: int, budget: int, seed: int = 0) -> np.ndarray:
+    """Sorted indices of at most ``budget`` of ``n`` items, drawn without replacement."""
+    if budget >= n:
+        return np.arange(n)
+    rng = np.random.default_rng(seed)
+    return np.sort(rng.choice(n, size=budget, replace=False))
+
+
+def as_float(X: np.ndarray) -> np.ndarray:
+    """A float32 copy-on-need of ``X`` (stores hold float16; sklearn wants float32/64)."""
+    return np.asarray(X, dtype=np.float32)
+
+
+def pca_project(
+    X: np.ndarray, n_components: int = 3, seed: int = 0
+) -> tuple[np.ndarray, np.ndarray]:
+    """Project the rows of ``X`` on their first principal components.
+
+    PCA centres the data: coordinates are ``(X - mean) @ V[:, :k]`` with ``V`` the right singular
+    vectors of the centred matrix.
+
+    Returns
+    -------
+    coords : (n, n_components) array
+    explained : (n_components,) explained-variance ratios
+    """
+    pca = PCA(n_components=n_components, random_state=seed, svd_solver="randomized")
+    coords = pca.fit_transform(as_float(X))
+    return coords.astype(np.float32), pca.explained_variance_ratio_.astype(np.float64)
+
+
+def umap_project(
+    X: np.ndarray,
+    n_components: int = 3,
+    n_neighbors: int = 15,
+    min_dist: float = 0.1,
+    seed: int = 0,
+    metric: str = "cosine",
+) -> np.ndarray:
+    """UMAP coordinates of the rows of ``X``, initialised from their PCA projection.
+
+    Seed 000 reports that UMAP "fell back to a random initialization"; here the initialisation
+    is always the (scaled) PCA projection, so the global arrangement starts from PCA's
+    (McInnes et al. 2018; Kobak & Linderman 2021 on initialisation). ``seed`` makes it
+    deterministic (UMAP then runs single-threaded).
+    """
+    import umap
+
+    Xf = as_float(X)
+    init, _ = pca_project(Xf, n_components=n_components, seed=seed)
+    init = init / (np.abs(init).max() + 1e-12) * 10.0
+    reducer = umap.UMAP(
+        n_components=n_components,
+        n_neighbors=n_neighbors,
+        min_dist=min_dist,
+        metric=metric,
+        init=init,
+        random_state=seed,
+    )
+    return reducer.fit_transform(Xf).astype(np.float32)
+
+
+@dataclass(frozen=True)
+class Clusters:
+    """Result of :func:`detect_clusters`.
+
+    Attributes
+    ----------
+    k : number of clusters kept (1 when no split is well separated)
+    labels : cluster label of every row, ordered so cluster 0 is the largest
+    silhouette : mean silhouette of the best split with ``k >= 2`` (cosine or euclidean as asked)
+    separation : centroid distance divided by the mean within-cluster RMS radius for the best
+        two-way split (a scale-free "gap" measure: > 2 means the clouds barely touch)
+    best_k : the k with the highest silhouette among the candidates (kept even if not separated)
+    """
+
+    k: int
+    labels: np.ndarray
+    silhouette: float
+    separation: float
+    best_k: int
+
+
+def separation_ratio(X: np.ndarray, labels: np.ndarray) -> float:
+    """Distance between the two largest clusters' centroids over their mean RMS radius.
+
+    ``||mu_a - mu_b|| / ((r_a + r_b) / 2)`` with ``r = sqrt(mean ||x - mu||^2)`` in each cluster.
+    Invariant to rotations, translations and a common scaling of ``X``.
+    """
+    values, counts = np.unique(labels, return_counts=True)
+    if len(values) < 2:
+        return float("nan")
+    a, b = values[np.argsort(-counts)[:2]]
+    Xa, Xb = X[labels == a].astype(np.float64), X[labels == b].astype(np.float64)
+    mu_a, mu_b = Xa.mean(0), Xb.mean(0)
+    r_a = np.sqrt(((Xa - mu_a) ** 2).sum(1).mean())
+    r_b = np.sqrt(((Xb - mu_b) ** 2).sum(1).mean())
+    return float(np.linalg.norm(mu_a - mu_b) / max((r_a + r_b) / 2, 1e-12))
+
+
+def detect_clusters(
+    X: np.ndarray,
+    max_k: int = 4,
+    min_silhouette: float = 0.5,
+    n_pca: int = 50,
+    sample: int = 3000,
+    seed: int = 0,
+) -> Clusters:
+    """Find well-separated clusters among the rows of ``X``.
+
+    k-means (k = 2 .. ``max_k``) runs on the first ``n_pca`` principal components; the split with
+    the highest silhouette (Rousseeuw 1987) is kept when that silhouette is at least
+    ``min_silhouette`` (0.5 and above is conventionally a "reasonable" structure), else the
+    layer counts as one cloud (k = 1). Silhouettes are computed on a seeded sample of at most
+    ``sample`` rows (they cost O(n^2)).
+    """
+    Xf = as_float(X)
+    n = len(Xf)
+    if n < 4 * max_k:
+        raise ValueError(f"detect_clusters needs at least {4 * max_k} rows, got {n}")
+    Z = PCA(n_components=min(n_pca, Xf.shape[1], n - 1), random_state=seed).fit_transform(Xf)
+    idx = subsample(n, sample, seed)
+    best = (-1.0, 2, None)
+    for k in range(2, max_k + 1):
+        labels = KMeans(n_clusters=k, n_init=4, random_state=seed).fit_predict(Z)
+        if len(np.unique(labels[idx])) < 2:
+            continue
+        score = float(silhouette_score(Z[idx], labels[idx]))
+        if score > best[0]:
+            best = (score, k, labels)
+    score, k, labels = best
+    if labels is None:
+        return Clusters(1, np.zeros(n, dtype=np.int32), float("nan"), float("nan"), 1)
+    labels = _order_by_size(labels)
+    sep = separation_ratio(Z, labels)
+    if score < min_silhouette:
+        return Clusters(1, np.zeros(n, dtype=np.int32), score, sep, k)
+    return Clusters(k, labels, score, sep, k)
+
+
+def _order_by_size(labels: np.ndarray) -> np.ndarray:
+    values, counts = np.unique(labels, return_counts=True)
+    order = values[np.argsort(-counts, kind="stable")]
+    remap = np.empty(values.max() + 1, dtype=np.int32)
+    remap[order] = np.arange(len(order), dtype=np.int32)
+    return remap[labels]
+
+
+def variance_explained_by(X: np.ndarray, groups: np.ndarray, adjusted: bool = True) -> float:
+    """Share of the total variance of the rows of ``X`` explained by a grouping.
+
+    The multivariate eta-squared: ``SS_between / SS_total`` with
+    ``SS_between = sum_g n_g ||mu_g - mu||^2`` and ``SS_total = sum_i ||x_i - mu||^2``.
+    With many small groups eta-squared is inflated (each group mean absorbs noise), so
+    ``adjusted=True`` returns omega-squared (Hays 1963), generalised to vectors:
+    ``(SS_between - (k - 1) MS_within) / (SS_total + MS_within)`` with
+    ``MS_within = SS_within / (n - k)``. It is near 0 for a grouping unrelated to ``X`` and 1 when
+    every row equals its group mean. Invariant to rotation, translation and scaling of ``X``.
+    """
+    X64 = np.asarray(X, dtype=np.float64)
+    codes, groups_idx = np.unique(np.asarray(groups), return_inverse=True)
+    n, k = len(X64), len(codes)
+    if n <= k:
+        raise ValueError(f"need more rows ({n}) than groups ({k})")
+    mu = X64.mean(0)
+    counts = np.bincount(groups_idx, minlength=k).astype(np.float64)
+    sums = np.zeros((k, X64.shape[1]))
+    np.add.at(sums, groups_idx, X64)
+    means = sums / counts[:, None]
+    ss_total = float(((X64 - mu) ** 2).sum())
+    ss_between = float((counts * ((means - mu) ** 2).sum(1)).sum())
+    if ss_total == 0:
+        return float("nan")
+    if not adjusted:
+        return ss_between / ss_total
+    ms_within = (ss_total - ss_between) / (n - k)
+    return (ss_between - (k - 1) * ms_within) / (ss_total + ms_within)
+
+
+def position_bins(
+    positions: np.ndarray, edges: tuple[int, ...] = (0, 1, 2, 4, 8, 16, 32)
+) -> np.ndarray:
+    """Bin word positions as 0, 1, 2-3, 4-7, ... so every group has enough members."""
+    return np.searchsorted(np.asarray(edges), np.asarray(positions), side="right") - 1
+
+
+def component_correlations(coords: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Spearman correlation of each projected coordinate with ``values`` (e.g. the position)."""
+    from scipy.stats import spearmanr
+
+    return np.array([spearmanr(coords[:, j], values).statistic for j in range(coords.shape[1])])

@@ -1,0 +1,82 @@
+import numpy as np
+import pytest
+
+from lmgeometry.geometry import (
+    detect_clusters,
+    pca_project,
+    position_bins,
+    separation_ratio,
+    subsample,
+    variance_explained_by,
+)
+
+
+def two_blobs(n=400, d=20, gap=20.0, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    X[: n // 4, 0] += gap  # a small cluster far along one axis
+    labels = np.zeros(n, dtype=int)
+    labels[: n // 4] = 1
+    return X, labels
+
+
+def test_subsample_is_seeded_and_bounded():
+    a, b = subsample(1000, 100, seed=3), subsample(1000, 100, seed=3)
+    assert np.array_equal(a, b) and len(a) == 100 and len(np.unique(a)) == 100
+    assert np.array_equal(subsample(50, 100), np.arange(50))
+
+
+def test_pca_on_rank_one_data_explains_everything():
+    rng = np.random.default_rng(0)
+    X = np.outer(rng.normal(size=200), rng.normal(size=10))
+    _, explained = pca_project(X, n_components=2)
+    assert explained[0] == pytest.approx(1.0, abs=1e-6)
+
+
+def test_detect_clusters_finds_two_separated_blobs_with_largest_first():
+    X, truth = two_blobs()
+    result = detect_clusters(X, max_k=4)
+    assert result.k == 2
+    assert result.silhouette > 0.5
+    assert result.separation > 3
+    # cluster 0 is the larger one (the 75% without the shift)
+    agreement = (result.labels == (truth == 1).astype(int)).mean()
+    assert agreement == 1.0
+
+
+def test_detect_clusters_calls_a_gaussian_one_cloud():
+    X = np.random.default_rng(1).normal(size=(400, 20))
+    result = detect_clusters(X, max_k=4)
+    assert result.k == 1 and np.all(result.labels == 0)
+
+
+def test_separation_ratio_is_scale_and_shift_invariant():
+    X, labels = two_blobs()
+    r = separation_ratio(X, labels)
+    assert separation_ratio(5.0 * X + 3.0, labels) == pytest.approx(r)
+    # centroid gap 20 along one axis, radius sqrt(20) in each blob
+    assert r == pytest.approx(20 / np.sqrt(20), rel=0.1)
+
+
+def test_variance_explained_by_known_cases():
+    rng = np.random.default_rng(0)
+    groups = np.repeat(np.arange(10), 50)
+    means = rng.normal(size=(10, 5)) * 10
+    exact = means[groups]
+    assert variance_explained_by(
+        exact + 1e-9 * rng.normal(size=exact.shape), groups
+    ) == pytest.approx(1.0, abs=1e-6)
+    noise = rng.normal(size=(500, 5))
+    assert abs(variance_explained_by(noise, groups)) < 0.02  # unrelated grouping: about 0
+    assert variance_explained_by(noise, groups, adjusted=False) > variance_explained_by(
+        noise, groups
+    )
+    Q, _ = np.linalg.qr(rng.normal(size=(5, 5)))
+    X = exact + noise
+    assert variance_explained_by(X @ Q * 7 + 1, groups) == pytest.approx(
+        variance_explained_by(X, groups)
+    )
+
+
+def test_position_bins():
+    assert list(position_bins(np.array([0, 1, 2, 3, 4, 7, 8, 40]))) == [0, 1, 2, 2, 3, 3, 4, 6]

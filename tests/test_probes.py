@@ -1,0 +1,46 @@
+import numpy as np
+import pytest
+
+from lmgeometry.probes import cluster_purity, linear_probe, purity, sentence_split
+
+
+def test_sentence_split_keeps_sentences_whole():
+    groups = np.repeat(np.arange(40), 5)
+    train, test = sentence_split(groups, seed=0)
+    assert not set(groups[train]) & set(groups[test])
+    assert len(train) + len(test) == len(groups)
+
+
+def test_probe_decodes_a_linear_label_and_beats_majority():
+    rng = np.random.default_rng(0)
+    n = 600
+    labels = rng.integers(0, 3, size=n)
+    X = rng.normal(size=(n, 8))
+    X[np.arange(n), labels] += 6.0
+    result = linear_probe(X, labels, groups=np.arange(n) // 6)
+    assert result.accuracy > 0.95
+    assert result.majority_baseline < 0.5
+
+
+def test_probe_is_at_chance_on_noise():
+    rng = np.random.default_rng(1)
+    n = 600
+    labels = rng.integers(0, 2, size=n)
+    result = linear_probe(rng.normal(size=(n, 5)), labels, groups=np.arange(n) // 6)
+    assert result.accuracy < 0.6
+
+
+def test_purity_hand_computed():
+    truth = np.array(["a", "a", "a", "b", "b", "c"])
+    pred = np.array([0, 0, 1, 1, 1, 1])
+    # cluster 0: {a,a} -> 2; cluster 1: {a,b,b,c} -> 2
+    assert purity(truth, pred) == pytest.approx(4 / 6)
+    assert purity(truth, np.zeros(6)) == pytest.approx(3 / 6)
+    assert purity(truth, np.arange(6)) == 1.0
+
+
+def test_cluster_purity_on_separated_directions():
+    rng = np.random.default_rng(0)
+    labels = np.repeat(np.arange(3), 50)
+    X = np.eye(3)[labels] * 10 + rng.normal(scale=0.1, size=(150, 3))
+    assert cluster_purity(X, labels) == 1.0
