@@ -1,0 +1,317 @@
+"""Plotly figure builders shared by the chapters.
+
+Every builder takes plain arrays and returns a ``plotly.graph_objects.Figure``; chapters show
+them with :func:`lmgeometry.figures.show`. Coordinates are rounded to 3 significant decimals
+before they go into a figure, which keeps the committed notebooks small without visible change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.colors import qualitative
+from plotly.subplots import make_subplots
+
+SHADOW = "rgba(160,160,160,0.25)"
+PALETTE = qualitative.Dark24
+
+
+def _r(a: np.ndarray, decimals: int = 3) -> np.ndarray:
+    return np.round(np.asarray(a, dtype=np.float64), decimals)
+
+
+def _category_colors(categories: Sequence[str]) -> dict[str, str]:
+    return {c: PALETTE[i % len(PALETTE)] for i, c in enumerate(categories)}
+
+
+def layer_grid(
+    panels: Sequence[np.ndarray],
+    titles: Sequence[str],
+    color: np.ndarray,
+    color_title: str,
+    categorical: bool = False,
+    hover: Sequence[str] | None = None,
+    cols: int = 6,
+    title: str = "",
+    shadow: bool = False,
+) -> go.Figure:
+    """Small multiples: one 2-D scatter per panel (layer), all coloured by the same values.
+
+    ``categorical=True`` draws one trace per category and panel, grouped in the legend so a
+    click toggles a category in every panel; ``shadow=True`` adds every point in gray beneath
+    (seed 000's "gray shadow" style), so isolating a category keeps the context visible.
+    """
+    rows = int(np.ceil(len(panels) / cols))
+    fig = make_subplots(
+        rows=rows,
+        cols=cols,
+        subplot_titles=list(titles),
+        horizontal_spacing=0.02,
+        vertical_spacing=0.06,
+    )
+    color = np.asarray(color)
+    hover = None if hover is None else np.asarray(hover)
+    categories = sorted(pd.unique(color)) if categorical else []
+    colors = _category_colors(categories)
+    for p, xy in enumerate(panels):
+        row, col = p // cols + 1, p % cols + 1
+        x, y = _r(xy[:, 0]), _r(xy[:, 1])
+        if shadow:
+            fig.add_trace(
+                go.Scattergl(
+                    x=x,
+                    y=y,
+                    mode="markers",
+                    marker={"size": 2, "color": SHADOW},
+                    name="all words (shadow)",
+                    legendgroup="shadow",
+                    showlegend=p == 0,
+                    hoverinfo="skip",
+                ),
+                row=row,
+                col=col,
+            )
+        if categorical:
+            for c in categories:
+                m = color == c
+                fig.add_trace(
+                    go.Scattergl(
+                        x=x[m],
+                        y=y[m],
+                        mode="markers",
+                        marker={"size": 3, "color": colors[c]},
+                        name=str(c),
+                        legendgroup=str(c),
+                        showlegend=p == 0,
+                        text=None if hover is None else hover[m],
+                        hoverinfo="text+name",
+                    ),
+                    row=row,
+                    col=col,
+                )
+        else:
+            fig.add_trace(
+                go.Scattergl(
+                    x=x,
+                    y=y,
+                    mode="markers",
+                    marker={
+                        "size": 3,
+                        "color": color,
+                        "colorscale": "Viridis",
+                        "showscale": p == 0,
+                        "colorbar": {"title": color_title},
+                    },
+                    text=hover,
+                    hoverinfo="text",
+                    showlegend=False,
+                ),
+                row=row,
+                col=col,
+            )
+    fig.update_xaxes(showticklabels=False)
+    fig.update_yaxes(showticklabels=False)
+    fig.update_layout(
+        title=title,
+        height=220 * rows + 80,
+        margin={"l": 10, "r": 10, "t": 60},
+        legend={"itemsizing": "constant", "title": color_title},
+    )
+    return fig
+
+
+def layer_slider_3d(
+    coords: Sequence[np.ndarray],
+    layer_names: Sequence[str],
+    color: np.ndarray,
+    color_title: str,
+    hover: Sequence[str] | None = None,
+    categorical: bool = False,
+    title: str = "",
+) -> go.Figure:
+    """A 3-D scatter per layer with a slider choosing the layer.
+
+    Continuous colours give one trace per layer; categorical colours give one trace per
+    (layer, category), grouped in the legend by category.
+    """
+    color = np.asarray(color)
+    hover = None if hover is None else np.asarray(hover)
+    categories = sorted(pd.unique(color)) if categorical else [None]
+    colors = _category_colors([c for c in categories if c is not None])
+    fig = go.Figure()
+    owner: list[int] = []
+    for li, xyz in enumerate(coords):
+        x, y, z = _r(xyz[:, 0]), _r(xyz[:, 1]), _r(xyz[:, 2])
+        for c in categories:
+            m = np.ones(len(x), bool) if c is None else color == c
+            marker = (
+                {"size": 2, "color": colors[c]}
+                if c is not None
+                else {
+                    "size": 2,
+                    "color": color,
+                    "colorscale": "Viridis",
+                    "showscale": True,
+                    "colorbar": {"title": color_title},
+                }
+            )
+            fig.add_trace(
+                go.Scatter3d(
+                    x=x[m],
+                    y=y[m],
+                    z=z[m],
+                    mode="markers",
+                    marker=marker,
+                    name=str(c) if c is not None else layer_names[li],
+                    legendgroup=str(c),
+                    showlegend=c is not None and li == 0,
+                    text=None if hover is None else hover[m],
+                    hoverinfo="text",
+                    visible=li == 0,
+                )
+            )
+            owner.append(li)
+    owner_arr = np.array(owner)
+    steps = [
+        {"method": "restyle", "label": name, "args": [{"visible": (owner_arr == li).tolist()}]}
+        for li, name in enumerate(layer_names)
+    ]
+    fig.update_layout(
+        title=title,
+        height=620,
+        margin={"l": 0, "r": 0, "t": 50, "b": 0},
+        sliders=[{"active": 0, "steps": steps, "currentvalue": {"prefix": "layer: "}}],
+        scene={"xaxis": {"title": "1"}, "yaxis": {"title": "2"}, "zaxis": {"title": "3"}},
+        legend={"itemsizing": "constant", "title": color_title},
+    )
+    return fig
+
+
+def lines_by_layer(
+    frame: pd.DataFrame,
+    y: str,
+    color: str = "model",
+    x: str = "layer",
+    lower: str | None = None,
+    upper: str | None = None,
+    dash: str | None = None,
+    title: str = "",
+    y_title: str | None = None,
+    reference: float | None = None,
+    reference_name: str = "",
+) -> go.Figure:
+    """One line per ``color`` value (and ``dash`` value) across layers, with optional bands.
+
+    ``x`` is usually the layer index divided by the number of layers when models of different
+    depths share a plot (as seed 001's figures do with absolute layers of equal-depth models).
+    """
+    fig = go.Figure()
+    keys = [color] + ([dash] if dash else [])
+    dashes = ["solid", "dash", "dot", "dashdot"]
+    dash_values = sorted(frame[dash].unique()) if dash else [None]
+    color_values = list(pd.unique(frame[color]))
+    for key, part in frame.groupby(keys, sort=False):
+        key = key if isinstance(key, tuple) else (key,)
+        c = PALETTE[color_values.index(key[0]) % len(PALETTE)]
+        d = dashes[dash_values.index(key[1]) % len(dashes)] if dash else "solid"
+        part = part.sort_values(x)
+        label = " / ".join(str(k) for k in key)
+        if lower and upper:
+            fig.add_trace(
+                go.Scatter(
+                    x=np.concatenate([part[x], part[x][::-1]]),
+                    y=np.concatenate([part[upper], part[lower][::-1]]),
+                    fill="toself",
+                    fillcolor=c,
+                    opacity=0.15,
+                    line={"width": 0},
+                    hoverinfo="skip",
+                    showlegend=False,
+                    legendgroup=label,
+                )
+            )
+        fig.add_trace(
+            go.Scatter(
+                x=part[x],
+                y=_r(part[y], 4),
+                mode="lines+markers",
+                name=label,
+                line={"color": c, "dash": d},
+                legendgroup=label,
+            )
+        )
+    if reference is not None:
+        fig.add_hline(
+            y=reference, line={"color": "gray", "dash": "dot"}, annotation_text=reference_name
+        )
+    fig.update_layout(
+        title=title,
+        xaxis_title=x,
+        yaxis_title=y_title or y,
+        height=420,
+        margin={"l": 50, "r": 10, "t": 50, "b": 40},
+    )
+    return fig
+
+
+def heatmap(
+    matrix: np.ndarray,
+    x_labels: Sequence,
+    y_labels: Sequence,
+    title: str = "",
+    x_title: str = "",
+    y_title: str = "",
+    colorbar_title: str = "",
+) -> go.Figure:
+    """A labelled heatmap (e.g. layer x position, layer x UPOS)."""
+    fig = go.Figure(
+        go.Heatmap(
+            z=_r(matrix, 4),
+            x=list(map(str, x_labels)),
+            y=list(map(str, y_labels)),
+            colorscale="Viridis",
+            colorbar={"title": colorbar_title},
+        )
+    )
+    fig.update_layout(
+        title=title,
+        xaxis_title=x_title,
+        yaxis_title=y_title,
+        height=460,
+        margin={"l": 60, "r": 10, "t": 50, "b": 40},
+    )
+    return fig
+
+
+def side_by_side(
+    panels: Sequence[np.ndarray],
+    titles: Sequence[str],
+    color: Sequence[np.ndarray],
+    color_title: str,
+    title: str = "",
+) -> go.Figure:
+    """2-D scatters next to each other, each with its own colour values (e.g. clusters)."""
+    fig = make_subplots(rows=1, cols=len(panels), subplot_titles=list(titles))
+    for i, (xy, c) in enumerate(zip(panels, color, strict=True)):
+        fig.add_trace(
+            go.Scattergl(
+                x=_r(xy[:, 0]),
+                y=_r(xy[:, 1]),
+                mode="markers",
+                marker={
+                    "size": 3,
+                    "color": c,
+                    "colorscale": "Viridis",
+                    "showscale": i == 0,
+                    "colorbar": {"title": color_title},
+                },
+                showlegend=False,
+            ),
+            row=1,
+            col=i + 1,
+        )
+    fig.update_layout(title=title, height=420, margin={"l": 10, "r": 10, "t": 60, "b": 10})
+    return fig
