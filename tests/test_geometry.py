@@ -80,3 +80,27 @@ def test_variance_explained_by_known_cases():
 
 def test_position_bins():
     assert list(position_bins(np.array([0, 1, 2, 3, 4, 7, 8, 40]))) == [0, 1, 2, 2, 3, 3, 4, 6]
+
+
+def test_layer_geometry_attributes_a_position0_cluster():
+    import pandas as pd
+
+    from lmgeometry.geometry import cluster_profile, layer_geometry
+
+    rng = np.random.default_rng(0)
+    n_sent, length = 60, 8
+    words = pd.DataFrame(
+        {
+            "word_index": np.tile(np.arange(length), n_sent),
+            "text": rng.choice(["bank", "the", "light", "run"], size=n_sent * length),
+            "upos": rng.choice(["NOUN", "DET"], size=n_sent * length),
+        }
+    )
+    X = rng.normal(size=(len(words), 16))
+    X[words["word_index"].to_numpy() == 0, 0] += 40.0  # the attention-sink pattern
+    row, clusters = layer_geometry(X, words)
+    assert row["k"] == 2
+    assert row["minor_position0_share"] == 1.0
+    assert row["var_position"] > 0.5 > abs(row["var_upos"])
+    profile = cluster_profile(words, clusters.labels)
+    assert profile.loc[1, "position0_share"] == 1.0

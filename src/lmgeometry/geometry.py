@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 from sklearn.cluster import KMeans
 from sklearn.decomposition import PCA
 from sklearn.metrics import silhouette_score
@@ -212,3 +213,57 @@ def component_correlations(coords: np.ndarray, values: np.ndarray) -> np.ndarray
     from scipy.stats import spearmanr
 
     return np.array([spearmanr(coords[:, j], values).statistic for j in range(coords.shape[1])])
+
+
+def cluster_profile(words: pd.DataFrame, labels: np.ndarray, top: int = 5) -> pd.DataFrame:
+    """Describe each cluster of a layer: size, share of position-0 words, positions, top words.
+
+    ``words`` needs ``word_index`` (position of the word in its sentence) and ``text``.
+    """
+    rows = []
+    for c in np.unique(labels):
+        part = words[labels == c]
+        rows.append(
+            {
+                "cluster": int(c),
+                "share": len(part) / len(words),
+                "position0_share": float((part["word_index"] == 0).mean()),
+                "mean_position": float(part["word_index"].mean()),
+                "top_words": ", ".join(part["text"].str.lower().value_counts().index[:top]),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def layer_geometry(
+    X: np.ndarray, words: pd.DataFrame, seed: int = 0, max_k: int = 4, sample: int = 3000
+) -> tuple[dict, Clusters]:
+    """Numbers that describe one layer's global geometry.
+
+    Returns a dict with the explained-variance ratios of the first three principal components,
+    the clusters found by :func:`detect_clusters` (k, silhouette, separation), the share of
+    position-0 words in the smaller clusters, and the variance explained (omega-squared, see
+    :func:`variance_explained_by`) by the word's position (binned), its UPOS tag and its
+    identity (lower-cased text). ``X`` and ``words`` are row-aligned.
+    """
+    Xf = as_float(X)
+    _, explained = pca_project(Xf, n_components=3, seed=seed)
+    clusters = detect_clusters(Xf, max_k=max_k, seed=seed, sample=sample)
+    position = words["word_index"].to_numpy()
+    minor = clusters.labels != 0
+    row = {
+        "pc1_var": explained[0],
+        "pc1_3_var": float(explained.sum()),
+        "k": clusters.k,
+        "best_k": clusters.best_k,
+        "silhouette": clusters.silhouette,
+        "separation": clusters.separation,
+        "minor_share": float(minor.mean()),
+        "minor_position0_share": float((position[minor] == 0).mean()) if minor.any() else None,
+        "position0_share": float((position == 0).mean()),
+        "var_position": variance_explained_by(Xf, position_bins(position)),
+        "var_upos": variance_explained_by(Xf, words["upos"].to_numpy()),
+        "var_word": variance_explained_by(Xf, words["text"].str.lower().to_numpy()),
+        "mean_norm": float(np.linalg.norm(Xf.astype(np.float64), axis=1).mean()),
+    }
+    return row, clusters
