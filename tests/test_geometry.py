@@ -104,3 +104,27 @@ def test_layer_geometry_attributes_a_position0_cluster():
     assert row["var_position"] > 0.5 > abs(row["var_upos"])
     profile = cluster_profile(words, clusters.labels)
     assert profile.loc[1, "position0_share"] == 1.0
+
+
+def test_geometry_findings_report_no_split():
+    import pandas as pd
+
+    from lmgeometry.geometry import findings
+
+    summary = pd.DataFrame(
+        {
+            "layer": [0, 1],
+            "k": [1, 1],
+            "silhouette": [0.2, 0.3],
+            "separation": [1.0, 1.2],
+            "var_position": [0.1, 0.4],
+            "var_upos": [0.2, 0.1],
+            "var_word": [0.5, 0.2],
+            "minor_share": [0.0, 0.0],
+            "minor_position0_share": [None, None],
+            "position0_share": [0.1, 0.1],
+        }
+    )
+    text = " ".join(findings(summary, "m"))
+    assert "no layer splits" in text and "0.30 at layer 1" in text
+    assert "word identity in 1 layer" in text and "position in 1 layer" in text

@@ -44,3 +44,21 @@ def test_cluster_purity_on_separated_directions():
     labels = np.repeat(np.arange(3), 50)
     X = np.eye(3)[labels] * 10 + rng.normal(scale=0.1, size=(150, 3))
     assert cluster_purity(X, labels) == 1.0
+
+
+def test_findings_state_the_numbers():
+    import pandas as pd
+
+    from lmgeometry.probes import findings
+
+    table = pd.DataFrame(
+        {
+            "model": ["m"] * 3,
+            "layer": [0, 1, 2],
+            "probe_accuracy": [0.5, 0.9, 0.8],
+            "majority_baseline": [0.2] * 3,
+            "cluster_purity": [0.3, 0.4, 0.6],
+        }
+    )
+    (text,) = findings(table)
+    assert "layer 1 of 2 (90.0%" in text and "beats" in text and "layer 2 (purity 0.60)" in text

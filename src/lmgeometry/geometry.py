@@ -267,3 +267,42 @@ def layer_geometry(
         "mean_norm": float(np.linalg.norm(Xf.astype(np.float64), axis=1).mean()),
     }
     return row, clusters
+
+
+def findings(summary: pd.DataFrame, model: str) -> list[str]:
+    """Sentences stating what one model's per-layer summary shows, generated from the numbers.
+
+    ``summary`` has one row per layer with the keys of :func:`layer_geometry` plus ``layer``.
+    """
+    n_layers = len(summary)
+    split = summary[summary["k"] >= 2]
+    out = []
+    if len(split):
+        layers = ", ".join(str(v) for v in split["layer"])
+        best = split.loc[split["separation"].idxmax()]
+        out.append(
+            f"**{model}**: {len(split)} of {n_layers} layers split into well-separated clusters "
+            f"(silhouette >= 0.5; layers {layers}). The widest gap is at layer "
+            f"{int(best['layer'])} (k = {int(best['k'])}, silhouette {best['silhouette']:.2f}, "
+            f"centroid distance {best['separation']:.1f} within-cluster radii); its smaller "
+            f"clusters hold {best['minor_share']:.1%} of the words, of which "
+            f"{best['minor_position0_share']:.0%} are the first word of their sentence "
+            f"(first words are {best['position0_share']:.1%} of all words)."
+        )
+    else:
+        top = summary.loc[summary["silhouette"].idxmax()]
+        out.append(
+            f"**{model}**: no layer splits into well-separated clusters (the best k-means "
+            f"silhouette, {top['silhouette']:.2f} at layer {int(top['layer'])}, is below 0.5)."
+        )
+    drivers = summary[["var_position", "var_upos", "var_word"]].idxmax(axis=1)
+    names = {"var_position": "position", "var_upos": "part of speech", "var_word": "word identity"}
+    counts = drivers.map(names).value_counts()
+    parts = ", ".join(f"{name} in {c} layer{'s' if c > 1 else ''}" for name, c in counts.items())
+    pos_max = summary.loc[summary["var_position"].idxmax()]
+    out.append(
+        f"Of the three attributes, the one that explains most variance is {parts}. Position "
+        f"explains at most {pos_max['var_position']:.0%} of the variance (layer "
+        f"{int(pos_max['layer'])})."
+    )
+    return out

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 from sklearn.cluster import KMeans
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GroupShuffleSplit
@@ -104,3 +105,26 @@ def cluster_purity(
     k = n_clusters or len(np.unique(labels))
     predicted = KMeans(n_clusters=k, n_init=4, random_state=seed).fit_predict(X)
     return purity(labels, predicted)
+
+
+def findings(table: pd.DataFrame) -> list[str]:
+    """Sentences stating what the per-layer probe table shows, generated from the numbers.
+
+    ``table`` has columns model, layer, probe_accuracy, majority_baseline, cluster_purity.
+    """
+    out = []
+    for model, part in table.groupby("model", sort=False):
+        best = part.loc[part["probe_accuracy"].idxmax()]
+        first, last = part.iloc[0], part.iloc[-1]
+        purest = part.loc[part["cluster_purity"].idxmax()]
+        above = (part["probe_accuracy"] > part["majority_baseline"]).all()
+        out.append(
+            f"**{model}**: the UPOS probe is most accurate at layer {int(best['layer'])} of "
+            f"{int(part['layer'].max())} ({best['probe_accuracy']:.1%}, against a majority "
+            f"baseline of {best['majority_baseline']:.1%}); it scores "
+            f"{first['probe_accuracy']:.1%} at layer 0 and {last['probe_accuracy']:.1%} at the "
+            f"last layer, and {'beats' if above else 'does not beat'} the baseline in every "
+            f"layer. Unsupervised k-means clusters are purest at layer {int(purest['layer'])} "
+            f"(purity {purest['cluster_purity']:.2f})."
+        )
+    return out
