@@ -1,0 +1,230 @@
+"""Batched extraction against the naive one-sentence-at-a-time loop, and its memory scaling.
+
+On the same sentences and model this script runs
+
+1. the batched extractor as the book uses it: ``store.activations`` into a fresh temporary
+   store (tokenize + align, length-sorted batches, scatter pooling, rows written to disk);
+2. a naive loop in the seeds' style: one sentence per forward pass through the full model
+   (language-model head included for decoders), then a Python loop over the words taking
+   the mean of each word's pieces over all layers at once. It uses the same alignment
+   (computed before its timer starts), so both give the same vectors; the script checks that
+   they do.
+
+It prints words/s for both and their ratio (target: >= 4x), the process's peak RSS, and the
+fraction of this machine's fp32 matmul throughput the batched run reaches: model FLOPs are
+taken as 2 x non-embedding parameters x real (unpadded) tokens, against the GFLOP/s of a
+large ``torch.matmul`` measured here. With ``--scaling`` it also runs the batched extractor in
+two fresh subprocesses, on n and 10 n sentences, and reports the resident memory before the
+extraction and its peak during it (sampled every 20 ms): the target is a peak set by the
+batch, not by the corpus.
+
+Usage::
+
+    python benchmarks/extract.py --model minilm-l6 --n 300 --scaling
+    python benchmarks/extract.py --model smollm2-135m --n 100 --scaling
+
+Timings on a shared machine are noisy: run it on an idle one for figures worth quoting.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from typing import Any
+
+import numpy as np
+import psutil
+import torch
+
+from lmgeometry.corpus import build
+from lmgeometry.extract import encode
+from lmgeometry.models import LoadedModel, load_model
+from lmgeometry.store import activations
+
+
+def matmul_gflops(size: int = 2048, repeats: int = 5) -> float:
+    """Best-of GFLOP/s of an fp32 ``size`` x ``size`` matmul on the CPU (torch threads)."""
+    a = torch.randn(size, size)
+    b = torch.randn(size, size)
+    a @ b  # warm-up
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        a @ b
+        best = min(best, time.perf_counter() - t0)
+    return 2 * size**3 / best / 1e9
+
+
+def non_embedding_parameters(model: LoadedModel) -> int:
+    """Parameters of the model body that every token goes through (embeddings excluded)."""
+    base = getattr(model.model, "base_model", model.model)
+    total = sum(p.numel() for p in base.parameters())
+    embedded = sum(p.numel() for m in base.modules() if isinstance(m, torch.nn.Embedding)
+                   for p in m.parameters(recurse=False))
+    return total - embedded
+
+
+def naive_extract(model: LoadedModel, corpus: Any) -> tuple[np.ndarray, float]:
+    """One sentence per forward pass and a Python loop over words (the seeds' way)."""
+    enc = encode(model, corpus)
+    out = np.zeros((model.n_layers + 1, enc.n_words, model.hidden_size), dtype=np.float32)
+    t0 = time.perf_counter()
+    row = 0
+    with torch.no_grad():
+        for s in enc.sentences:
+            ids = torch.as_tensor(s.input_ids)[None].to(model.device)
+            hidden = model.model(input_ids=ids, output_hidden_states=True).hidden_states
+            states = torch.stack(hidden)[:, 0].cpu().numpy()  # (layers, tokens, width)
+            al = s.alignment
+            for w in range(al.n_words):
+                pieces = al.piece_pos[al.piece_word == w]
+                out[:, row + w] = states[:, pieces].mean(axis=1)
+            row += al.n_words
+    return out, time.perf_counter() - t0
+
+
+class PeakRSS:
+    """Samples this process's resident set size in a thread; ``peak`` in bytes."""
+
+    def __init__(self, interval: float = 0.02) -> None:
+        self.proc = psutil.Process()
+        self.interval = interval
+        self.peak = self.proc.memory_info().rss
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.peak = max(self.peak, self.proc.memory_info().rss)
+            time.sleep(self.interval)
+
+    def __enter__(self) -> PeakRSS:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.peak = max(self.peak, self.proc.memory_info().rss)
+
+
+def child(args: argparse.Namespace) -> None:
+    """Memory-scaling worker: extract n sentences into a temporary store, print JSON."""
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    corpus = build(args.corpus, args.n, args.seed)
+    model = load_model(args.model)
+    before = psutil.Process().memory_info().rss
+    with tempfile.TemporaryDirectory() as root, PeakRSS() as peak:
+        t0 = time.perf_counter()
+        store = activations(model, corpus, root=root, batch_tokens=args.batch_tokens or None,
+                            progress=False)
+        seconds = time.perf_counter() - t0
+        n_words, size = store.n_words, store.size_bytes()
+    print(json.dumps({"n": args.n, "sentences": len(corpus.sentences), "words": n_words,
+                      "store_bytes": size, "rss_before": before, "rss_peak": peak.peak,
+                      "seconds": seconds,
+                      "ru_maxrss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}))
+
+
+def scaling(args: argparse.Namespace) -> list[dict[str, Any]]:
+    """Run :func:`child` for n and 10 n sentences in fresh interpreters."""
+    rows = []
+    for n in (args.n, 10 * args.n):
+        cmd = [sys.executable, __file__, "--child", "--model", args.model, "--corpus",
+               args.corpus, "--n", str(n), "--seed", str(args.seed), "--batch-tokens",
+               str(args.batch_tokens), "--threads", str(args.threads or 0)]
+        done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        if done.returncode:
+            raise RuntimeError(f"scaling child failed:\n{done.stderr[-3000:]}")
+        rows.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default="minilm-l6")
+    parser.add_argument("--corpus", default="sts")
+    parser.add_argument("--n", type=int, default=200, help="sentences")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--batch-tokens", type=int, default=0,
+                        help="padded tokens per batch (0: the device default)")
+    parser.add_argument("--threads", type=int, default=0, help="torch threads (0: default)")
+    parser.add_argument("--scaling", action="store_true", help="also run n and 10 n in children")
+    parser.add_argument("--json", default=None, help="write the figures to this file")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        child(args)
+        return
+    if args.threads:
+        torch.set_num_threads(args.threads)
+
+    corpus = build(args.corpus, args.n, args.seed)
+    model = load_model(args.model)
+    gflops = matmul_gflops()
+    params = non_embedding_parameters(model)
+    print(f"model {model.name}: {model.n_layers} layers x {model.hidden_size}, "
+          f"{params / 1e6:.1f} M non-embedding parameters, device {model.device}, "
+          f"{torch.get_num_threads()} torch threads, load average "
+          f"{', '.join(f'{x:.1f}' for x in os.getloadavg())}")
+    print(f"corpus {corpus.name}: {len(corpus.sentences)} sentences, {len(corpus.words)} words")
+    print(f"matmul throughput: {gflops:.1f} GFLOP/s (fp32, 2048 x 2048)")
+
+    warm = build(args.corpus, 8, args.seed + 1)
+    with tempfile.TemporaryDirectory() as root:
+        activations(model, warm, root=root, progress=False)  # warm-up
+    with tempfile.TemporaryDirectory() as root:
+        t0 = time.perf_counter()
+        store = activations(model, corpus, root=root, batch_tokens=args.batch_tokens or None,
+                            progress=False)
+        batched_s = time.perf_counter() - t0
+        batched = np.stack([np.asarray(x, dtype=np.float32) for x in store.layers()])
+        tokens = store.meta["counts"]["tokens"]
+    naive, naive_s = naive_extract(model, corpus)
+    n_words = naive.shape[1]
+    scale = np.abs(naive).max(axis=(1, 2))
+    rel = float((np.abs(batched - naive).max(axis=(1, 2)) / scale).max())
+    achieved = 2 * params * tokens / batched_s / 1e9
+    figures: dict[str, Any] = {
+        "model": args.model, "corpus": args.corpus, "sentences": len(corpus.sentences),
+        "words": n_words, "tokens": tokens, "threads": torch.get_num_threads(),
+        "batch_tokens": store.meta["extraction"]["batch_tokens"],
+        "batched_words_per_s": n_words / batched_s, "naive_words_per_s": n_words / naive_s,
+        "speedup": naive_s / batched_s, "batched_seconds": batched_s, "naive_seconds": naive_s,
+        "max_rel_difference_float16_store": rel, "matmul_gflops": gflops,
+        "achieved_gflops": achieved, "fraction_of_matmul": achieved / gflops,
+        "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+    }
+    print(f"batched: {figures['batched_words_per_s']:8.0f} words/s ({batched_s:.1f} s, "
+          "tokenize + align + forward + write, float16 store)")
+    print(f"naive:   {figures['naive_words_per_s']:8.0f} words/s ({naive_s:.1f} s)")
+    print(f"speedup: {figures['speedup']:.1f}x (target >= 4x); stores agree to {rel:.1e} "
+          "relative (float16 rounding)")
+    print(f"batched run: {achieved:.1f} GFLOP/s = {100 * achieved / gflops:.0f}% of matmul "
+          "throughput (2 x non-embedding parameters x tokens)")
+    print(f"peak RSS of this process: {figures['peak_rss_bytes'] / 2**20:.0f} MiB")
+    if args.scaling:
+        rows = scaling(args)
+        figures["scaling"] = rows
+        for r in rows:
+            print(f"scaling n={r['n']:6d}: {r['words']:7d} words, store "
+                  f"{r['store_bytes'] / 2**20:7.1f} MiB, RSS before extraction "
+                  f"{r['rss_before'] / 2**20:6.0f} MiB, peak during "
+                  f"{r['rss_peak'] / 2**20:6.0f} MiB "
+                  f"(+{(r['rss_peak'] - r['rss_before']) / 2**20:.0f} MiB), "
+                  f"{r['words'] / r['seconds']:.0f} words/s")
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(figures, fh, indent=1)
+
+
+if __name__ == "__main__":
+    main()

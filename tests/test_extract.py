@@ -1,0 +1,290 @@
+"""Word/piece alignment and batched hidden-state extraction (lmgeometry.extract).
+
+Alignment tests use the real tokenizers of the offline models (WordPiece: MiniLM, byte-level
+BPE: SmolLM2, SentencePiece: Gemma 3) and the real spaCy word table. Forward tests compare the
+extractor with direct calls of the real MiniLM (fast) and SmolLM2 (slow) models.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+import torch
+
+from lmgeometry.corpus import sentences
+from lmgeometry.extract import (
+    AlignmentError,
+    SentenceTooLongError,
+    align_sentence,
+    encode,
+    extract_words,
+    plan_batches,
+    trim_spans,
+)
+
+HARD = [
+    "Don't  split co-operation: 3.14 naïve café—“quoted” words!",
+    "The antidisestablishmentarianism of 1,234,567 Zürich-based ünïcödé folks "
+    "(e.g. O'Neill's) isn't 42%.",
+    "Hello  world, it's 5pm in São Paulo; naïveté rocks.",
+    "I'm gonna wanna do it, y'all.",
+    "Pneumonoultramicroscopicsilicovolcanoconiosis — rare!  Isn't it?",
+    "Ωmega’s “smart” quotes… and tabs\tand e-mail: a@b.com.",
+]
+
+
+@pytest.fixture(scope="module")
+def hard_corpus():
+    return sentences(HARD, name="hard")
+
+
+@pytest.fixture(scope="module")
+def tokenizers():
+    from transformers import AutoTokenizer
+
+    from lmgeometry.models import alias_folder
+
+    return {alias: AutoTokenizer.from_pretrained(alias_folder(alias))
+            for alias in ("minilm-l6", "smollm2-135m", "gemma3-270m")}
+
+
+def _align(tok, corpus, sid):
+    text = corpus.sentences[sid]
+    enc = tok(text, return_offsets_mapping=True, return_special_tokens_mask=True)
+    w = corpus.words[corpus.words["sentence_id"] == sid]
+    al = align_sentence(text, enc["offset_mapping"], enc["special_tokens_mask"],
+                        w["start"].to_numpy(), w["end"].to_numpy(), sentence_id=sid)
+    return enc, w, al
+
+
+# ------------------------------------------------------------------------------------------
+# alignment, tokenizers only
+
+
+def test_trim_spans_strips_spaces_only():
+    text = "a  bc"
+    assert trim_spans(text, np.array([[1, 5], [1, 3], [0, 0]])).tolist() == [
+        [3, 5], [3, 3], [0, 0]]
+
+
+@pytest.mark.parametrize("alias", ["minilm-l6", "smollm2-135m", "gemma3-270m"])
+def test_alignment_invariants_on_hard_sentences(tokenizers, hard_corpus, alias):
+    tok = tokenizers[alias]
+    exact = []
+    for sid, text in enumerate(hard_corpus.sentences):
+        enc, w, al = _align(tok, hard_corpus, sid)
+        exact.extend(al.exact)
+        special = np.asarray(enc["special_tokens_mask"], dtype=bool)
+        spans = trim_spans(text, np.asarray(enc["offset_mapping"]))
+        assert al.n_words == len(w)
+        assert (al.n_pieces >= 1).all()
+        assert not special[al.piece_pos].any(), "a special token was pooled into a word"
+        for i, (start, end, word) in enumerate(zip(w["start"], w["end"], w["text"], strict=True)):
+            mine = al.piece_pos[al.piece_word == i]
+            assert al.first_pos[i] == mine.min() and al.last_pos[i] == mine.max()
+            for p in mine:  # every pooled piece overlaps its word
+                assert min(spans[p, 1], end) > max(spans[p, 0], start)
+            tiled = "".join(text[s:e] for s, e in spans[mine])
+            assert al.exact[i] == (tiled == word), (alias, word, tiled)
+            if al.shared[i]:
+                assert not al.exact[i]
+        # whitespace-only pieces (Ġ, ▁▁) belong to no word
+        blank = np.flatnonzero(~special & (spans[:, 1] == spans[:, 0]))
+        assert not np.isin(blank, al.piece_pos).any()
+    assert np.mean(exact) > 0.85  # boundary disagreements are the exception
+
+
+def test_wordpiece_continuations_and_normalisation(tokenizers, hard_corpus):
+    tok = tokenizers["minilm-l6"]
+    enc, w, al = _align(tok, hard_corpus, 1)
+    pieces = tok.convert_ids_to_tokens(enc["input_ids"])
+    i = list(w["text"]).index("antidisestablishmentarianism")
+    mine = [pieces[p] for p in al.piece_pos[al.piece_word == i]]
+    assert len(mine) > 4 and all(p.startswith("##") for p in mine[1:])
+    assert "".join(p.removeprefix("##") for p in mine) == "antidisestablishmentarianism"
+    # accents are stripped by BERT's normaliser, but offsets still point at the original text
+    j = list(w["text"]).index("Zürich")
+    assert [pieces[p] for p in al.piece_pos[al.piece_word == j]] == ["zurich"]
+    assert pieces[0] == "[CLS]" and 0 not in al.piece_pos
+    assert len(pieces) - 1 not in al.piece_pos  # [SEP]
+
+
+def test_byte_level_bpe_leading_space_and_double_space(tokenizers, hard_corpus):
+    tok = tokenizers["smollm2-135m"]
+    enc, w, al = _align(tok, hard_corpus, 0)
+    pieces = tok.convert_ids_to_tokens(enc["input_ids"])
+    i = list(w["text"]).index("split")
+    assert [pieces[p] for p in al.piece_pos[al.piece_word == i]] == ["Ġsplit"]
+    # "Don't" is Don + 't for the tokenizer but Do + n't for spaCy: the piece "Don" goes to
+    # "Do" (2 characters of overlap against 1), "n't" keeps "'t"
+    assert [pieces[p] for p in al.piece_pos[al.piece_word == 0]] == ["Don"]
+    assert [pieces[p] for p in al.piece_pos[al.piece_word == 1]] == ["'t"]
+    assert not al.shared[:2].any()
+    # the double space becomes a lone "Ġ" piece that belongs to no word
+    lone = [k for k, p in enumerate(pieces) if p == "Ġ"]
+    assert lone and not np.isin(lone, al.piece_pos).any()
+
+
+def test_sentencepiece_shared_piece(tokenizers, hard_corpus):
+    tok = tokenizers["gemma3-270m"]
+    enc, w, al = _align(tok, hard_corpus, 3)  # "I'm gonna wanna ..."
+    pieces = tok.convert_ids_to_tokens(enc["input_ids"])
+    texts = list(w["text"])
+    gon, na = texts.index("gon"), texts.index("na")
+    # one piece "▁gonna" spans spaCy's "gon" + "na": both words get it, both are marked
+    assert [pieces[p] for p in al.piece_pos[al.piece_word == gon]] == ["▁gonna"]
+    assert [pieces[p] for p in al.piece_pos[al.piece_word == na]] == ["▁gonna"]
+    assert al.shared[gon] and al.shared[na]
+    assert pieces[0] == "<bos>" and 0 not in al.piece_pos
+    assert int(al.shared.sum()) == 2
+
+
+def test_word_without_piece_is_an_error_naming_the_sentence(tokenizers):
+    tok = tokenizers["smollm2-135m"]
+    text = "one  two"
+    enc = tok(text, return_offsets_mapping=True, return_special_tokens_mask=True)
+    with pytest.raises(AlignmentError, match=r"sentence 17: word 1 ' '"):
+        align_sentence(text, enc["offset_mapping"], enc["special_tokens_mask"],
+                       [0, 3, 5], [3, 4, 8], sentence_id=17)
+
+
+def test_plan_batches_respects_budget_and_covers_all():
+    rng = np.random.default_rng(0)
+    lengths = rng.integers(1, 60, size=200)
+    batches = plan_batches(lengths, 256)
+    flat = np.concatenate(batches)
+    assert sorted(flat.tolist()) == list(range(200))
+    for b in batches:
+        assert len(b) * lengths[b].max() <= 256
+        assert (np.diff(b) > 0).all()
+    assert [len(b) for b in plan_batches([500, 3], 100)] == [1, 1]
+
+
+# ------------------------------------------------------------------------------------------
+# extraction with the real MiniLM encoder
+
+
+@pytest.fixture(scope="module")
+def minilm():
+    from lmgeometry.models import load_model
+
+    return load_model("minilm-l6", device="cpu")
+
+
+def _direct(model, ids):
+    """Hidden states of one sentence from a direct model call: (layers, tokens, width)."""
+    with torch.inference_mode():
+        out = model.model(input_ids=torch.as_tensor(ids)[None], output_hidden_states=True)
+    return torch.stack(out.hidden_states)[:, 0].numpy()
+
+
+def _rel_err(a, b):
+    """Largest absolute difference per layer, relative to the layer's largest value."""
+    return float((np.abs(a - b).max(axis=(1, 2)) / np.abs(b).max(axis=(1, 2))).max())
+
+
+def test_vectors_equal_direct_model_call(minilm, hard_corpus):
+    # batch_tokens=1: every sentence alone in its batch, so no padding at all
+    vectors, enc = extract_words(minilm, hard_corpus, batch_tokens=1)
+    firsts, _ = extract_words(minilm, hard_corpus, batch_tokens=1, pooling="first")
+    lasts, _ = extract_words(minilm, hard_corpus, batch_tokens=1, pooling="last")
+    assert vectors.shape == (minilm.n_layers + 1, len(hard_corpus.words), minilm.hidden_size)
+    one_piece = multi = 0
+    for k, s in enumerate(enc.sentences):
+        hs = _direct(minilm, s.input_ids)
+        al = s.alignment
+        for w in range(al.n_words):
+            row = enc.row_start[k] + w
+            pos = al.piece_pos[al.piece_word == w]
+            if len(pos) == 1:
+                np.testing.assert_array_equal(vectors[:, row], hs[:, pos[0]])
+                one_piece += 1
+            else:
+                np.testing.assert_allclose(vectors[:, row], hs[:, pos].mean(axis=1),
+                                           rtol=1e-5, atol=1e-6)
+                multi += 1
+            np.testing.assert_array_equal(firsts[:, row], hs[:, pos[0]])
+            np.testing.assert_array_equal(lasts[:, row], hs[:, pos[-1]])
+    assert one_piece > 20 and multi > 5
+
+
+def test_batched_equals_unbatched_encoder(minilm, hard_corpus):
+    alone, _ = extract_words(minilm, hard_corpus, batch_tokens=1)
+    batched, enc = extract_words(minilm, hard_corpus, batch_tokens=4096)
+    assert len({s.n_tokens for s in enc.sentences}) > 1  # padding really happens
+    assert _rel_err(batched, alone) < 1e-5
+
+
+def test_special_tokens_are_not_words(minilm, hard_corpus):
+    enc = encode(minilm, hard_corpus)
+    cls, sep = minilm.tokenizer.cls_token_id, minilm.tokenizer.sep_token_id
+    for s in enc.sentences:
+        assert s.input_ids[0] == cls and s.input_ids[-1] == sep
+        assert not np.isin([0, s.n_tokens - 1], s.alignment.piece_pos).any()
+    assert enc.bos_prepended and enc.add_special_tokens
+
+
+def test_encoder_refuses_forced_bos(minilm, hard_corpus):
+    with pytest.raises(ValueError, match="decoders only"):
+        encode(minilm, hard_corpus, prepend_bos=True)
+
+
+def test_too_long_error_and_skip(minilm):
+    corpus = sentences(["Short one.", "This sentence is rather longer than the others here.",
+                        "Tiny."], name="lengths")
+    small = dataclasses.replace(minilm, max_positions=8)
+    with pytest.raises(SentenceTooLongError,
+                       match=r"sentence 1 is 12 tokens long .* at most 8"):
+        encode(small, corpus)
+    vectors, enc = extract_words(small, corpus, too_long="skip")
+    assert enc.skipped == [1]
+    assert enc.kept_ids().tolist() == [0, 2]
+    assert vectors.shape[1] == int((corpus.words["sentence_id"] != 1).sum())
+    full, _ = extract_words(minilm, corpus, batch_tokens=1)
+    keep = (corpus.words["sentence_id"] != 1).to_numpy()
+    assert _rel_err(vectors, full[:, keep]) < 1e-5
+
+
+# ------------------------------------------------------------------------------------------
+# extraction with the real SmolLM2 decoder
+
+
+@pytest.fixture(scope="module")
+def smollm():
+    from lmgeometry.models import load_model
+
+    return load_model("smollm2-135m", device="cpu")
+
+
+@pytest.mark.slow
+def test_decoder_batched_equals_unbatched_and_direct(smollm, hard_corpus):
+    alone, enc = extract_words(smollm, hard_corpus, batch_tokens=1)
+    batched, _ = extract_words(smollm, hard_corpus, batch_tokens=4096)
+    assert _rel_err(batched, alone) < 1e-5  # right padding + attention mask is exact
+    assert not enc.bos_prepended  # SmolLM2's tokenizer adds no BOS by default
+    s = enc.sentences[2]
+    hs = _direct(smollm, s.input_ids)
+    al = s.alignment
+    w = int(np.flatnonzero(al.n_pieces == 1)[0])
+    np.testing.assert_array_equal(alone[:, enc.row_start[2] + w], hs[:, al.first_pos[w]])
+
+
+@pytest.mark.slow
+def test_decoder_prepend_bos(smollm, hard_corpus):
+    bos = smollm.tokenizer.bos_token_id
+    plain = encode(smollm, hard_corpus, prepend_bos=False)
+    forced = encode(smollm, hard_corpus, prepend_bos=True)
+    assert forced.bos_prepended and not plain.bos_prepended
+    for a, b in zip(plain.sentences, forced.sentences, strict=True):
+        assert b.input_ids[0] == bos and (b.input_ids[1:] == a.input_ids).all()
+        assert (b.alignment.piece_pos == a.alignment.piece_pos + 1).all()
+    one = sentences(["The cat sat on the mat."], name="sink")
+    without, _ = extract_words(smollm, one, prepend_bos=False)
+    with_bos, _ = extract_words(smollm, one, prepend_bos=True)
+    # without BOS the first word is the attention sink: extreme norms in the middle layers
+    mid = smollm.n_layers // 2
+    norm_first = np.linalg.norm(without[mid, 0])
+    assert norm_first > 20 * np.linalg.norm(without[mid, 1:], axis=-1).max()
+    assert np.linalg.norm(with_bos[mid, 0]) < norm_first / 20

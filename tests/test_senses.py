@@ -1,0 +1,299 @@
+"""Sense separability, WiC thresholds and the polysemy regression on hand-built cases."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from lmgeometry.senses import (
+    evaluate_wic,
+    fit_wic_threshold,
+    loo_1nn_sense_accuracy,
+    most_frequent_sense_baseline,
+    polysemy_regression,
+    sense_separability,
+    sense_silhouette,
+    separability_summary,
+    wic_accuracy,
+)
+
+
+def _circle(degrees: list[float]) -> np.ndarray:
+    t = np.deg2rad(degrees)
+    return np.column_stack([np.cos(t), np.sin(t)])
+
+
+def _separated(counts: list[int], dim: int = 6) -> tuple[np.ndarray, list[str]]:
+    """Sense k's occurrences are all the k-th basis vector (scaled differently)."""
+    rows, labels = [], []
+    for k, c in enumerate(counts):
+        for j in range(c):
+            v = np.zeros(dim)
+            v[k] = 1.0 + j  # cosine ignores the scale
+            rows.append(v)
+            labels.append(f"s{k}")
+    return np.array(rows), labels
+
+
+# --- leave-one-out 1-NN -----------------------------------------------------------------------
+
+
+def test_separated_senses_give_accuracy_one_and_silhouette_one():
+    X, y = _separated([3, 4, 2])
+    assert loo_1nn_sense_accuracy(X, y) == 1.0
+    assert loo_1nn_sense_accuracy(X, y, ties="first") == 1.0
+    # a(i) = 0 inside a sense, b(i) = 1 (orthogonal senses): s(i) = 1 for all i.
+    assert sense_silhouette(X, y) == pytest.approx(1.0, abs=1e-12)
+
+
+def test_noisy_separated_senses_silhouette_near_one():
+    rng = np.random.default_rng(0)
+    X, y = _separated([5, 5, 5], dim=8)
+    X = X + rng.normal(scale=0.01, size=X.shape)
+    assert loo_1nn_sense_accuracy(X, y) == 1.0
+    assert sense_silhouette(X, y) > 0.95
+
+
+def test_hand_computed_nearest_neighbours_on_circle():
+    # angles 0, 10, 100, 115, 200 degrees; nearest: 0->10, 10->0, 100->115, 115->100, 200->115
+    X = _circle([0, 10, 100, 115, 200])
+    y = ["a", "b", "b", "b", "a"]
+    # right: the 100 and 115 points only
+    assert loo_1nn_sense_accuracy(X, y) == pytest.approx(2 / 5)
+    assert loo_1nn_sense_accuracy(X, y, ties="first") == pytest.approx(2 / 5)
+
+
+def test_identical_vectors_split_ties_equal_pair_agreement_probability():
+    rng = np.random.default_rng(1)
+    v = rng.normal(size=16)
+    n = 40
+    X = np.tile(v, (n, 1)) * rng.uniform(0.5, 3.0, size=(n, 1))  # same direction, any scale
+    y = rng.choice(["a", "b", "c"], size=n, p=[0.5, 0.3, 0.2])
+    counts = pd.Series(y).value_counts().to_numpy()
+    expected = (counts * (counts - 1)).sum() / (n * (n - 1))
+    assert loo_1nn_sense_accuracy(X, y) == pytest.approx(expected, abs=1e-12)
+
+
+def test_identical_vectors_first_tie_rule_uses_lowest_index():
+    X = np.ones((6, 3))
+    y = ["a", "a", "a", "b", "b", "c"]
+    # nearest of 0 is 1, nearest of every other occurrence is 0 (sense a): a's right, b/c wrong
+    assert loo_1nn_sense_accuracy(X, y, ties="first") == pytest.approx(3 / 6)
+    # split: (3*2 + 2*1 + 0) / (6*5)
+    assert loo_1nn_sense_accuracy(X, y, ties="split") == pytest.approx(8 / 30)
+
+
+def test_loo_rejects_bad_input():
+    with pytest.raises(ValueError):
+        loo_1nn_sense_accuracy(np.ones((1, 2)), ["a"])
+    with pytest.raises(ValueError):
+        loo_1nn_sense_accuracy(np.ones((3, 2)), ["a", "b"])
+
+
+# --- most frequent sense ----------------------------------------------------------------------
+
+
+def test_mfs_hand_computed_with_tie():
+    y = ["a", "a", "a", "b", "b", "c"]
+    # a sees a:2 b:2 c:1 (tie a/b), b sees a:3 b:1, c sees a:3 b:2
+    assert most_frequent_sense_baseline(y, ties="split") == pytest.approx(0.25)
+    assert most_frequent_sense_baseline(y, ties="first") == pytest.approx(0.5)
+
+
+def test_mfs_hand_computed_without_tie():
+    y = ["a", "b", "a", "a", "b", "a"]  # a sees a:3 b:2 -> right; b sees a:4 b:1 -> wrong
+    assert most_frequent_sense_baseline(y) == pytest.approx(4 / 6)
+    assert most_frequent_sense_baseline(y, ties="first") == pytest.approx(4 / 6)
+
+
+def test_mfs_first_rule_follows_order_of_appearance():
+    # b appears first. An 'a' sees b:2 a:2 (tie -> b under "first", wrong; 1/2 under "split");
+    # a 'b' sees b:1 a:3 -> a, wrong.
+    y = ["b", "b", "a", "a", "a"]
+    assert most_frequent_sense_baseline(y, ties="first") == 0.0
+    assert most_frequent_sense_baseline(y, ties="split") == pytest.approx(3 * 0.5 / 5)
+    # two senses, one occurrence each: every occurrence sees only the other sense
+    assert most_frequent_sense_baseline(["x", "y"]) == 0.0
+
+
+# --- silhouette -------------------------------------------------------------------------------
+
+
+def test_silhouette_hand_computed():
+    s = 1 / math.sqrt(2)
+    X = np.array([[1.0, 0.0], [2.0, 0.0], [0.0, 1.0], [s, s]])
+    y = ["A", "A", "B", "B"]
+    # d = 1 - cos: A-A 0, A-B1 1, A-B2 1-s, B1-B2 1-s
+    # s(A_i) = 1; s(B1) = (1 - (1-s)) / 1 = s; s(B2) = ((1-s) - (1-s)) / (1-s) = 0
+    assert sense_silhouette(X, y) == pytest.approx((2 + s) / 4, abs=1e-12)
+
+
+def test_silhouette_nan_without_two_repeated_senses():
+    X = np.eye(3)
+    assert math.isnan(sense_silhouette(X, ["a", "a", "b"]))
+    assert math.isnan(sense_silhouette(X, ["a", "b", "c"]))
+
+
+def test_silhouette_ignores_singleton_senses():
+    X, y = _separated([2, 2, 1])
+    assert sense_silhouette(X, y) == pytest.approx(1.0, abs=1e-12)
+
+
+# --- per word ---------------------------------------------------------------------------------
+
+
+def test_sense_separability_per_word_and_summary():
+    rows, vecs = [], []
+    # "bank": two senses on orthogonal axes (3 + 2 occurrences), one singleton sense, one
+    # untagged occurrence
+    for sense, axis, n in [("bank%1", 0, 3), ("bank%2", 1, 2), ("bank%3", 2, 1)]:
+        for _ in range(n):
+            rows.append({"lemma": "bank", "sense_key": sense})
+            vecs.append(np.eye(4)[axis])
+    rows.append({"lemma": "bank", "sense_key": None})
+    vecs.append(np.eye(4)[3])
+    # "run": one sense only
+    for _ in range(3):
+        rows.append({"lemma": "run", "sense_key": "run%1"})
+        vecs.append(np.eye(4)[3])
+    frame = pd.DataFrame(rows)
+    out = sense_separability(np.array(vecs), frame, "lemma", "sense_key")
+    assert list(out["word"]) == ["bank", "run"]
+    bank = out.iloc[0]
+    assert bank["n_occurrences"] == 5
+    assert bank["n_senses"] == 2
+    assert bank["n_dropped"] == 1  # the singleton; the untagged row is not sense-tagged
+    assert bank["accuracy_1nn"] == 1.0
+    # MFS over a a a b b: a sees a:2 b:2 (tie, 1/2 each) -> 1.5; b sees a:3 -> 0
+    assert bank["mfs_baseline"] == pytest.approx(1.5 / 5)
+    assert bank["gain"] == pytest.approx(1 - 1.5 / 5)
+    assert bank["silhouette"] == pytest.approx(1.0, abs=1e-12)
+    assert bank["reason"] == ""
+    run = out.iloc[1]
+    assert math.isnan(run["accuracy_1nn"]) and run["reason"]
+    summary = separability_summary(out)
+    assert summary["n_words"] == 1 and summary["n_words_total"] == 2
+    assert summary["accuracy_1nn"] == 1.0
+    assert summary["n_occurrences"] == 5
+    assert out.attrs["summary"] == summary
+
+
+def test_sense_separability_micro_and_macro_averages():
+    # word w1: identical vectors, senses a a b b -> split accuracy (2+2)/(4*3) = 1/3
+    # word w2: separated, 4 occurrences -> 1; w3: separated, 2+2 -> 1
+    X1 = np.ones((4, 2))
+    X2, _ = _separated([3, 3], dim=2)
+    frame = pd.DataFrame(
+        {"w": ["w1"] * 4 + ["w2"] * 6, "s": ["a", "a", "b", "b", "c", "c", "c", "d", "d", "d"]}
+    )
+    out = sense_separability(np.vstack([X1, X2]), frame, "w", "s")
+    assert list(out["accuracy_1nn"]) == pytest.approx([1 / 3, 1.0])
+    summary = out.attrs["summary"]
+    assert summary["accuracy_1nn"] == pytest.approx((1 / 3 + 1) / 2)
+    assert summary["accuracy_1nn_micro"] == pytest.approx((4 / 3 + 6) / 10)
+
+
+# --- WiC --------------------------------------------------------------------------------------
+
+
+def test_wic_threshold_on_separable_data():
+    sims = [0.3, 0.1, 0.8, 0.2, 0.6]
+    labels = ["F", "F", "T", "F", "T"]
+    t = fit_wic_threshold(sims, labels)
+    assert 0.3 < t < 0.6
+    assert t == pytest.approx(0.45)  # the midpoint between the classes
+    assert wic_accuracy(sims, labels, t) == 1.0
+
+
+def test_wic_threshold_ties_go_to_smallest_candidate():
+    sims = [0.1, 0.2, 0.3, 0.4, 0.5]
+    labels = [True, False, True, False, True]
+    # training accuracy of the candidates -0.9, .15, .25, .35, .45, 1.5: 3, 2, 3, 2, 3, 2 of 5
+    t = fit_wic_threshold(sims, labels)
+    assert t == pytest.approx(0.1 - 1.0)
+    assert wic_accuracy(sims, labels, t) == pytest.approx(0.6)
+
+
+def test_wic_threshold_handles_repeated_values_and_numeric_labels():
+    sims = [0.5, 0.5, 0.5, 0.9]
+    labels = [0, 0, 1, 1]
+    # candidates: -0.5 (acc 2/4), 0.7 (acc 3/4), 1.9 (acc 2/4)
+    assert fit_wic_threshold(sims, labels) == pytest.approx(0.7)
+
+
+def test_evaluate_wic_reports_every_split():
+    out = evaluate_wic(
+        [0.1, 0.2, 0.7, 0.9], [False, False, True, True],
+        [0.0, 0.5, 0.6], ["F", "T", "F"],
+        [0.95, 0.05], [1, 0],
+    )
+    assert out["threshold"] == pytest.approx(0.45)
+    assert out["train_accuracy"] == 1.0
+    assert out["dev_accuracy"] == pytest.approx(2 / 3)
+    assert out["test_accuracy"] == 1.0
+    assert (out["n_train"], out["n_dev"], out["n_test"]) == (4, 3, 2)
+    # training labels are balanced: the majority label is True (>= 0.5)
+    assert out["majority_dev"] == pytest.approx(1 / 3)
+    no_test = evaluate_wic([0.1, 0.9], [0, 1], [0.2], [0])
+    assert math.isnan(no_test["test_accuracy"]) and no_test["n_test"] == 0
+
+
+def test_wic_labels_are_validated():
+    with pytest.raises(ValueError):
+        wic_accuracy([0.1], ["maybe"], 0.0)
+    with pytest.raises(ValueError):
+        fit_wic_threshold([0.1, 0.2], [2, 0])
+
+
+# --- regression -------------------------------------------------------------------------------
+
+
+def test_polysemy_regression_hand_computed():
+    # predictors +-1 (population SD 1, mean 0), orthogonal; y = 1.75 + 1.25 x + 0.75 w + e,
+    # residuals +-0.25, RSS 0.25, dof 1, se = sqrt(0.25 / 4) = 0.25, TSS 8.75
+    frame = pd.DataFrame(
+        {
+            "selfsim": [0.0, 1.0, 2.0, 4.0, 9.0],
+            "n_senses": [-1, -1, 1, 1, None],
+            "n_contexts": [-1, 1, -1, 1, 3],
+        }
+    )
+    out = polysemy_regression(frame)
+    t975_1 = 12.706204736174707  # Student t, 1 dof, 97.5% quantile (tabulated)
+    assert out["n"] == 4
+    assert out["intercept"] == pytest.approx(1.75)
+    b = out["coefficients"]
+    assert b["n_senses"]["coef"] == pytest.approx(1.25)
+    assert b["n_contexts"]["coef"] == pytest.approx(0.75)
+    assert b["n_senses"]["se"] == pytest.approx(0.25)
+    assert b["n_senses"]["ci_low"] == pytest.approx(1.25 - t975_1 * 0.25)
+    assert b["n_contexts"]["ci_high"] == pytest.approx(0.75 + t975_1 * 0.25)
+    assert b["n_senses"]["t"] == pytest.approx(5.0)
+    assert out["r2"] == pytest.approx(1 - 0.25 / 8.75)
+    assert out["adj_r2"] == pytest.approx(1 - 3 * 0.25 / 8.75)
+    assert out["predictor_correlation"]["n_senses"]["n_contexts"] == pytest.approx(0.0)
+
+
+def test_polysemy_regression_exact_fit_with_correlated_predictors():
+    rng = np.random.default_rng(3)
+    senses = rng.integers(1, 30, size=50).astype(float)
+    contexts = senses * 2 + rng.integers(5, 100, size=50)
+    zs = (senses - senses.mean()) / senses.std()
+    zc = (contexts - contexts.mean()) / contexts.std()
+    y = 0.5 - 0.2 * zs + 0.1 * zc
+    frame = pd.DataFrame({"selfsim": y, "n_senses": senses, "n_contexts": contexts})
+    out = polysemy_regression(frame)
+    assert out["coefficients"]["n_senses"]["coef"] == pytest.approx(-0.2)
+    assert out["coefficients"]["n_contexts"]["coef"] == pytest.approx(0.1)
+    assert out["intercept"] == pytest.approx(0.5)
+    assert out["r2"] == pytest.approx(1.0)
+    assert out["predictor_sd"]["n_senses"] == pytest.approx(senses.std())
+
+
+def test_polysemy_regression_rejects_constant_predictor():
+    with pytest.raises(ValueError):
+        polysemy_regression(pd.DataFrame({"selfsim": [1, 2, 3], "n_senses": [1, 1, 1],
+                                          "n_contexts": [1, 2, 3]}))

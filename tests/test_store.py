@@ -1,0 +1,217 @@
+"""The on-disk activation store (lmgeometry.store).
+
+The model is a real (randomly initialised) 2-layer BERT built from a config and saved with the
+MiniLM tokenizer into a folder, then loaded through ``load_model(folder)``; its 64-position
+window makes too-long sentences easy to write.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+import torch
+
+from lmgeometry import models
+from lmgeometry.corpus import sentences
+from lmgeometry.extract import SentenceTooLongError, extract_words
+from lmgeometry.store import (
+    Store,
+    _host,
+    activations,
+    model_fingerprint,
+    open_store,
+)
+
+TEXTS = [
+    "The bank raised its rates on Monday.",
+    "She sat on the river bank and watched the water.",
+    "Don't split co-operation: 3.14 naïve café words!",
+    "Antidisestablishmentarianism isn't a common word.",
+    "A short one.",
+    "Prices rose 4.5% in Zürich-based shops, analysts said.",
+    "I'm gonna wanna do it, y'all.",
+    "They banked the fire before bed.",
+]
+LONG = " ".join(["word"] * 80) + "."
+
+
+@pytest.fixture(scope="module")
+def tiny_folder(tmp_path_factory):
+    from transformers import AutoTokenizer, BertConfig, BertModel
+
+    tok = AutoTokenizer.from_pretrained(models.alias_folder("minilm-l6"))
+    torch.manual_seed(0)
+    config = BertConfig(vocab_size=tok.vocab_size, hidden_size=32, num_hidden_layers=2,
+                        num_attention_heads=2, intermediate_size=48,
+                        max_position_embeddings=64)
+    folder = tmp_path_factory.mktemp("tiny-bert")
+    BertModel(config).eval().save_pretrained(folder)
+    tok.save_pretrained(folder)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def tiny(tiny_folder):
+    return models.load_model(str(tiny_folder), device="cpu")
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    return sentences(TEXTS, name="store-test")
+
+
+class ForwardCounter:
+    """Counts forward calls of a module through a real forward hook."""
+
+    def __init__(self, module: torch.nn.Module) -> None:
+        self.calls = 0
+        self.handle = module.register_forward_hook(self._hook)
+
+    def _hook(self, *_: object) -> None:
+        self.calls += 1
+
+    def remove(self) -> None:
+        self.handle.remove()
+
+
+def test_round_trip_with_numpy_and_pyarrow(tiny, corpus, tmp_path):
+    store = activations(tiny, corpus, root=tmp_path, dtype="float32", progress=False)
+    expected, enc = extract_words(tiny, corpus)
+    assert store.path.parent == tmp_path
+    meta = json.loads((store.path / "meta.json").read_text())
+    assert meta["n_layers"] == tiny.n_layers + 1 == 3
+    assert meta["counts"]["words"] == len(corpus.words) == enc.n_words
+    assert meta["counts"]["sentences_skipped"] == 0
+    assert meta["fingerprint"] == tiny.fingerprint
+    assert meta["options"] == {"pooling": "mean", "prepend_bos": None, "too_long": "error",
+                               "dtype": "float32"}
+    assert {"torch", "transformers", "numpy"} <= set(meta["versions"])
+    for i in range(meta["n_layers"]):
+        arr = np.load(store.path / f"layer_{i:02d}.npy", mmap_mode="r")
+        assert arr.shape == (len(corpus.words), 32) and arr.dtype == np.float32
+        np.testing.assert_allclose(arr, expected[i], rtol=1e-5, atol=1e-6)
+    words = pq.read_table(store.path / "words.parquet").to_pandas()
+    assert words["row"].tolist() == list(range(len(corpus.words)))
+    assert words["text"].tolist() == corpus.words["text"].tolist()
+    assert words["sentence_id"].tolist() == corpus.words["sentence_id"].tolist()
+    assert words["n_pieces"].min() >= 1
+    assert (words["first_piece"] >= 1).all()  # position 0 is [CLS]
+    # the Store API reads the same files
+    assert isinstance(store, Store) and store.n_layers == 3
+    np.testing.assert_array_equal(store.layer(-1), store.layer(2))
+    assert len(store.words) == store.layer(0).shape[0]
+    assert open_store(store.path).meta == store.meta
+
+
+def test_float16_agrees_with_float32(tiny, corpus, tmp_path):
+    s32 = activations(tiny, corpus, root=tmp_path, dtype="float32", progress=False)
+    s16 = activations(tiny, corpus, root=tmp_path, dtype="float16", progress=False)
+    assert s16.path != s32.path
+    for a, b in zip(s16.layers(), s32.layers(), strict=True):
+        assert a.dtype == np.float16
+        scale = np.abs(b).max()
+        assert np.abs(a.astype(np.float32) - b).max() <= 1e-2 * scale
+    assert s16.size_bytes() < s32.size_bytes()
+
+
+def test_cache_hit_runs_no_forward(tiny, corpus, tmp_path):
+    counter = ForwardCounter(tiny.model)
+    try:
+        first = activations(tiny, corpus, root=tmp_path, progress=False)
+        assert counter.calls > 0
+        before = counter.calls
+        second = activations(tiny, corpus, root=tmp_path, progress=False)
+        assert second.path == first.path and counter.calls == before
+        # other options are other entries
+        third = activations(tiny, corpus, root=tmp_path, pooling="last", progress=False)
+        assert third.path != first.path and counter.calls > before
+    finally:
+        counter.remove()
+
+
+def test_cache_hit_from_spec_does_not_load_the_model(tiny_folder, tiny, corpus, tmp_path,
+                                                     monkeypatch):
+    spec = str(tiny_folder)
+    assert model_fingerprint(spec) == tiny.fingerprint  # from file hashes, no model
+    first = activations(tiny, corpus, root=tmp_path, progress=False)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the model was loaded on a cache hit")
+
+    monkeypatch.setattr(models, "load_model", refuse)
+    again = activations(spec, corpus, root=tmp_path, progress=False)
+    assert again.path == first.path
+
+
+def test_interrupted_write_leaves_no_entry(tiny, corpus, tmp_path):
+    def interrupt(done: int, total: int) -> None:
+        if done >= 2:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        activations(tiny, corpus, root=tmp_path, batch_tokens=16, callback=interrupt,
+                    progress=False)
+    assert list(tmp_path.iterdir()) == []
+    store = activations(tiny, corpus, root=tmp_path, batch_tokens=16, progress=False)
+    assert store.n_words == len(corpus.words)
+
+
+def test_too_long_error_leaves_no_entry_and_skip_counts(tiny, tmp_path):
+    texts = TEXTS[:3] + [LONG] + TEXTS[3:]
+    late = sentences(texts, name="with-long")
+    with pytest.raises(SentenceTooLongError, match=r"sentence 3 is 83 tokens .* at most 64"):
+        activations(tiny, late, root=tmp_path, progress=False)
+    assert list(tmp_path.iterdir()) == []
+    store = activations(tiny, late, root=tmp_path, too_long="skip", progress=False)
+    assert store.skipped == [3]
+    counts = store.meta["counts"]
+    assert counts["sentences_skipped"] == 1 and counts["sentences_stored"] == len(TEXTS)
+    assert 3 not in set(store.words["sentence_id"])
+    assert store.n_words == int((late.words["sentence_id"] != 3).sum())
+    assert store.words["row"].tolist() == list(range(store.n_words))
+
+
+def test_stale_temporary_directories_are_removed(tiny, corpus, tmp_path):
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    stale = tmp_path / f".tmp-x-{_host()}-{int(dead.stdout)}-abcd"
+    live = tmp_path / f".tmp-y-{_host()}-{os.getpid()}-abcd"
+    stale.mkdir()
+    live.mkdir()
+    activations(tiny, corpus, root=tmp_path, progress=False)
+    assert not stale.exists() and live.exists()
+
+
+def test_float16_overflow_is_an_error(tiny, corpus, tmp_path):
+    import copy
+
+    loud = copy.deepcopy(tiny.model)
+    with torch.no_grad():
+        loud.embeddings.LayerNorm.weight.mul_(1e6)  # embedding outputs of order 1e6
+    model = dataclasses.replace(tiny, model=loud, fingerprint="loud-" + tiny.fingerprint)
+    with pytest.raises(OverflowError, match=r"layer 0 .* dtype='float32'"):
+        activations(model, corpus, root=tmp_path, progress=False)
+    assert list(tmp_path.iterdir()) == []
+    store = activations(model, corpus, root=tmp_path, dtype="float32", progress=False)
+    assert np.abs(store.layer(0)).max() > 65504
+
+
+def test_extract_cli_prints_path_and_size(tiny_folder, tmp_path, capsys):
+    from lmgeometry.cli import main
+
+    argv = ["extract", "--model", str(tiny_folder), "--corpus", "sts", "--n", "5",
+            "--too-long", "skip", "--out", str(tmp_path)]
+    assert main(argv) == 0
+    out = capsys.readouterr().out.splitlines()
+    store = open_store(out[0])
+    assert store.path.parent == tmp_path
+    assert "on disk" in out[1] and f"{store.n_words} words x 3 layers x 32" in out[1]
+    assert store.meta["corpus"]["name"] == "sts" and store.meta["counts"]["sentences"] == 5
+    assert store.meta["options"]["too_long"] == "skip" and store.dtype == np.float16
