@@ -315,3 +315,46 @@ def side_by_side(
         )
     fig.update_layout(title=title, height=420, margin={"l": 10, "r": 10, "t": 60, "b": 10})
     return fig
+
+
+def dimension_profile(
+    values: Sequence[np.ndarray],
+    title: str = "",
+    y_title: str = "",
+    layer_labels: Sequence | None = None,
+) -> go.Figure:
+    """One value per hidden dimension (x: dimension index), with a slider over layers.
+
+    Seed 003's rogue-dimension plots: spikes stand out as dimensions whose value (mean,
+    standard deviation or variance across sentences) dwarfs the rest.
+    """
+    labels = list(layer_labels) if layer_labels is not None else list(range(len(values)))
+    fig = go.Figure()
+    for i, v in enumerate(values):
+        fig.add_trace(
+            go.Scatter(
+                x=np.arange(len(v)),
+                y=_r(np.asarray(v, dtype=np.float64), 4),
+                mode="lines",
+                line={"width": 1, "color": PALETTE[0]},
+                visible=i == len(values) - 1,
+                name=f"layer {labels[i]}",
+            )
+        )
+    steps = [
+        {
+            "method": "update",
+            "label": str(label),
+            "args": [{"visible": [j == i for j in range(len(values))]}],
+        }
+        for i, label in enumerate(labels)
+    ]
+    fig.update_layout(
+        title=title,
+        xaxis_title="dimension",
+        yaxis_title=y_title,
+        height=420,
+        sliders=[{"active": len(values) - 1, "currentvalue": {"prefix": "layer "}, "steps": steps}],
+        margin={"l": 50, "r": 10, "t": 50, "b": 40},
+    )
+    return fig
