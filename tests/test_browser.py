@@ -100,7 +100,7 @@ def driver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
     browser = webdriver.Chrome(service=Service(executable_path=str(CHROMEDRIVER)),
                                options=options)
     browser.set_page_load_timeout(60)
-    browser.set_script_timeout(DRAW_TIMEOUT_S)
+    browser.set_script_timeout(DRAW_TIMEOUT_S + 30)  # the page script reports its own timeout
     try:
         yield browser
     finally:
@@ -110,11 +110,14 @@ def driver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
 _WAIT_FOR_FIGURES = """
 const done = arguments[arguments.length - 1];
 const deadline = Date.now() + arguments[0] * 1000;
+// WebGL trace types (draw on a canvas); "heatmap" is SVG although it ends in "map"
+const WEBGL = new RegExp("(3d|gl)$|^(cone|streamtube|volume|isosurface)$|mapbox|"
+                         + "^(scatter|choropleth|density)map$");
 const state = () => [...document.querySelectorAll("div.plotly-graph-div")].map(gd => ({
   id: gd.id,
   svg: gd.querySelectorAll("svg.main-svg").length,
   canvas: gd.querySelectorAll("canvas").length,
-  gl: (gd._fullData || []).some(t => /3d|gl|mapbox|map$/.test(t.type)),
+  gl: (gd._fullData || []).some(t => WEBGL.test(t.type)),
   sliders: ((gd.layout || {}).sliders || []).length,
   height: gd.offsetHeight,
 }));
@@ -169,9 +172,14 @@ def _move_slider(driver: object, fig_id: str) -> str | None:
     labels = groups[0].find_elements(By.CSS_SELECTOR, "g.slider-label-group")
     if len(labels) < 2:
         return f"slider has {len(labels)} step label(s)"
-    active = driver.execute_script(
-        "return document.getElementById(arguments[0]).layout.sliders[0].active || 0;", fig_id)
-    target = (int(active) + 1) % len(labels)
+    active_label = driver.execute_script(
+        "const s = document.getElementById(arguments[0]).layout.sliders[0];"
+        "return String(s.steps[s.active || 0].label);", fig_id)
+    # plotly may draw fewer labels than steps when they crowd: pick one by its text
+    others = [i for i, label in enumerate(labels) if label.text.strip() != active_label]
+    if not others:
+        return "every drawn slider label is the active step"
+    target = others[0]
     before = driver.execute_script(_PLOTTED, fig_id)
     driver.execute_script(_WATCH_INTERRUPTS, fig_id)
     ActionChains(driver).move_to_element(labels[target]).click().perform()
