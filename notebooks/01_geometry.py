@@ -32,7 +32,7 @@
 models = ["mpnet-base", "smollm2-135m"]
 n_sentences = 600
 seed = 0
-point_budget = 1500
+point_budget = 1000
 umap_layers = 4
 results_path = "01_geometry.results.json"
 

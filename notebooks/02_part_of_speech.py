@@ -29,7 +29,7 @@
 models = ["mpnet-base", "smollm2-135m"]
 n_sentences = 600
 seed = 0
-point_budget = 1500
+point_budget = 1000
 probe_words = 6000
 results_path = "02_part_of_speech.results.json"
 
