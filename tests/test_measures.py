@@ -602,3 +602,18 @@ def test_static_embeddings_pc1_orientation_and_centring():
     np.testing.assert_allclose(same, (mean + direction) / np.linalg.norm(mean + direction))
     # too few sentences: left out
     assert M.static_embeddings(X[:4], corpus([["tok"]] * 4, X[:4]), min_contexts=5) == {}
+
+
+def test_static_embedding_of_identical_occurrences_beyond_the_dense_size() -> None:
+    """More identical occurrences than the dense eigensolver handles: the centred matrix is
+    zero, so the unit mean is returned (no ARPACK failure on a zero matrix)."""
+    import pandas as pd
+
+    from lmgeometry.measures import static_embeddings
+
+    n = 100  # > _DENSE_EIG_MAX rows
+    v = np.arange(1.0, 9.0)
+    X = np.tile(v, (n, 1))
+    words = pd.DataFrame({"sentence_id": np.arange(n), "text": ["w"] * n})
+    out = static_embeddings(X, words, min_contexts=5)
+    np.testing.assert_allclose(out["w"], v / np.linalg.norm(v))

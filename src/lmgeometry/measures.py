@@ -453,6 +453,8 @@ def _top_eig(X: np.ndarray, vector: bool = False) -> tuple[float, np.ndarray | N
         lam, top = float(vals[-1]), vecs[:, -1]
     else:
         G = X @ X.T if n <= d else X.T @ X  # one GEMM beats many memory-bound GEMVs
+        if not np.any(G):  # a zero matrix (e.g. identical rows, centred): ARPACK would fail
+            return 0.0, (np.zeros(d) if vector else None)
         v0 = np.random.default_rng(0).standard_normal(m)
         vals, vecs = spla.eigsh(G, k=1, which="LA", tol=1e-9, v0=v0)
         lam, top = float(vals[0]), vecs[:, 0]
