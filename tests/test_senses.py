@@ -297,3 +297,38 @@ def test_polysemy_regression_rejects_constant_predictor():
     with pytest.raises(ValueError):
         polysemy_regression(pd.DataFrame({"selfsim": [1, 2, 3], "n_senses": [1, 1, 1],
                                           "n_contexts": [1, 2, 3]}))
+
+
+def test_transforms_have_their_defining_properties() -> None:
+    from lmgeometry import senses as s
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(500, 200)) * np.linspace(1, 50, 200) + 7.0
+    np.testing.assert_array_equal(s.transform(X, "raw"), X)
+    Z = s.transform(X, "standardised")
+    np.testing.assert_allclose(Z.mean(axis=0), 0, atol=1e-9)
+    np.testing.assert_allclose(Z.std(axis=0), 1, atol=1e-9)
+    R = s.transform(X, "top PCs removed")  # ceil(200 / 100) = 2 directions removed
+    Xc = X - X.mean(axis=0)
+    top = np.linalg.svd(Xc, full_matrices=False)[2][:2]
+    np.testing.assert_allclose(R @ top.T, 0, atol=1e-6)
+    with pytest.raises(ValueError, match="how must be"):
+        s.transform(X, "whitened")
+
+
+def test_chapter_findings_and_summary_follow_the_numbers() -> None:
+    from lmgeometry import senses as s
+
+    sep = pd.DataFrame({
+        "layer": [0, 1, 2, 0, 1, 2], "transform": ["raw"] * 3 + ["standardised"] * 3,
+        "accuracy_1nn": [0.3, 0.6, 0.5, 0.3, 0.7, 0.5], "mfs_baseline": [0.4] * 6,
+        "gain": [-0.1, 0.2, 0.1, -0.1, 0.3, 0.1], "n_words": [10] * 6, "model": "toy",
+    })
+    wic = pd.DataFrame({"layer": [0, 1, 2], "transform": "raw", "model": "toy",
+                        "dev_accuracy": [0.5, 0.52, 0.61], "test_accuracy": [0.5, 0.5, 0.6]})
+    text = " ".join(s.findings(sep, wic, "toy"))
+    assert "60.0% of the time at layer 1" in text and "+20.0 points" in text
+    assert "61.0% on dev and 60.0% on test at layer 2" in text
+    assert "With standardised, the best 1-NN gain is 30.0 points (layer 1)" in text
+    summ = s.summary(sep, wic).loc["toy"]
+    assert summ["1-NN beats MFS by > 5 points somewhere"] and summ["WiC dev > 55% somewhere"]

@@ -37,12 +37,14 @@ def layer_grid(
     cols: int = 6,
     title: str = "",
     shadow: bool = False,
+    background: str | None = None,
 ) -> go.Figure:
     """Small multiples: one 2-D scatter per panel (layer), all coloured by the same values.
 
     ``categorical=True`` draws one trace per category and panel, grouped in the legend so a
     click toggles a category in every panel; ``shadow=True`` adds every point in gray beneath
     (seed 000's "gray shadow" style), so isolating a category keeps the context visible.
+    Points whose category is ``background`` appear only in the gray shadow.
     """
     rows = int(np.ceil(len(panels) / cols))
     fig = make_subplots(
@@ -54,7 +56,7 @@ def layer_grid(
     )
     color = np.asarray(color)
     hover = None if hover is None else np.asarray(hover)
-    categories = sorted(pd.unique(color)) if categorical else []
+    categories = [c for c in sorted(pd.unique(color)) if c != background] if categorical else []
     colors = _category_colors(categories)
     for p, xy in enumerate(panels):
         row, col = p // cols + 1, p % cols + 1

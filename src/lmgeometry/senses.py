@@ -609,3 +609,225 @@ def polysemy_regression(
         },
         "level": level,
     }
+
+
+# ---------------------------------------------------------------------------------------------
+# Per-layer tables for the "Senses" chapter
+# ---------------------------------------------------------------------------------------------
+
+TRANSFORMS: tuple[str, ...] = ("raw", "top PCs removed", "standardised")
+
+
+def transform(X: ArrayLike, how: str = "raw") -> np.ndarray:
+    """One layer's vectors as the sense measures see them.
+
+    ``"raw"``; ``"top PCs removed"``: centred, then the top ``ceil(d / 100)`` principal
+    directions projected out (Mu & Viswanath 2018, as :func:`lmgeometry.isotropy.remove_top_pcs`);
+    ``"standardised"``: every dimension centred and divided by its standard deviation (so no
+    rogue dimension dominates a cosine; Timkey & van Schijndel 2021).
+    """
+    X = np.asarray(X, dtype=np.float64)
+    if how == "raw":
+        return X
+    if how == "top PCs removed":
+        from .isotropy import remove_top_pcs
+
+        return np.asarray(remove_top_pcs(X), dtype=np.float64)
+    if how == "standardised":
+        sd = X.std(axis=0)
+        return (X - X.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
+    raise ValueError(f"how must be one of {TRANSFORMS}, not {how!r}")
+
+
+def wic_corpus(n_train: int = 400, n_test: int = 400, seed: int = 0) -> tuple[Any, pd.DataFrame]:
+    """WiC pairs of all three splits in one corpus (one extraction per model).
+
+    A seeded sample of ``n_train`` training and ``n_test`` test pairs (None: all) and the
+    whole dev split (638 pairs), keeping only pairs whose two targets map onto a spaCy word.
+    Sentences are re-parsed as one corpus; each target keeps its word index, so ``row1`` and
+    ``row2`` are re-pointed at the new word table.
+
+    Returns
+    -------
+    corpus : Corpus
+    pairs : DataFrame
+        ``split``, ``word``, ``pos``, ``label``, ``row1``, ``row2`` (rows of ``corpus.words``).
+    """
+    from . import corpus as corpus_mod
+
+    texts: list[str] = []
+    frames = []
+    for split, n in (("train", n_train), ("dev", None), ("test", n_test)):
+        c, pairs = corpus_mod.wic_pairs(split)
+        pairs = pairs[pairs["mapped"]].reset_index(drop=True)
+        if n is not None and n < len(pairs):
+            pairs = pairs.sample(n=n, random_state=seed).sort_index().reset_index(drop=True)
+        wi = c.words["word_index"].to_numpy()
+        for k in (1, 2):
+            pairs[f"word_index{k}"] = wi[pairs[f"row{k}"].to_numpy(dtype=np.int64)]
+            pairs[f"sentence{k}"] = len(texts) + 2 * np.arange(len(pairs)) + (k - 1)
+        for s1, s2 in zip(pairs["sentence_id1"], pairs["sentence_id2"], strict=True):
+            texts += [c.sentences[int(s1)], c.sentences[int(s2)]]
+        frames.append(pairs.assign(split=split))
+    corpus = corpus_mod.sentences(texts, name=f"wic-train{n_train}-test{n_test}-seed{seed}")
+    words = corpus.words
+    row_of = pd.Series(np.arange(len(words)),
+                       index=pd.MultiIndex.from_arrays([words["sentence_id"].to_numpy(),
+                                                        words["word_index"].to_numpy()]))
+    pairs = pd.concat(frames, ignore_index=True)
+    for k in (1, 2):
+        keys = pd.MultiIndex.from_arrays([pairs[f"sentence{k}"].to_numpy(),
+                                          pairs[f"word_index{k}"].to_numpy()])
+        pairs[f"row{k}"] = row_of.reindex(keys).to_numpy()
+    if pairs[["row1", "row2"]].isna().any().any():
+        raise RuntimeError("a WiC target did not keep its word index when re-parsed")
+    pairs[["row1", "row2"]] = pairs[["row1", "row2"]].astype(np.int64)
+    return corpus, pairs[["split", "word", "pos", "label", "row1", "row2"]]
+
+
+def _pair_cosines(X: np.ndarray, pairs: pd.DataFrame) -> np.ndarray:
+    a, b = X[pairs["row1"].to_numpy()], X[pairs["row2"].to_numpy()]
+    na, nb = np.linalg.norm(a, axis=1), np.linalg.norm(b, axis=1)
+    return (a * b).sum(axis=1) / np.where(na * nb > 0, na * nb, 1.0)
+
+
+def wic_by_layer(store: Any, pairs: pd.DataFrame,
+                 transforms: Sequence[str] = TRANSFORMS) -> pd.DataFrame:
+    """WiC accuracy per layer and transform: cosine of the two targets, threshold from train.
+
+    Transforms are fitted on all the store's rows of the layer (train, dev and test
+    sentences), which uses no labels.
+    """
+    rows = []
+    split = pairs["split"].to_numpy()
+    y = pairs["label"].to_numpy(dtype=bool)
+    for layer in range(store.n_layers):
+        raw = np.asarray(store.layer(layer), dtype=np.float64)
+        for how in transforms:
+            sim = _pair_cosines(transform(raw, how), pairs)
+            r = evaluate_wic(sim[split == "train"], y[split == "train"],
+                             sim[split == "dev"], y[split == "dev"],
+                             sim[split == "test"], y[split == "test"])
+            rows.append({"layer": layer, "transform": how, **r})
+    return pd.DataFrame(rows)
+
+
+def separability_by_layer(store: Any, transforms: Sequence[str] = TRANSFORMS,
+                          word_col: str = "target") -> pd.DataFrame:
+    """:func:`separability_summary` of the sense-tagged targets per layer and transform."""
+    words = store.words
+    tagged = words["sense_key"].notna().to_numpy() & words[word_col].notna().to_numpy()
+    rows = []
+    for layer in range(store.n_layers):
+        raw = np.asarray(store.layer(layer), dtype=np.float64)
+        for how in transforms:
+            X = transform(raw, how)[tagged]
+            frame = sense_separability(X, words[tagged].reset_index(drop=True), word_col)
+            rows.append({"layer": layer, "transform": how, **separability_summary(frame)})
+    return pd.DataFrame(rows)
+
+
+def polysemy_by_layer(store: Any, min_contexts: int = 5, seed: int = 0) -> pd.DataFrame:
+    """Per layer: :func:`polysemy_regression` of a word's SelfSim on its WordNet sense count and
+    its number of distinct contexts (log scale), over words with a sense count.
+
+    A word's sense count is the most frequent ``n_senses`` of its occurrences (spaCy's lemma
+    and POS decide it); words without one, or with none in WordNet, are left out.
+    """
+    from .measures import word_table
+
+    words = store.words
+    key = words["text"].str.lower()
+    senses_of = (words.assign(word=key).dropna(subset=["n_senses"])
+                 .groupby("word")["n_senses"].agg(lambda s: s.mode().iloc[0]))
+    rows = []
+    for layer in range(1, store.n_layers):
+        table = word_table(np.asarray(store.layer(layer), dtype=np.float32), words, "corrected",
+                           seed, min_contexts=min_contexts, measures=("selfsim",))
+        table["n_senses"] = table["word"].map(senses_of).astype(float)
+        table = table[table["n_senses"] >= 1]  # no WordNet entry: no sense count
+        table = table.assign(log_senses=np.log(table["n_senses"]),
+                             log_contexts=np.log(table["n_sentences"]))
+        r = polysemy_regression(table, "selfsim", ("log_senses", "log_contexts"))
+        rows.append({"layer": layer, "n_words": r["n"], "r2": r["r2"],
+                     **{f"{k}_{name}": v for name, d in r.get("coefficients", {}).items()
+                        if isinstance(d, dict) for k, v in d.items()}})
+    return pd.DataFrame(rows)
+
+
+def findings(separability: pd.DataFrame, wic: pd.DataFrame, model: str) -> list[str]:
+    """Sentences on one model's sense separability and WiC results (raw vectors), from numbers."""
+    s = separability[separability["transform"] == "raw"].sort_values("layer")
+    best = s.loc[s["gain"].idxmax()]
+    w = wic[wic["transform"] == "raw"].sort_values("layer")
+    wbest = w.loc[w["dev_accuracy"].idxmax()] if "dev_accuracy" in w else None
+    out = [
+        f"**{model}**: a word's nearest other occurrence has the same SemCor sense "
+        f"{best['accuracy_1nn']:.1%} of the time at layer {int(best['layer'])} (the best layer), "
+        f"against {best['mfs_baseline']:.1%} for always guessing the most frequent sense "
+        f"({'+' if best['gain'] >= 0 else ''}{best['gain'] * 100:.1f} points; "
+        f"{int(best['n_words'])} target words); at layer 0 the gain is "
+        f"{s['gain'].iloc[0] * 100:.1f} points."
+    ]
+    if wbest is not None:
+        test = (f" and {wbest['test_accuracy']:.1%} on test"
+                if "test_accuracy" in wbest and pd.notna(wbest["test_accuracy"]) else "")
+        out.append(
+            f"On WiC, thresholding the cosine of the two occurrences reaches "
+            f"{wbest['dev_accuracy']:.1%} on dev{test} at layer {int(wbest['layer'])} "
+            f"(chance 50%); at layer 0 it is {w['dev_accuracy'].iloc[0]:.1%}."
+        )
+    for how in TRANSFORMS[1:]:
+        t = separability[separability["transform"] == how]
+        if len(t):
+            out.append(f"With {how}, the best 1-NN gain is {t['gain'].max() * 100:.1f} points "
+                       f"(layer {int(t.loc[t['gain'].idxmax(), 'layer'])}).")
+    return out
+
+
+def sense_labels(keys: Sequence[str], width: int = 40) -> dict[str, str]:
+    """Readable labels for WordNet 3.0 sense keys: ``synset name: gloss`` (gloss cut to width).
+
+    Keys WordNet does not know keep the key itself as label.
+    """
+    from .data import wordnet
+
+    wn = wordnet()
+    out = {}
+    for key in keys:
+        try:
+            synset = wn.lemma_from_key(key).synset()
+            gloss = synset.definition()
+            out[key] = f"{synset.name()}: {gloss[:width]}{'...' if len(gloss) > width else ''}"
+        except Exception:  # nltk raises WordNetError (or ValueError) for an unknown key
+            out[key] = key
+    return out
+
+
+def polysemy_findings(polysemy: pd.DataFrame, model: str) -> list[str]:
+    """One sentence on :func:`polysemy_by_layer`: in how many layers each predictor matters."""
+    n = len(polysemy)
+    sig = {name: int(((polysemy[f"ci_high_{col}"] < 0) | (polysemy[f"ci_low_{col}"] > 0)).sum())
+           for name, col in (("senses", "log_senses"), ("contexts", "log_contexts"))}
+    neg_ctx = int((polysemy["ci_high_log_contexts"] < 0).sum())
+    neg_sen = int((polysemy["ci_high_log_senses"] < 0).sum())
+    return [
+        f"Regressing self-similarity on both counts ({int(polysemy['n_words'].iloc[0])} words), "
+        f"the number of contexts has a coefficient whose 95% interval excludes zero in "
+        f"{sig['contexts']} of {n} layers ({neg_ctx} of them negative: more contexts, less "
+        f"self-similar), the number of senses in {sig['senses']} of {n} ({neg_sen} negative); "
+        f"the median R^2 is {polysemy['r2'].median():.2f}."
+    ]
+
+
+def summary(separability: pd.DataFrame, wic: pd.DataFrame) -> pd.DataFrame:
+    """Coarse, machine-stable per-model summary (the chapter's nbval-checked output)."""
+    rows = {}
+    for model, s in separability[separability["transform"] == "raw"].groupby("model", sort=False):
+        w = wic[(wic["model"] == model) & (wic["transform"] == "raw")]
+        rows[model] = {
+            "target words": int(s["n_words"].max()),
+            "1-NN beats MFS by > 5 points somewhere": bool((s["gain"] > 0.05).any()),
+            "WiC dev > 55% somewhere": bool((w["dev_accuracy"] > 0.55).any()),
+        }
+    return pd.DataFrame(rows).T
