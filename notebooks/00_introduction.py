@@ -169,6 +169,25 @@ for f in facts:
 # results files in `/tmp/hub-book/book/`. Any hub id or local model folder can be named the
 # same way; `lmgeometry models` lists the offline aliases.
 #
+# ## The chapters
+#
+# 1. **Geometry**: every layer in PCA, UMAP and 3-D, the clusters the seed saw in GPT-2
+#    (position 0) and the position manifold, measured (seed 000).
+# 2. **Part of speech**: layers coloured by spaCy's UPOS tags, and a linear probe that measures
+#    what the seed judged by eye (seed 000).
+# 3. **Context measures**: anisotropy baselines, self-similarity, intra-sentence similarity and
+#    maximum explainable variance, raw and adjusted, with the authors' estimators and corrected
+#    ones; token-level measures and nearest neighbours; static first-PC embeddings (seeds 001
+#    and 000).
+# 4. **Drift and centering**: the input embedding matrix's common drift, isotropy I(W),
+#    centring and its variants, word similarity, and the same measures on hidden states
+#    (seed 004).
+# 5. **Senses**: sense-annotated SemCor and WiC, measured per layer (seed 000's views, seed 001's
+#    polysemy argument).
+# 6. **Rogue dimensions**: layer-by-layer CKA, rogue dimensions and one-dimension classifiers on
+#    SST-2 (seed 003's questions, asked of the pretrained models: the fine-tuning itself is not
+#    repeated on this build's CPU budget).
+#
 # ## Data
 #
 # The corpora and benchmarks come from public releases. Every file is listed with its
