@@ -74,60 +74,27 @@ print(
 # Each panel is one layer; the points are the occurrences of one target word in SemCor,
 # projected on that layer's first two principal components (computed on the word's
 # occurrences) and coloured by their annotated sense. Click a sense in the legend to hide it.
+# The last figure of each model uses UMAP instead of PCA for the most frequent target (UMAP
+# keeps local neighbourhoods, which is where the seed saw senses cluster).
 
 # %%
 counts = tagged["target"].value_counts()
 view_words = list(counts.index[:n_view_words])
-sense_names = senses.sense_labels(tagged["sense_key"].unique())
+views = [("pca", target) for target in view_words] + [("umap", view_words[0])]
 for spec, acts in semcor_stores.items():
-    words = acts.words
     last = acts.n_layers - 1
-    layers = sorted({0, last // 4, last // 2, 3 * last // 4, last})
-    for target in view_words:
-        rows = np.flatnonzero((words["target"] == target).to_numpy()
-                              & words["sense_key"].notna().to_numpy())
-        labels = words["sense_key"].to_numpy()[rows]
-        panels = [
-            geometry.pca_project(np.asarray(acts.layer(i)[rows], dtype=np.float32),
-                                 n_components=2, seed=seed)[0]
-            for i in layers
-        ]
+    for method, target in views:
+        layers = (sorted({0, last // 4, last // 2, 3 * last // 4, last}) if method == "pca"
+                  else sorted({0, last // 2, last}))
+        v = senses.occurrence_views(acts, target, layers, method, seed)
         show(
             plots.layer_grid(
-                panels, [f"layer {i}" for i in layers],
-                np.array([sense_names[k] for k in labels]), "sense", categorical=True,
-                hover=words["text"].to_numpy()[rows], cols=len(layers),
-                title=f"{spec}: occurrences of '{target}' by sense (PCA per layer)",
+                v["panels"], [f"layer {i}" for i in layers], v["senses"], "sense",
+                categorical=True, hover=v["hover"], cols=len(layers),
+                title=f"{spec}: occurrences of '{target}' by sense ({method.upper()} per layer)",
             ),
-            f"pca-{spec}-{target}",
+            f"{method}-{spec}-{target}",
         )
-
-# %% [markdown]
-# UMAP instead of PCA for the most frequent target (UMAP keeps local neighbourhoods, which is
-# where the seed saw senses cluster):
-
-# %%
-target = view_words[0]
-for spec, acts in semcor_stores.items():
-    words = acts.words
-    last = acts.n_layers - 1
-    layers = sorted({0, last // 2, last})
-    rows = np.flatnonzero((words["target"] == target).to_numpy()
-                          & words["sense_key"].notna().to_numpy())
-    labels = words["sense_key"].to_numpy()[rows]
-    panels = [
-        geometry.umap_project(np.asarray(acts.layer(i)[rows], dtype=np.float32), seed=seed)
-        for i in layers
-    ]
-    show(
-        plots.layer_grid(
-            panels, [f"layer {i}" for i in layers],
-            np.array([sense_names[k] for k in labels]), "sense", categorical=True,
-            hover=words["text"].to_numpy()[rows], cols=len(layers),
-            title=f"{spec}: occurrences of '{target}' by sense (UMAP per layer)",
-        ),
-        f"umap-{spec}-{target}",
-    )
 
 # %% [markdown]
 # And the seed's own view: the polysemous target words of the MNLI sentences (chapter

@@ -831,3 +831,38 @@ def summary(separability: pd.DataFrame, wic: pd.DataFrame) -> pd.DataFrame:
             "WiC dev > 55% somewhere": bool((w["dev_accuracy"] > 0.55).any()),
         }
     return pd.DataFrame(rows).T
+
+
+def occurrence_views(store: Any, target: str, layers: Sequence[int], method: str = "pca",
+                     seed: int = 0, word_col: str = "target") -> dict[str, Any]:
+    """2-D projections of one target's sense-tagged occurrences in chosen layers (seed 000).
+
+    Each layer is projected on its own, fitted on the target's occurrences only: PCA (first
+    two components) or UMAP (:mod:`lmgeometry.geometry`).
+
+    Returns
+    -------
+    dict
+        ``panels`` (list of (n, 2) arrays), ``senses`` (readable labels, :func:`sense_labels`),
+        ``hover`` (the word forms) and ``layers``.
+    """
+    from . import geometry
+
+    words = store.words
+    rows = np.flatnonzero((words[word_col] == target).to_numpy()
+                          & words["sense_key"].notna().to_numpy())
+    if len(rows) < 3:
+        raise ValueError(f"{target!r} has {len(rows)} sense-tagged occurrences; need 3")
+    keys = words["sense_key"].to_numpy()[rows]
+    names = sense_labels(sorted(set(keys)))
+    panels = []
+    for i in layers:
+        X = np.asarray(store.layer(i)[rows], dtype=np.float32)
+        if method == "pca":
+            panels.append(geometry.pca_project(X, n_components=2, seed=seed)[0])
+        elif method == "umap":
+            panels.append(geometry.umap_project(X, n_components=2, seed=seed))
+        else:
+            raise ValueError(f"method must be 'pca' or 'umap', not {method!r}")
+    return {"panels": panels, "senses": np.array([names[k] for k in keys]),
+            "hover": words["text"].to_numpy()[rows], "layers": list(layers)}
