@@ -6,7 +6,11 @@ Gaussian rows shifted along a common direction -- and reports the wall time of
 ``embedding_statistics`` and its peak memory (numpy allocations traced by ``tracemalloc``, which
 excludes the input matrix itself, and the process's peak resident set). Target: under a minute.
 On a 2-core machine shared with other jobs it took 28-56 s wall (22-28 s CPU); most of it is
-the float64 matrix products (W^T W, and W times 2 x 640 eigenvectors).
+the float64 matrix products (W^T W, and W times 2 x 640 eigenvectors). ``spectral_views``
+(the Fig. 1 spectra and projections, one W^T W) is timed as well. On the real Gemma matrix the
+chapter's whole per-model analysis (``drift.analyse_model``: loading, token counts, Table 1,
+spectra, norms, rare-token cosines, word similarity) took 65 s wall on the same shared machine,
+4.7 GB peak resident memory.
 
 Usage: ``python benchmarks/isotropy.py [--rows 262144] [--width 640] [--repeat 1]``.
 """
@@ -56,6 +60,9 @@ def main() -> None:
             f"embedding_statistics: {elapsed:.1f} s wall, {cpu:.1f} s CPU (all threads), "
             f"peak traced allocations {peak / 2**20:.0f} MiB"
         )
+    t0 = time.perf_counter()
+    isotropy.spectral_views(W, rows=np.arange(min(2000, args.rows)))
+    print(f"spectral_views (both spectra, 2 projections): {time.perf_counter() - t0:.1f} s wall")
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"process peak RSS {rss:.0f} MiB (includes the input matrix)")
     for key in (

@@ -393,3 +393,30 @@ def test_input_embeddings_view_and_conversion():
     Wh = iso.input_embeddings(SimpleNamespace(model=half))
     assert Wh.dtype == np.float32
     np.testing.assert_array_equal(Wh, half.embed.weight.detach().float().numpy())
+
+
+def test_rows_option_returns_the_same_rows():
+    W = _rng(3).standard_normal((300, 12)) + 2.0
+    rows = np.array([299, 5, 5, 120])
+    for fn in (iso.center, iso.scaled_center, iso.remove_top_pcs):
+        assert np.allclose(fn(W, rows=rows, chunk_rows=64), fn(W)[rows])
+    for centered in (False, True):
+        full = iso.project_2d(W, centered=centered)
+        assert np.allclose(iso.project_2d(W, centered=centered, rows=rows), full[rows])
+
+
+def test_spectral_views_match_svd():
+    W = _rng(4).standard_normal((200, 6)) * np.arange(1, 7) + 1.5
+    views = iso.spectral_views(W, rows=np.arange(10), chunk_rows=32)
+    assert np.allclose(views["singular_values"], np.linalg.svd(W, compute_uv=False))
+    Wc = W - W.mean(0)
+    assert np.allclose(views["singular_values_centered"], np.linalg.svd(Wc, compute_uv=False))
+    _, _, Vt = np.linalg.svd(Wc)
+    assert np.allclose(np.abs(views["projection_centered"]), np.abs(Wc[:10] @ Vt[:2].T))
+
+
+def test_rare_token_cosines_bin_size():
+    W = _rng(5).standard_normal((2500, 4))
+    table = iso.rare_token_cosines(W, np.arange(2500), rare=np.arange(10), bin_size=1000)
+    assert table["rank_start"].tolist() == [0, 1000, 2000]
+    assert table["n_tokens"].tolist() == [1000, 1000, 500]

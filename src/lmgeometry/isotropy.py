@@ -14,8 +14,9 @@ This module computes their measures on a ``(vocab, width)`` embedding matrix ``W
 * :func:`isoscore` -- IsoScore (Rudman et al. 2022), our implementation and the ``IsoScore``
   package's;
 * :func:`mean_cosine`, :func:`embedding_statistics` -- the numbers of their Table 1;
-* helpers for the figures: :func:`singular_values`, :func:`project_2d` (Fig. 1),
-  :func:`toy_sphere_shift` (Fig. 2), :func:`rare_token_cosines` (Fig. 3),
+* helpers for the figures: :func:`singular_values`, :func:`project_2d`,
+  :func:`spectral_views` (Fig. 1), :func:`toy_sphere_shift` (Fig. 2),
+  :func:`rare_token_cosines` (Fig. 3),
   :func:`norm_distribution` (Figs. 5-6), and :func:`input_embeddings` to get ``W`` from a model.
 
 Everything that touches all rows streams over row chunks in float64, so a Gemma-sized
@@ -52,6 +53,7 @@ __all__ = [
     "remove_top_pcs",
     "scaled_center",
     "singular_values",
+    "spectral_views",
     "toy_sphere_shift",
 ]
 
@@ -295,9 +297,32 @@ def _log_isotropy(log_z_pos: np.ndarray, log_z_neg: np.ndarray, signs: Signs) ->
     raise ValueError(f"signs must be 'larger' or 'both', not {signs!r}")
 
 
-def _map_rows(W: np.ndarray, fn: Callable[[np.ndarray], np.ndarray], chunk_rows: int) -> np.ndarray:
-    """Apply a row-wise float64 transform chunk by chunk into a new array of W's float dtype."""
-    out = np.empty(W.shape, dtype=_out_dtype(W))
+def _map_rows(
+    W: np.ndarray,
+    fn: Callable[[np.ndarray], np.ndarray],
+    chunk_rows: int,
+    rows: npt.ArrayLike | None = None,
+    *,
+    width: int | None = None,
+    dtype: npt.DTypeLike | None = None,
+) -> np.ndarray:
+    """Apply a row-wise float64 transform chunk by chunk into a new array.
+
+    The output has ``width`` columns (default W's) and ``dtype`` (default W's floating dtype).
+    With ``rows`` (integer indices), only those rows are transformed and returned, in that order.
+    """
+    width = W.shape[1] if width is None else width
+    dtype = _out_dtype(W) if dtype is None else dtype
+    if rows is not None:
+        idx = np.asarray(rows, dtype=np.int64)
+        if idx.ndim != 1:
+            raise ValueError("rows must be a 1-D array of row indices")
+        out = np.empty((idx.size, width), dtype=dtype)
+        for start in _chunks(max(idx.size, 1), chunk_rows):
+            sel = idx[start : start + chunk_rows]
+            out[start : start + sel.size] = fn(np.asarray(W[sel], dtype=np.float64))
+        return out
+    out = np.empty((W.shape[0], width), dtype=dtype)
     for start in _chunks(W.shape[0], chunk_rows):
         blk = np.asarray(W[start : start + chunk_rows], dtype=np.float64)
         out[start : start + blk.shape[0]] = fn(blk)
@@ -418,7 +443,9 @@ def n_top_pcs(width: int) -> int:
     return math.ceil(width / 100)
 
 
-def center(W: npt.ArrayLike, *, chunk_rows: int = CHUNK_ROWS) -> np.ndarray:
+def center(
+    W: npt.ArrayLike, *, rows: npt.ArrayLike | None = None, chunk_rows: int = CHUNK_ROWS
+) -> np.ndarray:
     """Subtract the mean row: W_c = W - 1 mu^T, mu = sum_w e(w) / |V|.
 
     Biš et al. (2021), Sec. 4.1 and eq. 9. The mean is accumulated in float64; the result has
@@ -427,15 +454,17 @@ def center(W: npt.ArrayLike, *, chunk_rows: int = CHUNK_ROWS) -> np.ndarray:
     Parameters
     ----------
     W : array_like, shape (n, d)
+    rows : array_like of int, optional
+        Return only these rows of W_c (mu still uses every row); avoids a full-size copy.
     chunk_rows : int
 
     Returns
     -------
-    numpy.ndarray, shape (n, d)
+    numpy.ndarray, shape (n, d) or (len(rows), d)
     """
     W = _as_matrix(W)
     mu = _column_mean(W, chunk_rows)
-    return _map_rows(W, lambda blk: blk - mu, chunk_rows)
+    return _map_rows(W, lambda blk: blk - mu, chunk_rows, rows)
 
 
 def _column_mean(W: np.ndarray, chunk_rows: int) -> np.ndarray:
@@ -445,7 +474,9 @@ def _column_mean(W: np.ndarray, chunk_rows: int) -> np.ndarray:
     return total / W.shape[0]
 
 
-def scaled_center(W: npt.ArrayLike, *, chunk_rows: int = CHUNK_ROWS) -> np.ndarray:
+def scaled_center(
+    W: npt.ArrayLike, *, rows: npt.ArrayLike | None = None, chunk_rows: int = CHUNK_ROWS
+) -> np.ndarray:
     """ "Scaled centering" of Biš et al. (2021), Sec. 5.2 (Tables 2-3, "Centered-Scaled").
 
     mu_hat = (1/|V|) sum_w e(w) / ||e(w)||_2,   e'(w) = e(w) - ||e(w)||_2 mu_hat.
@@ -461,11 +492,13 @@ def scaled_center(W: npt.ArrayLike, *, chunk_rows: int = CHUNK_ROWS) -> np.ndarr
     Parameters
     ----------
     W : array_like, shape (n, d)
+    rows : array_like of int, optional
+        Return only these rows (mu_hat still uses every row).
     chunk_rows : int
 
     Returns
     -------
-    numpy.ndarray, shape (n, d)
+    numpy.ndarray, shape (n, d) or (len(rows), d)
         In W's floating dtype.
     """
     W = _as_matrix(W)
@@ -481,7 +514,7 @@ def scaled_center(W: npt.ArrayLike, *, chunk_rows: int = CHUNK_ROWS) -> np.ndarr
         raise ValueError("all rows are zero")
     mu_hat = unit_sum / n_nonzero
     return _map_rows(
-        W, lambda blk: blk - np.linalg.norm(blk, axis=1, keepdims=True) * mu_hat, chunk_rows
+        W, lambda blk: blk - np.linalg.norm(blk, axis=1, keepdims=True) * mu_hat, chunk_rows, rows
     )
 
 
@@ -496,6 +529,7 @@ def remove_top_pcs(
     d: int | None = None,
     centered_projection: bool = True,
     *,
+    rows: npt.ArrayLike | None = None,
     chunk_rows: int = CHUNK_ROWS,
 ) -> np.ndarray:
     """ "All-but-the-top" post-processing: centre, then remove the top-D principal components.
@@ -520,11 +554,13 @@ def remove_top_pcs(
         Number D of components removed; default ceil(width / 100) (:func:`n_top_pcs`).
     centered_projection : bool
         True: Biš et al.'s variant; False: Mu & Viswanath's original.
+    rows : array_like of int, optional
+        Return only these rows (mu and U still use every row).
     chunk_rows : int
 
     Returns
     -------
-    numpy.ndarray, shape (n, width)
+    numpy.ndarray, shape (n, width) or (len(rows), width)
         In W's floating dtype; arithmetic is float64.
     """
     W = _as_matrix(W)
@@ -539,7 +575,7 @@ def remove_top_pcs(
     def fn(blk: np.ndarray) -> np.ndarray:
         return (blk - mu) - ((blk - shift) @ U) @ U.T
 
-    return _map_rows(W, fn, chunk_rows)
+    return _map_rows(W, fn, chunk_rows, rows)
 
 
 # --------------------------------------------------------------------------------------------
@@ -696,6 +732,7 @@ def rare_token_cosines(
     *,
     rare: npt.ArrayLike | None = None,
     n_rare: int = 1000,
+    bin_size: int | None = None,
 ) -> pd.DataFrame:
     """Mean cosine between the rarest tokens and frequency-ordered vocabulary bins (Fig. 3).
 
@@ -725,6 +762,10 @@ def rare_token_cosines(
         ``n_rare`` tokens with the largest rank.
     n_rare : int
         Size of the default R.
+    bin_size : int, optional
+        Instead of ``n_bins`` equal bins, consecutive bins of exactly ``bin_size`` tokens in
+        rank order (the last may be smaller); with ``ranks = np.arange(V)`` these are the
+        paper's bins of 1000 vocabulary ids.
 
     Returns
     -------
@@ -750,7 +791,13 @@ def rare_token_cosines(
     rare_sum = unit(rare_ids).sum(axis=0)
     rare_set = set(rare_ids.tolist())
     rows = []
-    for k, ids in enumerate(np.array_split(order, n_bins)):
+    if bin_size is not None:
+        if bin_size < 1:
+            raise ValueError("bin_size must be positive")
+        bins = [order[i : i + bin_size] for i in range(0, order.size, bin_size)]
+    else:
+        bins = np.array_split(order, n_bins)
+    for k, ids in enumerate(bins):
         if ids.size == 0:
             continue
         overlap = sum(1 for t in ids.tolist() if t in rare_set)
@@ -800,14 +847,34 @@ def singular_values(
     numpy.ndarray, shape (min(k, d),)
     """
     W = _as_matrix(W)
-    moments = _Moments(W, chunk_rows)
-    G = moments.centered_gram if centered else moments.gram
-    vals = np.sqrt(np.clip(np.linalg.eigvalsh(G)[::-1], 0.0, None))
+    vals = _singular_from(_Moments(W, chunk_rows), centered)
     return vals if k is None else vals[:k]
 
 
+def _singular_from(moments: _Moments, centered: bool) -> np.ndarray:
+    G = moments.centered_gram if centered else moments.gram
+    return np.sqrt(np.clip(np.linalg.eigvalsh(G)[::-1], 0.0, None))
+
+
+def _project_from(
+    W: np.ndarray,
+    moments: _Moments,
+    centered: bool,
+    rows: npt.ArrayLike | None,
+    chunk_rows: int,
+) -> np.ndarray:
+    G = moments.centered_gram if centered else moments.gram
+    V = _flip_signs(_eigh_desc(G)[1][:, :2])
+    shift = moments.mean if centered else np.zeros(W.shape[1])
+    return _map_rows(W, lambda blk: (blk - shift) @ V, chunk_rows, rows, width=2, dtype=np.float64)
+
+
 def project_2d(
-    W: npt.ArrayLike, *, centered: bool = False, chunk_rows: int = CHUNK_ROWS
+    W: npt.ArrayLike,
+    *,
+    centered: bool = False,
+    rows: npt.ArrayLike | None = None,
+    chunk_rows: int = CHUNK_ROWS,
 ) -> np.ndarray:
     """Coordinates of the rows of W on its first two right singular vectors (Fig. 1a/b, d/e).
 
@@ -820,23 +887,50 @@ def project_2d(
     ----------
     W : array_like, shape (n, d), d >= 2
     centered : bool
+    rows : array_like of int, optional
+        Return only these rows' coordinates (the directions use every row).
     chunk_rows : int
 
     Returns
     -------
-    numpy.ndarray, shape (n, 2), float64
+    numpy.ndarray, shape (n, 2) or (len(rows), 2), float64
+    """
+    W = _as_matrix(W)
+    if W.shape[1] < 2:
+        raise ValueError("need width >= 2")
+    return _project_from(W, _Moments(W, chunk_rows), centered, rows, chunk_rows)
+
+
+def spectral_views(
+    W: npt.ArrayLike, *, rows: npt.ArrayLike | None = None, chunk_rows: int = CHUNK_ROWS
+) -> dict[str, np.ndarray]:
+    """Singular values and 2-D projections of W before and after centring, in one pass.
+
+    The same numbers as :func:`singular_values` and :func:`project_2d` with ``centered`` False
+    and True (Biš et al. 2021, Fig. 1), from a single accumulation of W^T W (the centred Gram
+    matrix is W^T W - n mu mu^T) instead of four (plus one light pass per projection).
+
+    Parameters
+    ----------
+    W : array_like, shape (n, d), d >= 2
+    rows : array_like of int, optional
+        Project only these rows (e.g. a plotting sample); the directions use every row.
+    chunk_rows : int
+
+    Returns
+    -------
+    dict
+        ``singular_values``, ``singular_values_centered`` (shape (d,)), ``projection``,
+        ``projection_centered`` (shape (n or len(rows), 2)).
     """
     W = _as_matrix(W)
     if W.shape[1] < 2:
         raise ValueError("need width >= 2")
     moments = _Moments(W, chunk_rows)
-    G = moments.centered_gram if centered else moments.gram
-    V = _flip_signs(_eigh_desc(G)[1][:, :2])
-    shift = moments.mean if centered else np.zeros(W.shape[1])
-    out = np.empty((W.shape[0], 2))
-    for start in _chunks(W.shape[0], chunk_rows):
-        blk = np.asarray(W[start : start + chunk_rows], dtype=np.float64)
-        out[start : start + blk.shape[0]] = (blk - shift) @ V
+    out = {}
+    for centered, suffix in ((False, ""), (True, "_centered")):
+        out[f"singular_values{suffix}"] = _singular_from(moments, centered)
+        out[f"projection{suffix}"] = _project_from(W, moments, centered, rows, chunk_rows)
     return out
 
 

@@ -1,0 +1,445 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Drift and centering: a common shift, undone by subtracting the mean
+#
+# Seed 004 (Biš, Podkorytov and Liu 2021, *Too Much in Common*) looked at the **input
+# embedding matrix W** (one row per vocabulary token) of BERT, RoBERTa and GPT-2. Projected on
+# its first two singular vectors W looks like a narrow cone, which earlier work (Gao et al.
+# 2019, "representation degeneration") read as the embeddings filling only a thin slice of the
+# space. Seed 004 argued instead that the rows are **shifted along one common direction**:
+# with weight tying, every training step pushes all non-target embeddings the same way (the
+# "common enemies effect"), rare tokens most. Subtracting the mean row ("centring") then gives
+# a nearly isotropic matrix: their partition-function isotropy I(W) rose from 0.07-0.59 to
+# 0.64-0.98 (Table 1), cosines between the never-trained `[unused]` tokens and other tokens
+# rose as frequency fell (Fig. 3), and centring, "scaled centring" or removing the top
+# principal components improved word similarity, most with the inner product (Tables 2-3).
+#
+# This chapter repeats these measurements on the models of this build, and asks one question
+# the paper did not: does the drift explanation carry over from W to the **contextual hidden
+# states** of every layer?
+#
+# Measures (all in `lmgeometry.isotropy`, formulas in the docstrings): I(W) =
+# min_c Z(c) / max_c Z(c) with Z(c) = sum_w exp(c . w) over the eigenvectors c of W^T W,
+# computed in log space (the paper's direct `exp` overflows for large norms); W_c = W minus
+# its mean row; W_r = W_c with its top ceil(d/100) principal components removed, both as in
+# the paper's eq. 11 (the centred rows are projected) and as in Mu & Viswanath's original
+# (the raw rows are projected); IsoScore (Rudman et al. 2022); the exact mean cosine between
+# distinct rows.
+
+# %% tags=["parameters"]
+models = ["mpnet-base", "smollm2-135m"]
+n_sentences = 600
+seed = 0
+point_budget = 2000
+hidden_rows = 4000
+n_bins = 30
+results_path = "04_drift_and_centering.results.json"
+
+# %%
+import pandas as pd
+from IPython.display import Markdown, display
+
+from lmgeometry import corpus, drift, isotropy, plots, results, store, wordbench
+from lmgeometry.figures import show
+
+texts = drift.frequency_texts()
+runs = [
+    drift.analyse_model(spec, texts, point_budget=point_budget, n_bins=n_bins, seed=seed)
+    for spec in models
+]
+for run in runs:
+    f = run.facts
+    caveats = "; ".join(run.caveats) or "none"
+    print(
+        f"{run.model}: {f['name']} ({f['kind']}, {f['n_layers']} layers x {f['hidden_size']}), "
+        f"W = {run.statistics['n_rows']:,} x {run.statistics['width']}; caveats: {caveats}"
+    )
+
+# %% [markdown]
+# **Models.** The paper's models (BERT, RoBERTa, GPT-2) cannot be downloaded where this book
+# is built; the default models are a contrastively fine-tuned sentence encoder (MPNet, whose
+# vocabulary is BERT-uncased's, `[unused]` tokens included) and a small instruction-tuned
+# decoder (SmolLM2-135M, 4-bit weights dequantized: quantisation adds noise to every row of
+# W). Both tie their input and output embeddings, the setting of the common-enemies argument,
+# but a sentence encoder's W was last trained without any token-prediction loss. Other models
+# (e.g. `gemma3-270m`, whose 262,144 x 640 W the W-level analysis handles in about a minute on
+# two CPU cores, or hub ids such as `gpt2` and `bert-base-cased` where the hub is reachable) can
+# be given with `lmgeometry book -p models ...`; Gemma is left out of the default build because
+# its hidden states would first have to be extracted, which would exceed the chapter's time
+# budget.
+#
+# ## Table 1: isotropy before and after centring
+#
+# One row per model; the paper's values are printed below as reference (`mean_norm` is the
+# average row L2 norm, `mean_vector_norm` the L2 norm of the mean row mu and
+# `mean_vector_ratio` their ratio). `isotropy_top_pcs_removed` follows the paper's eq. 11;
+# `..._original` is Mu & Viswanath's projection of the raw rows, which leaves a constant
+# offset along the removed directions and therefore stays far from 1. `top_eigvec_mean_cosine`
+# is |cos(u_1, mu)| for the top eigenvector u_1 of W^T W (the paper reports 0.99 for
+# RoBERTa-large): near 1 means the leading singular direction is the shift.
+
+# %%
+table1 = pd.DataFrame([{"model": run.model} | run.statistics for run in runs])
+table1_columns = [
+    "isotropy_raw",
+    "isotropy_centered",
+    "isotropy_top_pcs_removed",
+    "isotropy_top_pcs_removed_original",
+    "mean_norm",
+    "mean_vector_norm",
+    "mean_vector_ratio",
+]
+display(
+    table1[
+        ["model", "n_rows", "width", *table1_columns, "isoscore", "mean_cosine",
+         "mean_cosine_centered", "top_eigvec_mean_cosine", "norm_count_spearman"]
+    ].round(3)
+)
+reference = pd.DataFrame(
+    [{"model": v["label"]} | {k: v[k] for k in table1_columns if k in v}
+     for v in isotropy.BIS2021_TABLE1.values()]
+)
+display(Markdown("*Biš et al. (2021), Table 1 (reference):*"))
+display(reference)
+
+# %% [markdown]
+# `norm_count_spearman` is the rank correlation between a token's row norm and its count in
+# the frequency corpus (below): negative when frequent tokens have shorter vectors, as seed
+# 004 cites for BERT.
+#
+# ## The cone is a shift: W on its first two singular vectors, before and after centring
+#
+# Each point is one of a seeded sample of vocabulary tokens, coloured by log10 of (1 + its
+# count in the frequency corpus). Left: the uncentred matrix on the top two eigenvectors of
+# W^T W (the paper's Fig. 1a-b view, where a shifted cloud looks like a cone). Right: the
+# centred matrix on its first two principal components.
+
+# %%
+for run in runs:
+    p = run.projection
+    show(
+        plots.side_by_side(
+            [p[["x", "y"]].to_numpy(), p[["x_centered", "y_centered"]].to_numpy()],
+            ["W (uncentred)", "W - mean (centred)"],
+            [p["log10_count"].to_numpy()] * 2,
+            "log10 count",
+            title=f"{run.model}: input embeddings on their first two singular vectors",
+        ),
+        f"projection-{run.model}",
+    )
+
+# %% [markdown]
+# ## Singular values before and after centring
+#
+# A shift adds one large singular value (roughly sqrt(n) ||mu||) on top of the spectrum of
+# the centred cloud; centring removes it and leaves the rest almost unchanged.
+
+# %%
+spectra = pd.concat([run.spectra for run in runs], ignore_index=True)
+fig = plots.lines_by_layer(
+    spectra,
+    "singular_value",
+    x="component",
+    dash="variant",
+    title="Singular values of W and of the centred W",
+    y_title="singular value",
+)
+fig.update_yaxes(type="log")
+fig.update_xaxes(type="log")
+show(fig, "spectra")
+spectra_gap = spectra[spectra["component"] <= 2].pivot_table(
+    index=["model", "variant"], columns="component", values="singular_value"
+)
+spectra_gap["sigma1_over_sigma2"] = spectra_gap[1] / spectra_gap[2]
+display(spectra_gap.round(2))
+
+# %% [markdown]
+# ## A toy version: points on a sphere, moved away from the origin (seed 004, Fig. 2)
+#
+# 500 points on the unit sphere in 3-D whose centre is moved a distance s along the diagonal.
+# The slider moves the sphere; the second figure shows the singular values of the uncentred
+# point matrix: the shift alone opens a gap between the first and the others, exactly the
+# pattern of the embedding matrices above, with no "cone" in the data.
+
+# %%
+toy_shifts = [0.0, 0.5, 1.0, 2.0, 4.0]
+toy = [isotropy.toy_sphere_shift(500, 3, s, seed=seed) for s in toy_shifts]
+show(
+    plots.layer_slider_3d(
+        [points for points, _ in toy],
+        [f"shift {s}" for s in toy_shifts],
+        toy[0][0][:, 2],
+        "z before the shift",
+        title="Points on a sphere moved away from the origin (slider: shift)",
+    ),
+    "toy-sphere",
+)
+toy_sv = pd.DataFrame(
+    [
+        {"shift": s, "singular value": f"sigma_{i + 1}", "value": v}
+        for s, (_, sv) in zip(toy_shifts, toy, strict=True)
+        for i, v in enumerate(sv)
+    ]
+)
+show(
+    plots.lines_by_layer(
+        toy_sv,
+        "value",
+        color="singular value",
+        x="shift",
+        title="Singular values of the shifted sphere's point matrix",
+    ),
+    "toy-singular-values",
+)
+
+# %% [markdown]
+# ## Rare tokens drift furthest (seed 004, Fig. 3)
+#
+# The paper averaged the cosine between BERT's 994 `[unused]` tokens (never seen in
+# pre-training, so only ever pushed away) and the tokens of each bin of 1000 vocabulary ids.
+# For vocabularies without such tokens we need a frequency order, so **token frequencies are
+# counted here in Brown, MultiNLI (dev-matched) and STS 2012-2016 together, tokenised with each
+# model's own tokenizer** (about 2.5M tokens; the paper used CNN/DailyMail, which this project
+# does not ship). The reference set is every token that this corpus never produces, and the
+# seen tokens are split into equal-size bins from most to least frequent. Solid: W; dashed:
+# centred W. For MPNet, whose vocabulary is BERT's, the second figure also repeats the paper's
+# own protocol (`[unused]` tokens, bins of 1000 ids).
+
+# %%
+rare = pd.concat([run.rare for run in runs], ignore_index=True)
+show(
+    plots.lines_by_layer(
+        rare[rare["protocol"] == "frequency"],
+        "mean_cosine",
+        x="bin",
+        dash="variant",
+        title="Mean cosine between unseen tokens and frequency bins (bin 0: most frequent)",
+        y_title="mean cosine",
+    ),
+    "rare-frequency",
+)
+if (rare["protocol"] == "index").any():
+    show(
+        plots.lines_by_layer(
+            rare[rare["protocol"] == "index"],
+            "mean_cosine",
+            x="rank_start",
+            dash="variant",
+            title="Mean cosine between [unused] tokens and bins of 1000 vocabulary ids",
+            y_title="mean cosine",
+        ),
+        "rare-index",
+    )
+
+# %% [markdown]
+# ## Token frequencies are Zipfian (seed 004, appendix B)
+#
+# Rank-frequency curves of the tokens of each tokenizer on the same corpus, with the
+# whitespace-separated words beside them. The table gives how many of the most frequent tokens
+# cover 30%, 50% and 98% of the corpus (the paper: 13, 85 and nearly 15,000 WordPiece tokens
+# on CNN News).
+
+# %%
+words_zipf = drift.zipf_curve(drift.word_counts(texts))
+words_zipf.insert(0, "model", "words (whitespace)")
+zipf = pd.concat([run.zipf for run in runs] + [words_zipf], ignore_index=True)
+fig = plots.lines_by_layer(
+    zipf, "count", x="rank", title="Rank-frequency (Zipf) plot", y_title="count"
+)
+fig.update_xaxes(type="log")
+fig.update_yaxes(type="log")
+show(fig, "zipf")
+coverage_table = pd.DataFrame(
+    [{"model": run.model} | {str(k): v for k, v in run.coverage.items()} for run in runs]
+)
+display(coverage_table)
+
+# %% [markdown]
+# ## Norms, and what centring does to them (seed 004, Figs. 5-6)
+#
+# Histograms of the row L2 norms of W (solid) and of the centred W (dashed). Where the mean
+# vector is long compared with the rows, centring moves the whole distribution towards the
+# origin.
+
+# %%
+norms = pd.concat([run.norms for run in runs], ignore_index=True)
+show(
+    plots.lines_by_layer(
+        norms,
+        "density",
+        x="norm",
+        dash="variant",
+        title="Distribution of row L2 norms, before and after centring",
+        y_title="density",
+    ),
+    "norms",
+)
+
+# %% [markdown]
+# ## Word similarity from W (seed 004, Tables 2-3)
+#
+# For SimLex-999, MEN, WordSim-353 (similarity and relatedness subsets) and Stanford Rare
+# Words, the pairs whose two words (lower-cased) are **single tokens after a space** with the
+# model's tokenizer (`Ġword` for byte-level BPE, `▁word` for SentencePiece, the bare word for
+# WordPiece) are scored with the cosine or the inner product of their rows in W, the centred W,
+# the scaled-centred W (e(w) - ||e(w)|| mu_hat, mu_hat the mean unit row) and the post-processed
+# W (eq. 11). Numbers are Pearson r x 100 as in the paper, with Spearman's rho beside. The pair
+# sets differ between tokenizers, so models are not directly comparable (the paper says the
+# same).
+
+# %%
+wordsim = pd.concat([run.wordsim for run in runs], ignore_index=True)
+display(
+    wordsim.pivot_table(
+        index=["model", "benchmark"], columns=["score", "variant"], values="pearson_x100",
+        sort=False,
+    ).round(1)
+)
+display(Markdown("*Spearman's rho x 100:*"))
+display(
+    (100 * wordsim.pivot_table(
+        index=["model", "benchmark"], columns=["score", "variant"], values="spearman", sort=False
+    )).round(1)
+)
+display(Markdown("*Coverage: pairs with two single-token words.*"))
+display(
+    wordsim[(wordsim["variant"] == "original") & (wordsim["score"] == "cosine")][
+        ["model", "benchmark", "n_pairs", "n_total", "coverage"]
+    ].round(3)
+)
+
+# %% [markdown]
+# The Table 2 analogue averages Pearson r x 100 over the five benchmarks; the paper's averages
+# are printed below it.
+
+# %%
+table2 = wordsim.pivot_table(
+    index=["model", "variant"], columns="score", values="pearson_x100", aggfunc="mean",
+    sort=False,
+).round(2)
+display(table2)
+display(Markdown("*Biš et al. (2021), Table 2 (reference):*"))
+display(
+    wordbench.reference_frame("bis2021_table2").pivot_table(
+        index=["model", "variant"], columns="score", values="value", sort=False
+    )
+)
+
+# %% [markdown]
+# ## Beyond the paper: the hidden states of every layer
+#
+# The same measures on the contextual vectors of the words of 600 MultiNLI sentences (the
+# corpus of the Geometry and Part-of-speech chapters; a seeded sample of words, the same in
+# every layer), before and after subtracting each layer's own mean. If a common shift is what
+# makes contextual vectors look anisotropic, the mean cosine should collapse to about 0 after
+# centring, and the mean-vector ratio should be large. IsoScore does not change with centring
+# (it is translation invariant): what it reports is the anisotropy of the spread itself.
+# I(X) depends on the scale of X, so for layers with large norms it is near 0 however round
+# the cloud is; its logarithm is plotted.
+
+# %%
+words_corpus = corpus.mnli_polysemy(n=n_sentences, seed=seed)
+hidden = pd.concat(
+    [
+        drift.hidden_state_isotropy(
+            store.activations(spec, words_corpus), n_rows=hidden_rows, seed=seed
+        ).assign(model=spec)
+        for spec in models
+    ],
+    ignore_index=True,
+)
+for measures, title in (
+    (["mean_cosine", "mean_cosine_centered"], "Mean cosine between words, before/after centring"),
+    (["isoscore"], "IsoScore per layer (the same before and after centring)"),
+    (["mean_vector_ratio"], "Norm of the layer's mean vector / mean norm"),
+    (["log_isotropy_raw", "log_isotropy_centered"], "ln I(X) per layer, before/after centring"),
+):
+    long = hidden.melt(
+        id_vars=["model", "depth", "layer"], value_vars=measures, var_name="measure"
+    )
+    show(
+        plots.lines_by_layer(
+            long,
+            "value",
+            x="depth",
+            dash="measure" if len(measures) > 1 else None,
+            title=title,
+            y_title=measures[0] if len(measures) == 1 else "value",
+        ),
+        f"hidden-{measures[0]}",
+    )
+display(
+    hidden[
+        ["model", "layer", "isotropy_raw", "isotropy_centered", "log_isotropy_raw", "isoscore",
+         "mean_cosine", "mean_cosine_centered", "mean_norm", "mean_vector_ratio"]
+    ].round(3)
+)
+
+# %% [markdown]
+# ## What this run shows
+#
+# The paragraphs below are generated from the numbers above.
+
+# %%
+display(Markdown("\n\n".join(drift.findings(table1, wordsim, hidden, rare))))
+
+# %%
+# NBVAL_CHECK_OUTPUT
+for _, row in table1.iterrows():
+    print(
+        row["model"],
+        "I(W) raw/centred/W_r:",
+        round(row["isotropy_raw"], 1),
+        round(row["isotropy_centered"], 1),
+        round(row["isotropy_top_pcs_removed"], 1),
+        "| mean-vector ratio:",
+        round(row["mean_vector_ratio"], 1),
+        "| centring raises I:",
+        bool(row["isotropy_centered"] > row["isotropy_raw"]),
+    )
+for spec, part in hidden.groupby("model", sort=False):
+    print(
+        spec,
+        "hidden: max mean cosine",
+        round(float(part["mean_cosine"].max()), 1),
+        "| after centring below 0.05:",
+        bool(part["mean_cosine_centered"].abs().max() < 0.05),
+    )
+
+# %%
+results.save_results(
+    results_path,
+    {
+        "parameters": {
+            "models": models,
+            "n_sentences": n_sentences,
+            "seed": seed,
+            "point_budget": point_budget,
+            "hidden_rows": hidden_rows,
+            "n_bins": n_bins,
+        },
+        "frequency_corpus": "Brown + MultiNLI dev-matched + STS 2012-2016",
+        "models": {run.model: run.facts | {"caveats": run.caveats} for run in runs},
+        "table1": table1,
+        "coverage": coverage_table,
+        "spectra": spectra,
+        "toy_singular_values": toy_sv,
+        "rare_token_cosines": rare,
+        "zipf": zipf,
+        "norm_histograms": norms,
+        "wordsim": wordsim,
+        "wordsim_table2": table2.reset_index(),
+        "hidden_states": hidden,
+    },
+)
