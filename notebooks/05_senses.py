@@ -44,18 +44,23 @@ wic_train_pairs = 400
 wic_test_pairs = 400
 n_sts_sentences = 1000
 n_mnli_sentences = 600
-n_view_words = 3
+n_umap_words = 8
+max_view_layers = 13
 point_budget = 1500
 seed = 0
 results_path = "05_senses.results.json"
 
 # %%
+import warnings
+
 import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
 
 from lmgeometry import corpus, geometry, plots, results, senses, store
 from lmgeometry.figures import show
+
+warnings.filterwarnings("ignore", message="n_jobs value")  # UMAP: seeded, so single-threaded
 
 semcor = corpus.semcor_targets(n_words=n_semcor_words, seed=seed)
 wic, wic_pairs = senses.wic_corpus(wic_train_pairs, wic_test_pairs, seed)
@@ -67,34 +72,74 @@ print(
     f"{tagged['target'].nunique()} targets; WiC pairs: "
     + ", ".join(f"{k} {v}" for k, v in wic_pairs["split"].value_counts().sort_index().items())
 )
+display(Markdown("Models: " + "; ".join(
+    f"**{spec}** ({acts.meta['model']['name']}, {acts.n_layers - 1} layers; caveats: "
+    + ("; ".join(acts.meta["model"].get("caveats", [])) or "none") + ")"
+    for spec, acts in semcor_stores.items()
+)))
 
 # %% [markdown]
 # ## The seed's views
 #
-# Each panel is one layer; the points are the occurrences of one target word in SemCor,
-# projected on that layer's first two principal components (computed on the word's
-# occurrences) and coloured by their annotated sense. Click a sense in the legend to hide it.
-# The last figure of each model uses UMAP instead of PCA for the most frequent target (UMAP
-# keeps local neighbourhoods, which is where the seed saw senses cluster).
+# The occurrences of one target word in SemCor, projected on one layer's first two principal
+# components (computed on that word's occurrences only) and coloured by their annotated sense:
+# pick the word in the menu and the layer with the slider (for the 30-layer model every
+# other layer or so is shown). Hover a point to read its sentence; click a sense in the legend
+# to hide it. The second figure of each model uses UMAP (cosine, 15 neighbours) instead of
+# PCA for the most frequent targets: UMAP keeps local neighbourhoods, which is where the seed
+# saw senses cluster. Unlike the seed, each projection is fitted on one word's occurrences
+# (the seed projected all words together, so a word's senses had to stand out against the
+# whole vocabulary).
 
 # %%
 counts = tagged["target"].value_counts()
-view_words = list(counts.index[:n_view_words])
-views = [("pca", target) for target in view_words] + [("umap", view_words[0])]
+view_words = {"pca": sorted(counts.index), "umap": sorted(counts.index[:n_umap_words])}
+view_tables = []
 for spec, acts in semcor_stores.items():
-    last = acts.n_layers - 1
-    for method, target in views:
-        layers = (sorted({0, last // 4, last // 2, 3 * last // 4, last}) if method == "pca"
-                  else sorted({0, last // 2, last}))
-        v = senses.occurrence_views(acts, target, layers, method, seed)
+    layers = senses.spread_layers(acts.n_layers, max_view_layers)
+    for method, targets in view_words.items():
+        views = senses.word_views(acts, targets, layers, method, seed,
+                                  sentences=semcor.sentences)
+        view_tables.append(senses.view_separability(views, layers, method, acts)
+                           .assign(model=spec))
         show(
-            plots.layer_grid(
-                v["panels"], [f"layer {i}" for i in layers], v["senses"], "sense",
-                categorical=True, hover=v["hover"], cols=len(layers),
-                title=f"{spec}: occurrences of '{target}' by sense ({method.upper()} per layer)",
+            plots.choice_layer_slider(
+                views["coords"], [str(i) for i in layers], views["color"], "senses",
+                hover=views["hover"], background=views["background"],
+                title=f"{spec}: SemCor occurrences by sense ({method.upper()} per word and layer)",
             ),
-            f"{method}-{spec}-{target}",
+            f"{method}-{spec}",
         )
+view_scores = pd.concat(view_tables, ignore_index=True)
+
+# %% [markdown]
+# How visible are the senses in these pictures? The leave-one-out 1-NN sense accuracy
+# (defined in the next section) computed *inside* each 2-D view, averaged over the words shown,
+# against the same measure in the layer's full space for the same occurrences (the UMAP words
+# are the `n_umap_words` most frequent targets, so their full-space line differs from the
+# PCA words').
+
+# %%
+view_scores["depth"] = view_scores["layer"] / view_scores.groupby("model")["layer"].transform(
+    "max"
+)
+view_lines = pd.concat(
+    [
+        view_scores.assign(space=view_scores["method"].str.upper() + " 2-D"),
+        view_scores.assign(space="full space, " + view_scores["method"].str.upper() + " words",
+                           accuracy_1nn=view_scores["accuracy_full"]),
+    ],
+    ignore_index=True,
+)
+show(
+    plots.lines_by_layer(
+        view_lines, "accuracy_1nn", x="depth", dash="space",
+        title="1-NN sense accuracy inside the 2-D views and in the full space",
+        y_title="accuracy", reference=float(view_scores["mfs_baseline"].iloc[0]),
+        reference_name="most frequent sense (PCA words)",
+    ),
+    "view-accuracy",
+)
 
 # %% [markdown]
 # And the seed's own view: the polysemous target words of the MNLI sentences (chapter
@@ -107,20 +152,23 @@ for spec in models:
     words = acts.words
     idx = geometry.subsample(len(words), point_budget, seed)
     targets = words["target"].to_numpy()[idx]
-    last = acts.n_layers - 1
-    layers = sorted({0, last // 2, last})
+    layers = senses.spread_layers(acts.n_layers, 3)
     panels = [
         geometry.pca_project(np.asarray(acts.layer(i)[idx], dtype=np.float32), n_components=2,
                              seed=seed)[0]
         for i in layers
+    ] + [
+        geometry.umap_project(np.asarray(acts.layer(i)[idx], dtype=np.float32), n_components=2,
+                              seed=seed)
+        for i in layers
     ]
     show(
         plots.layer_grid(
-            panels, [f"layer {i}" for i in layers],
+            panels, [f"{m} layer {i}" for m in ("PCA", "UMAP") for i in layers],
             np.where(pd.notna(targets), targets, "(other words)").astype(str), "target word",
             categorical=True, hover=words["text"].to_numpy()[idx], cols=len(layers),
             shadow=True, background="(other words)",
-            title=f"{spec}: MNLI target words over all words (PCA per layer)",
+            title=f"{spec}: MNLI target words over all words (PCA, then UMAP, per layer)",
         ),
         f"mnli-targets-{spec}",
     )
@@ -128,9 +176,12 @@ for spec in models:
 # %% [markdown]
 # ## Sense separability per layer
 #
-# Solid: leave-one-out 1-NN sense accuracy averaged over the target words; the dotted line is
-# the most-frequent-sense baseline. Line styles: raw vectors, top principal components
-# removed, dimensions standardised.
+# Leave-one-out 1-NN sense accuracy (cosine) averaged over the target words, per layer; the
+# dotted gray line is the most-frequent-sense baseline under the same leave-one-out protocol
+# (it does not depend on the layer). Line styles (see the legend) distinguish the raw vectors,
+# the vectors with the top principal components removed (centred, then ceil(d/100)
+# directions projected out) and the vectors with every dimension standardised; both
+# transforms are fitted on all the layer's word vectors of the SemCor sentences (no labels).
 
 # %%
 separability = pd.concat(
@@ -162,8 +213,9 @@ show(
 # %% [markdown]
 # ## WiC per layer
 #
-# Dev accuracy of the cosine threshold fitted on the training pairs (test accuracy is in the
-# results file and the text below; the best layer is chosen on dev).
+# Accuracy of the cosine threshold fitted on the training pairs: first on dev for the three
+# versions of the vectors, then dev and test for the raw vectors (the WiC test gold labels are
+# in the data mirror; the best layer is chosen on dev, test is only reported).
 
 # %%
 wic_results = pd.concat(
@@ -181,6 +233,17 @@ show(
     ),
     "wic",
 )
+wic_raw = wic_results[wic_results["transform"] == "raw"]
+show(
+    plots.lines_by_layer(
+        pd.concat([wic_raw.assign(split=split, accuracy=wic_raw[f"{split}_accuracy"])
+                   for split in ("dev", "test")], ignore_index=True),
+        "accuracy", x="depth", dash="split",
+        title="WiC accuracy of a cosine threshold (raw vectors): dev and test",
+        y_title="accuracy", reference=0.5, reference_name="chance",
+    ),
+    "wic-test",
+)
 
 # %% [markdown]
 # ## Polysemy or context?
@@ -193,9 +256,10 @@ show(
 
 # %%
 sts = corpus.sts(n=n_sts_sentences, seed=seed)
+word_tables = {spec: senses.polysemy_tables(store.activations(spec, sts), seed=seed)
+               for spec in models}
 polysemy = pd.concat(
-    [senses.polysemy_by_layer(store.activations(spec, sts), seed=seed).assign(model=spec)
-     for spec in models],
+    [senses.polysemy_by_layer(t).assign(model=spec) for spec, t in word_tables.items()],
     ignore_index=True,
 )
 polysemy["depth"] = polysemy["layer"] / polysemy.groupby("model")["layer"].transform("max")
@@ -219,6 +283,28 @@ show(
 )
 
 # %% [markdown]
+# The raw picture behind the regression: mean self-similarity per layer of the words grouped by
+# their number of WordNet senses, then by their number of contexts (sentences).
+
+# %%
+for column, edges, name in (("n_senses", [1, 2, 4, 8, np.inf], "WordNet senses"),
+                            ("n_sentences", [5, 10, 20, 50, np.inf], "contexts")):
+    bins = pd.concat(
+        [senses.selfsim_by_bins(t, column, edges).assign(model=spec)
+         for spec, t in word_tables.items()],
+        ignore_index=True,
+    )
+    bins["depth"] = bins["layer"] / bins.groupby("model")["layer"].transform("max")
+    bins["group"] = name + " " + bins["bin"]
+    show(
+        plots.lines_by_layer(
+            bins, "mean_selfsim", color="group", x="depth", dash="model",
+            title=f"Mean self-similarity by number of {name}", y_title="mean self-similarity",
+        ),
+        f"selfsim-by-{column}",
+    )
+
+# %% [markdown]
 # ## What this run shows
 #
 # The seed concluded, from pictures, that senses are not visible along the principal
@@ -229,7 +315,7 @@ lines = []
 for spec in models:
     lines += senses.findings(
         separability[separability["model"] == spec], wic_results[wic_results["model"] == spec],
-        spec,
+        spec, view_scores[view_scores["model"] == spec],
     )
     lines += senses.polysemy_findings(polysemy[polysemy["model"] == spec], spec)
 display(Markdown("\n\n".join(lines)))
@@ -248,6 +334,7 @@ results.save_results(
         "wic_pairs": wic_pairs["split"].value_counts().to_dict(),
         "separability": separability,
         "wic": wic_results,
+        "view_separability": view_scores,
         "polysemy_regression": polysemy,
     },
 )

@@ -316,19 +316,221 @@ def test_transforms_have_their_defining_properties() -> None:
         s.transform(X, "whitened")
 
 
+def _toy_tables(gain: list[float], test: list[float] | None) -> tuple[pd.DataFrame, ...]:
+    sep = pd.DataFrame({
+        "layer": [0, 1, 2, 0, 1, 2], "transform": ["raw"] * 3 + ["standardised"] * 3,
+        "accuracy_1nn": [0.4 + g for g in gain] + [0.3, 0.7, 0.5], "mfs_baseline": [0.4] * 6,
+        "gain": gain + [-0.1, 0.3, 0.1], "n_words": [10] * 6, "model": "toy",
+        "silhouette": [0.01, 0.08, 0.05, 0.0, 0.1, 0.0],
+    })
+    wic = pd.DataFrame({"layer": [0, 1, 2], "transform": "raw", "model": "toy",
+                        "dev_accuracy": [0.5, 0.52, 0.61],
+                        "test_accuracy": test if test else [math.nan] * 3,
+                        "n_test": [400 if test else 0] * 3})
+    return sep, wic
+
+
 def test_chapter_findings_and_summary_follow_the_numbers() -> None:
     from lmgeometry import senses as s
 
-    sep = pd.DataFrame({
-        "layer": [0, 1, 2, 0, 1, 2], "transform": ["raw"] * 3 + ["standardised"] * 3,
-        "accuracy_1nn": [0.3, 0.6, 0.5, 0.3, 0.7, 0.5], "mfs_baseline": [0.4] * 6,
-        "gain": [-0.1, 0.2, 0.1, -0.1, 0.3, 0.1], "n_words": [10] * 6, "model": "toy",
-    })
-    wic = pd.DataFrame({"layer": [0, 1, 2], "transform": "raw", "model": "toy",
-                        "dev_accuracy": [0.5, 0.52, 0.61], "test_accuracy": [0.5, 0.5, 0.6]})
-    text = " ".join(s.findings(sep, wic, "toy"))
-    assert "60.0% of the time at layer 1" in text and "+20.0 points" in text
-    assert "61.0% on dev and 60.0% on test at layer 2" in text
-    assert "With standardised, the best 1-NN gain is 30.0 points (layer 1)" in text
+    sep, wic = _toy_tables([-0.1, 0.2, 0.1], [0.5, 0.5, 0.6])
+    views = pd.DataFrame({"layer": [0, 2, 0, 2], "method": ["pca", "pca", "umap", "umap"],
+                          "n_words": 3, "accuracy_1nn": [0.3, 0.35, 0.5, 0.45],
+                          "accuracy_full": [0.5, 0.6, 0.5, 0.6], "mfs_baseline": 0.4})
+    text = " ".join(s.findings(sep, wic, "toy", views))
+    assert "beats the most-frequent-sense baseline in 2 of 3 layers" in text
+    assert "best at layer 1 of 2 (50% of the depth), with 60.0% against 40.0% (+20.0 points" in text
+    assert "at layer 0 the gain is -10.0 points" in text
+    assert "silhouette peaks at 0.08 (layer 1;" in text
+    assert "best on dev at layer 2 (61.0%; layer 0: 50.0%" in text
+    lo, hi = s.wilson_interval(0.6, 400)
+    assert f"test accuracy is 60.0% (95% interval {lo:.1%} to {hi:.1%}" in text
+    assert "above chance" in text
+    assert "With standardised, the best 1-NN gain is +30.0 points (layer 1; raw: +20.0" in text
+    assert "2-D PCA views (3 words) at most 35.0% (layer 2; the same occurrences" in text
+    assert "full space: 60.0%, MFS 40.0%; the view keeps -25% of the full space's gain" in text
+    assert "2-D UMAP views (3 words) at most 50.0% (layer 0" in text and "keeps 100%" in text
     summ = s.summary(sep, wic).loc["toy"]
     assert summ["1-NN beats MFS by > 5 points somewhere"] and summ["WiC dev > 55% somewhere"]
+
+
+def test_chapter_findings_say_when_baselines_win_and_test_labels_are_missing() -> None:
+    from lmgeometry import senses as s
+
+    sep, wic = _toy_tables([-0.1, -0.02, -0.05], None)
+    text = " ".join(s.findings(sep, wic, "toy"))
+    assert "never beats the most-frequent-sense baseline (in any of 3 layers)" in text
+    assert "comes closest at layer 1 of 2" in text
+    assert "no test labels were available, so only dev is reported" in text
+    assert not s.summary(sep, wic).loc["toy", "1-NN beats MFS by > 5 points somewhere"]
+
+
+def test_wilson_interval_textbook_value() -> None:
+    from lmgeometry.senses import wilson_interval
+
+    lo, hi = wilson_interval(0.5, 100)  # 50 of 100: 0.4038 to 0.5962
+    assert lo == pytest.approx(0.4038, abs=1e-4) and hi == pytest.approx(0.5962, abs=1e-4)
+    lo, hi = wilson_interval(0.0, 10)  # 0 of 10: 0 to z^2 / (n + z^2) = 0.2775
+    assert lo == pytest.approx(0.0, abs=1e-12) and hi == pytest.approx(0.2775, abs=1e-4)
+    assert all(math.isnan(v) for v in wilson_interval(0.5, 0))
+
+
+def test_loo_1nn_euclidean_differs_from_cosine_on_a_line() -> None:
+    X = np.array([[0.0], [1.0], [3.0], [10.0]])
+    y = ["a", "a", "b", "b"]
+    # Euclidean: 0->1 (a, right), 1->0 (a, right), 3->1 (a, wrong), 10->3 (b, right)
+    assert loo_1nn_sense_accuracy(X, y, metric="euclidean") == pytest.approx(0.75)
+    # cosine: the point at 0 is a zero vector (cos 0 with all: ties over 3 others, 1 shares
+    # its sense = 1/3); the other three all have cosine 1 with each other (point 1 ties
+    # between 3 and 10: 0; 3 ties 1 and 10: 1/2; 10 ties 1 and 3: 1/2)
+    assert loo_1nn_sense_accuracy(X, y) == pytest.approx((1 / 3 + 0 + 0.5 + 0.5) / 4)
+    with pytest.raises(ValueError, match="metric"):
+        loo_1nn_sense_accuracy(X, y, metric="manhattan")
+
+
+def test_context_snippet_brackets_the_word() -> None:
+    from lmgeometry.senses import context_snippet
+
+    assert context_snippet("I ran home", 2, 5, 3) == "I [ran] ho..."
+    assert context_snippet("We ran", 3, 6, 40) == "We [ran]"
+    assert context_snippet("abcdefgh ran", 9, 12, 2) == "...h [ran]"
+
+
+def test_view_separability_scores_the_projection_not_the_full_space() -> None:
+    from lmgeometry.senses import view_separability
+
+    class _Store:  # the full space: senses perfectly separated along one axis each
+        def layer(self, i: int) -> np.ndarray:
+            return np.array([[1, 0], [1, 0.1], [0, 1], [0.1, 1]], dtype=np.float64)
+
+    # 2-D view at layer 0 mixes the senses (each point's nearest is the other sense);
+    # at layer 3 it separates them.
+    mixed = np.array([[0.0, 0], [2, 0], [1, 0], [3, 0]])
+    clean = np.array([[0.0, 0], [0.1, 0], [5, 0], [5.1, 0]])
+    views = {"coords": {"w": [mixed, clean]}, "keys": {"w": np.array(["a", "a", "b", "b"])},
+             "rows": {"w": np.arange(4)}}
+    out = view_separability(views, [0, 3], "pca", _Store())
+    assert out["layer"].tolist() == [0, 3] and (out["n_words"] == 1).all()
+    # mixed: 0->[1] b wrong; 2->ties 1 and 3 (b, b) wrong; 1->ties 0 and 2 (a, a) wrong;
+    # 3->2 a wrong
+    assert out["accuracy_1nn"].tolist() == pytest.approx([0.0, 1.0])
+    assert out["accuracy_full"].tolist() == pytest.approx([1.0, 1.0])
+    assert out["mfs_baseline"].tolist() == pytest.approx([0.0, 0.0])
+
+
+def test_choice_layer_slider_dropdown_and_slider_touch_different_properties() -> None:
+    from lmgeometry.plots import choice_layer_slider
+
+    coords = {"bank": [np.zeros((3, 2)), np.ones((3, 2))],
+              "run": [np.full((2, 2), 2.0), np.full((2, 2), 3.0)]}
+    color = {"bank": np.array(["river", "money", "river"]), "run": np.array(["go", "go"])}
+    fig = choice_layer_slider(coords, ["0", "6"], color, "sense", title="t", background="river")
+    assert [t.name for t in fig.data] == ["money", "river", "go"]
+    assert fig.data[1].marker.color == "rgba(160,160,160,0.6)"
+    assert [t.visible for t in fig.data] == [True, True, False]
+    buttons = fig.layout.updatemenus[0].buttons
+    assert [b.label for b in buttons] == ["bank", "run"]
+    assert buttons[1].args[0] == {"visible": [False, False, True]}
+    steps = fig.layout.sliders[0].steps
+    assert [st.label for st in steps] == ["0", "6"]
+    assert set(steps[1].args[0]) == {"x", "y"}  # the slider leaves visibility alone
+    assert steps[1].args[0]["x"] == [[1.0], [1.0, 1.0], [3.0, 3.0]]
+    with pytest.raises(ValueError, match="layers"):
+        choice_layer_slider({"bank": [np.zeros((3, 2))]}, ["0", "6"], color, "sense")
+
+
+def test_spread_layers_keeps_ends() -> None:
+    from lmgeometry.senses import spread_layers
+
+    assert spread_layers(31, 16) == list(range(0, 31, 2))
+    assert spread_layers(13, 20) == list(range(13))
+    assert spread_layers(13, 3) == [0, 6, 12]
+    assert spread_layers(5, 1) == [4]
+
+
+def _polysemy_toy() -> pd.DataFrame:
+    ctx = np.array([5, 6, 8, 10, 20, 40, 7, 12], dtype=float)
+    sen = np.array([1, 2, 1, 2, 1, 2, 1, 2], dtype=float)  # uncorrelated with ctx
+    frames = []
+    for layer, slope in ((1, -0.2), (2, 0.0)):
+        frames.append(pd.DataFrame({
+            "layer": layer, "word": [f"w{i}" for i in range(8)], "n_senses": sen,
+            "n_sentences": ctx, "log_senses": np.log(sen), "log_contexts": np.log(ctx),
+            "selfsim": 0.9 + slope * np.log(ctx) + 0.05 * (layer == 2) * np.log(sen),
+        }))
+    return pd.concat(frames, ignore_index=True)
+
+
+def test_polysemy_by_layer_recovers_exact_coefficients() -> None:
+    from lmgeometry.senses import polysemy_by_layer
+
+    tables = _polysemy_toy()
+    out = polysemy_by_layer(tables).set_index("layer")
+    sd_ctx = np.log(tables["n_sentences"][:8]).std(ddof=0)
+    sd_sen = np.log(tables["n_senses"][:8]).std(ddof=0)
+    assert out.loc[1, "coef_log_contexts"] == pytest.approx(-0.2 * sd_ctx)
+    assert out.loc[1, "coef_log_senses"] == pytest.approx(0.0, abs=1e-12)
+    assert out.loc[2, "coef_log_contexts"] == pytest.approx(0.0, abs=1e-12)
+    assert out.loc[2, "coef_log_senses"] == pytest.approx(0.05 * sd_sen)
+    assert out.loc[1, "r2"] == pytest.approx(1.0) and (out["n_words"] == 8).all()
+
+
+def test_selfsim_by_bins_means_and_labels() -> None:
+    from lmgeometry.senses import selfsim_by_bins
+
+    tables = pd.DataFrame({"layer": [1, 1, 1, 1, 2], "n_senses": [1, 2, 3, 9, 1],
+                           "selfsim": [0.5, 0.2, 0.4, 0.1, 0.7]})
+    out = selfsim_by_bins(tables, "n_senses", [1, 2, 4, math.inf])
+    assert out["bin"].tolist() == ["1", "2-3", "4+", "1"]
+    assert out["layer"].tolist() == [1, 1, 1, 2]
+    assert out["mean_selfsim"].tolist() == pytest.approx([0.5, 0.3, 0.1, 0.7])
+    assert out["n_words"].tolist() == [1, 2, 1, 1]
+
+
+def test_polysemy_findings_count_layers_from_the_intervals() -> None:
+    from lmgeometry.senses import polysemy_findings
+
+    frame = pd.DataFrame({
+        "layer": [1, 2, 3], "n_words": 50, "r2": [0.1, 0.2, 0.3],
+        "coef_log_contexts": [-0.3, -0.2, 0.01], "ci_low_log_contexts": [-0.4, -0.3, -0.1],
+        "ci_high_log_contexts": [-0.2, -0.1, 0.1],
+        "coef_log_senses": [-0.1, 0.3, 0.0], "ci_low_log_senses": [-0.2, 0.1, -0.1],
+        "ci_high_log_senses": [0.05, 0.5, 0.1],
+    })
+    text = polysemy_findings(frame, "toy")[0]
+    assert "(50 words)" in text
+    assert "excludes zero in 2 of 3 layers (2 of them negative" in text
+    assert "the number of senses in 1 of 3 (0 negative)" in text
+    assert "larger in size in 2 of 3 layers" in text and "median R^2 is 0.20" in text
+
+
+def test_occurrence_views_lump_rare_senses_but_keep_their_keys() -> None:
+    from lmgeometry.senses import RARE_SENSES, occurrence_views, word_views
+
+    rng = np.random.default_rng(0)
+    keys = ["x%1"] * 4 + ["y%1"] * 3 + ["z%1"] * 2 + [None]
+    words = pd.DataFrame({
+        "target": ["w.n"] * 9 + ["w.n"], "sense_key": keys, "text": ["w"] * 10,
+        "sentence_id": range(10), "start": 2, "end": 3,
+    })
+
+    class _Store:
+        def __init__(self) -> None:
+            self.words = words
+            self._X = rng.normal(size=(10, 5))
+
+        def layer(self, i: int) -> np.ndarray:
+            return self._X * (i + 1)
+
+    st = _Store()
+    v = occurrence_views(st, "w.n", [0, 2], "pca", sentences=["a w b"] * 10)
+    assert v["rows"].tolist() == list(range(9))  # the untagged occurrence is left out
+    assert v["keys"].tolist() == keys[:9]
+    assert (v["senses"][7:] == RARE_SENSES.format(k=3)).all()
+    assert len(set(v["senses"][:7])) == 2 and v["hover"][0] == "a [w] b"
+    assert len(v["panels"]) == 2 and v["panels"][1].shape == (9, 2)
+    both = word_views(st, ["w.n"], [0], "pca")
+    assert set(both) == {"coords", "color", "hover", "keys", "rows", "background"}
+    assert both["background"] == RARE_SENSES.format(k=3)
+    with pytest.raises(ValueError, match="method"):
+        occurrence_views(st, "w.n", [0], "tsne")

@@ -360,3 +360,96 @@ def dimension_profile(
         margin={"l": 50, "r": 10, "t": 50, "b": 40},
     )
     return fig
+
+
+def choice_layer_slider(
+    coords: dict[str, Sequence[np.ndarray]],
+    layer_names: Sequence[str],
+    color: dict[str, np.ndarray],
+    color_title: str,
+    hover: dict[str, Sequence[str]] | None = None,
+    title: str = "",
+    background: str | None = None,
+) -> go.Figure:
+    """2-D scatter of one chosen item (dropdown) in one chosen layer (slider).
+
+    ``coords[c][l]`` is the ``(n_c, 2)`` projection of item ``c`` (e.g. a target word's
+    occurrences) in layer ``l``; ``color[c]`` gives the ``n_c`` categories of its points (e.g.
+    senses), drawn as one trace per (item, category). The dropdown shows one item's traces; the
+    slider re-points every trace's ``x``/``y`` at the chosen layer (a ``restyle`` that leaves
+    visibility alone), so the two controls combine freely. The data are stored once per layer.
+    Points of category ``background`` are drawn in light gray.
+    """
+    choices = list(coords)
+    if not choices:
+        raise ValueError("no items to show")
+    n_layers = len(layer_names)
+    for c in choices:
+        if len(coords[c]) != n_layers:
+            raise ValueError(f"{c!r} has {len(coords[c])} layers, expected {n_layers}")
+    fig = go.Figure()
+    owner: list[str] = []
+    masks: list[tuple[str, np.ndarray]] = []
+    for c in choices:
+        cats = np.asarray(color[c]).astype(str)
+        text = None if hover is None else np.asarray(hover[c])
+        categories = sorted(pd.unique(cats))
+        colors = _category_colors([cat for cat in categories if cat != background])
+        if background is not None:
+            colors[background] = SHADOW.replace("0.25", "0.6")
+        for cat in categories:
+            m = cats == cat
+            xy = np.asarray(coords[c][0])[m]
+            fig.add_trace(
+                go.Scattergl(
+                    x=_r(xy[:, 0]),
+                    y=_r(xy[:, 1]),
+                    mode="markers",
+                    marker={"size": 6, "color": colors[cat], "opacity": 0.8},
+                    name=cat,
+                    text=None if text is None else text[m],
+                    hoverinfo="text+name",
+                    visible=c == choices[0],
+                )
+            )
+            owner.append(c)
+            masks.append((c, m))
+    owner_arr = np.array(owner)
+    buttons = [
+        {
+            "method": "update",
+            "label": c,
+            "args": [
+                {"visible": (owner_arr == c).tolist()},
+                {"legend.title.text": f"{color_title} of {c}"},
+            ],
+        }
+        for c in choices
+    ]
+    steps = []
+    for li, name in enumerate(layer_names):
+        xs = [_r(np.asarray(coords[c][li])[m][:, 0]).tolist() for c, m in masks]
+        ys = [_r(np.asarray(coords[c][li])[m][:, 1]).tolist() for c, m in masks]
+        steps.append({"method": "restyle", "label": str(name), "args": [{"x": xs, "y": ys}]})
+    fig.update_layout(
+        title={"text": title, "y": 0.98, "yanchor": "top"},
+        height=540,
+        margin={"l": 10, "r": 10, "t": 100, "b": 10},
+        xaxis={"showticklabels": False},
+        yaxis={"showticklabels": False},
+        legend={"itemsizing": "constant", "title": {"text": f"{color_title} of {choices[0]}"}},
+        updatemenus=[
+            {
+                "buttons": buttons,
+                "direction": "down",
+                "x": 0.0,
+                "xanchor": "left",
+                "y": 1.02,
+                "yanchor": "bottom",
+                "showactive": True,
+            }
+        ],
+        sliders=[{"active": 0, "steps": steps, "currentvalue": {"prefix": "layer "},
+                  "pad": {"t": 30}}],
+    )
+    return fig
