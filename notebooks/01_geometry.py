@@ -37,7 +37,6 @@ umap_layers = 4
 results_path = "01_geometry.results.json"
 
 # %%
-import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
 
@@ -56,42 +55,24 @@ print(
 #
 # Each panel is one layer (layer 0 is the input embedding output), projected on its own first
 # two principal components; colour is the word's position in its sentence. A random subset of
-# the words (the same in every layer) keeps the pages light.
+# `point_budget` words (the same in every layer) keeps the pages light.
 
 # %%
-summaries = []
-cluster_tables = {}
-projections = {}
-for spec, acts in stores.items():
-    words = acts.words
-    idx = geometry.subsample(len(words), point_budget, seed)
-    sample_words = words.iloc[idx].reset_index(drop=True)
-    position = sample_words["word_index"].to_numpy()
-    hover = (
-        sample_words["text"] + " (pos " + sample_words["word_index"].astype(str) + ")"
-    ).to_numpy()
-    panels, rows = [], []
-    for layer in range(acts.n_layers):
-        X = np.asarray(acts.layer(layer)[idx], dtype=np.float32)
-        xy, _ = geometry.pca_project(X, n_components=2, seed=seed)
-        panels.append(xy)
-        row, clusters = geometry.layer_geometry(X, sample_words, seed=seed)
-        rows.append({"model": spec, "layer": layer, **row})
-        cluster_tables[(spec, layer)] = (clusters, X)
-    projections[spec] = (idx, sample_words, hover)
-    summaries.append(pd.DataFrame(rows))
+analyses = {spec: geometry.analyse_model(acts, spec, point_budget, seed)
+            for spec, acts in stores.items()}
+for spec, g in analyses.items():
     show(
         plots.layer_grid(
-            panels,
-            [f"layer {i}" for i in range(acts.n_layers)],
-            position,
+            [xyz[:, :2] for xyz in g.coords],
+            [f"layer {i}" for i in range(len(g.coords))],
+            g.words["word_index"].to_numpy(),
             "position",
-            hover=hover,
+            hover=geometry.hover_labels(g.words),
             title=f"{spec}: first two principal components of every layer, coloured by position",
         ),
         f"pca-grid-{spec}",
     )
-summary = pd.concat(summaries, ignore_index=True)
+summary = pd.concat([g.summary for g in analyses.values()], ignore_index=True)
 
 # %% [markdown]
 # ## Clusters and what drives the global structure
@@ -99,11 +80,14 @@ summary = pd.concat(summaries, ignore_index=True)
 # For every layer: the best k-means split (k = 2 to 4) of the words on the top 50 principal
 # components, its silhouette (a layer counts as split when it reaches 0.5), and the variance
 # explained by three word attributes (omega-squared: 0 when the attribute is unrelated to the
-# vectors, 1 when words sharing the attribute share a vector). Position is binned as
-# 0, 1, 2-3, 4-7, 8-15, 16-31, 32+.
+# vectors, 1 when words sharing the attribute share a vector; it falls below 0 when an
+# attribute with many values, such as word identity, explains less than chance would).
+# Position is binned as 0, 1, 2-3, 4-7, 8-15, 16-31, 32+; `var_position_later` repeats it
+# without the first words, which can dominate alone. `position_rho` is the strongest
+# Spearman correlation between position and a principal component of the largest cluster
+# projected on its own (seed 000's position manifold).
 
 # %%
-summary["depth"] = summary["layer"] / summary.groupby("model")["layer"].transform("max")
 show(
     plots.lines_by_layer(
         summary,
@@ -117,17 +101,17 @@ show(
 )
 long = summary.melt(
     id_vars=["model", "depth"],
-    value_vars=["var_position", "var_upos", "var_word"],
+    value_vars=["var_position", "var_position_later", "var_upos", "var_word", "position_rho"],
     var_name="attribute",
-    value_name="variance explained",
+    value_name="value",
 )
 show(
     plots.lines_by_layer(
         long,
-        "variance explained",
+        "value",
         x="depth",
         dash="attribute",
-        title="Variance explained by position, part of speech and word identity",
+        title="Variance explained by position, part of speech and word identity; position |rho|",
     ),
     "variance-explained",
 )
@@ -141,7 +125,10 @@ display(
             "separation",
             "minor_share",
             "minor_position0_share",
+            "position0_in_minor",
             "var_position",
+            "var_position_later",
+            "position_rho",
             "var_upos",
             "var_word",
             "mean_norm",
@@ -157,22 +144,21 @@ display(
 # widest (if any layer splits) is separated the same way.
 
 # %%
-for spec in models:
-    split = summary[(summary["model"] == spec) & (summary["k"] >= 2)]
-    if split.empty:
+for spec, acts in stores.items():
+    g = analyses[spec]
+    layer = geometry.widest_split(g.summary)
+    if layer is None:
         display(Markdown(f"*{spec}: no layer splits into well-separated clusters.*"))
         continue
-    layer = int(split.loc[split["separation"].idxmax(), "layer"])
-    clusters, X = cluster_tables[(spec, layer)]
-    idx, sample_words, _ = projections[spec]
+    labels = g.clusters[layer].labels
     display(Markdown(f"**{spec}, layer {layer}**"))
-    display(geometry.cluster_profile(sample_words, clusters.labels).round(3))
-    members = [clusters.labels == c for c in range(clusters.k)]
+    display(geometry.cluster_profile(g.words, labels).round(3))
+    position = g.words["word_index"].to_numpy()
     show(
         plots.side_by_side(
-            [geometry.pca_project(X[m], n_components=2, seed=seed)[0] for m in members],
-            [f"cluster {c} ({m.sum()} words)" for c, m in enumerate(members)],
-            [sample_words["word_index"].to_numpy()[m] for m in members],
+            geometry.cluster_projections(acts.layer(layer)[g.rows], labels, seed),
+            [f"cluster {c} ({(labels == c).sum()} words)" for c in range(labels.max() + 1)],
+            [position[labels == c] for c in range(labels.max() + 1)],
             "position",
             title=f"{spec}, layer {layer}: each cluster projected on its own principal components",
         ),
@@ -182,43 +168,38 @@ for spec in models:
 # %% [markdown]
 # ## Interactive 3-D views
 #
-# Drag to rotate, scroll to zoom; the slider picks the layer. The PCA view keeps the global
-# structure; the UMAP view (initialised from PCA, cosine metric) keeps local neighbourhoods
-# and is computed for a few evenly spaced layers only.
+# Drag to rotate, scroll to zoom; the slider picks the layer and the menu at the top left how
+# many of the sampled words are drawn (fewer points draw faster). The PCA view keeps the
+# global structure; the UMAP view (initialised from PCA, cosine metric) keeps local
+# neighbourhoods and is computed for `umap_layers` evenly spaced layers only.
 
 # %%
 for spec, acts in stores.items():
-    idx, sample_words, hover = projections[spec]
-    position = sample_words["word_index"].to_numpy()
-    coords = [
-        geometry.pca_project(np.asarray(acts.layer(i)[idx], dtype=np.float32), 3, seed)[0]
-        for i in range(acts.n_layers)
-    ]
+    g = analyses[spec]
+    position = g.words["word_index"].to_numpy()
+    hover = geometry.hover_labels(g.words)
     show(
         plots.layer_slider_3d(
-            coords,
-            [str(i) for i in range(acts.n_layers)],
+            g.coords,
+            [str(i) for i in range(len(g.coords))],
             position,
             "position",
             hover=hover,
             title=f"{spec}: 3-D PCA per layer, coloured by position",
+            seed=seed,
         ),
         f"pca3d-{spec}",
     )
-    chosen = np.unique(np.linspace(0, acts.n_layers - 1, umap_layers).round().astype(int))
-    umap_idx = idx[: min(len(idx), 1000)]
-    coords = [
-        geometry.umap_project(np.asarray(acts.layer(i)[umap_idx], dtype=np.float32), 3, seed=seed)
-        for i in chosen
-    ]
+    chosen, coords = geometry.umap_layers(acts, g.rows, umap_layers, seed)
     show(
         plots.layer_slider_3d(
             coords,
             [str(i) for i in chosen],
-            position[: len(umap_idx)],
+            position,
             "position",
-            hover=hover[: len(umap_idx)],
+            hover=hover,
             title=f"{spec}: 3-D UMAP of selected layers",
+            seed=seed,
         ),
         f"umap3d-{spec}",
     )
@@ -226,23 +207,30 @@ for spec, acts in stores.items():
 # %% [markdown]
 # ## What this run shows
 #
-# The sentences below are generated from the numbers above.
+# The sentences below are generated from the numbers above. Seed 000 reported, for GPT-2,
+# two well-separated clusters in every layer, one made of the tokens at position 0, and a
+# position manifold inside the other; for BERT, no such split, small clouds merging into a few
+# clusters. The comparison sentences use the model's kind (decoder: GPT-2, encoder: BERT).
 
 # %%
 display(
     Markdown(
         "\n\n".join(
-            s for spec in models for s in geometry.findings(summary[summary["model"] == spec], spec)
+            s for spec, g in analyses.items() for s in geometry.findings(g.summary, spec, g.kind)
         )
     )
 )
 
 # %%
 # NBVAL_CHECK_OUTPUT
-for spec in models:
-    part = summary[summary["model"] == spec]
-    print(spec, "layers split (k>=2):", part.loc[part["k"] >= 2, "layer"].tolist())
-    print(spec, "max position variance:", round(float(part["var_position"].max()), 1))
+for spec, g in analyses.items():
+    part = g.summary
+    split = part[part["k"] >= 2]
+    print(spec, "layers:", len(part), "split:", len(split))
+    print(spec, "split layers mostly position 0:",
+          int((split["minor_position0_share"].astype(float) >= 0.9).sum()))
+    print(spec, "position explains over half the variance somewhere:",
+          bool((part["var_position"] > 0.5).any()))
 
 # %%
 results.save_results(
@@ -253,9 +241,12 @@ results.save_results(
             "n_sentences": n_sentences,
             "seed": seed,
             "point_budget": point_budget,
+            "umap_layers": umap_layers,
         },
         "corpus": {"sentences": len(words_corpus.sentences), "words": len(words_corpus.words)},
         "models": {spec: acts.meta.get("model", {}) for spec, acts in stores.items()},
         "per_layer": summary,
+        "findings": [s for spec, g in analyses.items()
+                     for s in geometry.findings(g.summary, spec, g.kind)],
     },
 )

@@ -34,7 +34,6 @@ probe_words = 6000
 results_path = "02_part_of_speech.results.json"
 
 # %%
-import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
 
@@ -48,21 +47,19 @@ display(upos_counts.rename("words").to_frame().T)
 
 # %% [markdown]
 # ## Projections coloured by part of speech
+#
+# The same `point_budget` sampled words as in the Geometry chapter, in every layer; the 3-D
+# view has a layer slider and, at the top left, a menu for the number of words drawn.
 
 # %%
 for spec, acts in stores.items():
-    idx = geometry.subsample(len(acts.words), point_budget, seed)
-    sample_words = acts.words.iloc[idx].reset_index(drop=True)
-    upos = sample_words["upos"].to_numpy()
-    hover = sample_words["text"].to_numpy()
-    panels = [
-        geometry.pca_project(np.asarray(acts.layer(i)[idx], dtype=np.float32), 2, seed)[0]
-        for i in range(acts.n_layers)
-    ]
+    _, words, coords = geometry.sample_projections(acts, point_budget, seed)
+    upos = words["upos"].to_numpy()
+    hover = geometry.hover_labels(words)
     show(
         plots.layer_grid(
-            panels,
-            [f"layer {i}" for i in range(acts.n_layers)],
+            [xyz[:, :2] for xyz in coords],
+            [f"layer {i}" for i in range(len(coords))],
             upos,
             "UPOS",
             categorical=True,
@@ -72,19 +69,16 @@ for spec, acts in stores.items():
         ),
         f"pos-grid-{spec}",
     )
-    coords = [
-        geometry.pca_project(np.asarray(acts.layer(i)[idx], dtype=np.float32), 3, seed)[0]
-        for i in range(acts.n_layers)
-    ]
     show(
         plots.layer_slider_3d(
             coords,
-            [str(i) for i in range(acts.n_layers)],
+            [str(i) for i in range(len(coords))],
             upos,
             "UPOS",
             hover=hover,
             categorical=True,
             title=f"{spec}: 3-D PCA per layer, coloured by UPOS",
+            seed=seed,
         ),
         f"pos3d-{spec}",
     )
@@ -98,28 +92,10 @@ for spec, acts in stores.items():
 # tag. Cluster purity runs k-means (k = number of tags) on unit-normalised vectors.
 
 # %%
-rows = []
-for spec, acts in stores.items():
-    idx = geometry.subsample(len(acts.words), probe_words, seed)
-    sample_words = acts.words.iloc[idx].reset_index(drop=True)
-    upos = sample_words["upos"].to_numpy()
-    sentence = sample_words["sentence_id"].to_numpy()
-    for layer in range(acts.n_layers):
-        X = np.asarray(acts.layer(layer)[idx], dtype=np.float32)
-        probe = probes.linear_probe(X, upos, sentence, seed=seed)
-        rows.append(
-            {
-                "model": spec,
-                "layer": layer,
-                "depth": layer / (acts.n_layers - 1),
-                "probe_accuracy": probe.accuracy,
-                "majority_baseline": probe.majority_baseline,
-                "cluster_purity": probes.cluster_purity(X, upos, seed=seed),
-                "n_train": probe.n_train,
-                "n_test": probe.n_test,
-            }
-        )
-probe_table = pd.DataFrame(rows)
+probe_table = pd.concat(
+    [probes.probe_by_layer(acts, spec, probe_words, seed) for spec, acts in stores.items()],
+    ignore_index=True,
+)
 long = probe_table.melt(
     id_vars=["model", "depth"],
     value_vars=["probe_accuracy", "cluster_purity", "majority_baseline"],
@@ -140,6 +116,10 @@ display(probe_table.round(3))
 
 # %% [markdown]
 # ## What this run shows
+#
+# Generated from the table above. Seed 000 judged by eye that BERT's clusters represent POS
+# tags, most clearly in the middle layers, and that in GPT-2 the tags lie along the position
+# manifold; it measured neither.
 
 # %%
 display(Markdown("\n\n".join(probes.findings(probe_table))))
@@ -148,10 +128,10 @@ display(Markdown("\n\n".join(probes.findings(probe_table))))
 # NBVAL_CHECK_OUTPUT
 for spec in models:
     part = probe_table[probe_table["model"] == spec]
-    best = part.loc[part["probe_accuracy"].idxmax()]
-    print(
-        spec, "best probe layer:", int(best["layer"]), "accuracy:", round(best["probe_accuracy"], 1)
-    )
+    print(spec, "layers:", len(part))
+    print(spec, "probe accuracy above 0.8 at layer 0:", bool(part["probe_accuracy"].iloc[0] > 0.8))
+    print(spec, "probe beats the majority baseline by 30 points in every layer:",
+          bool((part["probe_accuracy"] > part["majority_baseline"] + 0.3).all()))
 
 # %%
 results.save_results(
@@ -161,9 +141,11 @@ results.save_results(
             "models": models,
             "n_sentences": n_sentences,
             "seed": seed,
+            "point_budget": point_budget,
             "probe_words": probe_words,
         },
         "upos_counts": upos_counts,
         "per_layer": probe_table,
+        "findings": probes.findings(probe_table),
     },
 )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from lmgeometry import contextuality
+from lmgeometry import contextuality, wordbench
 
 
 def _per_layer(baseline, selfsim_adj, intrasim_adj, mev_adj) -> pd.DataFrame:
@@ -59,3 +59,75 @@ def test_summary_and_findings_are_generated_from_the_numbers() -> None:
     text = " ".join(contextuality.findings(d, "toy"))
     assert "0.10 in layer 1 and 0.40 in the last layer" in text
     assert "least self-similar in layer 4" in text
+
+
+def test_claims_table_adds_the_between_model_intrasim_claim() -> None:
+    rising = _per_layer(baseline=[0.1, 0.1, 0.2, 0.3, 0.4], selfsim_adj=[0.9, 0.9, 0.8, 0.5, 0.3],
+                        intrasim_adj=[0.0, 0.01, 0.02, 0.05, 0.08], mev_adj=[0.0] * 5)
+    falling = rising.assign(model="other", intrasim_adj=[0.0, 0.08, 0.05, 0.02, 0.01])
+    lowest = {"toy": _lowest([1] * 5), "other": _lowest([1] * 5)}
+    both = contextuality.claims_table(pd.concat([rising, falling]), lowest)
+    row = both[both["claim"] == contextuality.INTRASIM_DIFFERS]
+    assert row["holds"].tolist() == [True, True] and row["model"].tolist() == ["toy", "other"]
+    assert row["evidence"].iloc[0] == "toy: rises; other: does not rise"
+    same = contextuality.claims_table(pd.concat([rising, rising.assign(model="other")]), lowest)
+    assert not same.loc[same["claim"] == contextuality.INTRASIM_DIFFERS, "holds"].any()
+    wide = contextuality.holds_matrix(both)
+    assert wide.loc[contextuality.INTRASIM_DIFFERS, ("toy", "corrected")] == "holds"
+    assert wide.loc["adjusted IntraSim rises with depth", ("other", "corrected")] == "does not hold"
+
+
+def test_benchmark_word_weights_count_each_benchmark_equally() -> None:
+    frames = {
+        "ws353": pd.DataFrame({"word1": ["Cat", "cat"], "word2": ["dog", "mouse"],
+                               "score": [1.0, 2.0]}),
+        "bless": pd.DataFrame({"word": ["cat", "car", "bus", "van"], "category": list("aabb")}),
+    }
+    w = contextuality.benchmark_word_weights(frames)
+    # cat: both ws353 items (2/2) + one of 4 bless items (1/4)
+    assert w["cat"] == 1.25 and w["dog"] == 0.5 and w["car"] == 0.25
+    assert w.index[0] == "cat"
+
+
+def test_select_for_words_prefers_short_sentences_that_complete_words() -> None:
+    pool = [
+        "the cat sat",                         # 0: cat
+        "a cat and a dog",                     # 1: cat, dog
+        "cat cat cat cat cat cat cat cat",     # 2: cat once (a sentence counts once per word)
+        "dog",                                 # 3: dog, shortest
+        "nothing useful here",                 # 4
+        "the dog",                             # 5: dog
+    ]
+    weights = {"cat": 1.0, "dog": 1.0, "emu": 5.0}
+    # min_contexts=2: emu never occurs, so it is not wanted; cat and dog need 2 sentences each
+    chosen = contextuality.select_for_words(pool, weights, n=10, min_contexts=2)
+    # gain / length: 3 (1.0), then 5 (0.5) completes dog; 1 has fallen to cat only (0.2),
+    # so 0 (1/3) goes first, then 1 completes cat; 2 and 4 add nothing
+    assert chosen == [0, 1, 3, 5]
+    assert contextuality.select_for_words(pool, weights, n=1, min_contexts=2) == [3]
+
+
+def test_table1_beside_marks_the_paper_as_reference() -> None:
+    scores = pd.DataFrame({
+        "benchmark": ["simlex999", "ws353_sim", "simlex999", "ws353_sim"],
+        "value": [0.1, 0.2, 0.3, 0.4], "coverage": [0.5, 0.6, 0.5, 0.6],
+        "layer": [1, 1, 2, 2], "model": "toy",
+    })
+    t = contextuality.table1_beside(scores)
+    assert list(t.columns) == list(wordbench.ETHAYARAJH2019_COLUMNS.values())
+    assert t.loc[("this run", "toy, layer 2"), "simlex999"] == 0.3
+    assert t.loc[("this run: coverage", "toy"), "simlex999"] == 0.5
+    assert np.isnan(t.loc[("this run", "toy, layer 1"), "men"])
+    ref = t.loc["paper (reference only)"]
+    assert ref.loc["GPT-2, Layer 12", "simlex999"] == wordbench.ETHAYARAJH2019_TABLE1[
+        "GPT-2, Layer 12"]["simlex999"]
+
+
+def test_static_findings_name_the_best_layer() -> None:
+    rows = [{"benchmark": b, "layer": layer, "value": v, "coverage": c}
+            for layer, v in ((0, 0.1), (1, 0.5), (2, 0.3))
+            for b, c in (("simlex999", 0.2), ("ws353", 0.6))]
+    rows.append({"benchmark": "google", "layer": 2, "value": 0.9, "coverage": 0.01})
+    text = contextuality.static_findings(pd.DataFrame(rows), "toy")[0]
+    assert "in layer 1 (mean Spearman 0.50), against 0.10 in layer 0" in text
+    assert "20% to 60%" in text

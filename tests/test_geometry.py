@@ -122,9 +122,84 @@ def test_geometry_findings_report_no_split():
             "var_word": [0.5, 0.2],
             "minor_share": [0.0, 0.0],
             "minor_position0_share": [None, None],
+            "position0_in_minor": [0.0, 0.0],
+            "minor_other_top": [None, None],
+            "minor_other_top_share": [None, None],
             "position0_share": [0.1, 0.1],
         }
     )
-    text = " ".join(findings(summary, "m"))
+    text = " ".join(findings(summary, "m", "encoder"))
     assert "no layer splits" in text and "0.30 at layer 1" in text
     assert "word identity in 1 layer" in text and "position in 1 layer" in text
+    assert "as BERT did in the seed, no layer splits" in text
+
+
+def test_geometry_findings_state_the_position0_split_and_compare_with_gpt2():
+    import pandas as pd
+
+    from lmgeometry.geometry import findings
+
+    summary = pd.DataFrame(
+        {
+            "layer": [0, 1, 2, 3],
+            "k": [1, 2, 2, 3],
+            "silhouette": [0.2, 0.8, 0.9, 0.7],
+            "separation": [1.0, 5.0, 9.5, 4.0],
+            "var_position": [0.1, 0.9, 0.95, 0.3],
+            "var_position_later": [0.05, 0.2, 0.3, 0.1],
+            "position_rho": [0.2, 0.75, 0.8, 0.3],
+            "var_upos": [0.2, 0.1, 0.1, 0.1],
+            "var_word": [0.5, 0.0, -0.2, 0.4],
+            "minor_share": [0.0, 0.05, 0.04, 0.2],
+            "minor_position0_share": [None, 0.8, 1.0, 0.2],
+            "position0_in_minor": [None, 0.9, 1.0, 0.5],
+            "minor_other_top": [None, "the", None, "a"],
+            "minor_other_top_share": [None, 0.7, None, 0.1],
+            "position0_share": [0.04] * 4,
+        }
+    )
+    text = " ".join(findings(summary, "dec", "decoder"))
+    assert "3 of 4 layers split" in text and "layers 1-3" in text
+    assert "widest gap is at layer 2 (k = 2, silhouette 0.90" in text
+    assert "of which 100% are the first word" in text
+    assert "In 2 of the 3 split layers the smaller clusters hold at least 90% of the first " \
+           "words (layers 1-2); in layers 2 at least 90% of their words are first words; in " \
+           "layers 1 first words are 80% to 80% of them, and the other words are most often " \
+           '"the" (70% to 70% of those).' in text
+    assert "at most 95% of the variance (layer 2)" in text
+    assert "after the first it explains at most 30% (layer 2)" in text
+    assert "|rho| up to 0.80 (layer 2); |rho| >= 0.7 in layers 1-2" in text
+    assert "split off from the rest, but in 2 of 4 layers, not in every layer" in text
+
+
+def test_layer_ranges_and_widest_split():
+    import pandas as pd
+
+    from lmgeometry.geometry import layer_ranges, widest_split
+
+    assert layer_ranges([9, 2, 3, 4, 7, 10]) == "2-4, 7, 9-10"
+    assert layer_ranges([5]) == "5"
+    frame = pd.DataFrame({"layer": [0, 1, 2], "k": [1, 2, 2], "separation": [50.0, 3.0, 4.0]})
+    assert widest_split(frame) == 2  # layer 0's separation does not count: it does not split
+    assert widest_split(frame.assign(k=1)) is None
+
+
+def test_position_rho_finds_a_position_manifold():
+    import pandas as pd
+
+    from lmgeometry.geometry import layer_geometry
+
+    rng = np.random.default_rng(2)
+    n_sent, length = 50, 10
+    position = np.tile(np.arange(length), n_sent)
+    words = pd.DataFrame(
+        {"word_index": position, "text": rng.choice(list("abcdefgh"), size=len(position)),
+         "upos": rng.choice(["NOUN", "DET"], size=len(position))}
+    )
+    X = rng.normal(size=(len(position), 12))
+    row, _ = layer_geometry(X, words)
+    assert row["position_rho"] < 0.3
+    X[:, 3] += 2.0 * position  # the words move along one direction with their position
+    row, _ = layer_geometry(X, words)
+    assert row["position_rho"] > 0.9
+    assert row["var_position_later"] > 0.5

@@ -1,25 +1,84 @@
 import numpy as np
 import pandas as pd
+import pytest
 
-from lmgeometry.plots import heatmap, layer_grid, layer_slider_3d, lines_by_layer
+from lmgeometry.plots import (
+    default_point_counts,
+    heatmap,
+    layer_grid,
+    layer_slider_3d,
+    lines_by_layer,
+    point_tiers,
+)
 
 
-def test_layer_slider_shows_exactly_one_layer_per_step():
+def _plotted(fig, step, visible):
+    """(x, y, z) rows the figure draws after ``step``'s restyle with the given trace flags."""
+    rows = []
+    for i in np.flatnonzero(visible):
+        x, y, z = (step.args[0][a][i] for a in "xyz")
+        rows += list(zip(x, y, z, strict=True))
+    return np.array(sorted(rows))
+
+
+def test_layer_slider_restyles_every_point_to_the_chosen_layer():
     rng = np.random.default_rng(0)
-    coords = [rng.normal(size=(30, 3)) for _ in range(4)]
-    color = np.array(["NOUN", "VERB", "DET"] * 10)
-    fig = layer_slider_3d(coords, [f"L{i}" for i in range(4)], color, "UPOS", categorical=True)
-    assert len(fig.data) == 4 * 3
+    coords = [rng.normal(size=(40, 3)) for _ in range(4)]
+    color = np.array(["NOUN", "VERB", "DET", "ADJ"] * 10)
+    fig = layer_slider_3d(
+        coords, [f"L{i}" for i in range(4)], color, "UPOS", categorical=True,
+        point_counts=[10, 20, 40], initial_points=20,
+    )
     steps = fig.layout.sliders[0].steps
-    assert len(steps) == 4
+    assert [s.label for s in steps] == ["L0", "L1", "L2", "L3"]
+    assert all(s.method == "restyle" for s in steps)
+    everything = np.ones(len(fig.data), bool)
     for li, step in enumerate(steps):
-        visible = np.array(step.args[0]["visible"])
-        assert visible.sum() == 3
-        shown = [fig.data[i] for i in np.flatnonzero(visible)]
-        assert sum(len(t.x) for t in shown) == 30
-        np.testing.assert_allclose(
-            np.sort(np.concatenate([t.x for t in shown])), np.sort(np.round(coords[li][:, 0], 3))
-        )
+        # all tiers together: exactly the layer's 40 points, whatever the dropdown shows
+        expected = np.array(sorted(map(tuple, np.round(coords[li], 3))))
+        np.testing.assert_allclose(_plotted(fig, step, everything), expected)
+    # the initial traces hold layer 0, and the slider's layers differ
+    assert steps[0].args[0]["x"] != steps[1].args[0]["x"]
+    first = [list(t.x) for t in fig.data]
+    assert first == steps[0].args[0]["x"]
+
+
+def test_point_dropdown_shows_nested_subsets_of_the_asked_sizes():
+    rng = np.random.default_rng(1)
+    coords = [rng.normal(size=(40, 3)) for _ in range(2)]
+    position = np.arange(40) % 7
+    fig = layer_slider_3d(coords, ["0", "1"], position, "position", point_counts=[10, 20, 40],
+                          initial_points=20)
+    menu = fig.layout.updatemenus[0]
+    assert [b.label for b in menu.buttons] == ["10 points", "20 points", "40 points"]
+    assert menu.active == 1
+    shown = []
+    for button in menu.buttons:
+        visible = np.array(button.args[0]["visible"])
+        sizes = [len(fig.data[i].x) for i in np.flatnonzero(visible)]
+        shown.append(sum(sizes))
+        rows = {tuple(r) for r in _plotted(fig, fig.layout.sliders[0].steps[0], visible)}
+        assert rows <= {tuple(r) for r in np.round(coords[0], 3)}
+    assert shown == [10, 20, 40]
+    # the initial visibility is the 20-point choice; colours share one scale
+    assert sum(len(t.x) for t in fig.data if t.visible) == 20
+    assert {(t.marker.cmin, t.marker.cmax) for t in fig.data} == {(0.0, 6.0)}
+    assert sum(bool(t.marker.showscale) for t in fig.data) == 1
+
+
+def test_point_tiers_are_nested_seeded_random_subsets():
+    tiers = point_tiers(100, [25, 50, 100], seed=3)
+    assert np.bincount(tiers).tolist() == [25, 25, 50]
+    np.testing.assert_array_equal(tiers, point_tiers(100, [25, 50, 100], seed=3))
+    assert not np.array_equal(tiers, point_tiers(100, [25, 50, 100], seed=4))
+    # a random subset, not the first rows
+    assert np.flatnonzero(tiers == 0).max() > 25
+    assert default_point_counts(1000) == [250, 500, 1000]
+    assert default_point_counts(300) == [300]
+    with pytest.raises(ValueError):
+        point_tiers(100, [50, 40, 100])
+    with pytest.raises(ValueError):
+        point_tiers(100, [50, 90])
 
 
 def test_layer_grid_categorical_legend_groups_span_panels():

@@ -61,4 +61,35 @@ def test_findings_state_the_numbers():
         }
     )
     (text,) = findings(table)
-    assert "layer 1 of 2 (90.0%" in text and "beats" in text and "layer 2 (purity 0.60)" in text
+    assert "layer 1 of 2 (90.0%" in text and "beats" in text and "layer 2 (purity 0.60;" in text
+    assert "50.0% at layer 0" in text and "context adds 40.0 points" in text
+    assert "least pure at layer 0 (0.30)" in text
+
+
+class _FakeStore:
+    """The part of lmgeometry.store.Store that probe_by_layer reads."""
+
+    def __init__(self, layers, words):
+        self._layers, self.words, self.n_layers = layers, words, len(layers)
+
+    def layer(self, i):
+        return self._layers[i]
+
+
+def test_probe_by_layer_separates_a_decodable_layer_from_noise():
+    import pandas as pd
+
+    from lmgeometry.probes import probe_by_layer
+
+    rng = np.random.default_rng(0)
+    n = 400
+    tags = rng.choice(["NOUN", "VERB", "DET"], size=n)
+    words = pd.DataFrame({"upos": tags, "sentence_id": np.arange(n) // 8})
+    noise = rng.normal(size=(n, 6)).astype(np.float16)
+    signal = noise.astype(np.float32).copy()
+    signal[:, :3] += 5.0 * (tags[:, None] == np.array(["NOUN", "VERB", "DET"]))
+    table = probe_by_layer(_FakeStore([noise, signal], words), "m", n_words=300)
+    assert table["layer"].tolist() == [0, 1] and table["depth"].tolist() == [0.0, 1.0]
+    assert (table["n_train"] + table["n_test"] == 300).all()
+    assert table.loc[1, "probe_accuracy"] > 0.95 > 0.6 > table.loc[0, "probe_accuracy"]
+    assert table.loc[1, "cluster_purity"] > table.loc[0, "cluster_purity"]

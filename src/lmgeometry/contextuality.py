@@ -8,7 +8,9 @@ them over every layer of an activation store and turns the results into the tabl
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import heapq
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -110,21 +112,185 @@ def lowest_words(store: Store, n: int = 5, preset: str = "corrected", seed: int 
     return pd.concat(frames, ignore_index=True)
 
 
+_WORD_COLUMNS: dict[str, tuple[str, ...]] = {
+    **{b: ("word1", "word2") for b in wordbench.SIMILARITY_BENCHMARKS},
+    **{b: ("a", "b", "c", "d") for b in wordbench.ANALOGY_BENCHMARKS},
+    **{b: ("word",) for b in wordbench.CATEGORISATION_BENCHMARKS},
+    "semeval2012": ("word1", "word2"),
+}
+
+
+def benchmark_word_weights(frames: Mapping[str, pd.DataFrame]) -> pd.Series:
+    """How much each word matters to a set of word benchmarks.
+
+    A word's weight is the sum over benchmarks of the share of that benchmark's items (rows)
+    in which it occurs, so that every benchmark counts equally however many items it has:
+    ``weight(w) = sum_b |{items of b containing w}| / |items of b|``. Words are lower-cased.
+
+    Parameters
+    ----------
+    frames : mapping
+        Benchmark name (one of :data:`lmgeometry.wordbench.BENCHMARKS`) -> its frame.
+
+    Returns
+    -------
+    pandas.Series
+        Word -> weight, sorted by decreasing weight (ties alphabetically).
+    """
+    weights: dict[str, float] = {}
+    for name, frame in frames.items():
+        cols = [c for c in _WORD_COLUMNS[name] if c in frame.columns]
+        items = frame[cols].astype(str).apply(lambda c: c.str.lower())
+        per_item = [set(row) for row in items.itertuples(index=False)]
+        for item in per_item:
+            for w in item:
+                weights[w] = weights.get(w, 0.0) + 1.0 / len(per_item)
+    out = pd.Series(weights, dtype=float)
+    return out.sort_index().sort_values(ascending=False, kind="stable")
+
+
+def _simple_tokens(text: str) -> set[str]:
+    return set(re.findall(r"[a-z]+(?:['-][a-z]+)*", text.lower()))
+
+
+def select_for_words(pool: Sequence[str], weights: Mapping[str, float], n: int,
+                     min_contexts: int = 5) -> list[int]:
+    """Greedy choice of ``n`` sentences that give weighted words ``min_contexts`` contexts each.
+
+    Ethayarajh (2019) built PC1 static embeddings for every word in at least 5 STS sentences;
+    a random sample of STS small enough for a CPU leaves most benchmark words out. This picks,
+    from ``pool``, the sentences that most help the benchmark words reach ``min_contexts``
+    sentences: the gain of a sentence is the summed weight of the words it contains that still
+    need a context (words are runs of letters, lower-cased; a sentence counts once per word)
+    divided by the sentence's length in whitespace-separated words (the cost of extracting it),
+    and the sentence with the largest gain is taken next (lazy greedy; ties go to the earlier
+    sentence). Only words that occur in at least ``min_contexts`` sentences of the pool are
+    wanted. Deterministic.
+
+    Parameters
+    ----------
+    pool : sequence of str
+        Candidate sentences.
+    weights : mapping
+        Word -> positive weight, e.g. :func:`benchmark_word_weights`.
+    n : int
+        Number of sentences to choose (fewer if no sentence adds anything).
+    min_contexts : int
+
+    Returns
+    -------
+    list of int
+        Indices into ``pool`` in increasing order.
+    """
+    weights = {str(w): float(v) for w, v in weights.items()}
+    tokens = [_simple_tokens(s) & weights.keys() for s in pool]
+    count: dict[str, int] = {}
+    for t in tokens:
+        for w in t:
+            count[w] = count.get(w, 0) + 1
+    need = {w: min_contexts for w, c in count.items() if c >= min_contexts}
+
+    length = [max(len(s.split()), 1) for s in pool]
+
+    def gain(i: int) -> float:
+        return sum(weights[w] for w in tokens[i] if need.get(w, 0) > 0) / length[i]
+
+    heap = [(-gain(i), i) for i in range(len(pool))]
+    heapq.heapify(heap)
+    chosen: list[int] = []
+    while heap and len(chosen) < n:
+        neg, i = heapq.heappop(heap)
+        g = gain(i)
+        if g <= 0:
+            continue
+        if g < -neg - 1e-12:  # stale: gains only fall, so re-queue with the current one
+            heapq.heappush(heap, (-g, i))
+            continue
+        chosen.append(i)
+        for w in tokens[i]:
+            if need.get(w, 0) > 0:
+                need[w] -= 1
+    return sorted(chosen)
+
+
+def sts_pool() -> list[str]:
+    """Every unique STS 2012-2016 sentence, in the order and with the dedup of
+    :func:`lmgeometry.corpus.sts` (both sentences of each pair, stripped, empty ones dropped).
+    """
+    from . import data
+
+    frame = data.load_sts(None)
+    both = np.column_stack([frame["sentence1"].to_numpy(), frame["sentence2"].to_numpy()])
+    return [s for s in dict.fromkeys(x.strip() for x in both.ravel().tolist()) if s]
+
+
+def benchmark_frames(benchmarks: Iterable[str] = wordbench.BENCHMARKS) -> dict[str, pd.DataFrame]:
+    """Every word benchmark's frame by name (the loaders of :mod:`lmgeometry.data`)."""
+    return {b: wordbench._load_frame(b) for b in benchmarks}
+
+
+def benchmark_sentences(n: int, min_contexts: int = 5,
+                        benchmarks: Iterable[str] = wordbench.BENCHMARKS) -> list[str]:
+    """``n`` STS sentences chosen to cover the words of the word benchmarks.
+
+    :func:`select_for_words` on :func:`sts_pool` with :func:`benchmark_word_weights` of
+    ``benchmarks``; the sentences are returned in pool order.
+    """
+    pool = sts_pool()
+    weights = benchmark_word_weights(benchmark_frames(benchmarks))
+    return [pool[i] for i in select_for_words(pool, weights, n, min_contexts)]
+
+
 def static_scores(store: Store, layers: Sequence[int], protocol: str = "web",
-                  min_contexts: int = 5, seed: int = 0) -> pd.DataFrame:
+                  min_contexts: int = 5, seed: int = 0,
+                  frames: Mapping[str, pd.DataFrame] | None = None,
+                  label: str = "") -> pd.DataFrame:
     """Seed 001's Table 1: PC1 static embeddings of chosen layers on every word benchmark.
 
     For each layer, :func:`lmgeometry.measures.static_embeddings` (first principal component
     of each word's occurrences, words with at least ``min_contexts`` sentences) scored by
     :func:`lmgeometry.wordbench.score_all` with ``protocol`` (``"web"`` is the Word Embeddings
-    Benchmarks convention the paper used; ``"strict"`` scores only covered items).
+    Benchmarks convention the paper used; ``"strict"`` scores only covered items). ``frames``
+    (benchmark name -> frame) avoids reloading the benchmarks for every layer.
+
+    Returns
+    -------
+    pandas.DataFrame
+        :func:`~lmgeometry.wordbench.score_all` rows plus ``layer`` and ``vocabulary`` (the
+        number of words with a static vector).
     """
-    frames = []
-    for i in layers:
+    frames = dict(frames) if frames is not None else benchmark_frames()
+    out = []
+    for i in tqdm(list(layers), desc=f"static {protocol} {label}".strip(), unit="layer",
+                  mininterval=1.0):
         vectors = measures.static_embeddings(_layer(store, i), store.words, min_contexts)
-        scores = wordbench.score_all(vectors, protocol=protocol, seed=seed)
-        frames.append(scores.assign(layer=i, vocabulary=len(vectors)))
-    return pd.concat(frames, ignore_index=True)
+        scores = wordbench.score_all(vectors, protocol=protocol, frames=frames, seed=seed)
+        out.append(scores.assign(layer=i, vocabulary=len(vectors)))
+    return pd.concat(out, ignore_index=True)
+
+
+def table1_beside(scores: pd.DataFrame) -> pd.DataFrame:
+    """This run's PC1 scores in the layout of seed 001's Table 1, the paper's rows below.
+
+    ``scores`` holds :func:`static_scores` rows of one or more models (column ``model``). The
+    result has benchmarks as columns (the paper's nine, in its order) and a two-level index:
+    ``("this run", "<model>, layer <l>")`` for each scored layer, ``("this run: coverage",
+    "<model>")`` with the share of each benchmark's items whose words all have a vector, and
+    ``("paper (reference only)", "<embedding>")`` for every row of
+    :data:`lmgeometry.wordbench.ETHAYARAJH2019_TABLE1`. The paper's numbers are printed as a
+    reference; they are not results of this run.
+    """
+    columns = list(wordbench.ETHAYARAJH2019_COLUMNS.values())
+    d = scores[scores["benchmark"].isin(columns)]
+    run = d.assign(row=d["model"] + ", layer " + d["layer"].astype(str)).pivot_table(
+        index="row", columns="benchmark", values="value", sort=False)
+    cov = d.pivot_table(index="model", columns="benchmark", values="coverage", aggfunc="first",
+                        sort=False)
+    ref = wordbench.reference_frame("ethayarajh2019_table1").pivot_table(
+        index="embedding", columns="benchmark", values="value", sort=False)
+    parts = {"this run": run, "this run: coverage": cov, "paper (reference only)": ref}
+    return pd.concat({k: v.reindex(columns=columns) for k, v in parts.items()},
+                     names=["source", "embedding"])
 
 
 def _halves(per_layer: pd.DataFrame, column: str) -> tuple[float, float]:
@@ -177,6 +343,53 @@ def claims(per_layer: pd.DataFrame, lowest: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["claim", "holds", "evidence"])
 
 
+INTRASIM_DIFFERS = "adjusted IntraSim behaves differently across models"
+
+
+def claims_table(per_layer: pd.DataFrame, lowest: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    """:func:`claims` for every model and preset, plus the between-model IntraSim claim.
+
+    Seed 001 found that intra-sentence similarity behaves differently in ELMo, BERT and GPT-2.
+    Per model, :func:`claims` reports whether adjusted IntraSim rises with depth; the claim
+    :data:`INTRASIM_DIFFERS` holds (for every model of a preset alike) when that direction is
+    not the same for all models of the run. With a single model it cannot hold.
+
+    Parameters
+    ----------
+    per_layer : DataFrame
+        :func:`layer_measures` rows with columns ``model`` and ``preset``.
+    lowest : mapping
+        Model -> its :func:`lowest_words`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``claim, holds, evidence, model, preset``.
+    """
+    frames = []
+    for (model, preset), d in per_layer.groupby(["model", "preset"], sort=False):
+        frames.append(claims(d, lowest[model]).assign(model=model, preset=preset))
+    table = pd.concat(frames, ignore_index=True)
+    rises = table[table["claim"] == "adjusted IntraSim rises with depth"]
+    extra = []
+    for preset, r in rises.groupby("preset", sort=False):
+        differs = r["holds"].nunique() > 1
+        evidence = "; ".join(
+            f"{m}: {'rises' if h else 'does not rise'}"
+            for m, h in zip(r["model"], r["holds"], strict=True)
+        )
+        extra += [{"claim": INTRASIM_DIFFERS, "holds": differs, "evidence": evidence,
+                   "model": m, "preset": preset} for m in r["model"]]
+    return pd.concat([table, pd.DataFrame(extra)], ignore_index=True)
+
+
+def holds_matrix(table: pd.DataFrame) -> pd.DataFrame:
+    """Claims as rows, (model, preset) as columns, "holds" / "does not hold" as values."""
+    wide = table.pivot_table(index="claim", columns=["model", "preset"], values="holds",
+                             aggfunc="first", sort=False)
+    return wide.apply(lambda c: c.map({True: "holds", False: "does not hold"}))
+
+
 def findings(per_layer: pd.DataFrame, model: str, neighbours: pd.DataFrame | None = None
              ) -> list[str]:
     """Sentences on one model's per-layer measures (one preset), generated from the numbers."""
@@ -203,6 +416,26 @@ def findings(per_layer: pd.DataFrame, model: str, neighbours: pd.DataFrame | Non
             f"{nl['mean_neighbour_cosine']:.2f}."
         )
     return out
+
+
+def static_findings(scores: pd.DataFrame, model: str) -> list[str]:
+    """One sentence on a model's strict PC1 scores per layer, generated from the numbers.
+
+    ``scores`` is :func:`static_scores` output of one model over several layers with the
+    ``"strict"`` protocol. Reports the layer whose mean Spearman correlation over the
+    word-similarity benchmarks is highest, that mean, the mean of layer 0, and the coverage
+    range of those benchmarks.
+    """
+    sim = scores[scores["benchmark"].isin(wordbench.SIMILARITY_BENCHMARKS)]
+    by_layer = sim.groupby("layer")["value"].mean()
+    best = int(by_layer.idxmax())
+    first = by_layer.iloc[0]
+    return [
+        f"**{model}**: over the word-similarity benchmarks (items with both words covered, "
+        f"{sim['coverage'].min():.0%} to {sim['coverage'].max():.0%} of each benchmark), the "
+        f"PC1 static vectors correlate best with human ratings in layer {best} (mean Spearman "
+        f"{by_layer[best]:.2f}), against {first:.2f} in layer {int(by_layer.index[0])}."
+    ]
 
 
 def summary(per_layer: pd.DataFrame) -> pd.DataFrame:

@@ -242,15 +242,28 @@ def layer_geometry(
 
     Returns a dict with the explained-variance ratios of the first three principal components,
     the clusters found by :func:`detect_clusters` (k, silhouette, separation), the share of
-    position-0 words in the smaller clusters, and the variance explained (omega-squared, see
-    :func:`variance_explained_by`) by the word's position (binned), its UPOS tag and its
-    identity (lower-cased text). ``X`` and ``words`` are row-aligned.
+    position-0 words in the smaller clusters (``minor_position0_share``) and the share of all
+    position-0 words that the smaller clusters hold (``position0_in_minor``), the most frequent
+    word among the smaller clusters' other words (``minor_other_top``, with its share of them
+    ``minor_other_top_share``), and the variance
+    explained (omega-squared, see :func:`variance_explained_by`) by the word's position
+    (binned), its UPOS tag and its identity (lower-cased text). ``var_position_later`` is the
+    variance explained by position among the words at positions 1 and later only: when the
+    first words are far-away outliers they alone can make ``var_position`` near 1, and this
+    column says whether position still organises the rest. ``position_rho`` is the largest
+    absolute Spearman correlation between position and the first three principal components of
+    the largest cluster projected on its own (all words when k = 1): seed 000's "position
+    manifold" inside GPT-2's larger cluster shows as a high value. ``X`` and ``words`` are
+    row-aligned.
     """
     Xf = as_float(X)
     _, explained = pca_project(Xf, n_components=3, seed=seed)
     clusters = detect_clusters(Xf, max_k=max_k, seed=seed, sample=sample)
     position = words["word_index"].to_numpy()
     minor = clusters.labels != 0
+    first = position == 0
+    later = ~first
+    others = words.loc[minor & later, "text"].str.lower().value_counts()
     row = {
         "pc1_var": explained[0],
         "pc1_3_var": float(explained.sum()),
@@ -260,8 +273,18 @@ def layer_geometry(
         "separation": clusters.separation,
         "minor_share": float(minor.mean()),
         "minor_position0_share": float((position[minor] == 0).mean()) if minor.any() else None,
-        "position0_share": float((position == 0).mean()),
+        "position0_share": float(first.mean()),
+        "position0_in_minor": float(minor[first].mean()) if first.any() else None,
+        "minor_other_top": str(others.index[0]) if len(others) else None,
+        "minor_other_top_share": float(others.iloc[0] / others.sum()) if len(others) else None,
         "var_position": variance_explained_by(Xf, position_bins(position)),
+        "var_position_later": (
+            variance_explained_by(Xf[later], position_bins(position[later]))
+            if len(np.unique(position_bins(position[later]))) > 1
+            else None
+        ),
+        "position_rho": float(np.nanmax(np.abs(component_correlations(
+            pca_project(Xf[~minor], n_components=3, seed=seed)[0], position[~minor])))),
         "var_upos": variance_explained_by(Xf, words["upos"].to_numpy()),
         "var_word": variance_explained_by(Xf, words["text"].str.lower().to_numpy()),
         "mean_norm": float(np.linalg.norm(Xf.astype(np.float64), axis=1).mean()),
@@ -269,26 +292,167 @@ def layer_geometry(
     return row, clusters
 
 
-def findings(summary: pd.DataFrame, model: str) -> list[str]:
+@dataclass
+class ModelGeometry:
+    """Per-layer geometry of one model's sampled words (see :func:`analyse_model`).
+
+    Attributes
+    ----------
+    spec : the model as the chapter names it
+    kind : "encoder" or "decoder" (from the store's model facts; "" when unknown)
+    rows : store rows of the sampled words (sorted), the same in every layer
+    words : the sampled words (store word table rows, re-indexed 0..n-1)
+    summary : one row per layer: ``model``, ``layer``, ``depth`` (layer / last layer) and the
+        keys of :func:`layer_geometry`
+    coords : per layer, the (n, 3) PCA coordinates (the first two columns are the 2-D view)
+    clusters : per layer, the :class:`Clusters` found
+    """
+
+    spec: str
+    kind: str
+    rows: np.ndarray
+    words: pd.DataFrame
+    summary: pd.DataFrame
+    coords: list[np.ndarray]
+    clusters: list[Clusters]
+
+
+def sample_projections(
+    store, point_budget: int, seed: int = 0
+) -> tuple[np.ndarray, pd.DataFrame, list[np.ndarray]]:
+    """3-D :func:`pca_project` of the same sampled words in every layer of a store.
+
+    Returns the sampled store rows (:func:`subsample`, at most ``point_budget``), their words
+    (re-indexed 0..n-1) and, per layer, the (n, 3) coordinates (the first two columns are the
+    2-D projection).
+    """
+    rows = subsample(len(store.words), point_budget, seed)
+    words = store.words.iloc[rows].reset_index(drop=True)
+    coords = [pca_project(as_float(store.layer(i)[rows]), n_components=3, seed=seed)[0]
+              for i in range(store.n_layers)]
+    return rows, words, coords
+
+
+def analyse_model(store, spec: str, point_budget: int, seed: int = 0) -> ModelGeometry:
+    """Run :func:`sample_projections` and :func:`layer_geometry` on every layer.
+
+    ``store`` is a :class:`lmgeometry.store.Store`; at most ``point_budget`` words are sampled
+    (seeded, :func:`subsample`), the same words in every layer.
+    """
+    rows, words, coords = sample_projections(store, point_budget, seed)
+    table, clusters = [], []
+    last = max(store.n_layers - 1, 1)
+    for layer in range(store.n_layers):
+        X = as_float(store.layer(layer)[rows])
+        row, found = layer_geometry(X, words, seed=seed)
+        table.append({"model": spec, "layer": layer, "depth": layer / last, **row})
+        clusters.append(found)
+    kind = str(store.meta.get("model", {}).get("kind", ""))
+    return ModelGeometry(spec, kind, rows, words, pd.DataFrame(table), coords, clusters)
+
+
+def hover_labels(words: pd.DataFrame) -> np.ndarray:
+    """Hover text of each word: ``"text (pos i)"`` with ``i`` its position in the sentence."""
+    return (words["text"] + " (pos " + words["word_index"].astype(str) + ")").to_numpy()
+
+
+def widest_split(summary: pd.DataFrame) -> int | None:
+    """The layer whose well-separated split (k >= 2) has the largest separation, or None."""
+    split = summary[summary["k"] >= 2]
+    if split.empty:
+        return None
+    return int(split.loc[split["separation"].idxmax(), "layer"])
+
+
+def cluster_projections(
+    X: np.ndarray, labels: np.ndarray, seed: int = 0
+) -> list[np.ndarray]:
+    """Each cluster's rows projected on its own first two principal components.
+
+    Seed 000 did this for GPT-2's two clusters: the larger one, projected alone, showed the
+    position manifold that the global projection flattened. Cluster ``c``'s panel is element
+    ``c`` of the list (labels as :func:`detect_clusters` orders them, largest first).
+    """
+    Xf = as_float(X)
+    return [pca_project(Xf[labels == c], n_components=2, seed=seed)[0]
+            for c in range(int(labels.max()) + 1)]
+
+
+def umap_layers(
+    store, rows: np.ndarray, n_show: int, seed: int = 0
+) -> tuple[list[int], list[np.ndarray]]:
+    """3-D :func:`umap_project` of ``n_show`` evenly spaced layers (first and last included).
+
+    Returns the chosen layer indices and, for each, the (len(rows), 3) coordinates.
+    """
+    chosen = np.unique(np.linspace(0, store.n_layers - 1, max(n_show, 1)).round().astype(int))
+    coords = [umap_project(as_float(store.layer(int(i))[rows]), 3, seed=seed) for i in chosen]
+    return [int(i) for i in chosen], coords
+
+
+def layer_ranges(layers: list[int]) -> str:
+    """``[2, 3, 4, 7, 9, 10]`` -> ``"2-4, 7, 9-10"``."""
+    parts: list[str] = []
+    for layer in sorted(int(v) for v in layers):
+        if parts and parts[-1][1] == layer - 1:
+            parts[-1][1] = layer
+        else:
+            parts.append([layer, layer])
+    return ", ".join(f"{a}" if a == b else f"{a}-{b}" for a, b in parts)
+
+
+#: A split whose smaller clusters hold at least this share of the first words is a position-0
+#: split; it is pure when at least this share of the smaller clusters' words are first words.
+POSITION0_SPLIT = 0.9
+
+
+def findings(summary: pd.DataFrame, model: str, kind: str = "") -> list[str]:
     """Sentences stating what one model's per-layer summary shows, generated from the numbers.
 
     ``summary`` has one row per layer with the keys of :func:`layer_geometry` plus ``layer``.
+    ``kind`` ("encoder" or "decoder") picks the model of seed 000 the last sentence compares
+    with: GPT-2 for decoders (two clusters in every layer, one of them the position-0 tokens),
+    BERT for encoders (no such split).
     """
     n_layers = len(summary)
     split = summary[summary["k"] >= 2]
+    pos0 = split[split["position0_in_minor"].astype(float) >= POSITION0_SPLIT]
+    pure = pos0[pos0["minor_position0_share"].astype(float) >= POSITION0_SPLIT]
+    mixed = pos0[pos0["minor_position0_share"].astype(float) < POSITION0_SPLIT]
     out = []
     if len(split):
-        layers = ", ".join(str(v) for v in split["layer"])
         best = split.loc[split["separation"].idxmax()]
         out.append(
             f"**{model}**: {len(split)} of {n_layers} layers split into well-separated clusters "
-            f"(silhouette >= 0.5; layers {layers}). The widest gap is at layer "
-            f"{int(best['layer'])} (k = {int(best['k'])}, silhouette {best['silhouette']:.2f}, "
-            f"centroid distance {best['separation']:.1f} within-cluster radii); its smaller "
-            f"clusters hold {best['minor_share']:.1%} of the words, of which "
-            f"{best['minor_position0_share']:.0%} are the first word of their sentence "
+            f"(silhouette >= 0.5; layers {layer_ranges(split['layer'].tolist())}). The widest "
+            f"gap is at layer {int(best['layer'])} (k = {int(best['k'])}, silhouette "
+            f"{best['silhouette']:.2f}, centroid distance {best['separation']:.1f} "
+            f"within-cluster radii); its smaller clusters hold {best['minor_share']:.1%} of the "
+            f"words, of which {best['minor_position0_share']:.0%} are the first word of their "
+            f"sentence, and they hold {best['position0_in_minor']:.0%} of all first words "
             f"(first words are {best['position0_share']:.1%} of all words)."
         )
+        sentence = (
+            f"In {len(pos0)} of the {len(split)} split layers the smaller clusters hold at "
+            f"least {POSITION0_SPLIT:.0%} of the first words"
+        )
+        if len(pos0):
+            sentence += f" (layers {layer_ranges(pos0['layer'].tolist())})"
+        if len(pure):
+            sentence += (
+                f"; in layers {layer_ranges(pure['layer'].tolist())} at least "
+                f"{POSITION0_SPLIT:.0%} of their words are first words"
+            )
+        if len(mixed) and mixed["minor_other_top"].notna().any():
+            word = mixed["minor_other_top"].mode().iloc[0]
+            shares = mixed.loc[mixed["minor_other_top"] == word, "minor_other_top_share"]
+            sentence += (
+                f"; in layers {layer_ranges(mixed['layer'].tolist())} first words are "
+                f"{mixed['minor_position0_share'].min():.0%} to "
+                f"{mixed['minor_position0_share'].max():.0%} of them, and the other words are "
+                f"most often \"{word}\" ({shares.min():.0%} to {shares.max():.0%} of those)"
+            )
+        out.append(sentence + ".")
     else:
         top = summary.loc[summary["silhouette"].idxmax()]
         out.append(
@@ -300,9 +464,46 @@ def findings(summary: pd.DataFrame, model: str) -> list[str]:
     counts = drivers.map(names).value_counts()
     parts = ", ".join(f"{name} in {c} layer{'s' if c > 1 else ''}" for name, c in counts.items())
     pos_max = summary.loc[summary["var_position"].idxmax()]
-    out.append(
-        f"Of the three attributes, the one that explains most variance is {parts}. Position "
-        f"explains at most {pos_max['var_position']:.0%} of the variance (layer "
-        f"{int(pos_max['layer'])})."
+    sentence = (
+        f"Of position, part of speech and word identity, the attribute that explains most of a "
+        f"layer's variance is {parts}. Position explains at most "
+        f"{pos_max['var_position']:.0%} of the variance (layer {int(pos_max['layer'])})"
     )
+    later = summary["var_position_later"].astype(float) if "var_position_later" in summary else None
+    if later is not None and later.notna().any():
+        lmax = summary.loc[later.idxmax()]
+        sentence += (
+            f"; among the words after the first it explains at most "
+            f"{lmax['var_position_later']:.0%} (layer {int(lmax['layer'])})"
+        )
+    out.append(sentence + ".")
+    if "position_rho" in summary:
+        rho = summary.loc[summary["position_rho"].idxmax()]
+        strong = summary.loc[summary["position_rho"] >= 0.7, "layer"].tolist()
+        out.append(
+            f"Projected on its own principal components, the largest cluster (every word when a "
+            f"layer does not split) has a component that follows position with Spearman "
+            f"|rho| up to {rho['position_rho']:.2f} (layer {int(rho['layer'])}); |rho| >= 0.7 "
+            + (f"in layers {layer_ranges(strong)}." if strong else "in no layer.")
+        )
+    if kind == "decoder":
+        if len(pos0) == n_layers:
+            verdict = "as GPT-2 did in the seed, every layer splits off the first words"
+        elif len(pos0):
+            verdict = (
+                f"as with GPT-2 in the seed, the first words are split off from the rest, but "
+                f"in {len(pos0)} of {n_layers} layers, not in every layer"
+            )
+        else:
+            verdict = "unlike GPT-2 in the seed, no layer has a separate cluster of first words"
+        out.append(f"Compared with seed 000: {verdict}.")
+    elif kind == "encoder":
+        if split.empty:
+            verdict = "as BERT did in the seed, no layer splits into well-separated clusters"
+        else:
+            verdict = (
+                f"unlike BERT in the seed, {len(split)} of {n_layers} layers split into "
+                f"well-separated clusters"
+            )
+        out.append(f"Compared with seed 000: {verdict}.")
     return out

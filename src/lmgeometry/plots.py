@@ -125,6 +125,33 @@ def layer_grid(
     return fig
 
 
+def point_tiers(n: int, counts: Sequence[int], seed: int = 0) -> np.ndarray:
+    """Nested random subsets of ``n`` points: the tier of each point for the given counts.
+
+    A seeded permutation ranks the points; a point of rank ``r`` belongs to the first tier
+    ``t`` with ``r < counts[t]``, so tiers ``0..t`` together hold exactly ``counts[t]`` points
+    (a uniform random subset, the same for every layer). ``counts`` must increase strictly
+    and end at ``n``.
+    """
+    counts = [int(c) for c in counts]
+    if not counts or counts[-1] != n or (np.diff(counts) <= 0).any():
+        raise ValueError(f"counts must increase strictly and end at n={n}, got {counts}")
+    if counts[0] < 1:
+        raise ValueError(f"counts must be positive, got {counts}")
+    rank = np.empty(n, dtype=np.int64)
+    rank[np.random.default_rng(seed).permutation(n)] = np.arange(n)
+    return np.searchsorted(np.asarray(counts), rank, side="right").astype(np.int32)
+
+
+def default_point_counts(n: int, smallest: int = 250) -> list[int]:
+    """Point counts offered by a figure's dropdown: ``n``, ``n/2``, ``n/4``, ... down to
+    ``smallest`` (just ``[n]`` when ``n`` is below ``2 * smallest``)."""
+    counts = [n]
+    while counts[0] // 2 >= smallest:
+        counts.insert(0, counts[0] // 2)
+    return counts
+
+
 def layer_slider_3d(
     coords: Sequence[np.ndarray],
     layer_names: Sequence[str],
@@ -133,59 +160,109 @@ def layer_slider_3d(
     hover: Sequence[str] | None = None,
     categorical: bool = False,
     title: str = "",
+    point_counts: Sequence[int] | None = None,
+    initial_points: int | None = None,
+    slider_prefix: str = "layer: ",
+    seed: int = 0,
 ) -> go.Figure:
-    """A 3-D scatter per layer with a slider choosing the layer.
+    """A 3-D scatter of the same points in every layer, with a layer slider and a point count.
 
-    Continuous colours give one trace per layer; categorical colours give one trace per
-    (layer, category), grouped in the legend by category.
+    ``coords[l]`` is the ``(n, 3)`` projection of the ``n`` points in layer ``l``. The slider
+    re-points the traces' ``x``/``y``/``z`` at the chosen layer (a ``restyle`` that leaves
+    visibility alone), so the plotted data change and only one layer's data are drawn at a
+    time. The dropdown shows ``point_counts`` points (nested seeded random subsets, see
+    :func:`point_tiers`; default :func:`default_point_counts`, at most ``n``); it starts at
+    ``initial_points`` (default: the largest count up to 1000). Traces are one per (subset
+    tier, category): continuous colours share one colour scale (``cmin``/``cmax`` over all
+    points), categorical colours are grouped in the legend by category.
     """
+    coords = [np.asarray(c) for c in coords]
+    n = len(coords[0])
+    if any(c.shape != (n, 3) for c in coords):
+        raise ValueError(f"every layer needs ({n}, 3) coordinates")
+    if len(layer_names) != len(coords):
+        raise ValueError(f"{len(layer_names)} layer names for {len(coords)} layers")
     color = np.asarray(color)
     hover = None if hover is None else np.asarray(hover)
+    counts = list(point_counts) if point_counts is not None else default_point_counts(n)
+    tiers = point_tiers(n, counts, seed)
+    if initial_points is None:
+        initial_points = max([c for c in counts if c <= 1000] or counts[:1])
+    if initial_points not in counts:
+        raise ValueError(f"initial_points {initial_points} is not one of {counts}")
+    shown_tier = counts.index(initial_points)
     categories = sorted(pd.unique(color)) if categorical else [None]
     colors = _category_colors([c for c in categories if c is not None])
     fig = go.Figure()
-    owner: list[int] = []
-    for li, xyz in enumerate(coords):
-        x, y, z = _r(xyz[:, 0]), _r(xyz[:, 1]), _r(xyz[:, 2])
+    masks: list[np.ndarray] = []
+    trace_tier: list[int] = []
+    for t in range(len(counts)):
         for c in categories:
-            m = np.ones(len(x), bool) if c is None else color == c
-            marker = (
-                {"size": 2, "color": colors[c]}
-                if c is not None
-                else {
+            m = (tiers == t) & (np.ones(n, bool) if c is None else color == c)
+            if not m.any():
+                continue
+            if c is None:
+                marker = {
                     "size": 2,
-                    "color": color,
+                    "color": color[m],
                     "colorscale": "Viridis",
-                    "showscale": True,
+                    "cmin": float(color.min()),
+                    "cmax": float(color.max()),
+                    "showscale": not masks,
                     "colorbar": {"title": color_title},
                 }
-            )
+            else:
+                marker = {"size": 2, "color": colors[c]}
+            xyz = coords[0][m]
             fig.add_trace(
                 go.Scatter3d(
-                    x=x[m],
-                    y=y[m],
-                    z=z[m],
+                    x=_r(xyz[:, 0]),
+                    y=_r(xyz[:, 1]),
+                    z=_r(xyz[:, 2]),
                     mode="markers",
                     marker=marker,
-                    name=str(c) if c is not None else layer_names[li],
+                    name=str(c) if c is not None else "points",
                     legendgroup=str(c),
-                    showlegend=c is not None and li == 0,
+                    showlegend=c is not None and t == 0,
                     text=None if hover is None else hover[m],
-                    hoverinfo="text",
-                    visible=li == 0,
+                    hoverinfo="text" if c is None else "text+name",
+                    visible=t <= shown_tier,
                 )
             )
-            owner.append(li)
-    owner_arr = np.array(owner)
+            masks.append(m)
+            trace_tier.append(t)
     steps = [
-        {"method": "restyle", "label": name, "args": [{"visible": (owner_arr == li).tolist()}]}
-        for li, name in enumerate(layer_names)
+        {
+            "method": "restyle",
+            "label": str(name),
+            "args": [{axis: [_r(xyz[m][:, j]).tolist() for m in masks]
+                      for j, axis in enumerate("xyz")}],
+        }
+        for name, xyz in zip(layer_names, coords, strict=True)
+    ]
+    tier_arr = np.array(trace_tier)
+    buttons = [
+        {"method": "restyle", "label": f"{count} points",
+         "args": [{"visible": (tier_arr <= t).tolist()}]}
+        for t, count in enumerate(counts)
     ]
     fig.update_layout(
         title=title,
         height=620,
         margin={"l": 0, "r": 0, "t": 50, "b": 0},
-        sliders=[{"active": 0, "steps": steps, "currentvalue": {"prefix": "layer: "}}],
+        sliders=[{"active": 0, "steps": steps, "currentvalue": {"prefix": slider_prefix}}],
+        updatemenus=[
+            {
+                "buttons": buttons,
+                "active": shown_tier,
+                "direction": "down",
+                "x": 0.0,
+                "xanchor": "left",
+                "y": 1.0,
+                "yanchor": "top",
+                "showactive": True,
+            }
+        ] if len(counts) > 1 else [],
         scene={"xaxis": {"title": "1"}, "yaxis": {"title": "2"}, "zaxis": {"title": "3"}},
         legend={"itemsizing": "constant", "title": color_title},
     )

@@ -9,11 +9,13 @@ contributes words to both sides.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 from sklearn.cluster import KMeans
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GroupShuffleSplit
 from sklearn.preprocessing import StandardScaler
@@ -48,21 +50,29 @@ def linear_probe(
     groups: np.ndarray,
     test_size: float = 0.25,
     seed: int = 0,
-    C: float = 1.0,
-    max_iter: int = 300,
+    C: float = 0.1,
+    max_iter: int = 100,
+    tol: float = 1e-3,
 ) -> ProbeResult:
     """Held-out accuracy of a multinomial logistic-regression probe, split by ``groups``.
 
-    Features are standardised on the training rows (so layers with huge norms, as decoders
-    have, are comparable). The baseline predicts the most frequent training label for every
-    test row. Labels absent from the training side still count as errors on the test side.
+    The probe minimises the L2-regularised cross-entropy
+    ``sum_i -log softmax(W x_i + b)[y_i] + ||W||^2 / (2 C)`` with L-BFGS, stopped after
+    ``max_iter`` iterations or at gradient tolerance ``tol`` (a fixed iteration budget keeps
+    the run time bounded and deterministic; on standardised hidden states it changes the
+    accuracy by well under a point). Features are standardised on the training rows (so layers
+    with huge norms, as decoders have, are comparable). The baseline predicts the most
+    frequent training label for every test row. Labels absent from the training side still
+    count as errors on the test side.
     """
     X = np.asarray(X, dtype=np.float32)
     labels = np.asarray(labels)
     train, test = sentence_split(groups, test_size, seed)
     scaler = StandardScaler().fit(X[train])
-    clf = LogisticRegression(C=C, max_iter=max_iter, random_state=seed)
-    clf.fit(scaler.transform(X[train]), labels[train])
+    clf = LogisticRegression(C=C, max_iter=max_iter, tol=tol, random_state=seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)  # the iteration budget is chosen
+        clf.fit(scaler.transform(X[train]), labels[train])
     accuracy = float((clf.predict(scaler.transform(X[test])) == labels[test]).mean())
     values, counts = np.unique(labels[train], return_counts=True)
     majority = values[np.argmax(counts)]
@@ -92,25 +102,65 @@ def purity(labels_true: np.ndarray, labels_pred: np.ndarray) -> float:
 
 
 def cluster_purity(
-    X: np.ndarray, labels: np.ndarray, n_clusters: int | None = None, seed: int = 0
+    X: np.ndarray,
+    labels: np.ndarray,
+    n_clusters: int | None = None,
+    seed: int = 0,
+    n_init: int = 2,
 ) -> float:
     """Purity of k-means clusters (k = number of classes unless given) of the rows of ``X``.
 
     Rows are unit-normalised first, so the clustering follows cosine geometry like the other
-    measures of the book.
+    measures of the book; k-means keeps the best of ``n_init`` seeded starts.
     """
-    X = np.asarray(X, dtype=np.float64)
+    X = np.asarray(X, dtype=np.float32)
     norms = np.linalg.norm(X, axis=1, keepdims=True)
     X = X / np.where(norms == 0, 1.0, norms)
     k = n_clusters or len(np.unique(labels))
-    predicted = KMeans(n_clusters=k, n_init=4, random_state=seed).fit_predict(X)
+    predicted = KMeans(n_clusters=k, n_init=n_init, random_state=seed).fit_predict(X)
     return purity(labels, predicted)
+
+
+def probe_by_layer(store, spec: str, n_words: int, seed: int = 0) -> pd.DataFrame:
+    """UPOS :func:`linear_probe` and :func:`cluster_purity` on every layer of a store.
+
+    ``store`` is a :class:`lmgeometry.store.Store`; at most ``n_words`` words are sampled
+    (seeded, the same in every layer) and split by sentence. One row per layer: ``model``,
+    ``layer``, ``depth`` (layer / last layer), ``probe_accuracy``, ``majority_baseline``,
+    ``cluster_purity``, ``n_train``, ``n_test``.
+    """
+    from lmgeometry.geometry import subsample
+
+    rows = subsample(len(store.words), n_words, seed)
+    words = store.words.iloc[rows]
+    upos = words["upos"].to_numpy()
+    sentence = words["sentence_id"].to_numpy()
+    last = max(store.n_layers - 1, 1)
+    table = []
+    for layer in range(store.n_layers):
+        X = np.asarray(store.layer(layer)[rows], dtype=np.float32)
+        probe = linear_probe(X, upos, sentence, seed=seed)
+        table.append(
+            {
+                "model": spec,
+                "layer": layer,
+                "depth": layer / last,
+                "probe_accuracy": probe.accuracy,
+                "majority_baseline": probe.majority_baseline,
+                "cluster_purity": cluster_purity(X, upos, seed=seed),
+                "n_train": probe.n_train,
+                "n_test": probe.n_test,
+            }
+        )
+    return pd.DataFrame(table)
 
 
 def findings(table: pd.DataFrame) -> list[str]:
     """Sentences stating what the per-layer probe table shows, generated from the numbers.
 
     ``table`` has columns model, layer, probe_accuracy, majority_baseline, cluster_purity.
+    Layer 0 is (nearly) the word's context-free embedding, so its accuracy is what the word's
+    identity alone gives; the gain of the best layer over it is what context adds.
     """
     out = []
     for model, part in table.groupby("model", sort=False):
@@ -118,13 +168,19 @@ def findings(table: pd.DataFrame) -> list[str]:
         first, last = part.iloc[0], part.iloc[-1]
         purest = part.loc[part["cluster_purity"].idxmax()]
         above = (part["probe_accuracy"] > part["majority_baseline"]).all()
+        gain = best["probe_accuracy"] - first["probe_accuracy"]
         out.append(
             f"**{model}**: the UPOS probe is most accurate at layer {int(best['layer'])} of "
             f"{int(part['layer'].max())} ({best['probe_accuracy']:.1%}, against a majority "
             f"baseline of {best['majority_baseline']:.1%}); it scores "
-            f"{first['probe_accuracy']:.1%} at layer 0 and {last['probe_accuracy']:.1%} at the "
-            f"last layer, and {'beats' if above else 'does not beat'} the baseline in every "
-            f"layer. Unsupervised k-means clusters are purest at layer {int(purest['layer'])} "
-            f"(purity {purest['cluster_purity']:.2f})."
+            f"{first['probe_accuracy']:.1%} at layer 0, where a vector carries little beyond "
+            f"the word itself, so context adds {100 * gain:.1f} points at best, and "
+            f"{last['probe_accuracy']:.1%} at the last layer. It "
+            f"{'beats' if above else 'does not beat'} the baseline in every layer. "
+            f"Unsupervised k-means clusters are purest at layer {int(purest['layer'])} "
+            f"(purity {purest['cluster_purity']:.2f}; a single cluster would score the "
+            f"majority share, about {purest['majority_baseline']:.2f}) and least pure at layer "
+            f"{int(part.loc[part['cluster_purity'].idxmin(), 'layer'])} "
+            f"({part['cluster_purity'].min():.2f})."
         )
     return out
