@@ -11,7 +11,9 @@ by Selenium through Debian's chromedriver (never a downloaded browser). For each
   ``canvas`` for WebGL traces);
 - for every figure with a layout slider, clicking the slider's next step (as a reader would;
   plotly.js then runs the step's restyle/update/animate) changes the plotted data (the x, y,
-  z arrays or the visible flags of the traces).
+  z arrays or the visible flags of the traces);
+- for every figure with a dropdown menu (the 3-D views' point count), choosing another entry
+  changes the plotted data.
 
 Two books are checked: a fixture book (``tests/fixtures/slider_chapter.py``: synthetic,
 deterministic figures with restyle, animate and WebGL sliders) built and executed in a
@@ -119,6 +121,7 @@ const state = () => [...document.querySelectorAll("div.plotly-graph-div")].map(g
   canvas: gd.querySelectorAll("canvas").length,
   gl: (gd._fullData || []).some(t => WEBGL.test(t.type)),
   sliders: ((gd.layout || {}).sliders || []).length,
+  menus: ((gd.layout || {}).updatemenus || []).length,
   height: gd.offsetHeight,
 }));
 const ready = s => s.every(f => f.svg > 0 && (!f.gl || f.canvas > 0));
@@ -191,6 +194,43 @@ def _move_slider(driver: object, fig_id: str) -> str | None:
     return None
 
 
+def _use_dropdown(driver: object, fig_id: str) -> str | None:
+    """Open a figure's first dropdown menu and pick another entry, as a reader would.
+
+    The chapters' 3-D views offer a point count there (and the senses views a word). Returns
+    what went wrong, or None when the plotted data (x, y, z, visible) changed.
+    """
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    gd = driver.find_element(By.ID, fig_id)
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center'});", gd)
+    headers = gd.find_elements(By.CSS_SELECTOR, "g.updatemenu-header-group")
+    if not headers:
+        return "no dropdown drawn"
+    before = driver.execute_script(_PLOTTED, fig_id)
+    active = headers[0].text.split("\n")[0].strip()  # before opening: plotly redraws it
+    ActionChains(driver).move_to_element(headers[0]).click().perform()
+    try:
+        WebDriverWait(driver, 5).until(
+            lambda d: len(gd.find_elements(By.CSS_SELECTOR, "g.updatemenu-dropdown-button")) > 1)
+    except Exception:  # selenium's TimeoutException
+        return "clicking the dropdown did not open it"
+    buttons = [b for b in gd.find_elements(By.CSS_SELECTOR, "g.updatemenu-dropdown-button")
+               if b.text.strip() != active]
+    if not buttons:
+        return "the dropdown offers no other entry"
+    label = buttons[0].text.strip()
+    ActionChains(driver).move_to_element(buttons[0]).click().perform()
+    try:
+        WebDriverWait(driver, 10).until(lambda d: d.execute_script(_PLOTTED, fig_id) != before)
+    except Exception:  # selenium's TimeoutException
+        return f"choosing {label!r} did not change the plotted data within 10 s"
+    driver.execute_async_script(_SETTLE)
+    return None
+
+
 def _console_errors(entries: list[dict], name: str, interrupted: bool) -> list[str]:
     """SEVERE browser-log entries as problems.
 
@@ -241,6 +281,12 @@ def _check_book(driver: object, html_dir: Path, label: str) -> list[str]:
             problem = _move_slider(driver, fig["id"])
             if problem:
                 problems.append(f"{name}: slider of figure {fig['id']}: {problem}")
+        for fig in figures:
+            if not fig["menus"]:
+                continue
+            problem = _use_dropdown(driver, fig["id"])
+            if problem:
+                problems.append(f"{name}: dropdown of figure {fig['id']}: {problem}")
         shot = SCREENSHOTS / f"{label}__{name.replace('/', '__').removesuffix('.html')}.png"
         driver.save_screenshot(str(shot))
         interrupted = bool(driver.execute_script("return window.__plotlyInterrupted === true;"))
@@ -285,7 +331,8 @@ def test_committed_book_in_browser(driver: object, tmp_path: Path) -> None:
 
 
 def test_checker_reports_problems(driver: object, tmp_path: Path) -> None:
-    """The page checks catch an outside request, a console error and an inert slider."""
+    """The page checks catch an outside request, a console error, an inert slider and an
+    inert dropdown."""
     from lmgeometry._ext.plotly_offline import plotly_js_source
 
     (tmp_path / "_static").mkdir()
@@ -295,6 +342,9 @@ def test_checker_reports_problems(driver: object, tmp_path: Path) -> None:
         "layout": {"height": 300, "sliders": [{"active": 0, "steps": [
             {"method": "restyle", "label": "a", "args": [{"visible": [True]}]},
             {"method": "restyle", "label": "b", "args": [{"visible": [True]}]},
+        ]}], "updatemenus": [{"buttons": [
+            {"method": "restyle", "label": "all", "args": [{"visible": [True]}]},
+            {"method": "restyle", "label": "some", "args": [{"visible": [True]}]},
         ]}]},
     }
     (tmp_path / "page.html").write_text(
@@ -308,4 +358,7 @@ def test_checker_reports_problems(driver: object, tmp_path: Path) -> None:
     assert any("request leaves the book's file tree: http://192.0.2.1/pixel.png" in p
                for p in problems), problems
     assert any("console error" in p and "broken on purpose" in p for p in problems), problems
-    assert any("did not change the plotted data" in p for p in problems), problems
+    assert any("slider" in p and "did not change the plotted data" in p
+               for p in problems), problems
+    assert any("dropdown" in p and "choosing 'some' did not change the plotted data" in p
+               for p in problems), problems

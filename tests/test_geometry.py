@@ -169,7 +169,9 @@ def test_geometry_findings_state_the_position0_split_and_compare_with_gpt2():
     assert "at most 95% of the variance (layer 2)" in text
     assert "after the first it explains at most 30% (layer 2)" in text
     assert "|rho| up to 0.80 (layer 2); |rho| >= 0.7 in layers 1-2" in text
-    assert "split off from the rest, but in 2 of 4 layers, not in every layer" in text
+    assert "split off from the rest, but in 2 of 4 layers, not in every layer; a component " \
+           "of the largest cluster follows position closely (|rho| >= 0.7) in layers 1-2, " \
+           "which fits the seed's position manifold." in text
 
 
 def test_layer_ranges_and_widest_split():

@@ -257,6 +257,7 @@ def layer_geometry(
     row-aligned.
     """
     Xf = as_float(X)
+    nan = float("nan")
     _, explained = pca_project(Xf, n_components=3, seed=seed)
     clusters = detect_clusters(Xf, max_k=max_k, seed=seed, sample=sample)
     position = words["word_index"].to_numpy()
@@ -272,16 +273,16 @@ def layer_geometry(
         "silhouette": clusters.silhouette,
         "separation": clusters.separation,
         "minor_share": float(minor.mean()),
-        "minor_position0_share": float((position[minor] == 0).mean()) if minor.any() else None,
+        "minor_position0_share": float((position[minor] == 0).mean()) if minor.any() else nan,
         "position0_share": float(first.mean()),
-        "position0_in_minor": float(minor[first].mean()) if first.any() else None,
-        "minor_other_top": str(others.index[0]) if len(others) else None,
-        "minor_other_top_share": float(others.iloc[0] / others.sum()) if len(others) else None,
+        "position0_in_minor": float(minor[first].mean()) if first.any() else nan,
+        "minor_other_top": str(others.index[0]) if len(others) else "",
+        "minor_other_top_share": float(others.iloc[0] / others.sum()) if len(others) else nan,
         "var_position": variance_explained_by(Xf, position_bins(position)),
         "var_position_later": (
             variance_explained_by(Xf[later], position_bins(position[later]))
             if len(np.unique(position_bins(position[later]))) > 1
-            else None
+            else nan
         ),
         "position_rho": float(np.nanmax(np.abs(component_correlations(
             pca_project(Xf[~minor], n_components=3, seed=seed)[0], position[~minor])))),
@@ -443,7 +444,7 @@ def findings(summary: pd.DataFrame, model: str, kind: str = "") -> list[str]:
                 f"; in layers {layer_ranges(pure['layer'].tolist())} at least "
                 f"{POSITION0_SPLIT:.0%} of their words are first words"
             )
-        if len(mixed) and mixed["minor_other_top"].notna().any():
+        if len(mixed) and (mixed["minor_other_top"].fillna("") != "").any():
             word = mixed["minor_other_top"].mode().iloc[0]
             shares = mixed.loc[mixed["minor_other_top"] == word, "minor_other_top_share"]
             sentence += (
@@ -496,6 +497,16 @@ def findings(summary: pd.DataFrame, model: str, kind: str = "") -> list[str]:
             )
         else:
             verdict = "unlike GPT-2 in the seed, no layer has a separate cluster of first words"
+        if "position_rho" in summary:
+            strong = summary.loc[summary["position_rho"] >= 0.7, "layer"].tolist()
+            verdict += (
+                f"; a component of the largest cluster follows position closely (|rho| >= "
+                f"0.7) in layers {layer_ranges(strong)}, which fits the seed's position "
+                f"manifold"
+                if strong
+                else "; no component of the largest cluster follows position closely (|rho| < "
+                "0.7 in every layer), so nothing here matches the seed's position manifold"
+            )
         out.append(f"Compared with seed 000: {verdict}.")
     elif kind == "encoder":
         if split.empty:
