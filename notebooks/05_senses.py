@@ -15,9 +15,9 @@
 #
 # Seed 000 projected the occurrences of polysemous words of MultiNLI sentences with PCA and
 # UMAP and concluded, by eye, that the senses of a word are **not** visible along the first
-# principal components but **do** show as local clusters in UMAP, more so in BERT than in
-# GPT-2. Ethayarajh (2019, seed 001) argued that what makes a word's vectors vary is the
-# variety of its contexts rather than its number of senses.
+# principal components but **do** show as local clusters in UMAP (its figures show such
+# clusters for both GPT-2 and BERT). Ethayarajh (2019, seed 001) argued that what makes a
+# word's vectors vary is the variety of its contexts rather than its number of senses.
 #
 # This chapter shows the seed's views and then measures what it only looked at, with
 # sense-annotated text:

@@ -213,17 +213,6 @@ def select_for_words(pool: Sequence[str], weights: Mapping[str, float], n: int,
     return sorted(chosen)
 
 
-def sts_pool() -> list[str]:
-    """Every unique STS 2012-2016 sentence, in the order and with the dedup of
-    :func:`lmgeometry.corpus.sts` (both sentences of each pair, stripped, empty ones dropped).
-    """
-    from . import data
-
-    frame = data.load_sts(None)
-    both = np.column_stack([frame["sentence1"].to_numpy(), frame["sentence2"].to_numpy()])
-    return [s for s in dict.fromkeys(x.strip() for x in both.ravel().tolist()) if s]
-
-
 def benchmark_frames(benchmarks: Iterable[str] = wordbench.BENCHMARKS) -> dict[str, pd.DataFrame]:
     """Every word benchmark's frame by name (the loaders of :mod:`lmgeometry.data`)."""
     return {b: wordbench._load_frame(b) for b in benchmarks}
@@ -233,9 +222,12 @@ def benchmark_sentences(n: int, min_contexts: int = 5,
                         benchmarks: Iterable[str] = wordbench.BENCHMARKS) -> list[str]:
     """``n`` STS sentences chosen to cover the words of the word benchmarks.
 
-    :func:`select_for_words` on :func:`sts_pool` with :func:`benchmark_word_weights` of
+    :func:`select_for_words` on :func:`lmgeometry.corpus.sts_pool` with
+    :func:`benchmark_word_weights` of
     ``benchmarks``; the sentences are returned in pool order.
     """
+    from .corpus import sts_pool
+
     pool = sts_pool()
     weights = benchmark_word_weights(benchmark_frames(benchmarks))
     return [pool[i] for i in select_for_words(pool, weights, n, min_contexts)]

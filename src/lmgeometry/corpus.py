@@ -99,6 +99,7 @@ __all__ = [
     "semcor_targets",
     "sentences",
     "sts",
+    "sts_pool",
     "wic_pairs",
     "word_contexts",
     "word_table",
@@ -701,6 +702,19 @@ def mnli_polysemy(n: int | None = None, seed: int = 0,
     )
 
 
+def _sts_pool(years: list[int] | None) -> tuple[list[str], int]:
+    """Unique STS sentences (both of every pair, stripped, empty dropped, first occurrence
+    kept, file order) and the number of pairs read."""
+    frame = data.load_sts(years)
+    both = np.column_stack([frame["sentence1"].to_numpy(), frame["sentence2"].to_numpy()])
+    return [s for s in dict.fromkeys(x.strip() for x in both.ravel().tolist()) if s], len(frame)
+
+
+def sts_pool(years: Iterable[int] | None = None) -> list[str]:
+    """Every unique STS sentence :func:`sts` samples from (years 2012-2016 by default)."""
+    return _sts_pool(None if years is None else sorted({int(y) for y in years}))[0]
+
+
 def sts(n: int | None = None, seed: int = 0, years: Iterable[int] | None = None) -> Corpus:
     """SemEval STS 2012-2016 sentences, the input data of Ethayarajh (2019).
 
@@ -731,9 +745,7 @@ def sts(n: int | None = None, seed: int = 0, years: Iterable[int] | None = None)
     where = "sts"
     n = _check_n(DEFAULT_SIZES[where] if n is None else n, where)
     chosen_years = None if years is None else sorted({int(y) for y in years})
-    frame = data.load_sts(chosen_years)
-    both = np.column_stack([frame["sentence1"].to_numpy(), frame["sentence2"].to_numpy()])
-    pool = [s for s in dict.fromkeys(x.strip() for x in both.ravel().tolist()) if s]
+    pool, n_pairs = _sts_pool(chosen_years)
     if n > len(pool):
         raise _too_few(where, n, len(pool), "unique STS sentences exist for years "
                        f"{chosen_years or 'all'}")
@@ -744,7 +756,7 @@ def sts(n: int | None = None, seed: int = 0, years: Iterable[int] | None = None)
     words["target"] = pd.Series([None] * len(words), dtype=object)
     return Corpus(name=where, sentences=texts, words=words,
                   params={"n": n, "seed": int(seed), "years": chosen_years},
-                  info={"unique_sentences": len(pool), "pairs": len(frame)})
+                  info={"unique_sentences": len(pool), "pairs": n_pairs})
 
 
 def word_contexts(words: pd.DataFrame, min_contexts: int = 5, *,

@@ -20,6 +20,8 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GroupShuffleSplit
 from sklearn.preprocessing import StandardScaler
 
+from . import wordbench
+
 
 @dataclass(frozen=True)
 class ProbeResult:
@@ -89,16 +91,13 @@ def purity(labels_true: np.ndarray, labels_pred: np.ndarray) -> float:
     """Cluster purity: ``(1/n) sum_c max_j |c ∩ class_j|`` (Manning et al. 2008, sec. 16.3).
 
     1 when every cluster holds one class; the share of the largest class when there is a single
-    cluster.
+    cluster. The measure is :func:`lmgeometry.wordbench.purity`; this wrapper refuses empty
+    input instead of returning NaN.
     """
     labels_true, labels_pred = np.asarray(labels_true), np.asarray(labels_pred)
     if len(labels_true) != len(labels_pred) or len(labels_true) == 0:
         raise ValueError("purity needs two label arrays of the same, non-zero length")
-    _, t = np.unique(labels_true, return_inverse=True)
-    _, p = np.unique(labels_pred, return_inverse=True)
-    table = np.zeros((p.max() + 1, t.max() + 1), dtype=np.int64)
-    np.add.at(table, (p, t), 1)
-    return float(table.max(1).sum() / len(labels_true))
+    return wordbench.purity(labels_true, labels_pred)
 
 
 def cluster_purity(

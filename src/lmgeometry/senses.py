@@ -36,15 +36,13 @@ import pandas as pd
 from numpy.typing import ArrayLike
 from scipy import stats
 
+from .measures import unit_rows
+
 Ties = Literal["split", "first"]
 
 TIE_TOL = 1e-9
 """Cosine similarities within this of a row's maximum count as tied for nearest."""
 
-
-def _unit_rows(X: np.ndarray) -> np.ndarray:
-    norms = np.linalg.norm(X, axis=1, keepdims=True)
-    return np.divide(X, norms, out=np.zeros_like(X), where=norms > 0)
 
 
 def _codes(senses: ArrayLike) -> np.ndarray:
@@ -110,7 +108,7 @@ def loo_1nn_sense_accuracy(
     if ties not in ("split", "first"):
         raise ValueError(f"ties must be 'split' or 'first', not {ties!r}")
     if metric == "cosine":
-        U = _unit_rows(X)
+        U = unit_rows(X)[0]
         S = U @ U.T
     elif metric == "euclidean":
         sq = (X * X).sum(axis=1)

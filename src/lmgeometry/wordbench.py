@@ -47,6 +47,8 @@ import pandas as pd
 from numpy.typing import ArrayLike
 from scipy import stats
 
+from .measures import unit_rows
+
 Vectors = Mapping[str, ArrayLike] | Callable[[str], ArrayLike | None]
 """A static embedding: ``word -> vector`` mapping, or a callable returning ``None`` when OOV."""
 
@@ -389,11 +391,6 @@ class _Lookup:
         return [k for k in self.mapping if self.key(k) == k]
 
 
-def _unit_rows(M: np.ndarray) -> np.ndarray:
-    """Rows scaled to unit L2 norm (zero rows stay zero)."""
-    norms = np.linalg.norm(M, axis=-1, keepdims=True)
-    return np.divide(M, norms, out=np.zeros_like(M), where=norms > 0)
-
 
 def _correlations(x: ArrayLike, y: ArrayLike) -> tuple[float, float]:
     """(Spearman rho, Pearson r); NaN with fewer than 3 points or a constant input."""
@@ -571,14 +568,14 @@ def evaluate_analogies(
     if n and cand:
         M = np.vstack([lk.get(w) for w in cand])  # type: ignore[misc]
         if normalise:
-            M = _unit_rows(M)
+            M = unit_rows(M)[0]
         MT = np.ascontiguousarray(M.T)
         abc = [
             np.vstack([lk.fill(w) for w in col[rows]])  # type: ignore[misc]
             for col in cols[:3]
         ]
         if normalise:
-            abc = [_unit_rows(X) for X in abc]
+            abc = [unit_rows(X)[0] for X in abc]
         Q = abc[1] - abc[0] + abc[2]
         excl = np.array(
             [[index.get(w, -1) for w in col[rows]] for col in cols[:3]], dtype=np.int64
@@ -851,7 +848,7 @@ def evaluate_semeval2012(
         rho = math.nan
         if len(P) and len(Q):
             if method == "mean_cosine":
-                s = (_unit_rows(Q) @ _unit_rows(P).T).mean(axis=1)
+                s = (unit_rows(Q)[0] @ unit_rows(P)[0].T).mean(axis=1)
             else:
                 s = Q @ P.mean(axis=0)
             n_scored_pairs += len(s)
