@@ -20,6 +20,7 @@ from lmgeometry.extract import (
     align_sentence,
     encode,
     extract_words,
+    iter_batches,
     plan_batches,
     trim_spans,
 )
@@ -215,6 +216,18 @@ def test_batched_equals_unbatched_encoder(minilm, hard_corpus):
     batched, enc = extract_words(minilm, hard_corpus, batch_tokens=4096)
     assert len({s.n_tokens for s in enc.sentences}) > 1  # padding really happens
     assert _rel_err(batched, alone) < 1e-5
+
+
+def test_float16_batches_are_float32_rounded(minilm, hard_corpus):
+    enc = encode(minilm, hard_corpus)
+    full = [wb.vectors for wb in iter_batches(minilm, enc, progress=False)]
+    half = [wb.vectors for wb in iter_batches(minilm, enc, progress=False, dtype="float16")]
+    assert len(half) == len(full)
+    for h, f in zip(half, full, strict=True):
+        assert h.dtype == np.float16 and f.dtype == np.float32
+        np.testing.assert_array_equal(h, f.astype(np.float16))
+    with pytest.raises(ValueError, match="dtype must be one of"):
+        next(iter_batches(minilm, enc, progress=False, dtype="bfloat16"))
 
 
 def test_special_tokens_are_not_words(minilm, hard_corpus):

@@ -90,6 +90,11 @@ ACCELERATOR_BATCH_TOKENS = 16384
 """Padded tokens per batch on a GPU, where larger batches keep the device busy."""
 
 
+#: Types :func:`iter_batches` can hand out (the model always computes in float32).
+OUTPUT_DTYPES = ("float32", "float16")
+FLOAT16_MAX = float(np.finfo(np.float16).max)
+
+
 def default_batch_tokens(device: torch.device | str) -> int:
     """Padded-token budget per batch for a device (:data:`CPU_BATCH_TOKENS` on a CPU)."""
     return CPU_BATCH_TOKENS if torch.device(device).type == "cpu" else ACCELERATOR_BATCH_TOKENS
@@ -513,8 +518,9 @@ class WordBatch:
     sentence_index : numpy.ndarray
         Indices into ``Encoding.sentences`` of the batch's sentences, in block order.
     vectors : numpy.ndarray
-        float32 (layers, words, width): the words of those sentences, sentence after
-        sentence, each sentence's words in order.
+        (layers, words, width) in the ``dtype`` asked of :func:`iter_batches` (computed in
+        float32, cast on the device): the words of those sentences, sentence after sentence,
+        each sentence's words in order.
     """
 
     sentence_index: np.ndarray
@@ -572,6 +578,7 @@ def iter_batches(
     batch_tokens: int | None = None,
     progress: bool = True,
     callback: Callable[[int, int], None] | None = None,
+    dtype: str = "float32",
 ) -> Iterator[WordBatch]:
     """Run the model over an encoded corpus and yield pooled word vectors batch by batch.
 
@@ -589,20 +596,26 @@ def iter_batches(
         Show a tqdm progress bar (sentences/s) on stderr.
     callback : callable, optional
         Called as ``callback(sentences_done, sentences_total)`` after each batch.
+    dtype : {"float32", "float16"}
+        Type of the yielded vectors. The model computes in float32 either way; float16 is
+        cast on the device (half the transfer to the CPU) after checking that every value
+        fits (an ``OverflowError`` names the layer otherwise).
 
     Yields
     ------
     WordBatch
-        float32 vectors on the CPU; batches come longest sentences first.
+        Vectors on the CPU; batches come longest sentences first.
     """
     from tqdm.std import tqdm
 
     if pooling not in POOLINGS:
         raise ValueError(f"pooling must be one of {POOLINGS}, not {pooling!r}")
+    if dtype not in OUTPUT_DTYPES:
+        raise ValueError(f"dtype must be one of {OUTPUT_DTYPES}, not {dtype!r}")
     net = _base_module(model)
-    dtype = next(net.parameters()).dtype
-    if dtype != torch.float32:
-        raise TypeError(f"{model.name}: extraction computes in float32; the model is {dtype}")
+    computed = next(net.parameters()).dtype
+    if computed != torch.float32:
+        raise TypeError(f"{model.name}: extraction computes in float32; the model is {computed}")
     device = model.device
     pad_id = model.tokenizer.pad_token_id
     pad_id = 0 if pad_id is None else int(pad_id)
@@ -618,7 +631,7 @@ def iter_batches(
         with torch.inference_mode():
             for index in batches:
                 batch = [sentences[i] for i in index]
-                vectors = _pool_batch(model, net, batch, pooling, pad_id, device)
+                vectors = _pool_batch(model, net, batch, pooling, pad_id, device, dtype)
                 yield WordBatch(index, vectors)
                 done += len(index)
                 release_freed_memory()
@@ -630,7 +643,7 @@ def iter_batches(
 
 
 def _pool_batch(model: LoadedModel, net: torch.nn.Module, batch: list[EncodedSentence],
-                pooling: str, pad_id: int, device: torch.device) -> np.ndarray:
+                pooling: str, pad_id: int, device: torch.device, dtype: str) -> np.ndarray:
     """Forward one batch and pool its pieces into words; returns (layers, words, width)."""
     width = max(s.n_tokens for s in batch)
     ids = np.full((len(batch), width), pad_id, dtype=np.int64)
@@ -665,6 +678,16 @@ def _pool_batch(model: LoadedModel, net: torch.nn.Module, batch: list[EncodedSen
         raise FloatingPointError(
             f"{model.name} produced non-finite hidden states in a batch of sentences {bad[:10]}"
         )
+    if dtype == "float16":
+        peak = stacked.abs().amax(dim=(1, 2))
+        if bool((peak > FLOAT16_MAX).any()):
+            layer = int(torch.nonzero(peak > FLOAT16_MAX)[0])
+            raise OverflowError(
+                f"{model.name}: layer {layer} has a hidden-state value of "
+                f"{float(peak[layer]):.4g}, beyond float16's range (65504); "
+                "rerun with dtype='float32'."
+            )
+        return stacked.half().cpu().numpy()
     return stacked.float().cpu().numpy()
 
 

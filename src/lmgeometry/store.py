@@ -39,6 +39,7 @@ import pandas as pd
 
 from . import __version__, paths
 from .extract import (
+    OUTPUT_DTYPES,
     POOLINGS,
     TOO_LONG,
     Encoding,
@@ -57,8 +58,7 @@ if TYPE_CHECKING:
     from .models import LoadedModel
 
 FORMAT_VERSION = 1
-DTYPES: tuple[str, ...] = ("float16", "float32")
-FLOAT16_MAX = float(np.finfo(np.float16).max)
+DTYPES: tuple[str, ...] = OUTPUT_DTYPES
 _TMP_PREFIX = ".tmp-"
 
 
@@ -344,20 +344,10 @@ def _write_entry(tmp: Path, model: LoadedModel, corpus: Corpus, encoding: Encodi
     try:
         for wb in iter_batches(model, encoding, pooling=options["pooling"],
                                batch_tokens=batch_tokens, progress=progress,
-                               callback=callback):
-            vectors = wb.vectors
-            if dtype == np.float16:
-                peak = np.abs(vectors).max(axis=(1, 2))
-                if np.any(peak > FLOAT16_MAX):
-                    layer = int(np.argmax(peak > FLOAT16_MAX))
-                    raise OverflowError(
-                        f"{model.name}: layer {layer} has a hidden-state value of "
-                        f"{float(peak[layer]):.4g}, beyond float16's range (65504); "
-                        "rerun with dtype='float32'."
-                    )
+                               callback=callback, dtype=str(dtype)):
             for start, _stop, lo, hi in block_rows(encoding, wb.sentence_index):
                 for i, writer in enumerate(writers):
-                    writer.write(start, vectors[i, lo:hi])
+                    writer.write(start, wb.vectors[i, lo:hi])
     finally:
         for writer in writers:
             writer.close()
