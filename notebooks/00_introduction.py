@@ -66,8 +66,25 @@ results_path = "00_introduction.results.json"
 # the embedding matrix, to which models with *learned absolute positions* (BERT, GPT-2) add a
 # vector for the token's position (BERT also adds a segment vector and normalises the sum).
 # Layer 0 therefore does not depend on the context at all: the same token at the same
-# position always gets the same vector. Layer *l* is the output of block *l*. Chapters that
-# report "per layer" results count this way, so layer 0 is always the context-free baseline.
+# position always gets the same vector. Layer *l* is the output of block *l*, with one
+# exception: for decoders the **last** layer is taken after the model's final normalisation
+# (GPT-2's `ln_f`, the final RMSNorm of SmolLM2 and Gemma), because that is what
+# `transformers` returns as the last hidden state and what the language-model head reads. It
+# rescales every vector, so norms and norm-dominated statistics jump at the last layer of a
+# decoder; read such a jump as the normalisation, not as the last block's doing. Chapters
+# that report "per layer" results count this way, so layer 0 is always the context-free
+# baseline.
+#
+# **A decoder's first token.** Run without a beginning-of-sequence token, as the seeds ran
+# GPT-2 and as this book runs its decoders by default (`prepend_bos=None` keeps each
+# tokenizer's own template), the first token of every sentence becomes an *attention sink*:
+# later tokens attend to it heavily, and in the middle layers its hidden state takes a norm
+# many times that of the other tokens (chapter [Geometry](01_geometry.ipynb) shows by how
+# much; "massive activations"; Xiao et al.
+# 2023, *Efficient Streaming Language Models with Attention Sinks*; Sun et al. 2024, *Massive
+# Activations in Large Language Models*). The first word of each sentence is then a small set
+# of extreme points that dominates any statistic not normalised per vector (variance, PCA,
+# MEV baselines, CKA, centring). The chapters say where this drives a result.
 #
 # ## Positions: learned or rotary
 #

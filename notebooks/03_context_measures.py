@@ -40,7 +40,9 @@
 # **Two sets of estimators.** The authors' code (kawine/contextual) differs from the paper in
 # ways that change the numbers: self-similarity over at most 1,000 random ordered pairs with
 # same-sentence pairs allowed; word MEV from centred PCA but the MEV baseline from an
-# uncentred truncated SVD (which made GPT-2's adjusted MEV negative); baseline pairs drawn
+# uncentred truncated SVD (in the authors' published `gpt2/embedding_space_stats.json` that
+# baseline, "variance explained for random words", is 0.969-0.998 in GPT-2's layers 2-11,
+# which makes every adjusted MEV there negative); baseline pairs drawn
 # with replacement; every value rounded to 3 decimals. `lmgeometry.measures` makes each choice
 # an argument and offers two presets: `ethayarajh2019` (the authors' code) and `corrected`
 # (exact means over all pairs of *different* sentences, centred MEV throughout with a
@@ -135,15 +137,39 @@ for measure, title in (
 # %% [markdown]
 # ## Seed 001's claims, tested on this run
 #
-# Each claim is decided by a rule stated in `lmgeometry.contextuality.claims` (layer 0, the
-# context-free input, is left out of trends; "upper" and "lower" are the two halves of the
-# remaining layers).
+# Each claim is decided by a rule stated in `lmgeometry.contextuality.claims`. Layer 0, the
+# context-free input, is left out. "Anisotropic" means a baseline cosine above $3/\sqrt{d}$,
+# the band within which the cosine of two random directions in $d$ dimensions falls. A trend
+# ("rises", "falls") is a Spearman correlation with the layer index of at least 0.5 in size;
+# the paper itself allows exceptions (BERT's last layer is less anisotropic than its
+# penultimate one). For intra-sentence similarity the paper describes three patterns, one per
+# model: rising with depth (ELMo), falling with depth while staying above the baseline (BERT),
+# and close to the baseline, |adjusted IntraSim| < 0.05, in most layers (GPT-2). Each model
+# here is tested against the BERT and the GPT-2 pattern, and the last claim asks whether the
+# models of this run follow different ones.
 
 # %%
 lowest = {spec: contextuality.lowest_words(acts, seed=seed) for spec, acts in stores.items()}
 claim_table = contextuality.claims_table(per_layer, lowest)
 display(contextuality.holds_matrix(claim_table))
-display(claim_table[claim_table["preset"] == "corrected"][["model", "claim", "evidence"]])
+with pd.option_context("display.max_colwidth", None):
+    display(claim_table[claim_table["preset"] == "corrected"][["model", "claim", "evidence"]])
+
+# %% [markdown]
+# **A decoder's first word.** Without a beginning-of-sequence token (the seeds' GPT-2 runs had
+# none, and neither do this run's decoders), the first token of every sentence becomes an
+# *attention sink*: later tokens attend to it heavily and, in the middle layers, its hidden
+# state takes a norm orders of magnitude above the others ("massive activations"; Xiao et
+# al. 2023, Sun et al. 2024; chapter [Geometry](01_geometry.ipynb) shows the norms). A few such rows
+# dominate any statistic that is not normalised per vector: the uncentred MEV baseline of
+# random occurrences is then close to 1, since one direction holds almost all their variance.
+# The authors' GPT-2 file shows the same signature (the standard deviation of word norms,
+# up to 807, exceeds their mean, up to 457). In this run:
+
+# %%
+saturated = contextuality.saturated_mev_baseline(per_layer)
+display(Markdown("\n\n".join(saturated) if saturated else
+                 "No model has an MEV baseline of 0.99 or more in any layer."))
 
 # %% [markdown]
 # The five least self-similar words in a few layers (`corrected` estimators), with whether
@@ -229,7 +255,10 @@ show(
 # `coverage` says how many); the paper's layers 1, 2, L-1 and L are also scored with the Word
 # Embeddings Benchmarks conventions the paper used (`web`: a missing word gets the mean
 # vector), printed beside the paper's Table 1. With coverage this low, neither is comparable
-# with the paper's numbers.
+# with the paper's numbers. One more difference: a principal component has no sign, and
+# here each word's PC1 is signed to point along the mean of its occurrences
+# (`measures.static_embeddings`), where the authors' scikit-learn PCA keeps whatever sign the
+# SVD returns; the sign of a cosine between two words' PC1 vectors depends on that choice.
 
 # %%
 static_corpus = corpus.sentences(
@@ -291,7 +320,11 @@ display(contextuality.table1_beside(static_web).round(3))
 # The sentences below are generated from the numbers above (`corrected` estimators). The
 # models are not those of the paper: `mpnet-base` is a sentence encoder fine-tuned
 # contrastively (no masked-LM head), `smollm2-135m` an instruction-tuned decoder run from
-# 4-bit GGUF weights dequantised to fp32; see the introduction for their caveats.
+# 4-bit GGUF weights dequantised to fp32; see the introduction for their caveats. MPNet was
+# trained so that the mean of its last-layer word vectors represents the sentence (mean
+# pooling under a contrastive objective), which pulls the words of a sentence toward their
+# mean: a high or rising intra-sentence similarity in its upper layers is what that objective
+# would produce, and says little about BERT-style pretraining.
 
 # %%
 display(

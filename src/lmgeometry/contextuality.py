@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 from tqdm.auto import tqdm
 
 from . import measures, wordbench
@@ -37,7 +38,8 @@ def layer_measures(store: Store, presets: Sequence[str] = PRESET_NAMES, seed: in
     Returns
     -------
     pandas.DataFrame
-        One row per (preset, layer): ``layer``, ``depth`` (layer / last layer) and every key
+        One row per (preset, layer): ``layer``, ``depth`` (layer / last layer), ``width``
+        (the model's hidden size) and every key
         of :func:`~lmgeometry.measures.context_measures` (baselines, SelfSim, IntraSim, MEV,
         raw and adjusted, with 95% bootstrap bounds).
     """
@@ -49,7 +51,8 @@ def layer_measures(store: Store, presets: Sequence[str] = PRESET_NAMES, seed: in
         for preset in presets:
             m = measures.context_measures(X, store.words, preset, seed, min_contexts=min_contexts,
                                           n_intra_sentences=n_intra_sentences, n_boot=n_boot)
-            rows.append({"layer": i, "depth": i / last if last else 0.0, **m})
+            rows.append({"layer": i, "depth": i / last if last else 0.0,
+                         "width": store.width, **m})
     return pd.DataFrame(rows)
 
 
@@ -285,71 +288,125 @@ def table1_beside(scores: pd.DataFrame) -> pd.DataFrame:
                      names=["source", "embedding"])
 
 
-def _halves(per_layer: pd.DataFrame, column: str) -> tuple[float, float]:
-    """Mean of ``column`` over the lower and the upper half of layers 1..L (layer 0 left out).
+#: Rank correlation with depth that counts as a trend ("rises" / "falls") in :func:`claims`.
+TREND_RHO = 0.5
+#: |adjusted IntraSim| below this counts as "close to 0" (seed 001's GPT-2 pattern).
+NEAR_ZERO = 0.05
 
-    Layer ``l`` is in the upper half when ``l > L / 2``.
+
+def depth_trend(per_layer: pd.DataFrame, column: str) -> float:
+    """Spearman correlation of ``column`` with the layer index over layers 1..L.
+
+    Layer 0 (the context-free input) is left out. Returns NaN with fewer than three layers or
+    a constant column.
     """
     d = per_layer[per_layer["layer"] > 0]
-    upper = d["layer"] > per_layer["layer"].max() / 2
-    return float(d.loc[~upper, column].mean()), float(d.loc[upper, column].mean())
+    if len(d) < 3 or d[column].nunique() < 2:
+        return float("nan")
+    return float(stats.spearmanr(d["layer"], d[column]).statistic)
+
+
+def isotropic_cosine_band(width: int) -> float:
+    """3 / sqrt(width): three standard deviations of the cosine of two independent isotropic
+    random vectors in ``width`` dimensions (the cosine has mean 0 and variance 1 / width)."""
+    return 3.0 / float(np.sqrt(width))
+
+
+def intrasim_pattern(per_layer: pd.DataFrame) -> str:
+    """Which of seed 001's three intra-sentence-similarity patterns one model follows.
+
+    On adjusted IntraSim over layers 1..L (Ethayarajh 2019, section 4.3 and Figure 3):
+
+    * ``"near 0 (GPT-2)"``: |adjusted IntraSim| < :data:`NEAR_ZERO` in most layers (checked
+      first: a trend among values that are all close to 0 means little);
+    * ``"rises (ELMo)"``: Spearman rho with depth >= :data:`TREND_RHO`;
+    * ``"falls, above 0 (BERT)"``: rho <= -:data:`TREND_RHO` and above 0 in every layer;
+    * ``"none of the seed's"`` otherwise.
+    """
+    d = per_layer[per_layer["layer"] > 0]
+    rho = depth_trend(per_layer, "intrasim_adj")
+    if float((d["intrasim_adj"].abs() < NEAR_ZERO).mean()) > 0.5:
+        return "near 0 (GPT-2)"
+    if rho >= TREND_RHO:
+        return "rises (ELMo)"
+    if rho <= -TREND_RHO and bool((d["intrasim_adj"] > 0).all()):
+        return "falls, above 0 (BERT)"
+    return "none of the seed's"
 
 
 def claims(per_layer: pd.DataFrame, lowest: pd.DataFrame) -> pd.DataFrame:
     """Seed 001's claims, each marked holds / does not hold for one model, with the evidence.
 
     ``per_layer`` is one model's :func:`layer_measures` for one preset; ``lowest`` its
-    :func:`lowest_words`. Rules (layer 0, the context-free input, is left out of trends):
+    :func:`lowest_words`. Layer 0, the context-free input, is left out everywhere; a trend is a
+    Spearman correlation with the layer index (:func:`depth_trend`) of at least
+    :data:`TREND_RHO` in size. The rules (Ethayarajh 2019, section 4):
 
-    1. *Anisotropy rises with depth*: the cosine baseline's mean over the upper half of the
-       layers exceeds that over the lower half.
-    2. *Upper layers are more context-specific*: the anisotropy-adjusted SelfSim's mean over
-       the upper half is below that over the lower half.
-    3. *Stopwords are the least self-similar*: in most layers, a majority of the five least
+    1. *Anisotropic in every non-input layer*: the cosine baseline exceeds
+       :func:`isotropic_cosine_band` (3 / sqrt(width)) in every layer.
+    2. *Anisotropy generally rises with depth*: rho(layer, baseline) >= 0.5 (the paper allows
+       exceptions, such as BERT's last layer).
+    3. *Upper layers are more context-specific*: rho(layer, adjusted SelfSim) <= -0.5.
+    4. *Stopwords are the least self-similar*: in most layers, a majority of the five least
        self-similar words are stopwords.
-    4. *IntraSim behaviour differs by model* is a comparison between models; per model the
-       table reports the direction of adjusted IntraSim (rising or falling with depth), and
-       the chapter compares the directions.
-    5. *Adjusted MEV is below 5%* in every layer from 1 on.
+    5-6. *IntraSim as in BERT* (falls with depth, above 0 in every layer) and *as in GPT-2*
+       (near 0 in most layers); :func:`intrasim_pattern` names the pattern a model follows.
+    7. *Adjusted MEV is below 5%* in every layer.
     """
     d = per_layer.sort_values("layer")
-    base_lo, base_hi = _halves(d, "baseline_cosine")
-    self_lo, self_hi = _halves(d, "selfsim_adj")
-    intra_lo, intra_hi = _halves(d, "intrasim_adj")
+    upper = d[d["layer"] > 0]
+    band = isotropic_cosine_band(int(d["width"].iloc[0]))
+    i_min = upper["baseline_cosine"].idxmin()
+    rho_base = depth_trend(d, "baseline_cosine")
+    rho_self = depth_trend(d, "selfsim_adj")
+    rho_intra = depth_trend(d, "intrasim_adj")
+    intra = upper["intrasim_adj"]
+    near = int((intra.abs() < NEAR_ZERO).sum())
     top5 = lowest[lowest["layer"] > 0].groupby("layer")["is_stop"].mean()
     stop_layers = int((top5 > 0.5).sum())
-    mev = d.loc[d["layer"] > 0, "mev_adj"]
+    mev = upper["mev_adj"]
+    first, last = upper.iloc[0], upper.iloc[-1]
     rows = [
-        ("anisotropy rises with depth", base_hi > base_lo,
-         f"baseline cosine {base_lo:.2f} (lower half) -> {base_hi:.2f} (upper half)"),
-        ("upper layers are more context-specific", self_hi < self_lo,
-         f"adjusted SelfSim {self_lo:.2f} -> {self_hi:.2f}"),
+        ("anisotropic in every non-input layer", bool((upper["baseline_cosine"] > band).all()),
+         f"lowest baseline cosine {upper.loc[i_min, 'baseline_cosine']:.3f} (layer "
+         f"{int(upper.loc[i_min, 'layer'])}) against 3/sqrt(d) = {band:.3f}"),
+        ("anisotropy rises with depth", rho_base >= TREND_RHO,
+         f"Spearman rho {rho_base:.2f}; baseline cosine {first['baseline_cosine']:.2f} "
+         f"(layer 1) -> {last['baseline_cosine']:.2f} (layer {int(last['layer'])})"),
+        ("upper layers are more context-specific", rho_self <= -TREND_RHO,
+         f"Spearman rho {rho_self:.2f}; adjusted SelfSim {first['selfsim_adj']:.2f} -> "
+         f"{last['selfsim_adj']:.2f}"),
         ("stopwords are the least self-similar words", stop_layers > len(top5) / 2,
          f"most of the 5 least self-similar words are stopwords in {stop_layers} of "
          f"{len(top5)} layers"),
-        ("adjusted IntraSim rises with depth", intra_hi > intra_lo,
-         f"adjusted IntraSim {intra_lo:.3f} -> {intra_hi:.3f}"),
+        ("IntraSim as in BERT: falls with depth, above 0", rho_intra <= -TREND_RHO
+         and bool((intra > 0).all()),
+         f"Spearman rho {rho_intra:.2f}; adjusted IntraSim {intra.min():.3f} to "
+         f"{intra.max():.3f}"),
+        ("IntraSim as in GPT-2: near 0 in most layers", near > len(intra) / 2,
+         f"|adjusted IntraSim| < {NEAR_ZERO} in {near} of {len(intra)} layers"),
         ("adjusted MEV is below 5% in every layer", bool((mev < 0.05).all()),
          f"max adjusted MEV {mev.max():.3f} (layer {int(d.loc[mev.idxmax(), 'layer'])})"),
     ]
     return pd.DataFrame(rows, columns=["claim", "holds", "evidence"])
 
 
-INTRASIM_DIFFERS = "adjusted IntraSim behaves differently across models"
+INTRASIM_DIFFERS = "IntraSim follows different patterns in different models"
 
 
 def claims_table(per_layer: pd.DataFrame, lowest: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     """:func:`claims` for every model and preset, plus the between-model IntraSim claim.
 
-    Seed 001 found that intra-sentence similarity behaves differently in ELMo, BERT and GPT-2.
-    Per model, :func:`claims` reports whether adjusted IntraSim rises with depth; the claim
-    :data:`INTRASIM_DIFFERS` holds (for every model of a preset alike) when that direction is
-    not the same for all models of the run. With a single model it cannot hold.
+    Seed 001 found that intra-sentence similarity behaves differently in ELMo (rises), BERT
+    (falls, stays above the baseline) and GPT-2 (close to the baseline). Per model and preset
+    :func:`intrasim_pattern` names the pattern; :data:`INTRASIM_DIFFERS` holds (for every model
+    of a preset alike) when at least two models follow *different seed patterns* (a model that
+    follows none of them does not count). With a single model it cannot hold.
 
     Parameters
     ----------
     per_layer : DataFrame
-        :func:`layer_measures` rows with columns ``model`` and ``preset``.
+        :func:`layer_measures` rows with columns ``model``, ``preset`` and ``width``.
     lowest : mapping
         Model -> its :func:`lowest_words`.
 
@@ -358,21 +415,17 @@ def claims_table(per_layer: pd.DataFrame, lowest: Mapping[str, pd.DataFrame]) ->
     pandas.DataFrame
         Columns ``claim, holds, evidence, model, preset``.
     """
-    frames = []
-    for (model, preset), d in per_layer.groupby(["model", "preset"], sort=False):
-        frames.append(claims(d, lowest[model]).assign(model=model, preset=preset))
-    table = pd.concat(frames, ignore_index=True)
-    rises = table[table["claim"] == "adjusted IntraSim rises with depth"]
-    extra = []
-    for preset, r in rises.groupby("preset", sort=False):
-        differs = r["holds"].nunique() > 1
-        evidence = "; ".join(
-            f"{m}: {'rises' if h else 'does not rise'}"
-            for m, h in zip(r["model"], r["holds"], strict=True)
-        )
-        extra += [{"claim": INTRASIM_DIFFERS, "holds": differs, "evidence": evidence,
-                   "model": m, "preset": preset} for m in r["model"]]
-    return pd.concat([table, pd.DataFrame(extra)], ignore_index=True)
+    frames, extra = [], []
+    for preset, p in per_layer.groupby("preset", sort=False):
+        patterns = {}
+        for model, d in p.groupby("model", sort=False):
+            frames.append(claims(d, lowest[model]).assign(model=model, preset=preset))
+            patterns[model] = intrasim_pattern(d)
+        seed_patterns = {v for v in patterns.values() if v != "none of the seed's"}
+        evidence = "; ".join(f"{m}: {v}" for m, v in patterns.items())
+        extra += [{"claim": INTRASIM_DIFFERS, "holds": len(seed_patterns) > 1,
+                   "evidence": evidence, "model": m, "preset": preset} for m in patterns]
+    return pd.concat([*frames, pd.DataFrame(extra)], ignore_index=True)
 
 
 def holds_matrix(table: pd.DataFrame) -> pd.DataFrame:
@@ -410,23 +463,60 @@ def findings(per_layer: pd.DataFrame, model: str, neighbours: pd.DataFrame | Non
     return out
 
 
+def saturated_mev_baseline(per_layer: pd.DataFrame, threshold: float = 0.99) -> list[str]:
+    """Sentences naming the layers whose MEV baseline is at least ``threshold``, per model.
+
+    A baseline that close to 1 means the first singular direction of *random* occurrences
+    holds almost all their variance: a few rows of huge norm (such as a decoder's first token
+    without a BOS token) dominate, and the adjusted MEV of every word is then about
+    ``MEV - 1``. ``per_layer`` holds :func:`layer_measures` rows (columns ``model`` and
+    ``preset``); the baseline used is ``mev_baseline_used``.
+    """
+    from .geometry import layer_ranges
+
+    out = []
+    for (model, preset), d in per_layer.groupby(["model", "preset"], sort=False):
+        hit = d.loc[d["mev_baseline_used"] >= threshold, "layer"].astype(int).tolist()
+        if hit:
+            out.append(f"**{model}** ({preset} estimators): the MEV baseline is at least "
+                       f"{threshold} in {len(hit)} of {len(d)} layers "
+                       f"(layers {layer_ranges(hit)}), up to "
+                       f"{d['mev_baseline_used'].max():.3f}.")
+    return out
+
+
+#: Similarity benchmarks with disjoint item sets (WS353's similarity and relatedness splits
+#: are subsets of WS353, so averaging them with it would count those items twice).
+DISJOINT_SIMILARITY = ("simlex999", "men", "ws353", "rw")
+
+
 def static_findings(scores: pd.DataFrame, model: str) -> list[str]:
     """One sentence on a model's strict PC1 scores per layer, generated from the numbers.
 
     ``scores`` is :func:`static_scores` output of one model over several layers with the
-    ``"strict"`` protocol. Reports the layer whose mean Spearman correlation over the
-    word-similarity benchmarks is highest, that mean, the mean of layer 0, and the coverage
-    range of those benchmarks.
+    ``"strict"`` protocol. Over :data:`DISJOINT_SIMILARITY` it reports the layer whose mean
+    Spearman correlation is highest, that mean, the mean of the first layer, the coverage
+    range, and whether the difference exceeds twice the approximate standard error of a
+    correlation on the pooled scored items, 1 / sqrt(N - 3) (Fisher's approximation).
     """
-    sim = scores[scores["benchmark"].isin(wordbench.SIMILARITY_BENCHMARKS)]
+    sim = scores[scores["benchmark"].isin(DISJOINT_SIMILARITY) & scores["value"].notna()]
+    if sim.empty:
+        return [f"**{model}**: no word-similarity item has both words covered, so the PC1 "
+                "static vectors cannot be scored."]
     by_layer = sim.groupby("layer")["value"].mean()
     best = int(by_layer.idxmax())
-    first = by_layer.iloc[0]
+    first_layer = int(by_layer.index[0])
+    n_items = int(sim.loc[sim["layer"] == best, "n"].sum())
+    se = 1 / np.sqrt(max(n_items - 3, 1))
+    gap = by_layer[best] - by_layer.iloc[0]
+    verdict = ("more than" if gap > 2 * se else "within")
     return [
-        f"**{model}**: over the word-similarity benchmarks (items with both words covered, "
-        f"{sim['coverage'].min():.0%} to {sim['coverage'].max():.0%} of each benchmark), the "
-        f"PC1 static vectors correlate best with human ratings in layer {best} (mean Spearman "
-        f"{by_layer[best]:.2f}), against {first:.2f} in layer {int(by_layer.index[0])}."
+        f"**{model}**: over {', '.join(DISJOINT_SIMILARITY)} (items with both words covered, "
+        f"{sim['coverage'].min():.0%} to {sim['coverage'].max():.0%} of each benchmark, "
+        f"{n_items} items in all), the PC1 static vectors correlate best with human ratings in "
+        f"layer {best} (mean Spearman {by_layer[best]:.2f}), against {by_layer.iloc[0]:.2f} in "
+        f"layer {first_layer}: a difference {verdict} twice the standard error of a "
+        f"correlation on {n_items} items (about {se:.2f})."
     ]
 
 
@@ -442,7 +532,7 @@ def summary(per_layer: pd.DataFrame) -> pd.DataFrame:
         rows[(model, preset)] = {
             "layers": len(d),
             "last-layer baseline > 0.2": bool(d["baseline_cosine"].iloc[-1] > 0.2),
-            "baseline rises": bool(np.subtract(*_halves(d, "baseline_cosine")) < 0),
+            "baseline rises": bool(depth_trend(d, "baseline_cosine") >= TREND_RHO),
             "adjusted MEV < 0.05 everywhere": bool((d["mev_adj"].iloc[1:] < 0.05).all()),
         }
     return pd.DataFrame(rows).T
