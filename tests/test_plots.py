@@ -102,5 +102,8 @@ def test_lines_and_heatmap_build():
     )
     fig = lines_by_layer(frame, "v", lower="lo", upper="hi", reference=0.5)
     assert len(fig.data) == 4
+    assert fig.layout.xaxis.title.text == "layer"
+    fig = lines_by_layer(frame.assign(depth=frame["layer"] / 2), "v", x="depth")
+    assert fig.layout.xaxis.title.text == "depth (layer / last layer)"
     fig = heatmap(np.ones((2, 3)), ["a", "b", "c"], [0, 1])
     assert fig.data[0].z.shape == (2, 3)

@@ -269,6 +269,10 @@ def layer_slider_3d(
     return fig
 
 
+#: Axis title of a ``depth`` column: layer index over the index of the last layer.
+DEPTH_TITLE = "depth (layer / last layer)"
+
+
 def lines_by_layer(
     frame: pd.DataFrame,
     y: str,
@@ -281,11 +285,13 @@ def lines_by_layer(
     y_title: str | None = None,
     reference: float | None = None,
     reference_name: str = "",
+    x_title: str | None = None,
 ) -> go.Figure:
     """One line per ``color`` value (and ``dash`` value) across layers, with optional bands.
 
     ``x`` is usually the layer index divided by the number of layers when models of different
     depths share a plot (as seed 001's figures do with absolute layers of equal-depth models).
+    ``x_title`` defaults to ``x``, spelled out for :data:`DEPTH_TITLE` ("depth").
     """
     fig = go.Figure()
     keys = [color] + ([dash] if dash else [])
@@ -328,7 +334,7 @@ def lines_by_layer(
         )
     fig.update_layout(
         title=title,
-        xaxis_title=x,
+        xaxis_title=x_title or (DEPTH_TITLE if x == "depth" else x),
         yaxis_title=y_title or y,
         height=420,
         margin={"l": 50, "r": 10, "t": 50, "b": 40},
