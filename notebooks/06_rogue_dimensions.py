@@ -43,7 +43,13 @@
 # * the principal rogue dimension: the coordinate of highest variance over the training
 #   sentences; a threshold on it fitted on the training sentences (the best cut under 0-1
 #   loss) and scored on SST-2 dev; and, as the "full representation", a logistic-regression
-#   head on all standardised dimensions.
+#   head on all standardised dimensions;
+# * ablation (seed 003's Figure 6): a logistic head fitted on the *raw* vectors, scored after
+#   the $k$ top- or bottom-variance coordinates of the test vectors are replaced by $c_j$,
+#   with $c_j = 0$ (the seed's zeroing) or $c_j = \bar x_j$, the training mean (mean ablation).
+#   The head's logit moves by $\sum_j w_j (c_j - x_{ij})$: zeroing also removes each
+#   dimension's mean contribution $w_j \bar x_j$, which for a rogue dimension with a large mean
+#   is a large shift; mean ablation removes only the dimension's variation.
 
 # %% tags=["parameters"]
 models = ["mpnet-base", "smollm2-135m"]
@@ -79,7 +85,9 @@ print(
 # ## Layer-by-layer similarity (CKA)
 #
 # Each heatmap compares every layer of one model with every other, on the SST-2 dev sentence
-# vectors (seed 003's Figure 1 for the pretrained GPT-2).
+# vectors (seed 003's Figure 1 for the pretrained GPT-2). Its rows are sentence vectors (a
+# decoder's last word, an encoder's mean word), so the first-word outliers discussed below
+# enter them only through the mean pooling of the encoder, whose first words are not outliers.
 
 # %%
 sentence_layers = {}
@@ -103,28 +111,83 @@ for spec in models:
 
 # %% [markdown]
 # Beyond the seed: because the activation store aligns every model to the same *words*, two
-# models with different tokenizers can be compared layer by layer. The heatmap below is the
-# CKA between the layers of the first and the second model on the word vectors of the MNLI
-# sentences of chapter "Geometry" (a seeded subset of words).
+# models with different tokenizers can be compared layer by layer. The rows of these CKA
+# matrices are *word* vectors (not sentence vectors): a seeded subset of the words of the MNLI
+# sentences of chapter "Geometry", at every position of the sentence.
+#
+# Linear CKA sums inner products over pairs of rows, so a few rows with very large norms can
+# dominate it. Decoders run without a BOS token, as here, are known to put a huge hidden state
+# on the first position (the "attention sink" of Xiao et al. 2023; the "massive activations"
+# of Sun et al. 2024). Each matrix is therefore computed twice: on all sampled words, and
+# without the words that open a sentence. The first line plot gives, for each layer of the
+# second model, the CKA of the best-matching layer of the first: on all words; without the
+# first words; and without the first words *and* the second model's highest-variance
+# dimension (a rogue dimension weighs on linear CKA the same way an outlier row does). The
+# second gives the first word's median norm relative to the other words'.
 
 # %%
-cross = None
+cross = cross_without_first = cross_table = None
+cross_text: list[str] = []
 if len(models) >= 2:
     mnli = corpus.mnli_polysemy(n=n_mnli_sentences, seed=seed)
     a_store, b_store = (store.activations(spec, mnli) for spec in models[:2])
+    if not a_store.words[["sentence_id", "word_index"]].equals(
+        b_store.words[["sentence_id", "word_index"]]
+    ):
+        raise ValueError("the two stores do not hold the same words")
     idx = geometry.subsample(a_store.n_words, cka_words, seed)
-    cross = rogue.cka_matrix(
+    first_word = a_store.words["word_index"].to_numpy()[idx] == 0
+    cross, cross_without_first, cross_table = rogue.cross_model_cka(
         [np.asarray(a_store.layer(i)[idx], dtype=np.float64) for i in range(a_store.n_layers)],
         [np.asarray(b_store.layer(i)[idx], dtype=np.float64) for i in range(b_store.n_layers)],
+        first_word,
     )
-    show(
-        plots.heatmap(
-            cross, range(b_store.n_layers), range(a_store.n_layers),
-            title=f"CKA between layers of {models[0]} (rows) and {models[1]} (columns)",
-            x_title=f"{models[1]} layer", y_title=f"{models[0]} layer", colorbar_title="CKA",
-        ),
-        "cka-cross",
+    for matrix, rows, name in [
+        (cross, f"all {len(idx)} words", "cka-cross"),
+        (cross_without_first, f"{int((~first_word).sum())} words, first words left out",
+         "cka-cross-without-first"),
+    ]:
+        show(
+            plots.heatmap(
+                matrix, range(b_store.n_layers), range(a_store.n_layers),
+                title=f"CKA between layers of {models[0]} (rows) and {models[1]} (columns): "
+                f"{rows}",
+                x_title=f"{models[1]} layer", y_title=f"{models[0]} layer",
+                colorbar_title="CKA",
+            ),
+            name,
+        )
+    best = pd.concat(
+        [
+            cross_table.assign(rows="all words", value=cross_table["best_cka_all"]),
+            cross_table.assign(rows="first words left out",
+                               value=cross_table["best_cka_without_first"]),
+            cross_table.assign(
+                rows="first words and top dimension left out",
+                value=cross_table["best_cka_without_first_and_top_dim"],
+            ),
+        ],
+        ignore_index=True,
+    ).assign(model=f"best {models[0]} layer")
+    fig = plots.lines_by_layer(
+        best, "value", dash="rows",
+        title=f"Best cross-model CKA for each {models[1]} layer",
+        y_title="CKA of the best-matching layer",
     )
+    fig.update_layout(xaxis_title=f"{models[1]} layer")
+    show(fig, "cka-cross-best")
+    fig = plots.lines_by_layer(
+        cross_table.assign(model=models[1]), "first_word_norm_ratio",
+        title=f"{models[1]}: median norm of first words / median norm of the other words",
+        y_title="norm ratio (log scale)", reference=1.0, reference_name="equal norms",
+    )
+    fig.update_layout(xaxis_title=f"{models[1]} layer")
+    fig.update_yaxes(type="log")
+    show(fig, "first-word-norm-ratio")
+    cross_text = rogue.cross_cka_findings(
+        cross_table, models[0], models[1], len(idx), int(first_word.sum())
+    )
+    display(Markdown(" ".join(cross_text)))
 
 # %% [markdown]
 # ## Rogue dimensions
@@ -155,22 +218,24 @@ for spec in models:
         [X[is_dev] for X in X_layers], labels[is_dev], seed=seed,
     )
 report = pd.concat([r.assign(model=m) for m, r in reports.items()], ignore_index=True)
+# depth = layer / number of layers (transformer blocks; the last layer has depth 1)
 report["depth"] = report["layer"] / report.groupby("model")["layer"].transform("max")
-show(
-    plots.lines_by_layer(
-        report, "variance_share_top1", x="depth",
-        title="Share of the variance held by the principal rogue dimension",
-        y_title="variance share of top dimension", reference=None,
-    ),
-    "variance-share",
+DEPTH_TITLE = "depth = layer / number of layers"
+fig = plots.lines_by_layer(
+    report, "variance_share_top1", x="depth",
+    title="Share of the variance held by the principal rogue dimension",
+    y_title="variance share of top dimension", reference=None,
 )
+fig.update_layout(xaxis_title=DEPTH_TITLE)
+show(fig, "variance-share")
 
 # %% [markdown]
 # ## How much sentiment does one dimension carry?
 #
 # Solid lines: a threshold on the principal rogue dimension; dashed: a logistic head on all
-# dimensions; the dotted line is the majority class of SST-2 dev. The x axis is the layer
-# divided by the model's depth.
+# dimensions; the dotted line is the majority class of SST-2 dev. The x axis is the depth:
+# the layer divided by the model's number of layers (transformer blocks), so models with
+# different numbers of layers share it.
 
 # %%
 long = pd.concat(
@@ -180,41 +245,53 @@ long = pd.concat(
     ],
     ignore_index=True,
 )
-show(
-    plots.lines_by_layer(
-        long, "accuracy", x="depth", dash="classifier",
-        title="SST-2 dev accuracy of pretrained sentence vectors",
-        y_title="accuracy", reference=float(report["majority_baseline"].iloc[0]),
-        reference_name="majority class",
-    ),
-    "threshold-vs-probe",
+fig = plots.lines_by_layer(
+    long, "accuracy", x="depth", dash="classifier",
+    title="SST-2 dev accuracy of pretrained sentence vectors",
+    y_title="accuracy", reference=float(report["majority_baseline"].iloc[0]),
+    reference_name="majority class",
 )
+fig.update_layout(xaxis_title=DEPTH_TITLE)
+show(fig, "threshold-vs-probe")
 
 # %% [markdown]
 # ## Ablation
 #
-# As in seed 003's Figure 6, one logistic head is trained on the last layer's full vectors;
-# then the $k$ dimensions of highest (top) or lowest (bottom) training variance are zeroed in
-# the head's standardised input and the same head is scored on SST-2 dev.
+# Seed 003's Figure 6 protocol: one logistic head is fitted on the last layer's *raw* training
+# vectors (the seed feeds GPT-2's raw hidden state to its classification head); then the $k$
+# dimensions of highest (top) or lowest (bottom) training variance of the SST-2 dev vectors
+# are ablated and the same head is scored. Two ablations, one figure each:
+#
+# * **zero** (the seed's): the raw coordinates are set to 0;
+# * **mean**: they are set to their training mean, which removes what the dimensions vary by
+#   and keeps the rest of each vector where the head expects it.
+#
+# The seed ablates a fine-tuned GPT-2; these heads read pretrained vectors.
 
 # %%
 ablations = []
 for spec in models:
     X = sentence_layers[spec][-1]
     ks = [k for k in ablation_ks if k < X.shape[1]]
-    curve = rogue.ablation_curve(X[~is_dev], labels[~is_dev], X[is_dev], labels[is_dev], ks,
-                                 seed=seed)
-    ablations.append(curve.assign(model=spec))
+    for mode in rogue.ABLATION_MODES:
+        curve = rogue.ablation_curve(X[~is_dev], labels[~is_dev], X[is_dev], labels[is_dev],
+                                     ks, mode=mode)
+        ablations.append(curve.assign(model=spec))
 ablation = pd.concat(ablations, ignore_index=True)
-show(
-    plots.lines_by_layer(
-        ablation, "accuracy", x="k", dash="removed",
-        title="Last layer: accuracy of a trained head after zeroing k dimensions",
-        y_title="accuracy", reference=float(report["majority_baseline"].iloc[0]),
+print("every head converged:", bool(ablation["head_converged"].all()))
+ablation_titles = {
+    "zero": "Zero ablation (seed 003): raw coordinates of k dimensions set to 0",
+    "mean": "Mean ablation: k dimensions set to their training mean",
+}
+for mode, title in ablation_titles.items():
+    fig = plots.lines_by_layer(
+        ablation[ablation["mode"] == mode], "accuracy", x="k", dash="removed",
+        title=f"Last layer, head on raw vectors. {title}",
+        y_title="SST-2 dev accuracy", reference=float(report["majority_baseline"].iloc[0]),
         reference_name="majority class",
-    ),
-    "ablation",
-)
+    )
+    fig.update_layout(xaxis_title="k (dimensions ablated, by training variance)")
+    show(fig, f"ablation-{mode}")
 
 # %% [markdown]
 # ## What this run shows
@@ -234,6 +311,7 @@ display(
             for spec in models
             for s in rogue.findings(reports[spec], spec, ablation[ablation["model"] == spec])
         )
+        + ("\n\n" + " ".join(cross_text) if cross_text else "")
     )
 )
 
@@ -253,7 +331,14 @@ results.save_results(
         "layer_report": report,
         "ablation": ablation,
         "cka": cka,
-        "cross_model_cka": None if cross is None else {"models": models[:2], "matrix": cross},
+        "cross_model_cka": None if cross is None else {
+            "models": models[:2],
+            "words": int(len(idx)),
+            "first_words": int(first_word.sum()),
+            "matrix": cross,
+            "matrix_without_first_words": cross_without_first,
+            "per_layer": cross_table,
+        },
         "seed003_reference": rogue.SEED003_SST2,
     },
 )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -86,17 +88,147 @@ def test_threshold_classifier_is_optimal_against_brute_force() -> None:
     assert clf.score(x, y) == pytest.approx(best)
 
 
-def test_ablation_removes_information_held_in_the_top_dimension() -> None:
-    rng = np.random.default_rng(5)
-    n = 2000
+def _large_mean_label_data(n: int = 2000, seed: int = 5) -> tuple[np.ndarray, np.ndarray]:
+    """Label carried entirely by dimension 0, which has a large mean (a rogue dimension)."""
+    rng = np.random.default_rng(seed)
     y = rng.integers(0, 2, size=n)
     X = rng.normal(size=(n, 10))
-    X[:, 0] = 10 * (2 * y - 1) + rng.normal(size=n)  # the label lives in the top dimension
-    curve = rogue.ablation_curve(X[:1000], y[:1000], X[1000:], y[1000:], ks=[0, 1, 5])
+    X[:, 0] = 100.0 + 10 * (2 * y - 1) + rng.normal(size=n)
+    X[:, 9] *= 0.01  # lowest variance, irrelevant
+    return X, y
+
+
+@pytest.mark.parametrize("mode", ["zero", "mean"])
+def test_ablation_of_the_label_dimension_drops_to_chance(mode: str) -> None:
+    X, y = _large_mean_label_data()
+    curve = rogue.ablation_curve(X[:1000], y[:1000], X[1000:], y[1000:], ks=[0, 1, 5],
+                                 mode=mode)
+    assert set(curve["mode"]) == {mode} and curve["head_converged"].all()
     acc = curve.set_index(["removed", "k"])["accuracy"]
+    majority = max(y[1000:].mean(), 1 - y[1000:].mean())
     assert acc[("top", 0)] == 1.0
-    assert acc[("top", 1)] < 0.6
-    assert acc[("bottom", 5)] == 1.0
+    # zero: every logit moves by -w_0 * 100, one class for all; mean: no signal left
+    assert acc[("top", 1)] <= majority + 0.03
+    # ablating irrelevant (lowest-variance) dimensions changes nothing
+    assert acc[("bottom", 1)] == 1.0 and acc[("bottom", 5)] == 1.0
+
+
+def test_zero_and_mean_ablation_differ_on_a_large_mean_dimension() -> None:
+    rng = np.random.default_rng(7)
+    n = 2000
+    y = rng.integers(0, 2, size=n)
+    X = rng.normal(size=(n, 3)) * 0.1
+    X[:, 0] = 50.0 + 3 * (2 * y - 1) + rng.normal(scale=3.0, size=n)  # top variance, big mean
+    X[:, 1] = 2 * (2 * y - 1) + rng.normal(scale=0.5, size=n)          # the label, mean 0
+    train, test = slice(0, 1000), slice(1000, None)
+    head, converged = rogue.fit_head(X[train], y[train])
+    assert converged and head.coef_[0, 0] > 0
+    acc = {m: rogue.ablation_curve(X[train], y[train], X[test], y[test], ks=[1], mode=m)
+           .set_index(["removed", "k"]).loc[("top", 1), "accuracy"] for m in ("zero", "mean")}
+    majority = max(y[test].mean(), 1 - y[test].mean())
+    # mean ablation removes dimension 0's variation; dimension 1 still carries the label
+    assert acc["mean"] > 0.95
+    # zeroing moves every logit by -w_0 * x_0 (about -w_0 * 50): one class for all
+    Z = rogue.ablate(X[test], [0], "zero")
+    shift = head.decision_function(Z) - head.decision_function(X[test])
+    assert np.allclose(shift, -head.coef_[0, 0] * X[test, 0])
+    assert acc["zero"] == pytest.approx(float((head.predict(Z) == y[test]).mean()))
+    assert acc["zero"] <= majority + 0.01
+
+
+def test_ablate_values_and_errors() -> None:
+    X = np.arange(6, dtype=float).reshape(2, 3)
+    assert rogue.ablate(X, [1], "zero").tolist() == [[0, 0, 2], [3, 0, 5]]
+    assert rogue.ablate(X, [0, 2], "mean", X.mean(axis=0)).tolist() == [[1.5, 1, 3.5],
+                                                                         [1.5, 4, 3.5]]
+    assert X[0, 1] == 1  # not modified in place
+    with pytest.raises(ValueError, match="mode"):
+        rogue.ablate(X, [0], "standardised")
+    with pytest.raises(ValueError, match="mean"):
+        rogue.ablate(X, [0], "mean")
+
+
+def test_fit_head_converges_on_badly_scaled_raw_features() -> None:
+    X, y = _large_mean_label_data(seed=8)
+    X[:, 3] *= 1000.0  # a coordinate a thousand times larger than the others
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        head, converged = rogue.fit_head(X, y)
+    assert converged and head.score(X, y) == 1.0
+
+
+def test_ablation_findings_name_both_modes() -> None:
+    X, y = _large_mean_label_data()
+    curve = pd.concat([rogue.ablation_curve(X[:1000], y[:1000], X[1000:], y[1000:],
+                                            ks=[0, 1, 3], mode=m) for m in ("zero", "mean")])
+    text = " ".join(rogue.ablation_findings(curve))
+    assert "Zero ablation (seed 003's" in text and "Mean ablation" in text
+    assert "from 100.0%" in text and "did not converge" not in text
+    # both drop the single label dimension to chance: the largest gap is elsewhere or none
+    zero, mean = (curve[curve["mode"] == m].set_index(["removed", "k"])["accuracy"]
+                  for m in ("zero", "mean"))
+    gap = (zero - mean).abs()
+    if gap.max() == 0:
+        assert "same accuracy at every k" in text
+    else:
+        assert "differ most" in text
+
+
+def test_norm_ratio_and_first_word_rows_dominate_cka() -> None:
+    rng = np.random.default_rng(9)
+    n = 400
+    X, Y = rng.normal(size=(n, 6)), rng.normal(size=(n, 5))
+    Y[:, :3] += X[:, :3]  # shared signal between the two representations
+    first = np.zeros(n, dtype=bool)
+    first[::20] = True
+    assert rogue.norm_ratio(X, first) == pytest.approx(1.0, abs=0.35)
+    base = rogue.linear_cka(X, Y)
+    # one model puts huge, unrelated vectors on the first rows (a massive activation)
+    Y_sink = Y.copy()
+    Y_sink[first] = rng.normal(size=(first.sum(), 5)) * 100.0
+    assert rogue.norm_ratio(Y_sink, first) > 50
+    assert rogue.linear_cka(X, Y_sink) < 0.2 < base
+    # leaving those rows out restores the value computed on the same rows
+    assert rogue.linear_cka(X[~first], Y_sink[~first]) == pytest.approx(
+        rogue.linear_cka(X[~first], Y[~first]))
+    with pytest.raises(ValueError):
+        rogue.norm_ratio(X, np.ones(n, dtype=bool))
+
+
+def test_cross_model_cka_table_and_findings_on_a_planted_sink() -> None:
+    rng = np.random.default_rng(10)
+    n = 600
+    first = np.zeros(n, dtype=bool)
+    first[::15] = True
+    base = rng.normal(size=(n, 6))
+    A = [base, base @ ortho_group.rvs(6, random_state=2)]
+    clean = np.hstack([base, rng.normal(size=(n, 2)) * 0.1])
+    sink = clean.copy()
+    sink[first] = rng.normal(size=(first.sum(), 8)) * 300.0  # unrelated huge first rows
+    all_rows, without, table = rogue.cross_model_cka(A, [clean, sink], first)
+    assert all_rows.shape == without.shape == (2, 2)
+    assert table["best_cka_all"][0] == pytest.approx(table["best_cka_without_first"][0],
+                                                     abs=0.02)
+    assert table["best_cka_all"][1] < 0.2 and table["best_cka_without_first"][1] > 0.95
+    assert table["first_word_norm_ratio"][1] > 100 > table["first_word_norm_ratio"][0]
+    text = " ".join(rogue.cross_cka_findings(table, "a", "b", n, int(first.sum())))
+    assert "b layer 1 the first word" in text and "other layer (0)" in text
+    assert "stays below" not in text
+    assert rogue._span(0.081, 0.079, ".2f") == "0.08"
+    assert rogue._span(0.46, 0.65, ".2f") == "0.46 to 0.65"
+    # a layer whose rows are dominated by one dimension, without any sink
+    table2 = table.assign(best_cka_without_first=[0.1, 0.9],
+                          top_dim_variance_share_without_first=[0.6, 0.1])
+    text2 = " ".join(rogue.cross_cka_findings(table2, "a", "b", n, int(first.sum())))
+    assert "stays below 0.3 in b layer 0; in layer 0 one dimension (" in text2
+    assert "holds 60% of the variance" in text2
+    assert table["best_cka_without_first_and_top_dim"].between(0, 1).all()
+    assert rogue._ranges([0, 1, 2, 5, 7, 8]) == "0-2, 5, 7-8"
+
+
+def test_best_match_takes_the_column_maximum() -> None:
+    M = np.array([[0.1, 0.9, np.nan], [0.5, 0.2, 0.3]])
+    assert rogue.best_match(M).tolist() == [0.5, 0.9, 0.3]
 
 
 def test_sentence_vectors_last_and_mean() -> None:

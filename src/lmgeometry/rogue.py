@@ -9,17 +9,21 @@ SST-2 almost as well as the whole fine-tuned model (91.3% vs 92.8%) for GPT-2 bu
 zeroing the bottom ones barely does.
 
 This module measures the same quantities on any set of vectors; the chapter applies them to
-pretrained (not fine-tuned) models.
+pretrained (not fine-tuned) models. Beyond the seed it compares layers *across* models on the
+same words, with and without the first word of each sentence, whose hidden state decoders run
+without BOS blow up (attention sinks, Xiao et al. 2023; massive activations, Sun et al. 2024).
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 from sklearn.preprocessing import StandardScaler
 
@@ -90,6 +94,166 @@ def cka_matrix(A: Sequence[np.ndarray], B: Sequence[np.ndarray] | None = None) -
                 continue
             denom = norm_a[i] * norm_b[j]
             out[i, j] = np.linalg.norm(b.T @ a) ** 2 / denom if denom > 0 else np.nan
+    return out
+
+
+def norm_ratio(X: np.ndarray, rows: np.ndarray) -> float:
+    """Median Euclidean norm of the selected rows over the median norm of the other rows.
+
+    .. math:: \\mathrm{median}_{i \\in S} \\lVert x_i \\rVert \\big/
+              \\mathrm{median}_{i \\notin S} \\lVert x_i \\rVert
+
+    With ``rows`` the first word of each sentence, this measures the "attention sink" /
+    "massive activation" effect of decoders run without a BOS token (Xiao et al. 2023;
+    Sun et al. 2024): the first position's hidden state is far larger than the others. Rows
+    that large dominate :func:`linear_cka`, whose numerator and denominator are sums over
+    pairs of rows weighted by their inner products.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+    rows : boolean ndarray of shape (n,)
+        The selected rows; both groups must be non-empty.
+    """
+    rows = np.asarray(rows, dtype=bool)
+    if rows.shape != (len(X),) or rows.all() or not rows.any():
+        raise ValueError("rows must be a boolean mask over X with both groups non-empty")
+    norms = np.linalg.norm(np.asarray(X, dtype=np.float64), axis=1)
+    return float(np.median(norms[rows]) / np.median(norms[~rows]))
+
+
+def best_match(cross: np.ndarray) -> np.ndarray:
+    """For each column (layer of the second model), the highest CKA over the rows.
+
+    Cross-model CKA matrices need not peak on a diagonal (the models have different
+    numbers of layers), so each layer is summarised by its best-matching layer.
+    """
+    return np.nanmax(np.asarray(cross, dtype=np.float64), axis=0)
+
+
+def cross_model_cka(A: Sequence[np.ndarray], B: Sequence[np.ndarray], first: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray, pd.DataFrame]:
+    """Layer-by-layer CKA of two models on the same word rows, with and without first words.
+
+    Parameters
+    ----------
+    A, B : sequences of ndarray of shape (n, d_a) / (n, d_b)
+        Every layer of two models on the same n word occurrences.
+    first : boolean ndarray of shape (n,)
+        Rows that are the first word of their sentence.
+
+    Returns
+    -------
+    all_rows : ndarray of shape (len(A), len(B))
+        :func:`cka_matrix` on every row.
+    without_first : ndarray of shape (len(A), len(B))
+        The same on the rows that are not first words.
+    table : pandas.DataFrame
+        One row per layer of ``B``: ``layer``, ``best_cka_all`` and ``best_cka_without_first``
+        (:func:`best_match`), ``first_word_norm_ratio`` (:func:`norm_ratio` of B's first-word
+        rows), ``top_dim`` and ``top_dim_variance_share_without_first`` (the highest-variance
+        dimension of B's other rows and its :func:`variance_share`), and
+        ``best_cka_without_first_and_top_dim`` (the best match once that dimension of B is
+        dropped as well).
+    """
+    first = np.asarray(first, dtype=bool)
+    all_rows = cka_matrix(A, B)
+    A_rest, B_rest = [a[~first] for a in A], [b[~first] for b in B]
+    without = cka_matrix(A_rest, B_rest)
+    top = [int(top_dimensions(b, 1)[0]) for b in B_rest]
+    without_top = cka_matrix(A_rest, [np.delete(b, d, axis=1) for b, d in zip(B_rest, top,
+                                                                               strict=True)])
+    table = pd.DataFrame({
+        "layer": np.arange(len(B)),
+        "best_cka_all": best_match(all_rows),
+        "best_cka_without_first": best_match(without),
+        "first_word_norm_ratio": [norm_ratio(b, first) for b in B],
+        "top_dim": top,
+        "top_dim_variance_share_without_first": [variance_share(b, 1) for b in B_rest],
+        "best_cka_without_first_and_top_dim": best_match(without_top),
+    })
+    return all_rows, without, table
+
+
+def _ranges(layers: Sequence[int]) -> str:
+    """``[1, 2, 3, 7]`` -> ``"1-3, 7"``."""
+    out: list[str] = []
+    layers = sorted(int(v) for v in layers)
+    i = 0
+    while i < len(layers):
+        j = i
+        while j + 1 < len(layers) and layers[j + 1] == layers[j] + 1:
+            j += 1
+        out.append(str(layers[i]) if i == j else f"{layers[i]}-{layers[j]}")
+        i = j + 1
+    return ", ".join(out)
+
+
+def _layers(layers: Sequence[int]) -> str:
+    """``"layer 3"`` or ``"layers 3-9, 30"``."""
+    return f"layer{'' if len(layers) == 1 else 's'} {_ranges(layers)}"
+
+
+def _span(lo: float, hi: float, fmt: str) -> str:
+    """``"0.46 to 0.65"``, or one number when both round alike."""
+    a, b = format(lo, fmt), format(hi, fmt)
+    return a if a == b else f"{a} to {b}"
+
+
+def cross_cka_findings(table: pd.DataFrame, model_a: str, model_b: str, n_rows: int,
+                       n_first: int, sink_ratio: float = 10.0, low_cka: float = 0.3,
+                       rogue_share: float = 0.3) -> list[str]:
+    """Sentences on a :func:`cross_model_cka` table, every number read from it.
+
+    *Sink layers* are the layers of ``model_b`` whose first-word rows have a median norm more
+    than ``sink_ratio`` times the others'. Layers whose best match stays below ``low_cka``
+    without first words are split by whether one dimension holds more than ``rogue_share`` of
+    the variance of the remaining rows.
+    """
+    t = table
+    sink = t[t["first_word_norm_ratio"] > sink_ratio]
+    rest = t[t["first_word_norm_ratio"] <= sink_ratio]
+    out = [f"Cross-model CKA ({model_a} against {model_b}) is computed on {n_rows} words, "
+           f"{n_first} of them the first word of their sentence."]
+    if len(sink):
+        r, w = sink["first_word_norm_ratio"], sink["best_cka_without_first"]
+        out.append(
+            f"In {model_b} {_layers(sink['layer'])} the first word's hidden state has a "
+            f"median norm {_span(r.min(), r.max(), '.0f')} times that of the other words. There "
+            f"the best-matching {model_a} layer reaches a CKA of "
+            f"{_span(sink['best_cka_all'].min(), sink['best_cka_all'].max(), '.2f')} on all "
+            f"words and {_span(w.min(), w.max(), '.2f')} without the first words."
+        )
+    else:
+        out.append(f"In no {model_b} layer is the first word's median norm more than "
+                   f"{sink_ratio:.0f} times the other words'.")
+    if len(rest):
+        diff = rest["best_cka_without_first"] - rest["best_cka_all"]
+        i = diff.abs().idxmax()
+        out.append(
+            f"In the other layer{'' if len(rest) == 1 else 's'} ({_ranges(rest['layer'])}) "
+            f"leaving out the first words changes the best match by at most {diff[i]:+.2f} "
+            f"(layer {int(rest['layer'][i])})."
+        )
+    low = t[t["best_cka_without_first"] < low_cka]
+    if len(low):
+        share = low["top_dim_variance_share_without_first"]
+        rogue_low, other_low = low[share > rogue_share], low[share <= rogue_share]
+        text = (f"Without the first words the best match stays below {low_cka} in {model_b} "
+                f"{_layers(low['layer'])}")
+        if len(rogue_low):
+            s_ = rogue_low["top_dim_variance_share_without_first"]
+            c_ = rogue_low["best_cka_without_first_and_top_dim"]
+            dims = sorted(set(rogue_low["top_dim"].astype(int)))
+            text += (f"; in {_layers(rogue_low['layer'])} one dimension "
+                     f"({', '.join(map(str, dims))}) holds {_span(s_.min(), s_.max(), '.0%')} of "
+                     f"the variance of the remaining rows, and dropping it as well raises the "
+                     f"best match to {_span(c_.min(), c_.max(), '.2f')}")
+        if len(other_low):
+            s_ = other_low["top_dim_variance_share_without_first"]
+            text += (f"; in {_layers(other_low['layer'])} no dimension holds more than "
+                     f"{s_.max():.0%} of it")
+        out.append(text + ".")
     return out
 
 
@@ -199,39 +363,127 @@ class ThresholdClassifier:
 
 def fit_probe(X: np.ndarray, y: np.ndarray, C: float = 1.0, seed: int = 0,
               max_iter: int = 1000) -> tuple[StandardScaler, LogisticRegression]:
-    """A logistic-regression head on standardised features (the "full representation")."""
+    """A logistic-regression head on standardised features (the "full representation").
+
+    Used for the per-layer accuracy of :func:`layer_report`, where only the head's accuracy
+    matters. The ablation of :func:`ablation_curve` uses :func:`fit_head` instead: its head
+    reads the raw coordinates, as seed 003's does.
+    """
     scaler = StandardScaler().fit(np.asarray(X, dtype=np.float64))
     clf = LogisticRegression(C=C, max_iter=max_iter, random_state=seed)
     clf.fit(scaler.transform(np.asarray(X, dtype=np.float64)), y)
     return scaler, clf
 
 
-def ablation_curve(X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray,
-                   y_test: np.ndarray, ks: Sequence[int], seed: int = 0) -> pd.DataFrame:
-    """Accuracy of one trained head when the top-k or bottom-k variance dimensions are zeroed.
+def fit_head(X: np.ndarray, y: np.ndarray, C: float = 1.0, max_iter: int = 1000
+             ) -> tuple[LogisticRegression, bool]:
+    """An L2 logistic-regression head on the *raw* vectors (no standardisation).
 
-    As seed 003 (after Kovaleva et al. 2021): a head is trained once on the full training
-    vectors; then, on the test vectors, the ``k`` dimensions of highest (``"top"``) or lowest
-    (``"bottom"``) training variance are set to their training mean (zero after the head's
-    standardisation, i.e. the seed's "set to zero" in the head's input space) and the same
-    head is scored.
+    .. math:: p(y=1 \\mid x) = \\sigma(w^\\top x + b), \\qquad
+              \\min_{w,b} \\tfrac12 \\lVert w\\rVert^2 + C \\sum_i \\ell(y_i, w^\\top x_i + b)
+
+    Seed 003 feeds GPT-2's raw last-token hidden state to a linear classification head, so
+    its ablation changes the raw coordinates the head was trained on. Rogue dimensions make
+    the raw features badly scaled (the top coordinate's spread can be ten times the median
+    one's), on which the default ``lbfgs`` solver needs hundreds of iterations; the
+    ``newton-cholesky`` solver (Newton steps with the exact Hessian, cheap for a few hundred
+    dimensions) converges in a handful without any rescaling. Convergence is checked, not
+    assumed.
+
+    Returns
+    -------
+    head : LogisticRegression
+    converged : bool
+        False when scikit-learn raised a ``ConvergenceWarning`` or used every iteration.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    clf = LogisticRegression(C=C, solver="newton-cholesky", max_iter=max_iter)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ConvergenceWarning)
+        clf.fit(X, y)
+    converged = not any(issubclass(w.category, ConvergenceWarning) for w in caught)
+    converged = converged and int(np.max(clf.n_iter_)) < max_iter
+    return clf, converged
+
+
+ABLATION_MODES = ("zero", "mean")
+
+
+def ablate(X: np.ndarray, dims: Sequence[int] | np.ndarray, mode: str = "zero",
+           mean: np.ndarray | None = None) -> np.ndarray:
+    """A copy of ``X`` with the coordinates ``dims`` of every row replaced.
+
+    .. math:: \\tilde x_{ij} = \\begin{cases} c_j & j \\in \\text{dims} \\\\
+              x_{ij} & \\text{otherwise} \\end{cases}, \\qquad
+              c_j = 0 \\ (\\text{"zero"}) \\text{ or } c_j = \\bar x^{\\text{train}}_j
+              \\ (\\text{"mean"})
+
+    ``"zero"`` is seed 003's ablation ("setting the representations of GPT-2 in a given
+    dimension to zero", after Kovaleva et al. 2021): for a dimension with a large mean it
+    moves every vector far from the data. ``"mean"`` (mean ablation) removes only the
+    dimension's variation around its training mean ``mean``, the information a head can read
+    from it, and leaves the rest of the vector where the head expects it.
+    """
+    if mode not in ABLATION_MODES:
+        raise ValueError(f"mode must be one of {ABLATION_MODES}, not {mode!r}")
+    out = np.array(X, dtype=np.float64, copy=True)
+    dims = np.asarray(dims, dtype=int)
+    if mode == "zero":
+        out[:, dims] = 0.0
+    else:
+        if mean is None:
+            raise ValueError("mode='mean' needs the training mean")
+        out[:, dims] = np.asarray(mean, dtype=np.float64)[dims]
+    return out
+
+
+def ablation_curve(X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray,
+                   y_test: np.ndarray, ks: Sequence[int], mode: str = "zero",
+                   C: float = 1.0) -> pd.DataFrame:
+    """Accuracy of one trained head when the top-k or bottom-k variance dimensions are ablated.
+
+    Seed 003's Figure 6 protocol (after Kovaleva et al. 2021): a linear head is trained once
+    on the full raw training vectors (:func:`fit_head`); then, on the test vectors, the ``k``
+    dimensions of highest (``"top"``) or lowest (``"bottom"``) training variance are ablated
+    with :func:`ablate` and the same head is scored. The head's logit changes by
+
+    .. math:: \\Delta_i = \\sum_{j \\in \\text{dims}} w_j (c_j - x_{ij}),
+
+    so ``mode="zero"`` (the seed's, :math:`c_j = 0`) also shifts every logit by
+    :math:`-\\sum_j w_j \\bar x_j`, the dimensions' mean contribution, while
+    ``mode="mean"`` (:math:`c_j = \\bar x_j`) removes only their variation.
+
+    Parameters
+    ----------
+    ks : sequence of int
+        Numbers of dimensions to ablate (0 gives the unablated head).
+    mode : {"zero", "mean"}
+        ``"zero"``: seed 003's protocol, raw coordinates set to 0; ``"mean"``: set to their
+        training mean.
+    C : float
+        Inverse L2 strength of the head.
 
     Returns
     -------
     pandas.DataFrame
-        Columns ``removed`` ("top" / "bottom"), ``k``, ``accuracy``.
+        Columns ``mode``, ``removed`` ("top" / "bottom"), ``k``, ``accuracy``,
+        ``head_converged``.
     """
-    scaler, clf = fit_probe(X_train, y_train, seed=seed)
-    order = np.argsort(-np.asarray(X_train, dtype=np.float64).var(axis=0), kind="stable")
-    Z = scaler.transform(np.asarray(X_test, dtype=np.float64))
+    if mode not in ABLATION_MODES:
+        raise ValueError(f"mode must be one of {ABLATION_MODES}, not {mode!r}")
+    X_train = np.asarray(X_train, dtype=np.float64)
+    clf, converged = fit_head(X_train, y_train, C=C)
+    mean = X_train.mean(axis=0)
+    order = np.argsort(-X_train.var(axis=0), kind="stable")
+    y_test = np.asarray(y_test)
     rows = []
     for removed in ("top", "bottom"):
         for k in ks:
             dims = order[:k] if removed == "top" else order[len(order) - k:]
-            Zk = Z.copy()
-            Zk[:, dims] = 0.0
-            rows.append({"removed": removed, "k": int(k),
-                         "accuracy": float((clf.predict(Zk) == y_test).mean())})
+            Xk = ablate(X_test, dims, mode, mean)
+            rows.append({"mode": mode, "removed": removed, "k": int(k),
+                         "accuracy": float((clf.predict(Xk) == y_test).mean()),
+                         "head_converged": converged})
     return pd.DataFrame(rows)
 
 
@@ -383,11 +635,37 @@ def findings(report: pd.DataFrame, model: str, ablation: pd.DataFrame | None = N
          if dominated else "No layer has a dimension holding more than half the variance."),
     ]
     if ablation is not None and len(ablation):
-        a = ablation.set_index(["removed", "k"])["accuracy"]
-        k = int(max(ablation["k"]))
+        out.extend(ablation_findings(ablation))
+    return out
+
+
+def ablation_findings(ablation: pd.DataFrame) -> list[str]:
+    """Sentences on :func:`ablation_curve` rows (one mode or both), from the numbers."""
+    labels = {"zero": "Zero ablation (seed 003's: head fitted on raw vectors, raw coordinates "
+                      "set to 0)",
+              "mean": "Mean ablation (coordinates set to their training mean)"}
+    out = []
+    for mode, part in ablation.groupby("mode", sort=False):
+        a = part.set_index(["removed", "k"])["accuracy"]
+        k = int(max(part["k"]))
+        one = (f"; ablating only the top one, to {a[('top', 1)]:.1%}"
+               if ("top", 1) in a.index else "")
+        note = ("" if bool(part["head_converged"].all())
+                else " (the head's optimiser did not converge)")
         out.append(
-            f"Zeroing the {k} highest-variance dimensions of the last layer takes the trained "
-            f"head from {a[('top', 0)]:.1%} to {a[('top', k)]:.1%}; zeroing the {k} lowest "
-            f"takes it to {a[('bottom', k)]:.1%}."
+            f"{labels[str(mode)]}: ablating the {k} highest-variance dimensions of the last "
+            f"layer takes the trained head from {a[('top', 0)]:.1%} to {a[('top', k)]:.1%}"
+            f"{one}; ablating the {k} lowest, to {a[('bottom', k)]:.1%}{note}."
+        )
+    if set(ablation["mode"]) >= {"zero", "mean"}:
+        wide = ablation.pivot_table(index=["removed", "k"], columns="mode", values="accuracy")
+        gap = (wide["zero"] - wide["mean"]).abs()
+        removed, k = gap.idxmax()
+        side = "highest" if removed == "top" else "lowest"
+        out.append(
+            f"The two ablations differ most when the {k} {side}-variance dimensions are "
+            f"ablated: {wide.loc[(removed, k), 'zero']:.1%} zeroed against "
+            f"{wide.loc[(removed, k), 'mean']:.1%} mean-ablated." if gap.max() > 0 else
+            "The two ablations give the same accuracy at every k."
         )
     return out
