@@ -26,7 +26,7 @@
 #   verbs, each with at least two senses that occur 10 or more times (the selection rule is
 #   `lmgeometry.corpus.semcor_targets`). For each target and layer, **leave-one-out
 #   1-nearest-neighbour sense accuracy** (is a word's most similar other occurrence, by
-#   cosine, of the same sense?) against the **most-frequent-sense** baseline, and the
+#   cosine, of the same sense?) against the **most-frequent-sense** (MFS) baseline, and the
 #   **silhouette** of the sense partition.
 # * **WiC** (Pilehvar & Camacho-Collados 2019): pairs of sentences sharing a target word,
 #   labelled same sense or not. The cosine of the two occurrences is thresholded; the

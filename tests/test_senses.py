@@ -321,6 +321,7 @@ def _toy_tables(gain: list[float], test: list[float] | None) -> tuple[pd.DataFra
         "layer": [0, 1, 2, 0, 1, 2], "transform": ["raw"] * 3 + ["standardised"] * 3,
         "accuracy_1nn": [0.4 + g for g in gain] + [0.3, 0.7, 0.5], "mfs_baseline": [0.4] * 6,
         "gain": gain + [-0.1, 0.3, 0.1], "n_words": [10] * 6, "model": "toy",
+        "n_occurrences": [400] * 6,
         "silhouette": [0.01, 0.08, 0.05, 0.0, 0.1, 0.0],
     })
     wic = pd.DataFrame({"layer": [0, 1, 2], "transform": "raw", "model": "toy",
@@ -341,6 +342,10 @@ def test_chapter_findings_and_summary_follow_the_numbers() -> None:
     assert "beats the most-frequent-sense baseline in 2 of 3 layers" in text
     assert "best at layer 1 of 2 (50% of the depth), with 60.0% against 40.0% (+20.0 points" in text
     assert "at layer 0 the gain is -10.0 points" in text
+    lo, hi = s.wilson_interval(0.6, 400)  # layer 2 (50%) is below lo: no plateau
+    assert f"No other layer reaches the 95% Wilson interval of the best accuracy ({lo:.1%}" in text
+    flat, _ = _toy_tables([-0.1, 0.2, 0.19], None)
+    assert "Layers 1-2 all reach" in " ".join(s.findings(flat, wic, "toy"))
     assert "silhouette peaks at 0.08 (layer 1;" in text
     assert "best on dev at layer 2 (61.0%; layer 0: 50.0%" in text
     lo, hi = s.wilson_interval(0.6, 400)

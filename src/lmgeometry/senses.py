@@ -872,6 +872,19 @@ def findings(separability: pd.DataFrame, wic: pd.DataFrame, model: str,
         f"{best['mfs_baseline']:.1%} ({_points(best['gain'])}, {int(best['n_words'])} target "
         f"words); at layer 0 the gain is {_points(s['gain'].iloc[0])}."
     ]
+    if "n_occurrences" in s and int(best["n_occurrences"]) > 0:
+        from .geometry import layer_ranges
+
+        lo, hi = wilson_interval(float(best["accuracy_1nn"]), int(best["n_occurrences"]))
+        near = s.loc[s["accuracy_1nn"] >= lo, "layer"].astype(int).tolist()
+        interval = (f"the 95% Wilson interval of the best accuracy ({lo:.1%} to {hi:.1%} over "
+                    f"{int(best['n_occurrences'])} occurrences; a rough guide, as the accuracy "
+                    "is a mean over words)")
+        out.append(
+            f"Layers {layer_ranges(near)} all reach {interval}, so the best layer is one of a "
+            "plateau rather than a sharp peak." if len(near) > 1 else
+            f"No other layer reaches {interval}."
+        )
     if "silhouette" in s and s["silhouette"].notna().any():
         sb = s.loc[s["silhouette"].idxmax()]
         out.append(
