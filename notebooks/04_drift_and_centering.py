@@ -19,23 +19,40 @@
 # 2019, "representation degeneration") read as the embeddings filling only a thin slice of the
 # space. Seed 004 argued instead that the rows are **shifted along one common direction**:
 # with weight tying, every training step pushes all non-target embeddings the same way (the
-# "common enemies effect"), rare tokens most. Subtracting the mean row ("centring") then gives
-# a nearly isotropic matrix: their partition-function isotropy I(W) rose from 0.07-0.59 to
-# 0.64-0.98 (Table 1), cosines between the never-trained `[unused]` tokens and other tokens
-# rose as frequency fell (Fig. 3), and centring, "scaled centring" or removing the top
-# principal components improved word similarity, most with the inner product (Tables 2-3).
+# "common enemies effect": the output softmax pushes every token that is *not* the target
+# away from the context), rare tokens most. Subtracting the mean row ("centring") then gives
+# a nearly isotropic matrix: their isotropy score I(W) (defined below; 1 when no direction is
+# preferred, near 0 when one dominates) rose from 0.07-0.59 to 0.64-0.98 (Table 1), cosines
+# between the never-trained `[unused]` tokens and other tokens rose as frequency fell
+# (Fig. 3), and centring, "scaled centring" or removing the top principal components improved
+# word similarity, most with the inner product (Tables 2-3).
 #
 # This chapter repeats these measurements on the models of this build, and asks one question
 # the paper did not: does the drift explanation carry over from W to the **contextual hidden
 # states** of every layer?
 #
-# Measures (all in `lmgeometry.isotropy`, formulas in the docstrings): I(W) =
-# min_c Z(c) / max_c Z(c) with Z(c) = sum_w exp(c . w) over the eigenvectors c of W^T W,
-# computed in log space (the paper's direct `exp` overflows for large norms); W_c = W minus
-# its mean row; W_r = W_c with its top ceil(d/100) principal components removed, both as in
-# the paper's eq. 11 (the centred rows are projected) and as in Mu & Viswanath's original
-# (the raw rows are projected); IsoScore (Rudman et al. 2022); the exact mean cosine between
-# distinct rows.
+# **Measures** (in `lmgeometry.isotropy` and `lmgeometry.drift`, formulas and sources in the
+# docstrings). W has n rows (tokens) of width d; mu is its mean row.
+#
+# * **I(W)**, the partition-function isotropy of Mu & Viswanath (2018) that seed 004 uses:
+#   for a unit direction c, Z(c) = sum_w exp(c . w) is the partition function, and
+#   I(W) = min_c Z(c) / max_c Z(c) over the eigenvectors c of W^T W. It is 1 when every
+#   direction gives the same Z and near 0 when one direction dominates; it is computed in log
+#   space (the paper's direct `exp` overflows for large norms). It depends on the scale of W,
+#   not only on its shape: rows of large norm drive it towards 0 however round the cloud is.
+# * **W_c** = W - 1 mu^T, the centred matrix ("centring"); the **mean-vector ratio** is
+#   ||mu|| / (average row norm).
+# * **W_r**, the "post-processed" W: W_c with its top D = ceil(d/100) principal components
+#   (PCs: the leading eigenvectors of the covariance of the rows) projected out, as in the
+#   paper's eq. 11 (the centred rows are projected) and, for comparison, as in Mu &
+#   Viswanath's "all-but-the-top" original (the raw rows are projected).
+# * **IsoScore** (Rudman et al. 2022): computed from the variances of the cloud along its
+#   principal axes; 1 when the variance is the same in every direction, 0 when it lies in a
+#   single one, and (k - 1)/(d - 1) when it is spread evenly over k of the d directions. It
+#   ignores any common offset (it is translation invariant), so it is the same before and
+#   after centring.
+# * the exact **mean cosine** between distinct rows, (||sum_i u_i||^2 - n)/(n (n - 1)) for
+#   the unit rows u_i = w_i / ||w_i|| (Biš et al. 2021, appendix A).
 
 # %% tags=["parameters"]
 models = ["mpnet-base", "smollm2-135m"]
@@ -44,11 +61,13 @@ seed = 0
 point_budget = 2000
 hidden_rows = 4000
 n_bins = 30
+agreement = 0.05  # |mean cosine - mean-vector prediction| counted as agreement
 results_path = "04_drift_and_centering.results.json"
 
 # %%
 import pandas as pd
 from IPython.display import Markdown, display
+from plotly.subplots import make_subplots
 
 from lmgeometry import corpus, drift, isotropy, plots, results, store, wordbench
 from lmgeometry.figures import show
@@ -212,9 +231,22 @@ show(
 # counted here in Brown, MultiNLI (dev-matched) and STS 2012-2016 together, tokenised with each
 # model's own tokenizer** (about 2.5M tokens; the paper used CNN/DailyMail, which this project
 # does not ship). The reference set is every token that this corpus never produces, and the
-# seen tokens are split into equal-size bins from most to least frequent. Solid: W; dashed:
-# centred W. For MPNet, whose vocabulary is BERT's, the second figure also repeats the paper's
-# own protocol (`[unused]` tokens, bins of 1000 ids).
+# seen tokens are split into equal-size bins from most to least frequent (the reference set
+# and the bins are disjoint). Solid: W; dashed: centred W. For MPNet, whose vocabulary is
+# BERT's, the second figure also repeats the paper's own protocol: the `[unused]` tokens
+# against bins of 1000 consecutive vocabulary ids. Unlike the paper, the `[unused]` tokens
+# themselves and the special tokens are left out of the bins they are compared with, and a
+# bin that keeps fewer than half of its ids is dropped. In BERT's vocabularies (MPNet's is a
+# copy of BERT-uncased's) the `[unused]` tokens fill almost all of the first thousand ids, so
+# the bin of ids 0-999 is dropped; the next bin, ids 1000-1999, holds single characters of
+# many scripts (rare in English text, but not reference tokens). A
+# WordPiece vocabulary is only roughly in frequency order, so the x axis of that figure is the
+# first vocabulary id of each bin, not a frequency rank.
+#
+# Whether a curve rises as frequency falls is decided from all bins, not from the first and
+# the last: the findings report Spearman's rank correlation rho between the bin order
+# (frequency rank, or vocabulary id) and the mean cosine, and call a curve rising (falling)
+# when rho > 0 (< 0) with p < 0.05 (`drift.bin_trend`).
 
 # %%
 rare = pd.concat([run.rare for run in runs], ignore_index=True)
@@ -230,17 +262,24 @@ show(
     "rare-frequency",
 )
 if (rare["protocol"] == "index").any():
-    show(
-        plots.lines_by_layer(
-            rare[rare["protocol"] == "index"],
-            "mean_cosine",
-            x="rank_start",
-            dash="variant",
-            title="Mean cosine between [unused] tokens and bins of 1000 vocabulary ids",
-            y_title="mean cosine",
-        ),
-        "rare-index",
+    fig = plots.lines_by_layer(
+        rare[rare["protocol"] == "index"],
+        "mean_cosine",
+        x="rank_start",
+        dash="variant",
+        title="Mean cosine between [unused] tokens and bins of 1000 vocabulary ids "
+        "([unused] and special tokens left out of the bins)",
+        y_title="mean cosine",
     )
+    fig.update_xaxes(title="first vocabulary id of the bin (bins of 1000 ids)")
+    show(fig, "rare-index")
+rare_trends = pd.DataFrame(
+    [
+        {"model": m, "protocol": pr, "variant": v} | drift.bin_trend(part)
+        for (m, pr, v), part in rare.groupby(["model", "protocol", "variant"], sort=False)
+    ]
+)
+display(rare_trends.round(3))
 
 # %% [markdown]
 # ## Token frequencies are Zipfian (seed 004, appendix B)
@@ -341,50 +380,167 @@ display(
 #
 # The same measures on the contextual vectors of the words of 600 MultiNLI sentences (the
 # corpus of the Geometry and Part-of-speech chapters; a seeded sample of words, the same in
-# every layer), before and after subtracting each layer's own mean. If a common shift is what
-# makes contextual vectors look anisotropic, the mean cosine should collapse to about 0 after
-# centring, and the mean-vector ratio should be large. IsoScore does not change with centring
-# (it is translation invariant): what it reports is the anisotropy of the spread itself.
-# I(X) depends on the scale of X, so for layers with large norms it is near 0 however round
-# the cloud is; its logarithm is plotted.
+# every layer), before and after subtracting each layer's own mean. Two things shape how they
+# are read.
+#
+# **The centred mean cosine proves nothing by itself.** Centred rows sum to zero, so for any
+# cloud whose rows have similar norms their mean pairwise cosine is about 0, whatever the
+# cloud's shape: "the cosines vanish after centring" is true by construction. The chapter
+# uses two checks that are not (`drift.shift_cosine`). First, the mean cosine that the
+# layer's mean vector alone predicts for rows of equal norm,
+# c_mu = (N s - 1)/(N - 1) with s = ||mu||^2 / mean_i ||x_i||^2 the share of the second
+# moment carried by the mean (N rows): exactly the mean inner product of distinct rows in
+# units of the mean squared norm, so it equals the measured mean cosine when all norms are
+# equal. Where the two agree, a common offset of the measured size accounts for the raw
+# cosines, and centring removes exactly that offset; where the measured cosine is far above
+# c_mu, a few long rows dominate mu and the norms, and centring does not remove what the other
+# rows share. Second, IsoScore, which ignores the offset and says how anisotropic the spread
+# itself is.
+#
+# **A decoder's first word.** Without a beginning-of-sequence token (SmolLM2 here, like the
+# seeds' GPT-2 runs), the first token of every sentence becomes an *attention sink*: later
+# tokens attend to it heavily (Xiao et al. 2023, "Efficient streaming language models with
+# attention sinks"), and its hidden state carries *massive activations*, a few coordinates
+# far larger than anywhere else (Sun et al. 2024, "Massive activations in large language
+# models"); chapter [Geometry](01_geometry.ipynb) shows the norms. If a few per cent of the
+# rows are a hundred times longer than the rest, the layer's mean is essentially a share of
+# their vector, and subtracting it gives every other word nearly the same large offset:
+# centring then *creates* a common direction instead of removing one. Every hidden-state
+# measure is therefore computed twice: over all words, and with the first word of each
+# sentence (`word_index` 0, which for SmolLM2 is input position 0) left out. MPNet starts
+# every sentence with its `<s>` token, so there the first word is an ordinary word and the
+# second view is a control.
 
 # %%
 words_corpus = corpus.mnli_polysemy(n=n_sentences, seed=seed)
+stores = {spec: store.activations(spec, words_corpus) for spec in models}
 hidden = pd.concat(
     [
-        drift.hidden_state_isotropy(
-            store.activations(spec, words_corpus), n_rows=hidden_rows, seed=seed
-        ).assign(model=spec)
+        drift.hidden_state_isotropy(stores[spec], n_rows=hidden_rows, seed=seed).assign(model=spec)
         for spec in models
     ],
     ignore_index=True,
 )
-for measures, title in (
-    (["mean_cosine", "mean_cosine_centered"], "Mean cosine between words, before/after centring"),
-    (["isoscore"], "IsoScore per layer (the same before and after centring)"),
-    (["mean_vector_ratio"], "Norm of the layer's mean vector / mean norm"),
-    (["log_isotropy_raw", "log_isotropy_centered"], "ln I(X) per layer, before/after centring"),
-):
-    long = hidden.melt(
-        id_vars=["model", "depth", "layer"], value_vars=measures, var_name="measure"
+
+
+def facet_lines(frame, y, facet, *, title, y_title, shared_y=True, log_y=False, **kwargs):
+    """plots.lines_by_layer in one panel per value of ``facet`` (legend from the first)."""
+    keys = list(pd.unique(frame[facet]))
+    fig = make_subplots(
+        rows=1, cols=len(keys), subplot_titles=[str(k) for k in keys], shared_yaxes=shared_y,
+        horizontal_spacing=0.06 if shared_y else 0.1,
     )
-    show(
-        plots.lines_by_layer(
-            long,
-            "value",
-            x="depth",
-            dash="measure" if len(measures) > 1 else None,
-            title=title,
-            y_title=measures[0] if len(measures) == 1 else "value",
-        ),
-        f"hidden-{measures[0]}",
+    for col, key in enumerate(keys, start=1):
+        for trace in plots.lines_by_layer(frame[frame[facet] == key], y, **kwargs).data:
+            trace.showlegend = col == 1
+            fig.add_trace(trace, row=1, col=col)
+        fig.update_xaxes(title_text=kwargs.get("x", "layer"), row=1, col=col)
+        if log_y:
+            fig.update_yaxes(type="log", row=1, col=col)
+    fig.update_yaxes(title_text=y_title, row=1, col=1)
+    fig.update_layout(title=title, height=440, margin={"l": 60, "r": 10, "t": 80, "b": 40})
+    return fig
+
+
+cos_long = hidden.melt(
+    id_vars=["model", "subset", "depth", "layer"],
+    value_vars=["mean_cosine", "shift_prediction", "mean_cosine_centered"],
+    var_name="measure",
+)
+show(
+    facet_lines(
+        cos_long, "value", "subset", x="depth", dash="measure",
+        title="Mean cosine between words (raw), what the mean vector predicts, and after "
+        "centring; left: all words, right: first word of each sentence left out",
+        y_title="mean cosine",
+    ),
+    "hidden-mean-cosine",
+)
+ratio = hidden[hidden["subset"] == drift.SUBSETS[0]]
+show(
+    plots.lines_by_layer(
+        ratio, "first_word_norm_ratio", x="depth",
+        title="Median norm of the first word of each sentence / median norm of the other words "
+        "(log scale)",
+        y_title="norm ratio",
+    ).update_yaxes(type="log"),
+    "hidden-first-word-norm",
+)
+show(
+    plots.lines_by_layer(
+        hidden, "isoscore", x="depth", dash="subset",
+        title="IsoScore per layer (the same before and after centring): all words (solid), "
+        "first word left out (dashed)",
+        y_title="IsoScore",
+    ),
+    "hidden-isoscore",
+)
+show(
+    plots.lines_by_layer(
+        hidden, "mean_vector_ratio", x="depth", dash="subset",
+        title="Norm of the layer's mean vector / mean norm: all words (solid), first word left "
+        "out (dashed)",
+        y_title="mean-vector ratio",
+    ),
+    "hidden-mean_vector_ratio",
+)
+
+# %% [markdown]
+# I(X) depends on the scale of X, so layers with large norms have I near 0 however round the
+# cloud is; its natural logarithm is plotted, **one panel per model with its own y axis**,
+# because its range differs by orders of magnitude between models (a few very long rows
+# alone can push it down by thousands), and on a shared axis the model with the smaller
+# range would be a flat line. The range of each panel is printed under the figure.
+
+# %%
+iso_long = hidden.melt(
+    id_vars=["model", "subset", "depth", "layer"],
+    value_vars=["log_isotropy_raw", "log_isotropy_centered"],
+    var_name="measure",
+)
+show(
+    facet_lines(
+        iso_long, "value", "model", x="depth", color="measure", dash="subset", shared_y=False,
+        title="ln I(X) per layer, before/after centring (one panel per model, separate y "
+        "axes); solid: all words, dashed: first word left out",
+        y_title="ln I(X)",
+    ),
+    "hidden-log_isotropy_raw",
+)
+for (spec, subset), part in hidden.groupby(["model", "subset"], sort=False):
+    print(
+        f"{spec}, {subset}: ln I(X) raw {part['log_isotropy_raw'].min():,.1f} to "
+        f"{part['log_isotropy_raw'].max():,.1f}, centred {part['log_isotropy_centered'].min():,.1f}"
+        f" to {part['log_isotropy_centered'].max():,.1f}"
     )
 display(
     hidden[
-        ["model", "layer", "isotropy_raw", "isotropy_centered", "log_isotropy_raw", "isoscore",
-         "mean_cosine", "mean_cosine_centered", "mean_norm", "mean_vector_ratio"]
+        ["model", "subset", "layer", "n_rows", "log_isotropy_raw", "isoscore", "mean_cosine",
+         "shift_prediction", "mean_cosine_centered", "mean_norm", "mean_vector_ratio",
+         "first_word_norm_ratio"]
     ].round(3)
 )
+
+# %% [markdown]
+# Where the mean-vector prediction still misses once the first words are left out, something
+# else must dominate the mean and the norms. The table below names, for those layers, the
+# word most common among the 1% longest remaining rows (`drift.longest_words`), with the
+# median norm of its occurrences over that of the other words.
+
+# %%
+excluded = hidden[hidden["subset"] == drift.SUBSETS[1]]
+missing = excluded[excluded["shift_residual"].abs() > agreement]
+longest = pd.concat(
+    [
+        drift.longest_words(
+            stores[spec], part["layer"].tolist(), n_rows=hidden_rows, seed=seed
+        ).assign(model=spec)
+        for spec, part in missing.groupby("model", sort=False)
+    ]
+    or [pd.DataFrame(columns=["model", "layer", "n_longest", "word", "share", "norm_ratio"])],
+    ignore_index=True,
+)
+display(longest.round(3))
 
 # %% [markdown]
 # ## What this run shows
@@ -392,7 +548,7 @@ display(
 # The paragraphs below are generated from the numbers above.
 
 # %%
-display(Markdown("\n\n".join(drift.findings(table1, wordsim, hidden, rare))))
+display(Markdown("\n\n".join(drift.findings(table1, wordsim, hidden, rare, longest, agreement))))
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -408,13 +564,16 @@ for _, row in table1.iterrows():
         "| centring raises I:",
         bool(row["isotropy_centered"] > row["isotropy_raw"]),
     )
-for spec, part in hidden.groupby("model", sort=False):
+for (spec, subset), part in hidden.groupby(["model", "subset"], sort=False):
     print(
         spec,
-        "hidden: max mean cosine",
+        subset,
+        "| hidden: max mean cosine",
         round(float(part["mean_cosine"].max()), 1),
-        "| after centring below 0.05:",
-        bool(part["mean_cosine_centered"].abs().max() < 0.05),
+        "| first word > 10x the others' norm somewhere:",
+        bool(part["first_word_norm_ratio"].max() > 10),
+        "| centred mean cosine above 0.5 somewhere:",
+        bool(part["mean_cosine_centered"].abs().max() > 0.5),
     )
 
 # %%
@@ -428,6 +587,7 @@ results.save_results(
             "point_budget": point_budget,
             "hidden_rows": hidden_rows,
             "n_bins": n_bins,
+            "agreement": agreement,
         },
         "frequency_corpus": "Brown + MultiNLI dev-matched + STS 2012-2016",
         "models": {run.model: run.facts | {"caveats": run.caveats} for run in runs},
@@ -440,6 +600,8 @@ results.save_results(
         "norm_histograms": norms,
         "wordsim": wordsim,
         "wordsim_table2": table2.reset_index(),
+        "rare_token_trends": rare_trends,
         "hidden_states": hidden,
+        "hidden_longest_words": longest,
     },
 )

@@ -37,8 +37,10 @@ from lmgeometry import data, isotropy, wordbench
 __all__ = [
     "VARIANTS",
     "ModelDrift",
+    "SUBSETS",
     "analyse_model",
     "WORDSIM_BENCHMARKS",
+    "bin_trend",
     "coverage",
     "findings",
     "frequency_ranks",
@@ -47,6 +49,9 @@ __all__ = [
     "norm_count_spearman",
     "norm_histograms",
     "rare_token_table",
+    "first_word_mask",
+    "longest_words",
+    "shift_cosine",
     "single_token_ids",
     "token_counts",
     "unseen_tokens",
@@ -201,49 +206,120 @@ def unused_token_ids(tokenizer: Any) -> np.ndarray:
     return np.sort(np.array([i for t, i in vocab.items() if pattern.fullmatch(t)], dtype=np.int64))
 
 
+def _index_bins(
+    M: np.ndarray, rare: np.ndarray, exclude: np.ndarray, bin_size: int, min_share: float
+) -> pd.DataFrame:
+    """Rare-token cosines for bins of ``bin_size`` consecutive vocabulary ids, ``exclude`` left out.
+
+    Each id range [k b, (k + 1) b) keeps its ids that are not in ``exclude``; a range where fewer
+    than ``min_share`` of the ids remain is skipped. The value of a bin is
+    :func:`isotropy.rare_token_cosines` with R = ``rare`` and the kept ids as one bin.
+    """
+    V = M.shape[0]
+    excluded = np.zeros(V, dtype=bool)
+    excluded[exclude[(exclude >= 0) & (exclude < V)]] = True
+    rows = []
+    for k, start in enumerate(range(0, V, bin_size)):
+        ids = np.arange(start, min(start + bin_size, V))
+        keep = ids[~excluded[ids]]
+        if keep.size == 0 or keep.size < min_share * ids.size:
+            continue
+        ranks = np.full(V, -1, dtype=np.int64)
+        ranks[keep] = keep
+        t = isotropy.rare_token_cosines(M, ranks, 1, rare=rare).iloc[0]
+        rows.append(
+            {
+                "bin": k,
+                "rank_start": int(ids[0]),
+                "rank_end": int(ids[-1]),
+                "n_tokens": int(t["n_tokens"]),
+                "n_excluded": int(ids.size - keep.size),
+                "mean_cosine": float(t["mean_cosine"]),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
 def rare_token_table(
     W: npt.ArrayLike,
     counts: npt.ArrayLike,
     tokenizer: Any,
     n_bins: int = 30,
+    *,
+    bin_size: int = 1000,
+    min_share: float = 0.5,
 ) -> pd.DataFrame:
     """Rare-token cosines by frequency bin (Biš et al. 2021, Fig. 3), raw and centred W.
 
     Protocol ``frequency``: tokens seen in the frequency corpus are ranked by count
     (:func:`frequency_ranks`, special tokens left out) and split into ``n_bins`` bins; the
-    reference set R is every token the corpus never produces (:func:`unseen_tokens`).
+    reference set R is every token the corpus never produces (:func:`unseen_tokens`), so R and
+    the bins are disjoint. ``rank_start``/``rank_end`` are frequency ranks (0 = most frequent).
     Protocol ``index`` (only for vocabularies with ``[unusedN]`` tokens, as BERT's): the paper's
-    own setting, R = the ``[unused]`` tokens and bins of 1000 consecutive vocabulary ids, all
-    ids included (a WordPiece vocabulary is roughly in frequency order; self-pairs of R are
-    excluded by :func:`isotropy.rare_token_cosines`). Each bin's value is the mean cosine
+    own setting, R = the ``[unused]`` tokens and bins of ``bin_size`` consecutive vocabulary
+    ids; ``rank_start``/``rank_end`` are then the first and last *vocabulary id* of the range.
+    Unlike the paper, the tokens of R and the special tokens are left out of the bins (a bin
+    holding R itself would measure R against R), and a range where fewer than ``min_share`` of
+    the ids remain (in BERT's vocabulary, ids 0-999, nearly all ``[unused]``) is dropped;
+    ``n_excluded`` counts the ids left out of each bin. Each bin's value is the mean cosine
     between R and the bin's tokens (:func:`isotropy.rare_token_cosines`), for W and for
     :func:`isotropy.center` (W).
 
     Returns
     -------
     pandas.DataFrame
-        Columns ``protocol``, ``variant`` (``raw``/``centered``), ``n_rare`` and those of
-        :func:`isotropy.rare_token_cosines`.
+        Columns ``protocol``, ``variant`` (``raw``/``centered``), ``n_rare``, ``bin``,
+        ``rank_start``, ``rank_end``, ``n_tokens``, ``n_excluded`` (0 for ``frequency``),
+        ``mean_cosine``.
     """
     W = np.asarray(W)
-    special = list(tokenizer.all_special_ids)
-    setups = [
-        ("frequency", frequency_ranks(counts, special), unseen_tokens(counts, special), None)
-    ]
+    special = np.asarray(list(tokenizer.all_special_ids), dtype=np.int64)
     unused = unused_token_ids(tokenizer)
-    if unused.size:
-        setups.append(("index", np.arange(W.shape[0], dtype=np.int64), unused, 1000))
+    rare_freq = unseen_tokens(counts, special.tolist())
+    ranks = frequency_ranks(counts, special.tolist())
     frames = []
     for variant, M in (("raw", W), ("centered", isotropy.center(W))):
-        for protocol, ranks, rare, size in setups:
-            if rare.size == 0:
-                continue
-            t = isotropy.rare_token_cosines(M, ranks, n_bins, rare=rare, bin_size=size)
-            t.insert(0, "n_rare", int(rare.size))
+        tables = []
+        if rare_freq.size:
+            t = isotropy.rare_token_cosines(M, ranks, n_bins, rare=rare_freq)
+            t.insert(4, "n_excluded", 0)
+            tables.append(("frequency", int(rare_freq.size), t))
+        if unused.size:
+            t = _index_bins(M, unused, np.concatenate([unused, special]), bin_size, min_share)
+            tables.append(("index", int(unused.size), t))
+        for protocol, n_rare, t in tables:
+            t.insert(0, "n_rare", n_rare)
             t.insert(0, "variant", variant)
             t.insert(0, "protocol", protocol)
             frames.append(t)
     return pd.concat(frames, ignore_index=True)
+
+
+def bin_trend(table: pd.DataFrame, x: str = "bin", y: str = "mean_cosine") -> dict[str, Any]:
+    """Monotone trend of a binned curve: Spearman's rho of bin order against value.
+
+    rho = Pearson correlation of the ranks of ``x`` and ``y`` over all bins (Spearman 1904;
+    ``scipy.stats.spearmanr``), with its two-sided p-value. The chapter calls the curve rising
+    (falling) when rho > 0 (< 0) and p < 0.05, and without a monotone trend otherwise, rather
+    than comparing the first bin with the last.
+
+    Returns
+    -------
+    dict
+        ``rho``, ``p``, ``n_bins``, ``direction`` (``"rising"``, ``"falling"`` or
+        ``"no monotone trend"``).
+    """
+    t = table.dropna(subset=[y])
+    if len(t) < 3:
+        return {"rho": math.nan, "p": math.nan, "n_bins": len(t), "direction": "too few bins"}
+    r = stats.spearmanr(t[x].to_numpy(), t[y].to_numpy())
+    rho, p = float(r.statistic), float(r.pvalue)
+    direction = "no monotone trend"
+    if p < 0.05 and rho > 0:
+        direction = "rising"
+    elif p < 0.05 and rho < 0:
+        direction = "falling"
+    return {"rho": rho, "p": p, "n_bins": len(t), "direction": direction}
 
 
 def norm_count_spearman(norms: npt.ArrayLike, counts: npt.ArrayLike) -> float:
@@ -442,8 +518,92 @@ _HIDDEN_KEYS = (
     "mean_vector_ratio",
 )
 
+#: Word subsets of :func:`hidden_state_isotropy`.
+SUBSETS: tuple[str, ...] = ("all words", "first word excluded")
 
-def hidden_state_isotropy(store: Any, n_rows: int | None = None, seed: int = 0) -> pd.DataFrame:
+
+def shift_cosine(X: npt.ArrayLike) -> dict[str, float]:
+    """Mean pairwise cosine of the rows of X beside what their mean vector alone predicts.
+
+    For the N non-zero rows x_i with unit vectors u_i = x_i / ||x_i||, mean mu = avg_i x_i and
+    mean squared norm m2 = avg_i ||x_i||^2:
+
+    * ``mean_cosine`` c = avg_{i != j} u_i . u_j = (||sum_i u_i||^2 - N) / (N (N - 1))
+      (Biš et al. 2021, Appendix A, eqs. 12-14; :func:`isotropy.mean_cosine`);
+    * ``shift_share`` s = ||mu||^2 / m2, the share of the raw second moment carried by the mean
+      (for rows mu + e_i with zero-mean noise of covariance Sigma it tends to
+      ||mu||^2 / (||mu||^2 + tr Sigma));
+    * ``shift_prediction`` c_mu = (N s - 1) / (N - 1). This is exactly the mean inner product of
+      distinct rows in units of m2, avg_{i != j} x_i . x_j / m2 =
+      (||sum_i x_i||^2 - sum_i ||x_i||^2) / (N (N - 1) m2), so it equals c when every row has
+      the same norm: it is the mean cosine that the layer's mean vector predicts for a cloud
+      of equal norms;
+    * ``shift_residual`` c - c_mu.
+
+    Why not the mean cosine after centring: centred rows sum to zero, so their mean pairwise
+    cosine is about 0 for any cloud whose rows have similar norms, whatever its shape, and "it
+    vanishes after centring" would be true by construction. The residual is not zero by
+    construction: c and c_mu part when the norms differ, most when a few rows with very large
+    norms dominate mu and m2 (as the first token of a decoder, see :func:`first_word_mask`);
+    then mu is mostly those rows' direction, and subtracting it (centring) does not remove
+    what the directions of the other rows have in common. The shape of the spread left after
+    centring is measured separately (IsoScore, :func:`isotropy.isoscore`).
+
+    Returns
+    -------
+    dict
+        ``n_rows`` (N), ``mean_cosine``, ``shift_share``, ``shift_prediction``,
+        ``shift_residual`` (floats).
+    """
+    X = np.asarray(X, dtype=np.float64)
+    sq = np.einsum("ij,ij->i", X, X)
+    X = X[sq > 0]
+    sq = sq[sq > 0]
+    n = X.shape[0]
+    if n < 2:
+        raise ValueError("need at least two non-zero rows")
+    mu = X.mean(axis=0)
+    share = float(mu @ mu / sq.mean())
+    prediction = (n * share - 1) / (n - 1)
+    c = isotropy.mean_cosine(X)
+    return {
+        "n_rows": int(n),
+        "mean_cosine": c,
+        "shift_share": share,
+        "shift_prediction": float(prediction),
+        "shift_residual": float(c - prediction),
+    }
+
+
+def first_word_mask(words: pd.DataFrame) -> np.ndarray:
+    """True for the first word of every sentence (``word_index == 0``) of a store's word table.
+
+    In a decoder that prepends no BOS token (SmolLM2 here, GPT-2 in the seeds) this word holds
+    input position 0 (``first_piece == 0``), the position that becomes an "attention sink"
+    (Xiao et al. 2023, *Efficient Streaming Language Models with Attention Sinks*) and carries
+    "massive activations" (Sun et al. 2024, *Massive Activations in Large Language Models*):
+    a hidden-state norm far above every other token's.
+
+    Returns
+    -------
+    numpy.ndarray of bool, shape (len(words),)
+    """
+    return words["word_index"].to_numpy() == 0
+
+
+def _sample_rows(n: int, n_rows: int | None, seed: int) -> np.ndarray:
+    """All row indices, or ``n_rows`` of them drawn without replacement (seeded), sorted."""
+    if n_rows is None or n_rows >= n:
+        return np.arange(n)
+    return np.sort(np.random.default_rng(seed).choice(n, size=n_rows, replace=False))
+
+
+def hidden_state_isotropy(
+    store: Any,
+    n_rows: int | None = None,
+    seed: int = 0,
+    subsets: Sequence[str] = SUBSETS,
+) -> pd.DataFrame:
     """The Table 1 measures on the contextual hidden states of every layer of a store.
 
     Each layer's word vectors X (one row per word occurrence, float32 -> float64) go through
@@ -452,34 +612,115 @@ def hidden_state_isotropy(store: Any, n_rows: int | None = None, seed: int = 0) 
     invariant, so the same before and after centring); the exact mean cosine between distinct
     rows before and after centring; the mean norm and the norm of the mean vector. I(X) depends
     on the scale of X (Z(c) = sum exp(c . x)), so layers with large norms have I near 0 however
-    round their cloud is; ``log_isotropy_*`` keeps the value when I underflows.
+    round their cloud is; ``log_isotropy_*`` keeps the value when I underflows. :func:`shift_cosine`
+    adds the mean cosine that the mean vector alone predicts.
+
+    Every measure is computed for each subset of the sampled words: ``"all words"`` and
+    ``"first word excluded"`` (the rows of :func:`first_word_mask` dropped), because a
+    decoder's first token can have a norm a hundred times the others' and then dominates the
+    mean, the covariance and so every measure above.
 
     Parameters
     ----------
     store : lmgeometry.store.Store
-        Needs ``n_layers`` and ``layer(i)``.
+        Needs ``n_layers``, ``layer(i)`` and ``words`` (with ``word_index``).
     n_rows : int, optional
-        Use this many word rows, the same seeded sample in every layer (default all).
+        Use this many word rows, the same seeded sample in every layer and subset (default all);
+        the excluded subset is this sample without its first words.
     seed : int
+    subsets : sequence of str
+        Any of :data:`SUBSETS`.
 
     Returns
     -------
     pandas.DataFrame
-        One row per layer: ``layer``, ``depth`` (layer / last layer), ``n_rows`` and the keys
-        listed above.
+        One row per (subset, layer): ``subset``, ``layer``, ``depth`` (layer / last layer),
+        ``n_rows``, ``width``, the keys listed above, ``shift_share``, ``shift_prediction``,
+        ``shift_residual`` and ``first_word_norm_ratio`` (median norm of the sample's first
+        words / median norm of its other words; the same in both subsets).
     """
-    n = store.layer(0).shape[0]
-    rows = np.arange(n)
-    if n_rows is not None and n_rows < n:
-        rows = np.sort(np.random.default_rng(seed).choice(n, size=n_rows, replace=False))
+    unknown = set(subsets) - set(SUBSETS)
+    if unknown:
+        raise ValueError(f"unknown subsets {sorted(unknown)}; choose from {SUBSETS}")
+    rows = _sample_rows(store.layer(0).shape[0], n_rows, seed)
+    first = first_word_mask(store.words)[rows]
+    masks = {"all words": np.ones(rows.size, dtype=bool), "first word excluded": ~first}
     out = []
     last = max(store.n_layers - 1, 1)
     for layer in range(store.n_layers):
-        X = np.asarray(store.layer(layer)[rows], dtype=np.float64)
-        stats = isotropy.embedding_statistics(X)
+        X_all = np.asarray(store.layer(layer)[rows], dtype=np.float64)
+        norms = np.linalg.norm(X_all, axis=1)
+        ratio = (
+            float(np.median(norms[first]) / np.median(norms[~first]))
+            if first.any() and (~first).any()
+            else math.nan
+        )
+        for subset in subsets:
+            X = X_all[masks[subset]]
+            stats_ = isotropy.embedding_statistics(X)
+            shift = shift_cosine(X)
+            out.append(
+                {
+                    "subset": subset,
+                    "layer": layer,
+                    "depth": layer / last,
+                    "n_rows": int(X.shape[0]),
+                    "width": int(X.shape[1]),
+                }
+                | {k: stats_[k] for k in _HIDDEN_KEYS}
+                | {k: shift[k] for k in ("shift_share", "shift_prediction", "shift_residual")}
+                | {"first_word_norm_ratio": ratio}
+            )
+    return pd.DataFrame(out)
+
+
+def longest_words(
+    store: Any,
+    layers: Iterable[int],
+    n_rows: int | None = None,
+    seed: int = 0,
+    top_share: float = 0.01,
+) -> pd.DataFrame:
+    """Which word dominates the longest hidden states of a layer, first words of sentences left out.
+
+    On the same seeded sample of rows as :func:`hidden_state_isotropy` without the rows of
+    :func:`first_word_mask`, the k = ceil(``top_share`` N) rows of largest L2 norm are taken;
+    ``word`` is the most common word text (case kept) among them, ``share`` the fraction of
+    the k rows that are this word, and ``norm_ratio`` = median norm of all sampled occurrences
+    of the word / median norm of the other sampled rows. A descriptive check for the rows that
+    still dominate mu and mean ||x||^2 once the first words are gone (:func:`shift_cosine`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per layer: ``layer``, ``n_longest`` (k), ``word``, ``share``,
+        ``n_occurrences`` (of the word in the sample), ``norm_ratio``.
+    """
+    rows = _sample_rows(store.layer(0).shape[0], n_rows, seed)
+    rows = rows[~first_word_mask(store.words)[rows]]
+    text = store.words["text"].to_numpy()[rows]
+    k = max(1, math.ceil(top_share * rows.size))
+    out = []
+    for layer in layers:
+        X = np.asarray(store.layer(int(layer))[rows], dtype=np.float64)
+        norms = np.linalg.norm(X, axis=1)
+        top = np.argsort(-norms, kind="stable")[:k]
+        word, n_top = Counter(text[top].tolist()).most_common(1)[0]
+        is_word = text == word
+        ratio = (
+            float(np.median(norms[is_word]) / np.median(norms[~is_word]))
+            if (~is_word).any()
+            else math.nan
+        )
         out.append(
-            {"layer": layer, "depth": layer / last, "n_rows": int(rows.size)}
-            | {k: stats[k] for k in _HIDDEN_KEYS}
+            {
+                "layer": int(layer),
+                "n_longest": int(k),
+                "word": str(word),
+                "share": n_top / k,
+                "n_occurrences": int(is_word.sum()),
+                "norm_ratio": ratio,
+            }
         )
     return pd.DataFrame(out)
 
@@ -641,13 +882,159 @@ def _fmt(x: float, digits: int = 2) -> str:
     return f"{x:.{digits}f}"
 
 
+def _trend_words(trend: Mapping[str, Any]) -> str:
+    words = {
+        "rising": "rising as frequency falls",
+        "falling": "falling as frequency falls",
+    }.get(trend["direction"], str(trend["direction"]))
+    return f"{words} (Spearman rho {_fmt(trend['rho'])} over {trend['n_bins']} bins)"
+
+
+def _span(lo: float, hi: float, digits: int) -> str:
+    a, b = _fmt(float(lo), digits), _fmt(float(hi), digits)
+    return a if a == b else f"{a}-{b}"
+
+
+def _layer_list(layers: Sequence[int]) -> str:
+    """Compact layer ranges, e.g. [3, 4, 5, 9] -> "3-5, 9"."""
+    runs: list[list[int]] = []
+    for layer in sorted(int(x) for x in layers):
+        if runs and layer == runs[-1][-1] + 1:
+            runs[-1].append(layer)
+        else:
+            runs.append([layer])
+    return ", ".join(f"{r[0]}-{r[-1]}" if len(r) > 1 else f"{r[0]}" for r in runs)
+
+
+def _subset_summary(part: pd.DataFrame, agreement: float) -> dict[str, Any]:
+    part = part.reset_index(drop=True)
+    i_mc = int(part["mean_cosine"].idxmax())
+    i_res = int(part["shift_residual"].abs().idxmax())
+    i_c = int(part["mean_cosine_centered"].abs().idxmax())
+    width = int(part["width"].iloc[0]) if "width" in part else 0
+    agree = part["shift_residual"].abs() <= agreement
+    return {
+        "mc": part.loc[i_mc, "mean_cosine"],
+        "mc_layer": int(part.loc[i_mc, "layer"]),
+        "pred_at_mc": part.loc[i_mc, "shift_prediction"],
+        "n_agree": int(agree.sum()),
+        "n_layers": len(part),
+        "disagree_layers": part.loc[~agree, "layer"].tolist(),
+        "res": part.loc[i_res, "shift_residual"],
+        "res_layer": int(part.loc[i_res, "layer"]),
+        "cen": part.loc[i_c, "mean_cosine_centered"],
+        "cen_layer": int(part.loc[i_c, "layer"]),
+        "iso_lo": part["isoscore"].min(),
+        "iso_hi": part["isoscore"].max(),
+        "width": width,
+    }
+
+
+def _subset_words(v: Mapping[str, Any], agreement: float) -> str:
+    text = (
+        f"raw mean cosine up to {_fmt(v['mc'])} (layer {v['mc_layer']}), where the mean "
+        f"vector predicts {_fmt(v['pred_at_mc'])}; prediction within {agreement} of the "
+        f"measured value in {v['n_agree']} of {v['n_layers']} layers"
+    )
+    if v["disagree_layers"]:
+        text += (
+            f" (not in layers {_layer_list(v['disagree_layers'])}; largest gap, measured "
+            f"minus predicted, {_fmt(v['res'])} in layer {v['res_layer']})"
+        )
+    text += (
+        f"; centred mean cosine up to {_fmt(abs(v['cen']))} in absolute value (layer "
+        f"{v['cen_layer']}); IsoScore from {_fmt(v['iso_lo'])} to {_fmt(v['iso_hi'])}"
+    )
+    if v["width"] > 1:
+        k_lo = 1 + v["iso_lo"] * (v["width"] - 1)
+        k_hi = 1 + v["iso_hi"] * (v["width"] - 1)
+        text += (
+            f" (as if the variance were spread evenly over {k_lo:.0f} to {k_hi:.0f} of the "
+            f"{v['width']} directions)"
+        )
+    return text
+
+
+def _hidden_sentence(
+    m: str, part: pd.DataFrame, longest: pd.DataFrame | None, agreement: float
+) -> str:
+    """One model's hidden-state finding, all words and (when present) first words excluded."""
+    subset = part["subset"] if "subset" in part else pd.Series(SUBSETS[0], index=part.index)
+    full = _subset_summary(part[subset == SUBSETS[0]], agreement)
+    text = f"**{m}**, all words: {_subset_words(full, agreement)}."
+    excl_part = part[subset == SUBSETS[1]]
+    if excl_part.empty:
+        return text
+    excl = _subset_summary(excl_part, agreement)
+    ratio = excl_part.set_index("layer")["first_word_norm_ratio"]
+    text += (
+        f" The first word of each sentence has a median norm up to "
+        f"{_fmt(float(ratio.max()), 1)} times that of the other words (layer "
+        f"{int(ratio.idxmax())}). Without the first words: {_subset_words(excl, agreement)}."
+    )
+    cen_layer = full["cen_layer"]
+    cen_excl = float(excl_part.set_index("layer").loc[cen_layer, "mean_cosine_centered"])
+    big = abs(full["cen"]) > agreement
+    by_layer = part.assign(subset=subset).set_index(["subset", "layer"])
+    mu_ratio = float(
+        by_layer.loc[(SUBSETS[0], cen_layer), "mean_vector_norm"]
+        / by_layer.loc[(SUBSETS[1], cen_layer), "mean_vector_norm"]
+    )
+    if big and abs(cen_excl) <= agreement:
+        text += (
+            f" The centred cosine of {_fmt(full['cen'])} in layer {cen_layer} is "
+            f"{_fmt(cen_excl, 3)} without the first words, so it is made by them: with them "
+            f"the layer's mean vector is {_fmt(mu_ratio, 1)} times as long as without, and "
+            "subtracting it gives every other word nearly the same large offset."
+        )
+    elif big:
+        text += (
+            f" In layer {cen_layer} the centred cosine is {_fmt(full['cen'])} with and "
+            f"{_fmt(cen_excl)} without the first words."
+        )
+    else:
+        d_mc = float(
+            (
+                part[subset == SUBSETS[0]].set_index("layer")["mean_cosine"]
+                - excl_part.set_index("layer")["mean_cosine"]
+            )
+            .abs()
+            .max()
+        )
+        text += f" Leaving them out changes the raw mean cosine by at most {_fmt(d_mc, 3)}."
+    if excl["disagree_layers"] and longest is not None and not longest.empty:
+        lw = longest[
+            (longest["model"] == m) & longest["layer"].isin(excl["disagree_layers"])
+        ]
+        if not lw.empty:
+            words = lw["word"].value_counts()
+            top = words.index[0]
+            w = lw[lw["word"] == top]
+            share = _span(100 * w["share"].min(), 100 * w["share"].max(), 0)
+            norm = _span(w["norm_ratio"].min(), w["norm_ratio"].max(), 1)
+            text += (
+                f" In layers {_layer_list(lw['layer'].tolist())}, where the prediction still "
+                f"misses, the most common word among the {int(lw['n_longest'].iloc[0])} "
+                f"longest rows is \"{top}\" in {len(w)} of the {len(lw)} layers ({share}% of "
+                f"those rows; its median norm is {norm} times the other words')."
+            )
+    return text
+
+
 def findings(
     table1: pd.DataFrame,
     wordsim: pd.DataFrame,
     hidden: pd.DataFrame,
     rare: pd.DataFrame,
+    longest: pd.DataFrame | None = None,
+    agreement: float = 0.05,
 ) -> list[str]:
     """Sentences stating what this run shows, each beside what seed 004 found.
+
+    Rules: a rare-token curve is "rising"/"falling" by :func:`bin_trend` (Spearman's rho of bin
+    order against cosine over all bins, p < 0.05); a hidden layer's mean cosine "agrees" with
+    the mean-vector prediction of :func:`shift_cosine` when they differ by at most
+    ``agreement``.
 
     Parameters
     ----------
@@ -659,6 +1046,10 @@ def findings(
         :func:`hidden_state_isotropy` rows with a ``model`` column.
     rare : pandas.DataFrame
         :func:`rare_token_table` rows with a ``model`` column.
+    longest : pandas.DataFrame, optional
+        :func:`longest_words` rows with a ``model`` column, for the layers where the
+        prediction still disagrees once the first words are left out.
+    agreement : float
 
     Returns
     -------
@@ -683,19 +1074,17 @@ def findings(
         )
     if not rare.empty:
         parts = []
-        freq = rare[(rare["protocol"] == "frequency") & (rare["variant"] == "raw")]
-        for m, part in freq.groupby("model", sort=False):
+        freq = rare[rare["protocol"] == "frequency"]
+        for m, part in freq[freq["variant"] == "raw"].groupby("model", sort=False):
             first, last = part.iloc[0]["mean_cosine"], part.iloc[-1]["mean_cosine"]
-            cen = rare[
-                (rare["model"] == m)
-                & (rare["protocol"] == "frequency")
-                & (rare["variant"] == "centered")
-            ]["mean_cosine"]
+            trend = bin_trend(part)
+            cen = freq[(freq["model"] == m) & (freq["variant"] == "centered")]
+            trend_c = bin_trend(cen)
             parts.append(
                 f"{m} ({part.iloc[0]['n_rare']:,} unseen tokens): {_fmt(first)} with the most "
-                f"frequent bin, {_fmt(last)} with the rarest "
-                f"({'rising' if last > first else 'not rising'} as frequency falls), after "
-                f"centring {_fmt(float(cen.min()))} to {_fmt(float(cen.max()))}"
+                f"frequent bin, {_fmt(last)} with the rarest, {_trend_words(trend)}; after "
+                f"centring {_fmt(float(cen['mean_cosine'].min()))} to "
+                f"{_fmt(float(cen['mean_cosine'].max()))}, {_trend_words(trend_c)}"
             )
         sentence = (
             "Rare tokens: seed 004 found the cosine between BERT's [unused] tokens and bins of "
@@ -705,12 +1094,19 @@ def findings(
         )
         index = rare[(rare["protocol"] == "index") & (rare["variant"] == "raw")]
         for m, part in index.groupby("model", sort=False):
+            width = int((part["rank_end"] - part["rank_start"]).max()) + 1
+            dropped = sorted(set(range(int(part["bin"].max()) + 1)) - set(part["bin"]))
+            dropped_text = ", ".join(f"{k * width}-{(k + 1) * width - 1}" for k in dropped)
             after = part[part["rank_start"] >= 2000]
             at = after.iloc[0] if len(after) else part.iloc[-1]
             sentence += (
-                f" With the paper's own protocol ({m}'s vocabulary has BERT's [unused] tokens): "
-                f"{_fmt(at['mean_cosine'])} for ids {at['rank_start']}-{at['rank_end']} and "
-                f"{_fmt(part.iloc[-1]['mean_cosine'])} for the last bin."
+                f" With the paper's own protocol ({m}'s vocabulary has BERT's "
+                f"{part.iloc[0]['n_rare']:,} [unused] tokens; they and the special tokens are "
+                "left out of the bins"
+                + (f", and the ids {dropped_text}, mostly [unused], are dropped" if dropped else "")
+                + f"): {_fmt(at['mean_cosine'])} for ids {at['rank_start']}-{at['rank_end']} "
+                f"and {_fmt(part.iloc[-1]['mean_cosine'])} for the last bin, "
+                f"{_trend_words(bin_trend(part))}."
             )
         out.append(sentence)
     if not wordsim.empty:
@@ -737,29 +1133,20 @@ def findings(
             + "."
         )
     if not hidden.empty:
-        parts = []
-        for m, part in hidden.groupby("model", sort=False):
-            i_mc = int(part["mean_cosine"].idxmax())
-            i_c = int(part["mean_cosine_centered"].abs().idxmax())
-            worst = abs(part.loc[i_c, "mean_cosine_centered"])
-            verdict = (
-                "it vanishes with per-layer centring (at most "
-                f"{_fmt(worst, 3)} in absolute value), so the common shift explains it"
-                if worst < 0.05
-                else f"it does not vanish with per-layer centring (up to {_fmt(worst)} in "
-                f"layer {part.loc[i_c, 'layer']}): the directions stay concentrated after the "
-                "mean is removed, so a common shift is not the whole story"
-            )
-            parts.append(
-                f"{m}: mean cosine up to {_fmt(part.loc[i_mc, 'mean_cosine'])} (layer "
-                f"{part.loc[i_mc, 'layer']}, mean-vector ratio up to "
-                f"{_fmt(part['mean_vector_ratio'].max())}); {verdict}; IsoScore "
-                f"{_fmt(part['isoscore'].min())}-{_fmt(part['isoscore'].max())}"
-            )
+        parts = [
+            _hidden_sentence(m, part, longest, agreement)
+            for m, part in hidden.groupby("model", sort=False)
+        ]
         out.append(
-            "Hidden states (beyond the paper): if the drift explanation carries over, the "
-            "high cosines between contextual vectors come from a common mean and vanish with "
-            "per-layer centring, while IsoScore (blind to translation) shows what anisotropy "
-            "remains in the spread. This run: " + "; ".join(parts) + "."
+            "Hidden states (beyond the paper). The mean cosine after per-layer centring is near "
+            "0 by construction whenever the rows have similar norms (centred rows sum to zero), "
+            "so it cannot show that a common shift explains the raw cosines; it is kept only as "
+            "a diagnostic, since a large value means that a few rows of very large norm "
+            "dominate the mean. Two checks that are not true by construction: (1) the mean "
+            "cosine that the layer's mean vector alone predicts for rows of equal norm, "
+            "(N s - 1)/(N - 1) with s = ||mu||^2 / mean ||x||^2, against the measured one "
+            f"(agreement: within {agreement}); where they agree, a common offset of the "
+            "measured size accounts for the raw cosines; (2) IsoScore of the spread, which is "
+            "blind to any offset. This run: " + " ".join(parts)
         )
     return out
