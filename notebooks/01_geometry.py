@@ -15,18 +15,32 @@
 #
 # Seed 000 projected every layer of GPT-2 and BERT, for words of MultiNLI sentences that
 # contain polysemous words, onto its first principal components. It reported that **GPT-2
-# forms two very separate clusters** in every layer, that the tokens at position 0 make one of
-# them, and that the other, projected on its own, is a manifold "similar to a Swiss roll"
-# along which the position of the token in the sentence runs: position is GPT-2's globally
-# dominant feature. **BERT** showed no such split: several small clouds in the lower layers
-# that merge into a few larger clusters and a "wing-like shape" in the last layer, with
-# position encoded only locally.
+# forms two very separate clusters**, that "for the lower layers, the embedding space stays
+# mostly the same", and that it "makes some big changes in the last layer, where the
+# separation decreases". Projecting the two clusters separately, it found in one of them a
+# manifold "similar to the Swiss roll" along which the absolute position of the token in its
+# sentence runs: position is GPT-2's globally dominant feature. The seed's surviving text does
+# not say in words which tokens make the other cluster; it later refers back to GPT-2
+# emphasising "this initial token" (position 0), whose representations differ from all
+# others. **BERT** showed no such split: several small clouds in the lower layers that merge
+# into a few larger clusters and a "wing-like shape" in the last layer, with position encoded
+# only locally.
 #
 # This chapter repeats the views for the models of this build and measures what the seed
 # described by eye: whether a layer splits into well-separated clusters (k-means on the top
 # principal components, kept when the silhouette reaches 0.5), how far apart the clusters are,
-# which words they hold, and how much of each layer's variance the word's position, its part
-# of speech and its identity explain.
+# which words they hold, how much of each layer's variance the word's position, its part of
+# speech and its identity explain (with and without the first word of each sentence), and
+# whether position is a smooth function of where a word lies (a position manifold).
+#
+# **The last layer.** For decoders, `transformers` returns as the last hidden state the output
+# after the model's final normalisation (GPT-2's `ln_f`, the final RMSNorm of Llama-style
+# models such as SmolLM2), not the last block's raw output; every earlier layer of a decoder is
+# a block's raw output (see the docstring of `lmgeometry.extract`). The last layer of a decoder
+# is therefore rescaled, and the jump in norms and cluster structure at the last layer in the
+# figures below is, at least in part, this normalisation. If the seed used the same convention
+# (it does not say), its GPT-2 last layer, where the separation decreased, was also taken after
+# `ln_f`.
 
 # %% tags=["parameters"]
 models = ["mpnet-base", "smollm2-135m"]
@@ -78,42 +92,112 @@ summary = pd.concat([g.summary for g in analyses.values()], ignore_index=True)
 # ## Clusters and what drives the global structure
 #
 # For every layer: the best k-means split (k = 2 to 4) of the words on the top 50 principal
-# components, its silhouette (a layer counts as split when it reaches 0.5), and the variance
-# explained by three word attributes (omega-squared: 0 when the attribute is unrelated to the
-# vectors, 1 when words sharing the attribute share a vector; it falls below 0 when an
-# attribute with many values, such as word identity, explains less than chance would).
-# Position is binned as 0, 1, 2-3, 4-7, 8-15, 16-31, 32+; `var_position_later` repeats it
-# without the first words, which can dominate alone. `position_rho` is the strongest
-# Spearman correlation between position and a principal component of the largest cluster
-# projected on its own (seed 000's position manifold).
+# components and its silhouette (a layer counts as split when it reaches 0.5). The x axis of
+# the line figures is the depth, layer / number of layers (0 is the embedding output, 1 the
+# last layer), so models of different depths share a plot.
+#
+# **The first word.** A decoder run without a beginning-of-sequence token (SmolLM2 here, GPT-2
+# in the seed) makes the first token of every sentence its *attention sink*: later tokens
+# attend to it heavily (Xiao et al. 2023, "Efficient streaming language models with attention
+# sinks"), and its hidden state carries *massive activations*, a few coordinates far larger
+# than anywhere else (Sun et al. 2024, "Massive activations in large language models").
+# `norm_ratio_first` is the first words' mean vector norm over the other words'. A small group
+# of far-away points can dominate any all-word measure of variance, so the measures below are
+# given over all words and over the words after the first (`_later`).
+#
+# **Variance explained** is omega-squared (ω², Hays 1963, generalised to vectors): the share of
+# the total variance that lies between the groups of an attribute, less what chance alone would
+# put there. It is about 0 for an attribute unrelated to the vectors and 1 when words sharing
+# the attribute share a vector. Being an estimate with that correction subtracted, it can fall
+# below 0 (the true share cannot): a negative value means the grouping explains less than
+# chance would, which happens for an attribute with many values (word identity) when a few
+# outliers inflate the variance within its groups. Position is binned as 0, 1, 2-3, 4-7, 8-15,
+# 16-31, 32+ (`var_position`); `var_first` groups the words only as first or not.
+#
+# **A position manifold.** Seed 000 saw position run along a rolled-up curve. Such a curve is
+# monotone in no single principal component, so a correlation with one component would miss
+# it. The test used here is nonlinear: among the words after the first, projected on their own
+# top 3 principal components, a 10-nearest-neighbour regression predicts each word's position
+# from its neighbours' positions, with 5-fold cross-validation that holds out all words of a
+# sentence together (fixed seed). `position_knn_r2` is its R² (1 - residual variance / variance
+# of position); `position_knn_shuffled` is the largest R² of the same regression on 5 seeded
+# shuffles of the positions, what it scores by chance. A clean Swiss roll scores R² near 1
+# (see `tests/test_geometry.py`). **Rule:** a layer holds a position manifold when R² >= 0.8;
+# position is predicted above chance where R² exceeds its shuffled baseline.
 
 # %%
+depth_title = "depth = layer / number of layers (0: embeddings, 1: last layer)"
+omega_title = "ω² (chance-corrected share of variance; < 0: less than chance)"
+
+
+def attribute_lines(columns: dict[str, str], y_title: str, title: str, **kwargs):
+    """One line per model and attribute; ``columns`` maps summary columns to legend names."""
+    long = summary.melt(
+        id_vars=["model", "depth"], value_vars=list(columns), var_name="attribute",
+        value_name="value",
+    )
+    long["attribute"] = long["attribute"].map(columns)
+    fig = plots.lines_by_layer(
+        long, "value", x="depth", dash="attribute", title=title, y_title=y_title, **kwargs
+    )
+    return fig.update_layout(xaxis_title=depth_title)
+
+
 show(
     plots.lines_by_layer(
         summary,
         "silhouette",
         x="depth",
         title="Best k-means silhouette per layer (0.5 and above: well-separated clusters)",
+        y_title="mean silhouette (-1 to 1)",
         reference=0.5,
         reference_name="0.5",
-    ),
+    ).update_layout(xaxis_title=depth_title),
     "silhouette",
-)
-long = summary.melt(
-    id_vars=["model", "depth"],
-    value_vars=["var_position", "var_position_later", "var_upos", "var_word", "position_rho"],
-    var_name="attribute",
-    value_name="value",
 )
 show(
     plots.lines_by_layer(
-        long,
-        "value",
+        summary,
+        "norm_ratio_first",
         x="depth",
-        dash="attribute",
-        title="Variance explained by position, part of speech and word identity; position |rho|",
+        title="Mean norm of the first words' vectors over the other words' (log scale)",
+        y_title="norm ratio, first words / other words",
+        reference=1.0,
+        reference_name="1",
+    ).update_layout(xaxis_title=depth_title, yaxis_type="log"),
+    "first-word-norm",
+)
+show(
+    attribute_lines(
+        {"var_position": "position", "var_first": "first word or not",
+         "var_upos": "part of speech", "var_word": "word identity"},
+        omega_title,
+        "Variance explained over all words",
+        reference=0.0,
+        reference_name="0",
     ),
     "variance-explained",
+)
+show(
+    attribute_lines(
+        {"var_position_later": "position", "var_upos_later": "part of speech",
+         "var_word_later": "word identity"},
+        omega_title,
+        "Variance explained among the words after the first",
+        reference=0.0,
+        reference_name="0",
+    ),
+    "variance-explained-later",
+)
+show(
+    attribute_lines(
+        {"position_knn_r2": "real positions", "position_knn_shuffled": "shuffled (largest of 5)"},
+        "cross-validated R² of position (1: determined by location)",
+        "Position predicted from the top 3 PCs by 10-NN regression (words after the first)",
+        reference=geometry.MANIFOLD_R2,
+        reference_name=f"manifold rule: R² >= {geometry.MANIFOLD_R2}",
+    ),
+    "position-knn",
 )
 display(
     summary[
@@ -126,11 +210,16 @@ display(
             "minor_share",
             "minor_position0_share",
             "position0_in_minor",
+            "norm_ratio_first",
             "var_position",
-            "var_position_later",
-            "position_rho",
+            "var_first",
             "var_upos",
             "var_word",
+            "var_position_later",
+            "var_upos_later",
+            "var_word_later",
+            "position_knn_r2",
+            "position_knn_shuffled",
             "mean_norm",
         ]
     ].round(3)
@@ -140,8 +229,8 @@ display(
 # ## The clusters, one at a time
 #
 # Seed 000 separated GPT-2's two clusters and projected each on its own, which revealed the
-# position manifold inside the larger one. Here, for each model, the layer whose split is the
-# widest (if any layer splits) is separated the same way.
+# position manifold inside one of them (its "right" cluster). Here, for each model, the layer
+# whose split is the widest (if any layer splits) is separated the same way.
 
 # %%
 for spec, acts in stores.items():
@@ -207,10 +296,15 @@ for spec, acts in stores.items():
 # %% [markdown]
 # ## What this run shows
 #
-# The sentences below are generated from the numbers above. Seed 000 reported, for GPT-2,
-# two well-separated clusters in every layer, one made of the tokens at position 0, and a
-# position manifold inside the other; for BERT, no such split, small clouds merging into a few
-# clusters. The comparison sentences use the model's kind (decoder: GPT-2, encoder: BERT).
+# The sentences below are generated from the numbers above, with the rules stated in this
+# chapter (silhouette >= 0.5 for a split; a split is a first-word split when its smaller
+# clusters hold at least 90% of the first words; a layer's leading attribute is named "whether
+# the word is its sentence's first" when that indicator's ω² is at least 90% of position's;
+# k-NN R² >= 0.8 for a position manifold). Seed 000 reported, for GPT-2, two well-separated
+# clusters whose separation decreases in the last layer, and a position manifold inside one of
+# them; for BERT, no such split, small clouds merging into a few clusters. The comparison
+# sentences use the model's kind (decoder: GPT-2, encoder: BERT). For a decoder, remember that
+# the last layer is taken after the final normalisation (see the top of this chapter).
 
 # %%
 display(
@@ -231,6 +325,12 @@ for spec, g in analyses.items():
           int((split["minor_position0_share"].astype(float) >= 0.9).sum()))
     print(spec, "position explains over half the variance somewhere:",
           bool((part["var_position"] > 0.5).any()))
+    print(spec, "first word or not explains over half the variance somewhere:",
+          bool((part["var_first"] > 0.5).any()))
+    print(spec, "position explains over 10% among later words somewhere:",
+          bool((part["var_position_later"] > 0.1).any()))
+    print(spec, "position manifold layers (k-NN R2 >= 0.8):",
+          int((part["position_knn_r2"] >= geometry.MANIFOLD_R2).sum()))
 
 # %%
 results.save_results(

@@ -1,14 +1,18 @@
 """Global geometry of a layer's word vectors: projections, clusters and what drives them.
 
 Seed 000 looked at per-layer PCA and UMAP projections of GPT-2 and BERT and described, by eye,
-two well-separated clusters in GPT-2 (one holding the tokens at position 0) and a position
-manifold. This module turns those observations into numbers:
+two well-separated clusters in GPT-2 (their separation decreasing in the last layer) and, inside
+the larger one, a manifold "similar to the Swiss roll" along which the token's position runs.
+This module turns those observations into numbers:
 
 * :func:`pca_project` and :func:`umap_project` give the projections the figures show;
 * :func:`detect_clusters` finds well-separated clusters and reports how separated they are;
 * :func:`variance_explained_by` says how much of a layer's variance one word attribute
-  (position, part of speech, word identity) accounts for, so "position is the dominant global
-  feature" becomes a comparison of three numbers.
+  (position, being the first word, part of speech, word identity) accounts for, so "position
+  is the dominant global feature" becomes a comparison of numbers, with and without the first
+  words (:func:`first_word_norm_ratio` measures how far out those lie);
+* :func:`position_knn_r2` asks whether position is a smooth function of where a word lies in
+  the top principal components (a position manifold), whatever the curve's shape.
 """
 
 from __future__ import annotations
@@ -208,11 +212,91 @@ def position_bins(
     return np.searchsorted(np.asarray(edges), np.asarray(positions), side="right") - 1
 
 
-def component_correlations(coords: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """Spearman correlation of each projected coordinate with ``values`` (e.g. the position)."""
-    from scipy.stats import spearmanr
+def first_word_norm_ratio(X: np.ndarray, first: np.ndarray) -> float:
+    """Mean Euclidean norm of the first words' vectors over that of the other words.
 
-    return np.array([spearmanr(coords[:, j], values).statistic for j in range(coords.shape[1])])
+    ``mean_{i: first} ||x_i|| / mean_{i: not first} ||x_i||``. In decoders run without a
+    beginning-of-sequence token the first token becomes an *attention sink* (Xiao et al. 2023,
+    "Efficient streaming language models with attention sinks") and carries *massive
+    activations* (Sun et al. 2024, "Massive activations in large language models"): a few
+    coordinates far larger than anywhere else, so this ratio is far above 1 in the layers where
+    that happens. NaN when either group is empty.
+    """
+    first = np.asarray(first, dtype=bool)
+    if first.all() or not first.any():
+        return float("nan")
+    norms = np.linalg.norm(np.asarray(X, dtype=np.float64), axis=1)
+    return float(norms[first].mean() / norms[~first].mean())
+
+
+def knn_r2(
+    coords: np.ndarray,
+    values: np.ndarray,
+    groups: np.ndarray | None = None,
+    n_neighbors: int = 10,
+    n_splits: int = 5,
+    seed: int = 0,
+) -> float:
+    """Cross-validated R^2 of a k-nearest-neighbour regression of ``values`` on ``coords``.
+
+    Each held-out row is predicted by the mean value of its ``n_neighbors`` nearest training
+    rows (Euclidean distance in ``coords``; k-NN regression, Stone 1977, "Consistent
+    nonparametric regression"), and ``R^2 = 1 - sum (y - y_hat)^2 / sum (y - mean(y))^2`` is
+    computed on every held-out fold and averaged over the ``n_splits`` folds (sklearn's
+    ``cross_val_score`` with ``KNeighborsRegressor``). Folds are drawn with a fixed ``seed``;
+    with ``groups`` (e.g. the sentence of each word) all rows of a group fall in the same fold,
+    so a word is never predicted from its own sentence's neighbours.
+
+    Unlike a correlation with one coordinate, this asks whether ``values`` is a smooth
+    function of where a row lies, whatever the shape of the curve: a value that runs along a
+    rolled-up 1-D curve (a "Swiss roll") in 3-D gives R^2 near 1, values unrelated to the
+    coordinates give R^2 near or below 0 (it can be negative: the prediction is then worse than
+    the held-out mean).
+    """
+    from sklearn.model_selection import GroupKFold, KFold, cross_val_score
+    from sklearn.neighbors import KNeighborsRegressor
+
+    coords = np.asarray(coords, dtype=np.float64)
+    y = np.asarray(values, dtype=np.float64)
+    if groups is None:
+        cv = KFold(n_splits=n_splits, shuffle=True, random_state=seed)
+    else:
+        cv = GroupKFold(n_splits=n_splits, shuffle=True, random_state=seed)
+    scores = cross_val_score(
+        KNeighborsRegressor(n_neighbors=n_neighbors), coords, y, groups=groups, cv=cv,
+        scoring="r2",
+    )
+    return float(np.mean(scores))
+
+
+def position_knn_r2(
+    coords: np.ndarray,
+    positions: np.ndarray,
+    groups: np.ndarray | None = None,
+    n_neighbors: int = 10,
+    n_splits: int = 5,
+    n_shuffles: int = 5,
+    seed: int = 0,
+) -> tuple[float, float]:
+    """:func:`knn_r2` of the word position, and the same for shuffled positions.
+
+    The baseline permutes ``positions`` across rows (``n_shuffles`` seeded permutations, which
+    breaks any link with ``coords`` but keeps their distribution) and returns the largest
+    :func:`knn_r2` they reach: what the regression scores by chance.
+
+    Returns
+    -------
+    r2 : cross-validated R^2 of position
+    shuffled : the largest R^2 over the shuffled positions
+    """
+    positions = np.asarray(positions, dtype=np.float64)
+    r2 = knn_r2(coords, positions, groups, n_neighbors, n_splits, seed)
+    rng = np.random.default_rng(seed)
+    shuffled = max(
+        knn_r2(coords, rng.permutation(positions), groups, n_neighbors, n_splits, seed)
+        for _ in range(n_shuffles)
+    )
+    return r2, float(shuffled)
 
 
 def cluster_profile(words: pd.DataFrame, labels: np.ndarray, top: int = 5) -> pd.DataFrame:
@@ -235,26 +319,40 @@ def cluster_profile(words: pd.DataFrame, labels: np.ndarray, top: int = 5) -> pd
     return pd.DataFrame(rows)
 
 
+#: Principal components of the words after the first on which :func:`position_knn_r2` runs
+#: (seed 000 looked at 3-D projections), and the number of neighbours of the regression.
+KNN_COMPONENTS = 3
+KNN_NEIGHBORS = 10
+
+
 def layer_geometry(
     X: np.ndarray, words: pd.DataFrame, seed: int = 0, max_k: int = 4, sample: int = 3000
 ) -> tuple[dict, Clusters]:
     """Numbers that describe one layer's global geometry.
 
-    Returns a dict with the explained-variance ratios of the first three principal components,
-    the clusters found by :func:`detect_clusters` (k, silhouette, separation), the share of
-    position-0 words in the smaller clusters (``minor_position0_share``) and the share of all
-    position-0 words that the smaller clusters hold (``position0_in_minor``), the most frequent
-    word among the smaller clusters' other words (``minor_other_top``, with its share of them
-    ``minor_other_top_share``), and the variance
-    explained (omega-squared, see :func:`variance_explained_by`) by the word's position
-    (binned), its UPOS tag and its identity (lower-cased text). ``var_position_later`` is the
-    variance explained by position among the words at positions 1 and later only: when the
-    first words are far-away outliers they alone can make ``var_position`` near 1, and this
-    column says whether position still organises the rest. ``position_rho`` is the largest
-    absolute Spearman correlation between position and the first three principal components of
-    the largest cluster projected on its own (all words when k = 1): seed 000's "position
-    manifold" inside GPT-2's larger cluster shows as a high value. ``X`` and ``words`` are
-    row-aligned.
+    ``X`` and ``words`` are row-aligned; ``words`` needs ``word_index`` (position of the word
+    in its sentence), ``text`` and ``upos``, and may have ``sentence_id``. Returns a dict with
+
+    * ``pc1_var``, ``pc1_3_var``: explained-variance ratios of the first (three) principal
+      components;
+    * the clusters found by :func:`detect_clusters` (``k``, ``best_k``, ``silhouette``,
+      ``separation``), the share of the words in the smaller clusters (``minor_share``), the
+      share of first words among them (``minor_position0_share``), the share of all first words
+      they hold (``position0_in_minor``), and the most frequent of their other words
+      (``minor_other_top``, with its share of them ``minor_other_top_share``);
+    * variance explained, omega-squared (:func:`variance_explained_by`), over all words by the
+      word's position (binned, :func:`position_bins`: ``var_position``), by whether it is the
+      first word of its sentence (``var_first``), by its UPOS tag (``var_upos``) and by its
+      identity (lower-cased text, ``var_word``); and the same three without the first words
+      (``var_position_later``, ``var_upos_later``, ``var_word_later``). When the first words
+      are far-away outliers they alone can make ``var_position`` near 1 (then ``var_first`` is
+      about as large) and can push ``var_word`` below 0; the ``_later`` columns say what
+      organises the rest;
+    * ``norm_ratio_first``: :func:`first_word_norm_ratio`; ``mean_norm``: mean vector norm;
+    * ``position_knn_r2`` and ``position_knn_shuffled``: :func:`position_knn_r2` of position
+      among the words after the first, on their own first ``KNN_COMPONENTS`` principal
+      components, folds grouped by ``sentence_id`` when present. Seed 000's position manifold
+      (position running along a rolled-up curve) would give an R^2 near 1.
     """
     Xf = as_float(X)
     nan = float("nan")
@@ -265,6 +363,23 @@ def layer_geometry(
     first = position == 0
     later = ~first
     others = words.loc[minor & later, "text"].str.lower().value_counts()
+    text = words["text"].str.lower().to_numpy()
+    upos = words["upos"].to_numpy()
+
+    def omega2(mask: np.ndarray, groups: np.ndarray) -> float:
+        g = groups[mask]
+        return variance_explained_by(Xf[mask], g) if len(np.unique(g)) > 1 else nan
+
+    everyone = np.ones(len(Xf), dtype=bool)
+    Xl = Xf[later]
+    if len(Xl) >= 20 and len(np.unique(position[later])) > 1:
+        coords, _ = pca_project(Xl, n_components=min(KNN_COMPONENTS, Xl.shape[1]), seed=seed)
+        sentence = words["sentence_id"].to_numpy()[later] if "sentence_id" in words else None
+        knn, knn_shuffled = position_knn_r2(
+            coords, position[later], sentence, n_neighbors=KNN_NEIGHBORS, seed=seed
+        )
+    else:
+        knn, knn_shuffled = nan, nan
     row = {
         "pc1_var": explained[0],
         "pc1_3_var": float(explained.sum()),
@@ -278,16 +393,16 @@ def layer_geometry(
         "position0_in_minor": float(minor[first].mean()) if first.any() else nan,
         "minor_other_top": str(others.index[0]) if len(others) else "",
         "minor_other_top_share": float(others.iloc[0] / others.sum()) if len(others) else nan,
-        "var_position": variance_explained_by(Xf, position_bins(position)),
-        "var_position_later": (
-            variance_explained_by(Xf[later], position_bins(position[later]))
-            if len(np.unique(position_bins(position[later]))) > 1
-            else nan
-        ),
-        "position_rho": float(np.nanmax(np.abs(component_correlations(
-            pca_project(Xf[~minor], n_components=3, seed=seed)[0], position[~minor])))),
-        "var_upos": variance_explained_by(Xf, words["upos"].to_numpy()),
-        "var_word": variance_explained_by(Xf, words["text"].str.lower().to_numpy()),
+        "var_position": omega2(everyone, position_bins(position)),
+        "var_first": omega2(everyone, first.astype(np.int8)),
+        "var_upos": omega2(everyone, upos),
+        "var_word": omega2(everyone, text),
+        "var_position_later": omega2(later, position_bins(position)),
+        "var_upos_later": omega2(later, upos),
+        "var_word_later": omega2(later, text),
+        "norm_ratio_first": first_word_norm_ratio(Xf, first),
+        "position_knn_r2": knn,
+        "position_knn_shuffled": knn_shuffled,
         "mean_norm": float(np.linalg.norm(Xf.astype(np.float64), axis=1).mean()),
     }
     return row, clusters
@@ -303,7 +418,8 @@ class ModelGeometry:
     kind : "encoder" or "decoder" (from the store's model facts; "" when unknown)
     rows : store rows of the sampled words (sorted), the same in every layer
     words : the sampled words (store word table rows, re-indexed 0..n-1)
-    summary : one row per layer: ``model``, ``layer``, ``depth`` (layer / last layer) and the
+    summary : one row per layer: ``model``, ``layer``, ``depth`` (layer / number of
+        transformer layers, so 0 is the embedding output and 1 the last layer) and the
         keys of :func:`layer_geometry`
     coords : per layer, the (n, 3) PCA coordinates (the first two columns are the 2-D view)
     clusters : per layer, the :class:`Clusters` found
@@ -370,9 +486,10 @@ def cluster_projections(
 ) -> list[np.ndarray]:
     """Each cluster's rows projected on its own first two principal components.
 
-    Seed 000 did this for GPT-2's two clusters: the larger one, projected alone, showed the
-    position manifold that the global projection flattened. Cluster ``c``'s panel is element
-    ``c`` of the list (labels as :func:`detect_clusters` orders them, largest first).
+    Seed 000 did this for GPT-2's two clusters: one of them (its "right" cluster), projected
+    alone, showed the position manifold that the global projection flattened. Cluster ``c``'s
+    panel is element ``c`` of the list (labels as :func:`detect_clusters` orders them, largest
+    first).
     """
     Xf = as_float(X)
     return [pca_project(Xf[labels == c], n_components=2, seed=seed)[0]
@@ -407,14 +524,62 @@ def layer_ranges(layers: list[int]) -> str:
 POSITION0_SPLIT = 0.9
 
 
+#: A layer whose leading attribute is position counts as led by *whether the word is first*
+#: when the first-word indicator's omega-squared is at least this share of position's.
+FIRST_WORD_SHARE = 0.9
+
+#: Cross-validated k-NN R^2 of position (:func:`position_knn_r2`, words after the first) at or
+#: above which a layer counts as holding a position manifold: position is then close to a
+#: function of where a word lies in the top principal components, as along seed 000's
+#: "Swiss roll" (a clean 1-D curve scores near 1; the cut is a choice, the values are shown).
+MANIFOLD_R2 = 0.8
+
+_ATTRIBUTES = {"var_position": "position", "var_upos": "part of speech",
+               "var_word": "word identity"}
+_FIRST = "whether the word is its sentence's first"
+
+
+def leading_attribute(summary: pd.DataFrame, later: bool = False) -> pd.Series:
+    """Per layer, the attribute with the largest omega-squared (position, UPOS, word identity).
+
+    With ``later=True`` the ``_later`` columns (words after the first) are compared. Over all
+    words, a layer led by position whose ``var_first`` is at least ``FIRST_WORD_SHARE`` of
+    ``var_position`` is labelled "whether the word is its sentence's first": position's share
+    then comes from the first words alone.
+    """
+    suffix = "_later" if later else ""
+    cols = {f"{c}{suffix}": name for c, name in _ATTRIBUTES.items()}
+    frame = summary[list(cols)].astype(float).fillna(-np.inf)
+    top = frame.idxmax(axis=1).map(cols)
+    if not later and "var_first" in summary:
+        pos = summary["var_position"].astype(float)
+        by_first = (top == "position") & (pos > 0) & (
+            summary["var_first"].astype(float) >= FIRST_WORD_SHARE * pos
+        )
+        top = top.where(~by_first, _FIRST)
+    return top
+
+
+def _counted(labels: pd.Series) -> str:
+    counts = labels.value_counts(sort=False).sort_values(ascending=False, kind="stable")
+    return ", ".join(f"{name} in {c} layer{'s' if c > 1 else ''}" for name, c in counts.items())
+
+
+def _has(summary: pd.DataFrame, *cols: str) -> bool:
+    return all(c in summary and summary[c].astype(float).notna().any() for c in cols)
+
+
 def findings(summary: pd.DataFrame, model: str, kind: str = "") -> list[str]:
     """Sentences stating what one model's per-layer summary shows, generated from the numbers.
 
-    ``summary`` has one row per layer with the keys of :func:`layer_geometry` plus ``layer``.
-    ``kind`` ("encoder" or "decoder") picks the model of seed 000 the last sentence compares
-    with: GPT-2 for decoders (two clusters in every layer, one of them the position-0 tokens),
-    BERT for encoders (no such split).
+    ``summary`` has one row per layer with the keys of :func:`layer_geometry` plus ``layer``
+    (columns added after the first version, such as ``var_first`` or ``position_knn_r2``, may
+    be missing; their sentences are then left out). ``kind`` ("encoder" or "decoder") picks the
+    model of seed 000 the last sentence compares with: GPT-2 for decoders (two well-separated
+    clusters whose separation decreases in the last layer, and a position manifold in one of
+    them), BERT for encoders (no such split).
     """
+    summary = summary.sort_values("layer").reset_index(drop=True)
     n_layers = len(summary)
     split = summary[summary["k"] >= 2]
     pos0 = split[split["position0_in_minor"].astype(float) >= POSITION0_SPLIT]
@@ -460,54 +625,136 @@ def findings(summary: pd.DataFrame, model: str, kind: str = "") -> list[str]:
             f"**{model}**: no layer splits into well-separated clusters (the best k-means "
             f"silhouette, {top['silhouette']:.2f} at layer {int(top['layer'])}, is below 0.5)."
         )
-    drivers = summary[["var_position", "var_upos", "var_word"]].idxmax(axis=1)
-    names = {"var_position": "position", "var_upos": "part of speech", "var_word": "word identity"}
-    counts = drivers.map(names).value_counts()
-    parts = ", ".join(f"{name} in {c} layer{'s' if c > 1 else ''}" for name, c in counts.items())
-    pos_max = summary.loc[summary["var_position"].idxmax()]
+    if _has(summary, "norm_ratio_first"):
+        ratio = summary["norm_ratio_first"].astype(float)
+        big = summary.loc[ratio >= 10, "layer"].tolist()
+        out.append(
+            f"The first words' mean hidden-state norm is {ratio.min():.1f} to {ratio.max():.1f} "
+            f"times that of the other words (largest at layer "
+            f"{int(summary.loc[ratio.idxmax(), 'layer'])})"
+            + (f"; at least 10 times in layers {layer_ranges(big)}." if big else ".")
+        )
+    pos_max = summary.loc[summary["var_position"].astype(float).idxmax()]
     sentence = (
-        f"Of position, part of speech and word identity, the attribute that explains most of a "
-        f"layer's variance is {parts}. Position explains at most "
+        f"Over all words, the attribute that explains most of a layer's variance (ω²) is "
+        f"{_counted(leading_attribute(summary))}. Position explains at most "
         f"{pos_max['var_position']:.0%} of the variance (layer {int(pos_max['layer'])})"
     )
-    later = summary["var_position_later"].astype(float) if "var_position_later" in summary else None
-    if later is not None and later.notna().any():
-        lmax = summary.loc[later.idxmax()]
+    if _has(summary, "var_first"):
+        fmax = summary.loc[summary["var_first"].astype(float).idxmax()]
         sentence += (
-            f"; among the words after the first it explains at most "
+            f", and whether a word is the first of its sentence alone explains at most "
+            f"{fmax['var_first']:.0%} (layer {int(fmax['layer'])})"
+        )
+    if _has(summary, "var_position_later"):
+        lmax = summary.loc[summary["var_position_later"].astype(float).idxmax()]
+        sentence += (
+            f". Without the first words, position explains at most "
             f"{lmax['var_position_later']:.0%} (layer {int(lmax['layer'])})"
         )
+        if _has(summary, "var_upos_later", "var_word_later"):
+            sentence += (
+                f", and the attribute that explains most is "
+                f"{_counted(leading_attribute(summary, later=True))}"
+            )
     out.append(sentence + ".")
-    if "position_rho" in summary:
-        rho = summary.loc[summary["position_rho"].idxmax()]
-        strong = summary.loc[summary["position_rho"] >= 0.7, "layer"].tolist()
-        out.append(
-            f"Projected on its own principal components, the largest cluster (every word when a "
-            f"layer does not split) has a component that follows position with Spearman "
-            f"|rho| up to {rho['position_rho']:.2f} (layer {int(rho['layer'])}); |rho| >= 0.7 "
-            + (f"in layers {layer_ranges(strong)}." if strong else "in no layer.")
+    for col, name in _ATTRIBUTES.items():
+        values = summary[col].astype(float)
+        neg = summary[values < 0]
+        if neg.empty:
+            continue
+        sentence = (
+            f"{name[0].upper() + name[1:]}'s ω² over all words is below 0 in layers "
+            f"{layer_ranges(neg['layer'].tolist())} (down to {values.min():.2f}); ω² subtracts "
+            f"the between-group variance that chance alone would give, so it is negative when a "
+            f"grouping explains less than that"
         )
+        later_col = f"{col}_later"
+        if later_col in neg and neg[later_col].astype(float).notna().all():
+            lo, hi = neg[later_col].astype(float).min(), neg[later_col].astype(float).max()
+            sentence += (
+                f". Without the first words it is {lo:.2f} to {hi:.2f} in those layers"
+                + (", so it is the first words that push it below 0" if lo >= 0 else "")
+            )
+        out.append(sentence + ".")
+    manifold: list[int] = []
+    above: list[int] = []
+    if _has(summary, "position_knn_r2", "position_knn_shuffled"):
+        r2 = summary["position_knn_r2"].astype(float)
+        shuffled = summary["position_knn_shuffled"].astype(float)
+        rmax = summary.loc[r2.idxmax()]
+        manifold = summary.loc[r2 >= MANIFOLD_R2, "layer"].tolist()
+        above = summary.loc[r2 > shuffled, "layer"].tolist()
+        out.append(
+            f"Among the words after the first, a {KNN_NEIGHBORS}-nearest-neighbour regression on "
+            f"their top {KNN_COMPONENTS} principal components predicts position with "
+            f"cross-validated R² up to {rmax['position_knn_r2']:.2f} (layer "
+            f"{int(rmax['layer'])}); with shuffled positions it reaches at most "
+            f"{shuffled.max():.2f}, and the real positions score above their shuffled baseline "
+            f"in {len(above)} of {n_layers} layers. R² >= {MANIFOLD_R2} (position close to a "
+            f"function of where a word lies: the rule for a position manifold) holds "
+            + (f"in layers {layer_ranges(manifold)}." if manifold else "in no layer.")
+        )
+    last = summary.iloc[-1]
+    prev = summary.iloc[-2] if n_layers >= 2 else None
+    if kind == "decoder" and prev is not None:
+        sentence = (
+            f"The last layer ({int(last['layer'])}) is the hidden state after the model's final "
+            f"normalisation, not the last block's raw output: from layer {int(prev['layer'])} "
+            f"to {int(last['layer'])} the mean norm goes from {prev['mean_norm']:.1f} to "
+            f"{last['mean_norm']:.1f}"
+        )
+        if _has(summary, "norm_ratio_first"):
+            sentence += (
+                f", the first words' norm ratio from {prev['norm_ratio_first']:.1f} to "
+                f"{last['norm_ratio_first']:.1f}"
+            )
+        sentence += (
+            f" and the best silhouette from {prev['silhouette']:.2f} to "
+            f"{last['silhouette']:.2f}"
+            + (" (the split disappears)" if prev["k"] >= 2 and last["k"] == 1 else "")
+        )
+        out.append(sentence + ".")
     if kind == "decoder":
         if len(pos0) == n_layers:
-            verdict = "as GPT-2 did in the seed, every layer splits off the first words"
+            verdict = "the first words form a separate cluster in every layer"
         elif len(pos0):
             verdict = (
-                f"as with GPT-2 in the seed, the first words are split off from the rest, but "
-                f"in {len(pos0)} of {n_layers} layers, not in every layer"
+                f"the first words form a separate cluster in {len(pos0)} of {n_layers} layers "
+                f"(layers {layer_ranges(pos0['layer'].tolist())})"
             )
         else:
-            verdict = "unlike GPT-2 in the seed, no layer has a separate cluster of first words"
-        if "position_rho" in summary:
-            strong = summary.loc[summary["position_rho"] >= 0.7, "layer"].tolist()
+            verdict = "no layer has a separate cluster of first words"
+        if prev is not None:
             verdict += (
-                f"; a component of the largest cluster follows position closely (|rho| >= "
-                f"0.7) in layers {layer_ranges(strong)}, which fits the seed's position "
-                f"manifold"
-                if strong
-                else "; no component of the largest cluster follows position closely (|rho| < "
-                "0.7 in every layer), so nothing here matches the seed's position manifold"
+                "; as in the seed, the separation decreases at the last layer"
+                if last["silhouette"] < prev["silhouette"]
+                else "; unlike the seed, the separation does not decrease at the last layer"
             )
-        out.append(f"Compared with seed 000: {verdict}.")
+        if _has(summary, "position_knn_r2"):
+            rmax = float(summary["position_knn_r2"].astype(float).max())
+            if manifold:
+                verdict += (
+                    f"; among the words after the first, position lies along a manifold in "
+                    f"layers {layer_ranges(manifold)} (k-NN R² >= {MANIFOLD_R2}), which fits "
+                    f"the seed's Swiss roll"
+                )
+            else:
+                verdict += (
+                    f"; no layer shows the seed's position manifold (k-NN R² of position at "
+                    f"most {rmax:.2f}, below {MANIFOLD_R2})"
+                    + (
+                        f", although position is predicted above its shuffled baseline in "
+                        f"{len(above)} of {n_layers} layers"
+                        if above
+                        else ""
+                    )
+                )
+        out.append(
+            "Compared with seed 000, which showed GPT-2 as two well-separated clusters whose "
+            f"separation decreases in the last layer, with a position manifold in one of them: "
+            f"{verdict}."
+        )
     elif kind == "encoder":
         if split.empty:
             verdict = "as BERT did in the seed, no layer splits into well-separated clusters"
