@@ -66,7 +66,7 @@ results_path = "03_context_measures.results.json"
 import pandas as pd
 from IPython.display import Markdown, display
 
-from lmgeometry import contextuality, corpus, plots, results, store
+from lmgeometry import contextuality, corpus, plots, results, store, wordbench
 from lmgeometry.figures import show
 
 sts = corpus.sts(n=n_sentences, seed=seed)
@@ -289,18 +289,26 @@ print(
 )
 
 # %%
+families = {
+    "similarity and relations": (wordbench.SIMILARITY_BENCHMARKS + ("semeval2012",),
+                                 "Spearman rho"),
+    "analogy": (wordbench.ANALOGY_BENCHMARKS, "accuracy"),
+    "categorisation": (wordbench.CATEGORISATION_BENCHMARKS, "purity"),
+}
 for spec in models:
-    m = static_strict[static_strict["model"] == spec].pivot_table(
-        index="layer", columns="benchmark", values="value", sort=False
-    )
-    show(
-        plots.heatmap(
-            m.to_numpy(), m.columns, m.index,
-            title=f"{spec}: PC1 static embeddings per layer (strict protocol, covered items)",
-            x_title="benchmark", y_title="layer", colorbar_title="score",
-        ),
-        f"static-strict-{spec}",
-    )
+    for family, (names, metric) in families.items():
+        part = static_strict[(static_strict["model"] == spec)
+                             & static_strict["benchmark"].isin(names)]
+        m = part.pivot_table(index="layer", columns="benchmark", values="value", sort=False)
+        show(
+            plots.heatmap(
+                m.to_numpy(), m.columns, m.index,
+                title=f"{spec}: PC1 static embeddings per layer, {family} ({metric}; strict "
+                "protocol, covered items)",
+                x_title="benchmark", y_title="layer", colorbar_title=metric,
+            ),
+            f"static-strict-{family.split()[0]}-{spec}",
+        )
 display(
     static_strict.pivot_table(index="model", columns="benchmark", values="coverage",
                               aggfunc="first", sort=False).round(3)

@@ -201,6 +201,7 @@ show(
         toy[0][0][:, 2],
         "z before the shift",
         title="Points on a sphere moved away from the origin (slider: shift)",
+        slider_prefix="",
     ),
     "toy-sphere",
 )
