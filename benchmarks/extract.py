@@ -243,8 +243,8 @@ def main() -> None:
         return
 
     corpus = load_corpus(args)
-    weights = tempfile.TemporaryDirectory()
-    if args.random_weights:
+    if args.random_weights:  # the folder must outlive the run: the store fingerprints it
+        weights = tempfile.TemporaryDirectory()
         model = random_weights_model(args.model, weights.name, args.seed)
     else:
         model = load_model(args.model)

@@ -126,22 +126,7 @@ summary = pd.concat([g.summary for g in analyses.values()], ignore_index=True)
 # position is predicted above chance where R² exceeds its shuffled baseline.
 
 # %%
-depth_title = "depth = layer / number of layers (0: embeddings, 1: last layer)"
 omega_title = "ω² (chance-corrected share of variance; < 0: less than chance)"
-
-
-def attribute_lines(columns: dict[str, str], y_title: str, title: str, **kwargs):
-    """One line per model and attribute; ``columns`` maps summary columns to legend names."""
-    long = summary.melt(
-        id_vars=["model", "depth"], value_vars=list(columns), var_name="attribute",
-        value_name="value",
-    )
-    long["attribute"] = long["attribute"].map(columns)
-    fig = plots.lines_by_layer(
-        long, "value", x="depth", dash="attribute", title=title, y_title=y_title, **kwargs
-    )
-    return fig.update_layout(xaxis_title=depth_title)
-
 
 show(
     plots.lines_by_layer(
@@ -152,7 +137,7 @@ show(
         y_title="mean silhouette (-1 to 1)",
         reference=0.5,
         reference_name="0.5",
-    ).update_layout(xaxis_title=depth_title),
+    ),
     "silhouette",
 )
 show(
@@ -164,36 +149,39 @@ show(
         y_title="norm ratio, first words / other words",
         reference=1.0,
         reference_name="1",
-    ).update_layout(xaxis_title=depth_title, yaxis_type="log"),
+    ).update_layout(yaxis_type="log"),
     "first-word-norm",
 )
 show(
-    attribute_lines(
+    plots.column_lines(
+        summary,
         {"var_position": "position", "var_first": "first word or not",
          "var_upos": "part of speech", "var_word": "word identity"},
-        omega_title,
-        "Variance explained over all words",
+        y_title=omega_title,
+        title="Variance explained over all words",
         reference=0.0,
         reference_name="0",
     ),
     "variance-explained",
 )
 show(
-    attribute_lines(
+    plots.column_lines(
+        summary,
         {"var_position_later": "position", "var_upos_later": "part of speech",
          "var_word_later": "word identity"},
-        omega_title,
-        "Variance explained among the words after the first",
+        y_title=omega_title,
+        title="Variance explained among the words after the first",
         reference=0.0,
         reference_name="0",
     ),
     "variance-explained-later",
 )
 show(
-    attribute_lines(
+    plots.column_lines(
+        summary,
         {"position_knn_r2": "real positions", "position_knn_shuffled": "shuffled (largest of 5)"},
-        "cross-validated R² of position (1: determined by location)",
-        "Position predicted from the top 3 PCs by 10-NN regression (words after the first)",
+        y_title="cross-validated R² of position (1: determined by location)",
+        title="Position predicted from the top 3 PCs by 10-NN regression (words after the first)",
         reference=geometry.MANIFOLD_R2,
         reference_name=f"manifold rule: R² >= {geometry.MANIFOLD_R2}",
     ),

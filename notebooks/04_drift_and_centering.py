@@ -67,7 +67,6 @@ results_path = "04_drift_and_centering.results.json"
 # %%
 import pandas as pd
 from IPython.display import Markdown, display
-from plotly.subplots import make_subplots
 
 from lmgeometry import corpus, drift, isotropy, plots, results, store, wordbench
 from lmgeometry.figures import show
@@ -424,32 +423,13 @@ hidden = pd.concat(
 )
 
 
-def facet_lines(frame, y, facet, *, title, y_title, shared_y=True, log_y=False, **kwargs):
-    """plots.lines_by_layer in one panel per value of ``facet`` (legend from the first)."""
-    keys = list(pd.unique(frame[facet]))
-    fig = make_subplots(
-        rows=1, cols=len(keys), subplot_titles=[str(k) for k in keys], shared_yaxes=shared_y,
-        horizontal_spacing=0.06 if shared_y else 0.1,
-    )
-    for col, key in enumerate(keys, start=1):
-        for trace in plots.lines_by_layer(frame[frame[facet] == key], y, **kwargs).data:
-            trace.showlegend = col == 1
-            fig.add_trace(trace, row=1, col=col)
-        fig.update_xaxes(title_text=kwargs.get("x", "layer"), row=1, col=col)
-        if log_y:
-            fig.update_yaxes(type="log", row=1, col=col)
-    fig.update_yaxes(title_text=y_title, row=1, col=1)
-    fig.update_layout(title=title, height=440, margin={"l": 60, "r": 10, "t": 80, "b": 40})
-    return fig
-
-
 cos_long = hidden.melt(
     id_vars=["model", "subset", "depth", "layer"],
     value_vars=["mean_cosine", "shift_prediction", "mean_cosine_centered"],
     var_name="measure",
 )
 show(
-    facet_lines(
+    plots.facet_lines(
         cos_long, "value", "subset", x="depth", dash="measure",
         title="Mean cosine between words (raw), what the mean vector predicts, and after "
         "centring; left: all words, right: first word of each sentence left out",
@@ -500,7 +480,7 @@ iso_long = hidden.melt(
     var_name="measure",
 )
 show(
-    facet_lines(
+    plots.facet_lines(
         iso_long, "value", "model", x="depth", color="measure", dash="subset", shared_y=False,
         title="ln I(X) per layer, before/after centring (one panel per model, separate y "
         "axes); solid: all words, dashed: first word left out",

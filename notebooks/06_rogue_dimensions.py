@@ -220,13 +220,11 @@ for spec in models:
 report = pd.concat([r.assign(model=m) for m, r in reports.items()], ignore_index=True)
 # depth = layer / number of layers (transformer blocks; the last layer has depth 1)
 report["depth"] = report["layer"] / report.groupby("model")["layer"].transform("max")
-DEPTH_TITLE = "depth = layer / number of layers"
 fig = plots.lines_by_layer(
     report, "variance_share_top1", x="depth",
     title="Share of the variance held by the principal rogue dimension",
     y_title="variance share of top dimension", reference=None,
 )
-fig.update_layout(xaxis_title=DEPTH_TITLE)
 show(fig, "variance-share")
 
 # %% [markdown]
@@ -251,7 +249,6 @@ fig = plots.lines_by_layer(
     y_title="accuracy", reference=float(report["majority_baseline"].iloc[0]),
     reference_name="majority class",
 )
-fig.update_layout(xaxis_title=DEPTH_TITLE)
 show(fig, "threshold-vs-probe")
 
 # %% [markdown]

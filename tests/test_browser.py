@@ -155,6 +155,30 @@ gd.on("plotly_animationinterrupted", () => { window.__plotlyInterrupted = true; 
 """
 
 
+def _figure(driver: object, fig_id: str) -> object:
+    """The figure's element, scrolled into view."""
+    from selenium.webdriver.common.by import By
+
+    gd = driver.find_element(By.ID, fig_id)
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center'});", gd)
+    return gd
+
+
+def _click_until_replotted(driver: object, fig_id: str, element: object, before: object,
+                           what: str) -> str | None:
+    """Click ``element``; None once the plotted data differs from ``before``, else a problem."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    ActionChains(driver).move_to_element(element).click().perform()
+    try:
+        WebDriverWait(driver, 10).until(lambda d: d.execute_script(_PLOTTED, fig_id) != before)
+    except Exception:  # selenium's TimeoutException
+        return f"{what} did not change the plotted data within 10 s"
+    driver.execute_async_script(_SETTLE)
+    return None
+
+
 def _move_slider(driver: object, fig_id: str) -> str | None:
     """Click the next step of a figure's first slider, as a reader would.
 
@@ -163,12 +187,9 @@ def _move_slider(driver: object, fig_id: str) -> str | None:
     str or None
         What went wrong, or None when the plotted data (x, y, z, visible) changed.
     """
-    from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
 
-    gd = driver.find_element(By.ID, fig_id)
-    driver.execute_script("arguments[0].scrollIntoView({block: 'center'});", gd)
+    gd = _figure(driver, fig_id)
     groups = gd.find_elements(By.CSS_SELECTOR, "g.slider-group")
     if not groups:
         return "no slider drawn"
@@ -185,13 +206,8 @@ def _move_slider(driver: object, fig_id: str) -> str | None:
     target = others[0]
     before = driver.execute_script(_PLOTTED, fig_id)
     driver.execute_script(_WATCH_INTERRUPTS, fig_id)
-    ActionChains(driver).move_to_element(labels[target]).click().perform()
-    try:
-        WebDriverWait(driver, 10).until(lambda d: d.execute_script(_PLOTTED, fig_id) != before)
-    except Exception:  # selenium's TimeoutException
-        return f"clicking step {target} did not change the plotted data within 10 s"
-    driver.execute_async_script(_SETTLE)
-    return None
+    return _click_until_replotted(driver, fig_id, labels[target], before,
+                                  f"clicking step {target}")
 
 
 def _use_dropdown(driver: object, fig_id: str) -> str | None:
@@ -204,8 +220,7 @@ def _use_dropdown(driver: object, fig_id: str) -> str | None:
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
-    gd = driver.find_element(By.ID, fig_id)
-    driver.execute_script("arguments[0].scrollIntoView({block: 'center'});", gd)
+    gd = _figure(driver, fig_id)
     headers = gd.find_elements(By.CSS_SELECTOR, "g.updatemenu-header-group")
     if not headers:
         return "no dropdown drawn"
@@ -222,13 +237,7 @@ def _use_dropdown(driver: object, fig_id: str) -> str | None:
     if not buttons:
         return "the dropdown offers no other entry"
     label = buttons[0].text.strip()
-    ActionChains(driver).move_to_element(buttons[0]).click().perform()
-    try:
-        WebDriverWait(driver, 10).until(lambda d: d.execute_script(_PLOTTED, fig_id) != before)
-    except Exception:  # selenium's TimeoutException
-        return f"choosing {label!r} did not change the plotted data within 10 s"
-    driver.execute_async_script(_SETTLE)
-    return None
+    return _click_until_replotted(driver, fig_id, buttons[0], before, f"choosing {label!r}")
 
 
 def _console_errors(entries: list[dict], name: str, interrupted: bool) -> list[str]:
@@ -275,18 +284,12 @@ def _check_book(driver: object, html_dir: Path, label: str) -> list[str]:
                 problems.append(f"{name}: figure {fig['id']} did not draw ({fig})")
             if fig["height"] < 100:
                 problems.append(f"{name}: figure {fig['id']} is {fig['height']} px high")
-        for fig in figures:
-            if not fig["sliders"]:
-                continue
-            problem = _move_slider(driver, fig["id"])
-            if problem:
-                problems.append(f"{name}: slider of figure {fig['id']}: {problem}")
-        for fig in figures:
-            if not fig["menus"]:
-                continue
-            problem = _use_dropdown(driver, fig["id"])
-            if problem:
-                problems.append(f"{name}: dropdown of figure {fig['id']}: {problem}")
+        for key, what, act in (("sliders", "slider", _move_slider),
+                               ("menus", "dropdown", _use_dropdown)):
+            for fig in figures:
+                problem = act(driver, fig["id"]) if fig[key] else None
+                if problem:
+                    problems.append(f"{name}: {what} of figure {fig['id']}: {problem}")
         shot = SCREENSHOTS / f"{label}__{name.replace('/', '__').removesuffix('.html')}.png"
         driver.save_screenshot(str(shot))
         interrupted = bool(driver.execute_script("return window.__plotlyInterrupted === true;"))

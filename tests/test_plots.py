@@ -107,3 +107,18 @@ def test_lines_and_heatmap_build():
     assert fig.layout.xaxis.title.text == "depth (layer / last layer)"
     fig = heatmap(np.ones((2, 3)), ["a", "b", "c"], [0, 1])
     assert fig.data[0].z.shape == (2, 3)
+
+
+def test_column_lines_and_facet_lines() -> None:
+    from lmgeometry.plots import column_lines, facet_lines
+
+    frame = pd.DataFrame({"model": ["m"] * 3 + ["n"] * 3, "depth": [0, 0.5, 1] * 2,
+                          "a": np.arange(6.0), "b": -np.arange(6.0)})
+    fig = column_lines(frame, {"a": "first", "b": "second"}, title="t")
+    assert sorted(t.name for t in fig.data) == ["m / first", "m / second", "n / first",
+                                               "n / second"]
+    assert fig.layout.xaxis.title.text == "depth (layer / last layer)"
+    fig = facet_lines(frame, "a", "model", x="depth", shared_y=False, log_y=True, y_title="A")
+    assert len(fig.data) == 2 and [t.showlegend for t in fig.data] == [True, False]
+    assert fig.layout.xaxis2.title.text == "depth (layer / last layer)"
+    assert fig.layout.yaxis.type == "log" and fig.layout.yaxis.title.text == "A"

@@ -32,7 +32,7 @@ import numpy.typing as npt
 import pandas as pd
 from scipy import stats
 
-from lmgeometry import data, isotropy, wordbench
+from lmgeometry import data, isotropy, measures, wordbench
 
 __all__ = [
     "VARIANTS",
@@ -649,12 +649,7 @@ def hidden_state_isotropy(
     last = max(store.n_layers - 1, 1)
     for layer in range(store.n_layers):
         X_all = np.asarray(store.layer(layer)[rows], dtype=np.float64)
-        norms = np.linalg.norm(X_all, axis=1)
-        ratio = (
-            float(np.median(norms[first]) / np.median(norms[~first]))
-            if first.any() and (~first).any()
-            else math.nan
-        )
+        ratio = measures.norm_ratio(X_all, first)
         for subset in subsets:
             X = X_all[masks[subset]]
             stats_ = isotropy.embedding_statistics(X)
@@ -707,11 +702,7 @@ def longest_words(
         top = np.argsort(-norms, kind="stable")[:k]
         word, n_top = Counter(text[top].tolist()).most_common(1)[0]
         is_word = text == word
-        ratio = (
-            float(np.median(norms[is_word]) / np.median(norms[~is_word]))
-            if (~is_word).any()
-            else math.nan
-        )
+        ratio = measures.norm_ratio(X, is_word)
         out.append(
             {
                 "layer": int(layer),

@@ -25,6 +25,8 @@ from sklearn.cluster import KMeans
 from sklearn.decomposition import PCA
 from sklearn.metrics import silhouette_score
 
+from .measures import norm_ratio
+
 
 def subsample(n: int, budget: int, seed: int = 0) -> np.ndarray:
     """Sorted indices of at most ``budget`` of ``n`` items, drawn without replacement."""
@@ -213,20 +215,13 @@ def position_bins(
 
 
 def first_word_norm_ratio(X: np.ndarray, first: np.ndarray) -> float:
-    """Mean Euclidean norm of the first words' vectors over that of the other words.
+    """Mean norm of the first words' vectors over that of the other words.
 
-    ``mean_{i: first} ||x_i|| / mean_{i: not first} ||x_i||``. In decoders run without a
-    beginning-of-sequence token the first token becomes an *attention sink* (Xiao et al. 2023,
-    "Efficient streaming language models with attention sinks") and carries *massive
-    activations* (Sun et al. 2024, "Massive activations in large language models"): a few
-    coordinates far larger than anywhere else, so this ratio is far above 1 in the layers where
-    that happens. NaN when either group is empty.
+    :func:`lmgeometry.measures.norm_ratio` with ``statistic="mean"``: far above 1 in the layers
+    where a decoder run without a BOS token turns its first token into an attention sink with
+    massive activations. NaN when either group is empty.
     """
-    first = np.asarray(first, dtype=bool)
-    if first.all() or not first.any():
-        return float("nan")
-    norms = np.linalg.norm(np.asarray(X, dtype=np.float64), axis=1)
-    return float(norms[first].mean() / norms[~first].mean())
+    return norm_ratio(X, first, statistic="mean")
 
 
 def knn_r2(

@@ -86,6 +86,7 @@ __all__ = [
     "mev_baseline",
     "nearest_neighbours",
     "neighbour_measures",
+    "norm_ratio",
     "sample_ordered_pairs",
     "self_similarity",
     "static_embeddings",
@@ -104,6 +105,35 @@ _BATCH_ELEMENTS = 1 << 22  # float64 elements per batched-eigenproblem stack (32
 # ---------------------------------------------------------------------------------------------
 # Row normalisation and small helpers
 # ---------------------------------------------------------------------------------------------
+
+
+def norm_ratio(X: np.ndarray, rows: np.ndarray,
+               statistic: Literal["median", "mean"] = "median") -> float:
+    """Typical Euclidean norm of the selected rows over that of the other rows.
+
+    .. math:: \\operatorname{stat}_{i \\in S} \\lVert x_i \\rVert \\big/
+              \\operatorname{stat}_{i \\notin S} \\lVert x_i \\rVert
+
+    with ``stat`` the median or the mean. With ``rows`` the first word of each sentence it
+    measures the "attention sink" / "massive activations" of decoders run without a BOS token
+    (Xiao et al. 2023, *Efficient Streaming Language Models with Attention Sinks*; Sun et al.
+    2024, *Massive Activations in Large Language Models*): far above 1 in the layers where the
+    first position's hidden state dwarfs the others. NaN when either group is empty.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+    rows : boolean ndarray of shape (n,)
+    statistic : {"median", "mean"}
+    """
+    if statistic not in ("median", "mean"):
+        raise ValueError(f"statistic must be 'median' or 'mean', not {statistic!r}")
+    rows = np.asarray(rows, dtype=bool)
+    if rows.all() or not rows.any():
+        return float("nan")
+    norms = np.linalg.norm(np.asarray(X, dtype=np.float64), axis=1)
+    stat = np.median if statistic == "median" else np.mean
+    return float(stat(norms[rows]) / stat(norms[~rows]))
 
 
 def unit_rows(

@@ -7,7 +7,7 @@ before they go into a figure, which keeps the committed notebooks small without 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -341,6 +341,60 @@ def lines_by_layer(
     )
     return fig
 
+
+def column_lines(
+    frame: pd.DataFrame,
+    columns: Mapping[str, str],
+    *,
+    x: str = "depth",
+    color: str = "model",
+    legend: str = "attribute",
+    **kwargs: object,
+) -> go.Figure:
+    """:func:`lines_by_layer` of several columns of ``frame`` at once.
+
+    ``columns`` maps column names to legend names; each (``color``, column) pair is one line,
+    the columns told apart by dash. ``kwargs`` go to :func:`lines_by_layer`.
+    """
+    long = frame.melt(id_vars=[color, x], value_vars=list(columns), var_name=legend,
+                      value_name="value")
+    long[legend] = long[legend].map(dict(columns))
+    return lines_by_layer(long, "value", color=color, x=x, dash=legend, **kwargs)
+
+
+def facet_lines(
+    frame: pd.DataFrame,
+    y: str,
+    facet: str,
+    *,
+    title: str = "",
+    y_title: str | None = None,
+    shared_y: bool = True,
+    log_y: bool = False,
+    **kwargs: object,
+) -> go.Figure:
+    """:func:`lines_by_layer` in one panel per value of ``facet``, side by side.
+
+    ``shared_y=False`` gives each panel its own y range (for quantities whose ranges differ
+    by orders of magnitude between panels); the legend is taken from the first panel.
+    ``kwargs`` (``x``, ``color``, ``dash``, ...) go to :func:`lines_by_layer`.
+    """
+    keys = list(pd.unique(frame[facet]))
+    fig = make_subplots(
+        rows=1, cols=len(keys), subplot_titles=[str(k) for k in keys], shared_yaxes=shared_y,
+        horizontal_spacing=0.06 if shared_y else 0.1,
+    )
+    for col, key in enumerate(keys, start=1):
+        panel = lines_by_layer(frame[frame[facet] == key], y, **kwargs)
+        for trace in panel.data:
+            trace.showlegend = col == 1
+            fig.add_trace(trace, row=1, col=col)
+        fig.update_xaxes(title_text=panel.layout.xaxis.title.text, row=1, col=col)
+        if log_y:
+            fig.update_yaxes(type="log", row=1, col=col)
+    fig.update_yaxes(title_text=y_title or y, row=1, col=1)
+    fig.update_layout(title=title, height=440, margin={"l": 60, "r": 10, "t": 80, "b": 40})
+    return fig
 
 def heatmap(
     matrix: np.ndarray,

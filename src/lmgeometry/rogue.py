@@ -27,6 +27,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 from sklearn.preprocessing import StandardScaler
 
+from . import measures
 from .measures import unit_rows
 
 if TYPE_CHECKING:
@@ -118,8 +119,7 @@ def norm_ratio(X: np.ndarray, rows: np.ndarray) -> float:
     rows = np.asarray(rows, dtype=bool)
     if rows.shape != (len(X),) or rows.all() or not rows.any():
         raise ValueError("rows must be a boolean mask over X with both groups non-empty")
-    norms = np.linalg.norm(np.asarray(X, dtype=np.float64), axis=1)
-    return float(np.median(norms[rows]) / np.median(norms[~rows]))
+    return measures.norm_ratio(X, rows, statistic="median")
 
 
 def best_match(cross: np.ndarray) -> np.ndarray:
