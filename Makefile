@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 DATA_MIRROR ?= $(LMGEOMETRY_DATA_MIRROR)
 ARGS ?=
 
-.PHONY: book test venv lint clean-book
+.PHONY: book test test-fast venv lint clean-book
 
 venv: $(STAMP)
 
@@ -28,6 +28,10 @@ test: $(STAMP)
 	$(BIN)/python -m pytest tests $(ARGS) || [ $$? -eq 5 ]
 	$(BIN)/python -m pytest --nbval-lax --nbval-current-env \
 		--nbval-sanitize-with book/nbval_sanitize.cfg -p no:cacheprovider book || [ $$? -eq 5 ]
+
+# Unit tests only: no slow (real models, book builds), browser or nbval tests (about a minute).
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest tests -m "not slow and not browser" $(ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks notebooks

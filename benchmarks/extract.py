@@ -56,10 +56,10 @@ import pandas as pd
 import psutil
 import torch
 
-from lmgeometry.corpus import Corpus, build
-from lmgeometry.extract import encode
-from lmgeometry.models import LoadedModel, load_model
-from lmgeometry.store import activations
+from lmgeometry.activations.extract import encode
+from lmgeometry.activations.store import activations
+from lmgeometry.io.corpus import Corpus, build
+from lmgeometry.io.models import LoadedModel, load_model
 
 
 def matmul_gflops(device: torch.device, size: int = 2048, repeats: int = 5) -> float:
@@ -97,7 +97,7 @@ def random_weights_model(folder: str, out: str, seed: int = 0) -> LoadedModel:
     """
     from transformers import AutoConfig, AutoModel, AutoModelForCausalLM, AutoTokenizer
 
-    from lmgeometry.models import model_kind
+    from lmgeometry.io.models import model_kind
 
     config = AutoConfig.from_pretrained(folder)
     auto = AutoModelForCausalLM if model_kind(config) == "decoder" else AutoModel
@@ -268,7 +268,7 @@ def main() -> None:
         store = activations(model, corpus, root=root, batch_tokens=args.batch_tokens or None,
                             progress=False)
         batched_s = time.perf_counter() - t0
-        batched = np.stack([np.asarray(x, dtype=np.float32) for x in store.layers()])
+        batched = np.stack([store.layer(i) for i in range(store.n_layers)])
         tokens = store.meta["counts"]["tokens"]
     naive, naive_s = naive_extract(model, corpus)
     n_words = naive.shape[1]

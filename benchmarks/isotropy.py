@@ -8,9 +8,9 @@ excludes the input matrix itself, and the process's peak resident set). Target: 
 On a 2-core machine shared with other jobs it took 28-56 s wall (22-28 s CPU); most of it is
 the float64 matrix products (W^T W, and W times 2 x 640 eigenvectors). ``spectral_views``
 (the Fig. 1 spectra and projections, one W^T W) is timed as well. On the real Gemma matrix the
-chapter's whole per-model analysis (``drift.analyse_model``: loading, token counts, Table 1,
-spectra, norms, rare-token cosines, word similarity) took 65 s wall on the same shared machine,
-4.7 GB peak resident memory.
+chapter's whole per-model analysis (``drift.embedding_matrix_drift``: loading, token counts,
+Table 1, spectra, norms, rare-token cosines, word similarity) took 65 s wall on the same shared
+machine, 4.7 GB peak resident memory.
 
 Usage: ``python benchmarks/isotropy.py [--rows 262144] [--width 640] [--repeat 1]``.
 """
@@ -24,7 +24,7 @@ import tracemalloc
 
 import numpy as np
 
-from lmgeometry import isotropy
+from lmgeometry.measures import isotropy
 
 
 def make_matrix(rows: int, width: int, seed: int = 0) -> np.ndarray:

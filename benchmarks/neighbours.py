@@ -29,7 +29,10 @@ import tracemalloc
 import numpy as np
 import pandas as pd
 
-from lmgeometry import contextuality, corpus, measures, store
+from lmgeometry.activations import store
+from lmgeometry.chapters import context_measures
+from lmgeometry.io import corpus
+from lmgeometry.measures import contextual
 
 
 def synthetic_layer(n_rows: int, width: int, seed: int = 0) -> tuple[np.ndarray, pd.DataFrame]:
@@ -105,7 +108,7 @@ def main() -> None:
     print(f"\nnearest_neighbours, k={args.k}, {n_q} query rows against all {args.rows}:")
     for block in args.block_sizes:
         _, seconds, peak = timed(
-            measures.nearest_neighbours,
+            contextual.nearest_neighbours,
             X,
             args.k,
             block_size=block,
@@ -122,8 +125,8 @@ def main() -> None:
 
     print("\nper-layer measures (time untraced; peak memory from a second, traced run):")
     for preset in ("ethayarajh2019", "corrected"):
-        row, seconds, _ = timed(measures.context_measures, X, words, preset)
-        _, _, peak = timed(measures.context_measures, X, words, preset, trace=True)
+        row, seconds, _ = timed(contextual.context_measures, X, words, preset)
+        _, _, peak = timed(contextual.context_measures, X, words, preset, trace=True)
         print(
             f"  context_measures[{preset}]: {seconds:6.2f} s, peak traced {peak:6.1f} MiB "
             f"({row['n_words']} words, {row['n_sentences']} sentences; "
@@ -131,8 +134,8 @@ def main() -> None:
             f"intrasim adj {row['intrasim_adj']:.3f}, mev adj {row['mev_adj']:.3f})"
         )
     for name, fn in [
-        ("token_measures", measures.token_measures),
-        ("static_embeddings", measures.static_embeddings),
+        ("token_measures", contextual.token_measures),
+        ("static_embeddings", contextual.static_embeddings),
     ]:
         _, seconds, _ = timed(fn, X, words)
         _, _, peak = timed(fn, X, words, trace=True)
@@ -143,13 +146,13 @@ def main() -> None:
             f"\n{args.model} on the default STS corpus ({acts.words.shape[0]} words, "
             f"{acts.n_layers} layers):"
         )
-        table, seconds, _ = timed(contextuality.layer_measures, acts, seed=args.seed)
+        table, seconds, _ = timed(context_measures.layer_measures, acts, seed=args.seed)
         verdict = "met" if seconds < 60 else "NOT met"
         print(
             f"  layer_measures (every layer, both presets, {len(table)} rows): {seconds:6.1f} s"
             f" ({seconds / acts.n_layers:.2f} s/layer); one-minute target {verdict}"
         )
-        _, seconds, _ = timed(contextuality.token_tables, acts)
+        _, seconds, _ = timed(context_measures.token_tables, acts)
         print(f"  token_tables (every layer): {seconds:6.1f} s")
     maxrss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"\nprocess peak RSS: {maxrss:.0f} MiB")

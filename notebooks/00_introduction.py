@@ -105,8 +105,9 @@ results_path = "00_introduction.results.json"
 import pandas as pd
 from IPython.display import HTML, Markdown, display
 
-from lmgeometry import data, results
-from lmgeometry.models import load_model
+from lmgeometry.io import data
+from lmgeometry.io.models import load_model
+from lmgeometry.report import results
 
 facts = [load_model(spec).facts() for spec in models]
 table = pd.DataFrame(

@@ -36,7 +36,8 @@
 # **The last layer.** For decoders, `transformers` returns as the last hidden state the output
 # after the model's final normalisation (GPT-2's `ln_f`, the final RMSNorm of Llama-style
 # models such as SmolLM2), not the last block's raw output; every earlier layer of a decoder is
-# a block's raw output (see the docstring of `lmgeometry.extract`). The last layer of a decoder
+# a block's raw output (see the docstring of `lmgeometry.activations.extract`). The last layer of a
+# decoder
 # is therefore rescaled, and the jump in norms and cluster structure at the last layer in the
 # figures below is, at least in part, this normalisation. If the seed used the same convention
 # (it does not say), its GPT-2 last layer, where the separation decreased, was also taken after
@@ -54,8 +55,11 @@ results_path = "01_geometry.results.json"
 import pandas as pd
 from IPython.display import Markdown, display
 
-from lmgeometry import corpus, geometry, plots, results, store
-from lmgeometry.figures import show
+from lmgeometry.activations import store
+from lmgeometry.chapters import geometry
+from lmgeometry.io import corpus
+from lmgeometry.report import plots, results
+from lmgeometry.report.figures import show
 
 words_corpus = corpus.mnli_polysemy(n=n_sentences, seed=seed)
 stores = {spec: store.activations(spec, words_corpus) for spec in models}
@@ -72,7 +76,7 @@ print(
 # `point_budget` words (the same in every layer) keeps the pages light.
 
 # %%
-analyses = {spec: geometry.analyse_model(acts, spec, point_budget, seed)
+analyses = {spec: geometry.model_geometry(acts, spec, point_budget, seed)
             for spec, acts in stores.items()}
 for spec, g in analyses.items():
     show(
@@ -233,7 +237,7 @@ for spec, acts in stores.items():
     position = g.words["word_index"].to_numpy()
     show(
         plots.side_by_side(
-            geometry.cluster_projections(acts.layer(layer)[g.rows], labels, seed),
+            geometry.cluster_projections(acts.layer(layer, g.rows), labels, seed),
             [f"cluster {c} ({(labels == c).sum()} words)" for c in range(labels.max() + 1)],
             [position[labels == c] for c in range(labels.max() + 1)],
             "position",

@@ -37,8 +37,11 @@ results_path = "02_part_of_speech.results.json"
 import pandas as pd
 from IPython.display import Markdown, display
 
-from lmgeometry import corpus, geometry, plots, probes, results, store
-from lmgeometry.figures import show
+from lmgeometry.activations import store
+from lmgeometry.chapters import geometry, part_of_speech
+from lmgeometry.io import corpus
+from lmgeometry.report import plots, results
+from lmgeometry.report.figures import show
 
 words_corpus = corpus.mnli_polysemy(n=n_sentences, seed=seed)
 stores = {spec: store.activations(spec, words_corpus) for spec in models}
@@ -93,7 +96,7 @@ for spec, acts in stores.items():
 
 # %%
 probe_table = pd.concat(
-    [probes.probe_by_layer(acts, spec, probe_words, seed) for spec, acts in stores.items()],
+    [part_of_speech.probe_by_layer(acts, spec, probe_words, seed) for spec, acts in stores.items()],
     ignore_index=True,
 )
 long = probe_table.melt(
@@ -122,7 +125,7 @@ display(probe_table.round(3))
 # manifold; it measured neither.
 
 # %%
-display(Markdown("\n\n".join(probes.findings(probe_table))))
+display(Markdown("\n\n".join(part_of_speech.findings(probe_table))))
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -146,6 +149,6 @@ results.save_results(
         },
         "upos_counts": upos_counts,
         "per_layer": probe_table,
-        "findings": probes.findings(probe_table),
+        "findings": part_of_speech.findings(probe_table),
     },
 )

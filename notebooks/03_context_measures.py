@@ -43,7 +43,8 @@
 # uncentred truncated SVD (in the authors' published `gpt2/embedding_space_stats.json` that
 # baseline, "variance explained for random words", is 0.969-0.998 in GPT-2's layers 2-11,
 # which makes every adjusted MEV there negative); baseline pairs drawn
-# with replacement; every value rounded to 3 decimals. `lmgeometry.measures` makes each choice
+# with replacement; every value rounded to 3 decimals. `lmgeometry.measures.contextual` makes each
+# choice
 # an argument and offers two presets: `ethayarajh2019` (the authors' code) and `corrected`
 # (exact means over all pairs of *different* sentences, centred MEV throughout with a
 # size-matched random baseline, IntraSim adjusted by length-matched random pseudo-sentences).
@@ -66,14 +67,19 @@ results_path = "03_context_measures.results.json"
 import pandas as pd
 from IPython.display import Markdown, display
 
-from lmgeometry import contextuality, corpus, plots, results, store, wordbench
-from lmgeometry.figures import show
+from lmgeometry.activations import store
+from lmgeometry.chapters import context_measures
+from lmgeometry.io import corpus, data
+from lmgeometry.report import plots, results
+from lmgeometry.report.figures import show
 
 sts = corpus.sts(n=n_sentences, seed=seed)
 stores = {spec: store.activations(spec, sts) for spec in models}
 per_layer = pd.concat(
     [
-        contextuality.layer_measures(acts, seed=seed, n_boot=n_boot, label=spec).assign(model=spec)
+        context_measures.layer_measures(acts, seed=seed, n_boot=n_boot, label=spec).assign(
+            model=spec
+        )
         for spec, acts in stores.items()
     ],
     ignore_index=True,
@@ -91,7 +97,7 @@ print(
 # is the layer divided by the model's depth so that models of different depths share it.
 
 # %%
-for preset in contextuality.PRESET_NAMES:
+for preset in context_measures.PRESET_NAMES:
     show(
         plots.lines_by_layer(
             per_layer[per_layer["preset"] == preset], "baseline_cosine", x="depth",
@@ -125,7 +131,7 @@ for measure, title in (
         ],
         ignore_index=True,
     )
-    for preset in contextuality.PRESET_NAMES:
+    for preset in context_measures.PRESET_NAMES:
         show(
             plots.lines_by_layer(
                 long[long["preset"] == preset], "value", x="depth", dash="kind",
@@ -137,7 +143,8 @@ for measure, title in (
 # %% [markdown]
 # ## Seed 001's claims, tested on this run
 #
-# Each claim is decided by a rule stated in `lmgeometry.contextuality.claims`. Layer 0, the
+# Each claim is decided by a rule stated in `lmgeometry.chapters.context_measures.claims`. Layer 0,
+# the
 # context-free input, is left out. "Anisotropic" means a baseline cosine above $3/\sqrt{d}$,
 # the band within which the cosine of two random directions in $d$ dimensions falls. A trend
 # ("rises", "falls") is a Spearman correlation with the layer index of at least 0.5 in size;
@@ -149,9 +156,9 @@ for measure, title in (
 # models of this run follow different ones.
 
 # %%
-lowest = {spec: contextuality.lowest_words(acts, seed=seed) for spec, acts in stores.items()}
-claim_table = contextuality.claims_table(per_layer, lowest)
-display(contextuality.holds_matrix(claim_table))
+lowest = {spec: context_measures.lowest_words(acts, seed=seed) for spec, acts in stores.items()}
+claim_table = context_measures.claims_table(per_layer, lowest)
+display(context_measures.holds_matrix(claim_table))
 with pd.option_context("display.max_colwidth", None):
     display(claim_table[claim_table["preset"] == "corrected"][["model", "claim", "evidence"]])
 
@@ -167,7 +174,7 @@ with pd.option_context("display.max_colwidth", None):
 # up to 807, exceeds their mean, up to 457). In this run:
 
 # %%
-saturated = contextuality.saturated_mev_baseline(per_layer)
+saturated = context_measures.saturated_mev_baseline(per_layer)
 display(Markdown("\n\n".join(saturated) if saturated else
                  "No model has an MEV baseline of 0.99 or more in any layer."))
 
@@ -193,7 +200,7 @@ for spec in models:
 # %%
 token_summaries = {}
 for spec, acts in stores.items():
-    tables = contextuality.token_tables(acts, label=spec)
+    tables = context_measures.token_tables(acts, label=spec)
     token_summaries[spec] = tables
     for name, title, x_title in (
         ("intra_by_position", "token intra-sentence similarity by position", "position"),
@@ -218,7 +225,7 @@ for spec, acts in stores.items():
 # %%
 neighbours = pd.concat(
     [
-        contextuality.neighbour_table(acts, queries=neighbour_queries, seed=seed,
+        context_measures.neighbour_table(acts, queries=neighbour_queries, seed=seed,
                                       label=spec).assign(model=spec)
         for spec, acts in stores.items()
     ],
@@ -262,10 +269,10 @@ show(
 
 # %%
 static_corpus = corpus.sentences(
-    contextuality.benchmark_sentences(static_sentences), name="sts_benchmark_words"
+    corpus.benchmark_sentences(static_sentences), name="sts_benchmark_words"
 )
 static_stores = {spec: store.activations(spec, static_corpus) for spec in models}
-frames = contextuality.benchmark_frames()
+frames = data.load_benchmarks()
 static_strict, static_web = [], []
 for spec, acts in static_stores.items():
     last = acts.n_layers - 1
@@ -273,11 +280,11 @@ for spec, acts in static_stores.items():
         static_web_layers
     )
     static_strict.append(
-        contextuality.static_scores(acts, range(acts.n_layers), "strict", seed=seed,
+        context_measures.static_scores(acts, range(acts.n_layers), "strict", seed=seed,
                                     frames=frames, label=spec).assign(model=spec)
     )
     static_web.append(
-        contextuality.static_scores(acts, web_layers, "web", seed=seed, frames=frames,
+        context_measures.static_scores(acts, web_layers, "web", seed=seed, frames=frames,
                                     label=spec).assign(model=spec)
     )
 static_strict = pd.concat(static_strict, ignore_index=True)
@@ -290,10 +297,10 @@ print(
 
 # %%
 families = {
-    "similarity and relations": (wordbench.SIMILARITY_BENCHMARKS + ("semeval2012",),
+    "similarity and relations": (data.SIMILARITY_BENCHMARKS + ("semeval2012",),
                                  "Spearman rho"),
-    "analogy": (wordbench.ANALOGY_BENCHMARKS, "accuracy"),
-    "categorisation": (wordbench.CATEGORISATION_BENCHMARKS, "purity"),
+    "analogy": (data.ANALOGY_BENCHMARKS, "accuracy"),
+    "categorisation": (data.CATEGORISATION_BENCHMARKS, "purity"),
 }
 for spec in models:
     for family, (names, metric) in families.items():
@@ -320,7 +327,7 @@ display(
 # results of this run):
 
 # %%
-display(contextuality.table1_beside(static_web).round(3))
+display(context_measures.table1_beside(static_web).round(3))
 
 # %% [markdown]
 # ## What this run shows
@@ -340,20 +347,20 @@ display(
         "\n\n".join(
             s
             for spec in models
-            for s in contextuality.findings(
+            for s in context_measures.findings(
                 per_layer[(per_layer["model"] == spec) & (per_layer["preset"] == "corrected")],
                 spec,
                 neighbours[neighbours["model"] == spec],
             )
-            + contextuality.static_findings(static_strict[static_strict["model"] == spec], spec)
+            + context_measures.static_findings(static_strict[static_strict["model"] == spec], spec)
         )
     )
 )
 
 # %%
 # NBVAL_CHECK_OUTPUT
-print(contextuality.summary(per_layer).to_string())
-print(contextuality.holds_matrix(claim_table).to_string())
+print(context_measures.summary(per_layer).to_string())
+print(context_measures.holds_matrix(claim_table).to_string())
 
 # %%
 results.save_results(

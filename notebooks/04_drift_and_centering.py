@@ -31,7 +31,8 @@
 # the paper did not: does the drift explanation carry over from W to the **contextual hidden
 # states** of every layer?
 #
-# **Measures** (in `lmgeometry.isotropy` and `lmgeometry.drift`, formulas and sources in the
+# **Measures** (in `lmgeometry.measures.isotropy` and `lmgeometry.chapters.drift`, formulas and
+# sources in the
 # docstrings). W has n rows (tokens) of width d; mu is its mean row.
 #
 # * **I(W)**, the partition-function isotropy of Mu & Viswanath (2018) that seed 004 uses:
@@ -68,12 +69,16 @@ results_path = "04_drift_and_centering.results.json"
 import pandas as pd
 from IPython.display import Markdown, display
 
-from lmgeometry import corpus, drift, isotropy, plots, results, store, wordbench
-from lmgeometry.figures import show
+from lmgeometry.activations import store
+from lmgeometry.chapters import drift
+from lmgeometry.io import corpus
+from lmgeometry.measures import isotropy, wordbench
+from lmgeometry.report import plots, results
+from lmgeometry.report.figures import show
 
-texts = drift.frequency_texts()
+texts = corpus.frequency_texts()
 runs = [
-    drift.analyse_model(spec, texts, point_budget=point_budget, n_bins=n_bins, seed=seed)
+    drift.embedding_matrix_drift(spec, texts, point_budget=point_budget, n_bins=n_bins, seed=seed)
     for spec in models
 ]
 for run in runs:

@@ -24,7 +24,7 @@
 #
 # * **SemCor** (Miller et al. 1993; WordNet 3.0 sense keys): 30 polysemous target nouns and
 #   verbs, each with at least two senses that occur 10 or more times (the selection rule is
-#   `lmgeometry.corpus.semcor_targets`). For each target and layer, **leave-one-out
+#   `lmgeometry.io.corpus.semcor_targets`). For each target and layer, **leave-one-out
 #   1-nearest-neighbour sense accuracy** (is a word's most similar other occurrence, by
 #   cosine, of the same sense?) against the **most-frequent-sense** (MFS) baseline, and the
 #   **silhouette** of the sense partition.
@@ -57,13 +57,17 @@ import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
 
-from lmgeometry import corpus, geometry, plots, results, senses, store
-from lmgeometry.figures import show
+from lmgeometry.activations import store
+from lmgeometry.chapters import senses
+from lmgeometry.io import corpus
+from lmgeometry.measures import clusters, similarity
+from lmgeometry.report import plots, results
+from lmgeometry.report.figures import show
 
 warnings.filterwarnings("ignore", message="n_jobs value")  # UMAP: seeded, so single-threaded
 
 semcor = corpus.semcor_targets(n_words=n_semcor_words, seed=seed)
-wic, wic_pairs = senses.wic_corpus(wic_train_pairs, wic_test_pairs, seed)
+wic, wic_pairs = corpus.wic_corpus(wic_train_pairs, wic_test_pairs, seed)
 semcor_stores = {spec: store.activations(spec, semcor) for spec in models}
 wic_stores = {spec: store.activations(spec, wic) for spec in models}
 tagged = semcor.words.dropna(subset=["sense_key"])
@@ -150,15 +154,15 @@ mnli = corpus.mnli_polysemy(n=n_mnli_sentences, seed=seed)
 for spec in models:
     acts = store.activations(spec, mnli)
     words = acts.words
-    idx = geometry.subsample(len(words), point_budget, seed)
+    idx = similarity.subsample(len(words), point_budget, seed)
     targets = words["target"].to_numpy()[idx]
     layers = senses.spread_layers(acts.n_layers, 3)
     panels = [
-        geometry.pca_project(np.asarray(acts.layer(i)[idx], dtype=np.float32), n_components=2,
+        clusters.pca_project(acts.layer(i, idx), n_components=2,
                              seed=seed)[0]
         for i in layers
     ] + [
-        geometry.umap_project(np.asarray(acts.layer(i)[idx], dtype=np.float32), n_components=2,
+        clusters.umap_project(acts.layer(i, idx), n_components=2,
                               seed=seed)
         for i in layers
     ]

@@ -33,7 +33,8 @@
 # words (how the sentence-transformers encoders pool). Special tokens are not stored, so
 # BERT's `[CLS]` vector has no counterpart here.
 #
-# The measures, each implemented once in `lmgeometry.rogue`:
+# The measures, each implemented once in `lmgeometry.measures.similarity` and
+# `lmgeometry.measures.probes`:
 #
 # * linear CKA of two representations $X, Y$ of the same $n$ items, column-centred:
 #   $\mathrm{CKA} = \lVert Y^\top X\rVert_F^2 / (\lVert X^\top X\rVert_F \lVert Y^\top Y\rVert_F)$;
@@ -66,10 +67,14 @@ import numpy as np
 import pandas as pd
 from IPython.display import Markdown, display
 
-from lmgeometry import corpus, geometry, plots, results, rogue, store
-from lmgeometry.figures import show
+from lmgeometry.activations import store
+from lmgeometry.chapters import rogue_dimensions
+from lmgeometry.io import corpus
+from lmgeometry.measures import probes, similarity
+from lmgeometry.report import plots, results
+from lmgeometry.report.figures import show
 
-sst2, labels, is_dev = rogue.sst2_corpus(n_train=n_train, seed=seed)
+sst2, labels, is_dev = corpus.sst2_corpus(n_train=n_train, seed=seed)
 stores = {spec: store.activations(spec, sst2) for spec in models}
 kinds = {spec: acts.meta["model"]["kind"] for spec, acts in stores.items()}
 poolings = {
@@ -93,13 +98,13 @@ print(
 sentence_layers = {}
 for spec, acts in stores.items():
     sentence_layers[spec] = [
-        rogue.sentence_vectors(acts.words, acts.layer(i), poolings[spec])[0]
+        rogue_dimensions.sentence_vectors(acts.words, acts.layer(i), poolings[spec])[0]
         for i in range(acts.n_layers)
     ]
 cka = {}
 for spec in models:
     dev_layers = [X[is_dev] for X in sentence_layers[spec]]
-    cka[spec] = rogue.cka_matrix(dev_layers)
+    cka[spec] = similarity.cka_matrix(dev_layers)
     n = len(dev_layers)
     show(
         plots.heatmap(
@@ -135,11 +140,11 @@ if len(models) >= 2:
         b_store.words[["sentence_id", "word_index"]]
     ):
         raise ValueError("the two stores do not hold the same words")
-    idx = geometry.subsample(a_store.n_words, cka_words, seed)
+    idx = similarity.subsample(a_store.n_words, cka_words, seed)
     first_word = a_store.words["word_index"].to_numpy()[idx] == 0
-    cross, cross_without_first, cross_table = rogue.cross_model_cka(
-        [np.asarray(a_store.layer(i)[idx], dtype=np.float64) for i in range(a_store.n_layers)],
-        [np.asarray(b_store.layer(i)[idx], dtype=np.float64) for i in range(b_store.n_layers)],
+    cross, cross_without_first, cross_table = similarity.cross_model_cka(
+        [a_store.layer(i, idx, dtype=np.float64) for i in range(a_store.n_layers)],
+        [b_store.layer(i, idx, dtype=np.float64) for i in range(b_store.n_layers)],
         first_word,
     )
     for matrix, rows, name in [
@@ -184,7 +189,7 @@ if len(models) >= 2:
     fig.update_layout(xaxis_title=f"{models[1]} layer")
     fig.update_yaxes(type="log")
     show(fig, "first-word-norm-ratio")
-    cross_text = rogue.cross_cka_findings(
+    cross_text = rogue_dimensions.cross_cka_findings(
         cross_table, models[0], models[1], len(idx), int(first_word.sum())
     )
     display(Markdown(" ".join(cross_text)))
@@ -213,7 +218,7 @@ for spec in models:
         ),
         f"profile-{spec}",
     )
-    reports[spec] = rogue.layer_report(
+    reports[spec] = rogue_dimensions.layer_report(
         [X[~is_dev] for X in X_layers], labels[~is_dev],
         [X[is_dev] for X in X_layers], labels[is_dev], seed=seed,
     )
@@ -270,8 +275,8 @@ ablations = []
 for spec in models:
     X = sentence_layers[spec][-1]
     ks = [k for k in ablation_ks if k < X.shape[1]]
-    for mode in rogue.ABLATION_MODES:
-        curve = rogue.ablation_curve(X[~is_dev], labels[~is_dev], X[is_dev], labels[is_dev],
+    for mode in probes.ABLATION_MODES:
+        curve = probes.ablation_curve(X[~is_dev], labels[~is_dev], X[is_dev], labels[is_dev],
                                      ks, mode=mode)
         ablations.append(curve.assign(model=spec))
 ablation = pd.concat(ablations, ignore_index=True)
@@ -297,7 +302,7 @@ for mode, title in ablation_titles.items():
 
 # %%
 display(
-    pd.DataFrame(rogue.SEED003_SST2).T.rename(
+    pd.DataFrame(rogue_dimensions.SEED003_SST2).T.rename(
         columns={"threshold": "1-D threshold (%)", "full": "full model (%)"}
     )
 )
@@ -306,7 +311,9 @@ display(
         "\n\n".join(
             s
             for spec in models
-            for s in rogue.findings(reports[spec], spec, ablation[ablation["model"] == spec])
+            for s in rogue_dimensions.findings(
+                reports[spec], spec, ablation[ablation["model"] == spec]
+            )
         )
         + ("\n\n" + " ".join(cross_text) if cross_text else "")
     )
@@ -314,7 +321,7 @@ display(
 
 # %%
 # NBVAL_CHECK_OUTPUT
-print(rogue.summary(report).to_string())
+print(rogue_dimensions.summary(report).to_string())
 
 # %%
 results.save_results(
@@ -336,6 +343,6 @@ results.save_results(
             "matrix_without_first_words": cross_without_first,
             "per_layer": cross_table,
         },
-        "seed003_reference": rogue.SEED003_SST2,
+        "seed003_reference": rogue_dimensions.SEED003_SST2,
     },
 )

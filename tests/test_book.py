@@ -15,8 +15,9 @@ import pytest
 import yaml
 from fixtures.book_project import ROOT, make_project
 
-from lmgeometry import book
-from lmgeometry.book import (
+from lmgeometry.cli import build_parser
+from lmgeometry.report import book
+from lmgeometry.report.book import (
     BookError,
     Chapter,
     ChapterExecutionError,
@@ -33,7 +34,6 @@ from lmgeometry.book import (
     select_chapters,
     toc_chapters,
 )
-from lmgeometry.cli import build_parser
 
 CHAPTER = '''# %% [markdown]
 # # A chapter

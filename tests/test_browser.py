@@ -36,7 +36,7 @@ from pathlib import Path
 import pytest
 from fixtures.book_project import make_project
 
-from lmgeometry.book import build_book, build_html, toc_docnames
+from lmgeometry.report.book import build_book, build_html, toc_docnames
 
 pytestmark = pytest.mark.browser
 
@@ -336,7 +336,7 @@ def test_committed_book_in_browser(driver: object, tmp_path: Path) -> None:
 def test_checker_reports_problems(driver: object, tmp_path: Path) -> None:
     """The page checks catch an outside request, a console error, an inert slider and an
     inert dropdown."""
-    from lmgeometry._ext.plotly_offline import plotly_js_source
+    from lmgeometry.report._ext.plotly_offline import plotly_js_source
 
     (tmp_path / "_static").mkdir()
     shutil.copyfile(plotly_js_source(), tmp_path / "_static" / "plotly.min.js")

@@ -1,4 +1,4 @@
-"""Tests of lmgeometry.corpus: the spaCy word table, the builders and their caches.
+"""Tests of lmgeometry.io.corpus: the spaCy word table, the builders and their caches.
 
 Word tables need WordNet 3.0 (``n_senses``), so every test here needs the data mirror
 (``$LMGEOMETRY_DATA_MIRROR``, as CI sets it) or an installed NLTK WordNet plus network access
@@ -9,39 +9,15 @@ caches under ``paths.cache_dir("corpora")``.
 
 from __future__ import annotations
 
-import socket
 import warnings
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from lmgeometry import corpus, data, paths
+from lmgeometry.io import corpus, data
 
-MIRROR = paths.data_mirror()
-HAS_MIRROR = MIRROR is not None and (MIRROR / "SHA256SUMS").is_file()
-
-
-def _skip_reason() -> str | None:
-    try:
-        data.wordnet()
-    except data.DataError as exc:
-        return f"no WordNet 3.0 for n_senses: {exc}"
-    if HAS_MIRROR:
-        return None
-    try:
-        socket.create_connection(("raw.githubusercontent.com", 443), timeout=3).close()
-    except OSError:
-        return ("no data: LMGEOMETRY_DATA_MIRROR is unset and raw.githubusercontent.com is "
-                "unreachable; set LMGEOMETRY_DATA_MIRROR to the data mirror, as CI does")
-    return None
-
-
-_REASON = _skip_reason()
-pytestmark = pytest.mark.skipif(_REASON is not None, reason=_REASON or "")
-needs_mirror = pytest.mark.skipif(not HAS_MIRROR,
-                                  reason="SemCor has no public per-file URL: needs "
-                                         "LMGEOMETRY_DATA_MIRROR")
+pytestmark = pytest.mark.data
 
 HARD = [
     "I don't like the café's  coffee -- it's 3.5 well-known e-mails, isn't it?",
@@ -290,7 +266,7 @@ def test_default_sts_gives_a_few_hundred_words_with_five_contexts():
 # SemCor and WiC
 
 
-@needs_mirror
+@pytest.mark.mirror
 def test_semcor_targets_sense_keys_are_valid_and_map_to_the_right_words():
     wn = data.wordnet()
     with warnings.catch_warnings(record=True) as caught:

@@ -11,38 +11,15 @@ import hashlib
 import json
 import os
 import re
-import socket
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from lmgeometry import data, paths
+from lmgeometry.io import data, paths
 
 MIRROR = paths.data_mirror()
-HAS_MIRROR = MIRROR is not None and (MIRROR / "SHA256SUMS").is_file()
-
-
-def _skip_reason() -> str | None:
-    if HAS_MIRROR:
-        return None
-    try:
-        socket.create_connection(("raw.githubusercontent.com", 443), timeout=3).close()
-    except OSError:
-        return ("no data: LMGEOMETRY_DATA_MIRROR is unset (or not a mirror) and "
-                "raw.githubusercontent.com is unreachable; set LMGEOMETRY_DATA_MIRROR to the "
-                "data mirror, as CI does")
-    return None
-
-
-_REASON = _skip_reason()
-needs_data = pytest.mark.skipif(_REASON is not None, reason=_REASON or "")
-needs_mirror = pytest.mark.skipif(
-    not HAS_MIRROR,
-    reason="needs LMGEOMETRY_DATA_MIRROR: these files (SemCor tarball, Debian WordNet files) "
-           "have no public per-file URL",
-)
 
 
 def _sha(path: Path) -> str:
@@ -71,7 +48,7 @@ def test_manifest_entries_are_complete():
     assert set(table.loc[~with_url, "dataset"]) == {"semcor", "wordnet"}
 
 
-@needs_mirror
+@pytest.mark.mirror
 def test_manifest_agrees_with_the_mirrors_own_checksums():
     sums = {}
     for line in (MIRROR / "SHA256SUMS").read_text().splitlines():
@@ -83,7 +60,7 @@ def test_manifest_agrees_with_the_mirrors_own_checksums():
         assert (MIRROR / row.path).stat().st_size == row.size, row.name
 
 
-@needs_mirror
+@pytest.mark.mirror
 def test_verify_all_on_the_mirror_is_all_ok():
     table = data.verify_all()
     assert len(table) == len(data.manifest())
@@ -121,7 +98,7 @@ def test_corrupted_mirror_file_names_file_and_both_hashes(tmp_mirror):
     assert "LMGEOMETRY_DATA_MIRROR" in message
 
 
-@needs_mirror
+@pytest.mark.mirror
 def test_corrupted_copy_beside_intact_symlinked_files(tmp_mirror):
     """One corrupted copy fails; the symlinked originals next to it still load."""
     damaged, intact = _entry("wic_dev_gold"), _entry("wic_dev_data")
@@ -141,7 +118,7 @@ def test_corrupted_copy_beside_intact_symlinked_files(tmp_mirror):
     assert table.loc["wic_train_data", "status"] == "missing"
 
 
-@needs_mirror
+@pytest.mark.mirror
 def test_checks_are_remembered_by_size_and_mtime(tmp_mirror):
     entry = _entry("ws353_rel")
     copy = tmp_mirror / entry.path
@@ -274,7 +251,7 @@ ROW_COUNTS = [
 ]
 
 
-@needs_data
+@pytest.mark.data
 @pytest.mark.parametrize(("loader", "args", "n_rows"), [r[1:] for r in ROW_COUNTS],
                          ids=[r[0] for r in ROW_COUNTS])
 def test_row_counts(loader, args, n_rows):
@@ -292,7 +269,7 @@ def _no_empty(frame: pd.DataFrame, columns: list[str]) -> None:
         assert frame[column].map(lambda s: isinstance(s, str) and s != "").all(), column
 
 
-@needs_data
+@pytest.mark.data
 def test_mnli_labels():
     frame = data.load_mnli()
     assert list(frame.columns) == ["premise", "hypothesis", "label"]
@@ -301,7 +278,7 @@ def test_mnli_labels():
     _no_empty(frame, ["premise", "hypothesis"])
 
 
-@needs_data
+@pytest.mark.data
 def test_sts_years_scores_and_unscored_pairs():
     frame = data.load_sts()
     assert list(frame.columns) == ["year", "source", "split", "score", "sentence1", "sentence2"]
@@ -320,7 +297,7 @@ def test_sts_years_scores_and_unscored_pairs():
     assert only_2016["source"].nunique() == 5
 
 
-@needs_data
+@pytest.mark.data
 def test_stsb_columns():
     frame = data.load_stsb("dev")
     assert list(frame.columns) == ["genre", "source", "year", "id", "score", "sentence1",
@@ -333,7 +310,7 @@ def test_stsb_columns():
     _no_empty(frame, ["sentence1", "sentence2"])
 
 
-@needs_data
+@pytest.mark.data
 def test_sst2_labels():
     train, test = data.load_sst2("train"), data.load_sst2("test")
     assert str(train["label"].dtype) == "Int8"
@@ -344,7 +321,7 @@ def test_sst2_labels():
     _no_empty(test, ["sentence"])
 
 
-@needs_data
+@pytest.mark.data
 def test_qnli_labels():
     frame = data.load_qnli()
     assert frame["label"].value_counts().to_dict() == {"not_entailment": 2_761,
@@ -352,7 +329,7 @@ def test_qnli_labels():
     _no_empty(frame, ["question", "sentence"])
 
 
-@needs_data
+@pytest.mark.data
 @pytest.mark.parametrize("name", sorted(data.SIMILARITY_SCALES))
 def test_word_similarity_scores_in_scale(name):
     frame = data.load_word_similarity(name)
@@ -362,7 +339,7 @@ def test_word_similarity_scores_in_scale(name):
     _no_empty(frame, ["word1", "word2"])
 
 
-@needs_data
+@pytest.mark.data
 def test_simlex_has_pos_from_the_original_release():
     frame = data.load_word_similarity("simlex999")
     assert list(frame.columns) == ["word1", "word2", "score", "pos"]
@@ -370,7 +347,7 @@ def test_simlex_has_pos_from_the_original_release():
     assert frame.iloc[1].tolist() == ["smart", "intelligent", 9.2, "A"]
 
 
-@needs_data
+@pytest.mark.data
 def test_analogies_and_categories():
     google, msr = data.load_analogies("google"), data.load_analogies("msr")
     assert list(google.columns) == ["a", "b", "c", "d", "category"]
@@ -387,7 +364,7 @@ def test_analogies_and_categories():
         _no_empty(frame, ["word"])
 
 
-@needs_data
+@pytest.mark.data
 def test_semeval2012_frame():
     frame = data.load_semeval2012()
     assert frame["category"].nunique() == 79
@@ -412,7 +389,7 @@ def test_semeval2012_frame():
     _no_empty(frame, ["word1", "word2"])
 
 
-@needs_data
+@pytest.mark.data
 @pytest.mark.parametrize("split", ["train", "dev", "test"])
 def test_wic_columns(split):
     frame = data.load_wic(split)
@@ -426,7 +403,7 @@ def test_wic_columns(split):
         assert ((frame[index] >= 0) & (frame[index] < n_tokens)).all()
 
 
-@needs_data
+@pytest.mark.data
 def test_wic_dev_first_instance():
     first = data.load_wic("dev").iloc[0]
     assert first.tolist() == ["board", "N", 2, 2, "Room and board .",
@@ -467,7 +444,7 @@ def test_n_senses():
     assert data.n_senses("London", "PROPN") is None
 
 
-@needs_mirror
+@pytest.mark.mirror
 def test_wordnet_files_are_copied_not_linked():
     data.wordnet()
     folder = paths.cache_dir("nltk_data") / "corpora" / "wordnet"
@@ -477,7 +454,7 @@ def test_wordnet_files_are_copied_not_linked():
         assert copy.stat().st_size == row.size
 
 
-@needs_data
+@pytest.mark.data
 def test_brown_words():
     words = data.brown_words()
     assert len(words) == 1_161_192
@@ -497,7 +474,7 @@ def test_word_frequency():
 # SemCor (parses ~220 MB of XML: slow)
 
 
-@needs_mirror
+@pytest.mark.mirror
 @pytest.mark.slow
 def test_semcor_parse_and_cache(tmp_path, monkeypatch):
     monkeypatch.setenv(paths.CACHE_ENV, str(tmp_path / "cache"))

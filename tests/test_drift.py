@@ -1,16 +1,16 @@
-"""Tests for lmgeometry.drift: token frequencies, single-token lookups, tables, findings."""
+"""Tests for lmgeometry.chapters.drift: token frequencies, single-token lookups, findings."""
 
 from __future__ import annotations
-
-from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import array_store
 from tokenizers import Tokenizer, models, pre_tokenizers
 from transformers import PreTrainedTokenizerFast
 
-from lmgeometry import drift, isotropy
+from lmgeometry.chapters import drift
+from lmgeometry.measures import isotropy
 
 
 def _word_level() -> PreTrainedTokenizerFast:
@@ -100,13 +100,10 @@ def test_norm_histograms_and_norm_count_spearman():
     assert drift.norm_count_spearman([3.0, 2.0, 1.0, 9.0], [1, 5, 10, 0]) == pytest.approx(-1.0)
 
 
-def test_hidden_state_isotropy_shift_is_predicted_by_the_mean():
+def test_hidden_state_isotropy_shift_is_predicted_by_the_mean(tmp_path):
     rng = np.random.default_rng(0)
     layers = [rng.standard_normal((2000, 8)) + shift for shift in (0.0, 5.0)]
-    store = SimpleNamespace(
-        n_layers=2, layer=lambda i: layers[i],
-        words=pd.DataFrame({"word_index": np.arange(2000) % 10}),
-    )
+    store = array_store(tmp_path, layers, {"word_index": np.arange(2000) % 10})
     table = drift.hidden_state_isotropy(store, n_rows=1000, seed=0)
     full = table[table["subset"] == "all words"].reset_index(drop=True)
     assert full["n_rows"].tolist() == [1000, 1000]
@@ -195,15 +192,13 @@ def test_findings_rare_trend_uses_all_bins():
     assert "rising as frequency falls (Spearman rho 1.00 over 8 bins)" in text[0]
 
 
-def _store(layers, word_index):
-    words = pd.DataFrame(
-        {"word_index": np.asarray(word_index), "text": [f"w{i % 7}" for i in word_index]}
-    )
-    return SimpleNamespace(n_layers=len(layers), layer=lambda i: layers[i], words=words)
+def _store(folder, layers, word_index):
+    words = {"word_index": np.asarray(word_index), "text": [f"w{i % 7}" for i in word_index]}
+    return array_store(folder, layers, words)
 
 
 def test_shift_cosine_identical_rows():
-    out = drift.shift_cosine(np.tile([1.0, 2.0, -0.5], (50, 1)))
+    out = isotropy.shift_cosine(np.tile([1.0, 2.0, -0.5], (50, 1)))
     assert out["mean_cosine"] == pytest.approx(1.0)
     assert out["shift_share"] == pytest.approx(1.0)
     assert out["shift_prediction"] == pytest.approx(1.0)
@@ -213,10 +208,10 @@ def test_shift_cosine_identical_rows():
 def test_shift_cosine_offset_cloud_and_isotropic_gaussian():
     rng = np.random.default_rng(0)
     noise = rng.standard_normal((4000, 8))
-    iso = drift.shift_cosine(noise)
+    iso = isotropy.shift_cosine(noise)
     assert abs(iso["mean_cosine"]) < 0.01 and abs(iso["shift_prediction"]) < 0.01
     # offset 5 per coordinate: s -> ||mu||^2 / (||mu||^2 + tr Sigma) = 200 / 208
-    shifted = drift.shift_cosine(noise + 5.0)
+    shifted = isotropy.shift_cosine(noise + 5.0)
     assert shifted["shift_share"] == pytest.approx(200 / 208, abs=0.01)
     assert shifted["mean_cosine"] == pytest.approx(shifted["shift_prediction"], abs=0.01)
     assert shifted["mean_cosine"] > 0.9
@@ -226,12 +221,12 @@ def test_shift_cosine_exact_for_equal_norms():
     # rows of one norm, any directions: the prediction is the mean cosine exactly
     X = np.random.default_rng(1).standard_normal((300, 5)) + [2.0, 0, 0, 0, 0]
     X = 3.0 * X / np.linalg.norm(X, axis=1, keepdims=True)
-    out = drift.shift_cosine(X)
+    out = isotropy.shift_cosine(X)
     assert out["shift_residual"] == pytest.approx(0.0, abs=1e-12)
     assert out["mean_cosine"] == pytest.approx(isotropy.mean_cosine(X))
 
 
-def test_long_first_rows_make_centring_create_a_shared_direction():
+def test_long_first_rows_make_centring_create_a_shared_direction(tmp_path):
     # 95% of the rows: an isotropic cloud around an offset; 5%: rows 100x longer elsewhere
     rng = np.random.default_rng(2)
     n, d = 2000, 16
@@ -240,7 +235,8 @@ def test_long_first_rows_make_centring_create_a_shared_direction():
     sink = np.zeros(d)
     sink[0] = 1.0
     X[word_index == 0] = 300.0 * sink + rng.standard_normal(((word_index == 0).sum(), d))
-    table = drift.hidden_state_isotropy(_store([X], word_index), seed=0)
+    store = _store(tmp_path, [X], word_index)
+    table = drift.hidden_state_isotropy(store, seed=0)
     full = table[table["subset"] == "all words"].iloc[0]
     excl = table[table["subset"] == "first word excluded"].iloc[0]
     assert excl["n_rows"] == n - n // 20 and full["n_rows"] == n
@@ -250,22 +246,19 @@ def test_long_first_rows_make_centring_create_a_shared_direction():
     assert full["shift_residual"] > 0.3  # the mean vector no longer predicts the cosines
     assert abs(excl["shift_residual"]) < 0.02
     assert excl["isoscore"] > 0.9 and full["isoscore"] < 0.1
-    longest = drift.longest_words(_store([X], word_index), [0], top_share=0.05)
+    longest = drift.longest_words(store, [0], top_share=0.05)
     assert longest.loc[0, "n_longest"] == 95
     with pytest.raises(ValueError):
-        drift.hidden_state_isotropy(_store([X], word_index), subsets=["nouns"])
+        drift.hidden_state_isotropy(store, subsets=["nouns"])
 
 
-def test_first_word_mask_and_longest_words():
+def test_first_word_mask_and_longest_words(tmp_path):
     words = pd.DataFrame({"word_index": [0, 1, 2, 0, 1], "text": list("abcab")})
     assert drift.first_word_mask(words).tolist() == [True, False, False, True, False]
     X = np.ones((6, 2))
     X[[2, 5]] *= 10.0  # "c" twice, far longer than the rest
-    store = SimpleNamespace(
-        n_layers=1,
-        layer=lambda i: X,
-        words=pd.DataFrame({"word_index": [0, 1, 2, 0, 1, 2], "text": list("abcabc")}),
-    )
+    words = {"word_index": [0, 1, 2, 0, 1, 2], "text": list("abcabc")}
+    store = array_store(tmp_path, [X], words)
     t = drift.longest_words(store, [0], top_share=0.5)
     row = t.iloc[0]
     assert row["word"] == "c" and row["n_longest"] == 2 and row["share"] == 1.0

@@ -1,14 +1,14 @@
 import numpy as np
 import pytest
 
-from lmgeometry.geometry import (
+from lmgeometry.measures.clusters import (
     detect_clusters,
     pca_project,
     position_bins,
     separation_ratio,
-    subsample,
     variance_explained_by,
 )
+from lmgeometry.measures.similarity import subsample
 
 
 def two_blobs(n=400, d=20, gap=20.0, seed=0):
@@ -85,7 +85,7 @@ def test_position_bins():
 def test_layer_geometry_attributes_a_position0_cluster():
     import pandas as pd
 
-    from lmgeometry.geometry import cluster_profile, layer_geometry
+    from lmgeometry.chapters.geometry import cluster_profile, layer_geometry
 
     rng = np.random.default_rng(0)
     n_sent, length = 60, 8
@@ -114,7 +114,7 @@ def test_layer_geometry_attributes_a_position0_cluster():
 def test_geometry_findings_report_no_split():
     import pandas as pd
 
-    from lmgeometry.geometry import findings
+    from lmgeometry.chapters.geometry import findings
 
     summary = pd.DataFrame(
         {
@@ -142,7 +142,7 @@ def test_geometry_findings_report_no_split():
 def test_geometry_findings_state_the_position0_split_and_compare_with_gpt2():
     import pandas as pd
 
-    from lmgeometry.geometry import findings
+    from lmgeometry.chapters.geometry import findings
 
     summary = pd.DataFrame(
         {
@@ -205,7 +205,7 @@ def test_geometry_findings_state_the_position0_split_and_compare_with_gpt2():
 def test_leading_attribute_names_the_first_word_split():
     import pandas as pd
 
-    from lmgeometry.geometry import leading_attribute
+    from lmgeometry.chapters.geometry import leading_attribute
 
     summary = pd.DataFrame(
         {
@@ -227,7 +227,8 @@ def test_leading_attribute_names_the_first_word_split():
 def test_layer_ranges_and_widest_split():
     import pandas as pd
 
-    from lmgeometry.geometry import layer_ranges, widest_split
+    from lmgeometry.chapters.geometry import widest_split
+    from lmgeometry.report.prose import layer_ranges
 
     assert layer_ranges([9, 2, 3, 4, 7, 10]) == "2-4, 7, 9-10"
     assert layer_ranges([5]) == "5"
@@ -237,7 +238,7 @@ def test_layer_ranges_and_widest_split():
 
 
 def test_first_word_norm_ratio_known_answer():
-    from lmgeometry.geometry import first_word_norm_ratio
+    from lmgeometry.measures.clusters import first_word_norm_ratio
 
     X = np.zeros((5, 3))
     X[:, 0] = [100.0, 1.0, -1.0, 1.0, 1.0]  # first row 100 times as long as the others
@@ -249,7 +250,7 @@ def test_first_word_norm_ratio_known_answer():
 def test_knn_r2_is_about_one_on_a_swiss_roll_and_about_zero_for_random_values():
     from sklearn.datasets import make_swiss_roll
 
-    from lmgeometry.geometry import knn_r2, pca_project, position_knn_r2
+    from lmgeometry.measures.clusters import knn_r2, pca_project, position_knn_r2
 
     X, t = make_swiss_roll(n_samples=1500, noise=0.05, random_state=0)
     # t (the position along the roll) is monotone in no single coordinate or component ...
@@ -272,7 +273,7 @@ def test_knn_r2_is_about_one_on_a_swiss_roll_and_about_zero_for_random_values():
 def test_layer_geometry_finds_a_position_manifold_among_later_words():
     import pandas as pd
 
-    from lmgeometry.geometry import layer_geometry
+    from lmgeometry.chapters.geometry import layer_geometry
 
     rng = np.random.default_rng(2)
     n_sent, length = 80, 12

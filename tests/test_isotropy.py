@@ -1,18 +1,16 @@
-"""Tests for lmgeometry.isotropy against analytic values and independent computations."""
+"""Tests for lmgeometry.measures.isotropy against analytic values and independent computations."""
 
 from __future__ import annotations
 
 import math
 import warnings
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
-import torch
 from scipy.special import logsumexp
 from sklearn.decomposition import PCA
 
-from lmgeometry import isotropy as iso
+from lmgeometry.measures import isotropy as iso
 
 
 def _rng(seed: int = 0) -> np.random.Generator:
@@ -368,31 +366,6 @@ def test_bis2021_table1_is_internally_consistent():
         ratio = row["mean_vector_norm"] / row["mean_norm"]
         assert ratio == pytest.approx(row["mean_vector_ratio"], abs=0.01)
         assert 0 < row["isotropy_raw"] < row["isotropy_centered"] < row["isotropy_top_pcs_removed"]
-
-
-class _ToyLM(torch.nn.Module):
-    def __init__(self, dtype: torch.dtype = torch.float32) -> None:
-        super().__init__()
-        self.embed = torch.nn.Embedding(11, 4).to(dtype)
-        self.head = torch.nn.Linear(4, 11, bias=False)
-        self.head.weight = self.embed.weight  # tied
-
-    def get_input_embeddings(self) -> torch.nn.Module:
-        return self.embed
-
-
-def test_input_embeddings_view_and_conversion():
-    model = _ToyLM()
-    W = iso.input_embeddings(SimpleNamespace(model=model))
-    assert W.shape == (11, 4) and W.dtype == np.float32
-    np.testing.assert_array_equal(W, model.embed.weight.detach().numpy())
-    assert not W.flags.writeable
-    with pytest.raises(ValueError):
-        W[0, 0] = 1.0
-    half = _ToyLM(torch.bfloat16)
-    Wh = iso.input_embeddings(SimpleNamespace(model=half))
-    assert Wh.dtype == np.float32
-    np.testing.assert_array_equal(Wh, half.embed.weight.detach().float().numpy())
 
 
 def test_rows_option_returns_the_same_rows():

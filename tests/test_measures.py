@@ -1,4 +1,4 @@
-"""Known-answer tests for lmgeometry.measures (Ethayarajh 2019 measures and seed 000 measures).
+"""Known-answer tests for lmgeometry.measures.contextual (Ethayarajh 2019; seed 000).
 
 Every expected value is derived by hand or by a brute-force loop written here straight from the
 definition, never from the function under test.
@@ -14,7 +14,8 @@ import pandas as pd
 import pytest
 from sklearn.decomposition import PCA, TruncatedSVD
 
-from lmgeometry import measures as M
+from lmgeometry.measures import contextual as M
+from lmgeometry.measures import similarity, stats
 
 # ---------------------------------------------------------------------------------------------
 # brute-force references, straight from the definitions
@@ -337,7 +338,7 @@ def test_numerically_safe_with_large_norms():
             M.intra_sentence_similarity(ref), abs=1e-9
         )
         assert M.max_explainable_variance(Y, True) == pytest.approx(svd_share(ref, True), abs=1e-9)
-        U, norms = M.unit_rows(Y)
+        U, norms = similarity.unit_rows(Y)
         np.testing.assert_allclose(norms / big, np.linalg.norm(ref, axis=1), rtol=1e-9)
         np.testing.assert_allclose(np.linalg.norm(U, axis=1), 1.0, atol=1e-12)
 
@@ -351,7 +352,7 @@ def test_zero_rows_are_left_out():
     assert t[0] == pytest.approx((1 / math.sqrt(2) + 0) / 2, abs=1e-12)
     assert math.isnan(M.mean_pairwise_cosine(np.zeros((3, 2))))
     with pytest.raises(ValueError):
-        M.unit_rows(np.array([[np.nan, 1.0]]))
+        similarity.unit_rows(np.array([[np.nan, 1.0]]))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -391,8 +392,8 @@ def test_knn_query_subset_and_zero_rows():
 def test_neighbour_measures_same_word_share():
     # three words, each 12 occurrences tightly clustered around its own direction
     rng = np.random.default_rng(14)
-    centres = np.eye(3, 8) * 10
-    X = np.repeat(centres, 12, axis=0) + 0.01 * rng.standard_normal((36, 8))
+    centers = np.eye(3, 8) * 10
+    X = np.repeat(centers, 12, axis=0) + 0.01 * rng.standard_normal((36, 8))
     sentences = [[w] for w in ["cat"] * 12 + ["dog"] * 12 + ["The"] * 12]
     words = corpus(sentences, X)
     table = M.neighbour_measures(X, words, k=10, block_size=5)
@@ -413,15 +414,15 @@ def test_bootstrap_interval_contains_mean_and_shrinks_with_n():
     rng = np.random.default_rng(15)
     small = rng.standard_normal(50) + 2.0
     large = rng.standard_normal(5000) + 2.0
-    m1, lo1, hi1 = M.bootstrap_ci(small, 1000, rng=0)
-    m2, lo2, hi2 = M.bootstrap_ci(large, 1000, rng=0)
+    m1, lo1, hi1 = stats.bootstrap_ci(small, 1000, rng=0)
+    m2, lo2, hi2 = stats.bootstrap_ci(large, 1000, rng=0)
     assert m1 == pytest.approx(small.mean()) and m2 == pytest.approx(large.mean())
     assert lo1 < m1 < hi1 and lo2 < m2 < hi2
     # width ~ 2 * 1.96 / sqrt(n): a 100x larger sample gives a ~10x narrower interval
     assert (hi1 - lo1) == pytest.approx(2 * 1.96 / math.sqrt(50), rel=0.25)
     assert (hi2 - lo2) < (hi1 - lo1) / 5
-    assert M.bootstrap_ci([3.0, np.nan], 100, rng=0) == (3.0, 3.0, 3.0)
-    assert all(math.isnan(x) for x in M.bootstrap_ci([], 100, rng=0))
+    assert stats.bootstrap_ci([3.0, np.nan], 100, rng=0) == (3.0, 3.0, 3.0)
+    assert all(math.isnan(x) for x in stats.bootstrap_ci([], 100, rng=0))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -487,7 +488,7 @@ def test_corrected_preset_on_the_same_example():
     # exact baseline over all cross-sentence pairs: also c
     assert r["baseline_cosine"] == pytest.approx(c, abs=1e-12)
     assert r["selfsim_adj"] == pytest.approx(0.0, abs=1e-12)
-    table = M.word_table(X, words, "corrected", min_contexts=5)
+    table = M.word_measures(X, words, "corrected", min_contexts=5)
     assert sorted(table["word"]) == ["w", "x"]
     assert set(table.columns) >= {"selfsim", "mev", "mev_baseline", "n_sentences"}
 
@@ -589,13 +590,13 @@ def test_static_embeddings_pc1_orientation_and_centring():
     a = np.array([-3.0, -2, -1, 0, 1, 2, 3, 4])
     X = mean + a[:, None] * direction + 0.01 * rng.standard_normal((8, d))
     words = corpus([["tok"] for _ in range(8)], X)
-    centred = M.static_embeddings(X, words, min_contexts=5)["tok"]
+    centered = M.static_embeddings(X, words, min_contexts=5)["tok"]
     raw = M.static_embeddings(X, words, min_contexts=5, centered=False)["tok"]
-    assert abs(centred @ direction) > 0.999  # centred PC1: the direction of variation
+    assert abs(centered @ direction) > 0.999  # centred PC1: the direction of variation
     assert raw @ mean / np.linalg.norm(mean) > 0.95  # uncentred PC1: near the mean direction
-    assert raw @ X.mean(axis=0) > 0 and centred @ X.mean(axis=0) >= 0
+    assert raw @ X.mean(axis=0) > 0 and centered @ X.mean(axis=0) >= 0
     pca = PCA(n_components=1, svd_solver="full").fit(X).components_[0]
-    assert abs(centred @ pca) == pytest.approx(1.0, abs=1e-9)  # same axis as the authors'
+    assert abs(centered @ pca) == pytest.approx(1.0, abs=1e-9)  # same axis as the authors'
     # identical occurrences: no variance, the static embedding is the (unit) vector itself
     Y = np.tile(mean + direction, (6, 1))
     same = M.static_embeddings(Y, corpus([["a"]] * 6, Y), min_contexts=5)["a"]
@@ -609,7 +610,7 @@ def test_static_embedding_of_identical_occurrences_beyond_the_dense_size() -> No
     zero, so the unit mean is returned (no ARPACK failure on a zero matrix)."""
     import pandas as pd
 
-    from lmgeometry.measures import static_embeddings
+    from lmgeometry.measures.contextual import static_embeddings
 
     n = 100  # > _DENSE_EIG_MAX rows
     v = np.arange(1.0, 9.0)
@@ -620,7 +621,7 @@ def test_static_embedding_of_identical_occurrences_beyond_the_dense_size() -> No
 
 
 def test_norm_ratio_median_and_mean_known_answers() -> None:
-    from lmgeometry.measures import norm_ratio
+    from lmgeometry.measures.similarity import norm_ratio
 
     # norms 3, 4 (selected) and 1, 1, 10 (others): medians 3.5 / 1, means 3.5 / 4
     X = np.array([[3.0, 0.0], [0.0, 4.0], [1.0, 0.0], [0.0, 1.0], [6.0, 8.0]])

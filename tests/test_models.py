@@ -1,4 +1,4 @@
-"""Tests for lmgeometry.models: offline aliases, local folders, the hub path, cache safety.
+"""Tests for lmgeometry.io.models: offline aliases, local folders, the hub path, cache safety.
 
 The real pretrained models load from the user cache (converted once, reused by CI runs); only
 the tests about the cache itself point ``LMGEOMETRY_CACHE`` at a temporary folder. The hub-id
@@ -15,7 +15,9 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
+import numpy as np
 import pytest
 import torch
 from transformers import (
@@ -32,8 +34,8 @@ from transformers import (
     T5Model,
 )
 
-from lmgeometry import models
-from lmgeometry.models import ALIASES, LoadedModel, ModelLoadError, load_model, models_table
+from lmgeometry.io import _offline, models
+from lmgeometry.io.models import ALIASES, LoadedModel, ModelLoadError, load_model, models_table
 
 SENTENCE = "The capital of France is"
 
@@ -127,16 +129,16 @@ def test_leftover_temp_folder_is_not_complete(tmp_path, monkeypatch):
     neither counts as converted."""
     monkeypatch.setenv("LMGEOMETRY_CACHE", str(tmp_path))
     alias = ALIASES["smollm2-135m"]
-    final = models._converted_folder(alias)
+    final = _offline._converted_folder(alias)
     leftover = final.parent / ".tmp-12345-deadbeef"
     leftover.mkdir()
-    for name in ("config.json", "model.safetensors", "tokenizer.json", models._MARKER):
+    for name in ("config.json", "model.safetensors", "tokenizer.json", _offline._MARKER):
         (leftover / name).write_text("{}")
     assert models_table().set_index("alias").loc["smollm2-135m", "converted"] == "no"
     final.mkdir()
     (final / "config.json").write_text("{}")  # a folder without the marker written last
     assert models_table().set_index("alias").loc["smollm2-135m", "converted"] == "no"
-    (final / models._MARKER).write_text("{}")
+    (final / _offline._MARKER).write_text("{}")
     assert models_table().set_index("alias").loc["smollm2-135m", "converted"] == "yes"
 
 
@@ -286,7 +288,7 @@ def run_python(code: str, env: dict[str, str]) -> subprocess.CompletedProcess[st
 
 LOAD_AND_PRINT = (
     "import json\n"
-    "from lmgeometry.models import load_model\n"
+    "from lmgeometry.io.models import load_model\n"
     "print(json.dumps(load_model({spec!r}).facts()))\n"
 )
 
@@ -303,7 +305,7 @@ def test_hub_unavailable_names_the_aliases(tmp_path, env, reason):
     result = run_python(LOAD_AND_PRINT.format(spec="gpt2"), {"HF_HOME": str(tmp_path), **env})
     assert result.returncode != 0
     last = result.stderr.strip().splitlines()[-1]
-    assert last.startswith("lmgeometry.models.ModelLoadError: cannot load 'gpt2'")
+    assert last.startswith("lmgeometry.errors.ModelLoadError: cannot load 'gpt2'")
     assert reason in last
     assert all(alias in last for alias in ALIASES), last
 
@@ -372,18 +374,18 @@ def test_gguf_conversion_in_a_fresh_cache(tmp_path_factory, monkeypatch):
     cache = tmp_path_factory.mktemp("cache")
     monkeypatch.setenv("LMGEOMETRY_CACHE", str(cache))
     alias = ALIASES["smollm2-135m"]
-    final = models._converted_folder(alias)
+    final = _offline._converted_folder(alias)
     leftover = final.parent / ".tmp-99999-0badc0de"
     leftover.mkdir()
-    (leftover / models._MARKER).write_text("{}")
+    (leftover / _offline._MARKER).write_text("{}")
     (leftover / "config.json").write_text("{}")
 
     first = load_model("smollm2-135m")
-    assert models._is_complete(final)
+    assert _offline._is_complete(final)
     assert not list(final.parent.glob(".tmp-*")), "leftover temporary folder not removed"
     assert {p.name for p in final.iterdir()} >= {"config.json", "model.safetensors",
-                                                 "tokenizer.json", models._MARKER}
-    assert json.loads((final / models._MARKER).read_text())["alias"] == "smollm2-135m"
+                                                 "tokenizer.json", _offline._MARKER}
+    assert json.loads((final / _offline._MARKER).read_text())["alias"] == "smollm2-135m"
     stamps = {p.name: p.stat().st_mtime_ns for p in [final, *final.iterdir()]}
     del first
 
@@ -391,3 +393,32 @@ def test_gguf_conversion_in_a_fresh_cache(tmp_path_factory, monkeypatch):
     assert {p.name: p.stat().st_mtime_ns for p in [final, *final.iterdir()]} == stamps
     assert second.n_layers == 30
     assert models_table().set_index("alias").loc["smollm2-135m", "converted"] == "yes"
+
+
+# ------------------------------------------------------------------------------------------
+# input embeddings (the matrix W of seed 004)
+
+
+class _ToyLM(torch.nn.Module):
+    def __init__(self, dtype: torch.dtype = torch.float32) -> None:
+        super().__init__()
+        self.embed = torch.nn.Embedding(11, 4).to(dtype)
+        self.head = torch.nn.Linear(4, 11, bias=False)
+        self.head.weight = self.embed.weight  # tied
+
+    def get_input_embeddings(self) -> torch.nn.Module:
+        return self.embed
+
+
+def test_input_embeddings_view_and_conversion():
+    model = _ToyLM()
+    W = models.input_embeddings(SimpleNamespace(model=model))
+    assert W.shape == (11, 4) and W.dtype == np.float32
+    np.testing.assert_array_equal(W, model.embed.weight.detach().numpy())
+    assert not W.flags.writeable
+    with pytest.raises(ValueError):
+        W[0, 0] = 1.0
+    half = _ToyLM(torch.bfloat16)
+    Wh = models.input_embeddings(SimpleNamespace(model=half))
+    assert Wh.dtype == np.float32
+    np.testing.assert_array_equal(Wh, half.embed.weight.detach().float().numpy())

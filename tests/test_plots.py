@@ -2,7 +2,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lmgeometry.plots import (
+from lmgeometry.report.plots import (
     default_point_counts,
     heatmap,
     layer_grid,
@@ -110,7 +110,7 @@ def test_lines_and_heatmap_build():
 
 
 def test_column_lines_and_facet_lines() -> None:
-    from lmgeometry.plots import column_lines, facet_lines
+    from lmgeometry.report.plots import column_lines, facet_lines
 
     frame = pd.DataFrame({"model": ["m"] * 3 + ["n"] * 3, "depth": [0, 0.5, 1] * 2,
                           "a": np.arange(6.0), "b": -np.arange(6.0)})

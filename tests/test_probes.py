@@ -1,7 +1,9 @@
 import numpy as np
 import pytest
+from conftest import array_store
 
-from lmgeometry.probes import cluster_purity, linear_probe, purity, sentence_split
+from lmgeometry.measures.clusters import cluster_purity, purity
+from lmgeometry.measures.probes import linear_probe, sentence_split
 
 
 def test_sentence_split_keeps_sentences_whole():
@@ -49,7 +51,7 @@ def test_cluster_purity_on_separated_directions():
 def test_findings_state_the_numbers():
     import pandas as pd
 
-    from lmgeometry.probes import findings
+    from lmgeometry.chapters.part_of_speech import findings
 
     table = pd.DataFrame(
         {
@@ -66,20 +68,10 @@ def test_findings_state_the_numbers():
     assert "least pure at layer 0 (0.30)" in text
 
 
-class _FakeStore:
-    """The part of lmgeometry.store.Store that probe_by_layer reads."""
-
-    def __init__(self, layers, words):
-        self._layers, self.words, self.n_layers = layers, words, len(layers)
-
-    def layer(self, i):
-        return self._layers[i]
-
-
-def test_probe_by_layer_separates_a_decodable_layer_from_noise():
+def test_probe_by_layer_separates_a_decodable_layer_from_noise(tmp_path):
     import pandas as pd
 
-    from lmgeometry.probes import probe_by_layer
+    from lmgeometry.chapters.part_of_speech import probe_by_layer
 
     rng = np.random.default_rng(0)
     n = 400
@@ -88,7 +80,7 @@ def test_probe_by_layer_separates_a_decodable_layer_from_noise():
     noise = rng.normal(size=(n, 6)).astype(np.float16)
     signal = noise.astype(np.float32).copy()
     signal[:, :3] += 5.0 * (tags[:, None] == np.array(["NOUN", "VERB", "DET"]))
-    table = probe_by_layer(_FakeStore([noise, signal], words), "m", n_words=300)
+    table = probe_by_layer(array_store(tmp_path, [noise, signal], words), "m", n_words=300)
     assert table["layer"].tolist() == [0, 1] and table["depth"].tolist() == [0.0, 1.0]
     assert (table["n_train"] + table["n_test"] == 300).all()
     assert table.loc[1, "probe_accuracy"] > 0.95 > 0.6 > table.loc[0, "probe_accuracy"]

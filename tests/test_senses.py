@@ -7,8 +7,9 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import array_store
 
-from lmgeometry.senses import (
+from lmgeometry.measures.senses import (
     evaluate_wic,
     fit_wic_threshold,
     loo_1nn_sense_accuracy,
@@ -300,20 +301,20 @@ def test_polysemy_regression_rejects_constant_predictor():
 
 
 def test_transforms_have_their_defining_properties() -> None:
-    from lmgeometry import senses as s
+    from lmgeometry.measures import senses
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(500, 200)) * np.linspace(1, 50, 200) + 7.0
-    np.testing.assert_array_equal(s.transform(X, "raw"), X)
-    Z = s.transform(X, "standardised")
+    np.testing.assert_array_equal(senses.transform(X, "raw"), X)
+    Z = senses.transform(X, "standardised")
     np.testing.assert_allclose(Z.mean(axis=0), 0, atol=1e-9)
     np.testing.assert_allclose(Z.std(axis=0), 1, atol=1e-9)
-    R = s.transform(X, "top PCs removed")  # ceil(200 / 100) = 2 directions removed
+    R = senses.transform(X, "top PCs removed")  # ceil(200 / 100) = 2 directions removed
     Xc = X - X.mean(axis=0)
     top = np.linalg.svd(Xc, full_matrices=False)[2][:2]
     np.testing.assert_allclose(R @ top.T, 0, atol=1e-6)
     with pytest.raises(ValueError, match="how must be"):
-        s.transform(X, "whitened")
+        senses.transform(X, "whitened")
 
 
 def _toy_tables(gain: list[float], test: list[float] | None) -> tuple[pd.DataFrame, ...]:
@@ -332,46 +333,47 @@ def _toy_tables(gain: list[float], test: list[float] | None) -> tuple[pd.DataFra
 
 
 def test_chapter_findings_and_summary_follow_the_numbers() -> None:
-    from lmgeometry import senses as s
+    from lmgeometry.chapters import senses as senses_chapter
+    from lmgeometry.measures import stats
 
     sep, wic = _toy_tables([-0.1, 0.2, 0.1], [0.5, 0.5, 0.6])
     views = pd.DataFrame({"layer": [0, 2, 0, 2], "method": ["pca", "pca", "umap", "umap"],
                           "n_words": 3, "accuracy_1nn": [0.3, 0.35, 0.5, 0.45],
                           "accuracy_full": [0.5, 0.6, 0.5, 0.6], "mfs_baseline": 0.4})
-    text = " ".join(s.findings(sep, wic, "toy", views))
+    text = " ".join(senses_chapter.findings(sep, wic, "toy", views))
     assert "beats the most-frequent-sense baseline in 2 of 3 layers" in text
     assert "best at layer 1 of 2 (50% of the depth), with 60.0% against 40.0% (+20.0 points" in text
     assert "at layer 0 the gain is -10.0 points" in text
-    lo, hi = s.wilson_interval(0.6, 400)  # layer 2 (50%) is below lo: no plateau
+    lo, hi = stats.wilson_interval(0.6, 400)  # layer 2 (50%) is below lo: no plateau
     assert f"No other layer reaches the 95% Wilson interval of the best accuracy ({lo:.1%}" in text
     flat, _ = _toy_tables([-0.1, 0.2, 0.19], None)
-    assert "Layers 1-2 all reach" in " ".join(s.findings(flat, wic, "toy"))
+    assert "Layers 1-2 all reach" in " ".join(senses_chapter.findings(flat, wic, "toy"))
     assert "silhouette peaks at 0.08 (layer 1;" in text
     assert "best on dev at layer 2 (61.0%; layer 0: 50.0%" in text
-    lo, hi = s.wilson_interval(0.6, 400)
+    lo, hi = stats.wilson_interval(0.6, 400)
     assert f"test accuracy is 60.0% (95% interval {lo:.1%} to {hi:.1%}" in text
     assert "above chance" in text
     assert "With standardised, the best 1-NN gain is +30.0 points (layer 1; raw: +20.0" in text
     assert "2-D PCA views (3 words) at most 35.0% (layer 2; the same occurrences" in text
     assert "full space: 60.0%, MFS 40.0%; the view keeps -25% of the full space's gain" in text
     assert "2-D UMAP views (3 words) at most 50.0% (layer 0" in text and "keeps 100%" in text
-    summ = s.summary(sep, wic).loc["toy"]
+    summ = senses_chapter.summary(sep, wic).loc["toy"]
     assert summ["1-NN beats MFS by > 5 points somewhere"] and summ["WiC dev > 55% somewhere"]
 
 
 def test_chapter_findings_say_when_baselines_win_and_test_labels_are_missing() -> None:
-    from lmgeometry import senses as s
+    from lmgeometry.chapters import senses as senses_chapter
 
     sep, wic = _toy_tables([-0.1, -0.02, -0.05], None)
-    text = " ".join(s.findings(sep, wic, "toy"))
+    text = " ".join(senses_chapter.findings(sep, wic, "toy"))
     assert "never beats the most-frequent-sense baseline (in any of 3 layers)" in text
     assert "comes closest at layer 1 of 2" in text
     assert "no test labels were available, so only dev is reported" in text
-    assert not s.summary(sep, wic).loc["toy", "1-NN beats MFS by > 5 points somewhere"]
+    assert not senses_chapter.summary(sep, wic).loc["toy", "1-NN beats MFS by > 5 points somewhere"]
 
 
 def test_wilson_interval_textbook_value() -> None:
-    from lmgeometry.senses import wilson_interval
+    from lmgeometry.measures.stats import wilson_interval
 
     lo, hi = wilson_interval(0.5, 100)  # 50 of 100: 0.4038 to 0.5962
     assert lo == pytest.approx(0.4038, abs=1e-4) and hi == pytest.approx(0.5962, abs=1e-4)
@@ -394,19 +396,19 @@ def test_loo_1nn_euclidean_differs_from_cosine_on_a_line() -> None:
 
 
 def test_context_snippet_brackets_the_word() -> None:
-    from lmgeometry.senses import context_snippet
+    from lmgeometry.chapters.senses import context_snippet
 
     assert context_snippet("I ran home", 2, 5, 3) == "I [ran] ho..."
     assert context_snippet("We ran", 3, 6, 40) == "We [ran]"
     assert context_snippet("abcdefgh ran", 9, 12, 2) == "...h [ran]"
 
 
-def test_view_separability_scores_the_projection_not_the_full_space() -> None:
-    from lmgeometry.senses import view_separability
+def test_view_separability_scores_the_projection_not_the_full_space(tmp_path) -> None:
+    from lmgeometry.chapters.senses import view_separability
 
-    class _Store:  # the full space: senses perfectly separated along one axis each
-        def layer(self, i: int) -> np.ndarray:
-            return np.array([[1, 0], [1, 0.1], [0, 1], [0.1, 1]], dtype=np.float64)
+    # the full space: senses perfectly separated along one axis each
+    full = np.array([[1, 0], [1, 0.1], [0, 1], [0.1, 1]], dtype=np.float64)
+    store = array_store(tmp_path, [full] * 4, {"text": ["w"] * 4})
 
     # 2-D view at layer 0 mixes the senses (each point's nearest is the other sense);
     # at layer 3 it separates them.
@@ -414,7 +416,7 @@ def test_view_separability_scores_the_projection_not_the_full_space() -> None:
     clean = np.array([[0.0, 0], [0.1, 0], [5, 0], [5.1, 0]])
     views = {"coords": {"w": [mixed, clean]}, "keys": {"w": np.array(["a", "a", "b", "b"])},
              "rows": {"w": np.arange(4)}}
-    out = view_separability(views, [0, 3], "pca", _Store())
+    out = view_separability(views, [0, 3], "pca", store)
     assert out["layer"].tolist() == [0, 3] and (out["n_words"] == 1).all()
     # mixed: 0->[1] b wrong; 2->ties 1 and 3 (b, b) wrong; 1->ties 0 and 2 (a, a) wrong;
     # 3->2 a wrong
@@ -424,7 +426,7 @@ def test_view_separability_scores_the_projection_not_the_full_space() -> None:
 
 
 def test_choice_layer_slider_dropdown_and_slider_touch_different_properties() -> None:
-    from lmgeometry.plots import choice_layer_slider
+    from lmgeometry.report.plots import choice_layer_slider
 
     coords = {"bank": [np.zeros((3, 2)), np.ones((3, 2))],
               "run": [np.full((2, 2), 2.0), np.full((2, 2), 3.0)]}
@@ -445,7 +447,7 @@ def test_choice_layer_slider_dropdown_and_slider_touch_different_properties() ->
 
 
 def test_spread_layers_keeps_ends() -> None:
-    from lmgeometry.senses import spread_layers
+    from lmgeometry.chapters.senses import spread_layers
 
     assert spread_layers(31, 16) == list(range(0, 31, 2))
     assert spread_layers(13, 20) == list(range(13))
@@ -467,7 +469,7 @@ def _polysemy_toy() -> pd.DataFrame:
 
 
 def test_polysemy_by_layer_recovers_exact_coefficients() -> None:
-    from lmgeometry.senses import polysemy_by_layer
+    from lmgeometry.chapters.senses import polysemy_by_layer
 
     tables = _polysemy_toy()
     out = polysemy_by_layer(tables).set_index("layer")
@@ -481,7 +483,7 @@ def test_polysemy_by_layer_recovers_exact_coefficients() -> None:
 
 
 def test_selfsim_by_bins_means_and_labels() -> None:
-    from lmgeometry.senses import selfsim_by_bins
+    from lmgeometry.chapters.senses import selfsim_by_bins
 
     tables = pd.DataFrame({"layer": [1, 1, 1, 1, 2], "n_senses": [1, 2, 3, 9, 1],
                            "selfsim": [0.5, 0.2, 0.4, 0.1, 0.7]})
@@ -493,7 +495,7 @@ def test_selfsim_by_bins_means_and_labels() -> None:
 
 
 def test_polysemy_findings_count_layers_from_the_intervals() -> None:
-    from lmgeometry.senses import polysemy_findings
+    from lmgeometry.chapters.senses import polysemy_findings
 
     frame = pd.DataFrame({
         "layer": [1, 2, 3], "n_words": 50, "r2": [0.1, 0.2, 0.3],
@@ -509,8 +511,8 @@ def test_polysemy_findings_count_layers_from_the_intervals() -> None:
     assert "larger in size in 2 of 3 layers" in text and "median R^2 is 0.20" in text
 
 
-def test_occurrence_views_lump_rare_senses_but_keep_their_keys() -> None:
-    from lmgeometry.senses import RARE_SENSES, occurrence_views, word_views
+def test_occurrence_views_lump_rare_senses_but_keep_their_keys(tmp_path) -> None:
+    from lmgeometry.chapters.senses import RARE_SENSES, occurrence_views, word_views
 
     rng = np.random.default_rng(0)
     keys = ["x%1"] * 4 + ["y%1"] * 3 + ["z%1"] * 2 + [None]
@@ -519,15 +521,8 @@ def test_occurrence_views_lump_rare_senses_but_keep_their_keys() -> None:
         "sentence_id": range(10), "start": 2, "end": 3,
     })
 
-    class _Store:
-        def __init__(self) -> None:
-            self.words = words
-            self._X = rng.normal(size=(10, 5))
-
-        def layer(self, i: int) -> np.ndarray:
-            return self._X * (i + 1)
-
-    st = _Store()
+    X = rng.normal(size=(10, 5))
+    st = array_store(tmp_path, [X * (i + 1) for i in range(3)], words)
     v = occurrence_views(st, "w.n", [0, 2], "pca", sentences=["a w b"] * 10)
     assert v["rows"].tolist() == list(range(9))  # the untagged occurrence is left out
     assert v["keys"].tolist() == keys[:9]

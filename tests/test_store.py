@@ -1,4 +1,4 @@
-"""The on-disk activation store (lmgeometry.store).
+"""The on-disk activation store (lmgeometry.activations.store).
 
 The model is a real (randomly initialised) 2-layer BERT built from a config and saved with the
 MiniLM tokenizer into a folder, then loaded through ``load_model(folder)``; its 64-position
@@ -18,16 +18,12 @@ import pyarrow.parquet as pq
 import pytest
 import torch
 
-from lmgeometry import models
-from lmgeometry.corpus import sentences
-from lmgeometry.extract import SentenceTooLongError, extract_words
-from lmgeometry.store import (
-    Store,
-    _host,
-    activations,
-    model_fingerprint,
-    open_store,
-)
+from lmgeometry.activations.extract import SentenceTooLongError, extract_words
+from lmgeometry.activations.store import Store, _host, activations, model_fingerprint, open_store
+from lmgeometry.io import models
+from lmgeometry.io.corpus import sentences
+
+pytestmark = pytest.mark.data
 
 TEXTS = [
     "The bank raised its rates on Monday.",
@@ -215,3 +211,28 @@ def test_extract_cli_prints_path_and_size(tiny_folder, tmp_path, capsys):
     assert "on disk" in out[1] and f"{store.n_words} words x 3 layers x 32" in out[1]
     assert store.meta["corpus"]["name"] == "sts" and store.meta["counts"]["sentences"] == 5
     assert store.meta["options"]["too_long"] == "skip" and store.dtype == np.float16
+
+
+def test_per_layer_tables_carry_model_and_depth(tmp_path):
+    import pandas as pd
+    from conftest import array_store
+
+    from lmgeometry.chapters.common import per_layer
+
+    words = {"text": list("abcd")}
+    a = array_store(tmp_path / "a", [np.eye(4)] * 3, words, name="a-model")
+    b = array_store(tmp_path / "b", [np.eye(4)] * 5, words, name="b-model")
+    assert a.label == "a-model" and a.depth(1) == 0.5 and b.depth(1) == 0.25
+
+    def norms(store):
+        return pd.DataFrame({"layer": range(store.n_layers), "depth": -1.0,
+                             "norm": [float(np.abs(store.layer(i)).sum()) for i in
+                                      range(store.n_layers)]})
+
+    table = per_layer([a, b], norms)
+    assert list(table.columns) == ["model", "layer", "depth", "norm"]
+    assert table["model"].tolist() == ["a-model"] * 3 + ["b-model"] * 5
+    assert table["depth"].tolist() == [0.0, 0.5, 1.0, 0.0, 0.25, 0.5, 0.75, 1.0]
+    assert (table["norm"] == 4.0).all()
+    np.testing.assert_array_equal(a.layer(0, rows=[2, 0], dtype=None), np.eye(4)[[2, 0]])
+    assert a.layer(0).dtype == np.float32 and a.layer(0, dtype=None).dtype == np.float64

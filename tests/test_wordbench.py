@@ -11,7 +11,8 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from lmgeometry.wordbench import (
+from lmgeometry.measures.clusters import purity
+from lmgeometry.measures.wordbench import (
     BIS2021_WORDSIM,
     ETHAYARAJH2019_COLUMNS,
     ETHAYARAJH2019_TABLE1,
@@ -19,7 +20,6 @@ from lmgeometry.wordbench import (
     evaluate_categorisation,
     evaluate_semeval2012,
     evaluate_similarity,
-    purity,
     reference_frame,
     score_all,
 )
@@ -209,12 +209,12 @@ def test_purity_hand_computed():
 
 
 def _groups(labels: list[list[str]], rng: np.random.Generator):
-    centres = 10 * np.eye(len(labels), 5)
+    centers = 10 * np.eye(len(labels), 5)
     vectors, rows = {}, []
     for g, labs in enumerate(labels):
         for j, lab in enumerate(labs):
             word = f"g{g}w{j}"
-            vectors[word] = centres[g] + rng.normal(scale=0.01, size=5)
+            vectors[word] = centers[g] + rng.normal(scale=0.01, size=5)
             rows.append((word, lab))
     return vectors, pd.DataFrame(rows, columns=["word", "category"])
 

@@ -5,16 +5,18 @@ from __future__ import annotations
 import argparse
 import sys
 
+__all__ = ["build_parser", "main"]
+
 
 def _models(args: argparse.Namespace) -> int:
-    from .models import models_table
+    from lmgeometry.io.models import models_table
 
     print(models_table().to_string(index=False))
     return 0
 
 
 def _data(args: argparse.Namespace) -> int:
-    from .data import verify_all
+    from lmgeometry.io.data import verify_all
 
     table = verify_all()
     print(table.to_string(index=False))
@@ -27,13 +29,13 @@ def _data(args: argparse.Namespace) -> int:
 
 
 def _extract(args: argparse.Namespace) -> int:
-    from .store import extract_cli
+    from lmgeometry.activations.store import extract_cli
 
     return extract_cli(args)
 
 
 def _book(args: argparse.Namespace) -> int:
-    from .book import build_book_cli
+    from lmgeometry.report.book import build_book_cli
 
     return build_book_cli(args)
 

@@ -1,1 +1,0 @@
-"""Sphinx extensions used by the book (see ``lmgeometry.book``)."""

@@ -1,0 +1,525 @@
+"""On-disk activation store: every layer's word vectors of one (model, corpus, options).
+
+Layout of one entry (a directory; see ``docs/store.md``)::
+
+    <root>/<corpus name>-<key[:20]>/
+        meta.json          model facts, options, counts, library versions, creation time
+        words.parquet      one row per stored word occurrence, in store order (column ``row``)
+        layer_00.npy       (words, width) float16 or float32: layer 0 = embedding output
+        ...
+        layer_LL.npy       the last layer
+
+``key`` is a sha256 over the model fingerprint, the corpus digest and the options that
+change the numbers (pooling, prepend_bos, too_long, dtype, format version). An entry is
+built in a temporary sibling directory and renamed into place when complete, so a directory
+with the final name is always whole; temporary directories of dead processes are removed
+on the next call. Only numpy and pyarrow are needed to read an entry.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import os
+import platform
+import re
+import secrets
+import shutil
+import socket
+import sys
+import time
+from collections.abc import Callable, Iterator
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+
+from lmgeometry import __version__
+from lmgeometry.activations.extract import (
+    OUTPUT_DTYPES,
+    POOLINGS,
+    TOO_LONG,
+    block_rows,
+    default_batch_tokens,
+    encode,
+    iter_batches,
+)
+from lmgeometry.io import corpus as corpora
+from lmgeometry.io import models, paths
+from lmgeometry.io.files import to_jsonable
+
+if TYPE_CHECKING:
+    import argparse
+
+    from lmgeometry.activations.extract import Encoding, Pooling, TooLong
+    from lmgeometry.io.corpus import Corpus
+    from lmgeometry.io.models import LoadedModel
+
+__all__ = [
+    "activations",
+    "clean_stale",
+    "DTYPES",
+    "entry_name",
+    "extract_cli",
+    "FORMAT_VERSION",
+    "layer_file",
+    "model_fingerprint",
+    "open_store",
+    "Store",
+    "store_key",
+]
+
+
+FORMAT_VERSION = 1
+
+DTYPES: tuple[str, ...] = OUTPUT_DTYPES
+
+_TMP_PREFIX = ".tmp-"
+
+
+class Store:
+    """A complete store entry, opened read-only.
+
+    Attributes
+    ----------
+    path : pathlib.Path
+        The entry's directory.
+    meta : dict
+        Contents of ``meta.json``.
+    n_layers : int
+        Number of layer files (transformer blocks + 1).
+    label : str
+        The model as the caller named it (the spec given to :func:`activations`; by default the
+        spec recorded in ``meta.json``): the ``model`` column of every per-layer table.
+    words : pandas.DataFrame
+        ``words.parquet``: one row per stored word, in store order (read on first access).
+    """
+
+    def __init__(self, path: str | Path, label: str | None = None) -> None:
+        self.path = Path(path)
+        meta_path = self.path / "meta.json"
+        if not meta_path.is_file():
+            raise FileNotFoundError(f"{self.path} is not a store entry (no meta.json)")
+        self.meta: dict[str, Any] = json.loads(meta_path.read_text())
+        model = self.meta.get("model", {})
+        self.label: str = label or model.get("spec") or model.get("name") or self.path.name
+        if self.meta.get("format") != FORMAT_VERSION:
+            raise ValueError(f"{self.path}: store format {self.meta.get('format')}, "
+                             f"this version of lmgeometry reads format {FORMAT_VERSION}")
+        self.n_layers: int = int(self.meta["n_layers"])
+        missing = [p.name for p in self.layer_paths() if not p.is_file()]
+        if not (self.path / "words.parquet").is_file():
+            missing.append("words.parquet")
+        if missing:
+            raise FileNotFoundError(f"{self.path}: incomplete entry, missing {missing}")
+
+    @cached_property
+    def words(self) -> pd.DataFrame:
+        """The stored words (``words.parquet``), one row per layer row."""
+        return pd.read_parquet(self.path / "words.parquet")
+
+    @property
+    def n_words(self) -> int:
+        """Rows of every layer array."""
+        return int(self.meta["counts"]["words"])
+
+    @property
+    def width(self) -> int:
+        """Hidden size."""
+        return int(self.meta["width"])
+
+    @property
+    def dtype(self) -> np.dtype:
+        """Storage dtype of the layer arrays."""
+        return np.dtype(self.meta["dtype"])
+
+    @property
+    def skipped(self) -> list[int]:
+        """Sentence ids left out because they exceeded the model's window."""
+        return list(self.meta["skipped_sentence_ids"])
+
+    def layer_paths(self) -> list[Path]:
+        """Paths of the layer files, layer 0 first."""
+        return [self.path / layer_file(i) for i in range(self.n_layers)]
+
+    def layer(self, i: int, rows: np.ndarray | slice | None = None,
+              dtype: npt.DTypeLike | None = np.float32) -> np.ndarray:
+        """Word vectors of layer ``i`` (negative counts from the last).
+
+        Parameters
+        ----------
+        i : int
+            Layer index: 0 is the embedding output, ``n_layers - 1`` (or -1) the last layer.
+        rows : array of int or bool, or slice, optional
+            Only these rows (word occurrences), in this order; default all.
+        dtype : numpy dtype or None
+            The returned array's dtype (default float32, a copy in memory); None returns the
+            file's memory map in the store's own dtype (float16 by default), read lazily.
+
+        Returns
+        -------
+        numpy.ndarray
+            ``(n_rows, width)``.
+        """
+        if not -self.n_layers <= i < self.n_layers:
+            raise IndexError(f"layer {i} out of range for {self.n_layers} layers")
+        X = np.load(self.path / layer_file(i % self.n_layers), mmap_mode="r")
+        if rows is not None:
+            X = X[rows]
+        return X if dtype is None else np.asarray(X, dtype=dtype)
+
+    def layers(self) -> Iterator[np.ndarray]:
+        """Iterate over all layers, layer 0 first (memory maps in the store's dtype)."""
+        for i in range(self.n_layers):
+            yield self.layer(i, dtype=None)
+
+    def depth(self, layer: int) -> float:
+        """``layer / last layer``: where a layer sits in the model, 0 (input) to 1 (last)."""
+        last = self.n_layers - 1
+        return layer / last if last else 0.0
+
+    def size_bytes(self) -> int:
+        """Bytes on disk of the entry's files."""
+        return sum(p.stat().st_size for p in self.path.iterdir() if p.is_file())
+
+    def __repr__(self) -> str:
+        m = self.meta
+        return (f"Store({m['model'].get('name')!r}, corpus={m['corpus']['name']!r}, "
+                f"words={self.n_words}, layers={self.n_layers}, width={self.width}, "
+                f"dtype={m['dtype']}, path='{self.path}')")
+
+
+def layer_file(i: int) -> str:
+    """File name of layer ``i`` (``layer_00.npy``)."""
+    return f"layer_{i:02d}.npy"
+
+
+def open_store(path: str | Path) -> Store:
+    """Open an existing store entry.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        The entry's directory (the one holding ``meta.json``).
+
+    Returns
+    -------
+    Store
+    """
+    return Store(path)
+
+
+def store_key(fingerprint: str, corpus_digest: str, *, pooling: str, prepend_bos: bool | None,
+              too_long: str, dtype: str) -> str:
+    """sha256 naming one (model, corpus, options) entry.
+
+    ``batch_tokens`` and the device are not part of the key: they change results only by
+    floating-point reassociation (below 1e-5).
+    """
+    payload = {"format": FORMAT_VERSION, "model": fingerprint, "corpus": corpus_digest,
+               "pooling": pooling, "prepend_bos": prepend_bos, "too_long": too_long,
+               "dtype": dtype}
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+
+
+def entry_name(corpus_name: str, key: str) -> str:
+    """Directory name of an entry: a readable corpus slug and the key prefix."""
+    slug = re.sub(r"[^A-Za-z0-9_.]+", "-", corpus_name).strip("-.")[:40] or "corpus"
+    return f"{slug}-{key[:20]}"
+
+
+def model_fingerprint(spec: str) -> str:
+    """Fingerprint of a model spec without loading the weights where possible.
+
+    :func:`lmgeometry.io.models.resolve_fingerprint`: equals ``load_model(spec).fingerprint``.
+    """
+    return models.resolve_fingerprint(spec)
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def clean_stale(root: Path) -> list[Path]:
+    """Remove temporary entry directories left by dead processes on this host.
+
+    Temporary directories are named ``.tmp-<name>-<host>-<pid>-<token>``; one whose process
+    is still running (or that belongs to another host) is left alone.
+
+    Returns
+    -------
+    list[pathlib.Path]
+        The directories removed.
+    """
+    removed = []
+    host = _host()
+    for tmp in root.glob(_TMP_PREFIX + "*"):
+        parts = tmp.name.rsplit("-", 3)
+        if len(parts) != 4 or parts[1] != host or not parts[2].isdigit():
+            continue
+        if not _pid_alive(int(parts[2])):
+            shutil.rmtree(tmp, ignore_errors=True)
+            removed.append(tmp)
+    return removed
+
+
+def _host() -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "", socket.gethostname())[:32] or "host"
+
+
+class _LayerWriter:
+    """A ``.npy`` file written by row ranges with ``os.pwrite`` (no memory map held).
+
+    Writing through a memory map would keep every written page resident in this process,
+    so peak memory would grow with the corpus; ``pwrite`` leaves the pages to the OS cache.
+    """
+
+    def __init__(self, path: Path, n_rows: int, width: int, dtype: np.dtype) -> None:
+        mm = np.lib.format.open_memmap(path, mode="w+", dtype=dtype, shape=(n_rows, width))
+        self.offset = int(mm.offset)
+        del mm
+        self.row_bytes = width * dtype.itemsize
+        self.dtype = dtype
+        self.fd = os.open(path, os.O_WRONLY)
+
+    def write(self, row_start: int, block: np.ndarray) -> None:
+        data = np.ascontiguousarray(block, dtype=self.dtype).tobytes()
+        os.pwrite(self.fd, data, self.offset + row_start * self.row_bytes)
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.fsync(self.fd)
+            os.close(self.fd)
+            self.fd = -1
+
+
+def _versions() -> dict[str, str]:
+    import pyarrow
+    import tokenizers
+    import torch
+    import transformers
+
+    return {"lmgeometry": __version__, "python": platform.python_version(),
+            "numpy": np.__version__, "pandas": pd.__version__, "pyarrow": pyarrow.__version__,
+            "torch": torch.__version__, "transformers": transformers.__version__,
+            "tokenizers": tokenizers.__version__}
+
+
+def _stored_words(corpus: Corpus, encoding: Encoding) -> pd.DataFrame:
+    """The corpus words of the kept sentences, with the store's own columns."""
+    kept = encoding.kept_ids()
+    words = corpus.words
+    mask = np.isin(words["sentence_id"].to_numpy(), kept)
+    table = words.loc[mask].reset_index(drop=True)
+    extra = encoding.word_columns()
+    if len(extra) != len(table):
+        raise RuntimeError("word table and alignment disagree on the number of words")
+    clash = {"row", *extra.columns} & set(table.columns)
+    if clash:
+        raise ValueError(f"corpus.words already has store column(s) {sorted(clash)}")
+    table.insert(0, "row", np.arange(len(table), dtype=np.int64))
+    for name in extra.columns:
+        table[name] = extra[name].to_numpy()
+    return table
+
+
+def _write_entry(tmp: Path, model: LoadedModel, corpus: Corpus, encoding: Encoding, *,
+                 key: str, options: dict[str, Any], batch_tokens: int | None, progress: bool,
+                 callback: Callable[[int, int], None] | None) -> None:
+    dtype = np.dtype(options["dtype"])
+    n_layers = model.n_layers + 1
+    writers = [_LayerWriter(tmp / layer_file(i), encoding.n_words, model.hidden_size, dtype)
+               for i in range(n_layers)]
+    t0 = time.perf_counter()
+    try:
+        for wb in iter_batches(model, encoding, pooling=options["pooling"],
+                               batch_tokens=batch_tokens, progress=progress,
+                               callback=callback, dtype=str(dtype)):
+            for start, _stop, lo, hi in block_rows(encoding, wb.sentence_index):
+                for i, writer in enumerate(writers):
+                    writer.write(start, wb.vectors[i, lo:hi])
+    finally:
+        for writer in writers:
+            writer.close()
+    seconds = time.perf_counter() - t0
+    _stored_words(corpus, encoding).to_parquet(tmp / "words.parquet", index=False)
+    n_shared = int(sum(int(s.alignment.shared.sum()) for s in encoding.sentences))
+    meta = {
+        "format": FORMAT_VERSION,
+        "key": key,
+        "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        "model": model.facts(),
+        "fingerprint": model.fingerprint,
+        "corpus": {"name": corpus.name, "digest": corpus.digest(), "params": corpus.params},
+        "options": options,
+        "template": {"bos_prepended": encoding.bos_prepended,
+                     "add_special_tokens": encoding.add_special_tokens,
+                     "max_positions": encoding.max_positions},
+        "n_layers": n_layers,
+        "width": int(model.hidden_size),
+        "dtype": str(dtype),
+        "counts": {
+            "sentences": encoding.n_sentences,
+            "sentences_stored": len(encoding.sentences),
+            "sentences_skipped": len(encoding.skipped),
+            "sentences_without_words": (encoding.n_sentences - len(encoding.sentences)
+                                        - len(encoding.skipped)),
+            "words": encoding.n_words,
+            "tokens": encoding.n_tokens,
+            "words_with_shared_piece": n_shared,
+        },
+        "skipped_sentence_ids": encoding.skipped,
+        "extraction": {"seconds": round(seconds, 3),
+                       "words_per_s": round(encoding.n_words / seconds, 1) if seconds else None,
+                       "batch_tokens": batch_tokens or default_batch_tokens(model.device),
+                       "device": str(model.device)},
+        "versions": _versions(),
+    }
+
+    (tmp / "meta.json").write_text(json.dumps(to_jsonable(meta), indent=1, sort_keys=True) + "\n")
+
+
+def activations(
+    model: str | LoadedModel,
+    corpus: Corpus,
+    *,
+    pooling: Pooling = "mean",
+    prepend_bos: bool | None = None,
+    too_long: TooLong = "error",
+    dtype: str = "float16",
+    root: str | Path | None = None,
+    batch_tokens: int | None = None,
+    progress: bool = True,
+    callback: Callable[[int, int], None] | None = None,
+) -> Store:
+    """Hidden states of every word of ``corpus`` at every layer of ``model``, cached.
+
+    A cache hit returns the existing entry without loading the model (for a spec string the
+    key comes from ``models.resolve_fingerprint``, which hashes files).
+
+    Parameters
+    ----------
+    model : str or LoadedModel
+        A model spec for :func:`lmgeometry.io.models.load_model` or an already loaded model.
+    corpus : Corpus
+        Sentences and word table.
+    pooling : {"mean", "first", "last"}
+        How a word's pieces become one vector (see :mod:`lmgeometry.activations.extract`).
+    prepend_bos : bool or None
+        None: the tokenizer's template; True/False force a decoder's BOS token.
+    too_long : {"error", "skip"}
+        Sentences longer than the model's window raise, or are left out and counted in
+        ``meta.json`` (``counts.sentences_skipped``, ``skipped_sentence_ids``).
+    dtype : {"float16", "float32"}
+        Storage dtype. float16 halves the disk and memory; a value beyond float16's range
+        raises ``OverflowError`` (use float32 then) instead of turning into inf.
+    root : str or pathlib.Path, optional
+        Store root; default ``paths.cache_dir("activations")``.
+    batch_tokens : int, optional
+        Padded-token budget per forward pass (memory vs speed; not part of the key); default
+        1,024 on a CPU, 16,384 on a GPU
+        (:func:`lmgeometry.activations.extract.default_batch_tokens`).
+    progress : bool
+        Show a progress bar on stderr.
+    callback : callable, optional
+        ``callback(sentences_done, total)`` after each batch; an exception it raises aborts
+        the extraction and leaves no entry.
+
+    Returns
+    -------
+    Store
+    """
+    if pooling not in POOLINGS:
+        raise ValueError(f"pooling must be one of {POOLINGS}, not {pooling!r}")
+    if too_long not in TOO_LONG:
+        raise ValueError(f"too_long must be one of {TOO_LONG}, not {too_long!r}")
+    if dtype not in DTYPES:
+        raise ValueError(f"dtype must be one of {DTYPES}, not {dtype!r}")
+    if prepend_bos is not None and not isinstance(prepend_bos, bool):
+        raise TypeError("prepend_bos must be None, True or False")
+    fingerprint = model_fingerprint(model) if isinstance(model, str) else model.fingerprint
+    options = {"pooling": pooling, "prepend_bos": prepend_bos, "too_long": too_long,
+               "dtype": dtype}
+    key = store_key(fingerprint, corpus.digest(), **options)
+    root = Path(root) if root is not None else paths.cache_dir("activations")
+    root.mkdir(parents=True, exist_ok=True)
+    final = root / entry_name(corpus.name, key)
+    if (final / "meta.json").is_file():
+        return Store(final, label=model if isinstance(model, str) else model.spec)
+    clean_stale(root)
+
+    if isinstance(model, str):
+
+        model = models.load_model(model)
+        if model.fingerprint != fingerprint:
+            raise RuntimeError(f"{model.spec}: fingerprint changed while loading "
+                               f"({fingerprint[:12]} -> {model.fingerprint[:12]})")
+    encoding = encode(model, corpus, prepend_bos=prepend_bos, too_long=too_long)
+    if encoding.skipped:
+        print(f"{model.name}: skipped {len(encoding.skipped)} of {encoding.n_sentences} "
+              f"sentences longer than {encoding.max_positions} tokens", file=sys.stderr)
+    tmp = root / f"{_TMP_PREFIX}{final.name}-{_host()}-{os.getpid()}-{secrets.token_hex(4)}"
+    tmp.mkdir()
+    try:
+        _write_entry(tmp, model, corpus, encoding, key=key, options=options,
+                     batch_tokens=batch_tokens, progress=progress, callback=callback)
+        try:
+            os.rename(tmp, final)
+        except OSError:
+            if not (final / "meta.json").is_file():
+                raise
+            shutil.rmtree(tmp, ignore_errors=True)  # another process finished first
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return Store(final, label=model.spec)
+
+
+def _du(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def _human(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.1f} {unit}" if unit != "B" else f"{int(n)} B"
+        n /= 1024
+    return f"{n:.1f} GiB"
+
+
+def extract_cli(args: argparse.Namespace) -> int:
+    """``lmgeometry extract``: build (or find) a store entry and print its path and size.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        ``model``, ``corpus``, ``n``, ``seed``, ``pooling``, ``prepend_bos``
+        ("auto" / "yes" / "no"), ``too_long``, ``dtype``, ``out``.
+
+    Returns
+    -------
+    int
+        Exit status (0).
+    """
+
+    corpus = corpora.build(args.corpus, args.n, args.seed)
+    bos = {"auto": None, "yes": True, "no": False}[args.prepend_bos]
+    store = activations(args.model, corpus, pooling=args.pooling, prepend_bos=bos,
+                        too_long=args.too_long, dtype=args.dtype, root=args.out)
+    counts = store.meta["counts"]
+    print(store.path)
+    print(f"{_human(_du(store.path))} on disk: {counts['words']} words x {store.n_layers} "
+          f"layers x {store.width} ({store.meta['dtype']}), "
+          f"{counts['sentences_stored']} sentences stored, "
+          f"{counts['sentences_skipped']} skipped")
+    return 0

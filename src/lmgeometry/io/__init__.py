@@ -1,0 +1,1 @@
+"""Where things come from: paths, data files (manifest and loaders), corpora, models."""

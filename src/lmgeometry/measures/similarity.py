@@ -1,0 +1,296 @@
+"""Comparing vectors and representations: cosine helpers, norms, CKA, rogue dimensions.
+
+* :func:`unit_rows` -- rows scaled to unit length without overflow;
+* :func:`norm_ratio` -- the typical norm of some rows over that of the others (the first
+  word's "attention sink" in decoders run without BOS);
+* :func:`linear_cka`, :func:`cka_matrix`, :func:`cross_model_cka` -- linear centred kernel
+  alignment (Kornblith et al. 2019) between layers of one model or of two;
+* :func:`cosine_contributions`, :func:`top_dimensions`, :func:`variance_share` -- rogue
+  dimensions (Timkey & van Schijndel 2021): coordinates whose variance or share of the mean
+  cosine dwarfs the rest;
+* :func:`subsample` -- a seeded, sorted subset of row indices.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+
+__all__ = [
+    "CHUNK_ROWS",
+    "best_match",
+    "cka_matrix",
+    "cosine_contributions",
+    "cross_model_cka",
+    "linear_cka",
+    "norm_ratio",
+    "subsample",
+    "top_dimensions",
+    "unit_rows",
+    "variance_share",
+]
+
+#: Rows per chunk when a (rows, d) float64 temporary would otherwise be made.
+CHUNK_ROWS = 8192
+
+
+def subsample(n: int, budget: int, seed: int = 0) -> np.ndarray:
+    """Sorted indices of at most ``budget`` of ``n`` items, drawn without replacement."""
+    if budget >= n:
+        return np.arange(n)
+    rng = np.random.default_rng(seed)
+    return np.sort(rng.choice(n, size=budget, replace=False))
+
+
+def norm_ratio(X: np.ndarray, rows: np.ndarray,
+               statistic: Literal["median", "mean"] = "median") -> float:
+    """Typical Euclidean norm of the selected rows over that of the other rows.
+
+    .. math:: \\operatorname{stat}_{i \\in S} \\lVert x_i \\rVert \\big/
+              \\operatorname{stat}_{i \\notin S} \\lVert x_i \\rVert
+
+    with ``stat`` the median or the mean. With ``rows`` the first word of each sentence it
+    measures the "attention sink" / "massive activations" of decoders run without a BOS token
+    (Xiao et al. 2023, *Efficient Streaming Language Models with Attention Sinks*; Sun et al.
+    2024, *Massive Activations in Large Language Models*): far above 1 in the layers where the
+    first position's hidden state dwarfs the others. NaN when either group is empty.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+    rows : boolean ndarray of shape (n,)
+    statistic : {"median", "mean"}
+    """
+    if statistic not in ("median", "mean"):
+        raise ValueError(f"statistic must be 'median' or 'mean', not {statistic!r}")
+    rows = np.asarray(rows, dtype=bool)
+    if rows.shape != (len(X),):
+        raise ValueError(f"rows must be a boolean mask of length {len(X)}, not shape {rows.shape}")
+    if rows.all() or not rows.any():
+        return float("nan")
+    norms = np.linalg.norm(np.asarray(X, dtype=np.float64), axis=1)
+    stat = np.median if statistic == "median" else np.mean
+    return float(stat(norms[rows]) / stat(norms[~rows]))
+
+
+def unit_rows(
+    X: np.ndarray, *, dtype: type[np.floating] = np.float64
+) -> tuple[np.ndarray, np.ndarray]:
+    """Rows scaled to unit Euclidean length, computed safely in float64.
+
+    Rows are converted to float64 chunk by chunk. For float64 (or wider) input each row ``x`` is
+    first divided by ``max_k |x_k|`` so that squaring can neither overflow nor underflow
+    (``||x|| = max_k |x_k| * ||x / max_k |x_k|||``); float16/float32 input cannot overflow a
+    float64 sum of squares, so that pass is skipped.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+        Any real dtype (float16 memory maps included). Read in chunks of rows.
+    dtype : numpy float type
+        Dtype of the returned unit rows (the arithmetic is float64 either way).
+
+    Returns
+    -------
+    U : ndarray of shape (n, d)
+        ``x_i / ||x_i||``; zero rows stay zero.
+    norms : ndarray of shape (n,), float64
+        ``||x_i||`` (0 for zero rows).
+
+    Raises
+    ------
+    ValueError
+        If ``X`` is not 2-D or holds NaN or infinity.
+    """
+    X = np.asarray(X)
+    if X.ndim != 2:
+        raise ValueError(f"expected a 2-D array, got shape {X.shape}")
+    n, d = X.shape
+    rescale = not (np.issubdtype(X.dtype, np.floating) and X.dtype.itemsize <= 4)
+    U = np.empty((n, d), dtype=dtype)
+    norms = np.zeros(n, dtype=np.float64)
+    for start in range(0, n, CHUNK_ROWS):
+        block = np.array(X[start : start + CHUNK_ROWS], dtype=np.float64)
+        if not np.isfinite(block).all():
+            raise ValueError("rows must be finite (found NaN or infinity)")
+        if rescale:
+            scale = np.abs(block).max(axis=1) if d else np.zeros(len(block))
+            block[scale > 0] /= scale[scale > 0, None]
+        r = np.sqrt(np.einsum("ij,ij->i", block, block))
+        nz = r > 0
+        block[nz] /= r[nz, None]
+        U[start : start + len(block)] = block
+        norms[start : start + len(block)] = scale * r if rescale else r
+    return U, norms
+
+
+def _centered(X: np.ndarray) -> np.ndarray:
+    X = np.asarray(X, dtype=np.float64)
+    if X.ndim != 2 or len(X) < 2:
+        raise ValueError(f"expected a 2-D array with at least 2 rows, got shape {X.shape}")
+    return X - X.mean(axis=0)
+
+
+def linear_cka(X: np.ndarray, Y: np.ndarray) -> float:
+    """Linear centred kernel alignment of two representations of the same n items.
+
+    .. math:: \\mathrm{CKA}(X, Y) = \\frac{\\lVert \\tilde Y^\\top \\tilde X \\rVert_F^2}
+              {\\lVert \\tilde X^\\top \\tilde X \\rVert_F \\, \\lVert \\tilde Y^\\top \\tilde Y
+              \\rVert_F}
+
+    with :math:`\\tilde X, \\tilde Y` the column-centred matrices (Kornblith et al. 2019, eq. 4,
+    the form seed 003 uses). CKA is 1 for identical representations and invariant to
+    orthogonal transforms, isotropic scaling and translation of either one; the widths of X
+    and Y may differ (two models on the same words).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d1)
+    Y : ndarray of shape (n, d2)
+
+    Returns
+    -------
+    float
+        In [0, 1]; NaN when one representation is constant.
+    """
+    Xc, Yc = _centered(X), _centered(Y)
+    if len(Xc) != len(Yc):
+        raise ValueError(f"X and Y must describe the same items: {len(Xc)} vs {len(Yc)} rows")
+    cross = np.linalg.norm(Yc.T @ Xc) ** 2
+    denom = np.linalg.norm(Xc.T @ Xc) * np.linalg.norm(Yc.T @ Yc)
+    return float(cross / denom) if denom > 0 else float("nan")
+
+
+def cka_matrix(A: Sequence[np.ndarray], B: Sequence[np.ndarray] | None = None) -> np.ndarray:
+    """Linear CKA between every layer of ``A`` and every layer of ``B`` (``A`` when None).
+
+    Each element of ``A`` / ``B`` is one layer's (n, d) representation of the same n items.
+    Uses the Gram-free form of :func:`linear_cka` with the per-layer self-norms computed once.
+
+    Returns
+    -------
+    ndarray of shape (len(A), len(B))
+    """
+    As = [_centered(a) for a in A]
+    Bs = As if B is None else [_centered(b) for b in B]
+    if any(len(b) != len(As[0]) for b in [*As, *Bs]):
+        raise ValueError("every layer must describe the same items (same number of rows)")
+    norm_a = [np.linalg.norm(a.T @ a) for a in As]
+    norm_b = norm_a if B is None else [np.linalg.norm(b.T @ b) for b in Bs]
+    out = np.empty((len(As), len(Bs)))
+    for i, a in enumerate(As):
+        for j, b in enumerate(Bs):
+            if B is None and j < i:
+                out[i, j] = out[j, i]
+                continue
+            denom = norm_a[i] * norm_b[j]
+            out[i, j] = np.linalg.norm(b.T @ a) ** 2 / denom if denom > 0 else np.nan
+    return out
+
+
+def best_match(cross: np.ndarray) -> np.ndarray:
+    """For each column (layer of the second model), the highest CKA over the rows.
+
+    Cross-model CKA matrices need not peak on a diagonal (the models have different
+    numbers of layers), so each layer is summarised by its best-matching layer.
+    """
+    return np.nanmax(np.asarray(cross, dtype=np.float64), axis=0)
+
+
+def cross_model_cka(A: Sequence[np.ndarray], B: Sequence[np.ndarray], first: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray, pd.DataFrame]:
+    """Layer-by-layer CKA of two models on the same word rows, with and without first words.
+
+    Parameters
+    ----------
+    A, B : sequences of ndarray of shape (n, d_a) / (n, d_b)
+        Every layer of two models on the same n word occurrences.
+    first : boolean ndarray of shape (n,)
+        Rows that are the first word of their sentence.
+
+    Returns
+    -------
+    all_rows : ndarray of shape (len(A), len(B))
+        :func:`cka_matrix` on every row.
+    without_first : ndarray of shape (len(A), len(B))
+        The same on the rows that are not first words.
+    table : pandas.DataFrame
+        One row per layer of ``B``: ``layer``, ``best_cka_all`` and ``best_cka_without_first``
+        (:func:`best_match`), ``first_word_norm_ratio`` (:func:`norm_ratio` of B's first-word
+        rows), ``top_dim`` and ``top_dim_variance_share_without_first`` (the highest-variance
+        dimension of B's other rows and its :func:`variance_share`), and
+        ``best_cka_without_first_and_top_dim`` (the best match once that dimension of B is
+        dropped as well).
+    """
+    first = np.asarray(first, dtype=bool)
+    all_rows = cka_matrix(A, B)
+    A_rest, B_rest = [a[~first] for a in A], [b[~first] for b in B]
+    without = cka_matrix(A_rest, B_rest)
+    top = [int(top_dimensions(b, 1)[0]) for b in B_rest]
+    without_top = cka_matrix(A_rest, [np.delete(b, d, axis=1) for b, d in zip(B_rest, top,
+                                                                               strict=True)])
+    table = pd.DataFrame({
+        "layer": np.arange(len(B)),
+        "best_cka_all": best_match(all_rows),
+        "best_cka_without_first": best_match(without),
+        "first_word_norm_ratio": [norm_ratio(b, first, statistic="median") for b in B],
+        "top_dim": top,
+        "top_dim_variance_share_without_first": [variance_share(b, 1) for b in B_rest],
+        "best_cka_without_first_and_top_dim": best_match(without_top),
+    })
+    return all_rows, without, table
+
+
+def cosine_contributions(X: np.ndarray) -> np.ndarray:
+    """Each dimension's contribution to the mean pairwise cosine of the rows of ``X``.
+
+    .. math:: CC_k = \\frac{1}{n(n-1)} \\sum_{i \\ne j} \\hat x_{ik} \\hat x_{jk}
+              = \\frac{(\\sum_i \\hat x_{ik})^2 - \\sum_i \\hat x_{ik}^2}{n(n-1)},
+              \\qquad \\sum_k CC_k = \\overline{\\cos}
+
+    with :math:`\\hat x_i = x_i / \\lVert x_i \\rVert` (Timkey & van Schijndel 2021, eq. 2;
+    they estimate it from sampled pairs, this is the exact mean over all ordered pairs). A
+    *rogue dimension* is one whose contribution is a large share of the total; the sum equals
+    :func:`lmgeometry.measures.contextual.mean_pairwise_cosine`.
+
+    Returns
+    -------
+    ndarray of shape (d,)
+    """
+    U, norms = unit_rows(X)
+    U = np.asarray(U, dtype=np.float64)[norms > 0]
+    n = len(U)
+    if n < 2:
+        raise ValueError("cosine contributions need at least two non-zero rows")
+    return (U.sum(axis=0) ** 2 - (U**2).sum(axis=0)) / (n * (n - 1))
+
+
+def top_dimensions(X: np.ndarray, k: int = 1, by: str = "variance") -> np.ndarray:
+    """Indices of the ``k`` dimensions with the largest variance (or cosine contribution).
+
+    ``by="variance"`` is seed 003's *principal rogue dimension* for ``k=1``: the coordinate
+    with the highest variance over the rows. ``by="contribution"`` ranks by
+    :func:`cosine_contributions` (Timkey & van Schijndel 2021).
+    """
+    if by == "variance":
+        score = np.asarray(X, dtype=np.float64).var(axis=0)
+    elif by == "contribution":
+        score = cosine_contributions(X)
+    else:
+        raise ValueError(f"by must be 'variance' or 'contribution', not {by!r}")
+    return np.argsort(-score, kind="stable")[:k]
+
+
+def variance_share(X: np.ndarray, k: int = 1) -> float:
+    """Share of the total variance held by the ``k`` highest-variance coordinates.
+
+    .. math:: \\sum_{j \\in top_k} \\mathrm{Var}(x_{\\cdot j}) / \\sum_j \\mathrm{Var}(x_{\\cdot j})
+
+    ``k / d`` for an isotropic Gaussian; close to 1 when a few rogue dimensions dominate.
+    """
+    var = np.asarray(X, dtype=np.float64).var(axis=0)
+    total = var.sum()
+    return float(np.sort(var)[::-1][:k].sum() / total) if total > 0 else float("nan")

@@ -1,0 +1,1 @@
+"""Everything the reader sees: plots, figure display, results files, prose helpers, the book."""

@@ -1,0 +1,1 @@
+"""Sphinx extensions used by the book (see ``lmgeometry.report.book``)."""

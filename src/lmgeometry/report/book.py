@@ -1,0 +1,1031 @@
+"""The book pipeline: chapter sources -> executed notebooks -> offline HTML.
+
+A chapter is ``notebooks/NN_name.py`` (jupytext percent format) whose first code cell is
+tagged ``parameters``. :func:`build_book` takes the chapters in ``_toc.yml`` order and, for
+each one,
+
+1. converts the source to a notebook with jupytext's Python API;
+2. merges its parameters: the chapter's own defaults < ``defaults`` in ``book_params.yml``
+   < the chapter's section under ``chapters`` in ``book_params.yml`` < ``-p NAME VALUE``
+   overrides, plus ``results_path`` set by the pipeline;
+3. executes it with papermill on a ``python3`` kernel of the running interpreter, in the book
+   folder, so that the chapter's ``results_path`` (``NN_name.results.json``) lands beside its
+   executed notebook;
+4. strips volatile metadata (timestamps, durations, random cell ids), checks the size cap and
+   writes ``book/NN_name.ipynb``.
+
+Then :func:`build_html` renders the executed notebooks with Jupyter Book 1 (no execution at
+build time) into ``_build/html`` and checks that no page references anything outside the
+file tree. ``out=DIR`` builds a separate book (its own ``_config.yml``, ``_toc.yml``,
+``book/`` and ``_build/``) without touching the committed one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from lmgeometry.errors import BookError, ChapterExecutionError
+
+__all__ = [
+    "BookError",
+    "build_book",
+    "build_book_cli",
+    "build_html",
+    "Chapter",
+    "chapter_parameters",
+    "ChapterExecutionError",
+    "check_parameter_names",
+    "clean_notebook",
+    "execute_chapter",
+    "external_references",
+    "interpreter_kernel",
+    "KERNEL_NAME",
+    "load_book_params",
+    "MAX_NOTEBOOK_BYTES",
+    "notebook_bytes",
+    "NOTEBOOK_DIR",
+    "PARAMS_FILE",
+    "parse_overrides",
+    "project_root",
+    "read_chapter",
+    "resolve_parameters",
+    "RESULTS_PARAM",
+    "select_chapters",
+    "stderr_outputs",
+    "toc_chapters",
+    "toc_docnames",
+    "write_book_config",
+]
+
+
+#: Executed notebooks larger than this fail the build (bytes of the written .ipynb).
+MAX_NOTEBOOK_BYTES = 10_000_000
+
+#: Name of the kernel the chapters run on (a spec for the running interpreter is provided).
+KERNEL_NAME = "python3"
+
+#: The book's parameter file, next to ``_config.yml`` and ``_toc.yml``.
+PARAMS_FILE = "book_params.yml"
+
+#: Folder (relative to the book folder) that holds the executed chapters.
+NOTEBOOK_DIR = "book"
+
+#: Parameter that the pipeline sets itself.
+RESULTS_PARAM = "results_path"
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+_JUPYTER_BOOK_MAIN = "import sys; from jupyter_book.cli.main import main; sys.exit(main())"
+
+
+
+
+
+
+@dataclass(frozen=True)
+class Chapter:
+    """One chapter of the table of contents.
+
+    Attributes
+    ----------
+    name : str
+        ``NN_name``: the stem shared by the source, the executed notebook and the results.
+    docname : str
+        The entry in ``_toc.yml`` (``book/NN_name``).
+    source : pathlib.Path
+        The jupytext source ``notebooks/NN_name.py``.
+    """
+
+    name: str
+    docname: str
+    source: Path
+
+
+def project_root() -> Path:
+    """The folder that holds ``_toc.yml``, ``_config.yml`` and ``notebooks/``.
+
+    Returns
+    -------
+    pathlib.Path
+        The source checkout this package is installed from (editable install), else the
+        current directory or its nearest parent with a ``_toc.yml``.
+
+    Raises
+    ------
+    BookError
+        If no such folder is found.
+    """
+    cwd = Path.cwd().resolve()
+    candidates = [Path(__file__).resolve().parents[2], cwd, *cwd.parents]
+    for folder in candidates:
+        if (folder / "_toc.yml").is_file() and (folder / "notebooks").is_dir():
+            return folder
+    raise BookError(
+        "cannot find the book's sources (_toc.yml and notebooks/); run from the lmgeometry "
+        f"checkout (looked in {candidates[0]} and in {cwd} and its parents)"
+    )
+
+
+def toc_docnames(toc_path: Path) -> list[str]:
+    """Documents of a Jupyter Book ``_toc.yml`` in reading order (root first).
+
+    Parameters
+    ----------
+    toc_path : pathlib.Path
+        The table of contents (``format: jb-book``).
+
+    Returns
+    -------
+    list of str
+        Docnames without suffix, e.g. ``["book/00_introduction", "book/01_geometry"]``.
+    """
+    from sphinx_external_toc.parsing import MalformedError, parse_toc_yaml
+
+    try:
+        site_map = parse_toc_yaml(toc_path)
+    except MalformedError as exc:
+        raise BookError(f"{toc_path} is malformed: {exc}") from exc
+    if site_map.globs():
+        raise BookError(f"{toc_path}: glob entries are not supported; list every chapter")
+    order: list[str] = []
+
+    def visit(docname: str) -> None:
+        order.append(docname)
+        for child in site_map[docname].child_files():
+            visit(child)
+
+    visit(site_map.root.docname)
+    return order
+
+
+def toc_chapters(root: Path) -> list[Chapter]:
+    """The chapters of ``root/_toc.yml`` with their jupytext sources.
+
+    Parameters
+    ----------
+    root : pathlib.Path
+        The project folder (``_toc.yml``, ``notebooks/``).
+
+    Returns
+    -------
+    list of Chapter
+        In reading order.
+
+    Raises
+    ------
+    BookError
+        If an entry is not ``book/NN_name`` or its source ``notebooks/NN_name.py`` is missing.
+    """
+    chapters = []
+    for docname in toc_docnames(root / "_toc.yml"):
+        folder, _, name = docname.rpartition("/")
+        if folder != NOTEBOOK_DIR or not name:
+            raise BookError(
+                f"{root / '_toc.yml'}: entry {docname!r} is not {NOTEBOOK_DIR}/NN_name; every "
+                f"page of the book is an executed chapter {NOTEBOOK_DIR}/NN_name.ipynb"
+            )
+        source = root / "notebooks" / f"{name}.py"
+        if not source.is_file():
+            raise BookError(
+                f"_toc.yml lists {docname} but its source {source} does not exist; add the "
+                "chapter or remove the entry"
+            )
+        chapters.append(Chapter(name=name, docname=docname, source=source))
+    return chapters
+
+
+def select_chapters(chapters: Sequence[Chapter], wanted: Sequence[str] | None) -> list[Chapter]:
+    """The chapters named in ``wanted`` (full name, docname or number prefix), in toc order.
+
+    Parameters
+    ----------
+    chapters : sequence of Chapter
+        All chapters of the table of contents.
+    wanted : sequence of str or None
+        E.g. ``["01_geometry"]``, ``["book/01_geometry"]`` or ``["01"]``; None selects all.
+
+    Returns
+    -------
+    list of Chapter
+
+    Raises
+    ------
+    BookError
+        If a name matches no chapter, or several.
+    """
+    if wanted is None:
+        return list(chapters)
+    if not wanted:
+        raise BookError("--chapters needs at least one chapter name")
+    picked: set[str] = set()
+    for item in wanted:
+        key = item.strip().removesuffix(".py").removesuffix(".ipynb").rpartition("/")[2]
+        hits = [c for c in chapters if c.name == key or c.name.split("_", 1)[0] == key]
+        if len(hits) != 1:
+            names = ", ".join(c.name for c in chapters)
+            what = "matches no chapter" if not hits else "is ambiguous"
+            raise BookError(f"chapter {item!r} {what}; the chapters are: {names}")
+        picked.add(hits[0].name)
+    return [c for c in chapters if c.name in picked]
+
+
+def read_chapter(source: Path) -> Any:
+    """Convert a jupytext chapter source into an nbformat notebook (not executed).
+
+    Parameters
+    ----------
+    source : pathlib.Path
+        ``notebooks/NN_name.py`` in jupytext percent format.
+
+    Returns
+    -------
+    nbformat.NotebookNode
+        With a ``python3`` kernelspec and no jupytext metadata.
+    """
+    import jupytext
+
+    nb = jupytext.read(source)
+    nb.metadata.pop("jupytext", None)
+    nb.metadata["kernelspec"] = {
+        "display_name": "Python 3 (ipykernel)",
+        "language": "python",
+        "name": KERNEL_NAME,
+    }
+    return nb
+
+
+def _parameters_cell(nb: Any, label: str) -> Any:
+    cells = [c for c in nb.cells if "parameters" in c.get("metadata", {}).get("tags", [])]
+    if len(cells) != 1 or cells[0].cell_type != "code":
+        raise BookError(
+            f"{label}: needs exactly one code cell tagged 'parameters' "
+            f"(found {len(cells)}); in jupytext percent format: # %% tags=[\"parameters\"]"
+        )
+    return cells[0]
+
+
+def chapter_parameters(nb: Any, label: str = "chapter") -> dict[str, Any]:
+    """The defaults declared in a notebook's ``parameters`` cell.
+
+    Parameters
+    ----------
+    nb : nbformat.NotebookNode
+        The chapter.
+    label : str
+        Used in error messages.
+
+    Returns
+    -------
+    dict
+        Name -> default for every top-level ``name = value`` of the cell; a value that is not
+        a Python literal is given as its source text.
+
+    Raises
+    ------
+    BookError
+        If there is no (or more than one) parameters cell or it is not valid Python.
+    """
+    cell = _parameters_cell(nb, label)
+    try:
+        tree = ast.parse(cell.source)
+    except SyntaxError as exc:
+        raise BookError(f"{label}: the parameters cell is not valid Python: {exc}") from exc
+    params: dict[str, Any] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            targets, value = [node.target], node.value
+        else:
+            continue
+        for target in targets:
+            if isinstance(target, ast.Name):
+                try:
+                    params[target.id] = ast.literal_eval(value)
+                except ValueError:
+                    params[target.id] = ast.get_source_segment(cell.source, value)
+    return params
+
+
+def parse_overrides(pairs: Sequence[Sequence[str]]) -> dict[str, Any]:
+    """Parse ``-p NAME VALUE`` pairs; each value is YAML (``'[gpt2, bert-base-cased]'``, ``3``).
+
+    Parameters
+    ----------
+    pairs : sequence of (str, str)
+        As collected by argparse.
+
+    Returns
+    -------
+    dict
+        Name -> parsed value (later pairs win).
+
+    Raises
+    ------
+    BookError
+        If a name is not a Python identifier or a value is not valid YAML.
+    """
+    parsed: dict[str, Any] = {}
+    for name, text in pairs:
+        if not name.isidentifier():
+            raise BookError(f"-p {name}: a parameter name must be a Python identifier")
+        try:
+            parsed[name] = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise BookError(f"-p {name} {text!r}: the value is not valid YAML: {exc}") from exc
+    return parsed
+
+
+def load_book_params(path: Path) -> dict[str, dict[str, Any]]:
+    """Read ``book_params.yml``.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        A YAML mapping with optional keys ``defaults`` (name -> value, for every chapter that
+        declares the name) and ``chapters`` (chapter name -> name -> value). A missing file
+        means no settings.
+
+    Returns
+    -------
+    dict
+        ``{"defaults": {...}, "chapters": {name: {...}}}``.
+
+    Raises
+    ------
+    BookError
+        If the file has another shape.
+    """
+    if not path.is_file():
+        return {"defaults": {}, "chapters": {}}
+    try:
+        data = yaml.safe_load(path.read_text()) or {}
+    except yaml.YAMLError as exc:
+        raise BookError(f"{path} is not valid YAML: {exc}") from exc
+    if not isinstance(data, dict) or set(data) - {"defaults", "chapters"}:
+        raise BookError(f"{path}: expected a mapping with the keys 'defaults' and 'chapters'")
+    defaults = data.get("defaults") or {}
+    sections = data.get("chapters") or {}
+    if not isinstance(defaults, dict) or not isinstance(sections, dict):
+        raise BookError(f"{path}: 'defaults' and 'chapters' must be mappings")
+    for name, section in sections.items():
+        if section is not None and not isinstance(section, dict):
+            raise BookError(f"{path}: chapters.{name} must be a mapping of parameters")
+    return {
+        "defaults": dict(defaults),
+        "chapters": {str(k): dict(v or {}) for k, v in sections.items()},
+    }
+
+
+def resolve_parameters(
+    chapter: str,
+    declared: dict[str, Any],
+    config: dict[str, dict[str, Any]],
+    overrides: dict[str, Any],
+) -> dict[str, Any]:
+    """The parameters papermill injects into one chapter.
+
+    Precedence, lowest first: the chapter's defaults (``declared``, left in its own cell) <
+    ``config["defaults"]`` < ``config["chapters"][chapter]`` < ``overrides``. Names in
+    ``defaults`` and ``overrides`` that the chapter does not declare are not passed to it;
+    ``results_path`` is always ``<chapter>.results.json`` (relative to the book folder, where
+    the chapter runs).
+
+    Parameters
+    ----------
+    chapter : str
+        Chapter name (``NN_name``).
+    declared : dict
+        The chapter's defaults, from :func:`chapter_parameters`.
+    config : dict
+        From :func:`load_book_params`.
+    overrides : dict
+        From :func:`parse_overrides`.
+
+    Returns
+    -------
+    dict
+        Name -> value, in the order papermill writes them.
+
+    Raises
+    ------
+    BookError
+        If the chapter does not declare ``results_path``, its ``book_params.yml`` section
+        names a parameter it does not declare, ``results_path`` is overridden, or a
+        parameter whose default is a list is given a single value.
+    """
+    if RESULTS_PARAM not in declared:
+        raise BookError(f"{chapter}: its parameters cell must declare {RESULTS_PARAM}")
+    section = config["chapters"].get(chapter, {})
+    unknown = sorted(set(section) - set(declared))
+    if unknown:
+        raise BookError(
+            f"{PARAMS_FILE}: chapters.{chapter} sets {', '.join(unknown)}, which the "
+            f"chapter does not declare (its parameters: {', '.join(declared)})"
+        )
+    for layer in (config["defaults"], section, overrides):
+        if RESULTS_PARAM in layer:
+            raise BookError(f"{RESULTS_PARAM} is set by the pipeline; do not override it")
+    merged: dict[str, Any] = {}
+    for layer in (config["defaults"], section, overrides):
+        merged.update({k: v for k, v in layer.items() if k in declared})
+    for name, value in merged.items():
+        if isinstance(declared[name], list | tuple) and not isinstance(value, list | tuple):
+            raise BookError(
+                f"{chapter}: {name} is a list (default {declared[name]!r}) but was given "
+                f"{value!r}; write a YAML list, e.g. -p {name} '[{value}]'"
+            )
+    merged[RESULTS_PARAM] = f"{chapter}.results.json"
+    return merged
+
+
+def check_parameter_names(
+    chapters: Sequence[Chapter],
+    declared: dict[str, dict[str, Any]],
+    config: dict[str, dict[str, Any]],
+    overrides: dict[str, Any],
+) -> None:
+    """Reject settings that no chapter would receive (typos).
+
+    Parameters
+    ----------
+    chapters : sequence of Chapter
+        The chapters being executed.
+    declared : dict
+        Chapter name -> its declared parameters (for every chapter of the toc).
+    config, overrides : dict
+        As for :func:`resolve_parameters`.
+
+    Raises
+    ------
+    BookError
+        If ``book_params.yml`` names an unknown chapter or a default no chapter declares, or
+        an override names a parameter none of the selected chapters declares.
+    """
+    every = {name for params in declared.values() for name in params}
+    stray = sorted(set(config["chapters"]) - set(declared))
+    if stray:
+        raise BookError(
+            f"{PARAMS_FILE}: chapters {', '.join(stray)} are not in _toc.yml "
+            f"(chapters: {', '.join(declared)})"
+        )
+    unused = sorted(set(config["defaults"]) - every)
+    if unused:
+        raise BookError(
+            f"{PARAMS_FILE}: defaults {', '.join(unused)} are parameters of no chapter"
+        )
+    selected = {name for c in chapters for name in declared[c.name]}
+    unused = sorted(set(overrides) - selected)
+    if unused:
+        raise BookError(
+            f"-p {', '.join(unused)}: not a parameter of the chapters being executed "
+            f"({', '.join(c.name for c in chapters)}); their parameters: "
+            f"{', '.join(sorted(selected))}"
+        )
+
+
+@contextmanager
+def interpreter_kernel() -> Iterator[str]:
+    """Make the ``python3`` kernel resolve to the running interpreter.
+
+    A kernelspec whose argv starts with ``sys.executable`` is written to a temporary folder
+    that is put first on ``JUPYTER_PATH`` for the duration, so that a user-level ``python3``
+    kernelspec pointing at another Python cannot take precedence. The kernel runs with
+    progress bars disabled.
+
+    Yields
+    ------
+    str
+        The kernel name to pass to papermill.
+    """
+    with tempfile.TemporaryDirectory(prefix="lmgeometry-kernel-") as tmp:
+        spec = Path(tmp) / "kernels" / KERNEL_NAME
+        spec.mkdir(parents=True)
+        (spec / "kernel.json").write_text(
+            json.dumps(
+                {
+                    "argv": [sys.executable, "-m", "ipykernel_launcher", "-f",
+                             "{connection_file}"],
+                    "display_name": "Python 3 (ipykernel)",
+                    "language": "python",
+                    "metadata": {"debugger": False},
+                    # Progress bars only add timings to the notebooks (tqdm >= 4.66 and
+                    # huggingface_hub read these).
+                    "env": {"TQDM_DISABLE": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1"},
+                },
+                indent=1,
+            )
+        )
+        previous = os.environ.get("JUPYTER_PATH")
+        os.environ["JUPYTER_PATH"] = os.pathsep.join(filter(None, [tmp, previous]))
+        try:
+            yield KERNEL_NAME
+        finally:
+            if previous is None:
+                os.environ.pop("JUPYTER_PATH", None)
+            else:
+                os.environ["JUPYTER_PATH"] = previous
+
+
+def _cell_ids(nb: Any) -> None:
+    """Give cells ids derived from their source, so that re-runs keep them."""
+    seen: dict[str, int] = {}
+    for cell in nb.cells:
+        base = hashlib.sha256(cell.source.encode()).hexdigest()[:12]
+        seen[base] = seen.get(base, 0) + 1
+        cell["id"] = base if seen[base] == 1 else f"{base}-{seen[base]}"
+
+
+def stderr_outputs(nb: Any) -> list[tuple[int, str]]:
+    """The stderr stream outputs of an executed notebook.
+
+    Parameters
+    ----------
+    nb : nbformat.NotebookNode
+        An executed notebook.
+
+    Returns
+    -------
+    list of (int, str)
+        (cell index, text) for every cell that wrote to stderr.
+    """
+    found = []
+    for index, cell in enumerate(nb.cells):
+        text = "".join(o.get("text", "") for o in cell.get("outputs", [])
+                       if o.get("output_type") == "stream" and o.get("name") == "stderr")
+        if text:
+            found.append((index, text))
+    return found
+
+
+def clean_notebook(nb: Any) -> Any:
+    """Remove what changes from run to run without changing the chapter.
+
+    Drops papermill's and nbclient's timing metadata (start/end times, durations, status),
+    the paths papermill records, jupytext metadata, and replaces random cell ids with ids
+    derived from the cell sources. Outputs are kept, except stderr streams: the book never
+    shows them (``nb_output_stderr: remove``) and they carry local paths and timings, so
+    :func:`execute_chapter` prints them to the terminal instead. The parameter cells (the
+    chapter's defaults and papermill's injected values) get the ``hide-input`` tag so that
+    the page shows them collapsed.
+
+    Parameters
+    ----------
+    nb : nbformat.NotebookNode
+        An executed notebook (modified in place).
+
+    Returns
+    -------
+    nbformat.NotebookNode
+        The same notebook.
+    """
+    record = nb.metadata.pop("papermill", {})
+    if record.get("parameters"):
+        nb.metadata["papermill"] = {"parameters": record["parameters"]}
+    nb.metadata.pop("jupytext", None)
+    for cell in nb.cells:
+        cell.metadata.pop("papermill", None)
+        cell.metadata.pop("execution", None)
+        if "outputs" in cell:
+            cell.outputs = [o for o in cell.outputs
+                            if not (o.output_type == "stream" and o.get("name") == "stderr")]
+        tags = cell.metadata.get("tags", [])
+        if {"parameters", "injected-parameters"} & set(tags) and "hide-input" not in tags:
+            cell.metadata["tags"] = [*tags, "hide-input"]
+    _cell_ids(nb)
+    return nb
+
+
+def notebook_bytes(nb: Any) -> bytes:
+    """The notebook serialised exactly as it is written to disk."""
+    import nbformat
+
+    return (nbformat.writes(nb) + "\n").encode()
+
+
+def execute_chapter(
+    chapter: Chapter,
+    book_dir: Path,
+    parameters: dict[str, Any],
+    *,
+    max_bytes: int = MAX_NOTEBOOK_BYTES,
+    kernel_name: str = KERNEL_NAME,
+    notebook: Any = None,
+) -> Path:
+    """Execute one chapter with papermill and write ``book_dir/book/<name>.ipynb``.
+
+    The kernel runs in ``book_dir/book`` so that relative paths (``results_path``) land
+    next to the executed notebook. While it runs, the notebook is saved under
+    ``book_dir/_build/executing/``; the committed notebook is only replaced on success.
+
+    Parameters
+    ----------
+    chapter : Chapter
+        The chapter to run.
+    book_dir : pathlib.Path
+        The book folder (the project root, or an ``--out`` folder).
+    parameters : dict
+        From :func:`resolve_parameters`.
+    max_bytes : int
+        Size cap of the executed notebook.
+    kernel_name : str
+        Kernel to run on (see :func:`interpreter_kernel`).
+    notebook : nbformat.NotebookNode, optional
+        The chapter already converted by :func:`read_chapter` (converted here if omitted).
+
+    Returns
+    -------
+    pathlib.Path
+        The executed notebook.
+
+    Raises
+    ------
+    ChapterExecutionError
+        If a cell raised (message: the cell's source and the traceback).
+    BookError
+        If the kernel died or the notebook exceeds ``max_bytes``.
+    """
+    import nbformat
+    import papermill
+    from papermill.exceptions import PapermillExecutionError
+
+    nb_dir = book_dir / NOTEBOOK_DIR
+    nb_dir.mkdir(parents=True, exist_ok=True)
+    work = book_dir / "_build" / "executing" / f"{chapter.name}.ipynb"
+    work.parent.mkdir(parents=True, exist_ok=True)
+    source_nb = notebook if notebook is not None else read_chapter(chapter.source)
+    try:
+        executed = papermill.execute_notebook(
+            source_nb,
+            str(work),
+            parameters=parameters,
+            kernel_name=kernel_name,
+            cwd=str(nb_dir),
+            progress_bar=False,
+            log_output=False,
+            start_timeout=180,
+        )
+    except PapermillExecutionError as exc:
+        raise ChapterExecutionError(
+            chapter=chapter.name,
+            cell_index=exc.cell_index,
+            source=exc.source,
+            ename=exc.ename,
+            evalue=exc.evalue,
+            traceback=_ANSI.sub("", "\n".join(exc.traceback)),
+            notebook=work,
+        ) from None
+    except Exception as exc:  # the kernel died, could not start, ...
+        raise BookError(
+            f"chapter {chapter.name}: execution stopped: {type(exc).__name__}: {exc}\n"
+            f"the partially executed notebook is {work}"
+        ) from exc
+    for index, text in stderr_outputs(executed):
+        lines = text.rstrip().splitlines()
+        shown = "\n    ".join(lines[:20] + ([f"... ({len(lines) - 20} more lines)"]
+                                              if len(lines) > 20 else []))
+        print(f"[book] {chapter.name}, cell {index}, stderr (not kept in the notebook):\n"
+              f"    {shown}", file=sys.stderr, flush=True)
+    clean_notebook(executed)
+    data = notebook_bytes(executed)
+    if len(data) > max_bytes:
+        work.write_bytes(data)
+        raise BookError(
+            f"chapter {chapter.name}: the executed notebook is {len(data) / 1e6:.1f} MB, over "
+            f"the {max_bytes / 1e6:g} MB cap. Figures embed their points: lower the "
+            "chapter's point budget (its `point_budget` parameter, in book_params.yml or with "
+            f"`-p point_budget N`) or its corpus size. The notebook was left at {work}."
+        )
+    nbformat.validate(executed)
+    target = nb_dir / f"{chapter.name}.ipynb"
+    tmp = target.with_suffix(".ipynb.tmp")
+    tmp.write_bytes(data)
+    tmp.replace(target)
+    work.unlink(missing_ok=True)
+    return target
+
+
+class _ReferenceScanner(HTMLParser):
+    """Collect attributes of an HTML page that make a browser fetch a URL."""
+
+    FETCHING = {"src", "href", "data", "poster", "srcset", "action", "formaction", "background"}
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.found: list[str] = []
+        self._in_style = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self._in_style = tag == "style"
+        values = dict(attrs)
+        for name, value in attrs:
+            if not value:
+                continue
+            if name == "href" and tag == "a":
+                continue  # a plain hyperlink: the reader decides to follow it
+            if name in self.FETCHING:
+                if name == "srcset":
+                    urls = [part.strip().split(" ")[0] for part in value.split(",")]
+                else:
+                    urls = [value.strip()]
+                self.found += [f"<{tag} {name}={u!r}>" for u in urls if _is_external(u)]
+            elif name == "style":
+                self.found += [f"<{tag} style: {u}>" for u in _css_urls(value)]
+        if tag == "meta" and (values.get("http-equiv") or "").lower() == "refresh":
+            target = (values.get("content") or "").partition("url=")[2].strip()
+            if _is_external(target):
+                self.found.append(f"<meta refresh to {target!r}>")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "style":
+            self._in_style = False
+
+    def handle_data(self, data: str) -> None:
+        if self._in_style:
+            self.found += [f"<style>: {u}" for u in _css_urls(data)]
+
+
+def _is_external(url: str) -> bool:
+    url = url.strip().lower()
+    if url.startswith("//"):
+        return True
+    scheme = re.match(r"^([a-z][a-z0-9+.-]*):", url)
+    return bool(scheme) and scheme.group(1) not in {"data", "blob", "javascript", "about",
+                                                    "mailto", "file"}
+
+
+_CSS_URL = re.compile(r"""(?:url\(\s*['"]?|@import\s+['"])([^'")\s]+)""", re.IGNORECASE)
+
+
+def _css_urls(text: str) -> list[str]:
+    return [u for u in _CSS_URL.findall(text) if _is_external(u)]
+
+
+def external_references(html_dir: Path) -> list[str]:
+    """Everything in a built HTML tree that would load from outside the file tree.
+
+    Scans every ``.html`` page (attributes that fetch: ``src``, ``href`` of anything but
+    ``<a>``, ``srcset``, ``data``, inline styles, ``<style>``, meta refresh) and every
+    ``.css`` file (``url(...)``, ``@import``). Plain hyperlinks (``<a href>``) are allowed.
+    JavaScript is not scanned; the browser test watches the requests a page really makes.
+
+    Parameters
+    ----------
+    html_dir : pathlib.Path
+        The built HTML (``_build/html``).
+
+    Returns
+    -------
+    list of str
+        ``"relative/file: what"`` for every external reference; empty when offline-clean.
+    """
+    problems: list[str] = []
+    for path in sorted(html_dir.rglob("*")):
+        if path.suffix == ".html":
+            scanner = _ReferenceScanner()
+            scanner.feed(path.read_text(errors="replace"))
+            found = scanner.found
+        elif path.suffix == ".css":
+            found = _css_urls(path.read_text(errors="replace"))
+        else:
+            continue
+        problems += [f"{path.relative_to(html_dir)}: {item}" for item in found]
+    return problems
+
+
+def build_html(book_dir: Path, out: Path | None = None, *, strict: bool = True) -> Path:
+    """Render executed chapters with Jupyter Book 1; nothing is executed.
+
+    Parameters
+    ----------
+    book_dir : pathlib.Path
+        Folder with ``_config.yml``, ``_toc.yml`` and the executed ``book/*.ipynb``.
+    out : pathlib.Path, optional
+        Output folder; the HTML goes to ``out/_build/html`` (default ``book_dir``).
+    strict : bool
+        Treat Sphinx warnings as errors (``-W --keep-going``).
+
+    Returns
+    -------
+    pathlib.Path
+        The HTML folder (open ``index.html``).
+
+    Raises
+    ------
+    BookError
+        If a chapter of the toc has no executed notebook, Jupyter Book fails, or a page
+        references anything outside the file tree.
+    """
+    book_dir = book_dir.resolve()
+    for name in ("_config.yml", "_toc.yml"):
+        if not (book_dir / name).is_file():
+            raise BookError(f"{book_dir / name} does not exist")
+    missing = [d for d in toc_docnames(book_dir / "_toc.yml")
+               if not (book_dir / f"{d}.ipynb").is_file()]
+    if missing:
+        names = " ".join(d.rpartition("/")[2] for d in missing)
+        raise BookError(
+            f"not executed yet: {', '.join(f'{d}.ipynb' for d in missing)} in {book_dir}; "
+            f"run `lmgeometry book --chapters {names}`"
+        )
+    out = (out or book_dir).resolve()
+    html_dir = out / "_build" / "html"
+    command = [sys.executable, "-c", _JUPYTER_BOOK_MAIN, "build", str(book_dir),
+               "--path-output", str(out), "--builder", "html", "--quiet"]
+    if strict:
+        command += ["-W", "--keep-going"]
+    done = subprocess.run(command, cwd=book_dir, check=False)
+    if done.returncode != 0:
+        raise BookError(
+            f"jupyter-book build failed (exit {done.returncode}); see its output above"
+            + (" (warnings count as errors)" if strict else "")
+        )
+    problems = external_references(html_dir)
+    if problems:
+        raise BookError(
+            "the built HTML loads resources from outside the file tree:\n  "
+            + "\n  ".join(problems[:20])
+            + ("\n  ..." if len(problems) > 20 else "")
+        )
+    return html_dir
+
+
+def _prune_toc(entries: list[Any], keep: set[str]) -> list[Any]:
+    """Drop ``file`` entries not in ``keep`` (and parts left empty) from toc entries."""
+    kept = []
+    for entry in entries:
+        if not isinstance(entry, dict):
+            kept.append(entry)
+            continue
+        entry = dict(entry)
+        if "file" in entry and str(entry["file"]).rsplit(".", 1)[0] not in keep:
+            continue
+        for key in ("parts", "chapters", "sections"):
+            if key in entry:
+                entry[key] = _prune_toc(entry[key], keep)
+                if not entry[key]:
+                    del entry[key]
+        if not {"file", "url", "glob", "parts", "chapters", "sections"} & set(entry):
+            continue
+        kept.append(entry)
+    return kept
+
+
+def write_book_config(root: Path, book_dir: Path) -> None:
+    """Give an ``--out`` folder its own ``_config.yml`` and ``_toc.yml``.
+
+    The config is copied; the toc keeps the chapters executed in ``book_dir/book``.
+
+    Parameters
+    ----------
+    root : pathlib.Path
+        The project folder.
+    book_dir : pathlib.Path
+        The ``--out`` folder.
+    """
+    shutil.copyfile(root / "_config.yml", book_dir / "_config.yml")
+    toc = yaml.safe_load((root / "_toc.yml").read_text())
+    present = {d for d in toc_docnames(root / "_toc.yml")
+               if (book_dir / f"{d}.ipynb").is_file()}
+    for key in ("parts", "chapters"):
+        if key in toc:
+            toc[key] = _prune_toc(toc[key], present)
+            if not toc[key]:
+                del toc[key]
+    header = (
+        "# Written by `lmgeometry book --out`: the chapters of the project's _toc.yml that\n"
+        "# were executed into this folder.\n"
+    )
+    (book_dir / "_toc.yml").write_text(header + yaml.safe_dump(toc, sort_keys=False))
+
+
+def build_book(
+    params: dict[str, Any] | None = None,
+    out: Path | str | None = None,
+    chapters: Sequence[str] | None = None,
+    html: bool = True,
+    *,
+    execute: bool = True,
+    root: Path | None = None,
+    max_notebook_bytes: int = MAX_NOTEBOOK_BYTES,
+) -> Path:
+    """Execute the chapters and build the HTML book.
+
+    Parameters
+    ----------
+    params : dict, optional
+        Overrides of chapter parameters (highest precedence), e.g.
+        ``{"models": ["gpt2", "bert-base-cased"]}``; a name no executed chapter declares
+        is an error.
+    out : pathlib.Path or str, optional
+        Build a separate book in this folder (``out/_config.yml``, ``out/_toc.yml``,
+        ``out/book/*.ipynb``, ``out/_build/html``); the project's ``book/`` is untouched.
+    chapters : sequence of str, optional
+        Execute only these chapters (names, docnames or number prefixes). With ``out``,
+        the root chapter (the introduction) is executed too if it is not there yet.
+    html : bool
+        Build the HTML after executing.
+    execute : bool
+        Execute the chapters; False renders the notebooks already in the book folder
+        (``params`` and ``chapters`` are then ignored).
+    root : pathlib.Path, optional
+        The project folder (default: :func:`project_root`).
+    max_notebook_bytes : int
+        Size cap for each executed notebook.
+
+    Returns
+    -------
+    pathlib.Path
+        The HTML folder, or the executed notebooks' folder when ``html`` is False.
+
+    Raises
+    ------
+    ChapterExecutionError
+        If a chapter fails (stops the build; later chapters are not run).
+    BookError
+        For configuration errors, size-cap violations and HTML build failures.
+    """
+    root = (root or project_root()).resolve()
+    book_dir = Path(out).expanduser().resolve() if out is not None else root
+    separate = book_dir != root
+    toc = toc_chapters(root)
+    selected = select_chapters(toc, chapters)
+    root_page = book_dir / f"{toc[0].docname}.ipynb"
+    if separate and toc[0] not in selected and not root_page.is_file():
+        selected = [toc[0], *selected]  # a separate book needs its root page (toc order)
+    if separate:
+        book_dir.mkdir(parents=True, exist_ok=True)
+
+    if execute:
+        config = load_book_params(root / PARAMS_FILE)
+        overrides = dict(params or {})
+        sources = {c.name: read_chapter(c.source) for c in toc}
+        declared = {name: chapter_parameters(nb, f"notebooks/{name}.py")
+                    for name, nb in sources.items()}
+        check_parameter_names(selected, declared, config, overrides)
+        with interpreter_kernel() as kernel:
+            for chapter in selected:
+                values = resolve_parameters(chapter.name, declared[chapter.name], config,
+                                            overrides)
+                shown = ", ".join(f"{k}={v!r}" for k, v in values.items())
+                print(f"[book] executing {chapter.name} ({shown})", flush=True)
+                start = time.perf_counter()
+                path = execute_chapter(chapter, book_dir, values, kernel_name=kernel,
+                                       max_bytes=max_notebook_bytes,
+                                       notebook=sources[chapter.name])
+                print(f"[book] {chapter.name}: {time.perf_counter() - start:.1f} s, "
+                      f"{path.stat().st_size / 1e6:.2f} MB -> {path}", flush=True)
+    if separate:
+        write_book_config(root, book_dir)
+    if not html:
+        return book_dir / NOTEBOOK_DIR
+    start = time.perf_counter()
+    html_dir = build_html(book_dir)
+    print(f"[book] HTML in {time.perf_counter() - start:.1f} s: {html_dir / 'index.html'}",
+          flush=True)
+    return html_dir
+
+
+def build_book_cli(args: argparse.Namespace) -> int:
+    """Entry point of ``lmgeometry book`` (see ``lmgeometry book --help``).
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        ``param`` (list of [name, YAML value]), ``out``, ``chapters``, ``no_html``.
+
+    Returns
+    -------
+    int
+        0 on success, 1 when the build stopped (the reason is printed to stderr).
+    """
+    try:
+        build_book(
+            params=parse_overrides(args.param or []),
+            out=args.out,
+            chapters=args.chapters,
+            html=not args.no_html,
+        )
+    except BookError as exc:
+        print(f"lmgeometry book: error: {exc}", file=sys.stderr)
+        return 1
+    return 0

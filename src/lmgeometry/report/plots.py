@@ -1,0 +1,622 @@
+"""Plotly figure builders shared by the chapters.
+
+Every builder takes plain arrays and returns a ``plotly.graph_objects.Figure``; chapters show
+them with :func:`lmgeometry.report.figures.show`. Coordinates are rounded to 3 significant decimals
+before they go into a figure, which keeps the committed notebooks small without visible change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.colors import qualitative
+from plotly.subplots import make_subplots
+
+__all__ = [
+    "choice_layer_slider",
+    "column_lines",
+    "default_point_counts",
+    "DEPTH_TITLE",
+    "dimension_profile",
+    "facet_lines",
+    "heatmap",
+    "layer_grid",
+    "layer_slider_3d",
+    "lines_by_layer",
+    "PALETTE",
+    "point_tiers",
+    "SHADOW",
+    "side_by_side",
+]
+
+
+SHADOW = "rgba(160,160,160,0.25)"
+
+PALETTE = qualitative.Dark24
+
+
+def _r(a: np.ndarray, decimals: int = 3) -> np.ndarray:
+    return np.round(np.asarray(a, dtype=np.float64), decimals)
+
+
+def _category_colors(categories: Sequence[str]) -> dict[str, str]:
+    return {c: PALETTE[i % len(PALETTE)] for i, c in enumerate(categories)}
+
+
+def layer_grid(
+    panels: Sequence[np.ndarray],
+    titles: Sequence[str],
+    color: np.ndarray,
+    color_title: str,
+    categorical: bool = False,
+    hover: Sequence[str] | None = None,
+    cols: int = 6,
+    title: str = "",
+    shadow: bool = False,
+    background: str | None = None,
+) -> go.Figure:
+    """Small multiples: one 2-D scatter per panel (layer), all coloured by the same values.
+
+    ``categorical=True`` draws one trace per category and panel, grouped in the legend so a
+    click toggles a category in every panel; ``shadow=True`` adds every point in gray beneath
+    (seed 000's "gray shadow" style), so isolating a category keeps the context visible.
+    Points whose category is ``background`` appear only in the gray shadow.
+    """
+    rows = int(np.ceil(len(panels) / cols))
+    fig = make_subplots(
+        rows=rows,
+        cols=cols,
+        subplot_titles=list(titles),
+        horizontal_spacing=0.02,
+        vertical_spacing=0.06,
+    )
+    color = np.asarray(color)
+    hover = None if hover is None else np.asarray(hover)
+    categories = [c for c in sorted(pd.unique(color)) if c != background] if categorical else []
+    colors = _category_colors(categories)
+    for p, xy in enumerate(panels):
+        row, col = p // cols + 1, p % cols + 1
+        x, y = _r(xy[:, 0]), _r(xy[:, 1])
+        if shadow:
+            fig.add_trace(
+                go.Scattergl(
+                    x=x,
+                    y=y,
+                    mode="markers",
+                    marker={"size": 2, "color": SHADOW},
+                    name="all words (shadow)",
+                    legendgroup="shadow",
+                    showlegend=p == 0,
+                    hoverinfo="skip",
+                ),
+                row=row,
+                col=col,
+            )
+        if categorical:
+            for c in categories:
+                m = color == c
+                fig.add_trace(
+                    go.Scattergl(
+                        x=x[m],
+                        y=y[m],
+                        mode="markers",
+                        marker={"size": 3, "color": colors[c]},
+                        name=str(c),
+                        legendgroup=str(c),
+                        showlegend=p == 0,
+                        text=None if hover is None else hover[m],
+                        hoverinfo="text+name",
+                    ),
+                    row=row,
+                    col=col,
+                )
+        else:
+            fig.add_trace(
+                go.Scattergl(
+                    x=x,
+                    y=y,
+                    mode="markers",
+                    marker={
+                        "size": 3,
+                        "color": color,
+                        "colorscale": "Viridis",
+                        "showscale": p == 0,
+                        "colorbar": {"title": color_title},
+                    },
+                    text=hover,
+                    hoverinfo="text",
+                    showlegend=False,
+                ),
+                row=row,
+                col=col,
+            )
+    fig.update_xaxes(showticklabels=False)
+    fig.update_yaxes(showticklabels=False)
+    fig.update_layout(
+        title=title,
+        height=220 * rows + 80,
+        margin={"l": 10, "r": 10, "t": 60},
+        legend={"itemsizing": "constant", "title": color_title},
+    )
+    return fig
+
+
+def point_tiers(n: int, counts: Sequence[int], seed: int = 0) -> np.ndarray:
+    """Nested random subsets of ``n`` points: the tier of each point for the given counts.
+
+    A seeded permutation ranks the points; a point of rank ``r`` belongs to the first tier
+    ``t`` with ``r < counts[t]``, so tiers ``0..t`` together hold exactly ``counts[t]`` points
+    (a uniform random subset, the same for every layer). ``counts`` must increase strictly
+    and end at ``n``.
+    """
+    counts = [int(c) for c in counts]
+    if not counts or counts[-1] != n or (np.diff(counts) <= 0).any():
+        raise ValueError(f"counts must increase strictly and end at n={n}, got {counts}")
+    if counts[0] < 1:
+        raise ValueError(f"counts must be positive, got {counts}")
+    rank = np.empty(n, dtype=np.int64)
+    rank[np.random.default_rng(seed).permutation(n)] = np.arange(n)
+    return np.searchsorted(np.asarray(counts), rank, side="right").astype(np.int32)
+
+
+def default_point_counts(n: int, smallest: int = 250) -> list[int]:
+    """Point counts offered by a figure's dropdown: ``n``, ``n/2``, ``n/4``, ... down to
+    ``smallest`` (just ``[n]`` when ``n`` is below ``2 * smallest``)."""
+    counts = [n]
+    while counts[0] // 2 >= smallest:
+        counts.insert(0, counts[0] // 2)
+    return counts
+
+
+def layer_slider_3d(
+    coords: Sequence[np.ndarray],
+    layer_names: Sequence[str],
+    color: np.ndarray,
+    color_title: str,
+    hover: Sequence[str] | None = None,
+    categorical: bool = False,
+    title: str = "",
+    point_counts: Sequence[int] | None = None,
+    initial_points: int | None = None,
+    slider_prefix: str = "layer: ",
+    seed: int = 0,
+) -> go.Figure:
+    """A 3-D scatter of the same points in every layer, with a layer slider and a point count.
+
+    ``coords[l]`` is the ``(n, 3)`` projection of the ``n`` points in layer ``l``. The slider
+    re-points the traces' ``x``/``y``/``z`` at the chosen layer (a ``restyle`` that leaves
+    visibility alone), so the plotted data change and only one layer's data are drawn at a
+    time. The dropdown shows ``point_counts`` points (nested seeded random subsets, see
+    :func:`point_tiers`; default :func:`default_point_counts`, at most ``n``); it starts at
+    ``initial_points`` (default: the largest count up to 1000). Traces are one per (subset
+    tier, category): continuous colours share one colour scale (``cmin``/``cmax`` over all
+    points), categorical colours are grouped in the legend by category.
+    """
+    coords = [np.asarray(c) for c in coords]
+    n = len(coords[0])
+    if any(c.shape != (n, 3) for c in coords):
+        raise ValueError(f"every layer needs ({n}, 3) coordinates")
+    if len(layer_names) != len(coords):
+        raise ValueError(f"{len(layer_names)} layer names for {len(coords)} layers")
+    color = np.asarray(color)
+    hover = None if hover is None else np.asarray(hover)
+    counts = list(point_counts) if point_counts is not None else default_point_counts(n)
+    tiers = point_tiers(n, counts, seed)
+    if initial_points is None:
+        initial_points = max([c for c in counts if c <= 1000] or counts[:1])
+    if initial_points not in counts:
+        raise ValueError(f"initial_points {initial_points} is not one of {counts}")
+    shown_tier = counts.index(initial_points)
+    fig = go.Figure()
+    masks, trace_tier = _add_tier_traces(fig, coords[0], tiers, len(counts), color, color_title,
+                                         hover, categorical, shown_tier)
+    steps = [
+        {
+            "method": "restyle",
+            "label": str(name),
+            "args": [{axis: [_r(xyz[m][:, j]).tolist() for m in masks]
+                      for j, axis in enumerate("xyz")}],
+        }
+        for name, xyz in zip(layer_names, coords, strict=True)
+    ]
+    tier_arr = np.array(trace_tier)
+    buttons = [
+        {"method": "restyle", "label": f"{count} points",
+         "args": [{"visible": (tier_arr <= t).tolist()}]}
+        for t, count in enumerate(counts)
+    ]
+    fig.update_layout(
+        title=title,
+        height=620,
+        margin={"l": 0, "r": 0, "t": 50, "b": 0},
+        sliders=[{"active": 0, "steps": steps, "currentvalue": {"prefix": slider_prefix}}],
+        updatemenus=[
+            {
+                "buttons": buttons,
+                "active": shown_tier,
+                "direction": "down",
+                "x": 0.0,
+                "xanchor": "left",
+                "y": 1.0,
+                "yanchor": "top",
+                "showactive": True,
+            }
+        ] if len(counts) > 1 else [],
+        scene={"xaxis": {"title": "1"}, "yaxis": {"title": "2"}, "zaxis": {"title": "3"}},
+        legend={"itemsizing": "constant", "title": color_title},
+    )
+    return fig
+
+def _add_tier_traces(fig: go.Figure, xyz0: np.ndarray, tiers: np.ndarray, n_tiers: int,
+                     color: np.ndarray, color_title: str, hover: np.ndarray | None,
+                     categorical: bool, shown_tier: int) -> tuple[list[np.ndarray], list[int]]:
+    """One 3-D trace per (point tier, category) at the first layer; their row masks and tiers."""
+    n = len(xyz0)
+    categories = sorted(pd.unique(color)) if categorical else [None]
+    colors = _category_colors([c for c in categories if c is not None])
+    masks: list[np.ndarray] = []
+    trace_tier: list[int] = []
+    for t in range(n_tiers):
+        for c in categories:
+            m = (tiers == t) & (np.ones(n, bool) if c is None else color == c)
+            if not m.any():
+                continue
+            if c is None:
+                marker = {
+                    "size": 2,
+                    "color": color[m],
+                    "colorscale": "Viridis",
+                    "cmin": float(color.min()),
+                    "cmax": float(color.max()),
+                    "showscale": not masks,
+                    "colorbar": {"title": color_title},
+                }
+            else:
+                marker = {"size": 2, "color": colors[c]}
+            xyz = xyz0[m]
+            fig.add_trace(
+                go.Scatter3d(
+                    x=_r(xyz[:, 0]),
+                    y=_r(xyz[:, 1]),
+                    z=_r(xyz[:, 2]),
+                    mode="markers",
+                    marker=marker,
+                    name=str(c) if c is not None else "points",
+                    legendgroup=str(c),
+                    showlegend=c is not None and t == 0,
+                    text=None if hover is None else hover[m],
+                    hoverinfo="text" if c is None else "text+name",
+                    visible=t <= shown_tier,
+                )
+            )
+            masks.append(m)
+            trace_tier.append(t)
+    return masks, trace_tier
+
+
+
+#: Axis title of a ``depth`` column: layer index over the index of the last layer.
+DEPTH_TITLE = "depth (layer / last layer)"
+
+
+def lines_by_layer(
+    frame: pd.DataFrame,
+    y: str,
+    color: str = "model",
+    x: str = "layer",
+    lower: str | None = None,
+    upper: str | None = None,
+    dash: str | None = None,
+    title: str = "",
+    y_title: str | None = None,
+    reference: float | None = None,
+    reference_name: str = "",
+    x_title: str | None = None,
+) -> go.Figure:
+    """One line per ``color`` value (and ``dash`` value) across layers, with optional bands.
+
+    ``x`` is usually the layer index divided by the number of layers when models of different
+    depths share a plot (as seed 001's figures do with absolute layers of equal-depth models).
+    ``x_title`` defaults to ``x``, spelled out for :data:`DEPTH_TITLE` ("depth").
+    """
+    fig = go.Figure()
+    keys = [color] + ([dash] if dash else [])
+    dashes = ["solid", "dash", "dot", "dashdot"]
+    dash_values = sorted(frame[dash].unique()) if dash else [None]
+    color_values = list(pd.unique(frame[color]))
+    for key, part in frame.groupby(keys, sort=False):
+        key = key if isinstance(key, tuple) else (key,)
+        c = PALETTE[color_values.index(key[0]) % len(PALETTE)]
+        d = dashes[dash_values.index(key[1]) % len(dashes)] if dash else "solid"
+        part = part.sort_values(x)
+        label = " / ".join(str(k) for k in key)
+        if lower and upper:
+            fig.add_trace(
+                go.Scatter(
+                    x=np.concatenate([part[x], part[x][::-1]]),
+                    y=np.concatenate([part[upper], part[lower][::-1]]),
+                    fill="toself",
+                    fillcolor=c,
+                    opacity=0.15,
+                    line={"width": 0},
+                    hoverinfo="skip",
+                    showlegend=False,
+                    legendgroup=label,
+                )
+            )
+        fig.add_trace(
+            go.Scatter(
+                x=part[x],
+                y=_r(part[y], 4),
+                mode="lines+markers",
+                name=label,
+                line={"color": c, "dash": d},
+                legendgroup=label,
+            )
+        )
+    if reference is not None:
+        fig.add_hline(
+            y=reference, line={"color": "gray", "dash": "dot"}, annotation_text=reference_name
+        )
+    fig.update_layout(
+        title=title,
+        xaxis_title=x_title or (DEPTH_TITLE if x == "depth" else x),
+        yaxis_title=y_title or y,
+        height=420,
+        margin={"l": 50, "r": 10, "t": 50, "b": 40},
+    )
+    return fig
+
+
+def column_lines(
+    frame: pd.DataFrame,
+    columns: Mapping[str, str],
+    *,
+    x: str = "depth",
+    color: str = "model",
+    legend: str = "attribute",
+    **kwargs: object,
+) -> go.Figure:
+    """:func:`lines_by_layer` of several columns of ``frame`` at once.
+
+    ``columns`` maps column names to legend names; each (``color``, column) pair is one line,
+    the columns told apart by dash. ``kwargs`` go to :func:`lines_by_layer`.
+    """
+    long = frame.melt(id_vars=[color, x], value_vars=list(columns), var_name=legend,
+                      value_name="value")
+    long[legend] = long[legend].map(dict(columns))
+    return lines_by_layer(long, "value", color=color, x=x, dash=legend, **kwargs)
+
+
+def facet_lines(
+    frame: pd.DataFrame,
+    y: str,
+    facet: str,
+    *,
+    title: str = "",
+    y_title: str | None = None,
+    shared_y: bool = True,
+    log_y: bool = False,
+    **kwargs: object,
+) -> go.Figure:
+    """:func:`lines_by_layer` in one panel per value of ``facet``, side by side.
+
+    ``shared_y=False`` gives each panel its own y range (for quantities whose ranges differ
+    by orders of magnitude between panels); the legend is taken from the first panel.
+    ``kwargs`` (``x``, ``color``, ``dash``, ...) go to :func:`lines_by_layer`.
+    """
+    keys = list(pd.unique(frame[facet]))
+    fig = make_subplots(
+        rows=1, cols=len(keys), subplot_titles=[str(k) for k in keys], shared_yaxes=shared_y,
+        horizontal_spacing=0.06 if shared_y else 0.1,
+    )
+    for col, key in enumerate(keys, start=1):
+        panel = lines_by_layer(frame[frame[facet] == key], y, **kwargs)
+        for trace in panel.data:
+            trace.showlegend = col == 1
+            fig.add_trace(trace, row=1, col=col)
+        fig.update_xaxes(title_text=panel.layout.xaxis.title.text, row=1, col=col)
+        if log_y:
+            fig.update_yaxes(type="log", row=1, col=col)
+    fig.update_yaxes(title_text=y_title or y, row=1, col=1)
+    fig.update_layout(title=title, height=440, margin={"l": 60, "r": 10, "t": 80, "b": 40})
+    return fig
+
+
+def heatmap(
+    matrix: np.ndarray,
+    x_labels: Sequence,
+    y_labels: Sequence,
+    title: str = "",
+    x_title: str = "",
+    y_title: str = "",
+    colorbar_title: str = "",
+) -> go.Figure:
+    """A labelled heatmap (e.g. layer x position, layer x UPOS)."""
+    fig = go.Figure(
+        go.Heatmap(
+            z=_r(matrix, 4),
+            x=list(map(str, x_labels)),
+            y=list(map(str, y_labels)),
+            colorscale="Viridis",
+            colorbar={"title": colorbar_title},
+        )
+    )
+    fig.update_layout(
+        title=title,
+        xaxis_title=x_title,
+        yaxis_title=y_title,
+        height=460,
+        margin={"l": 60, "r": 10, "t": 50, "b": 40},
+    )
+    return fig
+
+
+def side_by_side(
+    panels: Sequence[np.ndarray],
+    titles: Sequence[str],
+    color: Sequence[np.ndarray],
+    color_title: str,
+    title: str = "",
+) -> go.Figure:
+    """2-D scatters next to each other, each with its own colour values (e.g. clusters)."""
+    fig = make_subplots(rows=1, cols=len(panels), subplot_titles=list(titles))
+    for i, (xy, c) in enumerate(zip(panels, color, strict=True)):
+        fig.add_trace(
+            go.Scattergl(
+                x=_r(xy[:, 0]),
+                y=_r(xy[:, 1]),
+                mode="markers",
+                marker={
+                    "size": 3,
+                    "color": c,
+                    "colorscale": "Viridis",
+                    "showscale": i == 0,
+                    "colorbar": {"title": color_title},
+                },
+                showlegend=False,
+            ),
+            row=1,
+            col=i + 1,
+        )
+    fig.update_layout(title=title, height=420, margin={"l": 10, "r": 10, "t": 60, "b": 10})
+    return fig
+
+
+def dimension_profile(
+    values: Sequence[np.ndarray],
+    title: str = "",
+    y_title: str = "",
+    layer_labels: Sequence | None = None,
+) -> go.Figure:
+    """One value per hidden dimension (x: dimension index), with a slider over layers.
+
+    Seed 003's rogue-dimension plots: spikes stand out as dimensions whose value (mean,
+    standard deviation or variance across sentences) dwarfs the rest.
+    """
+    labels = list(layer_labels) if layer_labels is not None else list(range(len(values)))
+    fig = go.Figure()
+    for i, v in enumerate(values):
+        fig.add_trace(
+            go.Scatter(
+                x=np.arange(len(v)),
+                y=_r(np.asarray(v, dtype=np.float64), 4),
+                mode="lines",
+                line={"width": 1, "color": PALETTE[0]},
+                visible=i == len(values) - 1,
+                name=f"layer {labels[i]}",
+            )
+        )
+    steps = [
+        {
+            "method": "update",
+            "label": str(label),
+            "args": [{"visible": [j == i for j in range(len(values))]}],
+        }
+        for i, label in enumerate(labels)
+    ]
+    fig.update_layout(
+        title=title,
+        xaxis_title="dimension",
+        yaxis_title=y_title,
+        height=420,
+        sliders=[{"active": len(values) - 1, "currentvalue": {"prefix": "layer "}, "steps": steps}],
+        margin={"l": 50, "r": 10, "t": 50, "b": 40},
+    )
+    return fig
+
+
+def choice_layer_slider(
+    coords: dict[str, Sequence[np.ndarray]],
+    layer_names: Sequence[str],
+    color: dict[str, np.ndarray],
+    color_title: str,
+    hover: dict[str, Sequence[str]] | None = None,
+    title: str = "",
+    background: str | None = None,
+) -> go.Figure:
+    """2-D scatter of one chosen item (dropdown) in one chosen layer (slider).
+
+    ``coords[c][l]`` is the ``(n_c, 2)`` projection of item ``c`` (e.g. a target word's
+    occurrences) in layer ``l``; ``color[c]`` gives the ``n_c`` categories of its points (e.g.
+    senses), drawn as one trace per (item, category). The dropdown shows one item's traces; the
+    slider re-points every trace's ``x``/``y`` at the chosen layer (a ``restyle`` that leaves
+    visibility alone), so the two controls combine freely. The data are stored once per layer.
+    Points of category ``background`` are drawn in light gray.
+    """
+    choices = list(coords)
+    if not choices:
+        raise ValueError("no items to show")
+    n_layers = len(layer_names)
+    for c in choices:
+        if len(coords[c]) != n_layers:
+            raise ValueError(f"{c!r} has {len(coords[c])} layers, expected {n_layers}")
+    fig = go.Figure()
+    owner: list[str] = []
+    masks: list[tuple[str, np.ndarray]] = []
+    for c in choices:
+        cats = np.asarray(color[c]).astype(str)
+        text = None if hover is None else np.asarray(hover[c])
+        categories = sorted(pd.unique(cats))
+        colors = _category_colors([cat for cat in categories if cat != background])
+        if background is not None:
+            colors[background] = SHADOW.replace("0.25", "0.6")
+        for cat in categories:
+            m = cats == cat
+            xy = np.asarray(coords[c][0])[m]
+            fig.add_trace(
+                go.Scattergl(
+                    x=_r(xy[:, 0]),
+                    y=_r(xy[:, 1]),
+                    mode="markers",
+                    marker={"size": 6, "color": colors[cat], "opacity": 0.8},
+                    name=cat,
+                    text=None if text is None else text[m],
+                    hoverinfo="text+name",
+                    visible=c == choices[0],
+                )
+            )
+            owner.append(c)
+            masks.append((c, m))
+    owner_arr = np.array(owner)
+    buttons = [
+        {
+            "method": "update",
+            "label": c,
+            "args": [
+                {"visible": (owner_arr == c).tolist()},
+                {"legend.title.text": f"{color_title} of {c}"},
+            ],
+        }
+        for c in choices
+    ]
+    steps = []
+    for li, name in enumerate(layer_names):
+        xs = [_r(np.asarray(coords[c][li])[m][:, 0]).tolist() for c, m in masks]
+        ys = [_r(np.asarray(coords[c][li])[m][:, 1]).tolist() for c, m in masks]
+        steps.append({"method": "restyle", "label": str(name), "args": [{"x": xs, "y": ys}]})
+    fig.update_layout(
+        title={"text": title, "y": 0.98, "yanchor": "top"},
+        height=540,
+        margin={"l": 10, "r": 10, "t": 100, "b": 10},
+        xaxis={"showticklabels": False},
+        yaxis={"showticklabels": False},
+        legend={"itemsizing": "constant", "title": {"text": f"{color_title} of {choices[0]}"}},
+        updatemenus=[
+            {
+                "buttons": buttons,
+                "direction": "down",
+                "x": 0.0,
+                "xanchor": "left",
+                "y": 1.02,
+                "yanchor": "bottom",
+                "showactive": True,
+            }
+        ],
+        sliders=[{"active": 0, "steps": steps, "currentvalue": {"prefix": "layer "},
+                  "pad": {"t": 30}}],
+    )
+    return fig

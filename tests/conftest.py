@@ -1,0 +1,110 @@
+"""Shared test gates and fixtures.
+
+Data gate: tests marked ``@pytest.mark.data`` need the data files (the mirror named by
+``LMGEOMETRY_DATA_MIRROR``, or the network to fetch them from their original URLs); tests
+marked ``@pytest.mark.mirror`` need the mirror itself (some files have no public URL). Without
+them such tests are skipped with the reason, unless ``LMGEOMETRY_REQUIRE_DATA=1`` (set by
+``.ci/run``), which turns the missing data into a failure so that CI cannot pass by skipping.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import socket
+
+import pytest
+
+from lmgeometry.io import paths
+
+REQUIRE_ENV = "LMGEOMETRY_REQUIRE_DATA"
+
+#: Sentences that stress tokenizers and the word table: contractions, non-ASCII letters,
+#: curly quotes, double spaces, tabs, numbers with separators, a very long word.
+HARD = [
+    "Don't  split co-operation: 3.14 naïve café—“quoted” words!",
+    "The antidisestablishmentarianism of 1,234,567 Zürich-based ünïcödé folks "
+    "(e.g. O'Neill's) isn't 42%.",
+    "Hello  world, it's 5pm in São Paulo; naïveté rocks.",
+    "I'm gonna wanna do it, y'all.",
+    "Pneumonoultramicroscopicsilicovolcanoconiosis — rare!  Isn't it?",
+    "Ωmega’s “smart” quotes… and tabs\tand e-mail: a@b.com.",
+]
+
+
+def has_mirror() -> bool:
+    """Whether ``LMGEOMETRY_DATA_MIRROR`` names a folder that holds the mirror."""
+    mirror = paths.data_mirror()
+    return mirror is not None and (mirror / "SHA256SUMS").is_file()
+
+
+@functools.cache
+def data_missing() -> str | None:
+    """Why the data files cannot be had, or None when the mirror or the network is there."""
+    if has_mirror():
+        return None
+    try:
+        socket.create_connection(("raw.githubusercontent.com", 443), timeout=3).close()
+    except OSError:
+        return ("no data: LMGEOMETRY_DATA_MIRROR is unset (or not a mirror) and "
+                "raw.githubusercontent.com is unreachable; set LMGEOMETRY_DATA_MIRROR to the "
+                "data mirror, as CI does")
+    return None
+
+
+def mirror_missing() -> str | None:
+    """Why the mirror itself is not available, or None."""
+    if has_mirror():
+        return None
+    return ("needs LMGEOMETRY_DATA_MIRROR: some files (SemCor tarball, Debian WordNet files) "
+            "have no public per-file URL")
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    reasons = []
+    if item.get_closest_marker("data") is not None:
+        reasons.append(data_missing())
+    if item.get_closest_marker("mirror") is not None:
+        reasons.append(mirror_missing())
+    reason = next((r for r in reasons if r), None)
+    if reason is None:
+        return
+    if os.environ.get(REQUIRE_ENV) == "1":
+        pytest.fail(f"{reason} ({REQUIRE_ENV}=1: missing data is a failure)", pytrace=False)
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="module")
+def hard_corpus():
+    """:data:`HARD` as a corpus with its spaCy word table."""
+    from lmgeometry.io.corpus import sentences
+
+    return sentences(HARD, name="hard")
+
+
+def array_store(folder, layers, words, *, name: str = "test-model"):
+    """A real store entry written from arrays, opened with :class:`Store`.
+
+    ``layers`` is a list of ``(n_words, width)`` arrays (kept in their own dtype) and ``words``
+    the word table; the files follow the store's documented layout.
+    """
+    import json
+    from pathlib import Path
+
+    import numpy as np
+    import pandas as pd
+
+    from lmgeometry.activations.store import FORMAT_VERSION, Store, layer_file
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    layers = [np.asarray(X) for X in layers]
+    n, width = layers[0].shape
+    for i, X in enumerate(layers):
+        np.save(folder / layer_file(i), X)
+    pd.DataFrame(words).assign(row=np.arange(n)).to_parquet(folder / "words.parquet")
+    meta = {"format": FORMAT_VERSION, "n_layers": len(layers), "width": width,
+            "dtype": str(layers[0].dtype), "model": {"name": name}, "corpus": {"name": "test"},
+            "counts": {"words": n}, "skipped_sentence_ids": []}
+    (folder / "meta.json").write_text(json.dumps(meta))
+    return Store(folder)

@@ -1,0 +1,61 @@
+"""The verdict rule and claim records (lmgeometry.measures.stats, lmgeometry.report.claims)."""
+
+import math
+
+import pytest
+
+from lmgeometry.measures.stats import verdict
+from lmgeometry.report.claims import CLAIM_COLUMNS, Claim, claims_frame, scorecard, verdict_counts
+
+
+@pytest.mark.parametrize(
+    ("lo", "hi", "threshold", "direction", "expected"),
+    [
+        (0.2, 0.4, 0.1, "above", "holds"),
+        (0.0, 0.4, 0.1, "above", "inconclusive"),  # straddles the threshold
+        (0.1, 0.4, 0.1, "above", "inconclusive"),  # touching is not enough to hold
+        (-0.2, 0.05, 0.1, "above", "does not hold"),
+        (-0.2, 0.1, 0.1, "above", "does not hold"),
+        (-0.9, -0.7, -0.5, "below", "holds"),
+        (-0.6, -0.4, -0.5, "below", "inconclusive"),
+        (-0.5, 0.3, -0.5, "below", "does not hold"),
+        (math.nan, 0.3, 0.0, "above", "inconclusive"),
+    ],
+)
+def test_verdict_follows_the_interval(lo, hi, threshold, direction, expected):
+    assert verdict(lo, hi, threshold, direction) == expected
+
+
+def test_verdict_refuses_bad_input():
+    with pytest.raises(ValueError):
+        verdict(0.0, 1.0, 0.5, "up")
+    with pytest.raises(ValueError):
+        verdict(1.0, 0.0, 0.5, "above")
+
+
+def _claim(model="m", value=0.3, lo=0.2, hi=0.4, **kw):
+    return Claim(seed="001", claim="anisotropy rises", model=model, statistic="rho",
+                 value=value, ci_low=lo, ci_high=hi, threshold=0.1, direction="above",
+                 rule="a moderate correlation", **kw)
+
+
+def test_claim_computes_its_verdict_and_checks_its_interval():
+    assert _claim().verdict == "holds"
+    assert _claim(lo=-0.1).verdict == "inconclusive"
+    with pytest.raises(ValueError):
+        _claim(value=0.5)  # outside its own interval
+    with pytest.raises(TypeError):
+        Claim(seed="001", claim="c", model="m", statistic="s", value=0, ci_low=0, ci_high=0,
+              threshold=0, direction="above", rule="r", verdict="holds")  # never typed
+
+
+def test_claims_frame_and_scorecard():
+    frame = claims_frame([_claim("a"), _claim("b", lo=-0.1, value=0.0, hi=0.2)])
+    assert list(frame.columns) == list(CLAIM_COLUMNS)
+    assert frame["verdict"].tolist() == ["holds", "inconclusive"]
+    card = scorecard(frame, models=["b", "a"])
+    assert list(card.columns) == ["b", "a"]
+    assert card.iloc[0]["a"] == "holds: 0.30 [0.20, 0.40]"
+    counts = verdict_counts(frame)
+    assert counts.loc["a", "holds"] == 1 and counts.loc["b", "inconclusive"] == 1
+    assert counts.loc["a", "does not hold"] == 0
