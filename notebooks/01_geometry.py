@@ -37,8 +37,8 @@
 # after the model's final normalisation (GPT-2's `ln_f`, the final RMSNorm of Llama-style
 # models such as SmolLM2), not the last block's raw output; every earlier layer of a decoder is
 # a block's raw output (see the docstring of `lmgeometry.activations.extract`). The last layer of a
-# decoder
-# is therefore rescaled, and the jump in norms and cluster structure at the last layer in the
+# decoder is therefore rescaled, and the jump in norms and cluster structure at the last layer in
+# the
 # figures below is, at least in part, this normalisation. If the seed used the same convention
 # (it does not say), its GPT-2 last layer, where the separation decreased, was also taken after
 # `ln_f`.

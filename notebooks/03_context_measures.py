@@ -44,8 +44,7 @@
 # baseline, "variance explained for random words", is 0.969-0.998 in GPT-2's layers 2-11,
 # which makes every adjusted MEV there negative); baseline pairs drawn
 # with replacement; every value rounded to 3 decimals. `lmgeometry.measures.contextual` makes each
-# choice
-# an argument and offers two presets: `ethayarajh2019` (the authors' code) and `corrected`
+# choice an argument and offers two presets: `ethayarajh2019` (the authors' code) and `corrected`
 # (exact means over all pairs of *different* sentences, centred MEV throughout with a
 # size-matched random baseline, IntraSim adjusted by length-matched random pseudo-sentences).
 # Every figure shows both.
@@ -144,8 +143,7 @@ for measure, title in (
 # ## Seed 001's claims, tested on this run
 #
 # Each claim is decided by a rule stated in `lmgeometry.chapters.context_measures.claims`. Layer 0,
-# the
-# context-free input, is left out. "Anisotropic" means a baseline cosine above $3/\sqrt{d}$,
+# the context-free input, is left out. "Anisotropic" means a baseline cosine above $3/\sqrt{d}$,
 # the band within which the cosine of two random directions in $d$ dimensions falls. A trend
 # ("rises", "falls") is a Spearman correlation with the layer index of at least 0.5 in size;
 # the paper itself allows exceptions (BERT's last layer is less anisotropic than its

@@ -32,8 +32,7 @@
 # states** of every layer?
 #
 # **Measures** (in `lmgeometry.measures.isotropy` and `lmgeometry.chapters.drift`, formulas and
-# sources in the
-# docstrings). W has n rows (tokens) of width d; mu is its mean row.
+# sources in the docstrings). W has n rows (tokens) of width d; mu is its mean row.
 #
 # * **I(W)**, the partition-function isotropy of Mu & Viswanath (2018) that seed 004 uses:
 #   for a unit direction c, Z(c) = sum_w exp(c . w) is the partition function, and

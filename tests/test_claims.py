@@ -59,3 +59,51 @@ def test_claims_frame_and_scorecard():
     counts = verdict_counts(frame)
     assert counts.loc["a", "holds"] == 1 and counts.loc["b", "inconclusive"] == 1
     assert counts.loc["a", "does not hold"] == 0
+
+
+def test_bootstrap_means_resample_items_jointly():
+    import numpy as np
+
+    from lmgeometry.measures.stats import weighted_bootstrap_means
+
+    V = np.tile(np.array([1.0, 2.0, 3.0]), (50, 1))  # every item the same
+    reps = weighted_bootstrap_means(V, n_boot=20, rng=0)
+    assert reps.shape == (20, 3) and np.allclose(reps, [1.0, 2.0, 3.0])
+    # weights: an item with weight 0 never counts, NaN entries drop out of their column
+    V2 = np.array([[1.0, np.nan], [3.0, 5.0], [100.0, 100.0]])
+    reps2 = weighted_bootstrap_means(V2, weights=np.array([1.0, 1.0, 0.0]), n_boot=200, rng=1)
+    assert np.nanmax(reps2[:, 0]) <= 3.0 and np.nanmin(reps2[:, 0]) >= 1.0
+    assert np.allclose(reps2[np.isfinite(reps2[:, 1]), 1], 5.0)
+
+
+def test_spearman_trend_known_answers():
+    import numpy as np
+
+    from lmgeometry.measures.stats import spearman_trend
+
+    rng = np.random.default_rng(0)
+    layers = np.arange(8.0)
+    rising = layers + rng.normal(scale=0.01, size=(300, 8))
+    rho, lo, hi = spearman_trend(rising, n_boot=200, rng=0)
+    assert rho == pytest.approx(1.0) and lo == pytest.approx(1.0) and hi == pytest.approx(1.0)
+    rho, lo, hi = spearman_trend(-rising, n_boot=200, rng=0)
+    assert rho == pytest.approx(-1.0) and hi == pytest.approx(-1.0)
+    # no trend in the population: most intervals (nominally 95%) hold 0
+    covered = 0
+    for seed in range(40):
+        noise = np.random.default_rng(seed).normal(size=(40, 8))
+        _, lo, hi = spearman_trend(noise, n_boot=300, rng=seed)
+        covered += lo <= 0 <= hi
+    assert covered >= 32
+    assert np.isnan(spearman_trend(noise[:, :2])[0])  # two layers: no trend
+
+
+def test_extreme_over_layers_bounds_every_layer():
+    from lmgeometry.measures.stats import extreme_over_layers, verdict
+
+    v, lo, hi, at = extreme_over_layers([0.5, 0.2, 0.4], [0.45, 0.15, 0.35], [0.55, 0.25, 0.45])
+    assert (v, lo, hi, at) == (0.2, 0.15, 0.25, 1)
+    assert verdict(lo, hi, 0.1, "above") == "holds"  # every layer's interval is above 0.1
+    assert verdict(lo, hi, 0.2, "above") == "inconclusive"
+    v, lo, hi, at = extreme_over_layers([0.5, 0.2], [0.4, 0.1], [0.6, 0.3], which="max")
+    assert (v, lo, hi, at) == (0.5, 0.4, 0.6, 0)

@@ -7,17 +7,70 @@ axis). :func:`per_layer` builds one from a function of one store.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from lmgeometry.activations.store import Store
+from lmgeometry.report.claims import CLAIM_COLUMNS
 
-__all__ = ["per_layer"]
+__all__ = [
+    "CONTROLS",
+    "ChapterResult",
+    "control_rows",
+    "controls_for",
+    "first_token_flags",
+    "per_layer",
+]
+
+#: The seeds' protocol, and the control that leaves out each sentence's first word.
+CONTROLS: tuple[str, ...] = ("none", "first word excluded")
 
 
-def per_layer(stores: Iterable[Store], fn: Callable[..., pd.DataFrame],
+@dataclass
+class ChapterResult:
+    """What a chapter's ``analyse`` returns: tidy tables, claims and a few sentences."""
+
+    tables: dict[str, pd.DataFrame] = field(default_factory=dict)
+    claims: pd.DataFrame = field(
+        default_factory=lambda: pd.DataFrame(columns=list(CLAIM_COLUMNS)))
+    sentences: list[str] = field(default_factory=list)
+
+    def results(self) -> dict[str, Any]:
+        """The numbers to save next to the executed chapter (tables and claims)."""
+        return {**self.tables, "claims": self.claims}
+
+
+def controls_for(store: Store) -> tuple[str, ...]:
+    """The controls a store's numbers are computed under: both for decoders, none else."""
+    kind = store.meta.get("model", {}).get("kind")
+    return CONTROLS if kind == "decoder" else CONTROLS[:1]
+
+
+def control_rows(store: Store, control: str) -> np.ndarray:
+    """Indices of the store's rows that a control keeps (all, or all but first words)."""
+    if control == "none":
+        return np.arange(store.n_words)
+    if control == "first word excluded":
+        return np.flatnonzero(store.words["word_index"].to_numpy() > 0)
+    raise ValueError(f"unknown control {control!r}; known: {CONTROLS}")
+
+
+def first_token_flags(claims: pd.DataFrame) -> pd.Series:
+    """Per claim row: True when its verdict differs between the controls of its model.
+
+    A verdict that flips when each sentence's first word is left out is driven by the first
+    token (the decoder's attention sink), not by the rest of the words.
+    """
+    key = ["seed", "claim", "model"]
+    n_verdicts = claims.groupby(key)["verdict"].transform("nunique")
+    return n_verdicts > 1
+
+
+def per_layer(stores: Iterable[Store] | Sequence[Store], fn: Callable[..., pd.DataFrame],
               **kwargs: Any) -> pd.DataFrame:
     """``fn(store, **kwargs)`` for every store, concatenated with ``model`` and ``depth``.
 

@@ -149,11 +149,10 @@ def static_scores(store: Store, layers: Sequence[int], protocol: str = "web",
     """Seed 001's Table 1: PC1 static embeddings of chosen layers on every word benchmark.
 
     For each layer, :func:`lmgeometry.measures.contextual.static_embeddings` (first principal
-    component
-    of each word's occurrences, words with at least ``min_contexts`` sentences) scored by
+    component of each word's occurrences, words with at least ``min_contexts`` sentences) scored by
     :func:`lmgeometry.measures.wordbench.score_all` with ``protocol`` (``"web"`` is the Word
-    Embeddings
-    Benchmarks convention the paper used; ``"strict"`` scores only covered items). ``frames``
+    Embeddings Benchmarks convention the paper used; ``"strict"`` scores only covered items).
+    ``frames``
     (benchmark name -> frame) avoids reloading the benchmarks for every layer.
 
     Returns
@@ -181,8 +180,7 @@ def table1_beside(scores: pd.DataFrame) -> pd.DataFrame:
     "<model>")`` with the share of each benchmark's items whose words all have a vector, and
     ``("paper (reference only)", "<embedding>")`` for every row of
     :data:`lmgeometry.measures.wordbench.ETHAYARAJH2019_TABLE1`. The paper's numbers are printed as
-    a
-    reference; they are not results of this run.
+    a reference; they are not results of this run.
     """
     columns = list(wordbench.ETHAYARAJH2019_COLUMNS.values())
     d = scores[scores["benchmark"].isin(columns)]

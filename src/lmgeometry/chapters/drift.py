@@ -5,8 +5,7 @@ language model's input embedding matrix W drift along a common direction -- ever
 pushes all non-target embeddings the same way ("common enemies") and rare tokens are pushed
 most -- so that W looks like a narrow cone only because it is shifted; centring restores an
 almost isotropic shape. :mod:`lmgeometry.measures.isotropy` has the measures; this module produces
-the
-per-model tables of the chapter:
+the per-model tables of the chapter:
 
 * token frequencies of a reference corpus tokenised with the model's own tokenizer
   (:func:`frequency_texts`, :func:`token_counts`, :func:`frequency_ranks`, :func:`zipf_curve`,

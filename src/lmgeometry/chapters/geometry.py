@@ -207,8 +207,7 @@ def model_geometry(store, spec: str, point_budget: int, seed: int = 0) -> ModelG
     """Run :func:`sample_projections` and :func:`layer_geometry` on every layer.
 
     ``store`` is a :class:`lmgeometry.activations.store.Store`; at most ``point_budget`` words are
-    sampled
-    (seeded, :func:`subsample`), the same words in every layer.
+    sampled (seeded, :func:`subsample`), the same words in every layer.
     """
     rows, words, coords = sample_projections(store, point_budget, seed)
     table, clusters = [], []

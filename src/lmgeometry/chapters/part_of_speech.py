@@ -23,8 +23,7 @@ def probe_by_layer(store, spec: str, n_words: int, seed: int = 0) -> pd.DataFram
     """UPOS :func:`linear_probe` and :func:`cluster_purity` on every layer of a store.
 
     ``store`` is a :class:`lmgeometry.activations.store.Store`; at most ``n_words`` words are
-    sampled
-    (seeded, the same in every layer) and split by sentence. One row per layer: ``model``,
+    sampled (seeded, the same in every layer) and split by sentence. One row per layer: ``model``,
     ``layer``, ``depth`` (layer / last layer), ``probe_accuracy``, ``majority_baseline``,
     ``cluster_purity``, ``n_train``, ``n_test``.
     """

@@ -229,8 +229,7 @@ def first_word_norm_ratio(X: np.ndarray, first: np.ndarray) -> float:
     """Mean norm of the first words' vectors over that of the other words.
 
     :func:`lmgeometry.measures.similarity.norm_ratio` with ``statistic="mean"``: far above 1 in the
-    layers
-    where a decoder run without a BOS token turns its first token into an attention sink with
+    layers where a decoder run without a BOS token turns its first token into an attention sink with
     massive activations. NaN when either group is empty.
     """
     return norm_ratio(X, first, statistic="mean")

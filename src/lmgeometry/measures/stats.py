@@ -2,6 +2,9 @@
 
 * :func:`bootstrap_ci` -- percentile bootstrap interval of a mean;
 * :func:`wilson_interval` -- Wilson score interval of a proportion (Wilson 1927);
+* :func:`weighted_bootstrap_means`, :func:`spearman_trend` -- items resampled jointly across
+  layers, so that a trend over depth gets an interval;
+* :func:`extreme_over_layers` -- the interval of a claim about every layer;
 * :func:`verdict` -- the book's one rule that turns an interval into a verdict on a claim.
 """
 
@@ -19,7 +22,10 @@ __all__ = [
     "RngLike",
     "VERDICTS",
     "bootstrap_ci",
+    "extreme_over_layers",
+    "spearman_trend",
     "verdict",
+    "weighted_bootstrap_means",
     "wilson_interval",
 ]
 
@@ -118,3 +124,111 @@ def verdict(ci_low: float, ci_high: float, threshold: float, direction: Directio
     if direction == "above":
         return "holds" if lo > threshold else "does not hold" if hi <= threshold else "inconclusive"
     return "holds" if hi < threshold else "does not hold" if lo >= threshold else "inconclusive"
+
+
+def weighted_bootstrap_means(
+    values: np.ndarray,
+    weights: np.ndarray | None = None,
+    n_boot: int = 1000,
+    rng: RngLike = None,
+) -> np.ndarray:
+    """Bootstrap replicates of the (weighted) column means of an items x columns matrix.
+
+    The rows (items: words, sentences) are resampled with replacement, the same draw for every
+    column, so a statistic computed across columns (a trend over layers) keeps the items'
+    correlation between columns. Row ``i`` has weight ``weights[i]`` (default 1) in every
+    column's mean; NaN entries are left out of their column's mean.
+
+    Returns
+    -------
+    ndarray of shape (n_boot, n_columns)
+    """
+    V = np.asarray(values, dtype=np.float64)
+    if V.ndim != 2 or len(V) == 0:
+        raise ValueError(f"values must be a non-empty items x columns matrix, not {V.shape}")
+    w = np.ones(len(V)) if weights is None else np.asarray(weights, dtype=np.float64)
+    if w.shape != (len(V),) or (w < 0).any():
+        raise ValueError("weights must be one non-negative number per row")
+    finite = np.isfinite(V)
+    Vz, W = np.where(finite, V, 0.0), finite * w[:, None]
+    gen = np.random.default_rng(rng)
+    out = np.empty((n_boot, V.shape[1]))
+    per_chunk = max(1, _CHUNK_ELEMENTS // len(V))
+    for start in range(0, n_boot, per_chunk):
+        k = min(per_chunk, n_boot - start)
+        counts = np.stack([np.bincount(gen.integers(0, len(V), len(V)), minlength=len(V))
+                           for _ in range(k)]).astype(np.float64)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out[start:start + k] = (counts @ (Vz * W)) / (counts @ W)
+    return out
+
+
+def spearman_trend(
+    values: np.ndarray,
+    weights: np.ndarray | None = None,
+    n_boot: int = 1000,
+    rng: RngLike = None,
+    *,
+    level: float = 0.95,
+) -> tuple[float, float, float]:
+    """Spearman correlation of per-layer means with the layer index, and a bootstrap interval.
+
+    ``values[i, l]`` is item ``i``'s value in layer ``l`` (columns are consecutive layers).
+    The statistic is Spearman's rho between the (weighted) column means and the column index;
+    the interval is the percentile interval of rho over :func:`weighted_bootstrap_means`
+    replicates (items resampled jointly across layers). Fewer than three columns, or constant
+    means, give NaN.
+
+    Returns
+    -------
+    rho, low, high : float
+    """
+    V = np.asarray(values, dtype=np.float64)
+    if V.ndim != 2 or V.shape[1] < 3:
+        return math.nan, math.nan, math.nan
+    w = np.ones(len(V)) if weights is None else np.asarray(weights, dtype=np.float64)
+    finite = np.isfinite(V)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = (np.where(finite, V, 0.0) * w[:, None]).sum(0) / (finite * w[:, None]).sum(0)
+    rho = _spearman_rows(means[None, :])[0]
+    if not math.isfinite(rho) or n_boot <= 0:
+        return rho, math.nan, math.nan
+    reps = _spearman_rows(weighted_bootstrap_means(V, w, n_boot, rng))
+    reps = reps[np.isfinite(reps)]
+    if len(reps) == 0:
+        return rho, math.nan, math.nan
+    lo, hi = np.quantile(reps, [(1 - level) / 2, (1 + level) / 2])
+    return rho, float(min(lo, rho)), float(max(hi, rho))
+
+
+def _spearman_rows(M: np.ndarray) -> np.ndarray:
+    """Spearman rho of each row of ``M`` with its column index (NaN for a constant row)."""
+    ranks = stats.rankdata(M, axis=1)
+    x = np.arange(M.shape[1], dtype=np.float64)
+    x = (x - x.mean()) / np.sqrt(((x - x.mean()) ** 2).sum())
+    r = ranks - ranks.mean(axis=1, keepdims=True)
+    norm = np.sqrt((r ** 2).sum(axis=1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(norm > 0, (r @ x) / norm, np.nan)
+
+
+def extreme_over_layers(value: np.ndarray, low: np.ndarray, high: np.ndarray,
+                        which: str = "min") -> tuple[float, float, float, int]:
+    """The smallest (or largest) per-layer value, with an interval, and its layer.
+
+    For a claim about *every* layer ("above t in every layer" is "the minimum is above t"),
+    the interval is ``[min of the lows, min of the highs]`` (``max`` likewise): the whole
+    interval is above ``t`` exactly when every layer's interval is, and it is wholly below
+    ``t`` when some layer's interval is. NaN layers are skipped.
+
+    Returns
+    -------
+    value, low, high : float
+    layer : int
+        Position of the extreme value.
+    """
+    v, lo, hi = (np.asarray(a, dtype=np.float64) for a in (value, low, high))
+    if which not in ("min", "max"):
+        raise ValueError(f"which must be 'min' or 'max', not {which!r}")
+    pick, arg = (np.nanmin, np.nanargmin) if which == "min" else (np.nanmax, np.nanargmax)
+    return float(pick(v)), float(pick(lo)), float(pick(hi)), int(arg(v))
