@@ -11,8 +11,10 @@ Where a file comes from (:func:`fetch`):
 - otherwise: ``paths.cache_dir("data")/<path>``, downloaded with pooch from ``url`` on first use.
 
 Either way the file is checked against its sha256. A check is remembered, keyed by the file's
-absolute path, size and modification time (in memory and in ``cache_dir("data")/verified.json``),
-so a later load costs one ``stat``. A missing file raises :class:`DataFileMissing`, a damaged one
+absolute path, size, modification time, inode and status-change time (in memory and in
+``cache_dir("data")/verified.json``), so a later load costs one ``stat``; a file rewritten with
+its modification time restored, or replaced by ``cp -p``, has a new status-change time and is
+hashed again. A missing file raises :class:`DataFileMissing`, a damaged one
 :class:`ChecksumMismatch`, and a file that can be neither found nor downloaded
 :class:`DataUnavailable`; each message names the file, the expected (and actual) sha256 and the fix.
 
@@ -234,17 +236,27 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+def _stamp(stat: os.stat_result) -> dict[str, int]:
+    """What identifies a file's content without reading it: size, mtime, inode and ctime.
+
+    The status-change time (ctime) cannot be set back by a user, so a file rewritten with its
+    old mtime restored, or copied over with ``cp -p``, no longer matches its memo record.
+    """
+    return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "inode": stat.st_ino,
+            "ctime_ns": stat.st_ctime_ns}
+
+
 def _file_sha256(path: Path, *, rehash: bool = False, save: bool = True) -> str:
-    """sha256 of ``path``, from the memo when its size and mtime are unchanged."""
-    stat = path.stat()
+    """sha256 of ``path``, from the memo when its :func:`_stamp` is unchanged."""
+    stamp = _stamp(path.stat())
     _, table = _memo_table()
     key = str(path.absolute())
     record = table.get(key)
-    if (not rehash and record is not None and record.get("size") == stat.st_size
-            and record.get("mtime_ns") == stat.st_mtime_ns):
+    if (not rehash and record is not None
+            and {k: record.get(k) for k in stamp} == stamp):
         return str(record["sha256"])
     actual = _sha256(path)
-    table[key] = {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "sha256": actual}
+    table[key] = {**stamp, "sha256": actual}
     if save:
         _save_memo()
     return actual
@@ -252,10 +264,8 @@ def _file_sha256(path: Path, *, rehash: bool = False, save: bool = True) -> str:
 
 def _remember(path: Path, sha256: str) -> None:
     """Record a sha256 that was just checked elsewhere (pooch checks what it downloads)."""
-    stat = path.stat()
     _, table = _memo_table()
-    table[str(path.absolute())] = {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns,
-                                   "sha256": sha256}
+    table[str(path.absolute())] = {**_stamp(path.stat()), "sha256": sha256}
     _save_memo()
 
 
@@ -426,8 +436,8 @@ def verify_all(*, rehash: bool = True, download: bool = True) -> pd.DataFrame:
     Parameters
     ----------
     rehash : bool
-        Recompute every sha256 instead of trusting the size+mtime memo (default; the ~70 MB
-        take about a second).
+        Recompute every sha256 instead of trusting the memo (size, mtime, inode, ctime)
+        (default; the ~70 MB take about a second).
     download : bool
         Without a mirror, download files that are not cached yet. After the first network
         failure the remaining downloads are skipped.
