@@ -26,11 +26,17 @@ __all__ = [
     "LmgeometryError",
     "ModelLoadError",
     "ModelSpecError",
+    "one_line",
     "PathError",
     "SentenceTooLongError",
     "StoreError",
     "UsageError",
 ]
+
+
+def one_line(message: object) -> str:
+    """A message on one line: its non-blank lines stripped and joined by spaces."""
+    return " ".join(line.strip() for line in str(message).splitlines() if line.strip())
 
 
 class LmgeometryError(Exception):

@@ -13,7 +13,9 @@ __all__ = [
     "cache_dir",
     "CACHE_ENV",
     "cache_root",
+    "check_writable",
     "data_mirror",
+    "folder_arg",
     "MIRROR_ENV",
     "user_path",
     "writable_folder",
@@ -64,6 +66,42 @@ def cache_dir(*parts: str) -> Path:
     return path
 
 
+def folder_arg(path: str | os.PathLike[str], what: str) -> Path:
+    """A path meant as a folder: ``~`` expanded, and refused if it is a file (nothing is
+    created).
+
+    Raises
+    ------
+    PathError
+        If ``path`` is a file.
+    """
+    folder = user_path(path)
+    if folder.exists() and not folder.is_dir():
+        raise PathError(f"{what} {folder} is a file, not a folder; pass a folder")
+    return folder
+
+
+def check_writable(path: str | os.PathLike[str], what: str) -> Path:
+    """Check, creating nothing, that ``path`` is or can become a writable folder.
+
+    The folder itself, or else its nearest existing parent, must be a folder this process
+    may write to.
+
+    Raises
+    ------
+    PathError
+        If ``path`` (or that parent) is a file, or is not writable.
+    """
+    folder = folder_arg(path, what)
+    existing = next(p for p in (folder.absolute(), *folder.absolute().parents) if p.exists())
+    if not existing.is_dir():
+        raise PathError(f"{what} {folder} cannot be created: {existing} is a file")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise PathError(f"{what} {folder} cannot be written ({existing} is not writable); "
+                        "pass a folder you can write to")
+    return folder
+
+
 def writable_folder(path: str | os.PathLike[str], what: str) -> Path:
     """Create ``path`` if needed and check that files can be written in it.
 
@@ -84,9 +122,7 @@ def writable_folder(path: str | os.PathLike[str], what: str) -> Path:
     PathError
         If ``path`` is a file, cannot be created, or is not writable.
     """
-    folder = user_path(path)
-    if folder.exists() and not folder.is_dir():
-        raise PathError(f"{what} {folder} is a file, not a folder; pass a folder")
+    folder = folder_arg(path, what)
     try:
         folder.mkdir(parents=True, exist_ok=True)
         fd, probe = tempfile.mkstemp(dir=folder, prefix=".write-test-")
