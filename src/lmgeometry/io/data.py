@@ -55,7 +55,13 @@ from lmgeometry.io import paths
 if TYPE_CHECKING:
     from nltk.corpus.reader.wordnet import WordNetCorpusReader
 
-from lmgeometry.errors import ChecksumMismatch, DataError, DataFileMissing, DataUnavailable
+from lmgeometry.errors import (
+    ChecksumMismatch,
+    DataError,
+    DataFileMissing,
+    DataUnavailable,
+    one_line,
+)
 
 __all__ = [
     "ANALOGY_BENCHMARKS",
@@ -315,14 +321,17 @@ def _check(e: _Entry, path: Path, fix: str, *, rehash: bool = False, save: bool 
     return actual
 
 
-def _mirror_path(e: _Entry, mirror: Path) -> Path:
+def _check_mirror(mirror: Path, what: str) -> None:
     if not mirror.is_dir():
         raise DataFileMissing(
-            f"{_describe(e)}: LMGEOMETRY_DATA_MIRROR={mirror} is not a folder "
-            f"(expected sha256 {e.sha256}). Fix: point LMGEOMETRY_DATA_MIRROR at the mirror root "
-            "(the folder holding SHA256SUMS and SOURCES.md), or unset it to download the files "
-            "from their original URLs."
+            f"{what}: LMGEOMETRY_DATA_MIRROR={mirror} is not a folder. Fix: point "
+            "LMGEOMETRY_DATA_MIRROR at the mirror root (the folder holding SHA256SUMS and "
+            "SOURCES.md), or unset it to download the files from their original URLs."
         )
+
+
+def _mirror_path(e: _Entry, mirror: Path) -> Path:
+    _check_mirror(mirror, f"{_describe(e)} (expected sha256 {e.sha256})")
     target = mirror / e.path
     if not target.is_file():
         raise DataFileMissing(
@@ -426,10 +435,6 @@ def fetch(name: str) -> Path:
     return _resolve(_entry(name))
 
 
-def _one_line(message: object) -> str:
-    return " ".join(line.strip() for line in str(message).splitlines() if line.strip())
-
-
 def verify_all(*, rehash: bool = True, download: bool = True) -> pd.DataFrame:
     """Check every manifest file (fetching missing ones when no mirror is set).
 
@@ -447,11 +452,19 @@ def verify_all(*, rehash: bool = True, download: bool = True) -> pd.DataFrame:
     pandas.DataFrame
         One row per file: ``name``, ``dataset``, ``path`` (relative), ``location`` (where it
         was looked for), ``status`` (``"ok"``, ``"missing"`` or ``"checksum mismatch"``),
-        ``expected`` and ``actual`` sha256 (``actual`` None when missing) and ``message``
-        (empty when ok, else the error with its fix).
+        ``size`` (bytes of the file found; None when missing), ``expected`` and ``actual``
+        sha256 (``actual`` None when missing) and ``message`` (empty when ok, else the error
+        with its fix, on one line).
+
+    Raises
+    ------
+    DataFileMissing
+        ``$LMGEOMETRY_DATA_MIRROR`` names no folder (one error, not one per file).
     """
     entries, _ = _load_manifest()
     mirror = paths.data_mirror()
+    if mirror is not None:
+        _check_mirror(mirror, "cannot verify the data files")
     rows = []
     offline: str | None = None
     for e in entries.values():
@@ -461,17 +474,18 @@ def verify_all(*, rehash: bool = True, download: bool = True) -> pd.DataFrame:
         try:
             _resolve(e, download=download and offline is None, rehash=rehash, save=False)
         except ChecksumMismatch as exc:
-            row.update(status="checksum mismatch", actual=exc.actual, message=_one_line(exc))
+            row.update(status="checksum mismatch", actual=exc.actual, message=one_line(exc))
         except _NetworkDown as exc:
             offline = str(exc).splitlines()[0]
-            row.update(status="missing", actual=None, message=_one_line(exc))
+            row.update(status="missing", actual=None, message=one_line(exc))
         except DataError as exc:
             message = str(exc)
             if offline is not None and e.url is not None:
                 message = (f"{_describe(e)} is not cached and was not downloaded because an "
                            f"earlier download found no network ({offline}). Fix: set "
                            "LMGEOMETRY_DATA_MIRROR to a data mirror, or run with network access.")
-            row.update(status="missing", actual=None, message=_one_line(message))
+            row.update(status="missing", actual=None, message=one_line(message))
+        row["size"] = location.stat().st_size if location.is_file() else None
         rows.append(row)
     _save_memo()
     return pd.DataFrame(rows)

@@ -47,7 +47,7 @@ from lmgeometry.io._offline import (
     alias_folder,
     fingerprint_folder,
 )
-from lmgeometry.io.paths import user_path
+from lmgeometry.io.paths import cache_root, user_path
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -432,6 +432,7 @@ def models_table() -> pd.DataFrame:
     """
     import pandas as pd
 
+    cache_root()  # a cache root that is a file: one error, not one warning per alias
     rows = []
     for alias in ALIASES.values():
         installed = all(_package_path(pf) is not None for pf in alias.files)
