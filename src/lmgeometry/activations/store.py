@@ -497,10 +497,10 @@ def activations(
         ``root`` is a file or cannot be written.
     """
     options = _options(pooling=pooling, prepend_bos=prepend_bos, too_long=too_long, dtype=dtype)
-    fingerprint = model_fingerprint(model) if isinstance(model, str) else model.fingerprint
-    key = store_key(fingerprint, corpus.digest(), **options)
     root = paths.writable_folder(root if root is not None else paths.cache_dir("activations"),
                                  "the store root")
+    fingerprint = model_fingerprint(model) if isinstance(model, str) else model.fingerprint
+    key = store_key(fingerprint, corpus.digest(), **options)
     final = root / entry_name(corpus.name, key)
     if (final / "meta.json").is_file():
         return Store(final, label=model if isinstance(model, str) else model.spec, verify=verify)
