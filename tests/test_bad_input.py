@@ -398,6 +398,14 @@ def test_extract_mistakes_are_one_line(argv, status, fragment, tiny_folder, tmp_
     assert out == "" and not (tmp_path / "s").exists()
 
 
+def test_uncached_hub_model_without_hub_fails_before_the_corpus(tmp_path, capsys, monkeypatch,
+                                                                no_corpus_build):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    code, _, err = run(capsys, *extract_args("nobody-xyz/no-such-model", tmp_path / "s"))
+    assert_one_line(code, err, "extract", 1, "the Hugging Face hub is offline",
+                    "Use an offline alias instead")
+
+
 def test_store_root_that_is_a_file(tiny_folder, tmp_path, capsys, no_corpus_build):
     afile = tmp_path / "afile"
     afile.write_text("x")
@@ -542,6 +550,7 @@ def test_too_large_n_names_the_option(tiny_folder, tmp_path, capsys):
 
 def test_every_option_has_help_and_n_says_what_it_counts():
     parser = build_parser()
+    assert all(action.help for action in parser._actions)
     subparsers = next(a for a in parser._actions if a.choices and isinstance(a.choices, dict))
     for name, sub in subparsers.choices.items():
         for action in sub._actions:

@@ -131,9 +131,12 @@ def _positive(text: str) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``lmgeometry`` argument parser (every option has help text)."""
-    parser = argparse.ArgumentParser(prog="lmgeometry", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="lmgeometry",
+                                     description=__doc__.split("\n")[0].replace("``", ""))
     _add_debug(parser, False)
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
+                                help="models, data, extract, store or book (COMMAND -h: its "
+                                     "options)")
 
     p = sub.add_parser("models", help="list the offline model aliases and their state")
     _add_debug(p, argparse.SUPPRESS)

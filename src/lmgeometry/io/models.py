@@ -526,6 +526,11 @@ def _hub_resolves() -> bool:
     return True
 
 
+_HUB_OFFLINE = "the Hugging Face hub is offline (HF_HUB_OFFLINE=1)"
+
+_HUB_UNREACHABLE = "the Hugging Face hub is unreachable from this machine"
+
+
 def _hub_error(spec: str, reason: str) -> ModelLoadError:
     from huggingface_hub import constants
 
@@ -566,7 +571,8 @@ def check_spec(spec: str) -> None:
     """Cheap checks of a model spec, without loading transformers or any weights.
 
     An offline alias must be installed; a folder must exist and hold ``config.json``, weight
-    files and tokenizer files; anything else must be a well-formed hub id. The command line
+    files and tokenizer files; anything else must be a well-formed hub id, in the local hub
+    cache or with the hub's host name resolving. The command line
     runs this before it builds a corpus, so a typo costs no waiting.
 
     Parameters
@@ -579,7 +585,8 @@ def check_spec(spec: str) -> None:
     ModelSpecError
         The spec names no usable model (the message says what is missing).
     ModelLoadError
-        An offline alias whose packages are not installed.
+        An offline alias whose packages are not installed, or a hub id that is not in the
+        local hub cache while the hub cannot be reached.
     """
     if spec in ALIASES:
         _package_paths(ALIASES[spec])
@@ -589,6 +596,19 @@ def check_spec(spec: str) -> None:
         _check_folder(spec, path)
         return
     _check_hub_id(spec)
+    _check_hub_access(spec)
+
+
+def _check_hub_access(spec: str) -> None:
+    """A hub id not in the local cache needs the hub (an offline setting or DNS says no)."""
+    from huggingface_hub import try_to_load_from_cache
+
+    if isinstance(try_to_load_from_cache(spec, "config.json"), str):
+        return
+    if _offline_env():
+        raise _hub_error(spec, _HUB_OFFLINE)
+    if not _hub_resolves():
+        raise _hub_error(spec, _HUB_UNREACHABLE)
 
 
 def _check_folder(spec: str, path: Path) -> Path:
@@ -670,10 +690,10 @@ def _resolve_hub(spec: str) -> tuple[_Source, PreTrainedConfig]:
     except OSError as exc:
         names = {type(e).__name__ for e in _chain(exc)}
         if offline:
-            raise _hub_error(spec, "the Hugging Face hub is offline (HF_HUB_OFFLINE=1)") from exc
+            raise _hub_error(spec, _HUB_OFFLINE) from exc
         if not reachable or names & {"ConnectError", "ConnectionError", "ConnectTimeout",
                                      "LocalEntryNotFoundError", "gaierror", "Timeout"}:
-            raise _hub_error(spec, "the Hugging Face hub is unreachable from this machine") from exc
+            raise _hub_error(spec, _HUB_UNREACHABLE) from exc
         not_found = names & {"RepositoryNotFoundError", "GatedRepoError"}
         if not_found or "valid model identifier" in str(exc):
             raise ModelSpecError(

@@ -850,7 +850,7 @@ def build_html(book_dir: Path, out: Path | None = None, *, strict: bool = True) 
         If a chapter of the toc has no executed notebook, Jupyter Book fails, or a page
         references anything outside the file tree.
     """
-    book_dir = book_dir.resolve()
+    book_dir = paths.user_path(book_dir).resolve()
     for name in ("_config.yml", "_toc.yml"):
         if not (book_dir / name).is_file():
             raise BookError(f"{book_dir / name} does not exist")
@@ -862,7 +862,7 @@ def build_html(book_dir: Path, out: Path | None = None, *, strict: bool = True) 
             f"not executed yet: {', '.join(f'{d}.ipynb' for d in missing)} in {book_dir}; "
             f"run `lmgeometry book --chapters {names}`"
         )
-    out = (out or book_dir).resolve()
+    out = paths.user_path(out or book_dir).resolve()
     html_dir = out / "_build" / "html"
     command = [sys.executable, "-c", _JUPYTER_BOOK_MAIN, "build", str(book_dir),
                "--path-output", str(out), "--builder", "html", "--quiet"]
