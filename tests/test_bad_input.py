@@ -329,6 +329,7 @@ def home(tmp_path, monkeypatch):
     home.mkdir()
     cwd = tmp_path / "cwd"
     cwd.mkdir()
+    monkeypatch.setenv(paths.CACHE_ENV, str(paths.cache_root()))  # keep the parsed corpora
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.chdir(cwd)
     return home

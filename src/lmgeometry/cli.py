@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 import traceback
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lmgeometry.errors import LmgeometryError, one_line
@@ -68,7 +69,7 @@ def _store(args: argparse.Namespace) -> int:
     from lmgeometry.activations.store import verify_entries
 
     table = verify_entries(args.paths)
-    table["entry"] = [path.rsplit("/", 1)[-1] for path in table["entry"]]
+    table["entry"] = [Path(path).name for path in table["entry"]]
     return _report(table, "entry", "store entries")
 
 

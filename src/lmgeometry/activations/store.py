@@ -117,8 +117,8 @@ class Store:
         self.meta: dict[str, Any] = _read_meta(self.path)
         model = self.meta.get("model", {})
         self.label: str = label or model.get("spec") or model.get("name") or self.path.name
-        self.n_layers: int = int(self.meta["n_layers"])
         check_entry(self.path, self.meta, full=verify)
+        self.n_layers: int = int(self.meta["n_layers"])
 
     def verify(self) -> None:
         """Compare every file's sha256 with the one recorded when the entry was written.
