@@ -49,6 +49,21 @@ def _check_table(words: pd.DataFrame, texts: list[str]) -> None:
 # word table
 
 
+def test_invisible_words_leave_the_table_but_not_the_text():
+    """Words of only zero-width or control characters get no row; their characters join the
+    whitespace before them, so the sentence still rebuilds; the corpus counts them."""
+    texts = ["\u200b Lead.", "a \u200b \x07 b", "Soft\u00adhyphen inside stays."]
+    c = corpus.sentences(texts, name="invisible-table")
+    for sid, g in c.words.groupby("sentence_id"):
+        assert g["word_index"].tolist() == list(range(len(g)))
+        assert texts[sid][: g["start"].iloc[0]] + "".join(g["text"] + g["whitespace"]) \
+            == texts[sid]
+    assert c.words["text"].tolist()[:4] == ["Lead", ".", "a", "b"]
+    assert "Soft\u00adhyphen" in c.words["text"].tolist()  # inside a word: kept
+    assert c.params["invisible_words_dropped"] == 3 == c.info["invisible_words_dropped"]
+    assert corpus.invisible_words_dropped(c) == 3
+
+
 def test_hard_sentences_offsets_slice_back_to_the_words():
     c = corpus.sentences(HARD)
     _check_table(c.words, HARD)

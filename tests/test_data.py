@@ -11,6 +11,8 @@ import hashlib
 import json
 import os
 import re
+import shutil
+import time
 from pathlib import Path
 
 import numpy as np
@@ -119,27 +121,37 @@ def test_corrupted_copy_beside_intact_symlinked_files(tmp_mirror):
 
 
 @pytest.mark.mirror
-def test_checks_are_remembered_by_size_and_mtime(tmp_mirror):
+def test_checks_are_remembered_until_the_file_changes(tmp_mirror, monkeypatch):
     entry = _entry("ws353_rel")
     copy = tmp_mirror / entry.path
     copy.parent.mkdir(parents=True)
     original = (MIRROR / entry.path).read_bytes()
     copy.write_bytes(original)
+    backup = copy.with_name("backup.txt")
+    shutil.copy2(copy, backup)
     assert data.fetch("ws353_rel") == copy
     memo = json.loads((paths.cache_dir("data") / "verified.json").read_text())
-    assert memo[str(copy.absolute())]["sha256"] == entry.sha256
-    # Same size, same mtime: the remembered check is trusted (no re-hash) ...
+    record = memo[str(copy.absolute())]
+    assert record["sha256"] == entry.sha256
+    assert {"size", "mtime_ns", "inode", "ctime_ns"} <= set(record)
+    # An unchanged file: the remembered check is trusted (no re-hash) ...
+    real_sha256 = data._sha256
+    monkeypatch.setattr(data, "_sha256", lambda path: pytest.fail("re-hashed"))
+    assert data.fetch("ws353_rel") == copy
+    monkeypatch.setattr(data, "_sha256", real_sha256)
+    # ... but new content with size and mtime restored has a new ctime: re-hashed, refused ...
     stat = copy.stat()
+    time.sleep(0.05)  # the kernel's file clock ticks every few milliseconds
     copy.write_bytes(original.replace(b"computer", b"COMPUTER", 1))
     os.utime(copy, ns=(stat.st_atime_ns, stat.st_mtime_ns))
-    assert data.fetch("ws353_rel") == copy
-    # ... verify_all re-hashes by default and sees the change ...
-    status = data.verify_all().set_index("name").loc["ws353_rel", "status"]
-    assert status == "checksum mismatch"
-    # ... and a changed mtime invalidates the memo for fetch too.
-    os.utime(copy, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
     with pytest.raises(data.ChecksumMismatch):
         data.fetch("ws353_rel")
+    # ... and the good file put back with `cp -p` (the damaged copy's mtime) is accepted.
+    time.sleep(0.05)
+    shutil.copy2(backup, copy)
+    os.utime(copy, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert data.fetch("ws353_rel") == copy
+    assert data.verify_all().set_index("name").loc["ws353_rel", "status"] == "ok"
 
 
 def test_missing_mirror_file_names_file_hash_and_fix(tmp_mirror):

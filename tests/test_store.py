@@ -104,6 +104,11 @@ def test_round_trip_with_numpy_and_pyarrow(tiny, corpus, tmp_path):
     np.testing.assert_array_equal(store.layer(-1), store.layer(2))
     assert len(store.words) == store.layer(0).shape[0]
     assert open_store(store.path).meta == store.meta
+    # every file's sha256 is recorded, and the full check passes
+    assert set(meta["checksums"]) == {"words.parquet", "layer_00.npy", "layer_01.npy",
+                                      "layer_02.npy"}
+    store.verify()
+    assert open_store(store.path, verify=True).n_words == store.n_words
 
 
 def test_float16_agrees_with_float32(tiny, corpus, tmp_path):

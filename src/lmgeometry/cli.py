@@ -1,11 +1,32 @@
-"""The ``lmgeometry`` command: models, data, extract, book."""
+"""The ``lmgeometry`` command: models, data, extract, store, book.
+
+An error of the package (:class:`~lmgeometry.errors.LmgeometryError`) ends the command with one
+line, ``lmgeometry <command>: error: <what went wrong and the fix>``, and exit status 2 for a
+usage error (an argument or setting that cannot work) or 1 for a run that failed; Ctrl-C ends
+it with status 130 (a half-written store entry is removed). ``--debug`` prints the traceback
+as well.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
+import traceback
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from lmgeometry.errors import LmgeometryError, one_line
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["build_parser", "main"]
+
+
+#: Failure messages printed under a verification table; the rest are counted.
+MAX_MESSAGES = 10
+
+INTERRUPTED = 130
 
 
 def _models(args: argparse.Namespace) -> int:
@@ -15,17 +36,41 @@ def _models(args: argparse.Namespace) -> int:
     return 0
 
 
+def _report(table: pd.DataFrame, key: str, what: str) -> int:
+    """Print a verification table (``key``, status, size) and the failures' messages."""
+    from pandas import isna
+
+    from lmgeometry.io.files import human_size
+
+    if table.empty:
+        print(f"no {what} to verify")
+        return 0
+    shown = table.assign(size=["-" if isna(s) else human_size(s) for s in table["size"]])
+    print(shown[[key, "status", "size"]].to_string(index=False))
+    bad = table[table["status"] != "ok"]
+    if bad.empty:
+        print(f"\nall {len(table)} {what} verified")
+        return 0
+    print(f"\n{len(bad)} of {len(table)} {what} failed verification:", file=sys.stderr)
+    for message in bad["message"].head(MAX_MESSAGES):
+        print(f"- {message}", file=sys.stderr)
+    if len(bad) > MAX_MESSAGES:
+        print(f"... and {len(bad) - MAX_MESSAGES} more", file=sys.stderr)
+    return 1
+
+
 def _data(args: argparse.Namespace) -> int:
     from lmgeometry.io.data import verify_all
 
-    table = verify_all()
-    print(table.to_string(index=False))
-    bad = table[table["status"] != "ok"]
-    if len(bad):
-        print(f"\n{len(bad)} file(s) failed verification; see the messages above.", file=sys.stderr)
-        return 1
-    print(f"\nall {len(table)} files verified")
-    return 0
+    return _report(verify_all(), "name", "data files")
+
+
+def _store(args: argparse.Namespace) -> int:
+    from lmgeometry.activations.store import verify_entries
+
+    table = verify_entries(args.paths)
+    table["entry"] = [Path(path).name for path in table["entry"]]
+    return _report(table, "entry", "store entries")
 
 
 def _extract(args: argparse.Namespace) -> int:
@@ -40,28 +85,79 @@ def _book(args: argparse.Namespace) -> int:
     return build_book_cli(args)
 
 
+def _add_debug(parser: argparse.ArgumentParser, default: object) -> None:
+    parser.add_argument("--debug", action="store_true", default=default,
+                        help="on an error, print the traceback too")
+
+
+def _add_extract(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("extract", help="extract hidden states of a corpus into the store")
+    p.add_argument("--model", required=True,
+                   help="offline alias (see `lmgeometry models`), Hugging Face hub id, or a "
+                        "folder holding a saved model and its tokenizer")
+    p.add_argument("--corpus", required=True,
+                   help="corpus builder: mnli_polysemy, sts or semcor_targets")
+    p.add_argument("--n", type=_positive, default=None,
+                   help="corpus size: sentences for mnli_polysemy and sts (default 1000), "
+                        "target lemmas for semcor_targets (default 30; up to 40 sampled "
+                        "occurrences each, so about 40 sentences per lemma)")
+    p.add_argument("--seed", type=int, default=0, help="sampling seed of the corpus (default 0)")
+    p.add_argument("--pooling", choices=["mean", "first", "last"], default="mean",
+                   help="a word's vector from its token pieces: their mean, or the first or "
+                        "last piece (default mean)")
+    p.add_argument("--prepend-bos", choices=["auto", "yes", "no"], default="auto",
+                   help="decoders only: force a BOS token before each sentence on or off "
+                        "(default auto: the tokenizer's own template)")
+    p.add_argument("--too-long", choices=["error", "skip"], default="error",
+                   help="a sentence longer than the model's window stops the run, or is left "
+                        "out and counted (default error)")
+    p.add_argument("--dtype", choices=["float16", "float32"], default="float16",
+                   help="storage dtype of the vectors (default float16; float32 when values "
+                        "exceed float16's range)")
+    p.add_argument("--out", default=None,
+                   help="store root folder (default: $LMGEOMETRY_CACHE/activations)")
+    _add_debug(p, argparse.SUPPRESS)
+    p.set_defaults(func=_extract)
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, not {text!r}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="lmgeometry", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
+    """The ``lmgeometry`` argument parser (every option has help text)."""
+    parser = argparse.ArgumentParser(prog="lmgeometry",
+                                     description=__doc__.split("\n")[0].replace("``", ""))
+    _add_debug(parser, False)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
+                                help="models, data, extract, store or book (COMMAND -h: its "
+                                     "options)")
 
     p = sub.add_parser("models", help="list the offline model aliases and their state")
+    _add_debug(p, argparse.SUPPRESS)
     p.set_defaults(func=_models)
 
     p = sub.add_parser("data", help="data files: verify checksums")
-    p.add_argument("action", choices=["verify"])
+    p.add_argument("action", choices=["verify"],
+                   help="verify: check every data file against the manifest's sha256")
+    _add_debug(p, argparse.SUPPRESS)
     p.set_defaults(func=_data)
 
-    p = sub.add_parser("extract", help="extract hidden states of a corpus into the store")
-    p.add_argument("--model", required=True, help="offline alias, hub id or local folder")
-    p.add_argument("--corpus", required=True, help="mnli_polysemy, sts, semcor_targets, ...")
-    p.add_argument("--n", type=int, default=None, help="number of sentences")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--pooling", choices=["mean", "first", "last"], default="mean")
-    p.add_argument("--prepend-bos", choices=["auto", "yes", "no"], default="auto")
-    p.add_argument("--too-long", choices=["error", "skip"], default="error")
-    p.add_argument("--dtype", choices=["float16", "float32"], default="float16")
-    p.add_argument("--out", default=None, help="store root (default: the cache)")
-    p.set_defaults(func=_extract)
+    _add_extract(sub)
+
+    p = sub.add_parser("store", help="activation store: verify entries")
+    p.add_argument("action", choices=["verify"],
+                   help="verify: check entries' file sizes, counts and recorded checksums")
+    p.add_argument("paths", nargs="*", metavar="PATH",
+                   help="store entries or store roots (default: the cache's store root)")
+    _add_debug(p, argparse.SUPPRESS)
+    p.set_defaults(func=_store)
 
     p = sub.add_parser("book", help="execute the chapters and build the HTML book")
     p.add_argument("-p", "--param", nargs=2, action="append", default=[],
@@ -69,13 +165,27 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default=None, help="build a separate book in this folder")
     p.add_argument("--chapters", nargs="*", default=None, help="only these chapters")
     p.add_argument("--no-html", action="store_true", help="execute only, skip the HTML build")
+    _add_debug(p, argparse.SUPPRESS)
     p.set_defaults(func=_book)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the command; returns its exit status (see the module docstring)."""
     args = build_parser().parse_args(argv)
-    return int(args.func(args) or 0)
+    prefix = f"lmgeometry {args.command}"
+    try:
+        return int(args.func(args) or 0)
+    except KeyboardInterrupt:
+        if args.debug:
+            traceback.print_exc()
+        print(f"{prefix}: interrupted", file=sys.stderr)
+        return INTERRUPTED
+    except LmgeometryError as exc:
+        if args.debug:
+            traceback.print_exc()
+        print(f"{prefix}: error: {one_line(exc)}", file=sys.stderr)
+        return exc.exit_code
 
 
 if __name__ == "__main__":

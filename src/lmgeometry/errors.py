@@ -1,7 +1,9 @@
 """The package's own errors: each message names the problem and how to fix it.
 
 Every error that a user's input or environment can cause derives from :class:`LmgeometryError`,
-so the command line can print its message in one line instead of a traceback.
+so the command line can print its message in one line instead of a traceback. Each class says
+with :attr:`LmgeometryError.exit_code` how the command ends: 2 for a usage error (an argument
+or setting that cannot work; :class:`UsageError` and its subclasses), 1 for a run that failed.
 """
 
 from __future__ import annotations
@@ -14,23 +16,83 @@ if TYPE_CHECKING:
 __all__ = [
     "AlignmentError",
     "BookError",
+    "BookUsageError",
     "ChapterExecutionError",
     "ChecksumMismatch",
+    "CorpusError",
     "DataError",
     "DataFileMissing",
     "DataUnavailable",
     "LmgeometryError",
     "ModelLoadError",
+    "ModelSpecError",
+    "one_line",
+    "PathError",
     "SentenceTooLongError",
+    "StoreError",
+    "UsageError",
 ]
 
 
+def one_line(message: object) -> str:
+    """A message on one line: its non-blank lines stripped and joined by spaces."""
+    return " ".join(line.strip() for line in str(message).splitlines() if line.strip())
+
+
 class LmgeometryError(Exception):
-    """Base class of lmgeometry's errors; the message says what went wrong and what to do."""
+    """Base class of lmgeometry's errors; the message says what went wrong and what to do.
+
+    Attributes
+    ----------
+    exit_code : int
+        The ``lmgeometry`` command's exit status for this error: 1 (the run failed).
+    """
+
+    exit_code: int = 1
+
+
+class UsageError(LmgeometryError, ValueError):
+    """An argument or setting that cannot work (exit status 2); nothing was done."""
+
+    exit_code = 2
+
+
+class PathError(UsageError):
+    """A path that cannot serve: a file where a folder is needed, a folder that cannot be
+    written (``--out``, ``root=``, ``$LMGEOMETRY_CACHE``)."""
+
+
+class CorpusError(UsageError):
+    """A corpus cannot be built from the name, size or sentences given."""
 
 
 class ModelLoadError(LmgeometryError, RuntimeError):
     """A model spec could not be resolved or loaded; the message says why and what to do."""
+
+
+class ModelSpecError(ModelLoadError, UsageError):
+    """The spec names no usable model: an unknown alias or hub id, a missing folder, a file,
+    or a folder without config.json, weights or tokenizer files (exit status 2)."""
+
+    exit_code = 2
+
+
+class StoreError(LmgeometryError, RuntimeError):
+    """A store entry is damaged or incomplete; the message names the file and the fix.
+
+    Attributes
+    ----------
+    path : pathlib.Path or None
+        The entry's folder.
+    file : str or None
+        The damaged file's name (``layer_03.npy``, ``words.parquet``, ``meta.json``).
+    """
+
+    def __init__(self, message: str, *, path: Path | None = None,
+                 file: str | None = None) -> None:
+        super().__init__(message)
+        self.path = path
+        self.file = file
 
 
 class DataError(LmgeometryError, RuntimeError):
@@ -71,6 +133,12 @@ class SentenceTooLongError(LmgeometryError, ValueError):
 
 class BookError(LmgeometryError, RuntimeError):
     """A problem that stops the book build; its message says what to change."""
+
+
+class BookUsageError(BookError, UsageError):
+    """A book option that cannot work (``-p``, ``--chapters``, ``--out``; exit status 2)."""
+
+    exit_code = 2
 
 
 class ChapterExecutionError(BookError):

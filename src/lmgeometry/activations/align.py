@@ -27,7 +27,8 @@ Alignment rules (:func:`align_sentence`)
    leave such words out. They are rare in English text (contractions, ``gonna``, ``%.``).
 5. A word that overlaps no piece at all (a whitespace-only word, or characters the
    tokenizer's normaliser deletes) is an error naming the sentence: words are never dropped
-   silently.
+   silently. (Words of only zero-width or control characters never get this far: the word
+   table leaves them out and counts them, see :mod:`lmgeometry.io.corpus`.)
 """
 
 from __future__ import annotations
@@ -178,7 +179,8 @@ def align_sentence(
             raise AlignmentError(
                 f"{where}: word {w} {text!r} (characters {w_start[w]}:{w_end[w]}) has no token "
                 "piece: it is whitespace-only, empty, or deleted by the tokenizer's normaliser. "
-                f"Fix the word table. Sentence: {sentence!r}"
+                "Remove or replace those characters in the sentence, or use a model whose "
+                f"tokenizer keeps them. Sentence: {sentence!r}"
             )
         pos = np.concatenate([pos, extra])
         word = np.concatenate([word, np.full(len(extra), w)])

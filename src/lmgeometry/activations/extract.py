@@ -57,7 +57,7 @@ if TYPE_CHECKING:
     from lmgeometry.io.corpus import Corpus
     from lmgeometry.io.models import LoadedModel
 
-from lmgeometry.errors import SentenceTooLongError
+from lmgeometry.errors import SentenceTooLongError, UsageError
 
 __all__ = [
     "ACCELERATOR_BATCH_TOKENS",
@@ -211,17 +211,19 @@ def special_template(model: LoadedModel, prepend_bos: bool | None) -> tuple[bool
     """
     if prepend_bos is None:
         return True, None
+    flag = f"prepend_bos={prepend_bos} (--prepend-bos {'yes' if prepend_bos else 'no'})"
     if model.kind != "decoder":
-        raise ValueError(
-            f"prepend_bos={prepend_bos} applies to decoders only; {model.name} is an "
-            f"{model.kind} and always uses its tokenizer's template ([CLS] ... [SEP]). "
-            "Pass prepend_bos=None."
+        raise UsageError(
+            f"{flag} applies to decoders only; {model.name} is an {model.kind} and always uses "
+            "its tokenizer's template ([CLS] ... [SEP]). Pass prepend_bos=None (--prepend-bos "
+            "auto)."
         )
     if not prepend_bos:
         return False, None
     bos = model.tokenizer.bos_token_id
     if bos is None:
-        raise ValueError(f"prepend_bos=True but the tokenizer of {model.name} has no BOS token")
+        raise UsageError(f"{flag}, but the tokenizer of {model.name} has no BOS token. Pass "
+                         "prepend_bos=None (--prepend-bos auto).")
     return False, int(bos)
 
 
@@ -315,8 +317,8 @@ def encode(
         more = f" ({len(too_long_ids) - 1} more sentences too)" if len(too_long_ids) > 1 else ""
         raise SentenceTooLongError(
             f"sentence {sid} is {n} tokens long (special tokens counted) but {model.name} "
-            f"accepts at most {limit}{more}. Shorten it, or pass too_long='skip' to leave "
-            "such sentences out (the count is recorded)."
+            f"accepts at most {limit}{more}. Shorten it, or pass too_long='skip' (--too-long "
+            "skip) to leave such sentences out (the count is recorded)."
         )
     return Encoding(kept, [s for s, _ in too_long_ids], len(texts), bos_prepended,
                     add_special, limit)

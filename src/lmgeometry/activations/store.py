@@ -13,7 +13,10 @@ Layout of one entry (a directory; see ``docs/store.md``)::
 change the numbers (pooling, prepend_bos, too_long, dtype, format version). An entry is
 built in a temporary sibling directory and renamed into place when complete, so a directory
 with the final name is always whole; temporary directories of dead processes are removed
-on the next call. Only numpy and pyarrow are needed to read an entry.
+on the next call, and a folder with the final name but no ``meta.json`` (left by hand) is
+moved aside before building. ``meta.json`` records each file's sha256 (``checksums``).
+Opening an entry checks its files against ``meta.json`` (sizes, counts; checksums on demand:
+:mod:`lmgeometry.activations.integrity`). Only numpy and pyarrow are needed to read an entry.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ import shutil
 import socket
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -48,9 +51,17 @@ from lmgeometry.activations.extract import (
     encode,
     iter_batches,
 )
+from lmgeometry.activations.integrity import (
+    WORDS_FILE,
+    check_entry,
+    checksums,
+    damaged,
+    layer_file,
+)
+from lmgeometry.errors import PathError, SentenceTooLongError, StoreError
 from lmgeometry.io import corpus as corpora
 from lmgeometry.io import models, paths
-from lmgeometry.io.files import to_jsonable
+from lmgeometry.io.files import human_size, to_jsonable
 
 if TYPE_CHECKING:
     import argparse
@@ -71,6 +82,7 @@ __all__ = [
     "open_store",
     "Store",
     "store_key",
+    "verify_entries",
 ]
 
 
@@ -99,28 +111,30 @@ class Store:
         ``words.parquet``: one row per stored word, in store order (read on first access).
     """
 
-    def __init__(self, path: str | Path, label: str | None = None) -> None:
-        self.path = Path(path)
-        meta_path = self.path / "meta.json"
-        if not meta_path.is_file():
-            raise FileNotFoundError(f"{self.path} is not a store entry (no meta.json)")
-        self.meta: dict[str, Any] = json.loads(meta_path.read_text())
+    def __init__(self, path: str | Path, label: str | None = None, *,
+                 verify: bool = False) -> None:
+        self.path = paths.user_path(path)
+        self.meta: dict[str, Any] = _read_meta(self.path)
         model = self.meta.get("model", {})
         self.label: str = label or model.get("spec") or model.get("name") or self.path.name
-        if self.meta.get("format") != FORMAT_VERSION:
-            raise ValueError(f"{self.path}: store format {self.meta.get('format')}, "
-                             f"this version of lmgeometry reads format {FORMAT_VERSION}")
+        check_entry(self.path, self.meta, full=verify)
         self.n_layers: int = int(self.meta["n_layers"])
-        missing = [p.name for p in self.layer_paths() if not p.is_file()]
-        if not (self.path / "words.parquet").is_file():
-            missing.append("words.parquet")
-        if missing:
-            raise FileNotFoundError(f"{self.path}: incomplete entry, missing {missing}")
+
+    def verify(self) -> None:
+        """Compare every file's sha256 with the one recorded when the entry was written.
+
+        Raises
+        ------
+        StoreError
+            Naming the damaged file (entries without recorded checksums are checked by file
+            sizes and counts only).
+        """
+        check_entry(self.path, self.meta, full=True)
 
     @cached_property
     def words(self) -> pd.DataFrame:
         """The stored words (``words.parquet``), one row per layer row."""
-        return pd.read_parquet(self.path / "words.parquet")
+        return pd.read_parquet(self.path / WORDS_FILE)
 
     @property
     def n_words(self) -> int:
@@ -167,7 +181,11 @@ class Store:
         """
         if not -self.n_layers <= i < self.n_layers:
             raise IndexError(f"layer {i} out of range for {self.n_layers} layers")
-        X = np.load(self.path / layer_file(i % self.n_layers), mmap_mode="r")
+        name = layer_file(i % self.n_layers)
+        try:
+            X = np.load(self.path / name, mmap_mode="r")
+        except (OSError, ValueError) as exc:
+            raise damaged(self.path, name, f"cannot be read ({exc})") from exc
         if rows is not None:
             X = X[rows]
         return X if dtype is None else np.asarray(X, dtype=dtype)
@@ -193,24 +211,47 @@ class Store:
                 f"dtype={m['dtype']}, path='{self.path}')")
 
 
-def layer_file(i: int) -> str:
-    """File name of layer ``i`` (``layer_00.npy``)."""
-    return f"layer_{i:02d}.npy"
+def _read_meta(path: Path) -> dict[str, Any]:
+    """An entry's ``meta.json``, of this version's format."""
+    meta_path = path / "meta.json"
+    if not meta_path.is_file():
+        raise StoreError(
+            f"{path} is not a store entry (no meta.json): pass an entry folder (one holding "
+            "meta.json), or delete this leftover folder and run again to rebuild it.",
+            path=path, file="meta.json",
+        )
+    try:
+        meta = json.loads(meta_path.read_text())
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise damaged(path, "meta.json", f"is not valid JSON ({exc})") from exc
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT_VERSION:
+        found = meta.get("format") if isinstance(meta, dict) else None
+        raise damaged(path, "meta.json", f"has store format {found}, but this version of "
+                                         f"lmgeometry reads format {FORMAT_VERSION}")
+    return meta
 
 
-def open_store(path: str | Path) -> Store:
+def open_store(path: str | Path, *, verify: bool = False) -> Store:
     """Open an existing store entry.
 
     Parameters
     ----------
     path : str or pathlib.Path
         The entry's directory (the one holding ``meta.json``).
+    verify : bool
+        Also compare every file's sha256 with the one recorded at write time (reads every
+        byte); file sizes and counts are always checked.
 
     Returns
     -------
     Store
+
+    Raises
+    ------
+    StoreError
+        The entry is damaged or incomplete (the message names the file).
     """
-    return Store(path)
+    return Store(path, verify=verify)
 
 
 def store_key(fingerprint: str, corpus_digest: str, *, pooling: str, prepend_bos: bool | None,
@@ -263,7 +304,7 @@ def clean_stale(root: Path) -> list[Path]:
     """
     removed = []
     host = _host()
-    for tmp in root.glob(_TMP_PREFIX + "*"):
+    for tmp in paths.user_path(root).glob(_TMP_PREFIX + "*"):
         parts = tmp.name.rsplit("-", 3)
         if len(parts) != 4 or parts[1] != host or not parts[2].isdigit():
             continue
@@ -352,7 +393,7 @@ def _write_entry(tmp: Path, model: LoadedModel, corpus: Corpus, encoding: Encodi
         for writer in writers:
             writer.close()
     seconds = time.perf_counter() - t0
-    _stored_words(corpus, encoding).to_parquet(tmp / "words.parquet", index=False)
+    _stored_words(corpus, encoding).to_parquet(tmp / WORDS_FILE, index=False)
     n_shared = int(sum(int(s.alignment.shared.sum()) for s in encoding.sentences))
     meta = {
         "format": FORMAT_VERSION,
@@ -377,6 +418,7 @@ def _write_entry(tmp: Path, model: LoadedModel, corpus: Corpus, encoding: Encodi
             "words": encoding.n_words,
             "tokens": encoding.n_tokens,
             "words_with_shared_piece": n_shared,
+            "invisible_words_dropped": corpora.invisible_words_dropped(corpus),
         },
         "skipped_sentence_ids": encoding.skipped,
         "extraction": {"seconds": round(seconds, 3),
@@ -384,6 +426,7 @@ def _write_entry(tmp: Path, model: LoadedModel, corpus: Corpus, encoding: Encodi
                        "batch_tokens": batch_tokens or default_batch_tokens(model.device),
                        "device": str(model.device)},
         "versions": _versions(),
+        "checksums": checksums(tmp, [WORDS_FILE, *(layer_file(i) for i in range(n_layers))]),
     }
 
     (tmp / "meta.json").write_text(json.dumps(to_jsonable(meta), indent=1, sort_keys=True) + "\n")
@@ -401,6 +444,7 @@ def activations(
     batch_tokens: int | None = None,
     progress: bool = True,
     callback: Callable[[int, int], None] | None = None,
+    verify: bool = False,
 ) -> Store:
     """Hidden states of every word of ``corpus`` at every layer of ``model``, cached.
 
@@ -424,7 +468,8 @@ def activations(
         Storage dtype. float16 halves the disk and memory; a value beyond float16's range
         raises ``OverflowError`` (use float32 then) instead of turning into inf.
     root : str or pathlib.Path, optional
-        Store root; default ``paths.cache_dir("activations")``.
+        Store root (``~`` expanded; created if needed); default
+        ``paths.cache_dir("activations")``.
     batch_tokens : int, optional
         Padded-token budget per forward pass (memory vs speed; not part of the key); default
         1,024 on a CPU, 16,384 on a GPU
@@ -434,11 +479,58 @@ def activations(
     callback : callable, optional
         ``callback(sentences_done, total)`` after each batch; an exception it raises aborts
         the extraction and leaves no entry.
+    verify : bool
+        On a cache hit, also compare every file's sha256 with the one recorded when the entry
+        was written (reads every byte; file sizes and counts are always checked).
 
     Returns
     -------
     Store
+
+    Raises
+    ------
+    StoreError
+        The cached entry is damaged (the message names the file: delete the entry to rebuild).
+    SentenceTooLongError
+        A sentence exceeds the model's window (``too_long="error"``), or every sentence does.
+    PathError
+        ``root`` is a file or cannot be written.
     """
+    options = _options(pooling=pooling, prepend_bos=prepend_bos, too_long=too_long, dtype=dtype)
+    root = paths.writable_folder(root if root is not None else paths.cache_dir("activations"),
+                                 "the store root")
+    fingerprint = model_fingerprint(model) if isinstance(model, str) else model.fingerprint
+    key = store_key(fingerprint, corpus.digest(), **options)
+    final = root / entry_name(corpus.name, key)
+    if (final / "meta.json").is_file():
+        return Store(final, label=model if isinstance(model, str) else model.spec, verify=verify)
+    if final.exists():
+        _move_aside(final)
+    clean_stale(root)
+
+    if isinstance(model, str):
+        model = models.load_model(model)
+        if model.fingerprint != fingerprint:
+            raise RuntimeError(f"{model.spec}: fingerprint changed while loading "
+                               f"({fingerprint[:12]} -> {model.fingerprint[:12]})")
+    encoding = encode(model, corpus, prepend_bos=prepend_bos, too_long=too_long)
+    _report_skipped(model, encoding)
+    tmp = final.with_name(f"{_TMP_PREFIX}{final.name}-{_host()}-{os.getpid()}-"
+                          f"{secrets.token_hex(4)}")
+    tmp.mkdir()
+    try:
+        _write_entry(tmp, model, corpus, encoding, key=key, options=options,
+                     batch_tokens=batch_tokens, progress=progress, callback=callback)
+        _publish(tmp, final)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return Store(final, label=model.spec)
+
+
+def _options(*, pooling: str, prepend_bos: bool | None, too_long: str,
+             dtype: str) -> dict[str, Any]:
+    """The options that change the numbers (part of the key), checked."""
     if pooling not in POOLINGS:
         raise ValueError(f"pooling must be one of {POOLINGS}, not {pooling!r}")
     if too_long not in TOO_LONG:
@@ -447,58 +539,76 @@ def activations(
         raise ValueError(f"dtype must be one of {DTYPES}, not {dtype!r}")
     if prepend_bos is not None and not isinstance(prepend_bos, bool):
         raise TypeError("prepend_bos must be None, True or False")
-    fingerprint = model_fingerprint(model) if isinstance(model, str) else model.fingerprint
-    options = {"pooling": pooling, "prepend_bos": prepend_bos, "too_long": too_long,
-               "dtype": dtype}
-    key = store_key(fingerprint, corpus.digest(), **options)
-    root = Path(root) if root is not None else paths.cache_dir("activations")
-    root.mkdir(parents=True, exist_ok=True)
-    final = root / entry_name(corpus.name, key)
-    if (final / "meta.json").is_file():
-        return Store(final, label=model if isinstance(model, str) else model.spec)
-    clean_stale(root)
+    return {"pooling": pooling, "prepend_bos": prepend_bos, "too_long": too_long,
+            "dtype": dtype}
 
-    if isinstance(model, str):
 
-        model = models.load_model(model)
-        if model.fingerprint != fingerprint:
-            raise RuntimeError(f"{model.spec}: fingerprint changed while loading "
-                               f"({fingerprint[:12]} -> {model.fingerprint[:12]})")
-    encoding = encode(model, corpus, prepend_bos=prepend_bos, too_long=too_long)
-    if encoding.skipped:
-        print(f"{model.name}: skipped {len(encoding.skipped)} of {encoding.n_sentences} "
-              f"sentences longer than {encoding.max_positions} tokens", file=sys.stderr)
-    tmp = root / f"{_TMP_PREFIX}{final.name}-{_host()}-{os.getpid()}-{secrets.token_hex(4)}"
-    tmp.mkdir()
+def _publish(tmp: Path, final: Path) -> None:
+    """Rename a finished temporary entry into place (another process may have won)."""
     try:
-        _write_entry(tmp, model, corpus, encoding, key=key, options=options,
-                     batch_tokens=batch_tokens, progress=progress, callback=callback)
-        try:
-            os.rename(tmp, final)
-        except OSError:
-            if not (final / "meta.json").is_file():
-                raise
-            shutil.rmtree(tmp, ignore_errors=True)  # another process finished first
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return Store(final, label=model.spec)
+        os.rename(tmp, final)
+    except OSError:
+        if not (final / "meta.json").is_file():
+            raise
+        shutil.rmtree(tmp, ignore_errors=True)  # another process finished first
+
+
+def _report_skipped(model: LoadedModel, encoding: Encoding) -> None:
+    """Say how many sentences were too long; refuse when none is left to store."""
+    if not encoding.skipped:
+        return
+    if encoding.n_words == 0:
+        raise SentenceTooLongError(
+            f"all {encoding.n_sentences} sentences are longer than the {encoding.max_positions} "
+            f"tokens {model.name} accepts, so nothing would be stored. Use shorter sentences "
+            "(a smaller corpus, or your own with corpus.sentences) or a model with a longer "
+            "window."
+        )
+    print(f"{model.name}: skipped {len(encoding.skipped)} of {encoding.n_sentences} "
+          f"sentences longer than {encoding.max_positions} tokens", file=sys.stderr)
+
+
+def _move_aside(final: Path) -> None:
+    """Rename a folder that has an entry's name but no ``meta.json`` out of the way.
+
+    The store never leaves such a folder (an entry is renamed into place with its
+    ``meta.json``), so it was made or emptied by hand; it is kept, under a name the store
+    ignores, rather than deleted.
+    """
+    aside = final.with_name(f".incomplete-{final.name}-{secrets.token_hex(4)}")
+    try:
+        os.rename(final, aside)
+    except FileNotFoundError:
+        return  # another process moved it first
+    print(f"moved the incomplete store entry {final} (no meta.json) aside to {aside}; "
+          "delete it when you no longer need it", file=sys.stderr)
 
 
 def _du(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
 
 
-def _human(n: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n:.1f} {unit}" if unit != "B" else f"{int(n)} B"
-        n /= 1024
-    return f"{n:.1f} GiB"
+def _check_extract_args(args: argparse.Namespace) -> Path:
+    """The cheap checks of ``lmgeometry extract``, before any corpus is built; the store root.
+
+    The corpus name, the model spec (folder, config, weights, tokenizer files; an installed
+    alias), the cache root and the store root (a writable folder) are checked in
+    milliseconds, and nothing is created, so a typo costs neither the corpus build nor a
+    stray folder.
+    """
+    corpora.check_name(args.corpus)
+    models.check_spec(args.model)
+    cache = paths.check_writable(paths.cache_root(), f"the cache root (${paths.CACHE_ENV})")
+    if args.out is None:
+        return paths.check_writable(cache / "activations", "the store root")
+    return paths.check_writable(args.out, "the store root (--out)")
 
 
 def extract_cli(args: argparse.Namespace) -> int:
     """``lmgeometry extract``: build (or find) a store entry and print its path and size.
+
+    Cheap checks run first (:func:`_check_extract_args`); a cache hit is verified in full
+    (every file's sha256 against ``meta.json``).
 
     Parameters
     ----------
@@ -511,15 +621,58 @@ def extract_cli(args: argparse.Namespace) -> int:
     int
         Exit status (0).
     """
-
+    root = _check_extract_args(args)
     corpus = corpora.build(args.corpus, args.n, args.seed)
     bos = {"auto": None, "yes": True, "no": False}[args.prepend_bos]
     store = activations(args.model, corpus, pooling=args.pooling, prepend_bos=bos,
-                        too_long=args.too_long, dtype=args.dtype, root=args.out)
+                        too_long=args.too_long, dtype=args.dtype, root=root, verify=True)
     counts = store.meta["counts"]
     print(store.path)
-    print(f"{_human(_du(store.path))} on disk: {counts['words']} words x {store.n_layers} "
+    print(f"{human_size(_du(store.path))} on disk: {counts['words']} words x {store.n_layers} "
           f"layers x {store.width} ({store.meta['dtype']}), "
           f"{counts['sentences_stored']} sentences stored, "
           f"{counts['sentences_skipped']} skipped")
     return 0
+
+
+def _entries_under(target: Path) -> list[Path]:
+    """``target`` itself when it is an entry, else the entry folders it holds."""
+    if (target / "meta.json").is_file():
+        return [target]
+    if not target.is_dir():
+        what = "is a file" if target.exists() else "does not exist"
+        raise PathError(f"{target} {what}: pass store entries or a store root (a folder "
+                              "holding entries)")
+    return sorted(p for p in target.iterdir() if p.is_dir() and not p.name.startswith("."))
+
+
+def verify_entries(targets: Sequence[str | Path] = ()) -> pd.DataFrame:
+    """Check store entries in full: file sizes, counts and recorded checksums.
+
+    Parameters
+    ----------
+    targets : sequence of str or pathlib.Path
+        Entry folders or store roots (every entry folder directly under them); default the
+        cache's store root. ``~`` is expanded.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per entry: ``entry`` (path), ``status`` (``"ok"`` or ``"damaged"``),
+        ``size`` (bytes on disk) and ``message`` (empty when ok, else the problem and the fix).
+
+    Raises
+    ------
+    PathError
+        A target that does not exist or is a file.
+    """
+    folders = [paths.user_path(t) for t in targets] or [paths.cache_dir("activations")]
+    rows = []
+    for entry in (e for folder in folders for e in _entries_under(folder)):
+        row = {"entry": str(entry), "status": "ok", "size": _du(entry), "message": ""}
+        try:
+            Store(entry, verify=True)
+        except StoreError as exc:
+            row.update(status="damaged", message=str(exc))
+        rows.append(row)
+    return pd.DataFrame(rows, columns=["entry", "status", "size", "message"])

@@ -595,7 +595,9 @@ def _digest_cache_file() -> Path:
 
 
 def _cached_digests(paths_: list[Path]) -> dict[Path, str]:
-    """sha256 of each file, hashing only files whose (path, size, mtime) were not seen."""
+    """sha256 of each file, hashing only files whose (path, size, mtime, inode, ctime) were
+    not seen: a file rewritten with its mtime restored, or replaced by ``cp -p``, has a new
+    ctime and is hashed again."""
     cache_file = _digest_cache_file()
     try:
         stored: dict[str, str] = json.loads(cache_file.read_text())
@@ -605,7 +607,7 @@ def _cached_digests(paths_: list[Path]) -> dict[Path, str]:
     for path in paths_:
         real = path.resolve()
         stat = real.stat()
-        key = f"{real}|{stat.st_size}|{stat.st_mtime_ns}"
+        key = f"{real}|{stat.st_size}|{stat.st_mtime_ns}|{stat.st_ino}|{stat.st_ctime_ns}"
         digest = _digest_memo.get(key) or stored.get(key)
         if digest is None:
             if stat.st_size > 10_000_000:

@@ -37,7 +37,12 @@ as given (no case folding, no whitespace collapsing), so ``start``/``end`` slice
 string exactly. Whitespace-only spaCy tokens (from double spaces, tabs, newlines) get no row;
 the whitespace they held is folded into the ``whitespace`` column of the word before them, so
 ``sentence[:first.start] + "".join(text + whitespace) == sentence`` for every sentence. Empty
-or whitespace-only sentences are rejected with an error. The data-set builders strip
+or whitespace-only sentences are rejected with an error. A spaCy token made only of zero-width,
+format or control characters (zero-width space, soft hyphen, BOM, BEL, a lone combining mark:
+:data:`INVISIBLE_CATEGORIES`) gets no row either: it carries no word, and many tokenizers form
+no token from it. Its characters join the ``whitespace`` of the word before it, and the
+corpus records how many were dropped (``params`` and ``info["invisible_words_dropped"]``,
+only when there are any, so other corpora keep their digests). The data-set builders strip
 surrounding whitespace of each data-set sentence (an artefact of the files: e.g. MNLI
 hypotheses with a trailing space) before deduplication; :func:`sentences` keeps your strings
 untouched.
@@ -77,6 +82,7 @@ import os
 import re
 import tempfile
 import time
+import unicodedata
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -87,6 +93,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from lmgeometry.errors import CorpusError
 from lmgeometry.io import data, paths
 
 if TYPE_CHECKING:
@@ -98,11 +105,14 @@ __all__ = [
     "BENCHMARK_WORD_COLUMNS",
     "benchmark_word_weights",
     "build",
+    "check_name",
     "Corpus",
     "CORPUS_NAMES",
     "DEFAULT_SIZES",
     "EXCLUDED_COMPONENTS",
     "frequency_texts",
+    "INVISIBLE_CATEGORIES",
+    "invisible_words_dropped",
     "mnli_polysemy",
     "mnli_target_counts",
     "polysemy_target_table",
@@ -301,6 +311,11 @@ WORD_COLUMNS: dict[str, str] = {
 """The binding word-table columns and their dtypes (see ARCHITECTURE.md)."""
 
 
+INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Mn", "Me"})
+"""Unicode categories of characters that cannot make a word on their own: control (BEL),
+format (zero-width space, soft hyphen, BOM) and combining marks."""
+
+
 _QUOTES = {"``": '"', "''": '"'}
 
 
@@ -342,6 +357,10 @@ class Corpus:
             raise ValueError(f"Corpus {self.name!r}: the word table refers to sentence "
                              f"{int(self.words['sentence_id'].max())} but there are only "
                              f"{len(self.sentences)} sentences")
+        dropped = invisible_words_dropped(self)
+        if dropped:
+            self.params = {**self.params, "invisible_words_dropped": dropped}
+            self.info = {**self.info, "invisible_words_dropped": dropped}
 
     def digest(self) -> str:
         """sha256 (hex) of the name, the sentences, the params and the word-table version.
@@ -368,6 +387,56 @@ class Corpus:
             "target_words": int(targets.nunique()),
             "params": self.params,
         }
+
+
+def _is_invisible(text: str) -> bool:
+    """Whether a non-empty text holds only characters of :data:`INVISIBLE_CATEGORIES` or
+    whitespace."""
+    return bool(text) and all(ch.isspace() or unicodedata.category(ch) in INVISIBLE_CATEGORIES
+                              for ch in text)
+
+
+def invisible_words_dropped(corpus: Corpus) -> int:
+    """How many tokens of only invisible characters the word table left out.
+
+    Counted from the table itself (runs of non-whitespace characters between words or before
+    a sentence's first word), so a subset of a corpus counts its own.
+
+    Parameters
+    ----------
+    corpus : Corpus
+
+    Returns
+    -------
+    int
+    """
+    words = corpus.words
+    if not len(words):
+        return 0
+    between = int(words["whitespace"].str.count(r"\S+").sum())
+    first = words.drop_duplicates("sentence_id")
+    before = sum(len(re.findall(r"\S+", corpus.sentences[sid][:start]))
+                 for sid, start in zip(first["sentence_id"], first["start"], strict=True))
+    return between + before
+
+
+def _drop_invisible(words: pd.DataFrame) -> pd.DataFrame:
+    """The word table without words of only invisible characters (module docstring)."""
+    drop = words["text"].map(_is_invisible).to_numpy(dtype=bool)
+    if not drop.any():
+        return words
+    sid = words["sentence_id"].to_numpy()
+    text = words["text"].to_numpy(dtype=object)
+    space = words["whitespace"].to_numpy(dtype=object).copy()
+    for i in np.flatnonzero(drop):
+        j = i - 1
+        while j >= 0 and drop[j] and sid[j] == sid[i]:
+            j -= 1
+        if j >= 0 and sid[j] == sid[i]:
+            space[j] += text[i] + space[i]
+    out = words.assign(whitespace=space).loc[~drop].reset_index(drop=True)
+    out["word_index"] = out.groupby("sentence_id").cumcount().astype("int32")
+    return out.astype(WORD_COLUMNS)
 
 
 def _hash_texts(h: Any, texts: Iterable[str]) -> None:
@@ -425,15 +494,16 @@ def _check_texts(texts: Sequence[str], where: str) -> list[str]:
                         "list: [sentence]")
     texts = list(texts)
     if not texts:
-        raise ValueError(f"{where}: no sentences given (empty corpus); pass at least one "
+        raise CorpusError(f"{where}: no sentences given (empty corpus); pass at least one "
                          "non-empty sentence")
     for i, t in enumerate(texts):
         if not isinstance(t, str):
             raise TypeError(f"{where}: sentence {i} is a {type(t).__name__}, not a str; "
                             "convert it to text first")
-        if not t.strip():
-            raise ValueError(f"{where}: sentence {i} is empty or whitespace only ({t!r}); "
-                             "remove it (a sentence needs at least one word)")
+        if _is_invisible(t) or not t:
+            raise CorpusError(f"{where}: sentence {i} is empty or whitespace only, or holds "
+                              f"only invisible characters ({t!r}); remove it (a sentence needs "
+                              "at least one word)")
     return texts
 
 
@@ -516,10 +586,12 @@ def word_table(texts: Sequence[str], *, cache: bool = True) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        One row per non-whitespace spaCy token, ordered by ``(sentence_id, word_index)``, with
+        One row per spaCy token that is neither whitespace nor only invisible characters
+        (:data:`INVISIBLE_CATEGORIES`), ordered by ``(sentence_id, word_index)``, with
         the columns and dtypes of :data:`WORD_COLUMNS`: ``start``/``end`` are character offsets
         (``sentence[start:end] == text``), ``whitespace`` the characters up to the next word
-        (spaCy's ``whitespace_`` plus any whitespace-only tokens, which get no row),
+        (spaCy's ``whitespace_`` plus any whitespace-only or invisible-only tokens, which
+        get no row),
         ``n_senses`` the WordNet 3.0 senses of ``lemma`` for ``upos`` (NOUN, VERB, ADJ, ADV;
         NA otherwise, see :func:`lmgeometry.io.data.n_senses`), ``is_target`` all False.
 
@@ -537,14 +609,14 @@ def word_table(texts: Sequence[str], *, cache: bool = True) -> pd.DataFrame:
             words = pd.read_parquet(path)
             if (list(words.columns) == list(WORD_COLUMNS)
                     and words["sentence_id"].nunique() == len(texts)):
-                return words.astype(WORD_COLUMNS)
+                return _drop_invisible(words.astype(WORD_COLUMNS))
             log.warning("cached word table %s does not match its sentences; parsing again", path)
         except (OSError, ValueError) as exc:
             log.warning("cached word table %s is unreadable (%s); parsing again", path, exc)
     words = _parse(texts)
     if path is not None:
         _atomic_parquet(words, path)
-    return words
+    return _drop_invisible(words)
 
 
 def _subset(words: pd.DataFrame, sentence_ids: Sequence[int]) -> pd.DataFrame:
@@ -559,13 +631,13 @@ def _subset(words: pd.DataFrame, sentence_ids: Sequence[int]) -> pd.DataFrame:
 
 def _check_n(n: Any, where: str) -> int:
     if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 1:
-        raise ValueError(f"{where}: n must be a positive integer, got {n!r}")
+        raise CorpusError(f"{where}: n must be a positive integer, got {n!r}")
     return int(n)
 
 
-def _too_few(where: str, n: int, available: int, what: str) -> ValueError:
-    return ValueError(f"{where}: asked for n={n:,} sentences but only {available:,} {what}; "
-                      f"pass n <= {available:,}")
+def _too_few(where: str, n: int, available: int, what: str) -> CorpusError:
+    return CorpusError(f"{where}: asked for n={n:,} sentences but only {available:,} {what}; "
+                       f"pass n <= {available:,} (--n of `lmgeometry extract`)")
 
 
 def polysemy_target_table() -> pd.DataFrame:
@@ -606,10 +678,10 @@ def _check_targets(targets: Iterable[str] | None) -> list[str]:
         raise TypeError("targets must be a list of words, not one string; wrap it: [word]")
     out = sorted({str(t).strip().lower() for t in targets})
     if not out or "" in out:
-        raise ValueError("targets must be a non-empty list of non-empty words")
+        raise CorpusError("targets must be a non-empty list of non-empty words")
     bad = [t for t in out if not re.fullmatch(r"[^\W\d_]+", t)]
     if bad:
-        raise ValueError(f"targets must be single alphabetic words (spaCy tokens); got {bad}")
+        raise CorpusError(f"targets must be single alphabetic words (spaCy tokens); got {bad}")
     return out
 
 
@@ -1040,7 +1112,7 @@ def semcor_targets(n_words: int | None = None, min_occurrences: int = 10, seed: 
     n_words = _check_n(DEFAULT_SIZES[where] if n_words is None else n_words, where)
     for label, v in (("min_occurrences", min_occurrences), ("max_per_word", max_per_word)):
         if isinstance(v, bool) or not isinstance(v, int | np.integer) or v < 1:
-            raise ValueError(f"{where}: {label} must be a positive integer, got {v!r}")
+            raise CorpusError(f"{where}: {label} must be a positive integer, got {v!r}")
     sc = data.load_semcor()
     occ, picks, target_senses = _semcor_target_lemmas(sc, n_words, min_occurrences, where)
     target_keys = set(map(tuple, picks[["lemma", "pos"]].to_numpy().tolist()))
@@ -1098,10 +1170,12 @@ def _semcor_target_lemmas(sc: pd.DataFrame, n_words: int, min_occurrences: int, 
     picks = pd.concat([per_lemma[per_lemma["pos"] == "n"].head(n_noun),
                        per_lemma[per_lemma["pos"] == "v"].head(n_words - n_noun)])
     if len(picks) < n_words:
-        raise ValueError(
+        raise CorpusError(
             f"{where}: only {len(picks)} lemmas ({(picks['pos'] == 'n').sum()} nouns, "
             f"{(picks['pos'] == 'v').sum()} verbs) have >= 2 senses with >= {min_occurrences} "
-            f"occurrences; pass n_words <= {len(picks)} or a smaller min_occurrences")
+            f"occurrences; pass n_words <= {len(picks)} (--n of `lmgeometry extract --corpus "
+            "semcor_targets` counts target lemmas), or a smaller min_occurrences to "
+            "corpus.semcor_targets in Python")
     picks = picks.sort_values(["pos", "lemma"]).reset_index(drop=True)
     target_keys = set(map(tuple, picks[["lemma", "pos"]].to_numpy().tolist()))
     target_senses = set(frequent.loc[
@@ -1246,17 +1320,22 @@ def build(name: str, n: int | None = None, seed: int = 0) -> Corpus:
 
     Raises
     ------
-    ValueError
-        Unknown name (the message lists the choices).
+    CorpusError
+        Unknown name (the message lists the choices) or a size the data cannot give.
     """
+    check_name(name)
     if name == "mnli_polysemy":
         return mnli_polysemy(n=n, seed=seed)
     if name == "sts":
         return sts(n=n, seed=seed)
-    if name == "semcor_targets":
-        return semcor_targets(n_words=n, seed=seed)
-    raise ValueError(f"unknown corpus {name!r}; choose one of {', '.join(CORPUS_NAMES)} "
-                     "(or make your own with corpus.sentences(list_of_sentences))")
+    return semcor_targets(n_words=n, seed=seed)
+
+
+def check_name(name: str) -> None:
+    """Raise :class:`CorpusError` unless :func:`build` knows ``name`` (no data is read)."""
+    if name not in CORPUS_NAMES:
+        raise CorpusError(f"unknown corpus {name!r}; choose one of {', '.join(CORPUS_NAMES)} "
+                          "(or make your own with corpus.sentences(list_of_sentences))")
 
 
 def frequency_texts(brown_chunk: int = 200) -> list[str]:
@@ -1306,7 +1385,7 @@ def sst2_corpus(n_train: int = 2000, seed: int = 0, min_words: int = 4
     train = data.load_sst2("train")
     train = train[train["sentence"].str.split().str.len() >= min_words]
     if not 0 < n_train <= len(train):
-        raise ValueError(f"n_train must be in 1..{len(train)} (SST-2 train rows with at least "
+        raise CorpusError(f"n_train must be in 1..{len(train)} (SST-2 train rows with at least "
                          f"{min_words} words), not {n_train}")
     train = train.sample(n=n_train, random_state=seed)
     dev = data.load_sst2("dev")

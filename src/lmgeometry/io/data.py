@@ -11,8 +11,10 @@ Where a file comes from (:func:`fetch`):
 - otherwise: ``paths.cache_dir("data")/<path>``, downloaded with pooch from ``url`` on first use.
 
 Either way the file is checked against its sha256. A check is remembered, keyed by the file's
-absolute path, size and modification time (in memory and in ``cache_dir("data")/verified.json``),
-so a later load costs one ``stat``. A missing file raises :class:`DataFileMissing`, a damaged one
+absolute path, size, modification time, inode and status-change time (in memory and in
+``cache_dir("data")/verified.json``), so a later load costs one ``stat``; a file rewritten with
+its modification time restored, or replaced by ``cp -p``, has a new status-change time and is
+hashed again. A missing file raises :class:`DataFileMissing`, a damaged one
 :class:`ChecksumMismatch`, and a file that can be neither found nor downloaded
 :class:`DataUnavailable`; each message names the file, the expected (and actual) sha256 and the fix.
 
@@ -53,7 +55,13 @@ from lmgeometry.io import paths
 if TYPE_CHECKING:
     from nltk.corpus.reader.wordnet import WordNetCorpusReader
 
-from lmgeometry.errors import ChecksumMismatch, DataError, DataFileMissing, DataUnavailable
+from lmgeometry.errors import (
+    ChecksumMismatch,
+    DataError,
+    DataFileMissing,
+    DataUnavailable,
+    one_line,
+)
 
 __all__ = [
     "ANALOGY_BENCHMARKS",
@@ -234,17 +242,27 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+def _stamp(stat: os.stat_result) -> dict[str, int]:
+    """What identifies a file's content without reading it: size, mtime, inode and ctime.
+
+    The status-change time (ctime) cannot be set back by a user, so a file rewritten with its
+    old mtime restored, or copied over with ``cp -p``, no longer matches its memo record.
+    """
+    return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "inode": stat.st_ino,
+            "ctime_ns": stat.st_ctime_ns}
+
+
 def _file_sha256(path: Path, *, rehash: bool = False, save: bool = True) -> str:
-    """sha256 of ``path``, from the memo when its size and mtime are unchanged."""
-    stat = path.stat()
+    """sha256 of ``path``, from the memo when its :func:`_stamp` is unchanged."""
+    stamp = _stamp(path.stat())
     _, table = _memo_table()
     key = str(path.absolute())
     record = table.get(key)
-    if (not rehash and record is not None and record.get("size") == stat.st_size
-            and record.get("mtime_ns") == stat.st_mtime_ns):
+    if (not rehash and record is not None
+            and {k: record.get(k) for k in stamp} == stamp):
         return str(record["sha256"])
     actual = _sha256(path)
-    table[key] = {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "sha256": actual}
+    table[key] = {**stamp, "sha256": actual}
     if save:
         _save_memo()
     return actual
@@ -252,10 +270,8 @@ def _file_sha256(path: Path, *, rehash: bool = False, save: bool = True) -> str:
 
 def _remember(path: Path, sha256: str) -> None:
     """Record a sha256 that was just checked elsewhere (pooch checks what it downloads)."""
-    stat = path.stat()
     _, table = _memo_table()
-    table[str(path.absolute())] = {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns,
-                                   "sha256": sha256}
+    table[str(path.absolute())] = {**_stamp(path.stat()), "sha256": sha256}
     _save_memo()
 
 
@@ -305,14 +321,17 @@ def _check(e: _Entry, path: Path, fix: str, *, rehash: bool = False, save: bool 
     return actual
 
 
-def _mirror_path(e: _Entry, mirror: Path) -> Path:
+def _check_mirror(mirror: Path, what: str) -> None:
     if not mirror.is_dir():
         raise DataFileMissing(
-            f"{_describe(e)}: LMGEOMETRY_DATA_MIRROR={mirror} is not a folder "
-            f"(expected sha256 {e.sha256}). Fix: point LMGEOMETRY_DATA_MIRROR at the mirror root "
-            "(the folder holding SHA256SUMS and SOURCES.md), or unset it to download the files "
-            "from their original URLs."
+            f"{what}: LMGEOMETRY_DATA_MIRROR={mirror} is not a folder. Fix: point "
+            "LMGEOMETRY_DATA_MIRROR at the mirror root (the folder holding SHA256SUMS and "
+            "SOURCES.md), or unset it to download the files from their original URLs."
         )
+
+
+def _mirror_path(e: _Entry, mirror: Path) -> Path:
+    _check_mirror(mirror, f"{_describe(e)} (expected sha256 {e.sha256})")
     target = mirror / e.path
     if not target.is_file():
         raise DataFileMissing(
@@ -416,18 +435,14 @@ def fetch(name: str) -> Path:
     return _resolve(_entry(name))
 
 
-def _one_line(message: object) -> str:
-    return " ".join(line.strip() for line in str(message).splitlines() if line.strip())
-
-
 def verify_all(*, rehash: bool = True, download: bool = True) -> pd.DataFrame:
     """Check every manifest file (fetching missing ones when no mirror is set).
 
     Parameters
     ----------
     rehash : bool
-        Recompute every sha256 instead of trusting the size+mtime memo (default; the ~70 MB
-        take about a second).
+        Recompute every sha256 instead of trusting the memo (size, mtime, inode, ctime)
+        (default; the ~70 MB take about a second).
     download : bool
         Without a mirror, download files that are not cached yet. After the first network
         failure the remaining downloads are skipped.
@@ -437,11 +452,19 @@ def verify_all(*, rehash: bool = True, download: bool = True) -> pd.DataFrame:
     pandas.DataFrame
         One row per file: ``name``, ``dataset``, ``path`` (relative), ``location`` (where it
         was looked for), ``status`` (``"ok"``, ``"missing"`` or ``"checksum mismatch"``),
-        ``expected`` and ``actual`` sha256 (``actual`` None when missing) and ``message``
-        (empty when ok, else the error with its fix).
+        ``size`` (bytes of the file found; None when missing), ``expected`` and ``actual``
+        sha256 (``actual`` None when missing) and ``message`` (empty when ok, else the error
+        with its fix, on one line).
+
+    Raises
+    ------
+    DataFileMissing
+        ``$LMGEOMETRY_DATA_MIRROR`` names no folder (one error, not one per file).
     """
     entries, _ = _load_manifest()
     mirror = paths.data_mirror()
+    if mirror is not None:
+        _check_mirror(mirror, "cannot verify the data files")
     rows = []
     offline: str | None = None
     for e in entries.values():
@@ -451,17 +474,18 @@ def verify_all(*, rehash: bool = True, download: bool = True) -> pd.DataFrame:
         try:
             _resolve(e, download=download and offline is None, rehash=rehash, save=False)
         except ChecksumMismatch as exc:
-            row.update(status="checksum mismatch", actual=exc.actual, message=_one_line(exc))
+            row.update(status="checksum mismatch", actual=exc.actual, message=one_line(exc))
         except _NetworkDown as exc:
             offline = str(exc).splitlines()[0]
-            row.update(status="missing", actual=None, message=_one_line(exc))
+            row.update(status="missing", actual=None, message=one_line(exc))
         except DataError as exc:
             message = str(exc)
             if offline is not None and e.url is not None:
                 message = (f"{_describe(e)} is not cached and was not downloaded because an "
                            f"earlier download found no network ({offline}). Fix: set "
                            "LMGEOMETRY_DATA_MIRROR to a data mirror, or run with network access.")
-            row.update(status="missing", actual=None, message=_one_line(message))
+            row.update(status="missing", actual=None, message=one_line(message))
+        row["size"] = location.stat().st_size if location.is_file() else None
         rows.append(row)
     _save_memo()
     return pd.DataFrame(rows)

@@ -1,4 +1,4 @@
-"""Plain JSON from numpy and pandas values, for meta files and results files."""
+"""Plain JSON from numpy and pandas values, for meta files and results files; readable sizes."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["to_jsonable"]
+__all__ = ["human_size", "to_jsonable"]
 
 
 def to_jsonable(value: Any) -> Any:
@@ -31,3 +31,12 @@ def to_jsonable(value: Any) -> Any:
     if isinstance(value, Path):
         return str(value)
     return value
+
+
+def human_size(n: float) -> str:
+    """Bytes as a short readable size: ``"512 B"``, ``"3.4 KiB"``, ``"1.2 GiB"``."""
+    for unit in ("B", "KiB", "MiB"):
+        if n < 1024:
+            return f"{int(n)} B" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} GiB"

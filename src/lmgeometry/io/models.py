@@ -36,24 +36,28 @@ import numpy as np
 import pandas as pd
 
 from lmgeometry.io._offline import (
+    _WEIGHT_PATTERN,
     ALIASES,
     _alias_list,
     _alias_shape,
     _converted_folder,
     _is_complete,
     _package_path,
+    _package_paths,
     alias_folder,
     fingerprint_folder,
 )
+from lmgeometry.io.paths import cache_root, user_path
 
 if TYPE_CHECKING:
     import pandas as pd
     import torch
     from transformers import PreTrainedConfig, PreTrainedTokenizerFast
 
-from lmgeometry.errors import ModelLoadError
+from lmgeometry.errors import ModelLoadError, ModelSpecError
 
 __all__ = [
+    "check_spec",
     "input_embeddings",
     "load_model",
     "LoadedModel",
@@ -87,9 +91,13 @@ def load_model(spec: str, device: str | None = None) -> LoadedModel:
 
     Raises
     ------
+    ModelSpecError
+        For a spec that names no usable model: an unknown alias or hub id, a missing folder,
+        a folder without config.json, weights or tokenizer files, an unreadable config.json,
+        or a tokenizer whose vocabulary does not fit the model's embedding table.
     ModelLoadError
-        For an unknown spec, an unreachable hub, an encoder-decoder model, a tokenizer without
-        a fast (Rust) implementation, or a model that returns no hidden states.
+        For an unreachable hub, an encoder-decoder model, a tokenizer without a fast (Rust)
+        implementation, or a model that returns no hidden states.
     """
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     start = time.perf_counter()
@@ -100,6 +108,7 @@ def load_model(spec: str, device: str | None = None) -> LoadedModel:
     tokenizer = _load_tokenizer(spec, source, options)
     target = _default_device(device)
     model, caveats = _load_weights(spec, source, kind, options, target)
+    _check_vocabulary(spec, tokenizer, model)
     if tokenizer.pad_token is None and tokenizer.eos_token is not None:
         tokenizer.pad_token = tokenizer.eos_token
     hidden = _probe_hidden_states(spec, model, tokenizer, target)
@@ -139,6 +148,38 @@ def load_model(spec: str, device: str | None = None) -> LoadedModel:
     logger.info("loaded %s (%s, %d x %d) in %.1f s", spec, kind, n_layers, loaded.hidden_size,
                 time.perf_counter() - start)
     return loaded
+
+
+def _check_vocabulary(spec: str, tokenizer: Any, model: torch.nn.Module) -> None:
+    """Refuse a tokenizer whose ids do not fit the model's input embedding table.
+
+    A tokenizer larger than the table produces ids past its end (an ``IndexError`` deep in
+    torch); one far smaller (under half the rows) is another model's tokenizer, or the
+    placeholder transformers builds for a folder without tokenizer files, which turns almost
+    every word into the unknown token: silently wrong vectors.
+    """
+    try:
+        rows = getattr(model.get_input_embeddings(), "num_embeddings", None)
+    except (AttributeError, NotImplementedError):
+        rows = None
+    if rows is None:
+        return
+    size = len(tokenizer)
+    fix = ("Save the model's own tokenizer next to it (tokenizer.save_pretrained(folder)) or "
+           "load the folder that holds both.")
+    if size > rows:
+        raise ModelSpecError(
+            f"{spec!r}: the tokenizer has {size:,} tokens but the model's embedding table only "
+            f"{rows:,} rows, so token ids from {rows:,} up have no embedding: the tokenizer "
+            f"belongs to another model. {fix}"
+        )
+    if size < rows // 2:
+        raise ModelSpecError(
+            f"{spec!r}: the tokenizer has only {size:,} tokens for an embedding table of "
+            f"{rows:,} rows, so most words would become unknown tokens: the tokenizer files are "
+            f"missing or belong to another model. {fix}"
+        )
+
 
 def _load_tokenizer(spec: str, source: _Source, options: dict[str, Any]) -> Any:
     """The model's fast tokenizer; a slow-only tokenizer is refused."""
@@ -194,7 +235,7 @@ def _probe_hidden_states(spec: str, model: torch.nn.Module, tokenizer: Any,
         with torch.inference_mode():
             output = model(input_ids=probe["input_ids"], attention_mask=probe["attention_mask"],
                            output_hidden_states=True)
-    except (TypeError, ValueError, RuntimeError) as exc:
+    except (TypeError, ValueError, RuntimeError, IndexError) as exc:
         raise ModelLoadError(
             f"{spec!r} ({type(model).__name__}) failed a forward pass with "
             f"output_hidden_states=True: {exc}"
@@ -359,22 +400,21 @@ def resolve_fingerprint(spec: str) -> str:
     """
     if spec in ALIASES:
         return fingerprint_folder(alias_folder(spec))
-    path = Path(spec).expanduser()
-    if path.is_dir() and (path / "config.json").is_file():
-        return fingerprint_folder(path.resolve())
-    if not path.exists() and not _looks_like_path(spec):
-        from huggingface_hub import try_to_load_from_cache
-        from huggingface_hub.utils import HFValidationError
+    path = user_path(spec)
+    if path.exists() or _looks_like_path(spec):
+        return fingerprint_folder(_check_folder(spec, path).resolve())
+    from huggingface_hub import try_to_load_from_cache
+    from huggingface_hub.utils import HFValidationError
 
+    try:
+        cached = try_to_load_from_cache(spec, "config.json")
+    except HFValidationError:
+        cached = None
+    if isinstance(cached, str):
         try:
-            cached = try_to_load_from_cache(spec, "config.json")
-        except HFValidationError:
-            cached = None
-        if isinstance(cached, str):
-            try:
-                return fingerprint_folder(Path(cached).parent)
-            except ModelLoadError:  # config cached but no weights yet
-                pass
+            return fingerprint_folder(Path(cached).parent)
+        except ModelLoadError:  # config cached but no weights yet
+            pass
     return load_model(spec).fingerprint
 
 
@@ -392,6 +432,7 @@ def models_table() -> pd.DataFrame:
     """
     import pandas as pd
 
+    cache_root()  # a cache root that is a file: one error, not one warning per alias
     rows = []
     for alias in ALIASES.values():
         installed = all(_package_path(pf) is not None for pf in alias.files)
@@ -485,6 +526,11 @@ def _hub_resolves() -> bool:
     return True
 
 
+_HUB_OFFLINE = "the Hugging Face hub is offline (HF_HUB_OFFLINE=1)"
+
+_HUB_UNREACHABLE = "the Hugging Face hub is unreachable from this machine"
+
+
 def _hub_error(spec: str, reason: str) -> ModelLoadError:
     from huggingface_hub import constants
 
@@ -513,48 +559,129 @@ def _looks_like_path(spec: str) -> bool:
     )
 
 
-def _resolve(spec: str) -> tuple[_Source, PreTrainedConfig]:
-    from transformers import AutoConfig
+_TOKENIZER_FILES = ("tokenizer.json", "vocab.txt", "vocab.json", "tokenizer.model",
+                    "spiece.model", "sentencepiece.bpe.model")
 
+_FOLDER_NEEDS = ("a model folder needs config.json, weights (model.safetensors or "
+                 "pytorch_model.bin) and tokenizer files, as written by "
+                 "model.save_pretrained(folder) and tokenizer.save_pretrained(folder)")
+
+
+def check_spec(spec: str) -> None:
+    """Cheap checks of a model spec, without loading transformers or any weights.
+
+    An offline alias must be installed; a folder must exist and hold ``config.json``, weight
+    files and tokenizer files; anything else must be a well-formed hub id, in the local hub
+    cache or with the hub's host name resolving. The command line
+    runs this before it builds a corpus, so a typo costs no waiting.
+
+    Parameters
+    ----------
+    spec : str
+        As for :func:`load_model`.
+
+    Raises
+    ------
+    ModelSpecError
+        The spec names no usable model (the message says what is missing).
+    ModelLoadError
+        An offline alias whose packages are not installed, or a hub id that is not in the
+        local hub cache while the hub cannot be reached.
+    """
     if spec in ALIASES:
-        alias = ALIASES[spec]
-        folder = alias_folder(spec)
-        return (_Source(alias.name, str(folder), folder, list(alias.caveats)),
-                AutoConfig.from_pretrained(folder))
-    path = Path(spec).expanduser()
-    if path.is_dir():
-        if not (path / "config.json").is_file():
-            raise ModelLoadError(
-                f"folder {path} holds no config.json: a model folder needs config.json, weights "
-                "(model.safetensors or pytorch_model.bin) and tokenizer files, as written by "
-                "model.save_pretrained(folder) and tokenizer.save_pretrained(folder)."
-            )
-        folder = path.resolve()
-        return _Source(folder.name, str(folder), folder), AutoConfig.from_pretrained(folder)
-    if path.exists():
-        raise ModelLoadError(
-            f"{spec!r} is a file; pass the folder that holds config.json, the weights and the "
-            "tokenizer files (or an offline alias)."
-        )
-    if _looks_like_path(spec):
-        raise ModelLoadError(
+        _package_paths(ALIASES[spec])
+        return
+    path = user_path(spec)
+    if path.exists() or _looks_like_path(spec):
+        _check_folder(spec, path)
+        return
+    _check_hub_id(spec)
+    _check_hub_access(spec)
+
+
+def _check_hub_access(spec: str) -> None:
+    """A hub id not in the local cache needs the hub (an offline setting or DNS says no)."""
+    from huggingface_hub import try_to_load_from_cache
+
+    if isinstance(try_to_load_from_cache(spec, "config.json"), str):
+        return
+    if _offline_env():
+        raise _hub_error(spec, _HUB_OFFLINE)
+    if not _hub_resolves():
+        raise _hub_error(spec, _HUB_UNREACHABLE)
+
+
+def _check_folder(spec: str, path: Path) -> Path:
+    """``path`` if it is a model folder with config, weights and tokenizer files."""
+    if not path.exists():
+        raise ModelSpecError(
             f"no such folder {spec!r}. A spec is an offline alias ({', '.join(ALIASES)}), a "
             "Hugging Face hub id such as 'gpt2', or an existing model folder."
         )
-    return _resolve_hub(spec)
+    if not path.is_dir():
+        raise ModelSpecError(
+            f"{spec!r} is a file; pass the folder that holds config.json, the weights and the "
+            "tokenizer files (or an offline alias)."
+        )
+    names = {p.name for p in path.iterdir() if p.is_file()}
+    if "config.json" not in names:
+        raise ModelSpecError(f"folder {path} holds no config.json: {_FOLDER_NEEDS}.")
+    if not any(_WEIGHT_PATTERN.match(name) for name in names):
+        raise ModelSpecError(f"folder {path} holds no weight files (model*.safetensors, "
+                             f"pytorch_model*.bin): {_FOLDER_NEEDS}.")
+    if not names & set(_TOKENIZER_FILES):
+        raise ModelSpecError(
+            f"folder {path} holds no tokenizer files ({', '.join(_TOKENIZER_FILES)}): without "
+            "them transformers builds a placeholder vocabulary and every word becomes an "
+            "unknown token. Save the model's tokenizer into the folder: "
+            "tokenizer.save_pretrained(folder)."
+        )
+    return path
 
 
-def _resolve_hub(spec: str) -> tuple[_Source, PreTrainedConfig]:
+def _check_hub_id(spec: str) -> None:
     from huggingface_hub.utils import HFValidationError, validate_repo_id
-    from transformers import AutoConfig
 
     try:
         validate_repo_id(spec)
     except HFValidationError as exc:
-        raise ModelLoadError(
+        raise ModelSpecError(
             f"{spec!r} is not an offline alias ({', '.join(ALIASES)}), not an existing folder, "
             f"and not a valid Hugging Face hub id: {exc}"
         ) from exc
+
+
+def _folder_config(spec: str, folder: Path) -> PreTrainedConfig:
+    """The folder's config; an unreadable config.json is a :class:`ModelSpecError`."""
+    from transformers import AutoConfig
+
+    try:
+        return AutoConfig.from_pretrained(folder)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        reason = " ".join(str(exc).split())
+        raise ModelSpecError(
+            f"cannot read {folder / 'config.json'} of {spec!r}: {reason}. Repair the file or "
+            "write it again with model.save_pretrained(folder)."
+        ) from exc
+
+
+def _resolve(spec: str) -> tuple[_Source, PreTrainedConfig]:
+    if spec in ALIASES:
+        alias = ALIASES[spec]
+        folder = alias_folder(spec)
+        return (_Source(alias.name, str(folder), folder, list(alias.caveats)),
+                _folder_config(spec, folder))
+    path = user_path(spec)
+    if path.exists() or _looks_like_path(spec):
+        folder = _check_folder(spec, path).resolve()
+        return _Source(folder.name, str(folder), folder), _folder_config(spec, folder)
+    return _resolve_hub(spec)
+
+
+def _resolve_hub(spec: str) -> tuple[_Source, PreTrainedConfig]:
+    from transformers import AutoConfig
+
+    _check_hub_id(spec)
     offline = _offline_env()
     reachable = not offline and _hub_resolves()
     source = _Source(spec, spec, None, hub=True, local_only=not reachable)
@@ -563,13 +690,13 @@ def _resolve_hub(spec: str) -> tuple[_Source, PreTrainedConfig]:
     except OSError as exc:
         names = {type(e).__name__ for e in _chain(exc)}
         if offline:
-            raise _hub_error(spec, "the Hugging Face hub is offline (HF_HUB_OFFLINE=1)") from exc
+            raise _hub_error(spec, _HUB_OFFLINE) from exc
         if not reachable or names & {"ConnectError", "ConnectionError", "ConnectTimeout",
                                      "LocalEntryNotFoundError", "gaierror", "Timeout"}:
-            raise _hub_error(spec, "the Hugging Face hub is unreachable from this machine") from exc
+            raise _hub_error(spec, _HUB_UNREACHABLE) from exc
         not_found = names & {"RepositoryNotFoundError", "GatedRepoError"}
         if not_found or "valid model identifier" in str(exc):
-            raise ModelLoadError(
+            raise ModelSpecError(
                 f"{spec!r} is not an offline alias ({', '.join(ALIASES)}), not an existing "
                 "folder, and the Hugging Face hub has no public model with that id (check the "
                 "spelling, or log in with `hf auth login` for gated or private models)."

@@ -1,16 +1,24 @@
-"""Where lmgeometry keeps its caches.
+"""Where lmgeometry keeps its caches, and how a path given by a user is read.
 """
 
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
+
+from lmgeometry.errors import PathError
 
 __all__ = [
     "cache_dir",
     "CACHE_ENV",
+    "cache_root",
+    "check_writable",
     "data_mirror",
+    "folder_arg",
     "MIRROR_ENV",
+    "user_path",
+    "writable_folder",
 ]
 
 
@@ -19,18 +27,114 @@ CACHE_ENV = "LMGEOMETRY_CACHE"
 MIRROR_ENV = "LMGEOMETRY_DATA_MIRROR"
 
 
-def cache_dir(*parts: str) -> Path:
-    """Return (and create) a folder under the cache root.
+def user_path(path: str | os.PathLike[str]) -> Path:
+    """A path as a user means it: ``~`` expanded (the shell leaves ``--out=~/x`` alone)."""
+    return Path(path).expanduser()
 
-    The root is ``$LMGEOMETRY_CACHE`` when set, else ``~/.cache/lmgeometry``.
+
+def cache_root() -> Path:
+    """The cache root: ``$LMGEOMETRY_CACHE`` when set, else ``~/.cache/lmgeometry``.
+
+    Raises
+    ------
+    PathError
+        If the root exists and is not a folder.
     """
-    root = Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "lmgeometry")
+    value = os.environ.get(CACHE_ENV)
+    root = user_path(value) if value else Path.home() / ".cache" / "lmgeometry"
+    if root.exists() and not root.is_dir():
+        raise PathError(f"the cache root {root} is a file, not a folder; point {CACHE_ENV} at "
+                        "a folder (or unset it to use ~/.cache/lmgeometry)")
+    return root
+
+
+def cache_dir(*parts: str) -> Path:
+    """Return (and create) a folder under the cache root (:func:`cache_root`).
+
+    Raises
+    ------
+    PathError
+        If the root is a file or the folder cannot be created.
+    """
+    root = cache_root()
     path = root.joinpath(*parts)
-    path.mkdir(parents=True, exist_ok=True)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise PathError(f"cannot create the cache folder {path}: {exc.strerror or exc}; point "
+                        f"{CACHE_ENV} at a writable folder") from exc
     return path
+
+
+def folder_arg(path: str | os.PathLike[str], what: str) -> Path:
+    """A path meant as a folder: ``~`` expanded, and refused if it is a file (nothing is
+    created).
+
+    Raises
+    ------
+    PathError
+        If ``path`` is a file.
+    """
+    folder = user_path(path)
+    if folder.exists() and not folder.is_dir():
+        raise PathError(f"{what} {folder} is a file, not a folder; pass a folder")
+    return folder
+
+
+def check_writable(path: str | os.PathLike[str], what: str) -> Path:
+    """Check, creating nothing, that ``path`` is or can become a writable folder.
+
+    The folder itself, or else its nearest existing parent, must be a folder this process
+    may write to.
+
+    Raises
+    ------
+    PathError
+        If ``path`` (or that parent) is a file, or is not writable.
+    """
+    folder = folder_arg(path, what)
+    existing = next(p for p in (folder.absolute(), *folder.absolute().parents) if p.exists())
+    if not existing.is_dir():
+        raise PathError(f"{what} {folder} cannot be created: {existing} is a file")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise PathError(f"{what} {folder} cannot be written ({existing} is not writable); "
+                        "pass a folder you can write to")
+    return folder
+
+
+def writable_folder(path: str | os.PathLike[str], what: str) -> Path:
+    """Create ``path`` if needed and check that files can be written in it.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The folder (``~`` is expanded).
+    what : str
+        How the message names it, e.g. ``"the store root (--out)"``.
+
+    Returns
+    -------
+    pathlib.Path
+        The expanded folder.
+
+    Raises
+    ------
+    PathError
+        If ``path`` is a file, cannot be created, or is not writable.
+    """
+    folder = folder_arg(path, what)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(dir=folder, prefix=".write-test-")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise PathError(f"{what} {folder} cannot be written ({exc.strerror or exc}); pass a "
+                        "folder you can write to") from exc
+    return folder
 
 
 def data_mirror() -> Path | None:
     """The local data mirror named by ``$LMGEOMETRY_DATA_MIRROR``, or None."""
     value = os.environ.get(MIRROR_ENV)
-    return Path(value).expanduser() if value else None
+    return user_path(value) if value else None

@@ -42,7 +42,8 @@ from typing import Any
 
 import yaml
 
-from lmgeometry.errors import BookError, ChapterExecutionError
+from lmgeometry.errors import BookError, BookUsageError, ChapterExecutionError
+from lmgeometry.io import paths
 
 __all__ = [
     "BookError",
@@ -235,7 +236,7 @@ def select_chapters(chapters: Sequence[Chapter], wanted: Sequence[str] | None) -
     if wanted is None:
         return list(chapters)
     if not wanted:
-        raise BookError("--chapters needs at least one chapter name")
+        raise BookUsageError("--chapters needs at least one chapter name")
     picked: set[str] = set()
     for item in wanted:
         key = item.strip().removesuffix(".py").removesuffix(".ipynb").rpartition("/")[2]
@@ -243,7 +244,7 @@ def select_chapters(chapters: Sequence[Chapter], wanted: Sequence[str] | None) -
         if len(hits) != 1:
             names = ", ".join(c.name for c in chapters)
             what = "matches no chapter" if not hits else "is ambiguous"
-            raise BookError(f"chapter {item!r} {what}; the chapters are: {names}")
+            raise BookUsageError(f"chapter {item!r} {what}; the chapters are: {names}")
         picked.add(hits[0].name)
     return [c for c in chapters if c.name in picked]
 
@@ -347,11 +348,12 @@ def parse_overrides(pairs: Sequence[Sequence[str]]) -> dict[str, Any]:
     parsed: dict[str, Any] = {}
     for name, text in pairs:
         if not name.isidentifier():
-            raise BookError(f"-p {name}: a parameter name must be a Python identifier")
+            raise BookUsageError(f"-p {name}: a parameter name must be a Python identifier")
         try:
             parsed[name] = yaml.safe_load(text)
         except yaml.YAMLError as exc:
-            raise BookError(f"-p {name} {text!r}: the value is not valid YAML: {exc}") from exc
+            raise BookUsageError(f"-p {name} {text!r}: the value is not valid YAML: "
+                                 f"{exc}") from exc
     return parsed
 
 
@@ -444,18 +446,31 @@ def resolve_parameters(
         )
     for layer in (config["defaults"], section, overrides):
         if RESULTS_PARAM in layer:
-            raise BookError(f"{RESULTS_PARAM} is set by the pipeline; do not override it")
+            raise BookUsageError(f"{RESULTS_PARAM} is set by the pipeline; do not override it")
     merged: dict[str, Any] = {}
     for layer in (config["defaults"], section, overrides):
         merged.update({k: v for k, v in layer.items() if k in declared})
     for name, value in merged.items():
-        if isinstance(declared[name], list | tuple) and not isinstance(value, list | tuple):
-            raise BookError(
-                f"{chapter}: {name} is a list (default {declared[name]!r}) but was given "
-                f"{value!r}; write a YAML list, e.g. -p {name} '[{value}]'"
-            )
+        _check_list(chapter, name, declared[name], value)
     merged[RESULTS_PARAM] = f"{chapter}.results.json"
     return merged
+
+
+def _check_list(chapter: str, name: str, default: Any, value: Any) -> None:
+    """A list parameter must be given a list, and a non-empty one if its default is."""
+    if not isinstance(default, list | tuple):
+        return
+    if not isinstance(value, list | tuple):
+        raise BookUsageError(
+            f"{chapter}: {name} is a list (default {default!r}) but was given "
+            f"{value!r}; write a YAML list, e.g. -p {name} '[{value}]'"
+        )
+    if default and not value:
+        example = json.dumps(list(default)[:1])
+        raise BookUsageError(
+            f"{chapter}: {name} is an empty list; name at least one, e.g. -p {name} "
+            f"'{example}' (its default is {default!r})"
+        )
 
 
 def check_parameter_names(
@@ -496,7 +511,7 @@ def check_parameter_names(
     selected = {name for c in chapters for name in declared[c.name]}
     unused = sorted(set(overrides) - selected)
     if unused:
-        raise BookError(
+        raise BookUsageError(
             f"-p {', '.join(unused)}: not a parameter of the chapters being executed "
             f"({', '.join(c.name for c in chapters)}); their parameters: "
             f"{', '.join(sorted(selected))}"
@@ -835,7 +850,7 @@ def build_html(book_dir: Path, out: Path | None = None, *, strict: bool = True) 
         If a chapter of the toc has no executed notebook, Jupyter Book fails, or a page
         references anything outside the file tree.
     """
-    book_dir = book_dir.resolve()
+    book_dir = paths.user_path(book_dir).resolve()
     for name in ("_config.yml", "_toc.yml"):
         if not (book_dir / name).is_file():
             raise BookError(f"{book_dir / name} does not exist")
@@ -847,7 +862,7 @@ def build_html(book_dir: Path, out: Path | None = None, *, strict: bool = True) 
             f"not executed yet: {', '.join(f'{d}.ipynb' for d in missing)} in {book_dir}; "
             f"run `lmgeometry book --chapters {names}`"
         )
-    out = (out or book_dir).resolve()
+    out = paths.user_path(out or book_dir).resolve()
     html_dir = out / "_build" / "html"
     command = [sys.executable, "-c", _JUPYTER_BOOK_MAIN, "build", str(book_dir),
                "--path-output", str(out), "--builder", "html", "--quiet"]
@@ -961,31 +976,32 @@ def build_book(
     ------
     ChapterExecutionError
         If a chapter fails (stops the build; later chapters are not run).
+    BookUsageError
+        For a ``params`` or ``chapters`` value that cannot work (an empty model list, an
+        unknown parameter, ...): found before any chapter runs.
+    PathError
+        ``out`` is a file or cannot be written.
     BookError
         For configuration errors, size-cap violations and HTML build failures.
     """
     root = (root or project_root()).resolve()
-    book_dir = Path(out).expanduser().resolve() if out is not None else root
+    book_dir = root if out is None else paths.folder_arg(out, "the book folder (--out)").resolve()
     separate = book_dir != root
     toc = toc_chapters(root)
     selected = select_chapters(toc, chapters)
     root_page = book_dir / f"{toc[0].docname}.ipynb"
     if separate and toc[0] not in selected and not root_page.is_file():
         selected = [toc[0], *selected]  # a separate book needs its root page (toc order)
-    if separate:
-        book_dir.mkdir(parents=True, exist_ok=True)
 
-    if execute:
-        config = load_book_params(root / PARAMS_FILE)
-        overrides = dict(params or {})
+    if execute:  # every parameter mistake is found before the first chapter runs
         sources = {c.name: read_chapter(c.source) for c in toc}
-        declared = {name: chapter_parameters(nb, f"notebooks/{name}.py")
-                    for name, nb in sources.items()}
-        check_parameter_names(selected, declared, config, overrides)
+        resolved = _resolve_all(root, sources, selected, dict(params or {}))
+    if separate:
+        paths.writable_folder(book_dir, "the book folder (--out)")
+    if execute:
         with interpreter_kernel() as kernel:
             for chapter in selected:
-                values = resolve_parameters(chapter.name, declared[chapter.name], config,
-                                            overrides)
+                values = resolved[chapter.name]
                 shown = ", ".join(f"{k}={v!r}" for k, v in values.items())
                 print(f"[book] executing {chapter.name} ({shown})", flush=True)
                 start = time.perf_counter()
@@ -1005,6 +1021,17 @@ def build_book(
     return html_dir
 
 
+def _resolve_all(root: Path, sources: dict[str, Any], selected: Sequence[Chapter],
+                 overrides: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The parameters of each selected chapter (:func:`resolve_parameters`), all checked."""
+    config = load_book_params(root / PARAMS_FILE)
+    declared = {name: chapter_parameters(nb, f"notebooks/{name}.py")
+                for name, nb in sources.items()}
+    check_parameter_names(selected, declared, config, overrides)
+    return {c.name: resolve_parameters(c.name, declared[c.name], config, overrides)
+            for c in selected}
+
+
 def build_book_cli(args: argparse.Namespace) -> int:
     """Entry point of ``lmgeometry book`` (see ``lmgeometry book --help``).
 
@@ -1016,7 +1043,13 @@ def build_book_cli(args: argparse.Namespace) -> int:
     Returns
     -------
     int
-        0 on success, 1 when the build stopped (the reason is printed to stderr).
+        0 on success, 1 when a chapter failed (the failing cell and the kernel's traceback
+        are printed to stderr: they are the message).
+
+    Raises
+    ------
+    BookError
+        Any other problem that stops the build; ``lmgeometry`` prints it on one line.
     """
     try:
         build_book(
@@ -1025,7 +1058,7 @@ def build_book_cli(args: argparse.Namespace) -> int:
             chapters=args.chapters,
             html=not args.no_html,
         )
-    except BookError as exc:
+    except ChapterExecutionError as exc:
         print(f"lmgeometry book: error: {exc}", file=sys.stderr)
         return 1
     return 0

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from lmgeometry.io.files import to_jsonable
+from lmgeometry.io.paths import user_path
 
 __all__ = [
     "load_results",
@@ -17,8 +18,8 @@ __all__ = [
 
 
 def save_results(path: str | Path, results: dict[str, Any]) -> Path:
-    """Write ``results`` as indented, key-sorted JSON to ``path`` (atomically)."""
-    path = Path(path)
+    """Write ``results`` as indented, key-sorted JSON to ``path`` (atomically; ``~`` expanded)."""
+    path = user_path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(path.suffix + ".tmp")
     tmp.write_text(json.dumps(to_jsonable(results), indent=1, sort_keys=True) + "\n")
@@ -27,5 +28,5 @@ def save_results(path: str | Path, results: dict[str, Any]) -> Path:
 
 
 def load_results(path: str | Path) -> dict[str, Any]:
-    """Read a results file written by :func:`save_results`."""
-    return json.loads(Path(path).read_text())
+    """Read a results file written by :func:`save_results` (``~`` expanded)."""
+    return json.loads(user_path(path).read_text())

@@ -1,0 +1,160 @@
+"""Integrity of activation-store entries: cheap checks on every open, checksums on demand.
+
+A damaged entry must never be served: a truncated layer file would fail later with numpy's
+"mmap length is greater than file size" (naming no file), and a ``meta.json`` or
+``words.parquet`` that disagrees with the layers would silently pair vectors with the wrong
+words. :func:`check_entry` therefore checks, each time an entry is opened (a few header reads,
+no data):
+
+- the layer files are exactly ``layer_00.npy`` ... ``layer_{n_layers - 1}.npy`` of
+  ``meta.json`` (none missing, none extra), and ``n_layers`` is the model's blocks + 1;
+- every layer file is a ``.npy`` array of shape ``(words, width)`` whose size is its header
+  plus words x width x itemsize bytes (the itemsize of the dtype its header names: float16
+  for a default entry);
+- ``words.parquet`` has one row per layer row.
+
+With ``full=True`` (``lmgeometry extract`` on a cache hit, ``lmgeometry store verify``) it also
+compares each file's sha256 with the one recorded in ``meta.json`` (``checksums``) when the
+entry was written, which finds changed bytes that keep every size. Entries written before
+checksums were recorded are checked by sizes and counts only.
+
+Every failure is a :class:`~lmgeometry.errors.StoreError` that names the file and says to
+delete the entry and run again to rebuild it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from lmgeometry.errors import StoreError
+
+__all__ = [
+    "check_entry",
+    "checksums",
+    "damaged",
+    "file_sha256",
+    "layer_file",
+    "WORDS_FILE",
+]
+
+
+WORDS_FILE = "words.parquet"
+
+_LAYER_NAME = re.compile(r"^layer_\d+\.npy$")
+
+
+def layer_file(i: int) -> str:
+    """File name of layer ``i`` (``layer_00.npy``)."""
+    return f"layer_{i:02d}.npy"
+
+
+def damaged(path: Path, file: str, problem: str) -> StoreError:
+    """The error for a damaged entry: which file, what is wrong, and the fix."""
+    return StoreError(
+        f"damaged store entry {path}: {file} {problem}. Delete the entry (rm -r '{path}') and "
+        "run again to rebuild it.",
+        path=path, file=file,
+    )
+
+
+def file_sha256(path: Path) -> str:
+    """sha256 (hex) of a file's content."""
+    with open(path, "rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()
+
+
+def checksums(folder: Path, names: Iterable[str]) -> dict[str, str]:
+    """``{name: sha256}`` of the named files of ``folder`` (recorded in ``meta.json``)."""
+    return {name: file_sha256(folder / name) for name in names}
+
+
+def check_entry(path: Path, meta: dict[str, Any], *, full: bool = False) -> None:
+    """Check an entry's files against its ``meta.json`` (see the module docstring).
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        The entry's folder.
+    meta : dict
+        Its ``meta.json``.
+    full : bool
+        Also compare every file's sha256 with ``meta["checksums"]`` (reads every byte).
+
+    Raises
+    ------
+    StoreError
+        Naming the damaged or missing file.
+    """
+    try:
+        n_layers, n_words = int(meta["n_layers"]), int(meta["counts"]["words"])
+        shape = (n_words, int(meta["width"]))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise damaged(path, "meta.json", f"lacks or garbles a field ({exc})") from exc
+    _check_files(path, meta, n_layers)
+    for i in range(n_layers):
+        _check_layer(path, layer_file(i), shape)
+    _check_words(path, n_words)
+    if full:
+        _check_checksums(path, meta.get("checksums") or {})
+
+
+def _check_files(path: Path, meta: dict[str, Any], n_layers: int) -> None:
+    expected = {layer_file(i) for i in range(n_layers)}
+    on_disk = {p.name for p in path.iterdir() if _LAYER_NAME.match(p.name)}
+    if not (path / WORDS_FILE).is_file():
+        raise damaged(path, WORDS_FILE, "is missing")
+    missing = sorted(expected - on_disk)
+    if missing:
+        raise damaged(path, missing[0], "is missing")
+    blocks = (meta.get("model") or {}).get("n_layers")
+    extra = sorted(on_disk - expected)
+    if extra or (blocks is not None and int(blocks) + 1 != n_layers):
+        model = "" if blocks is None else f" for a model of {blocks} blocks (blocks + 1 layers)"
+        raise damaged(path, "meta.json", f"says n_layers={n_layers} but the entry holds "
+                                         f"{len(on_disk)} layer files{model}")
+
+
+def _check_layer(path: Path, name: str, shape: tuple[int, int]) -> None:
+    fmt = np.lib.format
+    try:
+        with open(path / name, "rb") as handle:
+            version = fmt.read_magic(handle)
+            read = fmt.read_array_header_1_0 if version == (1, 0) else fmt.read_array_header_2_0
+            found, fortran, dtype = read(handle)
+            offset = handle.tell()
+            size = handle.seek(0, 2)
+    except (OSError, ValueError) as exc:
+        raise damaged(path, name, f"is not a readable .npy file ({exc})") from exc
+    if tuple(found) != shape or fortran:
+        raise damaged(path, name, f"holds an array of shape {tuple(found)}, but meta.json says "
+                                  f"{shape}")
+    expected = offset + shape[0] * shape[1] * dtype.itemsize
+    if size != expected:
+        raise damaged(path, name, f"has {size:,} bytes instead of {expected:,} "
+                                  f"({'truncated' if size < expected else 'overlong'})")
+
+
+def _check_words(path: Path, n_words: int) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        rows = pq.ParquetFile(path / WORDS_FILE).metadata.num_rows
+    except (OSError, pa.ArrowException) as exc:
+        raise damaged(path, WORDS_FILE, f"is not a readable parquet file ({exc})") from exc
+    if rows != n_words:
+        raise damaged(path, WORDS_FILE, f"has {rows:,} rows but the layers hold {n_words:,} "
+                                        "words")
+
+
+def _check_checksums(path: Path, recorded: dict[str, str]) -> None:
+    for name, digest in sorted(recorded.items()):
+        if file_sha256(path / name) != digest:
+            raise damaged(path, name, "does not match the sha256 recorded when the entry was "
+                                      "written (its content has changed)")
