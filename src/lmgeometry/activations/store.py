@@ -14,6 +14,10 @@ change the numbers (pooling, prepend_bos, too_long, dtype, format version). An e
 built in a temporary sibling directory and renamed into place when complete, so a directory
 with the final name is always whole; temporary directories of dead processes are removed
 on the next call. Only numpy and pyarrow are needed to read an entry.
+
+Under ``lmgeometry book`` every opened entry and the time :func:`activations` spends (cache hit
+or build) are recorded through :mod:`lmgeometry.trace`: the book re-executes a chapter when a
+model behind one of the entries it read has changed, and ``--profile`` reports the time.
 """
 
 from __future__ import annotations
@@ -38,7 +42,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from lmgeometry import __version__
+from lmgeometry import __version__, trace
 from lmgeometry.activations.extract import (
     OUTPUT_DTYPES,
     POOLINGS,
@@ -116,6 +120,10 @@ class Store:
             missing.append("words.parquet")
         if missing:
             raise FileNotFoundError(f"{self.path}: incomplete entry, missing {missing}")
+        trace.record("store", entry=self.path.name, key=self.meta.get("key"), model=self.label,
+                     fingerprint=self.meta.get("fingerprint"),
+                     corpus=self.meta.get("corpus", {}).get("name"),
+                     corpus_digest=self.meta.get("corpus", {}).get("digest"))
 
     @cached_property
     def words(self) -> pd.DataFrame:
@@ -447,24 +455,39 @@ def activations(
         raise ValueError(f"dtype must be one of {DTYPES}, not {dtype!r}")
     if prepend_bos is not None and not isinstance(prepend_bos, bool):
         raise TypeError("prepend_bos must be None, True or False")
-    fingerprint = model_fingerprint(model) if isinstance(model, str) else model.fingerprint
-    options = {"pooling": pooling, "prepend_bos": prepend_bos, "too_long": too_long,
-               "dtype": dtype}
-    key = store_key(fingerprint, corpus.digest(), **options)
-    root = Path(root) if root is not None else paths.cache_dir("activations")
-    root.mkdir(parents=True, exist_ok=True)
-    final = root / entry_name(corpus.name, key)
-    if (final / "meta.json").is_file():
-        return Store(final, label=model if isinstance(model, str) else model.spec)
+    label = model if isinstance(model, str) else model.spec
+    with trace.timed("activations", model=label, corpus=corpus.name) as event:
+        fingerprint = model_fingerprint(model) if isinstance(model, str) else model.fingerprint
+        options = {"pooling": pooling, "prepend_bos": prepend_bos, "too_long": too_long,
+                   "dtype": dtype}
+        key = store_key(fingerprint, corpus.digest(), **options)
+        root = Path(root) if root is not None else paths.cache_dir("activations")
+        root.mkdir(parents=True, exist_ok=True)
+        final = root / entry_name(corpus.name, key)
+        event.update(entry=final.name, hit=(final / "meta.json").is_file())
+        if not event["hit"]:
+            _build_entry(model, fingerprint, corpus, final, key=key, options=options,
+                         batch_tokens=batch_tokens, progress=progress, callback=callback)
+        return Store(final, label=label)
+
+
+def _build_entry(model: str | LoadedModel, fingerprint: str, corpus: Corpus, final: Path, *,
+                 key: str, options: dict[str, Any], batch_tokens: int | None, progress: bool,
+                 callback: Callable[[int, int], None] | None) -> None:
+    """Extract ``corpus`` with ``model`` into the store entry ``final`` (see :func:`activations`).
+
+    The entry is written into a temporary sibling directory and renamed into place when
+    complete; a failure leaves no entry.
+    """
+    root = final.parent
     clean_stale(root)
-
     if isinstance(model, str):
-
         model = models.load_model(model)
         if model.fingerprint != fingerprint:
             raise RuntimeError(f"{model.spec}: fingerprint changed while loading "
                                f"({fingerprint[:12]} -> {model.fingerprint[:12]})")
-    encoding = encode(model, corpus, prepend_bos=prepend_bos, too_long=too_long)
+    encoding = encode(model, corpus, prepend_bos=options["prepend_bos"],
+                      too_long=options["too_long"])
     if encoding.skipped:
         print(f"{model.name}: skipped {len(encoding.skipped)} of {encoding.n_sentences} "
               f"sentences longer than {encoding.max_positions} tokens", file=sys.stderr)
@@ -482,7 +505,6 @@ def activations(
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    return Store(final, label=model.spec)
 
 
 def _du(path: Path) -> int:
