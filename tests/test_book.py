@@ -602,6 +602,9 @@ def test_warm_rebuild_reexecutes_exactly_what_changed(
     manifest = json.loads((project / "book" / "01_store.exec.json").read_text())
     [entry] = manifest["stores"]  # recorded while the chapter ran
     assert entry["model"] == str(model) and entry["corpus"] == "book-fixture"
+    rows = {r["chapter"]: r for r in json.loads(
+        (project / "_build" / "profile.json").read_text())["chapters"]}
+    assert (rows["01_store"]["extract_built"], rows["01_store"]["extract_hits"]) == (1, 0)
     before = {n: (nb[n].stat().st_mtime_ns, nb[n].with_suffix(".exec.json").read_bytes())
               for n in names}
 
