@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -11,12 +13,14 @@ import sys
 from pathlib import Path
 
 import nbformat
+import numpy as np
 import pytest
 import yaml
 from fixtures.book_project import ROOT, make_project
 
+from lmgeometry.activations.store import Store
 from lmgeometry.cli import build_parser
-from lmgeometry.report import book
+from lmgeometry.report import book, cache, profile
 from lmgeometry.report.book import (
     BookError,
     Chapter,
@@ -272,8 +276,10 @@ def test_rerun_gives_identical_notebook(fixture_book: tuple[Path, Path]) -> None
     project, _ = fixture_book
     path = project / "book" / "00_fixture.ipynb"
     before = path.read_bytes()
-    build_book({"n_points": 25}, root=project, html=False)
+    manifest = path.with_suffix(".exec.json").read_bytes()
+    build_book({"n_points": 25}, root=project, html=False, force=True)
     assert path.read_bytes() == before
+    assert path.with_suffix(".exec.json").read_bytes() == manifest
 
 
 @pytest.mark.slow
@@ -360,3 +366,311 @@ def test_nbval_sanitize_masks_volatile_output_only(tmp_path: Path) -> None:
     summary = [line.split(" - ")[0] for line in done.stdout.splitlines()
                if line.startswith(("PASSED", "FAILED"))]
     assert summary == ["PASSED check.ipynb::Cell 0", "FAILED check.ipynb::Cell 1"], done.stdout
+
+
+# --------------------------------------------------------------------------- warm rebuilds
+
+
+def _inputs(**changes: object) -> cache.BookInputs:
+    """Build facts as BookInputs.current() computes them, with some replaced."""
+    facts = {"version": "0.1.0", "files": {"a.py": "1" * 16, "io/manifest.json": "2" * 16},
+             "environment": {"python": "3.11", "numpy": "2.0.0"}}
+    facts.update(changes)
+    return cache.BookInputs(**facts)
+
+
+def _model_folder(folder: Path, weights: bytes) -> Path:
+    """A folder that io.models fingerprints like a saved model (config, weights, tokenizer)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "config.json").write_text('{"model_type": "bert"}')
+    (folder / "model.safetensors").write_bytes(weights)
+    return folder
+
+
+def _executed(tmp_path: Path, params: dict | None = None) -> tuple[Path, Path, Path]:
+    """A chapter source, its 'executed' notebook and results file."""
+    source = tmp_path / "notebooks" / "01_x.py"
+    source.parent.mkdir(parents=True, exist_ok=True)
+    source.write_text(CHAPTER.replace('models = ["a"]', "models = []"))
+    notebook = tmp_path / "book" / "01_x.ipynb"
+    notebook.parent.mkdir(parents=True, exist_ok=True)
+    notebook.write_text("{}")
+    results = notebook.with_name("01_x.results.json")
+    results.write_text('{"n": 10}')
+    return source, notebook, results
+
+
+def test_manifest_is_deterministic_and_holds_until_an_input_changes(tmp_path: Path) -> None:
+    source, notebook, results = _executed(tmp_path)
+    model = _model_folder(tmp_path / "model", b"weights-1")
+    declared = chapter_parameters(read_chapter(source))
+    values = {"models": [str(model)], "results_path": "01_x.results.json"}
+    inputs = _inputs()
+    key = cache.chapter_key(source, values, declared, inputs)
+    assert key["models"] == {str(model): inputs.fingerprint(str(model))}
+    path = cache.write_manifest(notebook, key, [], results)
+    assert path == tmp_path / "book" / "01_x.exec.json"
+    first = path.read_bytes()
+    assert b"time" not in first and str(tmp_path / "book").encode() not in first
+    cache.write_manifest(notebook, cache.chapter_key(source, values, declared, _inputs()), [],
+                         results)
+    assert path.read_bytes() == first  # same inputs, same bytes
+
+    def reasons(**kw: object) -> list[str]:
+        new_values = kw.pop("values", values)
+        inp = _inputs(**kw)
+        return cache.stale_reasons(cache.read_manifest(notebook),
+                                   cache.chapter_key(source, new_values, declared, inp),
+                                   notebook, results, inp)
+
+    assert reasons() == []
+    assert reasons(values={**values, "n": 5}) == ["parameters changed: n '(default)' -> 5"]
+    assert reasons(version="0.2.0") == ["lmgeometry 0.1.0 -> 0.2.0"]
+    changed = reasons(files={"a.py": "1" * 16, "io/manifest.json": "3" * 16})
+    assert changed == ["package source changed: io/manifest.json"]
+    assert reasons(environment={"python": "3.11", "numpy": "2.1.0"}) == [
+        "environment changed: numpy '2.0.0' -> '2.1.0'"]
+
+    gone = str(tmp_path / "gone")
+    assert f"cannot fingerprint model {gone} (ModelLoadError: no such folder" in "; ".join(
+        reasons(values={**values, "models": [gone]}))
+    (model / "model.safetensors").write_bytes(b"weights-2")
+    assert reasons()[0].startswith("models changed: ")
+    (model / "model.safetensors").write_bytes(b"weights-1")
+    text = source.read_text()
+    source.write_text(text + "print(1)\n")
+    assert reasons() == ["source notebooks/01_x.py changed"]
+    source.write_text(text)
+    results.unlink()
+    assert reasons() == ["results file 01_x.results.json missing since the execution"]
+    results.write_text('{"n": 11}')
+    notebook.write_text("{ }")
+    assert reasons() == ["executed notebook 01_x.ipynb changed since the execution",
+                         "results file 01_x.results.json changed since the execution"]
+    path.unlink()
+    assert reasons()[0].startswith("no execution manifest 01_x.exec.json")
+
+
+def test_store_entries_recorded_in_the_trace_decide_too(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A changed model file behind a store entry the chapter read re-executes it."""
+    from conftest import array_store
+
+    from lmgeometry import trace
+    from lmgeometry.io.models import resolve_fingerprint
+
+    model = _model_folder(tmp_path / "model", b"weights-1")
+    entry = array_store(tmp_path / "store" / "sts-0123", [np.zeros((2, 3), np.float16)],
+                        {"text": ["a", "b"]})
+    meta = json.loads((entry.path / "meta.json").read_text())
+    meta.update(key="0123" * 16, fingerprint=resolve_fingerprint(str(model)),
+                model={"spec": str(model)}, corpus={"name": "sts", "digest": "c" * 64})
+    (entry.path / "meta.json").write_text(json.dumps(meta))
+    events_file = tmp_path / "trace.jsonl"
+    monkeypatch.setenv(trace.TRACE_ENV, str(events_file))
+    Store(entry.path)
+    Store(entry.path, label=str(model))  # opened twice: recorded once
+    with trace.timed("figure", name="f"):
+        pass
+    monkeypatch.delenv(trace.TRACE_ENV)
+    Store(entry.path)  # outside the pipeline: not recorded
+    events = trace.read_events(events_file)
+    assert [e["event"] for e in events] == ["store", "store", "figure"]
+    stores = cache.store_records(events)
+    assert stores == [{"entry": "sts-0123", "key": "0123" * 16, "model": str(model),
+                       "fingerprint": meta["fingerprint"], "corpus": "sts",
+                       "corpus_digest": "c" * 64}]
+
+    source, notebook, results = _executed(tmp_path)
+    declared = chapter_parameters(read_chapter(source))
+    values = {"results_path": "01_x.results.json"}
+    key = cache.chapter_key(source, values, declared, _inputs())
+    cache.write_manifest(notebook, key, stores, results)
+    recorded = cache.read_manifest(notebook)
+    assert cache.stale_reasons(recorded, key, notebook, results, _inputs()) == []
+    (model / "model.safetensors").write_bytes(b"weights-2")
+    [reason] = cache.stale_reasons(recorded, key, notebook, results, _inputs())
+    assert reason.startswith(f"model {model} behind store entry sts-0123 changed")
+
+
+def test_package_files_cover_code_and_data_only(tmp_path: Path) -> None:
+    pkg = tmp_path / "lmgeometry"
+    (pkg / "io" / "__pycache__").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("x = 1\n")
+    (pkg / "io" / "manifest.json").write_text("{}")
+    (pkg / "io" / "__pycache__" / "data.cpython-311.pyc").write_bytes(b"\0")
+    (pkg / "io" / "notes.md").write_text("not source")
+    files = cache.package_files(pkg)
+    assert list(files) == ["__init__.py", "io/manifest.json"]
+    (pkg / "__init__.py").write_text("x = 2\n")
+    assert cache.package_files(pkg)["__init__.py"] != files["__init__.py"]
+    assert set(cache.package_files()) >= {"report/book.py", "io/manifest.json", "trace.py"}
+
+
+def test_environment_libraries_are_declared_dependencies() -> None:
+    import tomllib
+    from importlib import metadata
+
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    names = {re.split(r"[<>=\[ ]", d)[0].lower()
+             for d in declared["dependencies"] + declared["optional-dependencies"]["book"]}
+    assert set(cache.LIBRARIES) <= names
+    for dist in cache.HTML_LIBRARIES:  # jupyter-book's own dependencies among them
+        assert metadata.version(dist)
+
+
+def test_profile_rows_and_table() -> None:
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell("# title"),
+        nbformat.v4.new_code_cell("\nstores = {m: activations(m) for m in models}",
+                                  metadata={"papermill": {"duration": 12.5}}),
+        nbformat.v4.new_code_cell("show(fig, 'x')", metadata={"papermill": {"duration": 0.4}}),
+    ])
+    cells = profile.cell_times(nb)
+    assert [(c.index, c.seconds, c.first_line) for c in cells] == [
+        (1, 12.5, "stores = {m: activations(m) for m in models}"), (2, 0.4, "show(fig, 'x')")]
+    events = [{"event": "activations", "hit": False, "seconds": 10.0},
+              {"event": "activations", "hit": True, "seconds": 0.25},
+              {"event": "figure", "seconds": 0.1}, {"event": "store", "entry": "x"}]
+    row = profile.ChapterProfile.measured("01_x", 14.0, cells, events, 300 * 2**20)
+    assert (row.extract_built, row.extract_built_s, row.extract_hits, row.figures) == (1, 10.0,
+                                                                                       1, 1)
+    assert row.peak_rss_mib == 300.0 and row.cells_s == 12.9
+    skipped = profile.ChapterProfile(chapter="02_y", status="skipped")
+    table = profile.profile_table([row, skipped])
+    assert "01_x" in table and "02_y" in table and "10.0 (1)" in table
+    assert "cell 1: stores = {m: activations(m) for m in models}" in table
+    assert profile.kernel_peak_rss(os.getpid()) > 10 * 2**20  # this process, from /proc
+    assert profile.kernel_peak_rss(None) is None
+
+
+def test_cli_has_force_and_profile() -> None:
+    args = build_parser().parse_args(["book", "--force", "--profile", "--no-html"])
+    assert args.force and args.profile and args.no_html
+    args = build_parser().parse_args(["book"])
+    assert not args.force and not args.profile
+
+
+def _log(capsys: pytest.CaptureFixture[str]) -> tuple[list[str], list[str], str]:
+    """(executed chapters, skipped chapters, stdout) of the last build."""
+    out = capsys.readouterr().out
+    executed = re.findall(r"^\[book\] executing (\S+) ", out, flags=re.MULTILINE)
+    skipped = re.findall(r"^\[book\] skipping (\S+):", out, flags=re.MULTILINE)
+    return executed, skipped, out
+
+
+def _save_tiny_bert(folder: Path, seed: int) -> Path:
+    """A real 2-layer BERT with random weights and MiniLM's tokenizer (as in test_store)."""
+    import torch
+    from transformers import AutoTokenizer, BertConfig, BertModel
+
+    from lmgeometry.io.models import alias_folder
+
+    tok = AutoTokenizer.from_pretrained(alias_folder("minilm-l6"))
+    torch.manual_seed(seed)
+    config = BertConfig(vocab_size=tok.vocab_size, hidden_size=32, num_hidden_layers=2,
+                        num_attention_heads=2, intermediate_size=48,
+                        max_position_embeddings=64)
+    BertModel(config).eval().save_pretrained(folder)
+    tok.save_pretrained(folder)
+    return folder
+
+
+@pytest.mark.slow
+@pytest.mark.data
+def test_warm_rebuild_reexecutes_exactly_what_changed(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    model = _save_tiny_bert(tmp_path / "tiny-bert", seed=0)
+    project = make_project(
+        tmp_path / "project",
+        {"00_fixture": "slider_chapter.py", "01_store": "store_chapter.py",
+         "02_plain": "slider_chapter.py"},
+        params={"chapters": {"01_store": {"model": str(model),
+                                          "store_root": str(tmp_path / "store")}}},
+    )
+    plain = CHAPTER.replace('models = ["a"]', "models = []")  # "a" is no model
+    (project / "notebooks" / "02_plain.py").write_text(plain)
+    names = ["00_fixture", "01_store", "02_plain"]
+    nb = {name: project / "book" / f"{name}.ipynb" for name in names}
+
+    def build(**kw: object) -> tuple[list[str], list[str], str]:
+        build_book(root=project, html=False, **kw)
+        return _log(capsys)
+
+    assert build()[0] == names
+    manifest = json.loads((project / "book" / "01_store.exec.json").read_text())
+    [entry] = manifest["stores"]  # recorded while the chapter ran
+    assert entry["model"] == str(model) and entry["corpus"] == "book-fixture"
+    rows = {r["chapter"]: r for r in json.loads(
+        (project / "_build" / "profile.json").read_text())["chapters"]}
+    assert (rows["01_store"]["extract_built"], rows["01_store"]["extract_hits"]) == (1, 0)
+    before = {n: (nb[n].stat().st_mtime_ns, nb[n].with_suffix(".exec.json").read_bytes())
+              for n in names}
+
+    executed, skipped, out = build()  # nothing changed
+    assert executed == [] and skipped == names, out
+    assert "1 store entry" in out
+    assert {n: (nb[n].stat().st_mtime_ns, nb[n].with_suffix(".exec.json").read_bytes())
+            for n in names} == before
+
+    source = project / "notebooks" / "02_plain.py"
+    source.write_text(plain + "\n# %%\nprint('one more cell')\n")
+    executed, skipped, out = build()
+    assert (executed, skipped) == (["02_plain"], ["00_fixture", "01_store"])
+    assert "because: source notebooks/02_plain.py changed" in out
+
+    assert build(params={"n": 5})[0] == ["02_plain"]  # only 02_plain declares n
+    assert build(params={"n": 5})[0] == []
+    assert build()[0] == ["02_plain"]  # back to its default
+
+    _save_tiny_bert(model, seed=1)  # the model behind 01_store's entry changes
+    executed, _, out = build()
+    assert executed == ["01_store"], out
+    assert f"model {model} behind store entry {entry['entry']} changed" in out
+    [new_entry] = json.loads((project / "book" / "01_store.exec.json").read_text())["stores"]
+    assert new_entry["key"] != entry["key"] and new_entry["fingerprint"] != entry["fingerprint"]
+
+    copy = tmp_path / "src" / "lmgeometry"
+    shutil.copytree(cache.PACKAGE_DIR, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(cache, "PACKAGE_DIR", copy)
+    assert build()[0] == []  # the same files elsewhere: same package source
+    with (copy / "measures" / "stats.py").open("a") as handle:
+        handle.write("# a change of the code behind every chapter\n")
+    executed, _, out = build()
+    assert executed == names
+    assert "package source changed: measures/stats.py" in out
+
+
+@pytest.mark.slow
+def test_force_and_profile(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                           monkeypatch: pytest.MonkeyPatch) -> None:
+    project = make_project(tmp_path / "project", {"00_fixture": "slider_chapter.py",
+                                                  "01_other": "slider_chapter.py"})
+    names = ["00_fixture", "01_other"]
+    build_book(root=project, profile=True)
+    executed, _, out = _log(capsys)
+    assert executed == names and "[book] HTML in" in out
+    table = out[out.index("[book] profile"):]
+    for name in names:
+        assert re.search(rf"^{name} +executed +[0-9.]+ ", table, flags=re.MULTILINE), table
+    assert "slowest cells" in table and "figures s" in table and "peak MiB" in table
+    rows = json.loads((project / "_build" / "profile.json").read_text())["chapters"]
+    assert [r["chapter"] for r in rows] == names
+    assert all(r["figures"] == 3 and r["peak_rss_mib"] > 50 for r in rows)
+    executed_nb = nbformat.read(project / "book" / "00_fixture.ipynb", as_version=4)
+    assert all(set(c.metadata) <= {"tags"} for c in executed_nb.cells)  # timings: profile only
+
+    build_book(root=project, profile=True)
+    executed, skipped, out = _log(capsys)
+    assert executed == [] and skipped == names
+    assert "[book] HTML unchanged" in out and "HTML build: skipped (unchanged)" in out
+    assert re.search(r"^01_other +skipped +[0-9.]+ ", out, flags=re.MULTILINE), out
+
+    monkeypatch.setattr(book, "project_root", lambda: project)
+    args = argparse.Namespace(param=[], out=None, chapters=None, no_html=False, force=True,
+                              profile=True)
+    assert build_book_cli(args) == 0
+    executed, skipped, out = _log(capsys)
+    assert executed == names and skipped == [] and "[book] HTML in" in out
+    assert "because: --force" in out

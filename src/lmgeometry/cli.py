@@ -159,12 +159,20 @@ def build_parser() -> argparse.ArgumentParser:
     _add_debug(p, argparse.SUPPRESS)
     p.set_defaults(func=_store)
 
-    p = sub.add_parser("book", help="execute the chapters and build the HTML book")
+    p = sub.add_parser(
+        "book", help="execute the chapters that changed and build the HTML book",
+        description="Execute the chapters (a chapter whose source, parameters, package, "
+        "environment, models and store entries are unchanged since its last execution is "
+        "skipped; see book/NN_name.exec.json) and build the HTML book.")
     p.add_argument("-p", "--param", nargs=2, action="append", default=[],
                    metavar=("NAME", "VALUE"), help="override a chapter parameter (YAML value)")
     p.add_argument("--out", default=None, help="build a separate book in this folder")
     p.add_argument("--chapters", nargs="*", default=None, help="only these chapters")
     p.add_argument("--no-html", action="store_true", help="execute only, skip the HTML build")
+    p.add_argument("--force", action="store_true",
+                   help="execute every chapter (and build the HTML) even if nothing changed")
+    p.add_argument("--profile", action="store_true",
+                   help="print where the time went per chapter (also in _build/profile.json)")
     _add_debug(p, argparse.SUPPRESS)
     p.set_defaults(func=_book)
     return parser

@@ -17,6 +17,10 @@ on the next call, and a folder with the final name but no ``meta.json`` (left by
 moved aside before building. ``meta.json`` records each file's sha256 (``checksums``).
 Opening an entry checks its files against ``meta.json`` (sizes, counts; checksums on demand:
 :mod:`lmgeometry.activations.integrity`). Only numpy and pyarrow are needed to read an entry.
+
+Under ``lmgeometry book`` every opened entry and the time :func:`activations` spends (cache hit
+or build) are recorded through :mod:`lmgeometry.trace`: the book re-executes a chapter when a
+model behind one of the entries it read has changed, and ``--profile`` reports the time.
 """
 
 from __future__ import annotations
@@ -41,7 +45,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from lmgeometry import __version__
+from lmgeometry import __version__, trace
 from lmgeometry.activations.extract import (
     OUTPUT_DTYPES,
     POOLINGS,
@@ -119,6 +123,10 @@ class Store:
         self.label: str = label or model.get("spec") or model.get("name") or self.path.name
         check_entry(self.path, self.meta, full=verify)
         self.n_layers: int = int(self.meta["n_layers"])
+        trace.record("store", entry=self.path.name, key=self.meta.get("key"), model=self.label,
+                     fingerprint=self.meta.get("fingerprint"),
+                     corpus=self.meta.get("corpus", {}).get("name"),
+                     corpus_digest=self.meta.get("corpus", {}).get("digest"))
 
     def verify(self) -> None:
         """Compare every file's sha256 with the one recorded when the entry was written.
@@ -499,33 +507,16 @@ def activations(
     options = _options(pooling=pooling, prepend_bos=prepend_bos, too_long=too_long, dtype=dtype)
     root = paths.writable_folder(root if root is not None else paths.cache_dir("activations"),
                                  "the store root")
-    fingerprint = model_fingerprint(model) if isinstance(model, str) else model.fingerprint
-    key = store_key(fingerprint, corpus.digest(), **options)
-    final = root / entry_name(corpus.name, key)
-    if (final / "meta.json").is_file():
-        return Store(final, label=model if isinstance(model, str) else model.spec, verify=verify)
-    if final.exists():
-        _move_aside(final)
-    clean_stale(root)
-
-    if isinstance(model, str):
-        model = models.load_model(model)
-        if model.fingerprint != fingerprint:
-            raise RuntimeError(f"{model.spec}: fingerprint changed while loading "
-                               f"({fingerprint[:12]} -> {model.fingerprint[:12]})")
-    encoding = encode(model, corpus, prepend_bos=prepend_bos, too_long=too_long)
-    _report_skipped(model, encoding)
-    tmp = final.with_name(f"{_TMP_PREFIX}{final.name}-{_host()}-{os.getpid()}-"
-                          f"{secrets.token_hex(4)}")
-    tmp.mkdir()
-    try:
-        _write_entry(tmp, model, corpus, encoding, key=key, options=options,
-                     batch_tokens=batch_tokens, progress=progress, callback=callback)
-        _publish(tmp, final)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return Store(final, label=model.spec)
+    label = model if isinstance(model, str) else model.spec
+    with trace.timed("activations", model=label, corpus=corpus.name) as event:
+        fingerprint = model_fingerprint(model) if isinstance(model, str) else model.fingerprint
+        key = store_key(fingerprint, corpus.digest(), **options)
+        final = root / entry_name(corpus.name, key)
+        event.update(entry=final.name, hit=(final / "meta.json").is_file())
+        if not event["hit"]:
+            _build_entry(model, fingerprint, corpus, final, key=key, options=options,
+                         batch_tokens=batch_tokens, progress=progress, callback=callback)
+        return Store(final, label=label, verify=verify and event["hit"])
 
 
 def _options(*, pooling: str, prepend_bos: bool | None, too_long: str,
@@ -582,6 +573,37 @@ def _move_aside(final: Path) -> None:
         return  # another process moved it first
     print(f"moved the incomplete store entry {final} (no meta.json) aside to {aside}; "
           "delete it when you no longer need it", file=sys.stderr)
+
+
+def _build_entry(model: str | LoadedModel, fingerprint: str, corpus: Corpus, final: Path, *,
+                 key: str, options: dict[str, Any], batch_tokens: int | None, progress: bool,
+                 callback: Callable[[int, int], None] | None) -> None:
+    """Extract ``corpus`` with ``model`` into the store entry ``final`` (see :func:`activations`).
+
+    The entry is written into a temporary sibling directory and renamed into place when
+    complete; a failure leaves no entry.
+    """
+    if final.exists():
+        _move_aside(final)
+    clean_stale(final.parent)
+    if isinstance(model, str):
+        model = models.load_model(model)
+        if model.fingerprint != fingerprint:
+            raise RuntimeError(f"{model.spec}: fingerprint changed while loading "
+                               f"({fingerprint[:12]} -> {model.fingerprint[:12]})")
+    encoding = encode(model, corpus, prepend_bos=options["prepend_bos"],
+                      too_long=options["too_long"])
+    _report_skipped(model, encoding)
+    tmp = final.with_name(f"{_TMP_PREFIX}{final.name}-{_host()}-{os.getpid()}-"
+                          f"{secrets.token_hex(4)}")
+    tmp.mkdir()
+    try:
+        _write_entry(tmp, model, corpus, encoding, key=key, options=options,
+                     batch_tokens=batch_tokens, progress=progress, callback=callback)
+        _publish(tmp, final)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
 
 
 def _du(path: Path) -> int:

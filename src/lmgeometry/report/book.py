@@ -14,16 +14,24 @@ each one,
 4. strips volatile metadata (timestamps, durations, random cell ids), checks the size cap and
    writes ``book/NN_name.ipynb``.
 
+Each executed chapter gets an execution manifest ``book/NN_name.exec.json`` (what it was
+computed from: :mod:`lmgeometry.report.cache`); the next build skips a chapter whose
+manifest still holds, and says why it executes the others (``--force`` executes all). The
+kernel's store entries, extraction and figure timings, cell times and peak memory become the
+profile (:mod:`lmgeometry.report.profile`, ``--profile``).
+
 Then :func:`build_html` renders the executed notebooks with Jupyter Book 1 (no execution at
 build time) into ``_build/html`` and checks that no page references anything outside the
-file tree. ``out=DIR`` builds a separate book (its own ``_config.yml``, ``_toc.yml``,
-``book/`` and ``_build/``) without touching the committed one.
+file tree; :func:`build_book` skips it when no notebook, config or renderer changed.
+``out=DIR`` builds a separate book (its own ``_config.yml``, ``_toc.yml``, ``book/`` and
+``_build/``) without touching the committed one.
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
+import dataclasses
 import hashlib
 import json
 import os
@@ -44,6 +52,29 @@ import yaml
 
 from lmgeometry.errors import BookError, BookUsageError, ChapterExecutionError
 from lmgeometry.io import paths
+from lmgeometry.report.cache import (
+    BookInputs,
+    chapter_key,
+    html_inputs,
+    html_is_current,
+    key_summary,
+    read_manifest,
+    stale_reasons,
+    store_records,
+    write_html_stamp,
+    write_manifest,
+)
+from lmgeometry.report.profile import (
+    PROFILE_FILE,
+    CellTime,
+    ChapterProfile,
+    cell_times,
+    measuring_kernel_manager,
+    profile_table,
+    read_profiles,
+    write_profiles,
+)
+from lmgeometry.trace import TRACE_ENV, read_events
 
 __all__ = [
     "BookError",
@@ -56,6 +87,7 @@ __all__ = [
     "check_parameter_names",
     "clean_notebook",
     "execute_chapter",
+    "Execution",
     "external_references",
     "interpreter_kernel",
     "KERNEL_NAME",
@@ -68,6 +100,7 @@ __all__ = [
     "project_root",
     "read_chapter",
     "resolve_parameters",
+    "run_chapter",
     "RESULTS_PARAM",
     "select_chapters",
     "stderr_outputs",
@@ -637,6 +670,32 @@ def notebook_bytes(nb: Any) -> bytes:
     return (nbformat.writes(nb) + "\n").encode()
 
 
+@dataclass
+class Execution:
+    """What :func:`run_chapter` measured while it executed a chapter.
+
+    Attributes
+    ----------
+    notebook : pathlib.Path
+        The executed (and cleaned) notebook ``book/NN_name.ipynb``.
+    seconds : float
+        Wall time, kernel start to notebook written.
+    cells : list of CellTime
+        Each code cell's wall time (kept out of the written notebook).
+    events : list of dict
+        The chapter's :mod:`lmgeometry.trace` events (store entries opened, extraction and
+        figure timings).
+    peak_rss : int or None
+        Peak resident memory of the kernel in bytes (None where it cannot be read).
+    """
+
+    notebook: Path
+    seconds: float
+    cells: list[CellTime]
+    events: list[dict[str, Any]]
+    peak_rss: int | None
+
+
 def execute_chapter(
     chapter: Chapter,
     book_dir: Path,
@@ -648,9 +707,33 @@ def execute_chapter(
 ) -> Path:
     """Execute one chapter with papermill and write ``book_dir/book/<name>.ipynb``.
 
+    :func:`run_chapter` without its measurements; see there for the parameters.
+
+    Returns
+    -------
+    pathlib.Path
+        The executed notebook.
+    """
+    return run_chapter(chapter, book_dir, parameters, max_bytes=max_bytes,
+                       kernel_name=kernel_name, notebook=notebook).notebook
+
+
+def run_chapter(
+    chapter: Chapter,
+    book_dir: Path,
+    parameters: dict[str, Any],
+    *,
+    max_bytes: int = MAX_NOTEBOOK_BYTES,
+    kernel_name: str = KERNEL_NAME,
+    notebook: Any = None,
+) -> Execution:
+    """Execute one chapter with papermill, write ``book_dir/book/<name>.ipynb``, measure it.
+
     The kernel runs in ``book_dir/book`` so that relative paths (``results_path``) land
     next to the executed notebook. While it runs, the notebook is saved under
-    ``book_dir/_build/executing/``; the committed notebook is only replaced on success.
+    ``book_dir/_build/executing/`` and the kernel records its store entries and timings in
+    ``_build/executing/<name>.trace.jsonl`` (:mod:`lmgeometry.trace`); the committed notebook
+    is only replaced on success, cleaned by :func:`clean_notebook` (no timings).
 
     Parameters
     ----------
@@ -669,8 +752,8 @@ def execute_chapter(
 
     Returns
     -------
-    pathlib.Path
-        The executed notebook.
+    Execution
+        The notebook's path, wall time, cell times, trace events and the kernel's peak memory.
 
     Raises
     ------
@@ -679,17 +762,50 @@ def execute_chapter(
     BookError
         If the kernel died or the notebook exceeds ``max_bytes``.
     """
-    import nbformat
-    import papermill
-    from papermill.exceptions import PapermillExecutionError
-
     nb_dir = book_dir / NOTEBOOK_DIR
     nb_dir.mkdir(parents=True, exist_ok=True)
     work = book_dir / "_build" / "executing" / f"{chapter.name}.ipynb"
     work.parent.mkdir(parents=True, exist_ok=True)
+    events_file = work.with_suffix(".trace.jsonl")
+    events_file.unlink(missing_ok=True)
     source_nb = notebook if notebook is not None else read_chapter(chapter.source)
+    kernel: dict[str, Any] = {}
+    start = time.perf_counter()
+    with _tracing(events_file):
+        executed = _papermill(chapter, source_nb, work, parameters, kernel_name, nb_dir, kernel)
+    cells = cell_times(executed)
+    _print_stderr(chapter, executed)
+    clean_notebook(executed)
+    target = _write_executed(chapter, executed, work, nb_dir / f"{chapter.name}.ipynb",
+                             max_bytes)
+    events = read_events(events_file)
+    events_file.unlink(missing_ok=True)
+    return Execution(notebook=target, seconds=time.perf_counter() - start, cells=cells,
+                     events=events, peak_rss=kernel.get("peak_rss"))
+
+
+@contextmanager
+def _tracing(events_file: Path) -> Iterator[None]:
+    """Name ``events_file`` in the environment the kernel inherits (:data:`trace.TRACE_ENV`)."""
+    previous = os.environ.get(TRACE_ENV)
+    os.environ[TRACE_ENV] = str(events_file)
     try:
-        executed = papermill.execute_notebook(
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop(TRACE_ENV, None)
+        else:
+            os.environ[TRACE_ENV] = previous
+
+
+def _papermill(chapter: Chapter, source_nb: Any, work: Path, parameters: dict[str, Any],
+               kernel_name: str, nb_dir: Path, kernel: dict[str, Any]) -> Any:
+    """Run papermill; a failing cell becomes :class:`ChapterExecutionError`."""
+    import papermill
+    from papermill.exceptions import PapermillExecutionError
+
+    try:
+        return papermill.execute_notebook(
             source_nb,
             str(work),
             parameters=parameters,
@@ -698,6 +814,7 @@ def execute_chapter(
             progress_bar=False,
             log_output=False,
             start_timeout=180,
+            kernel_manager_class=measuring_kernel_manager(kernel),
         )
     except PapermillExecutionError as exc:
         raise ChapterExecutionError(
@@ -714,13 +831,23 @@ def execute_chapter(
             f"chapter {chapter.name}: execution stopped: {type(exc).__name__}: {exc}\n"
             f"the partially executed notebook is {work}"
         ) from exc
+
+
+def _print_stderr(chapter: Chapter, executed: Any) -> None:
+    """Print the chapter's stderr outputs (the written notebook does not keep them)."""
     for index, text in stderr_outputs(executed):
         lines = text.rstrip().splitlines()
         shown = "\n    ".join(lines[:20] + ([f"... ({len(lines) - 20} more lines)"]
                                               if len(lines) > 20 else []))
         print(f"[book] {chapter.name}, cell {index}, stderr (not kept in the notebook):\n"
               f"    {shown}", file=sys.stderr, flush=True)
-    clean_notebook(executed)
+
+
+def _write_executed(chapter: Chapter, executed: Any, work: Path, target: Path,
+                    max_bytes: int) -> Path:
+    """Check the size cap and replace ``target`` atomically with the cleaned notebook."""
+    import nbformat
+
     data = notebook_bytes(executed)
     if len(data) > max_bytes:
         work.write_bytes(data)
@@ -731,7 +858,6 @@ def execute_chapter(
             f"`-p point_budget N`) or its corpus size. The notebook was left at {work}."
         )
     nbformat.validate(executed)
-    target = nb_dir / f"{chapter.name}.ipynb"
     tmp = target.with_suffix(".ipynb.tmp")
     tmp.write_bytes(data)
     tmp.replace(target)
@@ -942,8 +1068,16 @@ def build_book(
     execute: bool = True,
     root: Path | None = None,
     max_notebook_bytes: int = MAX_NOTEBOOK_BYTES,
+    force: bool = False,
+    profile: bool = False,
 ) -> Path:
-    """Execute the chapters and build the HTML book.
+    """Execute the chapters that changed and build the HTML book.
+
+    A chapter whose execution manifest (``book/NN_name.exec.json``, see
+    :mod:`lmgeometry.report.cache`) matches its source, parameters, package, environment,
+    models and the store entries it read, and whose notebook and results file are the ones
+    recorded, is skipped; the log says which chapters were skipped and why the others ran.
+    The HTML build is skipped when none of its inputs changed since the last one.
 
     Parameters
     ----------
@@ -966,6 +1100,11 @@ def build_book(
         The project folder (default: :func:`project_root`).
     max_notebook_bytes : int
         Size cap for each executed notebook.
+    force : bool
+        Execute every selected chapter and build the HTML even if nothing changed.
+    profile : bool
+        Print where the time went (:mod:`lmgeometry.report.profile`) at the end. The rows are
+        written to ``_build/profile.json`` in any case.
 
     Returns
     -------
@@ -993,32 +1132,85 @@ def build_book(
     if separate and toc[0] not in selected and not root_page.is_file():
         selected = [toc[0], *selected]  # a separate book needs its root page (toc order)
 
+    inputs = BookInputs.current()
+    rows: list[ChapterProfile] = []
     if execute:  # every parameter mistake is found before the first chapter runs
         sources = {c.name: read_chapter(c.source) for c in toc}
         resolved = _resolve_all(root, sources, selected, dict(params or {}))
     if separate:
         paths.writable_folder(book_dir, "the book folder (--out)")
     if execute:
-        with interpreter_kernel() as kernel:
-            for chapter in selected:
-                values = resolved[chapter.name]
-                shown = ", ".join(f"{k}={v!r}" for k, v in values.items())
-                print(f"[book] executing {chapter.name} ({shown})", flush=True)
-                start = time.perf_counter()
-                path = execute_chapter(chapter, book_dir, values, kernel_name=kernel,
-                                       max_bytes=max_notebook_bytes,
-                                       notebook=sources[chapter.name])
-                print(f"[book] {chapter.name}: {time.perf_counter() - start:.1f} s, "
-                      f"{path.stat().st_size / 1e6:.2f} MB -> {path}", flush=True)
+        rows = _execute_chapters(book_dir, selected, sources, resolved, inputs=inputs,
+                                 force=force, max_bytes=max_notebook_bytes)
+        write_profiles(book_dir / PROFILE_FILE, rows, [c.name for c in toc])
     if separate:
         write_book_config(root, book_dir)
-    if not html:
-        return book_dir / NOTEBOOK_DIR
+    html_dir, html_s = (book_dir / NOTEBOOK_DIR, None)
+    if html:
+        html_dir, html_s = _html_step(book_dir, inputs, force=force)
+    if profile:
+        html_note = ("not built (--no-html)" if not html else
+                     "skipped (unchanged)" if html_s is None else f"{html_s:.1f} s")
+        print(f"[book] profile ({book_dir / PROFILE_FILE}):\n{profile_table(rows)}\n"
+              f"HTML build: {html_note}", flush=True)
+    return html_dir
+
+
+def _execute_chapters(book_dir: Path, selected: Sequence[Chapter], sources: dict[str, Any],
+                      resolved: dict[str, dict[str, Any]], *, inputs: BookInputs, force: bool,
+                      max_bytes: int) -> list[ChapterProfile]:
+    """Execute the selected chapters that changed (all with ``force``); their profile rows.
+
+    ``resolved`` holds each chapter's checked parameters (:func:`_resolve_all`). Each executed
+    chapter gets its execution manifest; a skipped one keeps it and its row of the last
+    profile (status ``"skipped"``).
+    """
+    previous = read_profiles(book_dir / PROFILE_FILE)
+    rows = []
+    with interpreter_kernel() as kernel:
+        for chapter in selected:
+            values = resolved[chapter.name]
+            declared = chapter_parameters(sources[chapter.name], f"notebooks/{chapter.name}.py")
+            key = chapter_key(chapter.source, values, declared, inputs)
+            target = book_dir / NOTEBOOK_DIR / f"{chapter.name}.ipynb"
+            results = target.parent / values[RESULTS_PARAM]
+            recorded = read_manifest(target)
+            reasons = (["--force"] if force
+                       else stale_reasons(recorded, key, target, results, inputs))
+            if not reasons:
+                print(f"[book] skipping {chapter.name}: unchanged since its last execution "
+                      f"({key_summary(recorded or {})})", flush=True)
+                last = previous.get(chapter.name, ChapterProfile(chapter=chapter.name))
+                rows.append(dataclasses.replace(last, status="skipped"))
+                continue
+            shown = ", ".join(f"{k}={v!r}" for k, v in values.items())
+            print(f"[book] executing {chapter.name} ({shown}); because: "
+                  + "; ".join(reasons), flush=True)
+            run = run_chapter(chapter, book_dir, values, kernel_name=kernel,
+                              max_bytes=max_bytes, notebook=sources[chapter.name])
+            write_manifest(run.notebook, key, store_records(run.events), results)
+            print(f"[book] {chapter.name}: {run.seconds:.1f} s, "
+                  f"{run.notebook.stat().st_size / 1e6:.2f} MB -> {run.notebook}", flush=True)
+            rows.append(ChapterProfile.measured(chapter.name, run.seconds, run.cells,
+                                                run.events, run.peak_rss))
+    return rows
+
+
+def _html_step(book_dir: Path, inputs: BookInputs, *, force: bool) -> tuple[Path, float | None]:
+    """Build the HTML unless its inputs are those of the last build; (folder, seconds or None)."""
+    html_dir = book_dir / "_build" / "html"
+    current = html_inputs(book_dir, toc_docnames(book_dir / "_toc.yml"), inputs)
+    if not force and html_is_current(book_dir, html_dir, current):
+        print(f"[book] HTML unchanged (same notebooks, _config.yml, _toc.yml, package and "
+              f"renderer versions as the last build): skipped: {html_dir / 'index.html'}",
+              flush=True)
+        return html_dir, None
     start = time.perf_counter()
     html_dir = build_html(book_dir)
-    print(f"[book] HTML in {time.perf_counter() - start:.1f} s: {html_dir / 'index.html'}",
-          flush=True)
-    return html_dir
+    write_html_stamp(book_dir, current)
+    seconds = time.perf_counter() - start
+    print(f"[book] HTML in {seconds:.1f} s: {html_dir / 'index.html'}", flush=True)
+    return html_dir, seconds
 
 
 def _resolve_all(root: Path, sources: dict[str, Any], selected: Sequence[Chapter],
@@ -1038,7 +1230,8 @@ def build_book_cli(args: argparse.Namespace) -> int:
     Parameters
     ----------
     args : argparse.Namespace
-        ``param`` (list of [name, YAML value]), ``out``, ``chapters``, ``no_html``.
+        ``param`` (list of [name, YAML value]), ``out``, ``chapters``, ``no_html``, and
+        optionally ``force`` and ``profile``.
 
     Returns
     -------
@@ -1057,6 +1250,8 @@ def build_book_cli(args: argparse.Namespace) -> int:
             out=args.out,
             chapters=args.chapters,
             html=not args.no_html,
+            force=getattr(args, "force", False),
+            profile=getattr(args, "profile", False),
         )
     except ChapterExecutionError as exc:
         print(f"lmgeometry book: error: {exc}", file=sys.stderr)

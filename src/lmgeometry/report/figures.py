@@ -14,6 +14,8 @@ import re
 import plotly.graph_objects as go
 import plotly.io as pio
 
+from lmgeometry import trace
+
 __all__ = [
     "figure_html",
     "show",
@@ -40,4 +42,5 @@ def show(fig: go.Figure, name: str) -> None:
     """Display ``fig`` as static-book-friendly HTML; ``name`` must be unique in the chapter."""
     from IPython.display import HTML, display
 
-    display(HTML(figure_html(fig, name)))
+    with trace.timed("figure", name=name):  # for `lmgeometry book --profile`
+        display(HTML(figure_html(fig, name)))

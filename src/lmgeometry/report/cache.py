@@ -1,0 +1,466 @@
+"""Warm rebuilds: what a chapter's execution depended on, and whether it must run again.
+
+After ``lmgeometry book`` executes a chapter it writes ``book/NN_name.exec.json`` next to the
+executed notebook: the chapter's **execution manifest**. It records everything the executed
+notebook and its results file were computed from:
+
+* ``source``: sha256 of the jupytext source ``notebooks/NN_name.py`` (its own parameter
+  defaults included);
+* ``parameters``: the values the pipeline injected (``book_params.yml`` and ``-p``);
+* ``package``: the lmgeometry version and a digest of every source and data file of the
+  installed package tree (``*.py``, ``*.json``, ``*.txt`` under ``src/lmgeometry``: code
+  changes and a changed data manifest re-execute);
+* ``environment``: the Python version, the word-table version (spaCy and its English model)
+  and the versions of the libraries that compute or draw the numbers (:data:`LIBRARIES`);
+* ``models``: the fingerprint (a hash of the resolved config, weight and tokenizer files) of
+  every model named in the ``models`` parameter;
+* ``stores``: the activation-store entries the chapter opened while it ran (recorded through
+  :mod:`lmgeometry.trace`; a chapter cannot be asked in advance which ones it will read), with
+  their key, model spec, model fingerprint and corpus digest;
+* ``outputs``: sha256 of the executed notebook and of the results file.
+
+The manifest holds no timestamps or paths of this machine (other than a local-folder model
+spec), so it is committed with the book and a fresh clone can skip as well. The next build
+recomputes the same facts and skips the chapter when they all match (:func:`stale_reasons`
+says why not otherwise). A changed store input shows up either in the facts that make up its
+corpus (parameters, package source, data manifest, word-table version) or in the fingerprint
+of its model, which is recomputed for every recorded entry. ``lmgeometry book --force``
+executes regardless.
+
+The HTML build is skipped in the same way when none of its inputs changed
+(:func:`html_inputs`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import platform
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from lmgeometry import __version__
+
+__all__ = [
+    "BookInputs",
+    "chapter_key",
+    "file_digest",
+    "html_inputs",
+    "html_is_current",
+    "HTML_STAMP",
+    "HTML_LIBRARIES",
+    "key_summary",
+    "LIBRARIES",
+    "manifest_path",
+    "MANIFEST_FORMAT",
+    "MANIFEST_SUFFIX",
+    "MODEL_PARAMS",
+    "PACKAGE_DIR",
+    "package_files",
+    "read_manifest",
+    "stale_reasons",
+    "store_records",
+    "write_html_stamp",
+    "write_manifest",
+]
+
+#: Version of the manifest layout; another version re-executes.
+MANIFEST_FORMAT = 1
+
+#: Suffix of a chapter's execution manifest (``book/NN_name.exec.json``).
+MANIFEST_SUFFIX = ".exec.json"
+
+#: The package tree whose files are hashed (``src/lmgeometry`` of the running package).
+PACKAGE_DIR = Path(__file__).resolve().parents[1]
+
+#: Files of the package tree that count as its source: code and package data.
+PACKAGE_SUFFIXES = (".py", ".json", ".txt")
+
+#: Parameters whose value names models (a spec or a list of specs).
+MODEL_PARAMS = ("models",)
+
+#: Distributions that compute or draw the chapters' numbers: a new version re-executes.
+LIBRARIES = ("numpy", "scipy", "scikit-learn", "pandas", "pyarrow", "torch", "transformers",
+             "tokenizers", "safetensors", "gguf", "umap-learn", "plotly", "nltk", "wordfreq",
+             "isoscore")
+
+#: Distributions that render the HTML book.
+HTML_LIBRARIES = ("jupyter-book", "sphinx", "myst-nb", "sphinx-book-theme",
+                  "sphinx-mathjax-offline", "plotly")
+
+#: Where the inputs of the last HTML build are recorded (relative to the book folder).
+HTML_STAMP = "_build/html.inputs.json"
+
+
+def file_digest(path: Path) -> str | None:
+    """sha256 (hex) of a file's bytes, or None if it does not exist."""
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except FileNotFoundError:
+        return None
+
+
+def package_files(folder: Path | None = None) -> dict[str, str]:
+    """Digest of every source and data file of the package tree.
+
+    Parameters
+    ----------
+    folder : pathlib.Path, optional
+        The package folder (default :data:`PACKAGE_DIR`).
+
+    Returns
+    -------
+    dict
+        Path relative to the folder (POSIX) -> first 16 hex digits of its sha256, sorted;
+        ``__pycache__`` and hidden folders are left out.
+    """
+    folder = folder or PACKAGE_DIR
+    found = {}
+    for path in sorted(folder.rglob("*")):
+        rel = path.relative_to(folder)
+        if (path.suffix not in PACKAGE_SUFFIXES or not path.is_file()
+                or any(p == "__pycache__" or p.startswith(".") for p in rel.parts)):
+            continue
+        found[rel.as_posix()] = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+    return found
+
+
+def _version(dist: str) -> str:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return "missing"
+
+
+def _environment() -> dict[str, str]:
+    from lmgeometry.io.corpus import word_table_version
+
+    versions = {"python": ".".join(platform.python_version_tuple()[:2]),
+                "word_table": word_table_version()}
+    versions.update({dist: _version(dist) for dist in LIBRARIES})
+    return versions
+
+
+@dataclass
+class BookInputs:
+    """What every chapter of one build shares, computed once per build.
+
+    Attributes
+    ----------
+    version : str
+        ``lmgeometry.__version__``.
+    files : dict
+        :func:`package_files` of the running package.
+    environment : dict
+        Python, word-table and library versions (:data:`LIBRARIES`).
+    """
+
+    version: str
+    files: dict[str, str]
+    environment: dict[str, str]
+    _fingerprints: dict[str, str | None] = field(default_factory=dict, repr=False)
+    _errors: dict[str, str] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def current(cls, folder: Path | None = None) -> BookInputs:
+        """The running package's version, files and environment."""
+        return cls(version=__version__, files=package_files(folder),
+                   environment=_environment())
+
+    @property
+    def package_digest(self) -> str:
+        """One sha256 over :attr:`files`."""
+        text = "".join(f"{name}\0{digest}\n" for name, digest in sorted(self.files.items()))
+        return hashlib.sha256(text.encode()).hexdigest()
+
+    def fingerprint(self, spec: str) -> str | None:
+        """A model's fingerprint (memoised for the build); None if it cannot be resolved.
+
+        Parameters
+        ----------
+        spec : str
+            Offline alias, hub id or local folder
+            (:func:`lmgeometry.io.models.resolve_fingerprint`).
+
+        Returns
+        -------
+        str or None
+            64 hex digits; None when resolving failed (:meth:`fingerprint_error` says why).
+        """
+        if spec not in self._fingerprints:
+            from lmgeometry.errors import LmgeometryError
+            from lmgeometry.io.models import resolve_fingerprint
+
+            try:
+                self._fingerprints[spec] = resolve_fingerprint(spec)
+            except (LmgeometryError, OSError, ValueError) as exc:
+                self._fingerprints[spec] = None
+                self._errors[spec] = f"{type(exc).__name__}: {exc}"
+        return self._fingerprints[spec]
+
+    def fingerprint_error(self, spec: str) -> str:
+        """Why :meth:`fingerprint` returned None for ``spec`` (empty if it did not)."""
+        self.fingerprint(spec)
+        return self._errors.get(spec, "")
+
+
+def _model_specs(parameters: dict[str, Any]) -> list[str]:
+    specs: list[str] = []
+    for name in MODEL_PARAMS:
+        value = parameters.get(name)
+        values = [value] if isinstance(value, str) else value
+        if isinstance(values, list | tuple):
+            specs += [v for v in values if isinstance(v, str) and v not in specs]
+    return specs
+
+
+def chapter_key(source: Path, parameters: dict[str, Any], declared: dict[str, Any],
+                inputs: BookInputs) -> dict[str, Any]:
+    """What a chapter's execution depends on, known before it runs.
+
+    Parameters
+    ----------
+    source : pathlib.Path
+        The jupytext source.
+    parameters : dict
+        The injected values (:func:`lmgeometry.report.book.resolve_parameters`).
+    declared : dict
+        The chapter's own defaults (where its ``models`` come from when not injected).
+    inputs : BookInputs
+        The build's package and environment facts.
+
+    Returns
+    -------
+    dict
+        ``source``, ``parameters``, ``package``, ``environment`` and ``models`` of the manifest
+        (see the module docstring); a model that cannot be fingerprinted has None.
+    """
+    effective = {**declared, **parameters}
+    return {
+        "source": {"path": f"notebooks/{source.name}", "sha256": file_digest(source)},
+        "parameters": dict(parameters),
+        "package": {"version": inputs.version, "files": dict(inputs.files)},
+        "environment": dict(inputs.environment),
+        "models": {spec: inputs.fingerprint(spec) for spec in _model_specs(effective)},
+    }
+
+
+def store_records(events: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The distinct store entries opened during an execution, from its trace events.
+
+    Parameters
+    ----------
+    events : iterable of dict
+        :func:`lmgeometry.trace.read_events` of the chapter's trace.
+
+    Returns
+    -------
+    list of dict
+        ``entry``, ``key``, ``model``, ``fingerprint``, ``corpus``, ``corpus_digest``, sorted by
+        entry name (then model), one per (entry, model).
+    """
+    fields = ("entry", "key", "model", "fingerprint", "corpus", "corpus_digest")
+    seen = {}
+    for event in events:
+        if event.get("event") == "store":
+            record = {name: event.get(name) for name in fields}
+            seen[(str(record["entry"]), str(record["model"]))] = record
+    return [seen[k] for k in sorted(seen)]
+
+
+def manifest_path(notebook: Path) -> Path:
+    """``book/NN_name.exec.json`` for ``book/NN_name.ipynb``."""
+    return notebook.with_name(notebook.stem + MANIFEST_SUFFIX)
+
+
+def write_manifest(notebook: Path, key: dict[str, Any], stores: list[dict[str, Any]],
+                   results: Path) -> Path:
+    """Write a chapter's execution manifest next to its executed notebook.
+
+    Parameters
+    ----------
+    notebook : pathlib.Path
+        The executed notebook, already written.
+    key : dict
+        :func:`chapter_key`, computed before the execution.
+    stores : list of dict
+        :func:`store_records` of the execution.
+    results : pathlib.Path
+        The chapter's results file (absent if the chapter wrote none).
+
+    Returns
+    -------
+    pathlib.Path
+        The manifest (JSON, sorted keys, no timestamps: identical inputs give identical bytes).
+    """
+    manifest = {"format": MANIFEST_FORMAT, "chapter": notebook.stem, **key, "stores": stores,
+                "outputs": {"notebook": file_digest(notebook), "results": file_digest(results)}}
+    path = manifest_path(notebook)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+    tmp.replace(path)
+    return path
+
+
+def read_manifest(notebook: Path) -> dict[str, Any] | None:
+    """The execution manifest next to ``notebook``; None if missing or unreadable."""
+    try:
+        data = json.loads(manifest_path(notebook).read_text())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _changed(old: dict[str, Any], new: dict[str, Any], limit: int = 4) -> str:
+    names = sorted(set(old) | set(new), key=str)
+    diffs = [f"{k} {old.get(k, '(default)')!r} -> {new.get(k, '(default)')!r}"
+             for k in names if old.get(k, "(default)") != new.get(k, "(default)")]
+    more = f" (+{len(diffs) - limit} more)" if len(diffs) > limit else ""
+    return ", ".join(diffs[:limit]) + more
+
+
+def _changed_files(old: dict[str, str], new: dict[str, str], limit: int = 4) -> str:
+    names = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
+    more = f" (+{len(names) - limit} more)" if len(names) > limit else ""
+    return ", ".join(names[:limit]) + more
+
+
+def _output_reasons(recorded: dict[str, Any], notebook: Path, results: Path) -> list[str]:
+    outputs = recorded.get("outputs") or {}
+    reasons = []
+    for what, path, digest in (("executed notebook", notebook, outputs.get("notebook")),
+                               ("results file", results, outputs.get("results"))):
+        current = file_digest(path)
+        if current != digest:
+            state = "missing" if current is None else (
+                "present, but none was written" if digest is None else "changed")
+            reasons.append(f"{what} {path.name} {state} since the execution")
+    return reasons
+
+
+def _key_reasons(recorded: dict[str, Any], key: dict[str, Any],
+                 inputs: BookInputs) -> list[str]:
+    reasons = []
+    if recorded.get("source") != key["source"]:
+        reasons.append(f"source {key['source']['path']} changed")
+    if recorded.get("parameters") != key["parameters"]:
+        reasons.append("parameters changed: "
+                       + _changed(recorded.get("parameters") or {}, key["parameters"]))
+    package = recorded.get("package") or {}
+    if package.get("version") != key["package"]["version"]:
+        reasons.append(f"lmgeometry {package.get('version')} -> {key['package']['version']}")
+    if package.get("files") != key["package"]["files"]:
+        reasons.append("package source changed: "
+                       + _changed_files(package.get("files") or {}, key["package"]["files"]))
+    if recorded.get("environment") != key["environment"]:
+        reasons.append("environment changed: "
+                       + _changed(recorded.get("environment") or {}, key["environment"]))
+    for spec, fingerprint in key["models"].items():
+        if fingerprint is None:
+            reasons.append(f"cannot fingerprint model {spec} ({inputs.fingerprint_error(spec)})")
+    if recorded.get("models") != key["models"]:
+        old, new = recorded.get("models") or {}, key["models"]
+        reasons.append("models changed: " + _changed(
+            {k: (v or "?")[:12] for k, v in old.items()},
+            {k: (v or "?")[:12] for k, v in new.items()}))
+    return reasons
+
+
+def _store_reasons(recorded: dict[str, Any], inputs: BookInputs) -> list[str]:
+    reasons = []
+    for store in recorded.get("stores") or []:
+        spec, fingerprint = store.get("model"), store.get("fingerprint")
+        if not spec or not fingerprint:
+            continue  # an entry written from arrays: nothing to recompute
+        current = inputs.fingerprint(spec)
+        if current != fingerprint:
+            now = current[:12] if current else f"unresolvable: {inputs.fingerprint_error(spec)}"
+            reasons.append(f"model {spec} behind store entry {store.get('entry')} changed "
+                           f"(fingerprint {fingerprint[:12]} -> {now}): its key changes")
+    return reasons
+
+
+def stale_reasons(recorded: dict[str, Any] | None, key: dict[str, Any], notebook: Path,
+                  results: Path, inputs: BookInputs) -> list[str]:
+    """Why a chapter must be executed again; empty when its last execution still holds.
+
+    Parameters
+    ----------
+    recorded : dict or None
+        The chapter's manifest (:func:`read_manifest`).
+    key : dict
+        :func:`chapter_key` now.
+    notebook, results : pathlib.Path
+        The executed notebook and the results file the manifest describes.
+    inputs : BookInputs
+        The build's facts (used to re-fingerprint the models behind recorded store entries).
+
+    Returns
+    -------
+    list of str
+        One sentence per difference. The store entries' models are fingerprinted only when
+        nothing else differs.
+    """
+    if recorded is None:
+        return [f"no execution manifest {manifest_path(notebook).name} (never executed by this "
+                "version of the pipeline)"]
+    if recorded.get("format") != MANIFEST_FORMAT:
+        return [f"manifest format {recorded.get('format')} (this version writes "
+                f"{MANIFEST_FORMAT})"]
+    reasons = _output_reasons(recorded, notebook, results) + _key_reasons(recorded, key, inputs)
+    return reasons or _store_reasons(recorded, inputs)
+
+
+def key_summary(recorded: dict[str, Any]) -> str:
+    """A short account of what a skipped chapter's manifest covers, for the build log."""
+    package = recorded.get("package") or {}
+    n_stores, n_models = len(recorded.get("stores") or []), len(recorded.get("models") or {})
+    return (f"same source, parameters, lmgeometry {package.get('version')} and its "
+            f"{len(package.get('files') or {})} source files, environment, {n_models} model "
+            f"fingerprint(s), {n_stores} store entr{'y' if n_stores == 1 else 'ies'}; notebook "
+            "and results as recorded")
+
+
+def html_inputs(book_dir: Path, docnames: Iterable[str], inputs: BookInputs) -> dict[str, Any]:
+    """Everything the HTML build reads: config, toc, executed notebooks, renderer versions.
+
+    Parameters
+    ----------
+    book_dir : pathlib.Path
+        The book folder.
+    docnames : iterable of str
+        The toc's documents (``book/NN_name``).
+    inputs : BookInputs
+        The package digest covers the Sphinx extension (``report/_ext``).
+
+    Returns
+    -------
+    dict
+        JSON-serialisable; equal dicts mean the HTML would come out the same.
+    """
+    return {
+        "config": file_digest(book_dir / "_config.yml"),
+        "toc": file_digest(book_dir / "_toc.yml"),
+        "notebooks": {d: file_digest(book_dir / f"{d}.ipynb") for d in docnames},
+        "package": inputs.package_digest,
+        "versions": {dist: _version(dist) for dist in HTML_LIBRARIES},
+    }
+
+
+def html_is_current(book_dir: Path, html_dir: Path, current: dict[str, Any]) -> bool:
+    """Whether ``html_dir`` was built from exactly ``current`` (:func:`html_inputs`)."""
+    try:
+        stamp = json.loads((book_dir / HTML_STAMP).read_text())
+    except (OSError, ValueError):
+        return False
+    return stamp == current and (html_dir / "index.html").is_file()
+
+
+def write_html_stamp(book_dir: Path, current: dict[str, Any]) -> None:
+    """Record the inputs of a successful HTML build (:data:`HTML_STAMP`)."""
+    path = book_dir / HTML_STAMP
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(current, indent=1, sort_keys=True) + "\n")
