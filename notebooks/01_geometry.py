@@ -33,7 +33,7 @@
 # their caveats), on the same sample of words in every layer:
 #
 # * **Clusters.** k-means (k = 2 to 4) on the top 50 principal components; a layer *splits*
-#   when the best split's mean silhouette exceeds 0.5, Kaufman & Rousseeuw's (1990) bound for a
+#   when the best split's mean silhouette reaches 0.5, Kaufman & Rousseeuw's (1990) bound for a
 #   reasonable cluster structure. The *separation* of a split is the distance between the two
 #   largest clusters' centroids over their mean RMS radius.
 # * **The first word.** A decoder run without a beginning-of-sequence token makes the first

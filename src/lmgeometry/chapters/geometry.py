@@ -243,8 +243,8 @@ def _variance_measures(X: np.ndarray, words: pd.DataFrame, blocks: np.ndarray
             value, rep = float("nan"), np.full(len(np.unique(blocks)), np.nan)
         row.update(_interval(name, value, rep, jackknife=True))
         reps[name] = rep
-    lead = row["var_position"] - max(row["var_upos"], row["var_word"])
-    reps["position_lead"] = reps["var_position"] - np.maximum(reps["var_upos"], reps["var_word"])
+    lead = row["var_position"] - np.fmax(row["var_upos"], row["var_word"])
+    reps["position_lead"] = reps["var_position"] - np.fmax(reps["var_upos"], reps["var_word"])
     row.update(_interval("position_lead", lead, reps["position_lead"], jackknife=True))
     return row, reps
 
@@ -387,10 +387,16 @@ def _over_layers(part: pd.DataFrame, reps: dict, control: str, name: str,
     return fn(float(np.nanmean(values)) if values.notna().any() else np.nan, rep)
 
 
-def _layers_text(part: pd.DataFrame, layers: list[int]) -> str:
-    split = part[part["split"] & part["layer"].isin(layers)]["layer"].tolist()
-    among = f"of {layers_phrase(layers)}"
-    return f"{len(split)} {among} split" + (f" ({layer_ranges(split)})" if split else "")
+def _layers_text(part: pd.DataFrame, layers: list[int], separation: bool = False) -> str:
+    """"26 of layers 1-29 split (2-9, 12-29)", with their mean separation if asked."""
+    rows = part[part["split"] & part["layer"].isin(layers)]
+    split = rows["layer"].tolist()
+    text = f"{len(split)} of {layers_phrase(layers)} split"
+    if split:
+        text += f" ({layer_ranges(split)})"
+    if split and separation:
+        text += f"; mean separation {rows['separation'].mean():.1f} radii"
+    return text
 
 
 def _claim(part: pd.DataFrame, name: str, stat: tuple[float, float, float], **fields) -> Claim:
@@ -410,7 +416,7 @@ def _split_claim(part: pd.DataFrame, reps: dict, layers: list[int], decoder: boo
             threshold=SILHOUETTE, direction="above",
             rule=f"Kaufman & Rousseeuw (1990): a mean silhouette above {SILHOUETTE} is a "
                  f"reasonable cluster structure",
-            published=_PUBLISHED["split_decoder"], evidence=_layers_text(part, layers))
+            published=_PUBLISHED["split_decoder"], evidence=_layers_text(part, layers, True))
     sel = part.set_index("layer").loc[layers]
     value, lo, hi, at = extreme_over_layers(sel["silhouette"], sel["silhouette_lo"],
                                             sel["silhouette_hi"], which="max")
@@ -437,8 +443,8 @@ def _decoder_claims(part: pd.DataFrame, reps: dict, layers: list[int]) -> list[C
         out.append(_claim(
             part, "first", _over_layers(part, reps, control, "first_share", split),
             claim="one of the clusters is the sentences' first words",
-            statistic="mean over the split layers of the share of first words among the "
-                      "words outside the largest cluster",
+            statistic=f"mean over the split layers among {_SPAN} of the share of first "
+                      f"words among the words outside the largest cluster",
             threshold=FIRST_SHARE, direction="above",
             rule="a cluster is the first words when they make up most of it",
             published=_PUBLISHED["first"],
