@@ -30,8 +30,9 @@
 #   universal POS tag (UPOS); its held-out accuracy is compared with the *majority baseline*
 #   (every word gets the most frequent training tag) and with the classic *word baseline* of POS
 #   tagging (each word gets its own most frequent training tag, unseen words the majority tag;
-#   about 90% on English newswire, Charniak et al. 1993). A probe that beats the word baseline
-#   reads the tag from more than the word's identity;
+#   about 90% on English newswire, Charniak et al. 1993, lower here because a few thousand
+#   training words leave many test words unseen). A probe that beats the word baseline reads
+#   the tag from more than the word's identity;
 # * **cluster purity**: k-means with as many clusters as tags on unit-normalised vectors, each
 #   cluster credited with its most frequent tag. Purity depends on the number and sizes of the
 #   clusters, so it is set against *chance*, the purity of the same clusters with the tags
@@ -39,10 +40,12 @@
 #
 # **The best layer is a plateau.** The best of 7 to 31 noisy layers is not known exactly, so
 # the chapter reports the *plateau*: the layers whose 95% interval overlaps the best layer's.
-# "The middle layers" is the middle third of the depth (layer / last layer between 1/3 and
-# 2/3); the claim that POS is best represented there holds when the whole plateau lies in it,
-# and does not hold when none of it does. Intervals are a bootstrap over sentences (1000 draws,
-# the same for every layer of a model), with the fitted probe and clusters held fixed. For
+# "The middle layers" is the middle third of the depth (layer / last layer from 1/3 to 2/3,
+# edges included); the claim that POS is best represented there holds when the whole plateau
+# lies in it, and does not hold when none of it does. Intervals are a bootstrap over sentences
+# (1000 draws, the same for every layer of a model), with the fitted probe and clusters held
+# fixed: they leave out the variation of the k-means restarts, which moves the purity of
+# neighbouring layers by a few points, so the purity plateau is narrower than it should be. For
 # decoders every claim is also computed with each sentence's first word left out (the attention
 # sink; see the Geometry chapter).
 #

@@ -198,6 +198,12 @@ def test_analyse_calls_an_encoder_of_word_clouds_unsplit_and_not_led_by_position
     assert claims.loc["no layer splits into well-separated clusters", "verdict"] == "holds"
     position = claims.loc["position is not the dominant global feature"]
     assert position["verdict"] == "holds" and position["value"] < -0.3
+    # the same unsplit clouds from a decoder: no clusters whose separation could decrease
+    result = geometry.analyse({"dec": _store(tmp_path, layers, words, "decoder")}, n_words=800,
+                              point_budget=200, umap_layers=0, n_boot=100)
+    last = result.claims.set_index(["claim", "control"]).loc[
+        ("the separation of the clusters decreases in the last layer", "none")]
+    assert last["verdict"] == "inconclusive" and np.isnan(last["value"])
 
 
 def test_first_word_norm_ratio_known_answer():

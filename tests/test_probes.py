@@ -100,16 +100,17 @@ def _pos_store(tmp_path, signal_layer, n_layers=7, seed=0):
 def test_analyse_finds_pos_in_the_planted_middle_layer_only(tmp_path):
     from lmgeometry.chapters.part_of_speech import analyse
 
-    result = analyse({"mid": _pos_store(tmp_path, 3), "top": _pos_store(tmp_path, 6)},
+    # layer 2 of 6 sits at depth 1/3, the edge of the (closed) middle third
+    result = analyse({"mid": _pos_store(tmp_path, 2), "top": _pos_store(tmp_path, 6)},
                      probe_words=1600, point_budget=100, n_boot=200)
     layers = result.tables["layers"].set_index(["model", "layer"])
     assert list(result.tables["layers"].columns[:4]) == ["model", "layer", "depth", "control"]
-    assert layers.loc[("mid", 3), "probe_accuracy"] > 0.95 > 0.5 > layers.loc[("mid", 0),
+    assert layers.loc[("mid", 2), "probe_accuracy"] > 0.95 > 0.5 > layers.loc[("mid", 0),
                                                                             "probe_accuracy"]
     # the word baseline is at the majority level: the words carry no tag
-    assert abs(layers.loc[("mid", 3), "word_baseline"]
-               - layers.loc[("mid", 3), "majority_baseline"]) < 0.1
-    assert layers.loc[("mid", 3), "purity_adjusted"] > 0.8
+    assert abs(layers.loc[("mid", 2), "word_baseline"]
+               - layers.loc[("mid", 2), "majority_baseline"]) < 0.1
+    assert layers.loc[("mid", 2), "purity_adjusted"] > 0.8
     assert abs(layers.loc[("mid", 0), "purity_adjusted"]) < 0.1
     verdicts = result.claims.set_index(["model", "claim"])["verdict"]
     assert (verdicts["mid"] == "holds").all()

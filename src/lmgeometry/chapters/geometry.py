@@ -451,22 +451,27 @@ def _decoder_claims(part: pd.DataFrame, reps: dict, layers: list[int]) -> list[C
             evidence=(f"{plural(len(split), 'split layer')}; those clusters hold "
                       f"{recall:.0%} of all first words (mean)" if split
                       else "no layer splits")))
-    carried, now = reps[(control, "separation_carried")][last], reps[(control, "separation")]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        ratio = percentile_interval(
-            by_layer.loc[last, "separation_carried"] / by_layer.loc[last - 1, "separation"],
-            carried / now[last - 1])
+    before = by_layer.loc[last - 1]
+    evidence = (f"layer {last - 1}: separation {before['separation']:.2f}, silhouette "
+                f"{before['silhouette']:.2f}; layer {last}: silhouette "
+                f"{by_layer.loc[last, 'silhouette']:.2f}")
+    ratio = (float("nan"),) * 3
+    if before["split"]:
+        carried = reps[(control, "separation_carried")][last]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            ratio = percentile_interval(
+                by_layer.loc[last, "separation_carried"] / before["separation"],
+                carried / reps[(control, "separation")][last - 1])
+    else:
+        evidence += f"; layer {last - 1} does not split: no clusters to come closer"
     out.append(_claim(
         part, "last", ratio,
         claim="the separation of the clusters decreases in the last layer",
         statistic="separation of layer L - 1's clusters in the last layer L over that in "
-                  "layer L - 1",
+                  "layer L - 1 (when layer L - 1 splits)",
         threshold=1.0, direction="below",
         rule="the seed gives a direction, not a size: a ratio below 1 is a decrease",
-        published=_PUBLISHED["last"],
-        evidence=f"layer {last - 1}: separation {by_layer.loc[last - 1, 'separation']:.2f}, "
-                 f"silhouette {by_layer.loc[last - 1, 'silhouette']:.2f}; layer {last}: "
-                 f"silhouette {by_layer.loc[last, 'silhouette']:.2f}"))
+        published=_PUBLISHED["last"], evidence=evidence))
     out.append(_claim(
         part, "manifold", _over_layers(part, reps, control, "knn_gain", layers),
         claim="within the larger cluster, position runs along a manifold (a Swiss roll)",

@@ -42,7 +42,9 @@ __all__ = [
 ]
 
 #: "The middle layers": depth (layer / last layer) between 1/3 and 2/3, i.e. within 1/6 of 0.5.
-MIDDLE_HALF_WIDTH = 1 / 6
+#: The third is closed: a layer at depth exactly 1/3 or 2/3 is in it (the 1e-9 absorbs the
+#: rounding of ``|depth - 0.5|``, which would otherwise put such layers on either side).
+MIDDLE_HALF_WIDTH = 1 / 6 + 1e-9
 
 #: Clusters "represent" the tags when their purity is at least half-way from chance to 1.
 PURITY_ADJUSTED = 0.5
