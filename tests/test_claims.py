@@ -2,8 +2,10 @@
 
 import math
 
+import numpy as np
 import pytest
 
+from lmgeometry.measures import stats
 from lmgeometry.measures.stats import verdict
 from lmgeometry.report.claims import CLAIM_COLUMNS, Claim, claims_frame, scorecard, verdict_counts
 
@@ -107,3 +109,41 @@ def test_extreme_over_layers_bounds_every_layer():
     assert verdict(lo, hi, 0.2, "above") == "inconclusive"
     v, lo, hi, at = extreme_over_layers([0.5, 0.2], [0.4, 0.1], [0.6, 0.3], which="max")
     assert (v, lo, hi, at) == (0.5, 0.4, 0.6, 0)
+
+
+def test_group_bootstrap_and_intervals_known_answers():
+    values = np.arange(12.0)
+    boot = stats.GroupBootstrap(np.repeat(np.arange(6), 2), n_boot=400, rng=0)
+    mean, reps = boot.ratio(values)
+    assert mean == pytest.approx(values.mean()) and reps.shape == (400,)
+    # replicate b is the mean over the drawn sentences, each counted as often as drawn
+    counts = np.repeat(boot.counts[5], 2)
+    assert reps[5] == pytest.approx((counts * values).sum() / counts.sum())
+    value, lo, hi = stats.percentile_interval(mean, reps)
+    assert lo < mean < hi
+    # the jackknife of a mean over blocks gives the usual standard error
+    block_means = np.array([1.0, 2.0, 4.0, 5.0])
+    reps = np.array([np.delete(block_means, j).mean() for j in range(4)])
+    _, lo, hi = stats.jackknife_interval(block_means.mean(), reps)
+    se = block_means.std(ddof=1) / 2
+    assert (hi - lo) / 2 == pytest.approx(3.182446 * se, rel=1e-5)  # t(0.975, 3 df)
+
+
+def test_claim_sentences_name_a_kind_only_when_both_of_its_models_agree():
+    from lmgeometry.report.claims import claim_sentences
+
+    kinds = {"e1": "encoder", "e2": "encoder", "d1": "decoder", "d2": "decoder"}
+    frame = claims_frame([
+        _claim("e1"), _claim("e2"), _claim("d1"),
+        _claim("d2", lo=-0.1, value=0.0, hi=0.2),
+        Claim(seed="000", claim="anisotropy rises", model="d1", statistic="s", value=0.3,
+              ci_low=0.2, ci_high=0.4, threshold=0.5, direction="above", rule="r",
+              control="first word excluded"),
+    ])
+    (sentence,) = claim_sentences(frame, kinds)
+    assert sentence == ("Anisotropy rises: holds for both encoders (e1, e2) and holds for d1; "
+                        "inconclusive for d2. With the first word excluded: does not hold for d1.")
+    frame = claims_frame([_claim("d1", value=0.0, lo=-0.2, hi=0.05),
+                          _claim("d2", value=0.0, lo=-0.2, hi=0.05)])
+    assert claim_sentences(frame, kinds) == [
+        "Anisotropy rises: holds for neither decoder (d1, d2)."]

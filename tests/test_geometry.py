@@ -1,14 +1,23 @@
-import numpy as np
-import pytest
+import json
 
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import array_store
+
+from lmgeometry.activations.store import Store
 from lmgeometry.measures.clusters import (
     detect_clusters,
     pca_project,
     position_bins,
+    r2_replicates,
     separation_ratio,
+    separation_replicates,
     variance_explained_by,
+    variance_explained_jackknife,
 )
 from lmgeometry.measures.similarity import subsample
+from lmgeometry.measures.stats import GroupBootstrap
 
 
 def two_blobs(n=400, d=20, gap=20.0, seed=0):
@@ -82,159 +91,119 @@ def test_position_bins():
     assert list(position_bins(np.array([0, 1, 2, 3, 4, 7, 8, 40]))) == [0, 1, 2, 2, 3, 3, 4, 6]
 
 
-def test_layer_geometry_attributes_a_position0_cluster():
-    import pandas as pd
-
-    from lmgeometry.chapters.geometry import cluster_profile, layer_geometry
-
+def test_variance_explained_jackknife_replicates_are_the_statistic_without_each_block():
     rng = np.random.default_rng(0)
-    n_sent, length = 60, 8
-    words = pd.DataFrame(
-        {
-            "word_index": np.tile(np.arange(length), n_sent),
-            "text": rng.choice(["bank", "the", "light", "run"], size=n_sent * length),
-            "upos": rng.choice(["NOUN", "DET"], size=n_sent * length),
-        }
-    )
-    X = rng.normal(size=(len(words), 16))
-    X[words["word_index"].to_numpy() == 0, 0] += 40.0  # the attention-sink pattern
-    row, clusters = layer_geometry(X, words)
-    assert row["k"] == 2
-    assert row["minor_position0_share"] == 1.0
-    assert row["var_position"] > 0.5 > abs(row["var_upos"])
-    # the first words alone carry position's share; without them position explains ~nothing
-    assert row["var_first"] == pytest.approx(row["var_position"], abs=0.05)
-    assert abs(row["var_position_later"]) < 0.05
-    assert row["norm_ratio_first"] > 5
-    assert abs(row["position_knn_r2"]) < 0.2 and row["position_knn_shuffled"] < 0.1
-    profile = cluster_profile(words, clusters.labels)
-    assert profile.loc[1, "position0_share"] == 1.0
+    groups = rng.integers(0, 40, 500)
+    X = rng.normal(size=(500, 6)) + 3 * rng.normal(size=(40, 6))[groups]
+    blocks = np.arange(500) // 5 % 10
+    value, reps = variance_explained_jackknife(X, groups, blocks)
+    assert value == pytest.approx(variance_explained_by(X, groups))
+    for j in (0, 7):
+        keep = blocks != j
+        assert reps[j] == pytest.approx(variance_explained_by(X[keep], groups[keep]))
+    # a group that lives only in one block vanishes from that replicate
+    groups[blocks == 3] = 99
+    value, reps = variance_explained_jackknife(X, groups, blocks)
+    keep = blocks != 3
+    assert reps[3] == pytest.approx(variance_explained_by(X[keep], groups[keep]))
 
 
-def test_geometry_findings_report_no_split():
-    import pandas as pd
-
-    from lmgeometry.chapters.geometry import findings
-
-    summary = pd.DataFrame(
-        {
-            "layer": [0, 1],
-            "k": [1, 1],
-            "silhouette": [0.2, 0.3],
-            "separation": [1.0, 1.2],
-            "var_position": [0.1, 0.4],
-            "var_upos": [0.2, 0.1],
-            "var_word": [0.5, 0.2],
-            "minor_share": [0.0, 0.0],
-            "minor_position0_share": [None, None],
-            "position0_in_minor": [0.0, 0.0],
-            "minor_other_top": [None, None],
-            "minor_other_top_share": [None, None],
-            "position0_share": [0.1, 0.1],
-        }
-    )
-    text = " ".join(findings(summary, "m", "encoder"))
-    assert "no layer splits" in text and "0.30 at layer 1" in text
-    assert "word identity in 1 layer" in text and "position in 1 layer" in text
-    assert "as BERT did in the seed, no layer splits" in text
+def test_separation_and_r2_replicates_match_their_statistics():
+    X, labels = two_blobs()
+    boot = GroupBootstrap(np.arange(len(X)) // 4, n_boot=200, rng=1)
+    value, reps = separation_replicates(X, labels, boot)
+    assert value == pytest.approx(separation_ratio(X, labels))
+    assert np.quantile(reps, 0.025) < value < np.quantile(reps, 0.975)
+    y = np.arange(len(X), dtype=float)
+    assert r2_replicates(y, y, boot)[0] == 1.0
+    assert r2_replicates(y, np.full_like(y, y.mean()))[0] == pytest.approx(0.0)
 
 
-def test_geometry_findings_state_the_position0_split_and_compare_with_gpt2():
-    import pandas as pd
-
-    from lmgeometry.chapters.geometry import findings
-
-    summary = pd.DataFrame(
-        {
-            "layer": [0, 1, 2, 3],
-            "k": [1, 2, 2, 1],
-            "silhouette": [0.2, 0.8, 0.9, 0.3],
-            "separation": [1.0, 5.0, 9.5, 4.0],
-            "var_position": [0.1, 0.9, 0.95, 0.3],
-            "var_first": [0.01, 0.88, 0.94, 0.1],
-            "var_position_later": [0.05, 0.02, 0.03, 0.1],
-            "var_upos": [0.2, 0.1, 0.1, 0.1],
-            "var_word": [0.5, 0.0, -0.2, 0.4],
-            "var_upos_later": [0.2, 0.2, 0.1, 0.1],
-            "var_word_later": [0.5, 0.4, 0.3, 0.45],
-            "norm_ratio_first": [1.0, 50.0, 120.0, 1.1],
-            "position_knn_r2": [0.0, 0.3, 0.42, -0.05],
-            "position_knn_shuffled": [0.01, -0.1, -0.08, -0.02],
-            "mean_norm": [3.0, 500.0, 1000.0, 40.0],
-            "minor_share": [0.0, 0.05, 0.04, 0.0],
-            "minor_position0_share": [None, 0.8, 1.0, None],
-            "position0_in_minor": [None, 0.9, 1.0, None],
-            "minor_other_top": [None, "the", None, None],
-            "minor_other_top_share": [None, 0.7, None, None],
-            "position0_share": [0.04] * 4,
-        }
-    )
-    text = " ".join(findings(summary, "dec", "decoder"))
-    assert "2 of 4 layers split" in text and "layers 1-2" in text
-    assert "widest gap is at layer 2 (k = 2, silhouette 0.90" in text
-    assert "of which 100% are the first word" in text
-    assert "In 2 of the 2 split layers the smaller clusters hold at least 90% of the first " \
-           "words (layers 1-2); in layers 2 at least 90% of their words are first words; in " \
-           "layers 1 first words are 80% to 80% of them, and the other words are most often " \
-           '"the" (70% to 70% of those).' in text
-    assert "norm is 1.0 to 120.0 times that of the other words (largest at layer 2); at " \
-           "least 10 times in layers 1-2." in text
-    # layers 1-2 are led by the first-word split, 0 and 3 by word identity
-    assert "is word identity in 2 layers, whether the word is its sentence's first in 2 " \
-           "layers. Position explains at most 95% of the variance (layer 2), and whether a " \
-           "word is the first of its sentence alone explains at most 94% (layer 2)." in text
-    assert "Without the first words, position explains at most 10% (layer 3), and the " \
-           "attribute that explains most is word identity in 4 layers." in text
-    assert "Word identity's ω² over all words is below 0 in layers 2 (down to -0.20)" in text
-    assert "Without the first words it is 0.30 to 0.30 in those layers, so it is the first " \
-           "words that push it below 0." in text
-    assert "R² up to 0.42 (layer 2); with shuffled positions it reaches at most 0.01, and " \
-           "the real positions score above their shuffled baseline in 2 of 4 layers. R² >= " \
-           "0.8 (position close to a function of where a word lies: the rule for a position " \
-           "manifold) holds in no layer." in text
-    assert "The last layer (3) is the hidden state after the model's final normalisation" in text
-    assert "mean norm goes from 1000.0 to 40.0, the first words' norm ratio from 120.0 to " \
-           "1.1 and the best silhouette from 0.90 to 0.30 (the split disappears)." in text
-    assert "the first words form a separate cluster in 2 of 4 layers (layers 1-2); as in the " \
-           "seed, the separation decreases at the last layer; no layer shows the seed's " \
-           "position manifold (k-NN R² of position at most 0.42, below 0.8), although " \
-           "position is predicted above its shuffled baseline in 2 of 4 layers." in text
-    assert "in every layer" not in text
+def _store(tmp_path, layers, words, kind):
+    """An array store whose meta names the model's kind (decoders get both controls)."""
+    store = array_store(tmp_path / kind, layers, words, name=f"toy-{kind}")
+    meta = json.loads((store.path / "meta.json").read_text())
+    meta["model"].update(kind=kind, spec=f"toy-{kind}")
+    (store.path / "meta.json").write_text(json.dumps(meta))
+    return Store(store.path)
 
 
-def test_leading_attribute_names_the_first_word_split():
-    import pandas as pd
-
-    from lmgeometry.chapters.geometry import leading_attribute
-
-    summary = pd.DataFrame(
-        {
-            "var_position": [0.9, 0.6, 0.1],
-            "var_first": [0.89, 0.1, 0.0],
-            "var_upos": [0.1, 0.2, 0.3],
-            "var_word": [-0.3, 0.1, 0.2],
-            "var_position_later": [0.01, 0.5, 0.0],
-            "var_upos_later": [0.2, 0.1, 0.1],
-            "var_word_later": [0.6, 0.2, 0.3],
-        }
-    )
-    assert leading_attribute(summary).tolist() == [
-        "whether the word is its sentence's first", "position", "part of speech"]
-    assert leading_attribute(summary, later=True).tolist() == [
-        "word identity", "position", "word identity"]
+def _sentences(n_sent=80, length=10, seed=0):
+    rng = np.random.default_rng(seed)
+    position = np.tile(np.arange(length), n_sent)
+    return rng, pd.DataFrame({
+        "sentence_id": np.repeat(np.arange(n_sent), length), "word_index": position,
+        "text": rng.choice(list("abcdefghij"), size=len(position)),
+        "upos": rng.choice(["NOUN", "DET", "VERB"], size=len(position))})
 
 
-def test_layer_ranges_and_widest_split():
-    import pandas as pd
+def _decoder_layers(rng, words, width=12):
+    """Five layers: noise; then the first words far out (an attention sink) and the later
+    words on a Swiss roll of their position; the last layer brings the first words back."""
+    position = words["word_index"].to_numpy()
+    first = position == 0
+    t = 1.5 * np.pi * (1 + 2 * position / position.max())
+    roll = np.zeros((len(words), width))
+    roll[:, 0], roll[:, 1], roll[:, 2] = t * np.cos(t), 8 * rng.random(len(words)), t * np.sin(t)
+    layers = [rng.normal(size=(len(words), width))]
+    for offset in (60.0, 60.0, 60.0, 10.0):
+        X = roll + 0.1 * rng.normal(size=roll.shape)
+        X[first] = 0.1 * rng.normal(size=(first.sum(), width))
+        X[first, 5] += offset
+        layers.append(X.astype(np.float32))
+    return layers
 
-    from lmgeometry.chapters.geometry import widest_split
-    from lmgeometry.report.prose import layer_ranges
 
-    assert layer_ranges([9, 2, 3, 4, 7, 10]) == "2-4, 7, 9-10"
-    assert layer_ranges([5]) == "5"
-    frame = pd.DataFrame({"layer": [0, 1, 2], "k": [1, 2, 2], "separation": [50.0, 3.0, 4.0]})
-    assert widest_split(frame) == 2  # layer 0's separation does not count: it does not split
-    assert widest_split(frame.assign(k=1)) is None
+def test_analyse_finds_the_planted_decoder_geometry(tmp_path):
+    from lmgeometry.chapters import geometry
+
+    rng, words = _sentences()
+    store = _store(tmp_path, _decoder_layers(rng, words), words, "decoder")
+    result = geometry.analyse({"dec": store}, n_words=800, point_budget=200, umap_layers=0,
+                              n_boot=200)
+    layers = result.tables["layers"]
+    assert list(layers.columns[:4]) == ["model", "layer", "depth", "control"]
+    none = layers[layers["control"] == "none"].set_index("layer")
+    assert none["split"].tolist() == [False, True, True, True, False]
+    assert (none.loc[1:3, "first_share"] == 1.0).all()
+    assert (none.loc[1:3, "first_recall"] == 1.0).all()
+    assert (none.loc[1:3, "knn_r2"] > 0.9).all()
+    verdicts = result.claims.set_index(["claim", "control"])["verdict"]
+    assert verdicts[("the representations split into two well-separated clusters",
+                     "none")] == "holds"
+    assert verdicts[("one of the clusters is the sentences' first words", "none")] == "holds"
+    assert verdicts[("the separation of the clusters decreases in the last layer",
+                     "none")] == "holds"
+    manifold = "within the larger cluster, position runs along a manifold (a Swiss roll)"
+    assert verdicts[(manifold, "none")] == verdicts[(manifold, "first word excluded")] == "holds"
+    assert verdicts[("position is the dominant global feature", "none")] == "holds"
+    # the sentence's split count comes from the same table
+    assert "dec 3 of 5 (layers 1-3)" in result.sentences[0]
+    assert result.views["dec"].split_layer in (1, 2, 3)
+
+
+def test_analyse_calls_an_encoder_of_word_clouds_unsplit_and_not_led_by_position(tmp_path):
+    from lmgeometry.chapters import geometry
+
+    rng, words = _sentences(seed=1)
+    codes = pd.factorize(words["text"])[0]
+    centres = rng.normal(size=(10, 16))
+    layers = [(centres[codes] + rng.normal(size=(len(words), 16))).astype(np.float32)
+              for _ in range(4)]
+    store = _store(tmp_path, layers, words, "encoder")
+    result = geometry.analyse({"enc": store}, n_words=800, point_budget=200, umap_layers=0,
+                              n_boot=200)
+    assert set(result.tables["layers"]["control"]) == {"none"}
+    claims = result.claims.set_index("claim")
+    assert claims.loc["no layer splits into well-separated clusters", "verdict"] == "holds"
+    position = claims.loc["position is not the dominant global feature"]
+    assert position["verdict"] == "holds" and position["value"] < -0.3
+    # the same unsplit clouds from a decoder: no clusters whose separation could decrease
+    result = geometry.analyse({"dec": _store(tmp_path, layers, words, "decoder")}, n_words=800,
+                              point_budget=200, umap_layers=0, n_boot=100)
+    last = result.claims.set_index(["claim", "control"]).loc[
+        ("the separation of the clusters decreases in the last layer", "none")]
+    assert last["verdict"] == "inconclusive" and np.isnan(last["value"])
 
 
 def test_first_word_norm_ratio_known_answer():
@@ -250,7 +219,7 @@ def test_first_word_norm_ratio_known_answer():
 def test_knn_r2_is_about_one_on_a_swiss_roll_and_about_zero_for_random_values():
     from sklearn.datasets import make_swiss_roll
 
-    from lmgeometry.measures.clusters import knn_r2, pca_project, position_knn_r2
+    from lmgeometry.measures.clusters import knn_r2, position_knn_r2
 
     X, t = make_swiss_roll(n_samples=1500, noise=0.05, random_state=0)
     # t (the position along the roll) is monotone in no single coordinate or component ...
@@ -258,39 +227,14 @@ def test_knn_r2_is_about_one_on_a_swiss_roll_and_about_zero_for_random_values():
     assert max(abs(np.corrcoef(coords[:, j], t)[0, 1]) for j in range(3)) < 0.8
     # ... but a smooth function of where a point lies
     assert knn_r2(coords, t) > 0.98
-    r2, shuffled = position_knn_r2(coords, t)
-    assert r2 > 0.98 and shuffled < 0.05
+    result = position_knn_r2(coords, t)
+    assert result.r2 > 0.98 and result.shuffled < 0.05 and result.r2_reps is None
     # values unrelated to the coordinates: about 0, no better than the shuffled baseline
     rng = np.random.default_rng(0)
-    random_pos = rng.integers(1, 30, size=len(t))
-    r2, shuffled = position_knn_r2(coords, random_pos, seed=1)
-    assert r2 < 0.05 and r2 <= shuffled + 0.05
-    # grouped folds (all rows of a group held out together) give the same answer on the roll
     groups = np.arange(len(t)) // 10
+    result = position_knn_r2(coords, rng.integers(1, 30, size=len(t)), seed=1,
+                             boot=GroupBootstrap(groups, 200, 0))
+    assert result.r2 < 0.05 and result.r2 <= result.shuffled + 0.05
+    assert result.r2_reps.shape == result.shuffled_reps.shape == (200,)
+    # grouped folds (all rows of a group held out together) give the same answer on the roll
     assert knn_r2(coords, t, groups=groups) > 0.98
-
-
-def test_layer_geometry_finds_a_position_manifold_among_later_words():
-    import pandas as pd
-
-    from lmgeometry.chapters.geometry import layer_geometry
-
-    rng = np.random.default_rng(2)
-    n_sent, length = 80, 12
-    position = np.tile(np.arange(length), n_sent)
-    words = pd.DataFrame(
-        {"word_index": position, "sentence_id": np.repeat(np.arange(n_sent), length),
-         "text": rng.choice(list("abcdefgh"), size=len(position)),
-         "upos": rng.choice(["NOUN", "DET"], size=len(position))}
-    )
-    X = 0.1 * rng.normal(size=(len(position), 12))
-    row, _ = layer_geometry(X, words)
-    assert row["position_knn_r2"] < 0.05
-    # the words lie on a rolled-up curve (a Swiss roll) with their position as arc parameter
-    t = 1.5 * np.pi * (1 + 2 * position / length) + 0.05 * rng.normal(size=len(position))
-    X[:, 0] += t * np.cos(t)
-    X[:, 1] += 10 * rng.random(len(position))
-    X[:, 2] += t * np.sin(t)
-    Q, _ = np.linalg.qr(rng.normal(size=(12, 12)))
-    row, _ = layer_geometry(X @ Q, words)
-    assert row["position_knn_r2"] > 0.9 > 0.1 > row["position_knn_shuffled"]

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 from conftest import array_store
 
-from lmgeometry.measures.clusters import cluster_purity, purity
+from lmgeometry.measures.clusters import cluster_purity, purity, purity_credit
 from lmgeometry.measures.probes import linear_probe, sentence_split
 
 
@@ -48,40 +48,72 @@ def test_cluster_purity_on_separated_directions():
     assert cluster_purity(X, labels) == 1.0
 
 
-def test_findings_state_the_numbers():
-    import pandas as pd
-
-    from lmgeometry.chapters.part_of_speech import findings
-
-    table = pd.DataFrame(
-        {
-            "model": ["m"] * 3,
-            "layer": [0, 1, 2],
-            "probe_accuracy": [0.5, 0.9, 0.8],
-            "majority_baseline": [0.2] * 3,
-            "cluster_purity": [0.3, 0.4, 0.6],
-        }
-    )
-    (text,) = findings(table)
-    assert "layer 1 of 2 (90.0%" in text and "beats" in text and "layer 2 (purity 0.60;" in text
-    assert "50.0% at layer 0" in text and "context adds 40.0 points" in text
-    assert "least pure at layer 0 (0.30)" in text
+def test_purity_credit_marks_each_clusters_majority_class():
+    truth = np.array(["a", "a", "a", "b", "b", "c"])
+    pred = np.array([0, 0, 1, 1, 1, 1])
+    assert purity_credit(truth, pred).tolist() == [True, True, False, True, True, False]
 
 
-def test_probe_by_layer_separates_a_decodable_layer_from_noise(tmp_path):
-    import pandas as pd
-
-    from lmgeometry.chapters.part_of_speech import probe_by_layer
-
+def test_probe_returns_per_row_hits_on_a_given_split():
     rng = np.random.default_rng(0)
-    n = 400
-    tags = rng.choice(["NOUN", "VERB", "DET"], size=n)
-    words = pd.DataFrame({"upos": tags, "sentence_id": np.arange(n) // 8})
-    noise = rng.normal(size=(n, 6)).astype(np.float16)
-    signal = noise.astype(np.float32).copy()
-    signal[:, :3] += 5.0 * (tags[:, None] == np.array(["NOUN", "VERB", "DET"]))
-    table = probe_by_layer(array_store(tmp_path, [noise, signal], words), "m", n_words=300)
-    assert table["layer"].tolist() == [0, 1] and table["depth"].tolist() == [0.0, 1.0]
-    assert (table["n_train"] + table["n_test"] == 300).all()
-    assert table.loc[1, "probe_accuracy"] > 0.95 > 0.6 > table.loc[0, "probe_accuracy"]
-    assert table.loc[1, "cluster_purity"] > table.loc[0, "cluster_purity"]
+    labels = rng.integers(0, 2, size=200)
+    X = rng.normal(size=(200, 3))
+    X[:, 0] += 8 * labels
+    split = (np.arange(150), np.arange(150, 200))
+    result = linear_probe(X, labels, groups=np.arange(200), split=split)
+    assert result.test.tolist() == list(range(150, 200))
+    assert result.accuracy == pytest.approx(result.correct.mean()) and result.accuracy > 0.95
+
+
+def test_word_baseline_and_plateau_known_answers():
+    import pandas as pd
+
+    from lmgeometry.chapters.part_of_speech import plateau, word_baseline
+
+    train = pd.Series(["The", "run", "run", "run", "dog"])
+    tags = np.array(["DET", "VERB", "NOUN", "VERB", "NOUN"])
+    got = word_baseline(train, tags, pd.Series(["the", "Run", "cat"]))
+    # unseen words get the most frequent training tag (NOUN and VERB tie: the first sorted)
+    assert got.tolist() == ["DET", "VERB", "NOUN"]
+    value = np.array([0.5, 0.8, 0.9, 0.85, 0.6])
+    assert plateau(value, value - 0.06, value + 0.06).tolist() == [1, 2, 3]
+    assert plateau(value, value - 0.04, value + 0.04).tolist() == [2, 3]
+
+
+def _pos_store(tmp_path, signal_layer, n_layers=7, seed=0):
+    """Sentences of random words whose tag is random per occurrence (so the word's identity
+    says nothing of it); only ``signal_layer`` encodes the tag, as a direction per tag."""
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    n = 1600
+    tags = rng.choice(["NOUN", "VERB", "DET", "ADJ"], size=n)
+    words = pd.DataFrame({"upos": tags, "sentence_id": np.arange(n) // 8,
+                          "word_index": np.arange(n) % 8,
+                          "text": rng.choice(list("abcdefghijkl"), size=n)})
+    layers = [rng.normal(size=(n, 8)).astype(np.float32) for _ in range(n_layers)]
+    onehot = tags[:, None] == np.array(["NOUN", "VERB", "DET", "ADJ"])
+    layers[signal_layer][:, :4] += 6.0 * onehot
+    return array_store(tmp_path / str(signal_layer), layers, words)
+
+
+def test_analyse_finds_pos_in_the_planted_middle_layer_only(tmp_path):
+    from lmgeometry.chapters.part_of_speech import analyse
+
+    # layer 2 of 6 sits at depth 1/3, the edge of the (closed) middle third
+    result = analyse({"mid": _pos_store(tmp_path, 2), "top": _pos_store(tmp_path, 6)},
+                     probe_words=1600, point_budget=100, n_boot=200)
+    layers = result.tables["layers"].set_index(["model", "layer"])
+    assert list(result.tables["layers"].columns[:4]) == ["model", "layer", "depth", "control"]
+    assert layers.loc[("mid", 2), "probe_accuracy"] > 0.95 > 0.5 > layers.loc[("mid", 0),
+                                                                            "probe_accuracy"]
+    # the word baseline is at the majority level: the words carry no tag
+    assert abs(layers.loc[("mid", 2), "word_baseline"]
+               - layers.loc[("mid", 2), "majority_baseline"]) < 0.1
+    assert layers.loc[("mid", 2), "purity_adjusted"] > 0.8
+    assert abs(layers.loc[("mid", 0), "purity_adjusted"]) < 0.1
+    verdicts = result.claims.set_index(["model", "claim"])["verdict"]
+    assert (verdicts["mid"] == "holds").all()
+    assert verdicts[("top", "POS is best represented in the middle layers (probe)")] \
+        == "does not hold"
+    assert verdicts[("top", "POS tags form clusters")] == "holds"

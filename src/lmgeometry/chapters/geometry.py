@@ -1,54 +1,152 @@
 """Chapter "Geometry" (seed 000): per-layer projections, clusters and what drives them.
 
-For every layer of a store, :func:`layer_geometry` summarises the global shape of the word
-vectors with the measures of :mod:`lmgeometry.measures.clusters` (cluster split, variance
-explained by position, first word, part of speech and word identity, the position-manifold
-test); :func:`model_geometry` adds the sampled PCA/UMAP projections the figures show and
-:func:`findings` the chapter's generated sentences.
+:func:`analyse` reads every layer of each model's store once and measures, on a seeded sample
+of words, what seed 000 described by eye in its PCA views of GPT-2 and BERT: whether a layer
+splits into well-separated clusters and how far apart they are, whether the smaller cluster is
+the sentences' first words, how much of the variance the word's position, its part of speech
+and its identity explain, and whether position runs along a manifold. Each number comes with a
+95% interval over sentences, and seed 000's claims are tested as :class:`Claim` records. The
+measures are in :mod:`lmgeometry.measures.clusters`.
+
+Intervals: a cluster bootstrap over sentences (:class:`GroupBootstrap`, the same draws for
+every layer and measure of a model, conditional on the fitted clusters and regressions) for the
+silhouette, separation, first-word shares and k-NN R^2; a delete-a-group jackknife over blocks
+of sentences for omega-squared, whose many small groups (word identity) a bootstrap would
+inflate with the duplicated sentences' identical rows.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+from threadpoolctl import threadpool_limits
 
+from lmgeometry.activations.store import Store
+from lmgeometry.chapters.common import ChapterResult, control_rows, controls_for
 from lmgeometry.measures.clusters import (
+    Clusters,
     as_float,
     detect_clusters,
     first_word_norm_ratio,
     pca_project,
     position_bins,
     position_knn_r2,
+    separation_replicates,
     umap_project,
-    variance_explained_by,
+    variance_explained_jackknife,
 )
 from lmgeometry.measures.similarity import subsample
-from lmgeometry.report.prose import layer_ranges
-
-if TYPE_CHECKING:
-    from lmgeometry.measures.clusters import Clusters
+from lmgeometry.measures.stats import (
+    GroupBootstrap,
+    extreme_over_layers,
+    jackknife_interval,
+    percentile_interval,
+)
+from lmgeometry.report.claims import Claim, claim_sentences, claims_frame
+from lmgeometry.report.prose import layer_ranges, layers_phrase, plural
 
 __all__ = [
-    "model_geometry",
-    "cluster_profile",
-    "cluster_projections",
-    "findings",
-    "FIRST_WORD_SHARE",
-    "hover_labels",
+    "FIGURES",
+    "FIRST_SHARE",
+    "GeometryResult",
+    "JACKKNIFE_BLOCKS",
     "KNN_COMPONENTS",
     "KNN_NEIGHBORS",
-    "layer_geometry",
-    "leading_attribute",
-    "MANIFOLD_R2",
-    "ModelGeometry",
-    "POSITION0_SPLIT",
-    "sample_projections",
-    "umap_layers",
-    "widest_split",
+    "MANIFOLD_GAIN",
+    "SILHOUETTE",
+    "Views",
+    "analyse",
+    "claim_layers",
+    "cluster_profile",
+    "cluster_projections",
+    "hover_labels",
+    "layer_measures",
 ]
+
+#: Kaufman & Rousseeuw (1990): an average silhouette above 0.5 is a reasonable cluster
+#: structure (0.26-0.50 weak, possibly artificial). A layer *splits* when its best k-means
+#: split (k = 2 to 4, top 50 PCs) reaches it.
+SILHOUETTE = 0.5
+
+#: A cluster *is* the sentences' first words when they make up most of it.
+FIRST_SHARE = 0.5
+
+#: A position manifold makes position predictable from where a word lies: the k-NN R^2 of
+#: position, above its shuffled-position value by more than 0.5, means the location explains
+#: more of the position's variance than it leaves unexplained.
+MANIFOLD_GAIN = 0.5
+
+#: Principal components of the larger cluster's words on which the k-NN regression of
+#: position runs (seed 000 looked at 3-D projections), and its number of neighbours.
+KNN_COMPONENTS = 3
+KNN_NEIGHBORS = 10
+
+#: Blocks of sentences of the omega-squared jackknife.
+JACKKNIFE_BLOCKS = 20
+
+#: The layers of a claim about "the layers", as statistics name them (see :func:`claim_layers`).
+_SPAN = "layers 1 to L - 1"
+
+#: Figure labels (the notebook's ``show`` names) of the claims' evidence.
+FIGURES = {"split": "silhouette", "first": "first-word-share", "last": "separation",
+           "manifold": "position-knn", "position": "position-lead"}
+
+_PUBLISHED = {
+    "split_decoder": "GPT-2: two very separate clusters (PCA views of every layer, by eye)",
+    "split_encoder": "BERT: no such strict separation; small clouds that merge with depth",
+    "first": "GPT-2 encodes the first token (position 0) distinctly from all others; the "
+             "seed does not say which tokens form the smaller cluster",
+    "last": "GPT-2: big changes in the last layer, where the separation decreases",
+    "manifold": "GPT-2: the larger cluster holds a manifold, like a Swiss roll, along which "
+                "the token's absolute position runs",
+    "position_decoder": "GPT-2: position is the globally most important feature",
+    "position_encoder": "BERT: position is encoded only locally, within each cluster",
+}
+
+
+@dataclass
+class Views:
+    """What the chapter's figures draw for one model (arrays; not saved in the results file).
+
+    Attributes
+    ----------
+    words : the drawn words (at most ``point_budget``, re-indexed 0..n-1)
+    coords : per layer, the drawn words' (n, 3) coordinates on the layer's first three
+        principal components (computed on the whole sample)
+    labels : per layer, the drawn words' cluster labels (0 everywhere when it does not split)
+    umap_layers, umap_coords : the layers given a 3-D UMAP, and the drawn words' coordinates
+    split_layer : the layer whose split is the widest (largest separation), or None
+    split_coords : the drawn words of each cluster of ``split_layer`` on their own first two
+        principal components (:func:`cluster_projections`)
+    """
+
+    words: pd.DataFrame
+    coords: list[np.ndarray] = field(default_factory=list)
+    labels: list[np.ndarray] = field(default_factory=list)
+    umap_layers: list[int] = field(default_factory=list)
+    umap_coords: list[np.ndarray] = field(default_factory=list)
+    split_layer: int | None = None
+    split_coords: list[np.ndarray] = field(default_factory=list)
+
+
+@dataclass
+class GeometryResult(ChapterResult):
+    """:class:`ChapterResult` with the arrays the figures draw (``views``, per model)."""
+
+    views: dict[str, Views] = field(default_factory=dict)
+
+
+def claim_layers(n_layers: int) -> list[int]:
+    """The layers a claim about "the layers" covers: 1 to L - 1 (L the last layer).
+
+    Layer 0 is the embedding output, before any attention (no first-token sink can form
+    there); seed 000 describes the last layer apart ("big changes in the last layer"). Models
+    with fewer than three layers use all of them.
+    """
+    return list(range(1, n_layers - 1)) if n_layers >= 3 else list(range(n_layers))
 
 
 def cluster_profile(words: pd.DataFrame, labels: np.ndarray, top: int = 5) -> pd.DataFrame:
@@ -71,167 +169,9 @@ def cluster_profile(words: pd.DataFrame, labels: np.ndarray, top: int = 5) -> pd
     return pd.DataFrame(rows)
 
 
-#: Principal components of the words after the first on which :func:`position_knn_r2` runs
-#: (seed 000 looked at 3-D projections), and the number of neighbours of the regression.
-KNN_COMPONENTS = 3
-
-KNN_NEIGHBORS = 10
-
-
-def layer_geometry(
-    X: np.ndarray, words: pd.DataFrame, seed: int = 0, max_k: int = 4, sample: int = 3000
-) -> tuple[dict, Clusters]:
-    """Numbers that describe one layer's global geometry.
-
-    ``X`` and ``words`` are row-aligned; ``words`` needs ``word_index`` (position of the word
-    in its sentence), ``text`` and ``upos``, and may have ``sentence_id``. Returns a dict with
-
-    * ``pc1_var``, ``pc1_3_var``: explained-variance ratios of the first (three) principal
-      components;
-    * the clusters found by :func:`detect_clusters` (``k``, ``best_k``, ``silhouette``,
-      ``separation``), the share of the words in the smaller clusters (``minor_share``), the
-      share of first words among them (``minor_position0_share``), the share of all first words
-      they hold (``position0_in_minor``), and the most frequent of their other words
-      (``minor_other_top``, with its share of them ``minor_other_top_share``);
-    * variance explained, omega-squared (:func:`variance_explained_by`), over all words by the
-      word's position (binned, :func:`position_bins`: ``var_position``), by whether it is the
-      first word of its sentence (``var_first``), by its UPOS tag (``var_upos``) and by its
-      identity (lower-cased text, ``var_word``); and the same three without the first words
-      (``var_position_later``, ``var_upos_later``, ``var_word_later``). When the first words
-      are far-away outliers they alone can make ``var_position`` near 1 (then ``var_first`` is
-      about as large) and can push ``var_word`` below 0; the ``_later`` columns say what
-      organises the rest;
-    * ``norm_ratio_first``: :func:`first_word_norm_ratio`; ``mean_norm``: mean vector norm;
-    * ``position_knn_r2`` and ``position_knn_shuffled``: :func:`position_knn_r2` of position
-      among the words after the first, on their own first ``KNN_COMPONENTS`` principal
-      components, folds grouped by ``sentence_id`` when present. Seed 000's position manifold
-      (position running along a rolled-up curve) would give an R^2 near 1.
-    """
-    Xf = as_float(X)
-    nan = float("nan")
-    _, explained = pca_project(Xf, n_components=3, seed=seed)
-    clusters = detect_clusters(Xf, max_k=max_k, seed=seed, sample=sample)
-    position = words["word_index"].to_numpy()
-    minor = clusters.labels != 0
-    first = position == 0
-    later = ~first
-    others = words.loc[minor & later, "text"].str.lower().value_counts()
-    text = words["text"].str.lower().to_numpy()
-    upos = words["upos"].to_numpy()
-
-    def omega2(mask: np.ndarray, groups: np.ndarray) -> float:
-        g = groups[mask]
-        return variance_explained_by(Xf[mask], g) if len(np.unique(g)) > 1 else nan
-
-    everyone = np.ones(len(Xf), dtype=bool)
-    Xl = Xf[later]
-    if len(Xl) >= 20 and len(np.unique(position[later])) > 1:
-        coords, _ = pca_project(Xl, n_components=min(KNN_COMPONENTS, Xl.shape[1]), seed=seed)
-        sentence = words["sentence_id"].to_numpy()[later] if "sentence_id" in words else None
-        knn, knn_shuffled = position_knn_r2(
-            coords, position[later], sentence, n_neighbors=KNN_NEIGHBORS, seed=seed
-        )
-    else:
-        knn, knn_shuffled = nan, nan
-    row = {
-        "pc1_var": explained[0],
-        "pc1_3_var": float(explained.sum()),
-        "k": clusters.k,
-        "best_k": clusters.best_k,
-        "silhouette": clusters.silhouette,
-        "separation": clusters.separation,
-        "minor_share": float(minor.mean()),
-        "minor_position0_share": float((position[minor] == 0).mean()) if minor.any() else nan,
-        "position0_share": float(first.mean()),
-        "position0_in_minor": float(minor[first].mean()) if first.any() else nan,
-        "minor_other_top": str(others.index[0]) if len(others) else "",
-        "minor_other_top_share": float(others.iloc[0] / others.sum()) if len(others) else nan,
-        "var_position": omega2(everyone, position_bins(position)),
-        "var_first": omega2(everyone, first.astype(np.int8)),
-        "var_upos": omega2(everyone, upos),
-        "var_word": omega2(everyone, text),
-        "var_position_later": omega2(later, position_bins(position)),
-        "var_upos_later": omega2(later, upos),
-        "var_word_later": omega2(later, text),
-        "norm_ratio_first": first_word_norm_ratio(Xf, first),
-        "position_knn_r2": knn,
-        "position_knn_shuffled": knn_shuffled,
-        "mean_norm": float(np.linalg.norm(Xf.astype(np.float64), axis=1).mean()),
-    }
-    return row, clusters
-
-
-@dataclass
-class ModelGeometry:
-    """Per-layer geometry of one model's sampled words (see :func:`model_geometry`).
-
-    Attributes
-    ----------
-    spec : the model as the chapter names it
-    kind : "encoder" or "decoder" (from the store's model facts; "" when unknown)
-    rows : store rows of the sampled words (sorted), the same in every layer
-    words : the sampled words (store word table rows, re-indexed 0..n-1)
-    summary : one row per layer: ``model``, ``layer``, ``depth`` (layer / number of
-        transformer layers, so 0 is the embedding output and 1 the last layer) and the
-        keys of :func:`layer_geometry`
-    coords : per layer, the (n, 3) PCA coordinates (the first two columns are the 2-D view)
-    clusters : per layer, the :class:`Clusters` found
-    """
-
-    spec: str
-    kind: str
-    rows: np.ndarray
-    words: pd.DataFrame
-    summary: pd.DataFrame
-    coords: list[np.ndarray]
-    clusters: list[Clusters]
-
-
-def sample_projections(
-    store, point_budget: int, seed: int = 0
-) -> tuple[np.ndarray, pd.DataFrame, list[np.ndarray]]:
-    """3-D :func:`pca_project` of the same sampled words in every layer of a store.
-
-    Returns the sampled store rows (:func:`subsample`, at most ``point_budget``), their words
-    (re-indexed 0..n-1) and, per layer, the (n, 3) coordinates (the first two columns are the
-    2-D projection).
-    """
-    rows = subsample(len(store.words), point_budget, seed)
-    words = store.words.iloc[rows].reset_index(drop=True)
-    coords = [pca_project(store.layer(i, rows), n_components=3, seed=seed)[0]
-              for i in range(store.n_layers)]
-    return rows, words, coords
-
-
-def model_geometry(store, spec: str, point_budget: int, seed: int = 0) -> ModelGeometry:
-    """Run :func:`sample_projections` and :func:`layer_geometry` on every layer.
-
-    ``store`` is a :class:`lmgeometry.activations.store.Store`; at most ``point_budget`` words are
-    sampled (seeded, :func:`subsample`), the same words in every layer.
-    """
-    rows, words, coords = sample_projections(store, point_budget, seed)
-    table, clusters = [], []
-    last = max(store.n_layers - 1, 1)
-    for layer in range(store.n_layers):
-        X = store.layer(layer, rows)
-        row, found = layer_geometry(X, words, seed=seed)
-        table.append({"model": spec, "layer": layer, "depth": layer / last, **row})
-        clusters.append(found)
-    kind = str(store.meta.get("model", {}).get("kind", ""))
-    return ModelGeometry(spec, kind, rows, words, pd.DataFrame(table), coords, clusters)
-
-
 def hover_labels(words: pd.DataFrame) -> np.ndarray:
     """Hover text of each word: ``"text (pos i)"`` with ``i`` its position in the sentence."""
     return (words["text"] + " (pos " + words["word_index"].astype(str) + ")").to_numpy()
-
-
-def widest_split(summary: pd.DataFrame) -> int | None:
-    """The layer whose well-separated split (k >= 2) has the largest separation, or None."""
-    split = summary[summary["k"] >= 2]
-    if split.empty:
-        return None
-    return int(split.loc[split["separation"].idxmax(), "layer"])
 
 
 def cluster_projections(
@@ -249,264 +189,406 @@ def cluster_projections(
             for c in range(int(labels.max()) + 1)]
 
 
-def umap_layers(
-    store, rows: np.ndarray, n_show: int, seed: int = 0
-) -> tuple[list[int], list[np.ndarray]]:
-    """3-D :func:`umap_project` of ``n_show`` evenly spaced layers (first and last included).
+def _interval(name: str, value: float, reps: np.ndarray, jackknife: bool = False) -> dict:
+    fn = jackknife_interval if jackknife else percentile_interval
+    v, lo, hi = fn(value, reps)
+    return {name: v, f"{name}_lo": lo, f"{name}_hi": hi}
 
-    Returns the chosen layer indices and, for each, the (len(rows), 3) coordinates.
+
+def _cluster_measures(found: Clusters, first: np.ndarray, text: np.ndarray,
+                      boot: GroupBootstrap, rows: np.ndarray, previous: Clusters | None
+                      ) -> tuple[dict, dict]:
+    """Silhouette, separation and first-word shares of one layer's split, with replicates."""
+    nan, reps = float("nan"), {}
+    has = np.isfinite(found.silhouettes)
+    minor = found.labels != 0
+    values = {"silhouette": boot.ratio(found.silhouettes[has], rows=rows[has]),
+              "separation": separation_replicates(found.coords, found.split_labels, boot, rows)}
+    if previous is not None:
+        values["separation_carried"] = separation_replicates(
+            found.coords, previous.split_labels, boot, rows)
+    if minor.any() and first.any():
+        values["first_share"] = boot.ratio(first[minor], rows=rows[minor])
+        values["first_recall"] = boot.ratio(minor[first], rows=rows[first])
+    row: dict = {"k": found.k, "best_k": found.best_k, "split": found.k >= 2,
+                 "minor_share": float(minor.mean())}
+    for name in ("silhouette", "separation", "separation_carried", "first_share",
+                 "first_recall"):
+        value, rep = values.get(name, (nan, np.full(boot.n_boot, nan)))
+        row.update(_interval(name, value, rep))
+        reps[name] = rep
+    others = pd.Series(text[minor & ~first]).value_counts()
+    row["minor_other_top"] = str(others.index[0]) if len(others) else ""
+    row["minor_other_top_share"] = float(others.iloc[0] / others.sum()) if len(others) else nan
+    return row, reps
+
+
+def _variance_measures(X: np.ndarray, words: pd.DataFrame, blocks: np.ndarray
+                       ) -> tuple[dict, dict]:
+    """Omega-squared of position, first word, UPOS and word identity, with jackknife replicates.
+
+    ``position_lead`` is position's omega-squared minus the larger of UPOS's and word
+    identity's: above 0 when position explains more of the variance than either.
     """
-    chosen = np.unique(np.linspace(0, store.n_layers - 1, max(n_show, 1)).round().astype(int))
-    coords = [umap_project(store.layer(int(i), rows), 3, seed=seed) for i in chosen]
-    return [int(i) for i in chosen], coords
+    position = words["word_index"].to_numpy()
+    attributes = {"var_position": position_bins(position),
+                  "var_first": (position == 0).astype(np.int8),
+                  "var_upos": words["upos"].to_numpy(),
+                  "var_word": words["text"].str.lower().to_numpy()}
+    row, reps = {}, {}
+    for name, groups in attributes.items():
+        if len(np.unique(groups)) > 1 and len(np.unique(groups)) < len(groups):
+            value, rep = variance_explained_jackknife(X, groups, blocks)
+        else:
+            value, rep = float("nan"), np.full(len(np.unique(blocks)), np.nan)
+        row.update(_interval(name, value, rep, jackknife=True))
+        reps[name] = rep
+    lead = row["var_position"] - np.fmax(row["var_upos"], row["var_word"])
+    reps["position_lead"] = reps["var_position"] - np.fmax(reps["var_upos"], reps["var_word"])
+    row.update(_interval("position_lead", lead, reps["position_lead"], jackknife=True))
+    return row, reps
 
 
-#: A split whose smaller clusters hold at least this share of the first words is a position-0
-#: split; it is pure when at least this share of the smaller clusters' words are first words.
-POSITION0_SPLIT = 0.9
-
-
-#: A layer whose leading attribute is position counts as led by *whether the word is first*
-#: when the first-word indicator's omega-squared is at least this share of position's.
-FIRST_WORD_SHARE = 0.9
-
-
-#: Cross-validated k-NN R^2 of position (:func:`position_knn_r2`, words after the first) at or
-#: above which a layer counts as holding a position manifold: position is then close to a
-#: function of where a word lies in the top principal components, as along seed 000's
-#: "Swiss roll" (a clean 1-D curve scores near 1; the cut is a choice, the values are shown).
-MANIFOLD_R2 = 0.8
-
-
-_ATTRIBUTES = {"var_position": "position", "var_upos": "part of speech",
-               "var_word": "word identity"}
-
-_FIRST = "whether the word is its sentence's first"
-
-
-def leading_attribute(summary: pd.DataFrame, later: bool = False) -> pd.Series:
-    """Per layer, the attribute with the largest omega-squared (position, UPOS, word identity).
-
-    With ``later=True`` the ``_later`` columns (words after the first) are compared. Over all
-    words, a layer led by position whose ``var_first`` is at least ``FIRST_WORD_SHARE`` of
-    ``var_position`` is labelled "whether the word is its sentence's first": position's share
-    then comes from the first words alone.
-    """
-    suffix = "_later" if later else ""
-    cols = {f"{c}{suffix}": name for c, name in _ATTRIBUTES.items()}
-    frame = summary[list(cols)].astype(float).fillna(-np.inf)
-    top = frame.idxmax(axis=1).map(cols)
-    if not later and "var_first" in summary:
-        pos = summary["var_position"].astype(float)
-        by_first = (top == "position") & (pos > 0) & (
-            summary["var_first"].astype(float) >= FIRST_WORD_SHARE * pos
-        )
-        top = top.where(~by_first, _FIRST)
-    return top
-
-
-def _counted(labels: pd.Series) -> str:
-    counts = labels.value_counts(sort=False).sort_values(ascending=False, kind="stable")
-    return ", ".join(f"{name} in {c} layer{'s' if c > 1 else ''}" for name, c in counts.items())
-
-
-def _has(summary: pd.DataFrame, *cols: str) -> bool:
-    return all(c in summary and summary[c].astype(float).notna().any() for c in cols)
-
-
-def findings(summary: pd.DataFrame, model: str, kind: str = "") -> list[str]:
-    """Sentences stating what one model's per-layer summary shows, generated from the numbers.
-
-    ``summary`` has one row per layer with the keys of :func:`layer_geometry` plus ``layer``
-    (columns added after the first version, such as ``var_first`` or ``position_knn_r2``, may
-    be missing; their sentences are then left out). ``kind`` ("encoder" or "decoder") picks the
-    model of seed 000 the last sentence compares with: GPT-2 for decoders (two well-separated
-    clusters whose separation decreases in the last layer, and a position manifold in one of
-    them), BERT for encoders (no such split).
-    """
-    summary = summary.sort_values("layer").reset_index(drop=True)
-    n_layers = len(summary)
-    split = summary[summary["k"] >= 2]
-    pos0 = split[split["position0_in_minor"].astype(float) >= POSITION0_SPLIT]
-    pure = pos0[pos0["minor_position0_share"].astype(float) >= POSITION0_SPLIT]
-    mixed = pos0[pos0["minor_position0_share"].astype(float) < POSITION0_SPLIT]
-    out = []
-    if len(split):
-        best = split.loc[split["separation"].idxmax()]
-        out.append(
-            f"**{model}**: {len(split)} of {n_layers} layers split into well-separated clusters "
-            f"(silhouette >= 0.5; layers {layer_ranges(split['layer'].tolist())}). The widest "
-            f"gap is at layer {int(best['layer'])} (k = {int(best['k'])}, silhouette "
-            f"{best['silhouette']:.2f}, centroid distance {best['separation']:.1f} "
-            f"within-cluster radii); its smaller clusters hold {best['minor_share']:.1%} of the "
-            f"words, of which {best['minor_position0_share']:.0%} are the first word of their "
-            f"sentence, and they hold {best['position0_in_minor']:.0%} of all first words "
-            f"(first words are {best['position0_share']:.1%} of all words)."
-        )
-        sentence = (
-            f"In {len(pos0)} of the {len(split)} split layers the smaller clusters hold at "
-            f"least {POSITION0_SPLIT:.0%} of the first words"
-        )
-        if len(pos0):
-            sentence += f" (layers {layer_ranges(pos0['layer'].tolist())})"
-        if len(pure):
-            sentence += (
-                f"; in layers {layer_ranges(pure['layer'].tolist())} at least "
-                f"{POSITION0_SPLIT:.0%} of their words are first words"
-            )
-        if len(mixed) and (mixed["minor_other_top"].fillna("") != "").any():
-            word = mixed["minor_other_top"].mode().iloc[0]
-            shares = mixed.loc[mixed["minor_other_top"] == word, "minor_other_top_share"]
-            sentence += (
-                f"; in layers {layer_ranges(mixed['layer'].tolist())} first words are "
-                f"{mixed['minor_position0_share'].min():.0%} to "
-                f"{mixed['minor_position0_share'].max():.0%} of them, and the other words are "
-                f"most often \"{word}\" ({shares.min():.0%} to {shares.max():.0%} of those)"
-            )
-        out.append(sentence + ".")
+def _manifold_measures(X: np.ndarray, words: pd.DataFrame, found: Clusters,
+                       boot: GroupBootstrap, rows: np.ndarray, seed: int) -> tuple[dict, dict]:
+    """k-NN R^2 of position from the larger cluster's top principal components, vs shuffled."""
+    larger = found.labels == 0
+    position = words["word_index"].to_numpy()[larger]
+    nan = np.full(boot.n_boot, np.nan)
+    if larger.sum() < 5 * KNN_NEIGHBORS or len(np.unique(position)) < 2:
+        result = None
     else:
-        top = summary.loc[summary["silhouette"].idxmax()]
-        out.append(
-            f"**{model}**: no layer splits into well-separated clusters (the best k-means "
-            f"silhouette, {top['silhouette']:.2f} at layer {int(top['layer'])}, is below 0.5)."
-        )
-    if _has(summary, "norm_ratio_first"):
-        ratio = summary["norm_ratio_first"].astype(float)
-        big = summary.loc[ratio >= 10, "layer"].tolist()
-        out.append(
-            f"The first words' mean hidden-state norm is {ratio.min():.1f} to {ratio.max():.1f} "
-            f"times that of the other words (largest at layer "
-            f"{int(summary.loc[ratio.idxmax(), 'layer'])})"
-            + (f"; at least 10 times in layers {layer_ranges(big)}." if big else ".")
-        )
-    pos_max = summary.loc[summary["var_position"].astype(float).idxmax()]
-    sentence = (
-        f"Over all words, the attribute that explains most of a layer's variance (ω²) is "
-        f"{_counted(leading_attribute(summary))}. Position explains at most "
-        f"{pos_max['var_position']:.0%} of the variance (layer {int(pos_max['layer'])})"
-    )
-    if _has(summary, "var_first"):
-        fmax = summary.loc[summary["var_first"].astype(float).idxmax()]
-        sentence += (
-            f", and whether a word is the first of its sentence alone explains at most "
-            f"{fmax['var_first']:.0%} (layer {int(fmax['layer'])})"
-        )
-    if _has(summary, "var_position_later"):
-        lmax = summary.loc[summary["var_position_later"].astype(float).idxmax()]
-        sentence += (
-            f". Without the first words, position explains at most "
-            f"{lmax['var_position_later']:.0%} (layer {int(lmax['layer'])})"
-        )
-        if _has(summary, "var_upos_later", "var_word_later"):
-            sentence += (
-                f", and the attribute that explains most is "
-                f"{_counted(leading_attribute(summary, later=True))}"
-            )
-    out.append(sentence + ".")
-    for col, name in _ATTRIBUTES.items():
-        values = summary[col].astype(float)
-        neg = summary[values < 0]
-        if neg.empty:
-            continue
-        sentence = (
-            f"{name[0].upper() + name[1:]}'s ω² over all words is below 0 in layers "
-            f"{layer_ranges(neg['layer'].tolist())} (down to {values.min():.2f}); ω² subtracts "
-            f"the between-group variance that chance alone would give, so it is negative when a "
-            f"grouping explains less than that"
-        )
-        later_col = f"{col}_later"
-        if later_col in neg and neg[later_col].astype(float).notna().all():
-            lo, hi = neg[later_col].astype(float).min(), neg[later_col].astype(float).max()
-            sentence += (
-                f". Without the first words it is {lo:.2f} to {hi:.2f} in those layers"
-                + (", so it is the first words that push it below 0" if lo >= 0 else "")
-            )
-        out.append(sentence + ".")
-    manifold: list[int] = []
-    above: list[int] = []
-    if _has(summary, "position_knn_r2", "position_knn_shuffled"):
-        r2 = summary["position_knn_r2"].astype(float)
-        shuffled = summary["position_knn_shuffled"].astype(float)
-        rmax = summary.loc[r2.idxmax()]
-        manifold = summary.loc[r2 >= MANIFOLD_R2, "layer"].tolist()
-        above = summary.loc[r2 > shuffled, "layer"].tolist()
-        out.append(
-            f"Among the words after the first, a {KNN_NEIGHBORS}-nearest-neighbour regression on "
-            f"their top {KNN_COMPONENTS} principal components predicts position with "
-            f"cross-validated R² up to {rmax['position_knn_r2']:.2f} (layer "
-            f"{int(rmax['layer'])}); with shuffled positions it reaches at most "
-            f"{shuffled.max():.2f}, and the real positions score above their shuffled baseline "
-            f"in {len(above)} of {n_layers} layers. R² >= {MANIFOLD_R2} (position close to a "
-            f"function of where a word lies: the rule for a position manifold) holds "
-            + (f"in layers {layer_ranges(manifold)}." if manifold else "in no layer.")
-        )
-    last = summary.iloc[-1]
-    prev = summary.iloc[-2] if n_layers >= 2 else None
-    if kind == "decoder" and prev is not None:
-        sentence = (
-            f"The last layer ({int(last['layer'])}) is the hidden state after the model's final "
-            f"normalisation, not the last block's raw output: from layer {int(prev['layer'])} "
-            f"to {int(last['layer'])} the mean norm goes from {prev['mean_norm']:.1f} to "
-            f"{last['mean_norm']:.1f}"
-        )
-        if _has(summary, "norm_ratio_first"):
-            sentence += (
-                f", the first words' norm ratio from {prev['norm_ratio_first']:.1f} to "
-                f"{last['norm_ratio_first']:.1f}"
-            )
-        sentence += (
-            f" and the best silhouette from {prev['silhouette']:.2f} to "
-            f"{last['silhouette']:.2f}"
-            + (" (the split disappears)" if prev["k"] >= 2 and last["k"] == 1 else "")
-        )
-        out.append(sentence + ".")
-    if kind == "decoder":
-        if len(pos0) == n_layers:
-            verdict = "the first words form a separate cluster in every layer"
-        elif len(pos0):
-            verdict = (
-                f"the first words form a separate cluster in {len(pos0)} of {n_layers} layers "
-                f"(layers {layer_ranges(pos0['layer'].tolist())})"
-            )
-        else:
-            verdict = "no layer has a separate cluster of first words"
-        if prev is not None:
-            verdict += (
-                "; as in the seed, the separation decreases at the last layer"
-                if last["silhouette"] < prev["silhouette"]
-                else "; unlike the seed, the separation does not decrease at the last layer"
-            )
-        if _has(summary, "position_knn_r2"):
-            rmax = float(summary["position_knn_r2"].astype(float).max())
-            if manifold:
-                verdict += (
-                    f"; among the words after the first, position lies along a manifold in "
-                    f"layers {layer_ranges(manifold)} (k-NN R² >= {MANIFOLD_R2}), which fits "
-                    f"the seed's Swiss roll"
-                )
-            else:
-                verdict += (
-                    f"; no layer shows the seed's position manifold (k-NN R² of position at "
-                    f"most {rmax:.2f}, below {MANIFOLD_R2})"
-                    + (
-                        f", although position is predicted above its shuffled baseline in "
-                        f"{len(above)} of {n_layers} layers"
-                        if above
-                        else ""
-                    )
-                )
-        out.append(
-            "Compared with seed 000, which showed GPT-2 as two well-separated clusters whose "
-            f"separation decreases in the last layer, with a position manifold in one of them: "
-            f"{verdict}."
-        )
-    elif kind == "encoder":
-        if split.empty:
-            verdict = "as BERT did in the seed, no layer splits into well-separated clusters"
-        else:
-            verdict = (
-                f"unlike BERT in the seed, {len(split)} of {n_layers} layers split into "
-                f"well-separated clusters"
-            )
-        out.append(f"Compared with seed 000: {verdict}.")
+        coords, _ = pca_project(X[larger], n_components=min(KNN_COMPONENTS, X.shape[1]),
+                                seed=seed)
+        result = position_knn_r2(coords, position, words["sentence_id"].to_numpy()[larger],
+                                 n_neighbors=KNN_NEIGHBORS, seed=seed, boot=boot,
+                                 rows=rows[larger])
+    values = {
+        "knn_r2": (result.r2, result.r2_reps) if result else (np.nan, nan),
+        "knn_shuffled": (result.shuffled, result.shuffled_reps) if result else (np.nan, nan),
+    }
+    values["knn_gain"] = (values["knn_r2"][0] - values["knn_shuffled"][0],
+                          values["knn_r2"][1] - values["knn_shuffled"][1])
+    row, reps = {"knn_words": int(larger.sum())}, {}
+    for name, (value, rep) in values.items():
+        row.update(_interval(name, float(value), rep))
+        reps[name] = rep
+    return row, reps
+
+
+def layer_measures(X: np.ndarray, words: pd.DataFrame, boot: GroupBootstrap,
+                   rows: np.ndarray, blocks: np.ndarray, *, seed: int = 0,
+                   previous: Clusters | None = None) -> tuple[dict, dict, Clusters]:
+    """Every measure of one layer under one control, with its 95% interval.
+
+    Parameters
+    ----------
+    X : (n, d) the layer's vectors of the control's words
+    words : their word-table rows (``word_index``, ``sentence_id``, ``text``, ``upos``)
+    boot : the model's sentence bootstrap; ``rows`` maps the words to its rows
+    blocks : the jackknife block of each word (whole sentences per block)
+    previous : the previous layer's clusters (same words), for ``separation_carried``
+
+    Returns
+    -------
+    row : dict
+        ``k``, ``best_k``, ``split`` (silhouette >= :data:`SILHOUETTE`), ``silhouette``,
+        ``separation`` (:func:`separation_ratio` of the best split, top 50 PCs),
+        ``separation_carried`` (the previous layer's split measured in this layer),
+        ``minor_share`` (share of the words outside the largest cluster), ``first_share``
+        (share of first words among them), ``first_recall`` (share of the first words that
+        are among them), ``minor_other_top`` (their most frequent other word, with its share),
+        ``var_position``, ``var_first``, ``var_upos``, ``var_word`` (omega-squared of position
+        bins, first word or not, UPOS, lower-cased word), ``position_lead``, ``knn_r2``,
+        ``knn_shuffled``, ``knn_gain`` (k-NN R^2 of position within the larger cluster, for
+        shuffled positions, and the difference), ``norm_ratio_first``, ``mean_norm``; each
+        statistic with ``_lo`` and ``_hi``.
+    replicates : dict
+        Bootstrap (or jackknife, for the omega-squared columns) replicates of each statistic.
+    clusters : :class:`Clusters`
+    """
+    X = as_float(X)
+    first = words["word_index"].to_numpy() == 0
+    found = detect_clusters(X, max_k=4, min_silhouette=SILHOUETTE, seed=seed)
+    row, reps = _cluster_measures(found, first, words["text"].str.lower().to_numpy(), boot,
+                                  rows, previous)
+    for part in (_variance_measures(X, words, blocks),
+                 _manifold_measures(X, words, found, boot, rows, seed)):
+        row.update(part[0])
+        reps.update(part[1])
+    row["norm_ratio_first"] = first_word_norm_ratio(X, first)
+    row["mean_norm"] = float(np.linalg.norm(X.astype(np.float64), axis=1).mean())
+    row["n_words"] = len(X)
+    return row, reps, found
+
+
+def _blocks(sentences: np.ndarray, n_blocks: int, seed: int) -> np.ndarray:
+    """Each row's jackknife block: whole sentences dealt at random into ``n_blocks`` blocks."""
+    labels, codes = np.unique(sentences, return_inverse=True)
+    deal = np.random.default_rng(seed).permutation(len(labels)) % n_blocks
+    return deal[codes]
+
+
+def _model_pass(store: Store, *, seed: int, n_words: int, point_budget: int,
+                umap_layers: int, n_boot: int) -> tuple[pd.DataFrame, dict, Views, pd.DataFrame]:
+    """:func:`layer_measures` of every layer and control of one store, reading each layer once.
+
+    Returns the model's per-layer table, the replicates by ``(control, measure)`` (arrays of
+    layers x replicates), the figures' :class:`Views` and the widest split's cluster profile.
+    """
+    rows = subsample(store.n_words, n_words, seed)
+    words = store.words.iloc[rows].reset_index(drop=True)
+    drawn = subsample(len(rows), point_budget, seed)
+    boot = GroupBootstrap(words["sentence_id"].to_numpy(), n_boot, seed)
+    blocks = _blocks(words["sentence_id"].to_numpy(), JACKKNIFE_BLOCKS, seed)
+    keep = {c: np.flatnonzero(np.isin(rows, control_rows(store, c)))
+            for c in controls_for(store)}
+    chosen = set(np.linspace(0, store.n_layers - 1, umap_layers).round().astype(int).tolist()
+                 if umap_layers > 0 else [])
+    views = Views(words.iloc[drawn].reset_index(drop=True))
+    table, reps, previous = [], {}, {}
+    widest = (-np.inf, None, None, None)
+    for layer in range(store.n_layers):
+        X = store.layer(layer, rows)
+        for control, idx in keep.items():
+            with threadpool_limits(limits=1):  # small problems: threads only contend
+                row, rep, found = layer_measures(X[idx], words.iloc[idx], boot, idx,
+                                                 blocks[idx], seed=seed,
+                                                 previous=previous.get(control))
+            previous[control] = found
+            table.append({"layer": layer, "depth": store.depth(layer), "control": control,
+                          **row})
+            for name, values in rep.items():
+                reps.setdefault((control, name), []).append(values)
+        none = previous["none"]
+        views.coords.append(none.coords[drawn, :3].copy())
+        views.labels.append(none.labels[drawn].copy())
+        if layer in chosen:
+            views.umap_layers.append(layer)
+            views.umap_coords.append(umap_project(X[drawn], 3, seed=seed))
+        if none.k >= 2 and none.separation > widest[0]:
+            widest = (none.separation, layer, X[drawn], none.labels)
+    if widest[1] is not None:
+        _, views.split_layer, X_drawn, labels = widest
+        views.split_coords = cluster_projections(X_drawn, labels[drawn], seed)
+        profile = cluster_profile(words, labels).assign(layer=views.split_layer)
+    else:
+        profile = pd.DataFrame()
+    return (pd.DataFrame(table), {k: np.stack(v) for k, v in reps.items()}, views,
+            profile)
+
+
+def _over_layers(part: pd.DataFrame, reps: dict, control: str, name: str,
+                 layers: list[int], jackknife: bool = False) -> tuple[float, float, float]:
+    """Mean of a per-layer statistic over ``layers``, with the interval of the mean."""
+    values = part.set_index("layer").loc[layers, name].astype(float)
+    rep = np.nanmean(reps[(control, name)][layers], axis=0) if len(layers) else np.nan
+    fn = jackknife_interval if jackknife else percentile_interval
+    return fn(float(np.nanmean(values)) if values.notna().any() else np.nan, rep)
+
+
+def _layers_text(part: pd.DataFrame, layers: list[int], separation: bool = False) -> str:
+    """"26 of layers 1-29 split (2-9, 12-29)", with their mean separation if asked."""
+    rows = part[part["split"] & part["layer"].isin(layers)]
+    split = rows["layer"].tolist()
+    text = f"{len(split)} of {layers_phrase(layers)} split"
+    if split:
+        text += f" ({layer_ranges(split)})"
+    if split and separation:
+        text += f"; mean separation {rows['separation'].mean():.1f} radii"
+    return text
+
+
+def _claim(part: pd.DataFrame, name: str, stat: tuple[float, float, float], **fields) -> Claim:
+    value, lo, hi = stat
+    control = str(part["control"].iloc[0])
+    return Claim(seed="000", model=str(part["model"].iloc[0]), control=control, value=value,
+                 ci_low=lo, ci_high=hi, figure=FIGURES[name], **fields)
+
+
+def _split_claim(part: pd.DataFrame, reps: dict, layers: list[int], decoder: bool) -> Claim:
+    control = str(part["control"].iloc[0])
+    if decoder:
+        return _claim(
+            part, "split", _over_layers(part, reps, control, "silhouette", layers),
+            claim="the representations split into two well-separated clusters",
+            statistic=f"mean over {_SPAN} of the best k-means silhouette (k = 2-4)",
+            threshold=SILHOUETTE, direction="above",
+            rule=f"Kaufman & Rousseeuw (1990): a mean silhouette above {SILHOUETTE} is a "
+                 f"reasonable cluster structure",
+            published=_PUBLISHED["split_decoder"], evidence=_layers_text(part, layers, True))
+    sel = part.set_index("layer").loc[layers]
+    value, lo, hi, at = extreme_over_layers(sel["silhouette"], sel["silhouette_lo"],
+                                            sel["silhouette_hi"], which="max")
+    return _claim(
+        part, "split", (value, lo, hi),
+        claim="no layer splits into well-separated clusters",
+        statistic=f"largest over {_SPAN} of the best k-means silhouette (k = 2-4)",
+        threshold=SILHOUETTE, direction="below",
+        rule=f"Kaufman & Rousseeuw (1990): a silhouette above {SILHOUETTE} is a reasonable "
+             f"cluster structure; below it in every layer, none splits",
+        published=_PUBLISHED["split_encoder"],
+        evidence=f"largest at layer {layers[at]}; {_layers_text(part, layers)}")
+
+
+def _decoder_claims(part: pd.DataFrame, reps: dict, layers: list[int]) -> list[Claim]:
+    """The first-word cluster, the last-layer separation and the manifold (GPT-2's claims)."""
+    control = str(part["control"].iloc[0])
+    by_layer = part.set_index("layer")
+    last = int(part["layer"].max())
+    out = []
+    if control == "none":
+        split = [layer for layer in layers if by_layer.loc[layer, "split"]]
+        recall = by_layer.loc[split, "first_recall"].mean() if split else float("nan")
+        out.append(_claim(
+            part, "first", _over_layers(part, reps, control, "first_share", split),
+            claim="one of the clusters is the sentences' first words",
+            statistic=f"mean over the split layers among {_SPAN} of the share of first "
+                      f"words among the words outside the largest cluster",
+            threshold=FIRST_SHARE, direction="above",
+            rule="a cluster is the first words when they make up most of it",
+            published=_PUBLISHED["first"],
+            evidence=(f"{plural(len(split), 'split layer')}; those clusters hold "
+                      f"{recall:.0%} of all first words (mean)" if split
+                      else "no layer splits")))
+    before = by_layer.loc[last - 1]
+    evidence = (f"layer {last - 1}: separation {before['separation']:.2f}, silhouette "
+                f"{before['silhouette']:.2f}; layer {last}: silhouette "
+                f"{by_layer.loc[last, 'silhouette']:.2f}")
+    ratio = (float("nan"),) * 3
+    if before["split"]:
+        carried = reps[(control, "separation_carried")][last]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            ratio = percentile_interval(
+                by_layer.loc[last, "separation_carried"] / before["separation"],
+                carried / reps[(control, "separation")][last - 1])
+    else:
+        evidence += f"; layer {last - 1} does not split: no clusters to come closer"
+    out.append(_claim(
+        part, "last", ratio,
+        claim="the separation of the clusters decreases in the last layer",
+        statistic="separation of layer L - 1's clusters in the last layer L over that in "
+                  "layer L - 1 (when layer L - 1 splits)",
+        threshold=1.0, direction="below",
+        rule="the seed gives a direction, not a size: a ratio below 1 is a decrease",
+        published=_PUBLISHED["last"], evidence=evidence))
+    out.append(_claim(
+        part, "manifold", _over_layers(part, reps, control, "knn_gain", layers),
+        claim="within the larger cluster, position runs along a manifold (a Swiss roll)",
+        statistic=f"mean over {_SPAN} of the {KNN_NEIGHBORS}-NN R² of "
+                  f"position from the larger cluster's top {KNN_COMPONENTS} PCs, minus its "
+                  f"value for shuffled positions",
+        threshold=MANIFOLD_GAIN, direction="above",
+        rule="location along a manifold predicts position: more of its variance explained "
+             f"than left, beyond chance (R² gain above {MANIFOLD_GAIN})",
+        published=_PUBLISHED["manifold"],
+        evidence=f"R² at most {part['knn_r2'].max():.2f} (layer "
+                 f"{int(part.loc[part['knn_r2'].idxmax(), 'layer'])})"))
     return out
+
+
+def _position_claim(part: pd.DataFrame, reps: dict, layers: list[int], decoder: bool
+                    ) -> Claim:
+    control = str(part["control"].iloc[0])
+    sel = part.set_index("layer").loc[layers]
+    return _claim(
+        part, "position",
+        _over_layers(part, reps, control, "position_lead", layers, jackknife=True),
+        claim=("position is the dominant global feature" if decoder
+               else "position is not the dominant global feature"),
+        statistic=f"mean over {_SPAN} of ω²(position) minus the larger of "
+                  f"ω²(part of speech) and ω²(word identity)",
+        threshold=0.0, direction="above" if decoder else "below",
+        rule="dominant: position explains more of the variance than part of speech and than "
+             "word identity, so the difference is above 0",
+        published=_PUBLISHED["position_decoder" if decoder else "position_encoder"],
+        evidence=f"mean ω²: position {sel['var_position'].mean():.2f}, part of speech "
+                 f"{sel['var_upos'].mean():.2f}, word identity {sel['var_word'].mean():.2f}")
+
+
+def _model_claims(part: pd.DataFrame, reps: dict, decoder: bool) -> list[Claim]:
+    """Seed 000's claims on one model, per control: GPT-2's for decoders, BERT's otherwise."""
+    layers = claim_layers(int(part["layer"].max()) + 1)
+    out = []
+    for _, sub in part.groupby("control", sort=False):
+        out.append(_split_claim(sub, reps, layers, decoder))
+        if decoder:
+            out.extend(_decoder_claims(sub, reps, layers))
+        out.append(_position_claim(sub, reps, layers, decoder))
+    return out
+
+
+def _kind(store: Store) -> str:
+    return str(store.meta.get("model", {}).get("kind", ""))
+
+
+def _split_sentence(layers: pd.DataFrame, bos: Mapping[str, bool]) -> str:
+    """How many of each model's layers split, from the per-layer table (control "none").
+
+    ``bos`` names the decoders whose tokenizer prepends a beginning-of-sequence token: their
+    first stored word is not the sequence's first token, which is not stored.
+    """
+    parts = []
+    for model, part in layers[layers["control"] == "none"].groupby("model", sort=False):
+        split = part.loc[part["split"], "layer"].tolist()
+        parts.append(f"{model} {len(split)} of {len(part)}"
+                     + (f" ({layers_phrase(split)})" if split else ""))
+    sentence = (f"Layers that split into well-separated clusters (silhouette of at "
+                f"least {SILHOUETTE}), over all words: {'; '.join(parts)}.")
+    prepends = [model for model, flag in bos.items() if flag]
+    if prepends:
+        sentence += (f" The tokenizer of {' and '.join(prepends)} prepends a "
+                     f"beginning-of-sequence token, which is not stored: there the first "
+                     f"stored word is not the sequence's first token.")
+    return sentence
+
+
+def analyse(stores: Mapping[str, Store], *, seed: int = 0, n_words: int = 2000,
+            point_budget: int = 1000, umap_layers: int = 4, n_boot: int = 1000
+            ) -> GeometryResult:
+    """Seed 000's geometry measures and claims for every model, each layer read once.
+
+    Parameters
+    ----------
+    stores : mapping of model spec -> :class:`Store`
+        The same corpus for every model.
+    seed : int
+        Seeds the word sample, clusterings, regressions, bootstrap and jackknife blocks.
+    n_words : int
+        Words sampled (the same in every layer) for the measures.
+    point_budget : int
+        Of those, the words the figures draw.
+    umap_layers : int
+        Evenly spaced layers (first and last included) given a 3-D UMAP; 0 for none.
+    n_boot : int
+        Bootstrap replicates.
+
+    Returns
+    -------
+    GeometryResult
+        ``tables["layers"]``: one row per (model, layer, control) with :func:`layer_measures`'
+        columns; ``tables["clusters"]``: :func:`cluster_profile` of each model's widest split;
+        ``claims``: seed 000's claims (GPT-2's for decoders, under both controls; BERT's for
+        encoders); ``sentences``; ``views``: the figures' arrays.
+    """
+    tables, profiles, claims, views, kinds, bos = [], [], [], {}, {}, {}
+    for spec, store in stores.items():
+        part, reps, views[spec], profile = _model_pass(
+            store, seed=seed, n_words=n_words, point_budget=point_budget,
+            umap_layers=umap_layers, n_boot=n_boot)
+        kinds[spec] = _kind(store)
+        if kinds[spec] == "decoder":
+            bos[spec] = bool(store.meta.get("template", {}).get("bos_prepended"))
+        part.insert(0, "model", spec)
+        tables.append(part)
+        if not profile.empty:
+            profiles.append(profile.assign(model=spec))
+        claims += _model_claims(part, reps, kinds[spec] == "decoder")
+    layers = pd.concat(tables, ignore_index=True)
+    clusters = (pd.concat(profiles, ignore_index=True)[
+        ["model", "layer", "cluster", "share", "position0_share", "mean_position", "top_words"]]
+        if profiles else pd.DataFrame())
+    frame = claims_frame(claims)
+    return GeometryResult(
+        tables={"layers": layers, "clusters": clusters}, claims=frame,
+        sentences=[_split_sentence(layers, bos), *claim_sentences(frame, kinds)], views=views)

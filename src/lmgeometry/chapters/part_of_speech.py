@@ -1,83 +1,296 @@
-"""Chapter "Part of speech" (seed 000): how decodable is a word's POS from each layer.
+"""Chapter "Part of speech" (seed 000): how decodable, and how clustered, a word's POS is.
 
-Seed 000 coloured projections by part of speech and judged by eye that BERT's clusters
-"represent POS tags". :func:`probe_by_layer` measures it with the sentence-split linear probe
-and cluster purity of :mod:`lmgeometry.measures.probes`.
+Seed 000 coloured its projections by part of speech and judged by eye that BERT's clusters
+"represent POS tags", especially in the middle layers. :func:`analyse` measures it for every
+layer of each model, reading each layer once: the held-out accuracy of a linear probe for the
+universal POS tag (UPOS, trained and tested on different sentences) against the majority tag
+and against the classic context-free baseline that gives each word its most frequent training
+tag, and the purity of k-means clusters against the purity the same clusters reach with
+shuffled tags. Intervals are a cluster bootstrap over sentences
+(:class:`lmgeometry.measures.stats.GroupBootstrap`, shared by every layer of a model); the
+"best layer" is a plateau: the layers whose interval overlaps the best layer's.
 """
 
 from __future__ import annotations
 
-import pandas as pd
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
-from lmgeometry.measures.clusters import cluster_purity
-from lmgeometry.measures.probes import linear_probe
+import numpy as np
+import pandas as pd
+from threadpoolctl import threadpool_limits
+
+from lmgeometry.activations.store import Store
+from lmgeometry.chapters.common import ChapterResult, control_rows, controls_for
+from lmgeometry.measures.clusters import pca_project, purity_credit, unit_kmeans
+from lmgeometry.measures.probes import linear_probe, sentence_split
 from lmgeometry.measures.similarity import subsample
+from lmgeometry.measures.stats import GroupBootstrap, percentile_interval
+from lmgeometry.report.claims import Claim, claim_sentences, claims_frame
+from lmgeometry.report.prose import layers_phrase, span
 
 __all__ = [
-    "findings",
-    "probe_by_layer",
+    "FIGURES",
+    "MIDDLE_HALF_WIDTH",
+    "PUBLISHED",
+    "PURITY_ADJUSTED",
+    "PartOfSpeechResult",
+    "analyse",
+    "layer_measures",
+    "plateau",
+    "word_baseline",
 ]
 
+#: "The middle layers": depth (layer / last layer) between 1/3 and 2/3, i.e. within 1/6 of 0.5.
+#: The third is closed: a layer at depth exactly 1/3 or 2/3 is in it (the 1e-9 absorbs the
+#: rounding of ``|depth - 0.5|``, which would otherwise put such layers on either side).
+MIDDLE_HALF_WIDTH = 1 / 6 + 1e-9
 
-def probe_by_layer(store, spec: str, n_words: int, seed: int = 0) -> pd.DataFrame:
-    """UPOS :func:`linear_probe` and :func:`cluster_purity` on every layer of a store.
+#: Clusters "represent" the tags when their purity is at least half-way from chance to 1.
+PURITY_ADJUSTED = 0.5
 
-    ``store`` is a :class:`lmgeometry.activations.store.Store`; at most ``n_words`` words are
-    sampled (seeded, the same in every layer) and split by sentence. One row per layer: ``model``,
-    ``layer``, ``depth`` (layer / last layer), ``probe_accuracy``, ``majority_baseline``,
-    ``cluster_purity``, ``n_train``, ``n_test``.
+#: Shuffles of the tags that give the chance purity of a clustering.
+N_SHUFFLES = 5
+
+#: Figure labels of the claims' evidence.
+FIGURES = {"probe": "probe-lines", "purity": "purity-lines"}
+
+#: The seed's finding (one text for every model, so that the scorecard has one row a claim).
+PUBLISHED = ("BERT: POS tags are well represented, especially in the middle layers (coloured "
+             "PCA views, by eye); not claimed for GPT-2, whose tags lie along the position "
+             "manifold")
+
+
+@dataclass
+class PartOfSpeechResult(ChapterResult):
+    """:class:`ChapterResult` with the figures' arrays: per model, the drawn words and, per
+    layer, their (n, 3) PCA coordinates (``views[model] = (words, coords)``; not saved)."""
+
+    views: dict[str, tuple[pd.DataFrame, list[np.ndarray]]] = field(default_factory=dict)
+
+
+def word_baseline(train_words: pd.Series, train_tags: np.ndarray, test_words: pd.Series,
+                  ) -> np.ndarray:
+    """The context-free tagger: each test word gets its most frequent training tag.
+
+    Words are lower-cased; words unseen in training get the most frequent training tag. This
+    is the classic baseline of POS tagging (about 90% on English newswire, Charniak et al.
+    1993, "Equations for part-of-speech tagging"): a probe that beats it reads the tag from
+    more than the word's identity.
     """
+    frame = pd.DataFrame({"word": train_words.str.lower().to_numpy(), "tag": train_tags})
+    counts = frame.groupby(["word", "tag"]).size().rename("n").reset_index()
+    best = counts.sort_values(["n", "tag"], ascending=[False, True]).drop_duplicates("word")
+    lookup = dict(zip(best["word"], best["tag"], strict=True))
+    values, counts = np.unique(np.asarray(train_tags), return_counts=True)
+    majority = values[np.argmax(counts)]  # as the probe's majority baseline: ties sort first
+    return np.array([lookup.get(w, majority) for w in test_words.str.lower()], dtype=object)
 
-    rows = subsample(len(store.words), n_words, seed)
-    words = store.words.iloc[rows]
-    upos = words["upos"].to_numpy()
-    sentence = words["sentence_id"].to_numpy()
-    last = max(store.n_layers - 1, 1)
-    table = []
+
+def plateau(value: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
+    """Positions whose interval overlaps the best (largest) value's interval.
+
+    The best layer of a noisy curve is not known exactly: every layer whose upper bound
+    reaches the best layer's lower bound could be it. NaN positions are never on it.
+    """
+    value, low, high = (np.asarray(a, dtype=np.float64) for a in (value, low, high))
+    best = int(np.nanargmax(value))
+    return np.flatnonzero(high >= low[best])
+
+
+def _add(row: dict, reps: dict, name: str, value: float, rep: np.ndarray) -> None:
+    v, lo, hi = percentile_interval(value, rep)
+    row.update({name: v, f"{name}_lo": lo, f"{name}_hi": hi})
+    reps[name] = rep
+
+
+def layer_measures(X: np.ndarray, words: pd.DataFrame, split: tuple[np.ndarray, np.ndarray],
+                   baseline: np.ndarray, boot: GroupBootstrap, *, seed: int = 0
+                   ) -> tuple[dict, dict]:
+    """The probe and the clusters of one layer under one control, with 95% intervals.
+
+    Parameters
+    ----------
+    X, words : the control's vectors and words; ``words.index`` holds their rows in ``boot``
+    split : train and test rows (positions in ``words``), whole sentences on each side
+    baseline : :func:`word_baseline`'s tag for each test row
+    boot : the model's sentence bootstrap over the sampled words
+
+    Returns
+    -------
+    row : dict
+        ``probe_accuracy``, ``majority_baseline``, ``word_baseline``, ``probe_gain``
+        (accuracy minus the majority baseline), ``probe_vs_word`` (minus the word baseline),
+        ``cluster_purity`` (k-means, k = number of tags, unit rows), ``purity_chance`` (the
+        same clusters' purity for shuffled tags, mean of :data:`N_SHUFFLES`),
+        ``purity_adjusted`` (``(purity - chance) / (1 - chance)``), each with ``_lo``/``_hi``
+        (bootstrap over sentences, the probe and clusters held fixed), ``n_train``,
+        ``n_test``, ``converged``.
+    replicates : dict
+        The bootstrap replicates of each statistic.
+    """
+    tags = words["upos"].to_numpy()
+    rows = np.asarray(words.index)
+    probe = linear_probe(X, tags, words["sentence_id"].to_numpy(), split=split, seed=seed)
+    test = rows[probe.test]
+    row, reps = {}, {}
+    measures = {"probe_accuracy": probe.correct,
+                "majority_baseline": tags[probe.test] == probe.majority,
+                "word_baseline": tags[probe.test] == baseline}
+    for name, hits in measures.items():
+        _add(row, reps, name, *boot.ratio(hits, rows=test))
+    for name, other in (("probe_gain", "majority_baseline"), ("probe_vs_word", "word_baseline")):
+        _add(row, reps, name, row["probe_accuracy"] - row[other],
+             reps["probe_accuracy"] - reps[other])
+    clusters = unit_kmeans(X, len(np.unique(tags)), seed=seed)
+    rng = np.random.default_rng(seed)
+    chance = np.mean([purity_credit(rng.permutation(tags), clusters)
+                      for _ in range(N_SHUFFLES)], axis=0)
+    _add(row, reps, "cluster_purity", *boot.ratio(purity_credit(tags, clusters), rows=rows))
+    _add(row, reps, "purity_chance", *boot.ratio(chance, rows=rows))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        _add(row, reps, "purity_adjusted",
+             (row["cluster_purity"] - row["purity_chance"]) / (1 - row["purity_chance"]),
+             (reps["cluster_purity"] - reps["purity_chance"]) / (1 - reps["purity_chance"]))
+    row.update(n_train=probe.n_train, n_test=probe.n_test, converged=probe.converged)
+    return row, reps
+
+
+def _model_pass(store: Store, *, seed: int, probe_words: int, point_budget: int, n_boot: int
+                ) -> tuple[pd.DataFrame, pd.DataFrame, list[np.ndarray]]:
+    """:func:`layer_measures` of every layer and control of one store, each layer read once.
+
+    Returns the per-layer table, the drawn words and their per-layer PCA coordinates.
+    """
+    rows = subsample(store.n_words, probe_words, seed)
+    words = store.words.iloc[rows].reset_index(drop=True)
+    drawn = subsample(len(rows), point_budget, seed)
+    boot = GroupBootstrap(words["sentence_id"].to_numpy(), n_boot, seed)
+    train, test = sentence_split(words["sentence_id"].to_numpy(), seed=seed)
+    plans = {}
+    for control in controls_for(store):
+        keep = np.isin(rows, control_rows(store, control))
+        part = words[keep]
+        position = np.cumsum(keep) - 1  # row in the sample -> row in the control's words
+        split = (position[train[keep[train]]], position[test[keep[test]]])
+        baseline = word_baseline(part["text"].iloc[split[0]], part["upos"].to_numpy()[split[0]],
+                                 part["text"].iloc[split[1]])
+        plans[control] = (np.flatnonzero(keep), part, split, baseline)
+    table, coords = [], []
     for layer in range(store.n_layers):
         X = store.layer(layer, rows)
-        probe = linear_probe(X, upos, sentence, seed=seed)
-        table.append(
-            {
-                "model": spec,
-                "layer": layer,
-                "depth": layer / last,
-                "probe_accuracy": probe.accuracy,
-                "majority_baseline": probe.majority_baseline,
-                "cluster_purity": cluster_purity(X, upos, seed=seed),
-                "n_train": probe.n_train,
-                "n_test": probe.n_test,
-            }
-        )
-    return pd.DataFrame(table)
+        coords.append(pca_project(X[drawn], n_components=3, seed=seed)[0])
+        for control, (keep, part, split, baseline) in plans.items():
+            with threadpool_limits(limits=1):  # small problems: threads only contend
+                row, _ = layer_measures(X[keep], part, split, baseline, boot, seed=seed)
+            table.append({"layer": layer, "depth": store.depth(layer), "control": control,
+                          **row})
+    return pd.DataFrame(table), words.iloc[drawn].reset_index(drop=True), coords
 
 
-def findings(table: pd.DataFrame) -> list[str]:
-    """Sentences stating what the per-layer probe table shows, generated from the numbers.
+def _plateau_claims(part: pd.DataFrame, measure: str) -> list[Claim]:
+    """The claim on the best layer's value and the claim that it lies in the middle layers."""
+    part = part.sort_values("layer").reset_index(drop=True)
+    on = plateau(part[measure], part[f"{measure}_lo"], part[f"{measure}_hi"])
+    best = part.loc[part[measure].idxmax()]
+    distance = (part["depth"] - 0.5).abs()
+    base = {"seed": "000", "model": str(best["model"]), "control": str(best["control"]),
+            "published": PUBLISHED}
+    where = (f"best layer {int(best['layer'])}; plateau {layers_phrase(part.loc[on, 'layer'])} "
+             f"(depth {span(part.loc[on, 'depth'].min(), part.loc[on, 'depth'].max())})")
+    if measure == "probe_accuracy":
+        first = Claim(
+            claim="POS tags are well represented (a linear probe beats each word's most "
+                  "frequent tag)",
+            statistic="probe accuracy minus the most-frequent-tag-per-word baseline, at the "
+                      "best layer",
+            value=best["probe_vs_word"], ci_low=best["probe_vs_word_lo"],
+            ci_high=best["probe_vs_word_hi"], threshold=0.0, direction="above",
+            rule="the context-free tagger that gives each word its most frequent training "
+                 "tag is POS tagging's classic baseline (Charniak et al. 1993); beating it "
+                 "means the vectors carry the tag beyond the word's identity",
+            figure=FIGURES["probe"],
+            evidence=f"accuracy {best['probe_accuracy']:.1%}, majority baseline "
+                     f"{best['majority_baseline']:.1%}, word baseline "
+                     f"{best['word_baseline']:.1%}; {where}", **base)
+        noun = "probe"
+    else:
+        first = Claim(
+            claim="POS tags form clusters",
+            statistic="k-means purity as a share of the way from chance (shuffled tags) to 1, "
+                      "at the purest layer",
+            value=best["purity_adjusted"], ci_low=best["purity_adjusted_lo"],
+            ci_high=best["purity_adjusted_hi"], threshold=PURITY_ADJUSTED,
+            direction="above",
+            rule="clusters represent the tags when they are at least half-way from chance "
+                 "purity to pure clusters",
+            figure=FIGURES["purity"],
+            evidence=f"purity {best['cluster_purity']:.2f}, chance "
+                     f"{best['purity_chance']:.2f}; {where}", **base)
+        noun = "clusters"
+    middle = Claim(
+        claim=f"POS is best represented in the middle layers ({noun})",
+        statistic=f"distance of the best layer's depth from 0.5 ({noun}); interval over the "
+                  f"plateau of layers whose interval overlaps the best's",
+        value=distance[part[measure].idxmax()], ci_low=distance[on].min(),
+        ci_high=distance[on].max(), threshold=MIDDLE_HALF_WIDTH, direction="below",
+        rule="the middle layers are the middle third of the depth (within 1/6 of 0.5); the "
+             "best layer is known only up to its plateau",
+        figure=FIGURES["probe" if noun == "probe" else "purity"], evidence=where, **base)
+    return [first, middle]
 
-    ``table`` has columns model, layer, probe_accuracy, majority_baseline, cluster_purity.
-    Layer 0 is (nearly) the word's context-free embedding, so its accuracy is what the word's
-    identity alone gives; the gain of the best layer over it is what context adds.
+
+def _plateau_sentence(layers: pd.DataFrame) -> str:
+    """Each model's probe plateau, from the per-layer table (control "none")."""
+    parts = []
+    for model, part in layers[layers["control"] == "none"].groupby("model", sort=False):
+        part = part.reset_index(drop=True)
+        on = plateau(part["probe_accuracy"], part["probe_accuracy_lo"],
+                     part["probe_accuracy_hi"])
+        parts.append(f"{model} {layers_phrase(part.loc[on, 'layer'])} (depth "
+                     f"{span(part.loc[on, 'depth'].min(), part.loc[on, 'depth'].max())})")
+    return ("The probe's best layers (the plateau of layers whose 95% interval overlaps the "
+            f"best layer's), over all words: {'; '.join(parts)}.")
+
+
+def analyse(stores: Mapping[str, Store], *, seed: int = 0, probe_words: int = 6000,
+            point_budget: int = 1000, n_boot: int = 1000) -> PartOfSpeechResult:
+    """Seed 000's part-of-speech measures and claims for every model, each layer read once.
+
+    Parameters
+    ----------
+    stores : mapping of model spec -> :class:`Store`
+        The same corpus for every model (so every model gets the same words and split).
+    seed : int
+        Seeds the word sample, the sentence split, the probes, k-means and the bootstrap.
+    probe_words : int
+        Words sampled (the same in every layer); a quarter of the sentences are held out.
+    point_budget : int
+        Of those, the words the figures draw.
+    n_boot : int
+        Bootstrap replicates.
+
+    Returns
+    -------
+    PartOfSpeechResult
+        ``tables["layers"]``: one row per (model, layer, control) with :func:`layer_measures`'
+        columns; ``claims``: per model and control, the probe's and the clusters' claims
+        (each: the best layer's value, and whether the plateau is in the middle third);
+        ``sentences``; ``views``: the figures' arrays.
     """
-    out = []
-    for model, part in table.groupby("model", sort=False):
-        best = part.loc[part["probe_accuracy"].idxmax()]
-        first, last = part.iloc[0], part.iloc[-1]
-        purest = part.loc[part["cluster_purity"].idxmax()]
-        above = (part["probe_accuracy"] > part["majority_baseline"]).all()
-        gain = best["probe_accuracy"] - first["probe_accuracy"]
-        out.append(
-            f"**{model}**: the UPOS probe is most accurate at layer {int(best['layer'])} of "
-            f"{int(part['layer'].max())} ({best['probe_accuracy']:.1%}, against a majority "
-            f"baseline of {best['majority_baseline']:.1%}); it scores "
-            f"{first['probe_accuracy']:.1%} at layer 0, where a vector carries little beyond "
-            f"the word itself, so context adds {100 * gain:.1f} points at best, and "
-            f"{last['probe_accuracy']:.1%} at the last layer. It "
-            f"{'beats' if above else 'does not beat'} the baseline in every layer. "
-            f"Unsupervised k-means clusters are purest at layer {int(purest['layer'])} "
-            f"(purity {purest['cluster_purity']:.2f}; a single cluster would score the "
-            f"majority share, about {purest['majority_baseline']:.2f}) and least pure at layer "
-            f"{int(part.loc[part['cluster_purity'].idxmin(), 'layer'])} "
-            f"({part['cluster_purity'].min():.2f})."
-        )
-    return out
+    tables, claims, views, kinds = [], [], {}, {}
+    for spec, store in stores.items():
+        part, words, coords = _model_pass(store, seed=seed, probe_words=probe_words,
+                                             point_budget=point_budget, n_boot=n_boot)
+        views[spec] = (words, coords)
+        kinds[spec] = str(store.meta.get("model", {}).get("kind", ""))
+        part.insert(0, "model", spec)
+        tables.append(part)
+        for _, sub in part.groupby("control", sort=False):
+            for measure in ("probe_accuracy", "purity_adjusted"):
+                claims += _plateau_claims(sub, measure)
+    layers = pd.concat(tables, ignore_index=True)
+    frame = claims_frame(claims)
+    return PartOfSpeechResult(
+        tables={"layers": layers}, claims=frame,
+        sentences=[_plateau_sentence(layers), *claim_sentences(frame, kinds)], views=views)

@@ -6,11 +6,13 @@ the larger one, a manifold "similar to the Swiss roll" along which the token's p
 This module turns those observations into numbers:
 
 * :func:`pca_project` and :func:`umap_project` give the projections the figures show;
-* :func:`detect_clusters` finds well-separated clusters and reports how separated they are;
+* :func:`detect_clusters` finds well-separated clusters and reports how separated they are
+  (:func:`separation_replicates` gives the separation a bootstrap interval);
 * :func:`variance_explained_by` says how much of a layer's variance one word attribute
   (position, being the first word, part of speech, word identity) accounts for, so "position
   is the dominant global feature" becomes a comparison of numbers, with and without the first
-  words (:func:`first_word_norm_ratio` measures how far out those lie);
+  words (:func:`first_word_norm_ratio` measures how far out those lie), with a jackknife
+  interval from :func:`variance_explained_jackknife`;
 * :func:`position_knn_r2` asks whether position is a smooth function of where a word lies in
   the top principal components (a position manifold), whatever the curve's shape.
 
@@ -22,28 +24,35 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 from numpy.typing import ArrayLike
 from sklearn.cluster import KMeans
 from sklearn.decomposition import PCA
-from sklearn.metrics import silhouette_score
+from sklearn.metrics import silhouette_samples
 
 from lmgeometry.measures.similarity import norm_ratio, subsample
+from lmgeometry.measures.stats import GroupBootstrap, group_sums
 
 __all__ = [
     "cluster_purity",
     "purity",
+    "purity_credit",
     "as_float",
     "Clusters",
     "detect_clusters",
     "first_word_norm_ratio",
+    "knn_predictions",
     "knn_r2",
     "pca_project",
     "position_bins",
     "position_knn_r2",
+    "PositionR2",
+    "r2_replicates",
     "separation_ratio",
+    "separation_replicates",
     "umap_project",
+    "unit_kmeans",
     "variance_explained_by",
+    "variance_explained_jackknife",
 ]
 
 
@@ -113,6 +122,10 @@ class Clusters:
     separation : centroid distance divided by the mean within-cluster RMS radius for the best
         two-way split (a scale-free "gap" measure: > 2 means the clouds barely touch)
     best_k : the k with the highest silhouette among the candidates (kept even if not separated)
+    split_labels : the best split's labels (largest cluster 0) even when it is not kept
+    silhouettes : each row's silhouette in the best split (NaN for rows outside the sample the
+        silhouettes were computed on); their mean is ``silhouette``
+    coords : the principal-component coordinates the clustering ran on
     """
 
     k: int
@@ -120,6 +133,9 @@ class Clusters:
     silhouette: float
     separation: float
     best_k: int
+    split_labels: np.ndarray | None = None
+    silhouettes: np.ndarray | None = None
+    coords: np.ndarray | None = None
 
 
 def separation_ratio(X: np.ndarray, labels: np.ndarray) -> float:
@@ -137,6 +153,44 @@ def separation_ratio(X: np.ndarray, labels: np.ndarray) -> float:
     r_a = np.sqrt(((Xa - mu_a) ** 2).sum(1).mean())
     r_b = np.sqrt(((Xb - mu_b) ** 2).sum(1).mean())
     return float(np.linalg.norm(mu_a - mu_b) / max((r_a + r_b) / 2, 1e-12))
+
+
+def separation_replicates(
+    Z: np.ndarray, labels: np.ndarray, boot: GroupBootstrap, rows: np.ndarray | None = None
+) -> tuple[float, np.ndarray]:
+    """:func:`separation_ratio` of the two largest clusters and its bootstrap replicates.
+
+    The centroids ``mu_c = S_c / n_c`` and radii ``r_c = sqrt(Q_c / n_c - ||mu_c||^2)`` are
+    functions of per-sentence sums (counts ``n_c``, coordinate sums ``S_c``, squared norms
+    ``Q_c``), so ``boot`` (:class:`lmgeometry.measures.stats.GroupBootstrap`) resamples the
+    sentences without refitting the clusters: the interval is conditional on the labels.
+    ``rows`` maps the rows of ``Z`` to the bootstrap's rows (all, in order, when None).
+
+    Returns
+    -------
+    value : float
+        Equal to ``separation_ratio(Z, labels)``.
+    replicates : array of shape (n_boot,)
+    """
+    Z64 = np.asarray(Z, dtype=np.float64)
+    values, counts = np.unique(labels, return_counts=True)
+    if len(values) < 2:
+        return float("nan"), np.full(boot.n_boot, np.nan)
+    parts = []
+    for c in values[np.argsort(-counts, kind="stable")[:2]]:
+        mask = (labels == c).astype(np.float64)
+        parts.append([boot.sums(mask, rows), boot.sums(Z64 * mask[:, None], rows),
+                      boot.sums((Z64 ** 2).sum(1) * mask, rows)])
+
+    def ratio(k: int) -> np.ndarray:
+        (n_a, s_a, q_a), (n_b, s_b, q_b) = ([p[k] for p in part] for part in parts)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mu_a, mu_b = s_a / n_a[..., None], s_b / n_b[..., None]
+            r_a = np.sqrt(np.maximum(q_a / n_a - (mu_a ** 2).sum(-1), 0))
+            r_b = np.sqrt(np.maximum(q_b / n_b - (mu_b ** 2).sum(-1), 0))
+            return np.linalg.norm(mu_a - mu_b, axis=-1) / np.maximum((r_a + r_b) / 2, 1e-12)
+
+    return float(ratio(0)), ratio(1)
 
 
 def detect_clusters(
@@ -161,22 +215,24 @@ def detect_clusters(
         raise ValueError(f"detect_clusters needs at least {4 * max_k} rows, got {n}")
     Z = PCA(n_components=min(n_pca, Xf.shape[1], n - 1), random_state=seed).fit_transform(Xf)
     idx = subsample(n, sample, seed)
-    best = (-1.0, 2, None)
+    best: tuple[float, int, np.ndarray | None, np.ndarray | None] = (-1.0, 2, None, None)
     for k in range(2, max_k + 1):
         labels = KMeans(n_clusters=k, n_init=4, random_state=seed).fit_predict(Z)
         if len(np.unique(labels[idx])) < 2:
             continue
-        score = float(silhouette_score(Z[idx], labels[idx]))
-        if score > best[0]:
-            best = (score, k, labels)
-    score, k, labels = best
+        values = silhouette_samples(Z[idx], labels[idx])
+        if values.mean() > best[0]:
+            best = (float(values.mean()), k, labels, values)
+    score, k, labels, values = best
+    ones = np.zeros(n, dtype=np.int32)
     if labels is None:
-        return Clusters(1, np.zeros(n, dtype=np.int32), float("nan"), float("nan"), 1)
+        return Clusters(1, ones, float("nan"), float("nan"), 1, ones, np.full(n, np.nan), Z)
     labels = _order_by_size(labels)
+    silhouettes = np.full(n, np.nan)
+    silhouettes[idx] = values
     sep = separation_ratio(Z, labels)
-    if score < min_silhouette:
-        return Clusters(1, np.zeros(n, dtype=np.int32), score, sep, k)
-    return Clusters(k, labels, score, sep, k)
+    kept = (k, labels) if score >= min_silhouette else (1, ones)
+    return Clusters(*kept, score, sep, k, labels, silhouettes, Z)
 
 
 def _order_by_size(labels: np.ndarray) -> np.ndarray:
@@ -203,19 +259,67 @@ def variance_explained_by(X: np.ndarray, groups: np.ndarray, adjusted: bool = Tr
     n, k = len(X64), len(codes)
     if n <= k:
         raise ValueError(f"need more rows ({n}) than groups ({k})")
-    mu = X64.mean(0)
     counts = np.bincount(groups_idx, minlength=k).astype(np.float64)
-    sums = np.zeros((k, X64.shape[1]))
-    np.add.at(sums, groups_idx, X64)
-    means = sums / counts[:, None]
-    ss_total = float(((X64 - mu) ** 2).sum())
-    ss_between = float((counts * ((means - mu) ** 2).sum(1)).sum())
-    if ss_total == 0:
-        return float("nan")
-    if not adjusted:
-        return ss_between / ss_total
-    ms_within = (ss_total - ss_between) / (n - k)
-    return (ss_between - (k - 1) * ms_within) / (ss_total + ms_within)
+    sums = group_sums(groups_idx, X64, k)
+    total = X64.sum(0)
+    between = float(((sums ** 2).sum(1) / counts).sum())
+    return _omega(float((X64 ** 2).sum()), total, n, between, k, adjusted)
+
+
+def _omega(sum_sq, total, n, between_raw, k, adjusted: bool = True):
+    """Omega-squared (or eta-squared) from ``sum ||x||^2``, ``sum x``, ``n``,
+    ``sum_g ||sum_g x||^2 / n_g`` and the number of groups ``k`` (arrays broadcast)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        grand = (np.asarray(total) ** 2).sum(-1) / n
+        ss_total = sum_sq - grand
+        ss_between = between_raw - grand
+        if not adjusted:
+            out = ss_between / ss_total
+        else:
+            ms_within = (ss_total - ss_between) / (n - k)
+            out = (ss_between - (k - 1) * ms_within) / (ss_total + ms_within)
+        out = np.where((ss_total > 0) & (n > k), out, np.nan)
+    return float(out) if np.ndim(out) == 0 else out
+
+
+def variance_explained_jackknife(
+    X: np.ndarray, groups: np.ndarray, blocks: np.ndarray, adjusted: bool = True
+) -> tuple[float, np.ndarray]:
+    """:func:`variance_explained_by` and its delete-a-block jackknife replicates.
+
+    ``blocks[i]`` is the block (a set of whole sentences) of row ``i``; replicate ``j`` is
+    omega-squared without block ``j``'s rows. Each replicate is computed from the full sums
+    less the block's (per-group sums ``sum_g x``, counts, ``sum ||x||^2``), so the cost is one
+    pass over ``X``. Feed the replicates to
+    :func:`lmgeometry.measures.stats.jackknife_interval`.
+
+    Returns
+    -------
+    value : float
+    replicates : array of shape (n_blocks,)
+    """
+    X64 = np.asarray(X, dtype=np.float64)
+    labels, g = np.unique(np.asarray(groups), return_inverse=True)
+    block_ids, b = np.unique(np.asarray(blocks), return_inverse=True)
+    n, k, nb = len(X64), len(labels), len(block_ids)
+    sq = (X64 ** 2).sum(1)
+    n_g = np.bincount(g, minlength=k).astype(np.float64)
+    t_g = group_sums(g, X64, k)
+    a_g = (t_g ** 2).sum(1) / n_g
+    value = _omega(float(sq.sum()), X64.sum(0), n, float(a_g.sum()), k, adjusted)
+    pair, p = np.unique(b.astype(np.int64) * k + g, return_inverse=True)
+    pb, pg = pair // k, pair % k
+    left_n = n_g[pg] - np.bincount(p, minlength=len(pair))
+    left_t = t_g[pg] - group_sums(p, X64, len(pair))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        left_a = np.where(left_n > 0, (left_t ** 2).sum(1) / left_n, 0.0)
+    delta = np.bincount(pb, weights=left_a - a_g[pg], minlength=nb)
+    vanished = np.bincount(pb, weights=(left_n == 0).astype(np.float64), minlength=nb)
+    n_j = n - np.bincount(b, minlength=nb)
+    reps = _omega(sq.sum() - np.bincount(b, weights=sq, minlength=nb),
+                  X64.sum(0) - group_sums(b, X64, nb), n_j, a_g.sum() + delta, k - vanished,
+                  adjusted)
+    return value, np.atleast_1d(reps)
 
 
 def position_bins(
@@ -235,6 +339,58 @@ def first_word_norm_ratio(X: np.ndarray, first: np.ndarray) -> float:
     return norm_ratio(X, first, statistic="mean")
 
 
+def knn_predictions(
+    coords: np.ndarray,
+    values: np.ndarray,
+    groups: np.ndarray | None = None,
+    n_neighbors: int = 10,
+    n_splits: int = 5,
+    seed: int = 0,
+) -> np.ndarray:
+    """Out-of-fold predictions of a k-nearest-neighbour regression of ``values`` on ``coords``.
+
+    Each held-out row is predicted by the mean value of its ``n_neighbors`` nearest training
+    rows (Euclidean distance in ``coords``; k-NN regression, Stone 1977, "Consistent
+    nonparametric regression") in ``n_splits``-fold cross-validation drawn with a fixed
+    ``seed``; with ``groups`` (e.g. the sentence of each word) all rows of a group fall in the
+    same fold, so a word is never predicted from its own sentence's neighbours.
+    """
+    from sklearn.model_selection import GroupKFold, KFold, cross_val_predict
+    from sklearn.neighbors import KNeighborsRegressor
+
+    coords = np.asarray(coords, dtype=np.float64)
+    y = np.asarray(values, dtype=np.float64)
+    if groups is None:
+        cv = KFold(n_splits=n_splits, shuffle=True, random_state=seed)
+    else:
+        cv = GroupKFold(n_splits=n_splits, shuffle=True, random_state=seed)
+    model = KNeighborsRegressor(n_neighbors=n_neighbors)
+    return cross_val_predict(model, coords, y, groups=groups, cv=cv)
+
+
+def r2_replicates(
+    values: np.ndarray, predictions: np.ndarray, boot: GroupBootstrap | None = None,
+    rows: np.ndarray | None = None,
+) -> tuple[float, np.ndarray | None]:
+    """``R^2 = 1 - sum (y - y_hat)^2 / sum (y - mean y)^2`` over all rows, and its replicates.
+
+    The sums are per-sentence sums, so ``boot`` resamples sentences without refitting (the
+    predictions are held fixed); ``rows`` maps the rows to the bootstrap's rows.
+    """
+    y = np.asarray(values, dtype=np.float64)
+    e = (y - np.asarray(predictions, dtype=np.float64)) ** 2
+    parts = np.column_stack([e, y, y ** 2, np.ones_like(y)])
+    total = parts.sum(0)
+
+    def r2(t: np.ndarray) -> np.ndarray:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return 1 - t[..., 0] / (t[..., 2] - t[..., 1] ** 2 / t[..., 3])
+
+    if boot is None:
+        return float(r2(total)), None
+    return float(r2(total)), r2(boot.sums(parts, rows)[1])
+
+
 def knn_r2(
     coords: np.ndarray,
     values: np.ndarray,
@@ -245,34 +401,29 @@ def knn_r2(
 ) -> float:
     """Cross-validated R^2 of a k-nearest-neighbour regression of ``values`` on ``coords``.
 
-    Each held-out row is predicted by the mean value of its ``n_neighbors`` nearest training
-    rows (Euclidean distance in ``coords``; k-NN regression, Stone 1977, "Consistent
-    nonparametric regression"), and ``R^2 = 1 - sum (y - y_hat)^2 / sum (y - mean(y))^2`` is
-    computed on every held-out fold and averaged over the ``n_splits`` folds (sklearn's
-    ``cross_val_score`` with ``KNeighborsRegressor``). Folds are drawn with a fixed ``seed``;
-    with ``groups`` (e.g. the sentence of each word) all rows of a group fall in the same fold,
-    so a word is never predicted from its own sentence's neighbours.
-
-    Unlike a correlation with one coordinate, this asks whether ``values`` is a smooth
-    function of where a row lies, whatever the shape of the curve: a value that runs along a
-    rolled-up 1-D curve (a "Swiss roll") in 3-D gives R^2 near 1, values unrelated to the
-    coordinates give R^2 near or below 0 (it can be negative: the prediction is then worse than
-    the held-out mean).
+    :func:`r2_replicates` of the :func:`knn_predictions`: R^2 pooled over the held-out rows of
+    every fold. Unlike a correlation with one coordinate, this asks whether ``values`` is a
+    smooth function of where a row lies, whatever the shape of the curve: a value that runs
+    along a rolled-up 1-D curve (a "Swiss roll") in 3-D gives R^2 near 1, values unrelated to
+    the coordinates give R^2 near or below 0 (it can be negative: the prediction is then worse
+    than the mean).
     """
-    from sklearn.model_selection import GroupKFold, KFold, cross_val_score
-    from sklearn.neighbors import KNeighborsRegressor
+    predictions = knn_predictions(coords, values, groups, n_neighbors, n_splits, seed)
+    return r2_replicates(values, predictions)[0]
 
-    coords = np.asarray(coords, dtype=np.float64)
-    y = np.asarray(values, dtype=np.float64)
-    if groups is None:
-        cv = KFold(n_splits=n_splits, shuffle=True, random_state=seed)
-    else:
-        cv = GroupKFold(n_splits=n_splits, shuffle=True, random_state=seed)
-    scores = cross_val_score(
-        KNeighborsRegressor(n_neighbors=n_neighbors), coords, y, groups=groups, cv=cv,
-        scoring="r2",
-    )
-    return float(np.mean(scores))
+
+@dataclass(frozen=True)
+class PositionR2:
+    """Result of :func:`position_knn_r2`: R^2 of position and of shuffled positions.
+
+    ``r2_reps`` and ``shuffled_reps`` are bootstrap replicates (None without a bootstrap);
+    ``shuffled`` is the mean over the shuffles.
+    """
+
+    r2: float
+    shuffled: float
+    r2_reps: np.ndarray | None = None
+    shuffled_reps: np.ndarray | None = None
 
 
 def position_knn_r2(
@@ -283,26 +434,51 @@ def position_knn_r2(
     n_splits: int = 5,
     n_shuffles: int = 5,
     seed: int = 0,
-) -> tuple[float, float]:
+    *,
+    boot: GroupBootstrap | None = None,
+    rows: np.ndarray | None = None,
+) -> PositionR2:
     """:func:`knn_r2` of the word position, and the same for shuffled positions.
 
     The baseline permutes ``positions`` across rows (``n_shuffles`` seeded permutations, which
-    breaks any link with ``coords`` but keeps their distribution) and returns the largest
-    :func:`knn_r2` they reach: what the regression scores by chance.
-
-    Returns
-    -------
-    r2 : cross-validated R^2 of position
-    shuffled : the largest R^2 over the shuffled positions
+    breaks any link with ``coords`` but keeps their distribution): what the regression scores
+    by chance, about ``-1 / n_neighbors`` (the mean of k unrelated values still varies). With
+    ``boot`` (:class:`lmgeometry.measures.stats.GroupBootstrap`; ``rows`` maps the rows to
+    its rows) both come with replicates over resampled sentences, the shuffled one averaged
+    over the shuffles in each replicate.
     """
     positions = np.asarray(positions, dtype=np.float64)
-    r2 = knn_r2(coords, positions, groups, n_neighbors, n_splits, seed)
+    pred = knn_predictions(coords, positions, groups, n_neighbors, n_splits, seed)
+    r2, r2_reps = r2_replicates(positions, pred, boot, rows)
     rng = np.random.default_rng(seed)
-    shuffled = max(
-        knn_r2(coords, rng.permutation(positions), groups, n_neighbors, n_splits, seed)
-        for _ in range(n_shuffles)
-    )
-    return r2, float(shuffled)
+    shuffled, reps = [], []
+    for _ in range(n_shuffles):
+        y = rng.permutation(positions)
+        pred = knn_predictions(coords, y, groups, n_neighbors, n_splits, seed)
+        value, rep = r2_replicates(y, pred, boot, rows)
+        shuffled.append(value)
+        reps.append(rep)
+    shuffled_reps = None if boot is None else np.mean(reps, axis=0)
+    return PositionR2(r2, float(np.mean(shuffled)), r2_reps, shuffled_reps)
+
+
+def purity_credit(labels_true: ArrayLike, labels_pred: ArrayLike) -> np.ndarray:
+    """Whether each item belongs to its cluster's most frequent gold class.
+
+    The mean of the credits is :func:`purity`; as per-item values they can be resampled
+    (a cluster's majority class held fixed). Ties go to the class that sorts first.
+    """
+    t = np.asarray(labels_true)
+    p = np.asarray(labels_pred)
+    if t.shape != p.shape:
+        raise ValueError("labels_true and labels_pred differ in length")
+    if t.size == 0:
+        raise ValueError("purity needs at least one item")
+    classes, ti = np.unique(t, return_inverse=True)
+    clusters, pi = np.unique(p, return_inverse=True)
+    table = np.zeros((len(clusters), len(classes)), dtype=np.int64)
+    np.add.at(table, (pi, ti), 1)
+    return table.argmax(axis=1)[pi] == ti
 
 
 def purity(labels_true: ArrayLike, labels_pred: ArrayLike) -> float:
@@ -323,14 +499,19 @@ def purity(labels_true: ArrayLike, labels_pred: ArrayLike) -> float:
         Purity in (0, 1]: 1 when every cluster holds one class; the share of the largest class
         when there is a single cluster.
     """
-    t = np.asarray(labels_true)
-    p = np.asarray(labels_pred)
-    if t.shape != p.shape:
-        raise ValueError("labels_true and labels_pred differ in length")
-    if t.size == 0:
-        raise ValueError("purity needs at least one item")
-    table = pd.crosstab(p, t)
-    return float(table.to_numpy().max(axis=1).sum() / t.size)
+    return float(purity_credit(labels_true, labels_pred).mean())
+
+
+def unit_kmeans(X: np.ndarray, n_clusters: int, seed: int = 0, n_init: int = 2) -> np.ndarray:
+    """k-means cluster ids of the rows of ``X`` after unit-normalising them.
+
+    Unit rows make the clustering follow cosine geometry like the other measures of the book;
+    k-means keeps the best of ``n_init`` seeded starts.
+    """
+    X = np.asarray(X, dtype=np.float32)
+    norms = np.linalg.norm(X, axis=1, keepdims=True)
+    X = X / np.where(norms == 0, 1.0, norms)
+    return KMeans(n_clusters=n_clusters, n_init=n_init, random_state=seed).fit_predict(X)
 
 
 def cluster_purity(
@@ -340,14 +521,6 @@ def cluster_purity(
     seed: int = 0,
     n_init: int = 2,
 ) -> float:
-    """Purity of k-means clusters (k = number of classes unless given) of the rows of ``X``.
-
-    Rows are unit-normalised first, so the clustering follows cosine geometry like the other
-    measures of the book; k-means keeps the best of ``n_init`` seeded starts.
-    """
-    X = np.asarray(X, dtype=np.float32)
-    norms = np.linalg.norm(X, axis=1, keepdims=True)
-    X = X / np.where(norms == 0, 1.0, norms)
+    """:func:`purity` of :func:`unit_kmeans` clusters (k = number of classes unless given)."""
     k = n_clusters or len(np.unique(labels))
-    predicted = KMeans(n_clusters=k, n_init=n_init, random_state=seed).fit_predict(X)
-    return purity(labels, predicted)
+    return purity(labels, unit_kmeans(X, k, seed, n_init))

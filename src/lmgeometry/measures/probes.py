@@ -38,13 +38,22 @@ __all__ = [
 
 @dataclass(frozen=True)
 class ProbeResult:
-    """Held-out accuracy of a linear probe and of the majority-class baseline."""
+    """Held-out accuracy of a linear probe and of the majority-class baseline.
+
+    ``test`` holds the test rows, ``correct`` whether the probe got each of them right and
+    ``majority`` the baseline's label (the most frequent training label), so that intervals
+    over the test rows (or their sentences) can be computed; ``converged`` is the head's.
+    """
 
     accuracy: float
     majority_baseline: float
     n_train: int
     n_test: int
     n_classes: int
+    test: np.ndarray | None = None
+    correct: np.ndarray | None = None
+    majority: object = None
+    converged: bool = True
 
 
 def sentence_split(
@@ -68,6 +77,8 @@ def linear_probe(
     C: float = 0.1,
     max_iter: int = 100,
     tol: float = 1e-3,
+    *,
+    split: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> ProbeResult:
     """Held-out accuracy of a multinomial logistic-regression probe, split by ``groups``.
 
@@ -78,21 +89,26 @@ def linear_probe(
     it changes the accuracy by well under a point). Features are standardised on the training
     rows (so layers with huge norms, as decoders have, are comparable). The baseline predicts
     the most frequent training label for every test row. Labels absent from the training side
-    still count as errors on the test side.
+    still count as errors on the test side. ``split`` gives the train and test rows instead of
+    :func:`sentence_split` (e.g. one split shared by every layer and model).
     """
     X = np.asarray(X, dtype=np.float32)
     labels = np.asarray(labels)
-    train, test = sentence_split(groups, test_size, seed)
+    train, test = split if split is not None else sentence_split(groups, test_size, seed)
     head = fit_logistic(X[train], labels[train], C=C, max_iter=max_iter, tol=tol, seed=seed)
-    accuracy = head.accuracy(X[test], labels[test])
+    correct = head.predict(X[test]) == labels[test]
     values, counts = np.unique(labels[train], return_counts=True)
     majority = values[np.argmax(counts)]
     return ProbeResult(
-        accuracy=accuracy,
+        accuracy=float(correct.mean()),
         majority_baseline=float((labels[test] == majority).mean()),
         n_train=len(train),
         n_test=len(test),
         n_classes=len(np.unique(labels)),
+        test=np.asarray(test),
+        correct=correct,
+        majority=majority,
+        converged=head.converged,
     )
 
 

@@ -5,6 +5,10 @@
 * :func:`weighted_bootstrap_means`, :func:`spearman_trend` -- items resampled jointly across
   layers, so that a trend over depth gets an interval;
 * :func:`extreme_over_layers` -- the interval of a claim about every layer;
+* :class:`GroupBootstrap`, :func:`percentile_interval` -- one set of resamples of the groups
+  (sentences) shared by every statistic built from per-group sums, so that statistics of
+  several layers or measures keep their correlation; :func:`jackknife_interval` -- the
+  delete-a-group jackknife, for statistics the bootstrap's duplicated groups would bias;
 * :func:`verdict` -- the book's one rule that turns an interval into a verdict on a claim.
 """
 
@@ -15,14 +19,18 @@ from collections.abc import Sequence
 from typing import Literal
 
 import numpy as np
-from scipy import stats
+from scipy import sparse, stats
 
 __all__ = [
     "Direction",
+    "GroupBootstrap",
     "RngLike",
     "VERDICTS",
     "bootstrap_ci",
     "extreme_over_layers",
+    "group_sums",
+    "jackknife_interval",
+    "percentile_interval",
     "spearman_trend",
     "verdict",
     "weighted_bootstrap_means",
@@ -232,3 +240,110 @@ def extreme_over_layers(value: np.ndarray, low: np.ndarray, high: np.ndarray,
         raise ValueError(f"which must be 'min' or 'max', not {which!r}")
     pick, arg = (np.nanmin, np.nanargmin) if which == "min" else (np.nanmax, np.nanargmax)
     return float(pick(v)), float(pick(lo)), float(pick(hi)), int(arg(v))
+
+
+def group_sums(codes: np.ndarray, values: np.ndarray, n_groups: int) -> np.ndarray:
+    """Sums of the rows of ``values`` by group: ``out[g] = sum_{i: codes[i] = g} values[i]``.
+
+    ``values`` is (n,) or (n, d); the result is (n_groups,) or (n_groups, d).
+    """
+    codes = np.asarray(codes, dtype=np.int64)
+    v = np.asarray(values, dtype=np.float64)
+    if v.ndim == 1:
+        return np.bincount(codes, weights=v, minlength=n_groups)
+    indicator = sparse.csr_matrix((np.ones(len(codes)), (codes, np.arange(len(codes)))),
+                                  shape=(n_groups, len(codes)))
+    return np.asarray(indicator @ v)
+
+
+class GroupBootstrap:
+    """One set of bootstrap resamples of groups (sentences), shared by many statistics.
+
+    The groups are resampled with replacement ``n_boot`` times, once: ``counts[b, g]`` is how
+    often group ``g`` is drawn in replicate ``b`` (a cluster bootstrap, Davison & Hinkley 1997,
+    sec. 3.8: rows of one sentence are never split between draws). A statistic that is a
+    function of sums over rows, such as a mean ``sum_i v_i / sum_i w_i``, gets its replicates
+    from the per-group sums ``S_g``: the replicate sums are ``counts @ S``. Every statistic
+    computed with the same object uses the same draws, so a difference between two layers or
+    a mean over layers has replicates that keep the layers' correlation.
+
+    Parameters
+    ----------
+    groups : array of shape (n,)
+        The group (sentence) of each row.
+    n_boot : int
+        Number of replicates.
+    rng : int, Generator or None
+    """
+
+    def __init__(self, groups: np.ndarray, n_boot: int = 1000, rng: RngLike = None) -> None:
+        labels, self.codes = np.unique(np.asarray(groups), return_inverse=True)
+        self.n_groups = len(labels)
+        if self.n_groups == 0 or n_boot <= 0:
+            raise ValueError("GroupBootstrap needs at least one group and one replicate")
+        gen = np.random.default_rng(rng)
+        self.counts = np.stack([
+            np.bincount(gen.integers(0, self.n_groups, self.n_groups),
+                        minlength=self.n_groups) for _ in range(n_boot)]).astype(np.float64)
+
+    @property
+    def n_boot(self) -> int:
+        """Number of replicates."""
+        return len(self.counts)
+
+    def sums(self, values: np.ndarray, rows: np.ndarray | None = None
+             ) -> tuple[np.ndarray | float, np.ndarray]:
+        """The sum of ``values`` over the rows, and its ``n_boot`` replicates.
+
+        ``values[i]`` belongs to row ``rows[i]`` of the groups given at construction (all rows,
+        in order, when ``rows`` is None); rows left out count as zero in every replicate.
+        """
+        codes = self.codes if rows is None else self.codes[np.asarray(rows)]
+        per_group = group_sums(codes, values, self.n_groups)
+        return per_group.sum(axis=0), self.counts @ per_group
+
+    def ratio(self, num: np.ndarray, den: np.ndarray | None = None,
+              rows: np.ndarray | None = None) -> tuple[float, np.ndarray]:
+        """``sum num / sum den`` (a mean when ``den`` is None) and its replicates."""
+        num = np.asarray(num, dtype=np.float64)
+        den = np.ones(len(num)) if den is None else np.asarray(den, dtype=np.float64)
+        a, A = self.sums(num, rows)
+        b, B = self.sums(den, rows)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return float(a / b) if b else math.nan, A / B
+
+
+def percentile_interval(value: float, replicates: np.ndarray, level: float = 0.95
+                        ) -> tuple[float, float, float]:
+    """``value`` and the percentile interval of its bootstrap ``replicates`` (NaNs dropped).
+
+    The interval is widened, if needed, to contain ``value`` (as :func:`spearman_trend` does);
+    NaN bounds when ``value`` is NaN or no replicate is finite.
+    """
+    reps = np.asarray(replicates, dtype=np.float64).ravel()
+    reps = reps[np.isfinite(reps)]
+    if not math.isfinite(value) or len(reps) == 0:
+        return float(value), math.nan, math.nan
+    lo, hi = np.quantile(reps, [(1 - level) / 2, (1 + level) / 2])
+    return float(value), float(min(lo, value)), float(max(hi, value))
+
+
+def jackknife_interval(value: float, replicates: np.ndarray, level: float = 0.95
+                       ) -> tuple[float, float, float]:
+    """``value`` +/- t * the delete-a-group jackknife standard error of its ``replicates``.
+
+    ``replicates[j]`` is the statistic recomputed without group ``j`` (of ``G``);
+    ``SE^2 = (G - 1) / G * sum_j (theta_j - mean theta)^2`` (Shao & Tu 1995, sec. 2.1) and the
+    quantile is Student's t with ``G - 1`` degrees of freedom. Unlike the bootstrap it never
+    duplicates a group, which matters for statistics such as omega-squared over many small
+    groups, where a duplicated sentence makes groups of identical rows. NaN bounds with fewer
+    than two finite replicates.
+    """
+    reps = np.asarray(replicates, dtype=np.float64).ravel()
+    reps = reps[np.isfinite(reps)]
+    g = len(reps)
+    if not math.isfinite(value) or g < 2:
+        return float(value), math.nan, math.nan
+    se = math.sqrt((g - 1) / g * float(((reps - reps.mean()) ** 2).sum()))
+    half = float(stats.t.ppf((1 + level) / 2, g - 1)) * se
+    return float(value), float(value) - half, float(value) + half

@@ -10,7 +10,7 @@ claims into the table its results file stores under ``claims`` and its page show
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 
 import pandas as pd
@@ -20,6 +20,7 @@ from lmgeometry.measures.stats import VERDICTS, Direction, verdict
 __all__ = [
     "CLAIM_COLUMNS",
     "Claim",
+    "claim_sentences",
     "claims_frame",
     "scorecard",
     "verdict_counts",
@@ -125,3 +126,51 @@ def verdict_counts(claims: pd.DataFrame) -> pd.DataFrame:
     """How many claims hold, are inconclusive or do not hold, per model."""
     counts = claims.groupby(["model", "verdict"]).size().unstack(fill_value=0)
     return counts.reindex(columns=list(VERDICTS), fill_value=0)
+
+
+def _and(names: Sequence[str], word: str = "and") -> str:
+    names = list(names)
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} {word} {names[-1]}"
+
+
+def _verdict_phrase(verdict: str, models: Sequence[str], kinds: Mapping[str, str]) -> str:
+    """``"holds for both decoders (a, b)"``, ``"holds for neither decoder (a, b)"``, or the
+    models named: a kind is named only when ``models`` hold every model of it (at least two)."""
+    groups, rest = [], list(models)
+    for kind in dict.fromkeys(kinds[m] for m in models if kinds.get(m)):
+        every = [m for m, k in kinds.items() if k == kind]
+        if len(every) >= 2 and set(every) <= set(models):
+            groups.append((kind, every))
+            rest = [m for m in rest if m not in every]
+    phrases = []
+    for kind, every in groups:
+        names = f"({', '.join(every)})"
+        if verdict == "does not hold":
+            many = f"neither {kind}" if len(every) == 2 else f"none of the {len(every)} {kind}s"
+            phrases.append(f"holds for {many} {names}")
+        else:
+            many = "both" if len(every) == 2 else f"all {len(every)}"
+            phrases.append(f"{verdict} for {many} {kind}s {names}")
+    if rest:
+        phrases.append(f"{verdict} for {_and(rest)}")
+    return _and(phrases)
+
+
+def claim_sentences(claims: pd.DataFrame, kinds: Mapping[str, str]) -> list[str]:
+    """One sentence per claim of a claims table: the models by verdict, per control.
+
+    ``kinds`` maps each model of the run to its kind ("encoder", "decoder"); a finding is
+    stated for a kind ("both decoders") only when every model of that kind in the run (at least
+    two) has that verdict, else per model. Example: "One of the clusters is the first words:
+    holds for both decoders (a, b). With the first word excluded: does not hold for a."
+    """
+    out = []
+    for claim, rows in claims.groupby("claim", sort=False):
+        parts = []
+        for control, sub in rows.groupby("control", sort=False):
+            verdicts = [_verdict_phrase(v, list(sub.loc[sub["verdict"] == v, "model"]), kinds)
+                        for v in VERDICTS if (sub["verdict"] == v).any()]
+            lead = f"{claim[0].upper()}{claim[1:]}" if control == "none" else f"With the {control}"
+            parts.append(f"{lead}: {'; '.join(verdicts)}.")
+        out.append(" ".join(parts))
+    return out
