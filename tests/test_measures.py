@@ -758,3 +758,14 @@ def test_similarity_scores_and_spearman_replicates_agree_with_scipy():
     idx = np.random.default_rng(2).integers(0, 60, size=(40, 60))[7]
     assert reps[7] == pytest.approx([sps.spearmanr(scores[idx, e], human[idx]).statistic
                                      for e in (0, 1)])
+
+
+def test_mean_embeddings_are_the_unit_mean_of_the_occurrences():
+    X, words = _random_layer(4, n_sent=20)
+    means = M.mean_embeddings(X, words, min_contexts=3)
+    pc1 = M.static_embeddings(X, words, min_contexts=3)
+    assert set(means) == set(pc1) and "," not in means
+    key = words["text"].str.lower()
+    for w, v in means.items():
+        ref = X[(key == w).to_numpy()].mean(axis=0)
+        assert v == pytest.approx(ref / np.linalg.norm(ref))

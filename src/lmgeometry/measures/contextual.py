@@ -83,6 +83,7 @@ __all__ = [
     "LayerVectors",
     "lowest_self_similarity",
     "max_explainable_variance",
+    "mean_embeddings",
     "mean_pairwise_cosine",
     "mev_baseline",
     "MevMethod",
@@ -1502,6 +1503,40 @@ def static_embeddings(
     codes = np.flatnonzero(enc.n_sent >= min_contexts)
     V = _pc1_many(U, norms, [groups[w] for w in codes], centered)
     return {str(enc.vocab[w]): V[i] for i, w in enumerate(codes)}
+
+
+def mean_embeddings(
+    layer_vectors: LayerVectors,
+    words: pd.DataFrame,
+    min_contexts: int = 5,
+    *,
+    lowercase: bool = True,
+    exclude_punct: bool = True,
+) -> dict[str, np.ndarray]:
+    """A word's mean vector over its occurrences, for the words :func:`static_embeddings` keeps.
+
+    .. math:: \\bar x_w = \\frac{1}{n} \\sum_{j=1}^{n} f(s_j, i_j)
+
+    normalised to unit length. On layer 0 of a model without position embeddings (rotary
+    decoders) every occurrence of a word has the same vector, so this is the word's input
+    embedding (the mean of its pieces' embedding rows); with learned positions (BERT-like
+    encoders) it is the input embedding plus the mean position and type embedding, after the
+    layer norm. Seed 001's Table 1 compares PC1 vectors with static embeddings; a model's own
+    input vectors are the static baseline it has.
+
+    Returns
+    -------
+    dict
+        Word -> unit vector (float64, shape (d,)), for words with at least ``min_contexts``
+        distinct sentences; a word whose mean is zero is left out.
+    """
+    U, norms = _unit(layer_vectors)
+    enc = _encode(words, len(U), lowercase, exclude_punct)
+    top = float(norms.max()) if len(norms) else 0.0
+    M = _group_sum(U, enc.word, len(enc.vocab), weights=norms / top if top > 0 else norms)
+    Mu, mn = unit_rows(M)
+    keep = np.flatnonzero((enc.n_sent >= min_contexts) & (mn > 0))
+    return {str(enc.vocab[w]): Mu[w] for w in keep}
 
 
 def token_measures(

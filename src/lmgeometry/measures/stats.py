@@ -25,6 +25,7 @@ __all__ = [
     "VERDICTS",
     "bootstrap_ci",
     "extreme_over_layers",
+    "spearman_rows",
     "spearman_trend",
     "standardised_difference",
     "verdict",
@@ -193,10 +194,10 @@ def spearman_trend(
     finite = np.isfinite(V)
     with np.errstate(invalid="ignore", divide="ignore"):
         means = (np.where(finite, V, 0.0) * w[:, None]).sum(0) / (finite * w[:, None]).sum(0)
-    rho = _spearman_rows(means[None, :])[0]
+    rho = spearman_rows(means[None, :])[0]
     if not math.isfinite(rho) or n_boot <= 0:
         return rho, math.nan, math.nan
-    reps = _spearman_rows(weighted_bootstrap_means(V, w, n_boot, rng))
+    reps = spearman_rows(weighted_bootstrap_means(V, w, n_boot, rng))
     reps = reps[np.isfinite(reps)]
     if len(reps) == 0:
         return rho, math.nan, math.nan
@@ -204,8 +205,12 @@ def spearman_trend(
     return rho, float(min(lo, rho)), float(max(hi, rho))
 
 
-def _spearman_rows(M: np.ndarray) -> np.ndarray:
-    """Spearman rho of each row of ``M`` with its column index (NaN for a constant row)."""
+def spearman_rows(M: np.ndarray) -> np.ndarray:
+    """Spearman rho of each row of ``M`` with its column index (NaN for a constant row).
+
+    For replicates of a per-layer statistic (rows: resamples, columns: consecutive layers),
+    the trend over depth of every replicate at once.
+    """
     ranks = stats.rankdata(M, axis=1)
     x = np.arange(M.shape[1], dtype=np.float64)
     x = (x - x.mean()) / np.sqrt(((x - x.mean()) ** 2).sum())
