@@ -454,13 +454,13 @@ with pd.option_context("display.max_colwidth", None, "display.max_rows", 400):
 # contrastive objective), which pulls the words of a sentence toward their mean: a high or
 # rising intra-sentence similarity in their upper layers is what that objective would
 # produce, and says little about BERT-style pretraining. A finding is stated for encoders or
-# decoders only where both models of the kind agree; the scorecard shows it per model. The
-# sentences below are generated from the claims: which decoder verdicts the first token
-# drives.
+# decoders only where both models of the kind agree, otherwise per model. The lines below are
+# generated from the claims (seed's protocol, `corrected` estimators where they matter),
+# followed by the decoder verdicts that the first token drives.
 
 # %% tags=["hide-input"]
-flips = [s for s in result.sentences if "attention sink" not in s]
-display(Markdown("\n\n".join(flips) if flips else "No model of this run is a decoder."))
+shown = [s for s in result.sentences if "attention sink" not in s]
+display(Markdown("\n".join(f"- {s}" for s in shown)))
 
 # %% tags=["remove-cell"]
 # NBVAL_CHECK_OUTPUT

@@ -841,7 +841,8 @@ def analyse(
         ``tokens_by_position``, ``tokens_by_upos``, ``neighbours``, ``static_scores``,
         ``authors`` and ``beside_authors`` (the authors' released numbers); ``claims``: one
         row per claim of :data:`CLAIMS`, model, preset (in the statistic) and control;
-        ``sentences``: the first-token and attention-sink findings.
+        ``sentences``: each claim's verdict by kind of model (italic claim first), the
+        attention-sink findings, and the verdicts the first token drives.
     """
     p = {"seed": seed, "n_boot": n_boot, "min_contexts": min_contexts,
          "n_intra_sentences": n_intra_sentences, "neighbour_queries": neighbour_queries,
@@ -853,6 +854,7 @@ def analyse(
         published = _authors_published(author_layers, author_words)
     frames: dict[str, list[pd.DataFrame]] = {}
     claims: list[Claim] = []
+    kinds = {s.label: s.meta.get("model", {}).get("kind", "") for s in stores.values()}
     for store in stores.values():
         for run in _scan(store, p):
             f, c = _run_results(run, p, published)
@@ -871,7 +873,7 @@ def analyse(
     tables["beside_authors"] = _beside_authors(tables["per_layer"], author_layers)
     table = claims_frame(claims)
     return ChapterResult(tables=tables, claims=table,
-                         sentences=_sentences(tables["per_layer"], table))
+                         sentences=_sentences(tables["per_layer"], table, kinds))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -933,13 +935,46 @@ def _sink_sentences(per_layer: pd.DataFrame) -> list[str]:
             text += (f"; with each sentence's first word left out it is "
                      f"{prose.span(e.min(), e.max())} in the sink layers")
         mev = seed_run["mev_baseline"][sink]
-        mev_span = prose.span(mev.min(), mev.max(), ".3f")
-        out.append(f"{text}. The MEV baseline of random words is {mev_span} there.")
+        text += (f". The authors' MEV baseline of random words is "
+                 f"{prose.span(mev.min(), mev.max(), '.3f')} there")
+        matched = per_layer[(per_layer["model"] == model) & (per_layer["control"] == "none")
+                            & (per_layer["preset"] == "corrected") & (per_layer["layer"] > 0)]
+        matched = matched.set_index("layer")["mev_baseline_used"]
+        if len(rest) and len(matched):
+            text += (f"; the corrected estimators' size-matched one "
+                     f"{prose.span(matched[sink].min(), matched[sink].max())}, against "
+                     f"{prose.span(matched[rest].min(), matched[rest].max())} elsewhere")
+        out.append(text + ".")
     return out
 
 
-def _sentences(per_layer: pd.DataFrame, claims: pd.DataFrame) -> list[str]:
-    return _sink_sentences(per_layer) + _flip_sentences(claims)
+def _kind_sentences(claims: pd.DataFrame, kinds: Mapping[str, str]) -> list[str]:
+    """One line per claim (seed's protocol, corrected estimators where they matter): the
+    verdict "for encoders" or "for decoders" when every model of that kind (two or more)
+    agrees, else the verdict per model."""
+    d = claims[(claims["control"] == "none")
+               & ~claims["statistic"].str.endswith("[ethayarajh2019 estimators]")]
+    out = []
+    for claim, c in d.groupby("claim", sort=False):
+        verdicts = dict(zip(c["model"], c["verdict"], strict=True))
+        parts = []
+        for kind in ("encoder", "decoder"):
+            members = [m for m in verdicts if kinds.get(m) == kind]
+            found = {verdicts[m] for m in members}
+            if len(members) >= 2 and len(found) == 1:
+                parts.append(f"{found.pop()} for {kind}s ({', '.join(members)})")
+            else:
+                parts += [f"{verdicts[m]} for {m}" for m in members]
+        parts += [f"{v} for {m}" for m, v in verdicts.items() if kinds.get(m) not in
+                  ("encoder", "decoder")]
+        out.append(f"*{claim}*: {'; '.join(parts)}.")
+    return out
+
+
+def _sentences(per_layer: pd.DataFrame, claims: pd.DataFrame, kinds: Mapping[str, str]
+               ) -> list[str]:
+    return (_kind_sentences(claims, kinds) + _sink_sentences(per_layer)
+            + _flip_sentences(claims))
 
 
 def summary(result: ChapterResult) -> pd.DataFrame:
