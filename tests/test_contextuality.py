@@ -1,191 +1,241 @@
-"""Seed 001's claims and the per-layer tables, on constructed inputs with known answers."""
+"""Chapter 3 (context measures): numbers and verdicts of ``analyse`` on planted stores.
+
+Every store here is built from arrays with a known structure (tests/conftest.py::array_store):
+a shared direction whose weight sets the anisotropy, a direction per word whose weight sets
+self-similarity, a direction per sentence whose weight sets intra-sentence similarity, and,
+for a decoder, a first word of huge norm (an attention sink). The claims must come out as the
+plant says.
+"""
 
 from __future__ import annotations
+
+import json
 
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import array_store
 
-from lmgeometry.chapters import context_measures
-from lmgeometry.io import corpus
-from lmgeometry.measures import wordbench
+from lmgeometry.chapters import context_measures as cm
+from lmgeometry.chapters.common import first_token_flags
+from lmgeometry.report.claims import Claim
 
-
-def _per_layer(baseline, selfsim_adj, intrasim_adj, mev_adj, width=100) -> pd.DataFrame:
-    n = len(baseline)
-    return pd.DataFrame({
-        "layer": np.arange(n), "depth": np.arange(n) / (n - 1), "preset": "corrected",
-        "width": width, "baseline_cosine": baseline, "selfsim_adj": selfsim_adj,
-        "intrasim_adj": intrasim_adj, "mev_adj": mev_adj, "model": "toy",
-    })
+N_LAYERS = 6
+STOP = ["the", "of", "and", "to", "a", "in", "is", "it"]
+CONTENT = [f"word{i}" for i in range(22)]
 
 
-def _lowest(stop_share_by_layer) -> pd.DataFrame:
-    rows = []
-    for layer, share in enumerate(stop_share_by_layer):
-        n_stop = round(5 * share)
-        rows += [{"layer": layer, "word": f"w{layer}{i}", "is_stop": i < n_stop} for i in range(5)]
+def _unit(rng: np.random.Generator, n: int, width: int) -> np.ndarray:
+    V = rng.standard_normal((n, width))
+    return V / np.linalg.norm(V, axis=1, keepdims=True)
+
+
+def _words(rng: np.random.Generator, n_sent: int, length: int) -> pd.DataFrame:
+    vocab = STOP + CONTENT
+    text = rng.choice(vocab, size=(n_sent, length))
+    rows = [{"sentence_id": s, "word_index": i, "text": str(t), "is_stop": t in STOP,
+             "is_punct": False, "upos": "DET" if t in STOP else "NOUN"}
+            for s in range(n_sent) for i, t in enumerate(text[s])]
     return pd.DataFrame(rows)
 
 
-def _holds(d: pd.DataFrame, lowest: pd.DataFrame) -> pd.Series:
-    return context_measures.claims(d, lowest).set_index("claim")["holds"]
+def planted(tmp_path, name: str, *, kind: str = "encoder", anisotropy=(0.0, 1.2, 1.4, 1.6,
+            1.8, 2.0), word=(2.0, 1.8, 1.5, 1.2, 0.9, 0.6), sentence=(0.0, 0.3, 0.6, 0.9, 1.2,
+            1.5), stop_factor: float = 0.3, sink: float = 0.0, n_sent: int = 120,
+            width: int = 48, seed: int = 0):
+    """A store whose layer l is ``a_l m + c_l(w) d_w + s_l e_s + noise``.
+
+    ``stop_factor`` scales the word weight of stopwords (fewer: less self-similar); ``sink``
+    > 0 gives every first word, from layer 2 on, that norm along one shared direction, at a
+    cosine of 0.45 to ``m`` (so a word's cosine to it is about the baseline, as in SmolLM2).
+    """
+    rng = np.random.default_rng(seed)
+    words = _words(rng, n_sent, 8)
+    vocab = {w: i for i, w in enumerate(STOP + CONTENT)}
+    code = words["text"].map(vocab).to_numpy()
+    m, z = _unit(rng, 2, width)
+    z = 0.45 * m + 0.893 * (z - (z @ m) * m) / np.linalg.norm(z - (z @ m) * m)
+    word_dirs = _unit(rng, len(vocab), width)
+    sent_dirs = _unit(rng, n_sent, width)
+    factor = np.where(words["is_stop"], stop_factor, 1.0)
+    first = words["word_index"].to_numpy() == 0
+    layers = []
+    for layer in range(N_LAYERS):
+        noise = rng.standard_normal((len(words), width)) / np.sqrt(width)
+        X = (anisotropy[layer] * m + (word[layer] * factor)[:, None] * word_dirs[code]
+             + sentence[layer] * sent_dirs[words["sentence_id"].to_numpy()] + noise)
+        if sink and layer >= 2:
+            X[first] = sink * z + noise[first]
+        layers.append(X.astype(np.float32))
+    store = array_store(tmp_path / name, layers, words, name=name)
+    meta = json.loads((store.path / "meta.json").read_text())
+    meta["model"]["kind"] = kind
+    (store.path / "meta.json").write_text(json.dumps(meta))
+    return type(store)(store.path)
 
 
-BERT_CLAIM = "IntraSim as in BERT: falls with depth, above 0"
-GPT2_CLAIM = "IntraSim as in GPT-2: near 0 in most layers"
+def _analyse(stores, **kw):
+    kw = {"n_boot": 200, "neighbour_queries": 300, "n_intra_sentences": None,
+          "authors": False, **kw}
+    return cm.analyse({s.label: s for s in stores}, **kw)
 
 
-def test_claims_hold_for_a_model_that_behaves_as_the_paper_says_of_bert() -> None:
-    # layer 0 is context-free and must be ignored: give it values that contradict every trend
-    d = _per_layer(baseline=[0.0, 0.31, 0.35, 0.5, 0.4], selfsim_adj=[0.0, 0.9, 0.8, 0.5, 0.3],
-                   intrasim_adj=[-0.9, 0.3, 0.25, 0.2, 0.1],
-                   mev_adj=[0.9, 0.04, 0.03, 0.02, 0.01])
-    table = _holds(d, _lowest([0, 1, 1, 0.6, 0.8]))
-    assert table.drop(GPT2_CLAIM).all(), table
-    assert not table[GPT2_CLAIM]
-    assert context_measures.intrasim_pattern(d) == "falls, above 0 (BERT)"
+def _verdicts(result, model: str, control: str = "none", preset: str = "corrected"):
+    c = result.claims
+    c = c[(c["model"] == model) & (c["control"] == control)]
+    keep = ~c["statistic"].str.endswith("estimators]") | c["statistic"].str.contains(preset)
+    return {key: c.loc[keep & (c["claim"] == spec.claim), "verdict"].item()
+            for key, spec in cm.CLAIMS.items() if (keep & (c["claim"] == spec.claim)).any()}
 
 
-def test_gpt2_pattern_and_the_isotropic_band() -> None:
-    # width 100: two random directions have cosines within +-0.3 (3 / sqrt(100))
-    d = _per_layer(baseline=[0.1, 0.6, 0.29, 0.7, 0.99], selfsim_adj=[0.5] * 5,
-                   intrasim_adj=[0.3, 0.01, -0.02, 0.2, 0.04], mev_adj=[0.0] * 5)
-    table = _holds(d, _lowest([1] * 5))
-    assert table[GPT2_CLAIM] and not table[BERT_CLAIM]
-    assert not table["anisotropic in every non-input layer"]  # layer 2: 0.29 < 0.3
-    evidence = context_measures.claims(d, _lowest([1] * 5)).set_index("claim")["evidence"]
-    assert evidence["anisotropic in every non-input layer"].startswith(
-        "lowest baseline cosine 0.290 (layer 2) against 3/sqrt(d) = 0.300")
-    assert context_measures.intrasim_pattern(d) == "near 0 (GPT-2)"
-    assert context_measures.isotropic_cosine_band(100) == pytest.approx(0.3)
+@pytest.fixture(scope="module")
+def bert_like(tmp_path_factory):
+    """An encoder that behaves as the paper says of BERT and ELMo, with stopwords planted."""
+    store = planted(tmp_path_factory.mktemp("planted"), "planted")
+    return store, _analyse([store])
 
 
-def test_isotropic_band_contains_random_cosines() -> None:
-    rng = np.random.default_rng(0)
-    x, y = rng.standard_normal((2, 5000, 256))
-    cos = (x * y).sum(1) / np.linalg.norm(x, axis=1) / np.linalg.norm(y, axis=1)
-    assert abs(cos.std() - 1 / 16) < 0.005  # variance 1 / width
-    assert (np.abs(cos) < context_measures.isotropic_cosine_band(256)).mean() > 0.99
+def test_planted_claims_hold(bert_like):
+    store, result = bert_like
+    for preset in cm.PRESET_NAMES:
+        v = _verdicts(result, store.label, preset=preset)
+        assert v["anisotropic"] == "holds" and v["anisotropy_rises"] == "holds", v
+        assert v["selfsim_falls"] == "holds" and v["stopwords"] == "holds", v
+        assert v["intrasim_falls"] == "does not hold", v
+        assert v["nn_same_word_falls"] == "holds", v
+        assert v["token_self_content"] == "holds", v
+    assert _verdicts(result, store.label)["intrasim_rises"] == "holds"
 
 
-def test_claims_fail_for_the_opposite_model() -> None:
-    d = _per_layer(baseline=[0.1, 0.5, 0.4, 0.3, 0.2], selfsim_adj=[0.9, 0.2, 0.3, 0.5, 0.6],
-                   intrasim_adj=[0.0, -0.2, 0.1, 0.2, 0.3], mev_adj=[0.0, 0.2, 0.01, 0.01, 0.01],
-                   width=4)
-    table = _holds(d, _lowest([1, 0, 0.2, 0.4, 0]))
-    assert not table.any(), table
-    evidence = context_measures.claims(d, _lowest([1, 0, 0.2, 0.4, 0]))["evidence"].tolist()
-    assert "max adjusted MEV 0.200 (layer 1)" in evidence
-    assert context_measures.intrasim_pattern(d) == "rises (ELMo)"
+def test_tables_are_tidy_and_numbers_follow_the_plant(bert_like):
+    store, result = bert_like
+    per_layer = result.tables["per_layer"]
+    assert list(per_layer.columns[:5]) == ["model", "layer", "depth", "preset", "control"]
+    for name in ("stopwords", "lowest_self_similarity", "tokens_by_position", "neighbours"):
+        assert list(result.tables[name].columns[:3]) == ["model", "layer", "depth"], name
+    exact = per_layer[per_layer["preset"] == "corrected"].set_index("layer")
+    # the exact baseline lies inside its sentence-bootstrap interval, and rises as planted
+    assert (exact["baseline_cosine_lo"] <= exact["baseline_cosine"]).all()
+    assert (exact["baseline_cosine"] <= exact["baseline_cosine_hi"]).all()
+    assert exact["baseline_cosine"].iloc[1:].is_monotonic_increasing
+    assert exact.loc[0, "baseline_cosine"] < 0.05 < 0.1 < exact.loc[1, "baseline_cosine"]
+    assert exact["depth"].tolist() == [i / 5 for i in range(6)]
+    # adjusted = raw minus the baseline, the raw interval shifted
+    sim = per_layer[per_layer["preset"] == "ethayarajh2019"]
+    assert np.allclose(sim["selfsim_adj"], sim["selfsim"] - sim["baseline_cosine"])
+    # the stopwords are the least self-similar words of layer 1
+    low = result.tables["lowest_self_similarity"]
+    assert low[(low["layer"] == 1) & (low["preset"] == "corrected")]["is_stop"].all()
+    assert set(result.claims["model"]) == {store.label}
+    assert set(result.claims["control"]) == {"none"}  # an encoder: no first-word control
 
 
-def test_depth_trend_leaves_layer_zero_out() -> None:
-    d = _per_layer(baseline=[100.0, 1, 2, 3, 4], selfsim_adj=[0] * 5, intrasim_adj=[0] * 5,
-                   mev_adj=[0] * 5)
-    assert context_measures.depth_trend(d, "baseline_cosine") == pytest.approx(1.0)
-    assert np.isnan(context_measures.depth_trend(d, "selfsim_adj"))  # constant
+def test_isotropic_noise_is_not_anisotropic_and_has_no_trend(tmp_path):
+    flat = planted(tmp_path, "noise", anisotropy=(0,) * 6, word=(0,) * 6, sentence=(0,) * 6,
+                   stop_factor=1.0)
+    v = _verdicts(_analyse([flat]), "noise")
+    assert v["anisotropic"] == "does not hold"
+    assert v["anisotropy_rises"] != "holds" and v["selfsim_falls"] != "holds"
+    assert v["stopwords"] != "holds"
+    assert v["intrasim_near_zero"] == "holds"
 
 
-def test_summary_and_findings_are_generated_from_the_numbers() -> None:
-    d = _per_layer(baseline=[0.05, 0.1, 0.2, 0.3, 0.4], selfsim_adj=[0.9, 0.8, 0.6, 0.5, 0.3],
-                   intrasim_adj=[0.0, 0.01, 0.02, 0.05, 0.08],
-                   mev_adj=[0.5, 0.04, 0.03, 0.02, 0.01])
-    s = context_measures.summary(d).loc[("toy", "corrected")]
-    assert s["layers"] == 5 and s["baseline rises"] and s["last-layer baseline > 0.2"]
-    assert s["adjusted MEV < 0.05 everywhere"]
-    text = " ".join(context_measures.findings(d, "toy"))
-    assert "0.10 in layer 1 and 0.40 in the last layer" in text
-    assert "least self-similar in layer 4" in text
+def test_falling_anisotropy_never_holds_as_rising(tmp_path):
+    # the baseline falls with depth (the old rule once printed "holds" beside 0.04 -> 0.02)
+    falling = planted(tmp_path, "falling", anisotropy=(0.0, 2.0, 1.8, 1.6, 1.4, 1.2),
+                      word=(1.0,) * 6)
+    result = _analyse([falling])
+    row = result.claims[result.claims["claim"] == cm.CLAIMS["anisotropy_rises"].claim]
+    assert row["verdict"].item() == "does not hold" and row["ci_high"].item() < 0
 
 
-def test_claims_table_adds_the_between_model_intrasim_claim() -> None:
-    rising = _per_layer(baseline=[0.1, 0.1, 0.2, 0.3, 0.4], selfsim_adj=[0.9, 0.9, 0.8, 0.5, 0.3],
-                        intrasim_adj=[0.0, 0.1, 0.2, 0.3, 0.4], mev_adj=[0.0] * 5)
-    falling = rising.assign(model="other", intrasim_adj=[0.0, 0.4, 0.3, 0.2, 0.1])
-    flat = rising.assign(model="flat", intrasim_adj=[0.0, 0.3, -0.3, 0.3, -0.3])
-    lowest = {"toy": _lowest([1] * 5), "other": _lowest([1] * 5), "flat": _lowest([1] * 5)}
-    both = context_measures.claims_table(pd.concat([rising, falling]), lowest)
-    row = both[both["claim"] == context_measures.INTRASIM_DIFFERS]
-    assert row["holds"].tolist() == [True, True] and row["model"].tolist() == ["toy", "other"]
-    assert row["evidence"].iloc[0] == "toy: rises (ELMo); other: falls, above 0 (BERT)"
-    same = context_measures.claims_table(pd.concat([rising, rising.assign(model="other")]), lowest)
-    assert not same.loc[same["claim"] == context_measures.INTRASIM_DIFFERS, "holds"].any()
-    # a model that follows none of the seed's patterns does not make the claim hold
-    none = context_measures.claims_table(pd.concat([rising, flat]), lowest)
-    assert not none.loc[none["claim"] == context_measures.INTRASIM_DIFFERS, "holds"].any()
-    wide = context_measures.holds_matrix(both)
-    assert wide.loc[context_measures.INTRASIM_DIFFERS, ("toy", "corrected")] == "holds"
-    assert wide.loc[BERT_CLAIM, ("other", "corrected")] == "holds"
-    assert wide.loc[BERT_CLAIM, ("toy", "corrected")] == "does not hold"
+def test_a_first_word_sink_drives_the_intrasim_verdict(tmp_path):
+    decoder = planted(tmp_path, "sinky", kind="decoder", sink=60.0)
+    result = _analyse([decoder])
+    none = _verdicts(result, "sinky", "none", "ethayarajh2019")
+    excluded = _verdicts(result, "sinky", "first word excluded", "ethayarajh2019")
+    assert none["intrasim_near_zero"] == "holds"  # looks like GPT-2 ...
+    assert excluded["intrasim_near_zero"] == "does not hold"  # ... only because of the sink
+    assert excluded["intrasim_rises"] == "holds"
+    flagged = result.claims[first_token_flags(result.claims)]
+    assert cm.CLAIMS["intrasim_near_zero"].claim in set(flagged["claim"])
+    per_layer = result.tables["per_layer"].set_index(["preset", "control", "layer"])
+    per_layer = per_layer.sort_index()
+    ratio = per_layer.loc[("corrected", "none"), "first_word_norm_ratio"]
+    assert (ratio.loc[2:] > cm.SINK_RATIO).all() and (ratio.loc[:1] < 2).all()
+    # the authors' MEV baseline of random occurrences saturates in the sink layers
+    assert (per_layer.loc[("ethayarajh2019", "none"), "mev_baseline"].loc[2:] > 0.9).all()
+    (sentence,) = [s for s in result.sentences if "attention sink" in s]
+    assert sentence.startswith("**sinky** (authors' estimators): in layers 2-5 a sentence's "
+                               "first word has a median norm at least 10 times")
 
 
-def test_benchmark_word_weights_count_each_benchmark_equally() -> None:
-    frames = {
-        "ws353": pd.DataFrame({"word1": ["Cat", "cat"], "word2": ["dog", "mouse"],
-                               "score": [1.0, 2.0]}),
-        "bless": pd.DataFrame({"word": ["cat", "car", "bus", "van"], "category": list("aabb")}),
-    }
-    w = corpus.benchmark_word_weights(frames)
-    # cat: both ws353 items (2/2) + one of 4 bless items (1/4)
-    assert w["cat"] == 1.25 and w["dog"] == 0.5 and w["car"] == 0.25
-    assert w.index[0] == "cat"
+def _static_store(tmp_path, name: str, upper_matches: bool):
+    """Occurrences along one direction per word (so PC1 is that direction); layer 0 holds
+    unrelated random directions (or, with ``upper_matches=False``, the matching ones)."""
+    rng = np.random.default_rng(1)
+    words = _words(rng, 150, 8)
+    vocab = {w: i for i, w in enumerate(STOP + CONTENT)}
+    code = words["text"].map(vocab).to_numpy()
+    true, other = _unit(rng, len(vocab), 32), _unit(rng, len(vocab), 32)
+    scale = rng.uniform(0.5, 1.5, len(words))[:, None]
+    layers = []
+    for layer in range(4):
+        dirs = (other if upper_matches else true) if layer == 0 else (
+            true if upper_matches else other)
+        layers.append((scale * dirs[code] + 0.01 * rng.standard_normal((len(words), 32))
+                       ).astype(np.float32))
+    pairs = [(a, b) for i, a in enumerate(STOP + CONTENT) for b in (STOP + CONTENT)[i + 1:]]
+    human = [float(true[vocab[a]] @ true[vocab[b]]) for a, b in pairs]
+    bench = {"simlex999": pd.DataFrame({"word1": [a for a, _ in pairs],
+                                        "word2": [b for _, b in pairs], "score": human})}
+    return array_store(tmp_path / name, layers, words, name=name), bench
 
 
-def test_select_for_words_prefers_short_sentences_that_complete_words() -> None:
-    pool = [
-        "the cat sat",                         # 0: cat
-        "a cat and a dog",                     # 1: cat, dog
-        "cat cat cat cat cat cat cat cat",     # 2: cat once (a sentence counts once per word)
-        "dog",                                 # 3: dog, shortest
-        "nothing useful here",                 # 4
-        "the dog",                             # 5: dog
-    ]
-    weights = {"cat": 1.0, "dog": 1.0, "emu": 5.0}
-    # min_contexts=2: emu never occurs, so it is not wanted; cat and dog need 2 sentences each
-    chosen = corpus.select_for_words(pool, weights, n=10, min_contexts=2)
-    # gain / length: 3 (1.0), then 5 (0.5) completes dog; 1 has fallen to cat only (0.2),
-    # so 0 (1/3) goes first, then 1 completes cat; 2 and 4 add nothing
-    assert chosen == [0, 1, 3, 5]
-    assert corpus.select_for_words(pool, weights, n=1, min_contexts=2) == [3]
+@pytest.mark.parametrize("upper_matches", [True, False])
+def test_static_claim_compares_pc1_with_the_input_vectors(tmp_path, upper_matches):
+    main = planted(tmp_path, "main")
+    static, bench = _static_store(tmp_path, "static", upper_matches)
+    result = cm.analyse({"main": main}, static_stores={"static": static}, benchmarks=bench,
+                        n_boot=200, neighbour_queries=100, authors=False)
+    row = result.claims[result.claims["claim"] == cm.CLAIMS["static_beats_input"].claim]
+    assert row["model"].item() == "static"
+    if upper_matches:  # PC1 recovers the rating directions, layer 0 does not
+        assert row["verdict"].item() == "holds" and row["value"].item() > 0.8
+    else:
+        assert row["verdict"].item() == "does not hold" and row["value"].item() < -0.8
+    scores = result.tables["static_scores"]
+    assert set(scores["embedding"]) == {"PC1", "layer-0 mean"}
+    assert scores["scored"].all() and (scores["coverage"] == 1.0).all()
 
 
-def test_table1_beside_marks_the_paper_as_reference() -> None:
+def test_unscored_benchmarks_are_not_listed_as_scored():
     scores = pd.DataFrame({
-        "benchmark": ["simlex999", "ws353_sim", "simlex999", "ws353_sim"],
-        "value": [0.1, 0.2, 0.3, 0.4], "coverage": [0.5, 0.6, 0.5, 0.6],
-        "layer": [1, 1, 2, 2], "model": "toy",
-    })
-    t = context_measures.table1_beside(scores)
-    assert list(t.columns) == list(wordbench.ETHAYARAJH2019_COLUMNS.values())
-    assert t.loc[("this run", "toy, layer 2"), "simlex999"] == 0.3
-    assert t.loc[("this run: coverage", "toy"), "simlex999"] == 0.5
+        "model": "toy", "layer": [1, 1], "protocol": "web", "benchmark": ["simlex999", "rw"],
+        "value": [0.3, np.nan], "coverage": [0.5, 0.0]})
+    t = cm.table1_beside(scores)
+    assert t.loc[("this run", "toy, layer 1"), "simlex999"] == 0.3
+    assert np.isnan(t.loc[("this run", "toy, layer 1"), "rw"])
     assert np.isnan(t.loc[("this run", "toy, layer 1"), "men"])
-    ref = t.loc["paper (reference only)"]
-    assert ref.loc["GPT-2, Layer 12", "simlex999"] == wordbench.ETHAYARAJH2019_TABLE1[
-        "GPT-2, Layer 12"]["simlex999"]
 
 
-def test_static_findings_name_the_best_layer() -> None:
-    rows = [{"benchmark": b, "layer": layer, "value": v, "coverage": c, "n": n}
-            for layer, v in ((0, 0.1), (1, 0.5), (2, 0.3))
-            for b, c, n in (("simlex999", 0.2, 53), ("ws353", 0.6, 50))]
-    rows.append({"benchmark": "google", "layer": 2, "value": 0.9, "coverage": 0.01, "n": 5})
-    # a subset of ws353 must not be averaged in (its items would count twice)
-    rows += [{"benchmark": "ws353_sim", "layer": layer, "value": -1.0, "coverage": 0.6, "n": 30}
-             for layer in (0, 1, 2)]
-    text = context_measures.static_findings(pd.DataFrame(rows), "toy")[0]
-    assert "in layer 1 (mean Spearman 0.50), against 0.10 in layer 0" in text
-    assert "20% to 60%" in text and "103 items in all" in text
-    # 1 / sqrt(100) = 0.10; the gap 0.40 is more than twice that
-    assert "a difference more than twice the standard error" in text and "(about 0.10)" in text
-    small = pd.DataFrame(rows).assign(n=10)
-    assert "a difference within twice" in context_measures.static_findings(small, "toy")[0]
+def test_every_claim_spec_makes_a_valid_claim():
+    for key, spec in cm.CLAIMS.items():
+        assert spec.direction in ("above", "below") and spec.rule and spec.figure, key
+        c = cm._claim(key, ("m", "none"), "corrected" if spec.per_preset else None,
+                      (0.0, -1.0, 1.0), "", {})
+        assert isinstance(c, Claim) and c.verdict == "inconclusive"
 
 
-def test_saturated_mev_baseline_names_the_layers() -> None:
-    d = _per_layer(baseline=[0.1] * 6, selfsim_adj=[0.5] * 6, intrasim_adj=[0] * 6,
-                   mev_adj=[0] * 6).assign(mev_baseline_used=[0.1, 0.995, 1.0, 0.999, 0.5, 0.99])
-    (text,) = context_measures.saturated_mev_baseline(d)
-    assert "at least 0.99 in 4 of 6 layers (layers 1-3, 5), up to 1.000" in text
-    assert context_measures.saturated_mev_baseline(d.assign(mev_baseline_used=0.5)) == []
+@pytest.mark.data
+def test_authors_numbers_and_their_claim_statistics():
+    layers, words = cm.authors_table()
+    gpt2 = layers[layers["model"] == "GPT-2"].set_index("layer")
+    assert gpt2.loc[12, "baseline_cosine"] == pytest.approx(0.978)
+    assert gpt2.loc[3, "mev_baseline"] == pytest.approx(0.998)
+    assert np.isnan(gpt2.loc[0, "mev"])  # the authors skip layer 0 for MEV
+    elmo = layers[layers["model"] == "ELMo"]
+    assert elmo["depth"].tolist() == [0.0, 0.5, 1.0]
+    published = cm._authors_published(layers, words)
+    assert published["anisotropic"] == "BERT 0.17, ELMo 0.14, GPT-2 0.57"
+    assert published["mev_small"].startswith("BERT 0.0")

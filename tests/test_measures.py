@@ -632,3 +632,140 @@ def test_norm_ratio_median_and_mean_known_answers() -> None:
     assert np.isnan(norm_ratio(X, np.zeros(5, dtype=bool)))
     with pytest.raises(ValueError, match="statistic"):
         norm_ratio(X, rows, statistic="max")
+
+
+# ---------------------------------------------------------------------------------------------
+# shared unit rows, per-item tables, resampled baselines, neighbours under several subsets
+# ---------------------------------------------------------------------------------------------
+
+
+def _random_layer(seed: int = 0, n_sent: int = 12, width: int = 6):
+    rng = np.random.default_rng(seed)
+    vocab = ["the", "cat", "dog", "a", "sat", "ran", ","]
+    sentences = [[vocab[j] for j in rng.integers(0, len(vocab), rng.integers(2, 7))]
+                 for _ in range(n_sent)]
+    n = sum(len(s) for s in sentences)
+    X = rng.standard_normal((n, width)) + 1.5
+    return X, corpus(sentences, X, punct={","})
+
+
+def test_unit_rows_give_the_same_numbers_as_the_raw_layer():
+    X, words = _random_layer()
+    ur = M.UnitRows.of(X)
+    assert M.UnitRows.of(ur) is ur and len(ur) == len(X)
+    for preset in M.PRESETS:
+        a = M.context_measures(X, words, preset, seed=3, min_contexts=2, n_boot=50)
+        b = M.context_measures(ur, words, preset, seed=3, min_contexts=2, n_boot=50)
+        assert a == pytest.approx(b, nan_ok=True)
+    pd.testing.assert_frame_equal(M.token_measures(X, words), M.token_measures(ur, words))
+    assert M.anisotropy_baseline(ur, words["sentence_id"], None) == pytest.approx(
+        brute_mean_pairwise(X, words["sentence_id"].to_numpy()))
+
+
+@pytest.mark.parametrize("preset", list(M.PRESETS))
+def test_context_tables_hold_the_items_context_measures_averages(preset):
+    X, words = _random_layer(1, n_sent=30)
+    t = M.context_tables(X, words, preset, seed=5, min_contexts=2, n_intra_sentences=None)
+    m = M.context_measures(X, words, preset, seed=5, min_contexts=2, n_intra_sentences=None,
+                           n_boot=0)
+    assert t.baseline_cosine == m["baseline_cosine"] and len(t.words) == m["n_words"]
+    for name, table in (("selfsim", t.words), ("mev", t.words), ("intrasim", t.sentences)):
+        assert table[name].mean() == pytest.approx(m[name])
+        assert table[name + "_adj"].mean() == pytest.approx(m[name + "_adj"])
+    assert t.intrasim_baseline == pytest.approx(m["intrasim_baseline"])
+
+
+def test_cross_sentence_replicates_weight_sentences_by_their_counts():
+    X, words = _random_layer(2)
+    sid = words["sentence_id"].to_numpy()
+    n_s = len(np.unique(sid))
+    counts = np.ones((1, n_s))
+    exact = M.cross_sentence_replicates(X, sid, counts)[0]
+    assert exact == pytest.approx(brute_mean_pairwise(X, sid))
+    # taking sentence 0 twice and dropping sentence 1: copies are one sentence, so the
+    # pairs inside them are left out and each pair with another sentence counts twice
+    m = np.ones(n_s)
+    m[0], m[1] = 2, 0
+    keep = sid != 1
+    Y = np.vstack([X[keep], X[sid == 0]])
+    ids = np.r_[sid[keep], sid[sid == 0]]
+    vals = []
+    for i in range(len(Y)):
+        for j in range(len(Y)):
+            if i != j and ids[i] != ids[j]:
+                vals.append(cos(Y[i], Y[j]))
+    assert M.cross_sentence_replicates(X, sid, m[None])[0] == pytest.approx(np.mean(vals))
+    with pytest.raises(ValueError):
+        M.cross_sentence_replicates(X, sid, np.ones((2, n_s + 1)))
+
+
+def test_neighbour_subsets_equal_separate_searches():
+    X, words = _random_layer(3, n_sent=20, width=8)
+    rest = words["word_index"].to_numpy() > 0
+    both = M.neighbour_measures(X, words, k=3, queries=25, seed=1,
+                                subsets={"all": np.ones(len(X), bool), "rest": rest})
+    alone = M.neighbour_measures(X, words, k=3, queries=25, seed=1)
+    got = both[both["subset"] == "all"].drop(columns="subset").reset_index(drop=True)
+    pd.testing.assert_frame_equal(got, alone)
+    sub = both[both["subset"] == "rest"]
+    assert rest[sub["row"]].all() and len(sub) == rest[alone["row"]].sum()
+    idx, _ = M.nearest_neighbours(X, 3, queries=sub["row"].to_numpy(), candidates=rest)
+    assert rest[idx].all()
+    kept = np.flatnonzero(rest)  # the subset searched on its own, as a smaller layer
+    ref = M.neighbour_measures(X[rest], words[rest].reset_index(drop=True), k=3,
+                               queries=np.searchsorted(kept, sub["row"]))
+    assert sub["same_word_share"].to_numpy() == pytest.approx(ref["same_word_share"].to_numpy())
+
+
+def test_standardised_difference_known_answers():
+    # two groups of equal spread one pooled standard deviation apart: d = 1
+    v = np.array([0.0, 2.0, 0.0, 2.0, 3.0, 5.0, 3.0, 5.0])
+    g = np.array([False] * 4 + [True] * 4)
+    s = math.sqrt(4 / 3)  # both groups: variance of (0, 2, 0, 2) with n - 1
+    d, lo, hi = stats.standardised_difference(v, g, n_boot=200, rng=0)
+    assert d == pytest.approx(3 / s)
+    assert lo <= d <= hi
+    assert math.isnan(stats.standardised_difference(v[:5], g[:5])[0])  # one item in a group
+    # clusters of identical items: the cluster bootstrap is wider than the item bootstrap
+    rng = np.random.default_rng(0)
+    base = rng.standard_normal(40)
+    vals, grp = np.repeat(base, 10), np.repeat(np.arange(40) % 2 == 0, 10)
+    _, lo_i, hi_i = stats.standardised_difference(vals, grp, n_boot=300, rng=1)
+    _, lo_c, hi_c = stats.standardised_difference(vals, grp, np.repeat(np.arange(40), 10),
+                                                   n_boot=300, rng=1)
+    assert hi_c - lo_c > 2 * (hi_i - lo_i)
+
+
+def test_similarity_scores_and_spearman_replicates_agree_with_scipy():
+    from scipy import stats as sps
+
+    from lmgeometry.measures import wordbench
+
+    vectors = {"a": np.array([1.0, 0.0]), "b": np.array([1.0, 1.0]), "c": np.array([0.0, 2.0]),
+               "d": np.array([-1.0, 0.5])}
+    pairs = pd.DataFrame({"word1": ["A", "a", "b", "a", "x"], "word2": ["b", "c", "c", "d", "a"],
+                          "score": [8.0, 1.0, 6.0, 0.0, 5.0]})
+    s = wordbench.similarity_scores(vectors, pairs)
+    assert s[:4] == pytest.approx([cos([1, 0], [1, 1]), 0.0, cos([1, 1], [0, 2]),
+                                   cos([1, 0], [-1, 0.5])])
+    assert np.isnan(s[4])  # "x" has no vector
+    rng = np.random.default_rng(0)
+    human = rng.integers(0, 5, 60).astype(float)  # ties on purpose
+    scores = np.c_[human + rng.standard_normal(60), rng.standard_normal(60)]
+    rho, reps = wordbench.spearman_replicates(scores, human, n_boot=40, rng=2)
+    assert rho == pytest.approx([sps.spearmanr(scores[:, e], human).statistic for e in (0, 1)])
+    # replicate b is Spearman's rho on the items of resample b, the same items in each column
+    idx = np.random.default_rng(2).integers(0, 60, size=(40, 60))[7]
+    assert reps[7] == pytest.approx([sps.spearmanr(scores[idx, e], human[idx]).statistic
+                                     for e in (0, 1)])
+
+
+def test_mean_embeddings_are_the_unit_mean_of_the_occurrences():
+    X, words = _random_layer(4, n_sent=20)
+    means = M.mean_embeddings(X, words, min_contexts=3)
+    pc1 = M.static_embeddings(X, words, min_contexts=3)
+    assert set(means) == set(pc1) and "," not in means
+    key = words["text"].str.lower()
+    for w, v in means.items():
+        ref = X[(key == w).to_numpy()].mean(axis=0)
+        assert v == pytest.approx(ref / np.linalg.norm(ref))

@@ -63,9 +63,11 @@ def first_token_flags(claims: pd.DataFrame) -> pd.Series:
     """Per claim row: True when its verdict differs between the controls of its model.
 
     A verdict that flips when each sentence's first word is left out is driven by the first
-    token (the decoder's attention sink), not by the rest of the words.
+    token (the decoder's attention sink), not by the rest of the words. Rows are compared
+    within one (seed, claim, model, statistic): a claim tested with two statistics (e.g. two
+    estimators) is two tests.
     """
-    key = ["seed", "claim", "model"]
+    key = ["seed", "claim", "model", "statistic"]
     n_verdicts = claims.groupby(key)["verdict"].transform("nunique")
     return n_verdicts > 1
 

@@ -1,191 +1,661 @@
-"""Per-layer tables of the context measures, and seed 001's claims tested on them.
+"""Chapter 3, context measures: seed 001's claims (Ethayarajh 2019) and seed 000's token measures.
 
-:mod:`lmgeometry.measures.contextual` computes each measure on one layer's vectors; this module runs
-them over every layer of an activation store and turns the results into the tables the
-"Context measures" chapter plots, plus :func:`claims`, which marks each claim of Ethayarajh
-(2019) as holding or not for one model from those tables (computed, never typed).
+One entry point, :func:`analyse`, reads every layer of every store once and computes from it
+everything the chapter shows:
+
+* per layer, model, estimator preset and control: the anisotropy baseline, self-similarity
+  (SelfSim), intra-sentence similarity (IntraSim) and maximum explainable variance (MEV), raw
+  and adjusted, with 95% intervals (:mod:`lmgeometry.measures.contextual`);
+* the least self-similar words, the stopword effect per layer, seed 000's token-level tables
+  (intra-sentence similarity by position and part of speech, token self-similarity) and the
+  10-nearest-neighbour measures;
+* PC1 static embeddings (seed 001, Table 1) scored on the word benchmarks, against the model's
+  own layer-0 (input) vectors;
+* the authors' released per-layer numbers for BERT, ELMo and GPT-2 beside this run's;
+* seed 001's and seed 000's claims as :class:`~lmgeometry.report.claims.Claim` rows.
+
+Intervals come from bootstraps drawn once per model and control and shared by every layer
+(words, sentences, or sentences as clusters of tokens), so that a statistic over layers (the
+smallest baseline, a Spearman trend over depth, the largest adjusted MEV) gets a joint interval.
+Layer 0, the context-free input, is left out of every claim about layers (as in the paper).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 from tqdm.auto import tqdm
 
+from lmgeometry.activations.store import Store
+from lmgeometry.chapters.common import ChapterResult, control_rows, controls_for
 from lmgeometry.io import data
-from lmgeometry.measures import contextual, wordbench
-from lmgeometry.report.prose import layer_ranges
-
-if TYPE_CHECKING:
-    from lmgeometry.activations.store import Store
+from lmgeometry.measures import contextual, stats, wordbench
+from lmgeometry.measures.contextual import ContextTables, UnitRows
+from lmgeometry.report import prose
+from lmgeometry.report.claims import Claim, claims_frame
 
 __all__ = [
-    "claims",
-    "claims_table",
-    "depth_trend",
+    "CLAIMS",
+    "CONTENT_UPOS",
     "DISJOINT_SIMILARITY",
-    "findings",
-    "holds_matrix",
-    "INTRASIM_DIFFERS",
-    "intrasim_pattern",
-    "isotropic_cosine_band",
-    "layer_measures",
-    "lowest_words",
-    "NEAR_ZERO",
-    "neighbour_table",
+    "FUNCTION_UPOS",
+    "MIN_COVERED_ITEMS",
     "PRESET_NAMES",
-    "saturated_mev_baseline",
-    "static_findings",
-    "static_scores",
+    "SINK_RATIO",
+    "ClaimSpec",
+    "analyse",
+    "authors_table",
     "summary",
     "table1_beside",
-    "token_tables",
-    "TREND_RHO",
 ]
 
-
+#: The two estimator presets of :data:`lmgeometry.measures.contextual.PRESETS`.
 PRESET_NAMES: tuple[str, ...] = ("ethayarajh2019", "corrected")
 
+#: Parts of speech seed 000 calls content words and function words.
+CONTENT_UPOS: tuple[str, ...] = ("NOUN", "PROPN", "VERB", "ADJ", "ADV")
+FUNCTION_UPOS: tuple[str, ...] = ("DET", "ADP", "PRON", "CCONJ", "SCONJ", "AUX", "PART")
 
-def _layer(store: Store, i: int) -> np.ndarray:
-    return store.layer(i)
+#: Similarity benchmarks with disjoint item sets (WS353's similarity and relatedness splits
+#: are subsets of WS353, so averaging them with it would count those items twice).
+DISJOINT_SIMILARITY: tuple[str, ...] = ("simlex999", "men", "ws353", "rw")
 
-
-def layer_measures(store: Store, presets: Sequence[str] = PRESET_NAMES, seed: int = 0, *,
-                   min_contexts: int = 5, n_intra_sentences: int = 500, n_boot: int = 1000,
-                   label: str = "") -> pd.DataFrame:
-    """:func:`lmgeometry.measures.contextual.context_measures` for every layer and preset.
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per (preset, layer): ``layer``, ``depth`` (layer / last layer), ``width``
-        (the model's hidden size) and every key
-        of :func:`~lmgeometry.measures.contextual.context_measures` (baselines, SelfSim, IntraSim,
-        MEV,
-        raw and adjusted, with 95% bootstrap bounds).
-    """
-    rows = []
-    last = store.n_layers - 1
-    for i in tqdm(range(store.n_layers), desc=f"context measures {label}".strip(),
-                  unit="layer", mininterval=1.0):
-        X = _layer(store, i)
-        for preset in presets:
-            m = contextual.context_measures(X, store.words, preset, seed, min_contexts=min_contexts,
-                                          n_intra_sentences=n_intra_sentences, n_boot=n_boot)
-            rows.append({"layer": i, "depth": i / last if last else 0.0,
-                         "width": store.width, **m})
-    return pd.DataFrame(rows)
+#: A benchmark with fewer covered items than this is not scored (a Spearman correlation on 20
+#: items has a 95% interval about +-0.45 wide).
+MIN_COVERED_ITEMS = 20
 
 
-def token_tables(store: Store, *, max_position: int = 20, min_count: int = 20,
-                 label: str = "") -> dict[str, pd.DataFrame]:
-    """Seed 000's token-level measures over every layer, summarised for heatmaps.
+@dataclass(frozen=True)
+class ClaimSpec:
+    """One claim of a seed: what is measured, its threshold and why (a row of :data:`CLAIMS`)."""
 
-    :func:`lmgeometry.measures.contextual.token_measures` per layer, then the mean token
-    intra-sentence
-    similarity by word position (0..``max_position``) and by UPOS, and the mean token
-    self-similarity by UPOS (groups with fewer than ``min_count`` tokens left out).
+    seed: str
+    claim: str
+    statistic: str
+    threshold: float
+    direction: str
+    rule: str
+    published: str
+    figure: str
+    per_preset: bool = True
 
-    Returns
-    -------
-    dict of DataFrame
-        ``intra_by_position``, ``intra_by_upos``, ``self_by_upos``: layers as rows.
-    """
-    by_pos, intra_upos, self_upos = {}, {}, {}
-    for i in tqdm(range(store.n_layers), desc=f"token measures {label}".strip(), unit="layer",
+
+_TREND_RULE = ("|rho| >= 0.5 over the layers is a large rank correlation (Cohen 1988): the "
+               "trend holds for most layers, as the paper's 'generally' allows exceptions")
+_NEAR_RULE = ("0.10 is half the 0.20 that the paper gives as the adjusted IntraSim of ELMo "
+              "and BERT in all but one layer: below it a model is nearer GPT-2's 0 than them")
+
+#: Seed 001's and seed 000's claims, with the statistic, threshold and reason of each.
+CLAIMS: dict[str, ClaimSpec] = {
+    "anisotropic": ClaimSpec(
+        "001", "representations are anisotropic in every non-input layer",
+        "smallest baseline cosine over layers 1-L (exact mean over pairs of words from "
+        "different sentences)", 0.1, "above",
+        "the mean cosine of unit vectors is the squared length of their mean, the least share "
+        "of their energy along one direction (1/d if isotropic); 0.1 separates the paper's "
+        "isotropic case (ELMo input, 0.008) from its least anisotropic layers (ELMo, 0.14)",
+        "every layer of ELMo, BERT and GPT-2 except ELMo's input layer", "fig-ch03-anisotropy",
+        per_preset=False),
+    "anisotropy_rises": ClaimSpec(
+        "001", "anisotropy rises with depth",
+        "Spearman rho of the baseline cosine with the layer index, layers 1-L", 0.5, "above",
+        _TREND_RULE, "generally more anisotropic in higher layers (exceptions: BERT's last "
+        "layer)", "fig-ch03-anisotropy", per_preset=False),
+    "selfsim_falls": ClaimSpec(
+        "001", "upper layers are more context-specific (adjusted SelfSim falls with depth)",
+        "Spearman rho of mean adjusted SelfSim with the layer index, layers 1-L", -0.5,
+        "below", _TREND_RULE, "the higher the layer, the lower the self-similarity, in all "
+        "three models", "fig-ch03-selfsim"),
+    "stopwords": ClaimSpec(
+        "001", "stopwords are among the least self-similar words",
+        "Cohen's d of adjusted SelfSim (mean over layers 1-L), stopwords minus other words",
+        -0.8, "below", "d <= -0.8 is Cohen's large effect: the mean stopword is less "
+        "self-similar than about 79% of other words, which 'among the least' requires",
+        "across all layers; the five least self-similar words of ELMo are 'and', 'of', 's', "
+        "'the', 'to'", "fig-ch03-stopwords"),
+    "intrasim_above": ClaimSpec(
+        "001", "adjusted IntraSim stays above the baseline in every layer (BERT, ELMo)",
+        "smallest mean adjusted IntraSim over layers 1-L", 0.1, "above", _NEAR_RULE,
+        "BERT and ELMo: above 0.20 in all but one layer", "fig-ch03-intrasim"),
+    "intrasim_falls": ClaimSpec(
+        "001", "adjusted IntraSim falls with depth (BERT)",
+        "Spearman rho of mean adjusted IntraSim with the layer index, layers 1-L", -0.5,
+        "below", _TREND_RULE, "BERT: words of a sentence drift apart in upper layers",
+        "fig-ch03-intrasim"),
+    "intrasim_rises": ClaimSpec(
+        "001", "adjusted IntraSim rises with depth (ELMo)",
+        "Spearman rho of mean adjusted IntraSim with the layer index, layers 1-L", 0.5,
+        "above", _TREND_RULE, "ELMo: words of a sentence grow more similar in upper layers",
+        "fig-ch03-intrasim"),
+    "intrasim_near_zero": ClaimSpec(
+        "001", "adjusted IntraSim is close to 0 in most layers (GPT-2)",
+        "median over layers 1-L of |mean adjusted IntraSim|", 0.1, "below", _NEAR_RULE,
+        "GPT-2: no more similar than random words in most layers", "fig-ch03-intrasim"),
+    "mev_small": ClaimSpec(
+        "001", "a static vector explains less than 5% of a word's variance in every layer",
+        "largest mean adjusted MEV over layers 1-L", 0.05, "below",
+        "the paper's own threshold (5% of the variance)",
+        "below 5% in every layer of ELMo, BERT and GPT-2", "fig-ch03-mev"),
+    "static_beats_input": ClaimSpec(
+        "001", "PC1 static embeddings of some layer beat the input (layer-0) vectors on word "
+        "similarity",
+        "largest gain over layers 1-L in mean Spearman rho (similarity benchmarks with at least "
+        f"{MIN_COVERED_ITEMS} covered items) of PC1 vectors over layer-0 mean vectors", 0.05,
+        "above", "0.05 is FastText's lead over GloVe in the paper's Table 1, averaged over "
+        "SimLex-999, MEN, WS353 and RW (0.052), a gap the paper reports as one embedding "
+        "outperforming another", "PC1 vectors of BERT's and ELMo's lower layers beat GloVe and "
+        "FastText on most benchmarks (Table 1)", "fig-ch03-static", per_preset=False),
+    "nn_same_word_falls": ClaimSpec(
+        "000", "fewer of a token's 10 nearest neighbours are the same word in upper layers",
+        "Spearman rho of the mean same-word share of the 10 nearest neighbours with the layer "
+        "index, layers 1-L", -0.5, "below", _TREND_RULE,
+        "GPT-2 and BERT: most neighbours are the same token in lower layers, fewer in upper",
+        "fig-ch03-neighbours", per_preset=False),
+    "token_self_content": ClaimSpec(
+        "000", "content words have a higher token self-similarity than function words",
+        "Cohen's d of token self-similarity (mean over layers 1-L), content minus function "
+        "words", 0.5, "above", "d >= 0.5 is Cohen's medium effect, a difference a reader sees "
+        "in the figure", "GPT-2 and BERT: self-similarity higher for content than function "
+        "words", "fig-ch03-tokens", per_preset=False),
+    "token_intra_function": ClaimSpec(
+        "000", "function words are more similar to the rest of their sentence than content words",
+        "Cohen's d of token intra-sentence similarity (mean over layers 1-L), function minus "
+        "content words", 0.5, "above", "d >= 0.5 is Cohen's medium effect, a difference a "
+        "reader sees in the figure", "BERT in all layers, GPT-2 in layers 1-4",
+        "fig-ch03-tokens", per_preset=False),
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# the layer pass
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Run:
+    """What the layer pass collects for one model under one control, layer by layer."""
+
+    model: str
+    control: str
+    depth: list[float]
+    words: pd.DataFrame
+    draws: np.ndarray
+    ctx: dict[str, list[ContextTables]] = field(default_factory=dict)
+    base_reps: list[np.ndarray] = field(default_factory=list)
+    token_intra: list[np.ndarray] = field(default_factory=list)
+    token_self: list[np.ndarray] = field(default_factory=list)
+    neighbours: list[pd.DataFrame] = field(default_factory=list)
+    sink_ratio: list[float] = field(default_factory=list)
+
+    @property
+    def n_layers(self) -> int:
+        return len(self.depth)
+
+
+def _sentence_draws(sentence_ids: np.ndarray, n_boot: int, seed: int) -> np.ndarray:
+    """``n_boot`` bootstrap counts of the distinct sentences (columns in sorted id order)."""
+    n_s = len(np.unique(sentence_ids))
+    gen = np.random.default_rng([seed, 3])
+    return gen.multinomial(n_s, np.full(n_s, 1.0 / n_s), size=n_boot).astype(np.float64)
+
+
+def _sink_ratio(ur: UnitRows, words: pd.DataFrame) -> float:
+    """Median norm of each sentence's first word over the median norm of the other words."""
+    first = words["word_index"].to_numpy() == 0
+    if first.all() or not first.any():
+        return math.nan
+    return float(np.median(ur.norms[first]) / np.median(ur.norms[~first]))
+
+
+def _add_layer(run: _Run, u: UnitRows, nn: pd.DataFrame, p: dict[str, Any]) -> None:
+    """Every measure of one layer of one run, from its unit rows."""
+    w = run.words
+    for preset in PRESET_NAMES:
+        run.ctx.setdefault(preset, []).append(contextual.context_tables(
+            u, w, preset, p["seed"], min_contexts=p["min_contexts"],
+            n_intra_sentences=p["n_intra_sentences"]))
+    run.base_reps.append(contextual.cross_sentence_replicates(u, w["sentence_id"], run.draws))
+    tokens = contextual.token_measures(u, w)
+    run.token_intra.append(tokens["token_intra"].to_numpy())
+    run.token_self.append(tokens["token_self"].to_numpy())
+    run.neighbours.append(nn.drop(columns="subset").reset_index(drop=True))
+    run.sink_ratio.append(_sink_ratio(u, w))
+
+
+def _scan(store: Store, p: dict[str, Any]) -> list[_Run]:
+    """Read each layer of ``store`` once; compute every measure under every control."""
+    controls = controls_for(store)
+    rows = {c: control_rows(store, c) for c in controls}
+    runs = []
+    for c in controls:
+        w = store.words.iloc[rows[c]].reset_index(drop=True)
+        runs.append(_Run(store.label, c, [store.depth(i) for i in range(store.n_layers)], w,
+                         _sentence_draws(w["sentence_id"].to_numpy(), p["n_boot"], p["seed"])))
+    n = store.n_words
+    gen = np.random.default_rng([p["seed"], 1])
+    queries = np.sort(gen.choice(n, size=min(p["neighbour_queries"], n), replace=False))
+    subsets = {c: np.isin(np.arange(n), rows[c]) for c in controls}
+    for i in tqdm(range(store.n_layers), desc=f"context measures {store.label}", unit="layer",
                   mininterval=1.0):
-        t = contextual.token_measures(_layer(store, i), store.words)
-        t = t[t["word_index"] <= max_position]
-        by_pos[i] = contextual.summarise_tokens(t, "token_intra", "word_index",
-                                              min_count=min_count)["mean"]
-        intra_upos[i] = contextual.summarise_tokens(t, "token_intra", "upos",
-                                                  min_count=min_count)["mean"]
-        self_upos[i] = contextual.summarise_tokens(t, "token_self", "upos",
-                                                 min_count=min_count)["mean"]
-    return {name: pd.DataFrame(d).T.rename_axis("layer")
-            for name, d in (("intra_by_position", by_pos), ("intra_by_upos", intra_upos),
-                            ("self_by_upos", self_upos))}
+        ur = UnitRows.of(store.layer(i))
+        nn = contextual.neighbour_measures(ur, store.words, p["k"], queries=queries,
+                                           subsets=subsets)
+        for run in runs:
+            u = ur if run.control == "none" else ur.take(rows[run.control])
+            _add_layer(run, u, nn[nn["subset"] == run.control], p)
+    return runs
 
 
-def neighbour_table(store: Store, k: int = 10, queries: int = 3000, seed: int = 0,
-                    label: str = "") -> pd.DataFrame:
-    """Per layer: mean share of same-word neighbours and mean neighbour cosine (seed 000).
+# ---------------------------------------------------------------------------------------------
+# joint bootstraps and the per-layer tables
+# ---------------------------------------------------------------------------------------------
 
-    The same ``queries`` random tokens in every layer; neighbours among all tokens of the
-    layer (:func:`lmgeometry.measures.contextual.neighbour_measures`, blocked, memory bounded).
+
+def _columns(tables: Sequence[pd.DataFrame], key: str, value: str) -> np.ndarray:
+    """items x layers matrix of ``value`` from per-layer tables that list the same items."""
+    first = tables[0][key].to_numpy()
+    for t in tables[1:]:
+        if not np.array_equal(t[key].to_numpy(), first):
+            raise RuntimeError(f"per-layer tables list different {key}s; cannot stack them")
+    return np.column_stack([t[value].to_numpy(dtype=np.float64) for t in tables])
+
+
+def _joint(V: np.ndarray, n_boot: int, seed: int,
+           weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Column means of ``V`` (items x layers) and their joint bootstrap replicates."""
+    w = np.ones(len(V)) if weights is None else weights
+    finite = np.isfinite(V)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = (np.where(finite, V, 0.0) * w[:, None]).sum(0) / (finite * w[:, None]).sum(0)
+    if len(V) == 0 or n_boot <= 0:
+        return means, np.full((max(n_boot, 0), V.shape[1]), np.nan)
+    return means, stats.weighted_bootstrap_means(V, w, n_boot, np.random.default_rng(seed))
+
+
+def _band(reps: np.ndarray, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """Per-column percentile interval of replicates (NaN columns stay NaN)."""
+    if reps.size == 0 or not np.isfinite(reps).any():
+        nan = np.full(reps.shape[1], np.nan)
+        return nan, nan.copy()
+    with np.errstate(invalid="ignore"):
+        lo, hi = np.nanquantile(reps, [(1 - level) / 2, (1 + level) / 2], axis=0)
+    return lo, hi
+
+
+def _preset_series(run: _Run, preset: str, p: dict[str, Any]
+                   ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Per-layer means and joint replicates of one preset's measures, raw and adjusted."""
+    t = run.ctx[preset]
+    wt, st = [x.words for x in t], [x.sentences for x in t]
+    out = {}
+    for name, tables, key in (("selfsim", wt, "word"), ("mev", wt, "word"),
+                              ("intrasim", st, "sentence")):
+        for suffix in ("", "_adj"):
+            out[name + suffix] = _joint(_columns(tables, key, name + suffix), p["n_boot"],
+                                        p["seed"])
+    return out
+
+
+def _per_layer_frame(run: _Run, preset: str, series: dict, base: tuple) -> pd.DataFrame:
+    """One run's per-layer table for one preset (columns as :func:`analyse` documents)."""
+    t = run.ctx[preset]
+    frame = pd.DataFrame({
+        "model": run.model, "layer": np.arange(run.n_layers), "depth": run.depth,
+        "preset": preset, "control": run.control,
+        "n_words": [len(x.words) for x in t], "n_sentences": [len(x.sentences) for x in t],
+        "first_word_norm_ratio": run.sink_ratio,
+        "baseline_cosine": [x.baseline_cosine for x in t],
+    })
+    exact = preset == "corrected"
+    lo, hi = _band(base[1]) if exact else (np.nan, np.nan)
+    frame["baseline_cosine_lo"], frame["baseline_cosine_hi"] = lo, hi
+    frame["mev_baseline"] = [x.mev_baseline for x in t]
+    frame["intrasim_baseline"] = [x.intrasim_baseline for x in t]
+    frame["mev_baseline_used"] = [
+        x.words["mev_baseline"].mean() if "mev_baseline" in x.words else x.mev_baseline
+        for x in t]
+    for name, (means, reps) in series.items():
+        lo, hi = _band(reps)
+        frame[name], frame[name + "_lo"], frame[name + "_hi"] = means, lo, hi
+    return frame
+
+
+def _stopword_flags(words: pd.DataFrame) -> pd.Series:
+    """Lower-cased word -> whether spaCy marks it a stopword (in any of its occurrences)."""
+    key = words["text"].astype(str).str.lower()
+    return words["is_stop"].fillna(False).astype(bool).groupby(key).any()
+
+
+def _word_tables(run: _Run, preset: str, n_lowest: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The least self-similar words per layer, and the stopword effect per layer."""
+    stop = _stopword_flags(run.words)
+    lowest, effect = [], []
+    for layer, t in enumerate(run.ctx[preset]):
+        w = t.words.assign(is_stop=t.words["word"].map(stop).fillna(False).astype(bool))
+        low = w.dropna(subset=["selfsim"]).sort_values(["selfsim", "word"], kind="stable")
+        lowest.append(low.head(n_lowest).assign(rank=np.arange(1, min(n_lowest, len(low)) + 1),
+                                                layer=layer))
+        d = stats.standardised_difference(w["selfsim_adj"], w["is_stop"], n_boot=0)[0]
+        effect.append({"layer": layer, "n_stop": int(w["is_stop"].sum()),
+                       "n_other": int((~w["is_stop"]).sum()),
+                       "selfsim_adj_stop": w.loc[w["is_stop"], "selfsim_adj"].mean(),
+                       "selfsim_adj_other": w.loc[~w["is_stop"], "selfsim_adj"].mean(), "d": d})
+    head = {"model": run.model, "preset": preset, "control": run.control}
+    low = pd.concat(lowest, ignore_index=True)
+    low = low[["layer", "rank", "word", "n_sentences", "selfsim", "selfsim_adj", "is_stop"]]
+    return _tidy(low.assign(**head), run), _tidy(pd.DataFrame(effect).assign(**head), run)
+
+
+def _tidy(frame: pd.DataFrame, run: _Run) -> pd.DataFrame:
+    """``model, layer, depth`` first, then ``preset`` and ``control`` where present."""
+    frame = frame.assign(model=run.model, depth=frame["layer"].map(lambda i: run.depth[i]))
+    first = [c for c in ("model", "layer", "depth", "preset", "control") if c in frame]
+    return frame[first + [c for c in frame.columns if c not in first]]
+
+
+def _token_tables(run: _Run, max_position: int, min_count: int
+                  ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Seed 000's token measures per layer: intra-sentence similarity by position, and
+    intra-sentence and self-similarity by part of speech (groups under ``min_count`` left out).
     """
-    rows = []
-    for i in tqdm(range(store.n_layers), desc=f"neighbours {label}".strip(), unit="layer",
-                  mininterval=1.0):
-        t = contextual.neighbour_measures(_layer(store, i), store.words, k, queries=queries,
-                                        seed=seed)
-        rows.append({"layer": i, "same_word_share": float(t["same_word_share"].mean()),
-                     "mean_neighbour_cosine": float(t["mean_neighbour_cosine"].mean()),
-                     "queries": len(t)})
-    return pd.DataFrame(rows)
+    pos = run.words["word_index"].to_numpy()
+    upos = run.words["upos"].astype(str).to_numpy()
+    by_pos, by_upos = [], []
+    for layer, (intra, self_) in enumerate(zip(run.token_intra, run.token_self, strict=True)):
+        t = pd.DataFrame({"position": pos, "upos": upos, "token_intra": intra,
+                          "token_self": self_})
+        g = t[t["position"] <= max_position].groupby("position")["token_intra"].agg(
+            ["mean", "count"])
+        g = g[g["count"] >= min_count]
+        by_pos.append(pd.DataFrame({"layer": layer, "position": g.index,
+                                    "token_intra": g["mean"].to_numpy(),
+                                    "n": g["count"].to_numpy()}))
+        u = t.groupby("upos").agg(token_intra=("token_intra", "mean"),
+                                  token_self=("token_self", "mean"), n=("token_intra", "count"))
+        u = u[u["n"] >= min_count].reset_index()
+        by_upos.append(u.assign(layer=layer))
+    head = {"control": run.control}
+    return (_tidy(pd.concat(by_pos, ignore_index=True).assign(**head), run),
+            _tidy(pd.concat(by_upos, ignore_index=True).assign(**head), run))
 
 
-def lowest_words(store: Store, n: int = 5, preset: str = "corrected", seed: int = 0
-                 ) -> pd.DataFrame:
-    """The ``n`` least self-similar words of every layer, with whether each is a stopword."""
-    stop = set(store.words.loc[store.words["is_stop"], "text"].str.lower())
-    frames = []
-    for i in range(store.n_layers):
-        low = contextual.lowest_self_similarity(_layer(store, i), store.words, n, preset=preset,
-                                              seed=seed)
-        frames.append(low.assign(layer=i, is_stop=low["word"].isin(stop)))
-    return pd.concat(frames, ignore_index=True)
+def _neighbour_series(run: _Run, p: dict[str, Any]
+                      ) -> tuple[pd.DataFrame, tuple[np.ndarray, np.ndarray]]:
+    """Per-layer same-word share of the 10 nearest neighbours, bootstrapped over sentences
+    (the queries of one sentence are one cluster), and the mean neighbour cosine."""
+    first = run.neighbours[0]
+    sent = first["sentence_id"].to_numpy()
+    codes, uniq = pd.factorize(sent)
+    weights = np.bincount(codes).astype(np.float64)
+    V = np.column_stack([np.bincount(codes, weights=n["same_word_share"].fillna(0).to_numpy())
+                         for n in run.neighbours]) / weights[:, None]
+    means, reps = _joint(V, p["n_boot"], p["seed"] + 7, weights)
+    lo, hi = _band(reps)
+    frame = pd.DataFrame({
+        "layer": np.arange(run.n_layers), "control": run.control, "same_word_share": means,
+        "same_word_share_lo": lo, "same_word_share_hi": hi,
+        "mean_neighbour_cosine": [n["mean_neighbour_cosine"].mean() for n in run.neighbours],
+        "queries": len(first), "sentences": len(uniq)})
+    return _tidy(frame, run), (means, reps)
 
 
-def static_scores(store: Store, layers: Sequence[int], protocol: str = "web",
-                  min_contexts: int = 5, seed: int = 0,
-                  frames: Mapping[str, pd.DataFrame] | None = None,
-                  label: str = "") -> pd.DataFrame:
-    """Seed 001's Table 1: PC1 static embeddings of chosen layers on every word benchmark.
+# ---------------------------------------------------------------------------------------------
+# claims
+# ---------------------------------------------------------------------------------------------
 
-    For each layer, :func:`lmgeometry.measures.contextual.static_embeddings` (first principal
-    component of each word's occurrences, words with at least ``min_contexts`` sentences) scored by
-    :func:`lmgeometry.measures.wordbench.score_all` with ``protocol`` (``"web"`` is the Word
-    Embeddings Benchmarks convention the paper used; ``"strict"`` scores only covered items).
-    ``frames``
-    (benchmark name -> frame) avoids reloading the benchmarks for every layer.
 
-    Returns
-    -------
-    pandas.DataFrame
-        :func:`~lmgeometry.measures.wordbench.score_all` rows plus ``layer`` and ``vocabulary`` (the
-        number of words with a static vector).
+def _row_means(V: np.ndarray) -> np.ndarray:
+    """Mean of each row over its finite entries (NaN for a row without any)."""
+    finite = np.isfinite(V)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(finite, V, 0.0).sum(axis=1) / finite.sum(axis=1)
+
+
+def _interval(value: float, reps: np.ndarray, level: float = 0.95) -> tuple[float, float, float]:
+    """``value`` and the percentile interval of its replicates, widened to contain it."""
+    reps = np.asarray(reps, dtype=np.float64)
+    reps = reps[np.isfinite(reps)]
+    if not math.isfinite(value) or len(reps) == 0:
+        return float(value), math.nan, math.nan
+    lo, hi = np.quantile(reps, [(1 - level) / 2, (1 + level) / 2])
+    return float(value), float(min(lo, value)), float(max(hi, value))
+
+
+def _over_layers(kind: str, means: np.ndarray, reps: np.ndarray) -> tuple[float, float, float]:
+    """A statistic over layers 1..L of per-layer means, with its joint bootstrap interval.
+
+    ``kind``: ``"min"``, ``"max"``, ``"rho"`` (Spearman with the layer index) or
+    ``"median_abs"`` (median of the absolute values).
     """
-    frames = dict(frames) if frames is not None else data.load_benchmarks()
+    m, r = np.asarray(means)[1:], np.asarray(reps)[:, 1:]
+    if kind == "rho":
+        return _interval(float(stats.spearman_rows(m[None])[0]), stats.spearman_rows(r))
+    fn = {"min": np.min, "max": np.max,
+          "median_abs": lambda a, axis=None: np.median(np.abs(a), axis=axis)}[kind]
+    with np.errstate(invalid="ignore"):
+        return _interval(float(fn(m)), fn(r, axis=1))
+
+
+def _claim(key: str, run: _Run | tuple[str, str], preset: str | None,
+           value: tuple[float, float, float], evidence: str, published: Mapping[str, str]
+           ) -> Claim:
+    """The :class:`Claim` of :data:`CLAIMS` ``[key]`` for a run (or a (model, control) pair)."""
+    model, control = (run.model, run.control) if isinstance(run, _Run) else run
+    spec = CLAIMS[key]
+    statistic = spec.statistic + (f" [{preset} estimators]" if preset else "")
+    extra = published.get(key, "")
+    return Claim(seed=spec.seed, claim=spec.claim, model=model, control=control,
+                 statistic=statistic, value=value[0], ci_low=value[1], ci_high=value[2],
+                 threshold=spec.threshold, direction=spec.direction, rule=spec.rule,
+                 published=spec.published + (f"; authors' released numbers: {extra}"
+                                             if extra else ""),
+                 figure=spec.figure, evidence=evidence)
+
+
+def _layer_of(values: np.ndarray, pick: str) -> tuple[int, float]:
+    """Layer (1..L) and value of the smallest or largest of layers 1..L."""
+    v = np.asarray(values)[1:]
+    i = int(np.nanargmin(v) if pick == "min" else np.nanargmax(v))
+    return i + 1, float(v[i])
+
+
+def _anisotropy_claims(run: _Run, published: Mapping[str, str]) -> list[Claim]:
+    base = np.array([t.baseline_cosine for t in run.ctx["corrected"]])
+    reps = np.column_stack(run.base_reps)
+    lo_layer, lo_value = _layer_of(base, "min")
+    hi_layer, hi_value = _layer_of(base, "max")
+    last = run.n_layers - 1
+    return [
+        _claim("anisotropic", run, None, _over_layers("min", base, reps),
+               f"lowest in layer {lo_layer} ({lo_value:.3f}); highest {hi_value:.3f} "
+               f"(layer {hi_layer})", published),
+        _claim("anisotropy_rises", run, None, _over_layers("rho", base, reps),
+               f"baseline {base[1]:.3f} (layer 1) to {base[last]:.3f} (layer {last}); highest "
+               f"{hi_value:.3f} (layer {hi_layer})", published),
+    ]
+
+
+def _preset_claims(run: _Run, preset: str, series: dict, p: dict[str, Any],
+                   published: Mapping[str, str]) -> list[Claim]:
+    """SelfSim, stopword, IntraSim and MEV claims of one run under one preset."""
+    self_m, self_r = series["selfsim_adj"]
+    intra_m, intra_r = series["intrasim_adj"]
+    mev_m, mev_r = series["mev_adj"]
+    last = run.n_layers - 1
+    stop = _stopword_flags(run.words)
+    words = run.ctx[preset][0].words["word"]
+    per_word = _columns([t.words for t in run.ctx[preset]], "word", "selfsim_adj")[:, 1:]
+    mean_word = _row_means(per_word)
+    is_stop = words.map(stop).fillna(False).to_numpy(dtype=bool)
+    d = stats.standardised_difference(mean_word, is_stop, n_boot=p["n_boot"],
+                                      rng=[p["seed"], 5])
+    near = int((np.abs(intra_m[1:]) < CLAIMS["intrasim_near_zero"].threshold).sum())
+    i_lo, v_lo = _layer_of(intra_m, "min")
+    m_hi, v_hi = _layer_of(mev_m, "max")
+    trend = (f"{self_m[1]:.3f} (layer 1) to {self_m[last]:.3f} (layer {last})")
+    intra = (f"{intra_m[1]:.3f} (layer 1) to {intra_m[last]:.3f} (layer {last}); lowest "
+             f"{v_lo:.3f} (layer {i_lo})")
+    return [
+        _claim("selfsim_falls", run, preset, _over_layers("rho", self_m, self_r),
+               f"mean adjusted SelfSim {trend}", published),
+        _claim("stopwords", run, preset, d,
+               f"{int(is_stop.sum())} stopwords, {int((~is_stop).sum())} other words; mean "
+               f"adjusted SelfSim {np.nanmean(mean_word[is_stop]):.3f} vs "
+               f"{np.nanmean(mean_word[~is_stop]):.3f}", published),
+        _claim("intrasim_above", run, preset, _over_layers("min", intra_m, intra_r),
+               f"adjusted IntraSim {intra}", published),
+        _claim("intrasim_falls", run, preset, _over_layers("rho", intra_m, intra_r),
+               f"adjusted IntraSim {intra}", published),
+        _claim("intrasim_rises", run, preset, _over_layers("rho", intra_m, intra_r),
+               f"adjusted IntraSim {intra}", published),
+        _claim("intrasim_near_zero", run, preset, _over_layers("median_abs", intra_m, intra_r),
+               f"|adjusted IntraSim| < 0.1 in {near} of {last} layers; {intra}", published),
+        _claim("mev_small", run, preset, _over_layers("max", mev_m, mev_r),
+               f"largest in layer {m_hi} ({v_hi:.3f})", published),
+    ]
+
+
+def _token_claims(run: _Run, nn: tuple[np.ndarray, np.ndarray], p: dict[str, Any],
+                  published: Mapping[str, str]) -> list[Claim]:
+    """Seed 000's claims: neighbour same-word share over depth, content vs function words."""
+    upos = run.words["upos"].astype(str)
+    content, function = upos.isin(CONTENT_UPOS).to_numpy(), upos.isin(FUNCTION_UPOS).to_numpy()
+    both = content | function
+    sent = run.words["sentence_id"].to_numpy()
     out = []
-    for i in tqdm(list(layers), desc=f"static {protocol} {label}".strip(), unit="layer",
+    means, _ = nn
+    last = run.n_layers - 1
+    out.append(_claim("nn_same_word_falls", run, None, _over_layers("rho", *nn),
+                      f"same-word share {means[1]:.2f} (layer 1) to {means[last]:.2f} (layer "
+                      f"{last}); {means[0]:.2f} in layer 0", published))
+    for key, values, group in (("token_self_content", run.token_self, content),
+                               ("token_intra_function", run.token_intra, function)):
+        per_token = _row_means(np.column_stack(values[1:]))
+        d = stats.standardised_difference(per_token[both], group[both], sent[both],
+                                          n_boot=p["n_boot"], rng=[p["seed"], 6])
+        a, b = np.nanmean(per_token[content]), np.nanmean(per_token[function])
+        out.append(_claim(key, run, None, d,
+                          f"mean over layers 1-{last}: content words {a:.3f} "
+                          f"({int(content.sum())} tokens), function words {b:.3f} "
+                          f"({int(function.sum())} tokens)", published))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# static embeddings (seed 001, Table 1)
+# ---------------------------------------------------------------------------------------------
+
+
+def _web_layers(n_layers: int, choice: str | Sequence[int]) -> list[int]:
+    """The layers scored with the ``web`` protocol: the paper's 1, 2, L-1, L, or a list."""
+    last = n_layers - 1
+    if isinstance(choice, str):
+        if choice != "paper":
+            raise ValueError(f"static_web_layers must be 'paper' or a list, not {choice!r}")
+        return sorted({x for x in (1, 2, last - 1, last) if 0 <= x <= last})
+    return sorted({int(x) for x in choice})
+
+
+def _score(vectors: dict, frames: Mapping[str, pd.DataFrame], protocol: str, seed: int,
+           **columns: Any) -> pd.DataFrame:
+    """:func:`wordbench.score_all`, with a benchmark left unscored (NaN) below
+    :data:`MIN_COVERED_ITEMS` covered items."""
+    s = wordbench.score_all(vectors, frames=frames, protocol=protocol, seed=seed)
+    s["covered"] = np.rint(s["coverage"].fillna(0) * s["total"]).astype(int)
+    s["scored"] = s["covered"] >= MIN_COVERED_ITEMS
+    s.loc[~s["scored"], "value"] = np.nan
+    return s.assign(vocabulary=len(vectors), **columns)
+
+
+def _scan_static(store: Store, frames: Mapping[str, pd.DataFrame], p: dict[str, Any]
+                 ) -> tuple[pd.DataFrame, dict[str, dict]]:
+    """Read each layer once: PC1 static vectors (and layer-0 mean vectors), scored.
+
+    Every benchmark is scored (``strict``, and ``web`` on the paper's layers) under the seed's
+    protocol; under the first-word control only the similarity items the static claim needs.
+    Returns the scores table and, per control, the per-item similarity scores of each
+    embedding (``(embedding, layer) -> benchmark -> scores``) for the static claim.
+    """
+    controls = controls_for(store)
+    rows = {c: control_rows(store, c) for c in controls}
+    words = {c: store.words.iloc[rows[c]].reset_index(drop=True) for c in controls}
+    web = _web_layers(store.n_layers, p["static_web_layers"])
+    sim = {b: frames[b] for b in DISJOINT_SIMILARITY if b in frames}
+    scores, items = [], {c: {} for c in controls}
+    for i in tqdm(range(store.n_layers), desc=f"static {store.label}", unit="layer",
                   mininterval=1.0):
-        vectors = contextual.static_embeddings(_layer(store, i), store.words, min_contexts)
-        scores = wordbench.score_all(vectors, protocol=protocol, frames=frames, seed=seed)
-        out.append(scores.assign(layer=i, vocabulary=len(vectors)))
-    return pd.concat(out, ignore_index=True)
+        ur = UnitRows.of(store.layer(i))
+        for c in controls:
+            u = ur if c == "none" else ur.take(rows[c])
+            found = {"PC1": contextual.static_embeddings(u, words[c], p["min_contexts"])}
+            if i == 0:
+                found["layer-0 mean"] = contextual.mean_embeddings(u, words[c],
+                                                                   p["min_contexts"])
+            for name, vec in found.items():
+                if c == "none":
+                    scores.append(_score(vec, frames, "strict", p["seed"], layer=i, control=c,
+                                         embedding=name))
+                items[c][name, i] = {b: wordbench.similarity_scores(vec, f)
+                                     for b, f in sim.items()}
+            if c == "none" and i in web:
+                scores.append(_score(found["PC1"], frames, "web", p["seed"], layer=i,
+                                     control=c, embedding="PC1"))
+    frame = pd.concat(scores, ignore_index=True).assign(
+        model=store.label, depth=lambda f: f["layer"].map(store.depth))
+    first = ["model", "layer", "depth", "control", "embedding", "protocol"]
+    return frame[first + [c for c in frame.columns if c not in first]], items
+
+
+def _static_claim(model: str, control: str, items: dict, frames: Mapping[str, pd.DataFrame],
+                  p: dict[str, Any], published: Mapping[str, str]) -> Claim:
+    """PC1 vectors of the best layer against the layer-0 mean vectors, on the same items."""
+    order = [("layer-0 mean", 0)] + sorted(k for k in items if k[0] == "PC1" and k[1] > 0)
+    rhos, reps, parts, skipped = [], [], [], []
+    for b in items[order[0]]:
+        S = np.column_stack([items[key][b] for key in order])
+        ok = np.isfinite(S).all(axis=1)
+        if ok.sum() < MIN_COVERED_ITEMS:
+            skipped.append(f"{b} ({int(ok.sum())} items)")
+            continue
+        rho, rep = wordbench.spearman_replicates(S[ok], frames[b]["score"].to_numpy()[ok],
+                                                 p["n_boot"], [p["seed"], 9, len(parts)])
+        rhos.append(rho)
+        reps.append(rep)
+        parts.append(f"{b} {int(ok.sum())} of {len(ok)} items ({ok.mean():.0%})")
+    if not rhos:
+        value = (math.nan, math.nan, math.nan)
+        evidence = "no similarity benchmark has enough covered items: " + ", ".join(skipped)
+        return _claim("static_beats_input", (model, control), None, value, evidence, published)
+    rho, rep = np.mean(rhos, axis=0), np.mean(reps, axis=0)
+    gain, gain_reps = rho[1:] - rho[0], rep[:, 1:] - rep[:, :1]
+    best = int(np.nanargmax(gain))
+    value = _interval(float(gain[best]), np.nanmax(gain_reps, axis=1))
+    evidence = (f"best layer {order[best + 1][1]}: mean Spearman {rho[best + 1]:.3f} vs "
+                f"{rho[0]:.3f} for layer-0 mean vectors; scored: {'; '.join(parts)}"
+                + (f"; not scored: {', '.join(skipped)}" if skipped else ""))
+    return _claim("static_beats_input", (model, control), None, value, evidence, published)
 
 
 def table1_beside(scores: pd.DataFrame) -> pd.DataFrame:
-    """This run's PC1 scores in the layout of seed 001's Table 1, the paper's rows below.
+    """This run's ``web`` PC1 scores in the layout of seed 001's Table 1, the paper's below.
 
-    ``scores`` holds :func:`static_scores` rows of one or more models (column ``model``). The
-    result has benchmarks as columns (the paper's nine, in its order) and a two-level index:
-    ``("this run", "<model>, layer <l>")`` for each scored layer, ``("this run: coverage",
-    "<model>")`` with the share of each benchmark's items whose words all have a vector, and
-    ``("paper (reference only)", "<embedding>")`` for every row of
-    :data:`lmgeometry.measures.wordbench.ETHAYARAJH2019_TABLE1`. The paper's numbers are printed as
-    a reference; they are not results of this run.
+    ``scores`` is the ``static_scores`` table of :func:`analyse`. The result has the paper's
+    nine benchmarks as columns and a two-level index: ``("this run", "<model>, layer <l>")``
+    per scored layer (NaN where fewer than :data:`MIN_COVERED_ITEMS` items are covered: such a
+    benchmark is not scored), ``("this run: coverage", "<model>")`` with the share of each
+    benchmark's items whose words all have a vector, and ``("paper (reference only)",
+    "<embedding>")`` for every row of
+    :data:`lmgeometry.measures.wordbench.ETHAYARAJH2019_TABLE1` (not results of this run).
     """
     columns = list(wordbench.ETHAYARAJH2019_COLUMNS.values())
-    d = scores[scores["benchmark"].isin(columns)]
+    d = scores[(scores["protocol"] == "web") & scores["benchmark"].isin(columns)]
     run = d.assign(row=d["model"] + ", layer " + d["layer"].astype(str)).pivot_table(
-        index="row", columns="benchmark", values="value", sort=False)
+        index="row", columns="benchmark", values="value", sort=False, dropna=False)
     cov = d.pivot_table(index="model", columns="benchmark", values="coverage", aggfunc="first",
                         sort=False)
     ref = wordbench.reference_frame("ethayarajh2019_table1").pivot_table(
@@ -195,251 +665,323 @@ def table1_beside(scores: pd.DataFrame) -> pd.DataFrame:
                      names=["source", "embedding"])
 
 
-#: Rank correlation with depth that counts as a trend ("rises" / "falls") in :func:`claims`.
-TREND_RHO = 0.5
-
-#: |adjusted IntraSim| below this counts as "close to 0" (seed 001's GPT-2 pattern).
-NEAR_ZERO = 0.05
+# ---------------------------------------------------------------------------------------------
+# the authors' released numbers
+# ---------------------------------------------------------------------------------------------
 
 
-def depth_trend(per_layer: pd.DataFrame, column: str) -> float:
-    """Spearman correlation of ``column`` with the layer index over layers 1..L.
-
-    Layer 0 (the context-free input) is left out. Returns NaN with fewer than three layers or
-    a constant column.
-    """
-    d = per_layer[per_layer["layer"] > 0]
-    if len(d) < 3 or d[column].nunique() < 2:
-        return float("nan")
-    return float(stats.spearmanr(d["layer"], d[column]).statistic)
-
-
-def isotropic_cosine_band(width: int) -> float:
-    """3 / sqrt(width): three standard deviations of the cosine of two independent isotropic
-    random vectors in ``width`` dimensions (the cosine has mean 0 and variance 1 / width)."""
-    return 3.0 / float(np.sqrt(width))
-
-
-def intrasim_pattern(per_layer: pd.DataFrame) -> str:
-    """Which of seed 001's three intra-sentence-similarity patterns one model follows.
-
-    On adjusted IntraSim over layers 1..L (Ethayarajh 2019, section 4.3 and Figure 3):
-
-    * ``"near 0 (GPT-2)"``: |adjusted IntraSim| < :data:`NEAR_ZERO` in most layers (checked
-      first: a trend among values that are all close to 0 means little);
-    * ``"rises (ELMo)"``: Spearman rho with depth >= :data:`TREND_RHO`;
-    * ``"falls, above 0 (BERT)"``: rho <= -:data:`TREND_RHO` and above 0 in every layer;
-    * ``"none of the seed's"`` otherwise.
-    """
-    d = per_layer[per_layer["layer"] > 0]
-    rho = depth_trend(per_layer, "intrasim_adj")
-    if float((d["intrasim_adj"].abs() < NEAR_ZERO).mean()) > 0.5:
-        return "near 0 (GPT-2)"
-    if rho >= TREND_RHO:
-        return "rises (ELMo)"
-    if rho <= -TREND_RHO and bool((d["intrasim_adj"] > 0).all()):
-        return "falls, above 0 (BERT)"
-    return "none of the seed's"
-
-
-def claims(per_layer: pd.DataFrame, lowest: pd.DataFrame) -> pd.DataFrame:
-    """Seed 001's claims, each marked holds / does not hold for one model, with the evidence.
-
-    ``per_layer`` is one model's :func:`layer_measures` for one preset; ``lowest`` its
-    :func:`lowest_words`. Layer 0, the context-free input, is left out everywhere; a trend is a
-    Spearman correlation with the layer index (:func:`depth_trend`) of at least
-    :data:`TREND_RHO` in size. The rules (Ethayarajh 2019, section 4):
-
-    1. *Anisotropic in every non-input layer*: the cosine baseline exceeds
-       :func:`isotropic_cosine_band` (3 / sqrt(width)) in every layer.
-    2. *Anisotropy generally rises with depth*: rho(layer, baseline) >= 0.5 (the paper allows
-       exceptions, such as BERT's last layer).
-    3. *Upper layers are more context-specific*: rho(layer, adjusted SelfSim) <= -0.5.
-    4. *Stopwords are the least self-similar*: in most layers, a majority of the five least
-       self-similar words are stopwords.
-    5-6. *IntraSim as in BERT* (falls with depth, above 0 in every layer) and *as in GPT-2*
-       (near 0 in most layers); :func:`intrasim_pattern` names the pattern a model follows.
-    7. *Adjusted MEV is below 5%* in every layer.
-    """
-    d = per_layer.sort_values("layer")
-    upper = d[d["layer"] > 0]
-    band = isotropic_cosine_band(int(d["width"].iloc[0]))
-    i_min = upper["baseline_cosine"].idxmin()
-    rho_base = depth_trend(d, "baseline_cosine")
-    rho_self = depth_trend(d, "selfsim_adj")
-    rho_intra = depth_trend(d, "intrasim_adj")
-    intra = upper["intrasim_adj"]
-    near = int((intra.abs() < NEAR_ZERO).sum())
-    top5 = lowest[lowest["layer"] > 0].groupby("layer")["is_stop"].mean()
-    stop_layers = int((top5 > 0.5).sum())
-    mev = upper["mev_adj"]
-    first, last = upper.iloc[0], upper.iloc[-1]
-    rows = [
-        ("anisotropic in every non-input layer", bool((upper["baseline_cosine"] > band).all()),
-         f"lowest baseline cosine {upper.loc[i_min, 'baseline_cosine']:.3f} (layer "
-         f"{int(upper.loc[i_min, 'layer'])}) against 3/sqrt(d) = {band:.3f}"),
-        ("anisotropy rises with depth", rho_base >= TREND_RHO,
-         f"Spearman rho {rho_base:.2f}; baseline cosine {first['baseline_cosine']:.2f} "
-         f"(layer 1) -> {last['baseline_cosine']:.2f} (layer {int(last['layer'])})"),
-        ("upper layers are more context-specific", rho_self <= -TREND_RHO,
-         f"Spearman rho {rho_self:.2f}; adjusted SelfSim {first['selfsim_adj']:.2f} -> "
-         f"{last['selfsim_adj']:.2f}"),
-        ("stopwords are the least self-similar words", stop_layers > len(top5) / 2,
-         f"most of the 5 least self-similar words are stopwords in {stop_layers} of "
-         f"{len(top5)} layers"),
-        ("IntraSim as in BERT: falls with depth, above 0", rho_intra <= -TREND_RHO
-         and bool((intra > 0).all()),
-         f"Spearman rho {rho_intra:.2f}; adjusted IntraSim {intra.min():.3f} to "
-         f"{intra.max():.3f}"),
-        ("IntraSim as in GPT-2: near 0 in most layers", near > len(intra) / 2,
-         f"|adjusted IntraSim| < {NEAR_ZERO} in {near} of {len(intra)} layers"),
-        ("adjusted MEV is below 5% in every layer", bool((mev < 0.05).all()),
-         f"max adjusted MEV {mev.max():.3f} (layer {int(d.loc[mev.idxmax(), 'layer'])})"),
-    ]
-    return pd.DataFrame(rows, columns=["claim", "holds", "evidence"])
-
-
-INTRASIM_DIFFERS = "IntraSim follows different patterns in different models"
-
-
-def claims_table(per_layer: pd.DataFrame, lowest: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
-    """:func:`claims` for every model and preset, plus the between-model IntraSim claim.
-
-    Seed 001 found that intra-sentence similarity behaves differently in ELMo (rises), BERT
-    (falls, stays above the baseline) and GPT-2 (close to the baseline). Per model and preset
-    :func:`intrasim_pattern` names the pattern; :data:`INTRASIM_DIFFERS` holds (for every model
-    of a preset alike) when at least two models follow *different seed patterns* (a model that
-    follows none of them does not count). With a single model it cannot hold.
-
-    Parameters
-    ----------
-    per_layer : DataFrame
-        :func:`layer_measures` rows with columns ``model``, ``preset`` and ``width``.
-    lowest : mapping
-        Model -> its :func:`lowest_words`.
+def authors_table() -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The per-layer numbers Ethayarajh (2019) released, and their per-word SelfSim.
 
     Returns
     -------
-    pandas.DataFrame
-        Columns ``claim, holds, evidence, model, preset``.
+    layers : DataFrame
+        One row per (model, layer): ``model`` ("BERT", "ELMo", "GPT-2"), ``layer``, ``depth``,
+        ``baseline_cosine``, ``selfsim`` (mean over words), ``selfsim_adj``, ``intrasim``,
+        ``intrasim_adj`` (minus the cosine baseline, as the authors adjust), ``mev`` (mean over
+        words; none for layer 0), ``mev_baseline`` (their truncated SVD of random words),
+        ``mev_adj``, ``word_norm_mean``, ``word_norm_std``.
+    words : DataFrame
+        ``model``, ``word``, ``layer``, ``selfsim``, ``selfsim_adj``.
     """
-    frames, extra = [], []
-    for preset, p in per_layer.groupby("preset", sort=False):
-        patterns = {}
-        for model, d in p.groupby("model", sort=False):
-            frames.append(claims(d, lowest[model]).assign(model=model, preset=preset))
-            patterns[model] = intrasim_pattern(d)
-        seed_patterns = {v for v in patterns.values() if v != "none of the seed's"}
-        evidence = "; ".join(f"{m}: {v}" for m, v in patterns.items())
-        extra += [{"claim": INTRASIM_DIFFERS, "holds": len(seed_patterns) > 1,
-                   "evidence": evidence, "model": m, "preset": preset} for m in patterns]
-    return pd.concat([*frames, pd.DataFrame(extra)], ignore_index=True)
+    layers, words = [], []
+    for key, name in data.ETHAYARAJH2019_MODELS.items():
+        d = data.load_ethayarajh2019(key)
+        lay = d["layers"].set_index("layer")
+        lay["selfsim"] = d["self_similarity"].groupby("layer")["selfsim"].mean()
+        lay["mev"] = d["variance_explained"].groupby("layer")["mev"].mean()
+        lay["selfsim_adj"] = lay["selfsim"] - lay["baseline_cosine"]
+        lay["intrasim_adj"] = lay["intrasim"] - lay["baseline_cosine"]
+        lay["mev_adj"] = lay["mev"] - lay["mev_baseline"]
+        lay = lay.reset_index()
+        lay.insert(0, "model", name)
+        lay.insert(2, "depth", lay["layer"] / lay["layer"].max())
+        layers.append(lay)
+        w = d["self_similarity"].merge(lay[["layer", "baseline_cosine"]], on="layer")
+        words.append(w.assign(model=name, selfsim_adj=w["selfsim"] - w["baseline_cosine"])[
+            ["model", "word", "layer", "selfsim", "selfsim_adj"]])
+    return pd.concat(layers, ignore_index=True), pd.concat(words, ignore_index=True)
 
 
-def holds_matrix(table: pd.DataFrame) -> pd.DataFrame:
-    """Claims as rows, (model, preset) as columns, "holds" / "does not hold" as values."""
-    wide = table.pivot_table(index="claim", columns=["model", "preset"], values="holds",
-                             aggfunc="first", sort=False)
-    return wide.apply(lambda c: c.map({True: "holds", False: "does not hold"}))
+def _authors_published(layers: pd.DataFrame, words: pd.DataFrame) -> dict[str, str]:
+    """Each claim's statistic on the authors' released numbers (point values), as text."""
+    from spacy.lang.en.stop_words import STOP_WORDS
 
-
-def findings(per_layer: pd.DataFrame, model: str, neighbours: pd.DataFrame | None = None
-             ) -> list[str]:
-    """Sentences on one model's per-layer measures (one preset), generated from the numbers."""
-    d = per_layer.sort_values("layer")
-    first, last = d.iloc[1] if len(d) > 1 else d.iloc[0], d.iloc[-1]
-    most = d.iloc[int(np.argmax(d["baseline_cosine"].to_numpy()))]
-    least_self = d.iloc[1:].loc[d.iloc[1:]["selfsim_adj"].idxmin()] if len(d) > 1 else d.iloc[0]
-    out = [
-        f"**{model}** ({d['preset'].iloc[0]} estimators): two random words from different "
-        f"sentences have a mean cosine of {first['baseline_cosine']:.2f} in layer 1 and "
-        f"{last['baseline_cosine']:.2f} in the last layer (highest {most['baseline_cosine']:.2f}, "
-        f"layer {int(most['layer'])}). Adjusted for it, a word's occurrences are least "
-        f"self-similar in layer {int(least_self['layer'])} (adjusted SelfSim "
-        f"{least_self['selfsim_adj']:.2f}); the adjusted MEV stays at or below "
-        f"{d['mev_adj'].iloc[1:].max():.3f}, so a single static vector would explain at most "
-        f"{max(d['mev_adj'].iloc[1:].max(), 0):.1%} more of a word's variance than chance.",
-    ]
-    if neighbours is not None and len(neighbours):
-        n0, nl = neighbours.iloc[0], neighbours.iloc[-1]
-        out.append(
-            f"Among a token's 10 nearest neighbours, the share that are the same word goes from "
-            f"{n0['same_word_share']:.0%} in layer 0 to {nl['same_word_share']:.0%} in the last "
-            f"layer; their mean cosine from {n0['mean_neighbour_cosine']:.2f} to "
-            f"{nl['mean_neighbour_cosine']:.2f}."
-        )
-    return out
-
-
-def saturated_mev_baseline(per_layer: pd.DataFrame, threshold: float = 0.99) -> list[str]:
-    """Sentences naming the layers whose MEV baseline is at least ``threshold``, per model.
-
-    A baseline that close to 1 means the first singular direction of *random* occurrences
-    holds almost all their variance: a few rows of huge norm (such as a decoder's first token
-    without a BOS token) dominate, and the adjusted MEV of every word is then about
-    ``MEV - 1``. ``per_layer`` holds :func:`layer_measures` rows (columns ``model`` and
-    ``preset``); the baseline used is ``mev_baseline_used``.
-    """
-
-    out = []
-    for (model, preset), d in per_layer.groupby(["model", "preset"], sort=False):
-        hit = d.loc[d["mev_baseline_used"] >= threshold, "layer"].astype(int).tolist()
-        if hit:
-            out.append(f"**{model}** ({preset} estimators): the MEV baseline is at least "
-                       f"{threshold} in {len(hit)} of {len(d)} layers "
-                       f"(layers {layer_ranges(hit)}), up to "
-                       f"{d['mev_baseline_used'].max():.3f}.")
-    return out
-
-
-#: Similarity benchmarks with disjoint item sets (WS353's similarity and relatedness splits
-#: are subsets of WS353, so averaging them with it would count those items twice).
-DISJOINT_SIMILARITY = ("simlex999", "men", "ws353", "rw")
-
-
-def static_findings(scores: pd.DataFrame, model: str) -> list[str]:
-    """One sentence on a model's strict PC1 scores per layer, generated from the numbers.
-
-    ``scores`` is :func:`static_scores` output of one model over several layers with the
-    ``"strict"`` protocol. Over :data:`DISJOINT_SIMILARITY` it reports the layer whose mean
-    Spearman correlation is highest, that mean, the mean of the first layer, the coverage
-    range, and whether the difference exceeds twice the approximate standard error of a
-    correlation on the pooled scored items, 1 / sqrt(N - 3) (Fisher's approximation).
-    """
-    sim = scores[scores["benchmark"].isin(DISJOINT_SIMILARITY) & scores["value"].notna()]
-    if sim.empty:
-        return [f"**{model}**: no word-similarity item has both words covered, so the PC1 "
-                "static vectors cannot be scored."]
-    by_layer = sim.groupby("layer")["value"].mean()
-    best = int(by_layer.idxmax())
-    first_layer = int(by_layer.index[0])
-    n_items = int(sim.loc[sim["layer"] == best, "n"].sum())
-    se = 1 / np.sqrt(max(n_items - 3, 1))
-    gap = by_layer[best] - by_layer.iloc[0]
-    verdict = ("more than" if gap > 2 * se else "within")
-    return [
-        f"**{model}**: over {', '.join(DISJOINT_SIMILARITY)} (items with both words covered, "
-        f"{sim['coverage'].min():.0%} to {sim['coverage'].max():.0%} of each benchmark, "
-        f"{n_items} items in all), the PC1 static vectors correlate best with human ratings in "
-        f"layer {best} (mean Spearman {by_layer[best]:.2f}), against {by_layer.iloc[0]:.2f} in "
-        f"layer {first_layer}: a difference {verdict} twice the standard error of a "
-        f"correlation on {n_items} items (about {se:.2f})."
-    ]
-
-
-def summary(per_layer: pd.DataFrame) -> pd.DataFrame:
-    """Coarse, machine-stable per-model summary (the chapter's nbval-checked output).
-
-    ``per_layer`` holds :func:`layer_measures` rows of several models (column ``model``) and
-    presets.
-    """
-    rows = {}
-    for (model, preset), d in per_layer.groupby(["model", "preset"], sort=False):
-        d = d.sort_values("layer")
-        rows[(model, preset)] = {
-            "layers": len(d),
-            "last-layer baseline > 0.2": bool(d["baseline_cosine"].iloc[-1] > 0.2),
-            "baseline rises": bool(depth_trend(d, "baseline_cosine") >= TREND_RHO),
-            "adjusted MEV < 0.05 everywhere": bool((d["mev_adj"].iloc[1:] < 0.05).all()),
+    values: dict[str, dict[str, float]] = {}
+    for model, lay in layers.groupby("model", sort=False):
+        lay = lay.sort_values("layer")
+        col = {c: lay[c].to_numpy() for c in ("baseline_cosine", "selfsim_adj",
+                                               "intrasim_adj", "mev_adj")}
+        rho = {c: float(stats.spearman_rows(v[None, 1:])[0]) for c, v in col.items()}
+        w = words[(words["model"] == model) & (words["layer"] > 0)]
+        per_word = w.groupby("word")["selfsim_adj"].mean()
+        stop = per_word.index.str.lower().isin(list(STOP_WORDS))
+        found = {
+            "anisotropic": col["baseline_cosine"][1:].min(),
+            "anisotropy_rises": rho["baseline_cosine"],
+            "selfsim_falls": rho["selfsim_adj"],
+            "stopwords": stats.standardised_difference(per_word.to_numpy(), stop, n_boot=0)[0],
+            "intrasim_above": col["intrasim_adj"][1:].min(),
+            "intrasim_falls": rho["intrasim_adj"], "intrasim_rises": rho["intrasim_adj"],
+            "intrasim_near_zero": float(np.median(np.abs(col["intrasim_adj"][1:]))),
+            "mev_small": float(np.nanmax(col["mev_adj"][1:])),
         }
-    return pd.DataFrame(rows).T
+        for key, v in found.items():
+            values.setdefault(key, {})[model] = float(v)
+    return {key: ", ".join(f"{m} {prose.number(v)}" for m, v in per.items())
+            for key, per in values.items()}
+
+
+def _beside_authors(per_layer: pd.DataFrame, authors: pd.DataFrame) -> pd.DataFrame:
+    """This run's raw baseline, mean SelfSim and random-word MEV (authors' estimators, seed
+    protocol) beside the authors' released ones, long: one row per model, layer, statistic."""
+    names = {"baseline_cosine": "anisotropy baseline (mean cosine of random words)",
+             "selfsim": "mean self-similarity (raw)",
+             "mev_baseline": "MEV of random words (the MEV baseline)"}
+    ours = per_layer[(per_layer["preset"] == "ethayarajh2019")
+                     & (per_layer["control"] == "none")].assign(source="this run")
+    theirs = authors.assign(source="Ethayarajh (2019) release")
+    cols = ["model", "layer", "depth", "source", *names]
+    both = pd.concat([ours[cols], theirs[cols]] if len(theirs) else [ours[cols]],
+                     ignore_index=True)
+    long = both.melt(id_vars=cols[:4], var_name="statistic", value_name="value")
+    long["statistic"] = long["statistic"].map(names)
+    return long
+
+
+# ---------------------------------------------------------------------------------------------
+# the entry point
+# ---------------------------------------------------------------------------------------------
+
+
+#: A layer whose first words have a median norm this many times the other words' is called
+#: an attention-sink layer in the generated text (an order of magnitude).
+SINK_RATIO = 10.0
+
+
+def _run_results(run: _Run, p: dict[str, Any], published: Mapping[str, str]
+                 ) -> tuple[dict[str, list[pd.DataFrame]], list[Claim]]:
+    """Every table and claim of one model under one control, from its layer pass."""
+    frames: dict[str, list[pd.DataFrame]] = {}
+
+    def put(name: str, frame: pd.DataFrame) -> None:
+        frames.setdefault(name, []).append(frame)
+
+    claims = _anisotropy_claims(run, published)
+    base = (None, np.column_stack(run.base_reps))
+    for preset in PRESET_NAMES:
+        series = _preset_series(run, preset, p)
+        put("per_layer", _per_layer_frame(run, preset, series, base))
+        lowest, stopwords = _word_tables(run, preset, p["n_lowest"])
+        put("lowest_self_similarity", lowest)
+        put("stopwords", stopwords)
+        claims += _preset_claims(run, preset, series, p, published)
+    by_position, by_upos = _token_tables(run, p["max_position"], p["min_count"])
+    put("tokens_by_position", by_position)
+    put("tokens_by_upos", by_upos)
+    neighbours, nn = _neighbour_series(run, p)
+    put("neighbours", neighbours)
+    claims += _token_claims(run, nn, p, published)
+    return frames, claims
+
+
+def analyse(
+    stores: Mapping[str, Store],
+    *,
+    seed: int = 0,
+    static_stores: Mapping[str, Store] | None = None,
+    benchmarks: Mapping[str, pd.DataFrame] | None = None,
+    authors: bool = True,
+    n_boot: int = 1000,
+    min_contexts: int = 5,
+    n_intra_sentences: int | None = 500,
+    neighbour_queries: int = 3000,
+    k: int = 10,
+    n_lowest: int = 5,
+    max_position: int = 20,
+    min_count: int = 20,
+    static_web_layers: str | Sequence[int] = "paper",
+) -> ChapterResult:
+    """Chapter 3: every number the chapter shows, from one pass over each layer of each store.
+
+    Parameters
+    ----------
+    stores : mapping of str to Store
+        The models' activation stores on the STS corpus (the ``model`` column is
+        ``Store.label``). A decoder's numbers are computed under both controls of
+        :data:`lmgeometry.chapters.common.CONTROLS`, an encoder's under ``"none"``.
+    seed : int
+        Seeds every sample and bootstrap.
+    static_stores : mapping of str to Store, optional
+        The models' stores on the benchmark-word corpus, for PC1 static embeddings; none: no
+        static part.
+    benchmarks : mapping of str to DataFrame, optional
+        Word benchmarks by name (default :func:`lmgeometry.io.data.load_benchmarks`).
+    authors : bool
+        Load the authors' released numbers (:func:`authors_table`; needs the data files).
+    n_boot : int
+        Bootstrap replicates of every interval.
+    min_contexts, n_intra_sentences
+        See :func:`lmgeometry.measures.contextual.context_measures`.
+    neighbour_queries, k
+        Tokens whose ``k`` nearest neighbours are searched (the same tokens in every layer).
+    n_lowest : int
+        Least self-similar words listed per layer.
+    max_position, min_count
+        Token tables: positions up to ``max_position``; groups of at least ``min_count``.
+    static_web_layers : "paper" or list of int
+        Layers also scored with the ``web`` protocol (the paper's: 1, 2, L-1, L).
+
+    Returns
+    -------
+    ChapterResult
+        ``tables``: ``per_layer`` (model, layer, depth, preset, control, counts, the first
+        word's norm ratio, baselines, and ``selfsim``, ``intrasim``, ``mev`` raw and ``_adj``
+        with ``_lo``/``_hi``), ``lowest_self_similarity``, ``stopwords`` (per-layer Cohen's d),
+        ``tokens_by_position``, ``tokens_by_upos``, ``neighbours``, ``static_scores``,
+        ``authors`` and ``beside_authors`` (the authors' released numbers); ``claims``: one
+        row per claim of :data:`CLAIMS`, model, preset (in the statistic) and control;
+        ``sentences``: each claim's verdict by kind of model (italic claim first), the
+        attention-sink findings, and the verdicts the first token drives.
+    """
+    p = {"seed": seed, "n_boot": n_boot, "min_contexts": min_contexts,
+         "n_intra_sentences": n_intra_sentences, "neighbour_queries": neighbour_queries,
+         "k": k, "n_lowest": n_lowest, "max_position": max_position, "min_count": min_count,
+         "static_web_layers": static_web_layers}
+    author_layers, published = pd.DataFrame(), {}
+    if authors:
+        author_layers, author_words = authors_table()
+        published = _authors_published(author_layers, author_words)
+    frames: dict[str, list[pd.DataFrame]] = {}
+    claims: list[Claim] = []
+    kinds = {s.label: s.meta.get("model", {}).get("kind", "") for s in stores.values()}
+    for store in stores.values():
+        for run in _scan(store, p):
+            f, c = _run_results(run, p, published)
+            for name, parts in f.items():
+                frames.setdefault(name, []).extend(parts)
+            claims += c
+    if static_stores:
+        bench = dict(benchmarks) if benchmarks is not None else data.load_benchmarks()
+        for store in static_stores.values():
+            scores, items = _scan_static(store, bench, p)
+            frames.setdefault("static_scores", []).append(scores)
+            claims += [_static_claim(store.label, c, it, bench, p, published)
+                       for c, it in items.items()]
+    tables = {name: pd.concat(parts, ignore_index=True) for name, parts in frames.items()}
+    tables["authors"] = author_layers
+    tables["beside_authors"] = _beside_authors(tables["per_layer"], author_layers)
+    table = claims_frame(claims)
+    return ChapterResult(tables=tables, claims=table,
+                         sentences=_sentences(tables["per_layer"], table, kinds))
+
+
+# ---------------------------------------------------------------------------------------------
+# generated sentences and the check summary
+# ---------------------------------------------------------------------------------------------
+
+
+def _preset_of(statistic: str) -> str:
+    """The estimator preset named at the end of a claim's statistic, or "one estimator"."""
+    if statistic.endswith(" estimators]"):
+        return statistic.rsplit("[", 1)[1].removesuffix("]")
+    return "one estimator"
+
+
+def _flip_sentences(claims: pd.DataFrame) -> list[str]:
+    """Per decoder: the claims whose verdict changes when the first word is left out."""
+    out = []
+    for model, d in claims.groupby("model", sort=False):
+        if d["control"].nunique() < 2:
+            continue
+        wide = d.pivot_table(index=["claim", "statistic"], columns="control", values="verdict",
+                             aggfunc="first", sort=False)
+        flips = wide[wide["none"] != wide["first word excluded"]]
+        if flips.empty:
+            out.append(f"**{model}**: no verdict changes when each sentence's first word is "
+                       f"left out ({len(wide)} claims).")
+            continue
+        items = [f"{claim} ({_preset_of(stat)}: {row['none']} -> {row['first word excluded']})"
+                 for (claim, stat), row in flips.iterrows()]
+        verb = "changes" if len(flips) == 1 else "change"
+        out.append(f"**{model}**: {len(flips)} of {len(wide)} verdicts {verb} when each "
+                   "sentence's first word is left out (driven by the first token): "
+                   f"{'; '.join(items)}.")
+    return out
+
+
+def _sink_sentences(per_layer: pd.DataFrame) -> list[str]:
+    """Per model with attention-sink layers: adjusted IntraSim and the MEV baseline in and
+    outside them (authors' estimators), with and without the first word."""
+    out = []
+    d = per_layer[(per_layer["preset"] == "ethayarajh2019") & (per_layer["layer"] > 0)]
+    for model, m in d.groupby("model", sort=False):
+        seed_run = m[m["control"] == "none"].set_index("layer")
+        sink = seed_run.index[seed_run["first_word_norm_ratio"] >= SINK_RATIO]
+        if len(sink) == 0:
+            continue
+        rest = seed_run.index.difference(sink)
+        intra = seed_run["intrasim_adj"]
+        text = (f"**{model}** (authors' estimators): in {prose.layers_phrase(sink)} a "
+                f"sentence's first word has a median norm at least {SINK_RATIO:g} times the "
+                f"other words' (an attention sink); there the adjusted IntraSim is "
+                f"{prose.span(intra[sink].min(), intra[sink].max())}")
+        if len(rest):
+            text += (f", against {prose.span(intra[rest].min(), intra[rest].max())} in "
+                     f"{prose.layers_phrase(rest)}")
+        excl = m[m["control"] == "first word excluded"].set_index("layer")
+        if len(excl):
+            e = excl["intrasim_adj"][sink]
+            text += (f"; with each sentence's first word left out it is "
+                     f"{prose.span(e.min(), e.max())} in the sink layers")
+        mev = seed_run["mev_baseline"][sink]
+        text += (f". The authors' MEV baseline of random words is "
+                 f"{prose.span(mev.min(), mev.max(), '.3f')} there")
+        matched = per_layer[(per_layer["model"] == model) & (per_layer["control"] == "none")
+                            & (per_layer["preset"] == "corrected") & (per_layer["layer"] > 0)]
+        matched = matched.set_index("layer")["mev_baseline_used"]
+        if len(rest) and len(matched):
+            text += (f"; the corrected estimators' size-matched one "
+                     f"{prose.span(matched[sink].min(), matched[sink].max())}, against "
+                     f"{prose.span(matched[rest].min(), matched[rest].max())} elsewhere")
+        out.append(text + ".")
+    return out
+
+
+def _kind_sentences(claims: pd.DataFrame, kinds: Mapping[str, str]) -> list[str]:
+    """One line per claim (seed's protocol, corrected estimators where they matter): the
+    verdict "for encoders" or "for decoders" when every model of that kind (two or more)
+    agrees, else the verdict per model."""
+    d = claims[(claims["control"] == "none")
+               & ~claims["statistic"].str.endswith("[ethayarajh2019 estimators]")]
+    out = []
+    for claim, c in d.groupby("claim", sort=False):
+        verdicts = dict(zip(c["model"], c["verdict"], strict=True))
+        parts = []
+        for kind in ("encoder", "decoder"):
+            members = [m for m in verdicts if kinds.get(m) == kind]
+            found = {verdicts[m] for m in members}
+            if len(members) >= 2 and len(found) == 1:
+                parts.append(f"{found.pop()} for {kind}s ({', '.join(members)})")
+            else:
+                parts += [f"{verdicts[m]} for {m}" for m in members]
+        parts += [f"{v} for {m}" for m, v in verdicts.items() if kinds.get(m) not in
+                  ("encoder", "decoder")]
+        out.append(f"*{claim}*: {'; '.join(parts)}.")
+    return out
+
+
+def _sentences(per_layer: pd.DataFrame, claims: pd.DataFrame, kinds: Mapping[str, str]
+               ) -> list[str]:
+    return (_kind_sentences(claims, kinds) + _sink_sentences(per_layer)
+            + _flip_sentences(claims))
+
+
+def summary(result: ChapterResult) -> pd.DataFrame:
+    """Coarse, stable numbers for the chapter's check cell: per model and control, the
+    number of layers and how many claims hold, are inconclusive or do not hold."""
+    claims = result.claims
+    counts = claims.groupby(["model", "control", "verdict"]).size().unstack(fill_value=0)
+    counts = counts.reindex(columns=list(stats.VERDICTS), fill_value=0)
+    layers = result.tables["per_layer"].groupby(["model", "control"])["layer"].max() + 1
+    return counts.assign(layers=layers.reindex(counts.index)).reset_index()

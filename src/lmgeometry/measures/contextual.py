@@ -58,7 +58,7 @@ Conventions used throughout:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -74,11 +74,16 @@ from lmgeometry.measures.stats import RngLike, bootstrap_ci
 __all__ = [
     "anisotropy_baseline",
     "context_measures",
+    "context_tables",
+    "ContextTables",
+    "cross_sentence_replicates",
     "Estimators",
     "get_preset",
     "intra_sentence_similarity",
+    "LayerVectors",
     "lowest_self_similarity",
     "max_explainable_variance",
+    "mean_embeddings",
     "mean_pairwise_cosine",
     "mev_baseline",
     "MevMethod",
@@ -93,6 +98,7 @@ __all__ = [
     "token_intra_similarity",
     "token_measures",
     "truncated_svd_variance_ratio",
+    "UnitRows",
     "word_measures",
 ]
 
@@ -103,8 +109,53 @@ MevMethod = Literal["centered", "uncentered", "truncated_svd"]
 PoolScheme = Literal["sentence", "occurrence"]
 
 
-
 _BATCH_ELEMENTS = 1 << 22  # float64 elements per batched-eigenproblem stack (32 MiB)
+
+
+@dataclass(frozen=True)
+class UnitRows:
+    """One layer's rows normalised once (:func:`unit_rows`), to share between measures.
+
+    Normalising a layer costs as much as the cheaper measures themselves; a chapter that runs
+    several measures on the same rows normalises them once with :meth:`of` and passes the
+    result wherever a measure takes ``layer_vectors``. The measures treat it exactly like the
+    array it came from.
+
+    Attributes
+    ----------
+    U : ndarray of shape (n, d), float64
+        ``x_i / ||x_i||`` (zero rows stay zero).
+    norms : ndarray of shape (n,), float64
+        ``||x_i||``.
+    """
+
+    U: np.ndarray
+    norms: np.ndarray
+
+    @classmethod
+    def of(cls, X: np.ndarray | UnitRows) -> UnitRows:
+        """The unit rows of ``X`` (``X`` itself when it already is a :class:`UnitRows`)."""
+        if isinstance(X, UnitRows):
+            return X
+        return cls(*unit_rows(X))
+
+    def take(self, rows: np.ndarray | slice) -> UnitRows:
+        """Only these rows, in this order."""
+        return UnitRows(self.U[rows], self.norms[rows])
+
+    def __len__(self) -> int:
+        return len(self.U)
+
+
+LayerVectors = np.ndarray | UnitRows
+"""What the measures of one layer take: the raw rows, or their :class:`UnitRows`."""
+
+
+def _unit(layer_vectors: LayerVectors) -> tuple[np.ndarray, np.ndarray]:
+    """``(U, norms)`` of raw rows or of a :class:`UnitRows`."""
+    if isinstance(layer_vectors, UnitRows):
+        return layer_vectors.U, layer_vectors.norms
+    return unit_rows(layer_vectors)
 
 
 def _rng(rng: RngLike) -> np.random.Generator:
@@ -558,7 +609,7 @@ def _pool_cosine(
 
 
 def anisotropy_baseline(
-    vectors: np.ndarray,
+    vectors: LayerVectors,
     sentence_ids: np.ndarray | Sequence,
     n: int | None = 1000,
     rng: RngLike = None,
@@ -592,7 +643,7 @@ def anisotropy_baseline(
 
     Parameters
     ----------
-    vectors : ndarray of shape (N, d)
+    vectors : ndarray of shape (N, d), or its :class:`UnitRows`
         All word occurrences of one layer.
     sentence_ids : array of shape (N,)
     n : int or None
@@ -606,7 +657,7 @@ def anisotropy_baseline(
     float
         NaN if no admissible pair has two non-zero rows.
     """
-    U, norms = unit_rows(vectors)
+    U, norms = _unit(vectors)
     codes = _as_codes(sentence_ids)
     if len(codes) != len(U):
         raise ValueError("sentence_ids must have one entry per row")
@@ -616,6 +667,58 @@ def anisotropy_baseline(
     gen = _rng(rng)
     pool = _draw_pool(codes, n, scheme, gen)
     return _pool_cosine(U, nz, codes, pool, replace, n_pairs, gen)
+
+
+def cross_sentence_replicates(
+    vectors: LayerVectors,
+    sentence_ids: np.ndarray | Sequence,
+    counts: np.ndarray,
+) -> np.ndarray:
+    """The exact cosine baseline (eq. 4) of resampled sets of sentences: a sentence bootstrap.
+
+    With ``T_s = sum_{i in s} u_i`` the sum of sentence ``s``'s unit rows and ``c_s`` its
+    number of non-zero rows, a resample that takes sentence ``s`` ``m_s`` times has the mean
+    cosine over pairs of occurrences in different sentences
+
+    .. math:: b(m) = \\frac{\\lVert \\sum_s m_s T_s \\rVert^2 - \\sum_s m_s^2
+              \\lVert T_s \\rVert^2}{(\\sum_s m_s c_s)^2 - \\sum_s m_s^2 c_s^2}
+
+    (pairs within one sentence, and between two copies of it, are left out, as the baseline
+    leaves out pairs from the same sentence). ``m = 1`` gives the exact baseline,
+    :func:`anisotropy_baseline` with ``n=None``. Drawing ``counts`` once and using it for
+    every layer resamples the same sentences in every layer, so a statistic over layers (the
+    smallest baseline, a trend) gets a joint interval. Cost ``O(B S d)`` for ``B`` resamples of
+    ``S`` sentences, with no pairwise Gram matrix.
+
+    Parameters
+    ----------
+    vectors : ndarray of shape (N, d), or its :class:`UnitRows`
+    sentence_ids : array of shape (N,)
+    counts : array of shape (B, S)
+        How often each resample takes each sentence; columns follow the sorted distinct
+        ``sentence_ids`` (e.g. rows of ``numpy.random.Generator.multinomial(S, [1 / S] * S)``).
+
+    Returns
+    -------
+    ndarray of shape (B,)
+        NaN for a resample with no admissible pair.
+    """
+    U, norms = _unit(vectors)
+    _, codes = np.unique(np.asarray(sentence_ids), return_inverse=True)
+    if len(codes) != len(U):
+        raise ValueError("sentence_ids must have one entry per row")
+    n_s = int(codes.max()) + 1 if len(codes) else 0
+    M = np.asarray(counts, dtype=np.float64)
+    if M.ndim != 2 or M.shape[1] != n_s:
+        raise ValueError(f"counts must have one column per sentence ({n_s}), not {M.shape}")
+    T = _group_sum(U, codes, n_s)
+    c = np.bincount(codes, weights=(norms > 0).astype(np.float64), minlength=n_s)
+    P = M @ T
+    M2 = M * M
+    num = np.einsum("bd,bd->b", P, P) - M2 @ np.einsum("sd,sd->s", T, T)
+    den = (M @ c) ** 2 - M2 @ (c * c)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
 
 
 def mev_baseline(
@@ -986,7 +1089,7 @@ def _word_measures_from(
 
 
 def word_measures(
-    layer_vectors: np.ndarray,
+    layer_vectors: LayerVectors,
     words: pd.DataFrame,
     preset: str | Estimators = "corrected",
     seed: RngLike = 0,
@@ -998,7 +1101,7 @@ def word_measures(
 
     Parameters
     ----------
-    layer_vectors : ndarray of shape (N, d)
+    layer_vectors : ndarray of shape (N, d), or its :class:`UnitRows`
         One row per row of ``words`` (e.g. ``Store.layer(i)``).
     words : DataFrame
         Columns ``sentence_id``, ``text`` and (optionally) ``is_punct``.
@@ -1019,7 +1122,7 @@ def word_measures(
         as many random occurrences).
     """
     est = get_preset(preset)
-    U, norms = unit_rows(layer_vectors)
+    U, norms = _unit(layer_vectors)
     enc = _encode(words, len(U), est.lowercase, est.exclude_punct)
     r_self, r_mev = _rng(seed).spawn(2)
     return _word_measures_from(U, norms, enc, est, min_contexts, measures, r_self, r_mev)
@@ -1073,7 +1176,7 @@ def _sentence_table_from(
 
 
 def context_measures(
-    layer_vectors: np.ndarray,
+    layer_vectors: LayerVectors,
     words: pd.DataFrame,
     preset: str | Estimators = "corrected",
     seed: RngLike = 0,
@@ -1104,7 +1207,7 @@ def context_measures(
 
     Parameters
     ----------
-    layer_vectors : ndarray of shape (N, d)
+    layer_vectors : ndarray of shape (N, d), or its :class:`UnitRows`
         One layer, one row per row of ``words``.
     words : DataFrame
         Columns ``sentence_id``, ``text``, optionally ``is_punct`` (see the module docstring
@@ -1127,25 +1230,89 @@ def context_measures(
         ``intrasim``, ``mev`` the raw and ``_adj`` means with ``_lo`` / ``_hi`` bounds.
     """
     est = get_preset(preset)
-    r_pool, r_mevpool, r_self, r_mev, r_sent, r_pseudo, r_boot = _rng(seed).spawn(7)
-    U, norms = unit_rows(layer_vectors)
-    enc = _encode(words, len(U), est.lowercase, est.exclude_punct)
-    sent = enc.sent
-    base, mev_base = _context_baselines(U, norms, sent, est, r_pool, r_mevpool)
-
-    wt = _word_measures_from(U, norms, enc, est, min_contexts, ("selfsim", "mev"), r_self, r_mev)
-    st = _sentence_table_from(U, norms, sent, est, n_intra_sentences, r_sent, r_pseudo)
-    boots = r_boot.spawn(6)
-
+    t = context_tables(layer_vectors, words, est, seed, min_contexts=min_contexts,
+                       n_intra_sentences=n_intra_sentences)
+    boots = _rng(seed).spawn(7)[-1].spawn(6)
     out: dict[str, float | int | str] = {
         "preset": est.name,
-        "n_words": len(wt),
-        "n_sentences": len(st),
-        "baseline_cosine": base,
-        "mev_baseline": mev_base,
+        "n_words": len(t.words),
+        "n_sentences": len(t.sentences),
+        "baseline_cosine": t.baseline_cosine,
+        "mev_baseline": t.mev_baseline,
     }
-    _add_context_intervals(out, wt, st, est, base, mev_base, n_boot, boots)
+    _add_context_intervals(out, t.words, t.sentences, est, t.baseline_cosine, t.mev_baseline,
+                           n_boot, boots)
     return out
+
+
+@dataclass(frozen=True)
+class ContextTables:
+    """The per-word and per-sentence values behind :func:`context_measures` (one layer).
+
+    Attributes
+    ----------
+    preset : str
+        The estimator preset's name.
+    baseline_cosine : float
+        The cosine anisotropy baseline under the preset's estimator (eq. 4).
+    mev_baseline : float
+        MEV of the preset's fixed pool of random occurrences.
+    intrasim_baseline : float
+        What IntraSim is adjusted by: the cosine baseline (``"pairwise"``) or the mean IntraSim
+        of the length-matched random pseudo-sentences (``"matched"``).
+    words : DataFrame
+        One row per eligible word (:func:`word_measures`: ``word``, ``n_occurrences``,
+        ``n_sentences``, ``selfsim``, ``mev`` and, for matched presets, ``mev_baseline``) plus
+        ``selfsim_adj`` (SelfSim minus the cosine baseline) and ``mev_adj`` (MEV minus the
+        word's matched baseline, or minus the fixed pool's).
+    sentences : DataFrame
+        One row per sampled sentence: ``sentence`` (its code), ``n_words``, ``intrasim``,
+        ``intra_baseline`` (matched presets) and ``intrasim_adj``.
+    """
+
+    preset: str
+    baseline_cosine: float
+    mev_baseline: float
+    intrasim_baseline: float
+    words: pd.DataFrame
+    sentences: pd.DataFrame
+
+
+def context_tables(
+    layer_vectors: LayerVectors,
+    words: pd.DataFrame,
+    preset: str | Estimators = "corrected",
+    seed: RngLike = 0,
+    *,
+    min_contexts: int = 5,
+    n_intra_sentences: int | None = 500,
+) -> ContextTables:
+    """The per-word and per-sentence context measures of one layer, raw and adjusted.
+
+    What :func:`context_measures` averages, kept item by item so that a caller can bootstrap
+    the items jointly over layers (a trend over depth, an extreme over layers). Same arguments
+    and the same random streams as :func:`context_measures`, so the numbers agree with it.
+
+    Returns
+    -------
+    ContextTables
+    """
+    est = get_preset(preset)
+    r_pool, r_mevpool, r_self, r_mev, r_sent, r_pseudo, _ = _rng(seed).spawn(7)
+    U, norms = _unit(layer_vectors)
+    enc = _encode(words, len(U), est.lowercase, est.exclude_punct)
+    base, mev_base = _context_baselines(U, norms, enc.sent, est, r_pool, r_mevpool)
+    wt = _word_measures_from(U, norms, enc, est, min_contexts, ("selfsim", "mev"), r_self, r_mev)
+    st = _sentence_table_from(U, norms, enc.sent, est, n_intra_sentences, r_sent, r_pseudo)
+    wt["selfsim_adj"] = wt["selfsim"] - base
+    wt["mev_adj"] = wt["mev"] - (wt["mev_baseline"] if est.mev_baseline_matched else mev_base)
+    if est.intra_baseline == "matched":
+        st["intrasim_adj"] = st["intrasim"] - st["intra_baseline"]
+        intra_base = _mean_or_nan(st["intra_baseline"].dropna().to_numpy())
+    else:
+        st["intrasim_adj"] = st["intrasim"] - base
+        intra_base = base
+    return ContextTables(est.name, base, mev_base, intra_base, wt, st)
 
 
 def _context_baselines(
@@ -1213,7 +1380,7 @@ def _add_context_intervals(
 
 
 def lowest_self_similarity(
-    layer_vectors: np.ndarray,
+    layer_vectors: LayerVectors,
     words: pd.DataFrame,
     n: int = 10,
     *,
@@ -1290,7 +1457,7 @@ def _pc1_many_impl(
 
 
 def static_embeddings(
-    layer_vectors: np.ndarray,
+    layer_vectors: LayerVectors,
     words: pd.DataFrame,
     min_contexts: int = 5,
     *,
@@ -1315,7 +1482,7 @@ def static_embeddings(
 
     Parameters
     ----------
-    layer_vectors : ndarray of shape (N, d)
+    layer_vectors : ndarray of shape (N, d), or its :class:`UnitRows`
     words : DataFrame
         Columns ``sentence_id``, ``text``, optionally ``is_punct``.
     min_contexts : int
@@ -1330,7 +1497,7 @@ def static_embeddings(
     dict
         Word -> unit vector (float64, shape (d,)).
     """
-    U, norms = unit_rows(layer_vectors)
+    U, norms = _unit(layer_vectors)
     enc = _encode(words, len(U), lowercase, exclude_punct)
     groups = _rows_by_word(enc.word, len(enc.vocab))
     codes = np.flatnonzero(enc.n_sent >= min_contexts)
@@ -1338,8 +1505,42 @@ def static_embeddings(
     return {str(enc.vocab[w]): V[i] for i, w in enumerate(codes)}
 
 
+def mean_embeddings(
+    layer_vectors: LayerVectors,
+    words: pd.DataFrame,
+    min_contexts: int = 5,
+    *,
+    lowercase: bool = True,
+    exclude_punct: bool = True,
+) -> dict[str, np.ndarray]:
+    """A word's mean vector over its occurrences, for the words :func:`static_embeddings` keeps.
+
+    .. math:: \\bar x_w = \\frac{1}{n} \\sum_{j=1}^{n} f(s_j, i_j)
+
+    normalised to unit length. On layer 0 of a model without position embeddings (rotary
+    decoders) every occurrence of a word has the same vector, so this is the word's input
+    embedding (the mean of its pieces' embedding rows); with learned positions (BERT-like
+    encoders) it is the input embedding plus the mean position and type embedding, after the
+    layer norm. Seed 001's Table 1 compares PC1 vectors with static embeddings; a model's own
+    input vectors are the static baseline it has.
+
+    Returns
+    -------
+    dict
+        Word -> unit vector (float64, shape (d,)), for words with at least ``min_contexts``
+        distinct sentences; a word whose mean is zero is left out.
+    """
+    U, norms = _unit(layer_vectors)
+    enc = _encode(words, len(U), lowercase, exclude_punct)
+    top = float(norms.max()) if len(norms) else 0.0
+    M = _group_sum(U, enc.word, len(enc.vocab), weights=norms / top if top > 0 else norms)
+    Mu, mn = unit_rows(M)
+    keep = np.flatnonzero((enc.n_sent >= min_contexts) & (mn > 0))
+    return {str(enc.vocab[w]): Mu[w] for w in keep}
+
+
 def token_measures(
-    layer_vectors: np.ndarray,
+    layer_vectors: LayerVectors,
     words: pd.DataFrame,
     *,
     lowercase: bool = True,
@@ -1362,7 +1563,7 @@ def token_measures(
 
     Parameters
     ----------
-    layer_vectors : ndarray of shape (N, d)
+    layer_vectors : ndarray of shape (N, d), or its :class:`UnitRows`
     words : DataFrame
         Columns ``sentence_id``, ``text``; ``word_index``, ``upos``, ``is_stop``, ``is_punct`` are
         copied when present.
@@ -1375,7 +1576,7 @@ def token_measures(
         One row per token, in the order of ``words``: the copied columns, ``word``,
         ``n_sentences`` (of the word), ``token_intra``, ``token_self``.
     """
-    U, norms = unit_rows(layer_vectors)
+    U, norms = _unit(layer_vectors)
     nz = norms > 0
     enc = _encode(words, len(U), lowercase, exclude_punct=False)
     n_s = int(enc.sent.max()) + 1 if len(U) else 0
@@ -1444,25 +1645,27 @@ def summarise_tokens(
 
 
 def nearest_neighbours(
-    vectors: np.ndarray,
+    vectors: LayerVectors,
     k: int = 10,
     *,
     block_size: int = 256,
     queries: np.ndarray | Sequence[int] | None = None,
     dtype: type[np.floating] = np.float32,
+    candidates: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The ``k`` nearest neighbours by cosine of each query row among all rows, in blocks.
 
     Rows are normalised in float64 (:func:`unit_rows`) and stored in ``dtype``; each block of
     ``block_size`` queries is multiplied against all rows (a ``block_size x N`` Gram block), the
-    query itself and zero rows are masked with ``-inf``, and ``np.argpartition`` picks the top
-    ``k`` per row, which are then sorted by decreasing cosine (ties by index). Peak extra memory
-    is about ``N * d * itemsize`` for the unit rows plus ``block_size * N * (itemsize + 8)``
-    bytes for one Gram block and its partition indices. Cost ``O(m N d)`` for ``m`` queries.
+    query itself, zero rows and rows outside ``candidates`` are masked with ``-inf``, and
+    ``np.argpartition`` picks the top ``k`` per row, which are then sorted by decreasing cosine
+    (ties by index). Peak extra memory is about ``N * d * itemsize`` for the unit rows plus
+    ``block_size * N * (itemsize + 8)`` bytes for one Gram block and its partition indices.
+    Cost ``O(m N d)`` for ``m`` queries.
 
     Parameters
     ----------
-    vectors : ndarray of shape (N, d)
+    vectors : ndarray of shape (N, d), or its :class:`UnitRows`
     k : int
     block_size : int
         Queries per block (bounds memory).
@@ -1470,49 +1673,67 @@ def nearest_neighbours(
         Row indices to find neighbours for; default all rows.
     dtype : numpy float type
         Precision of the Gram blocks (float32: cosines good to about 1e-6).
+    candidates : boolean array of shape (N,), optional
+        Rows that may be neighbours (default all); a query outside it gets no neighbours.
 
     Returns
     -------
     indices : int64 array of shape (m, k)
-        Neighbour rows, most similar first; -1 for zero query rows.
+        Neighbour rows, most similar first; -1 for zero query rows (and queries outside
+        ``candidates``).
     cosines : float64 array of shape (m, k)
-        Their cosines; NaN for zero query rows.
+        Their cosines; NaN where ``indices`` is -1.
 
     Raises
     ------
     ValueError
-        If fewer than ``k + 1`` rows are non-zero, or ``block_size < 1``.
+        If fewer than ``k + 1`` candidate rows are non-zero, or ``block_size < 1``.
     """
+    return _neighbours(vectors, k, block_size, queries, dtype, [candidates])[0]
+
+
+def _neighbours(
+    vectors: LayerVectors,
+    k: int,
+    block_size: int,
+    queries: np.ndarray | Sequence[int] | None,
+    dtype: type[np.floating],
+    masks: Sequence[np.ndarray | None],
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """:func:`nearest_neighbours` under several candidate masks from one Gram block each."""
     if block_size < 1:
         raise ValueError("block_size must be positive")
-    U, norms = unit_rows(vectors, dtype=dtype)
+    U, norms = _unit(vectors)
+    U = U.astype(dtype, copy=False)
     N = len(U)
     nz = norms > 0
-    if int(nz.sum()) < k + 1:
-        raise ValueError(f"need at least k + 1 = {k + 1} non-zero rows, got {int(nz.sum())}")
+    allowed = [nz if m is None else nz & np.asarray(m, dtype=bool) for m in masks]
+    for a in allowed:
+        if int(a.sum()) < k + 1:
+            raise ValueError(f"need at least k + 1 = {k + 1} non-zero rows, got {int(a.sum())}")
     q = np.arange(N) if queries is None else np.asarray(queries, dtype=np.int64)
-    zero_cols = np.flatnonzero(~nz)
-    indices = np.full((len(q), k), -1, dtype=np.int64)
-    cosines = np.full((len(q), k), np.nan)
+    out = [(np.full((len(q), k), -1, dtype=np.int64), np.full((len(q), k), np.nan))
+           for _ in allowed]
     for start in range(0, len(q), block_size):
         qb = q[start : start + block_size]
         G = U[qb] @ U.T
         G[np.arange(len(qb)), qb] = -np.inf
-        if len(zero_cols):
-            G[:, zero_cols] = -np.inf
-        top = np.argpartition(G, N - k, axis=1)[:, N - k :]
-        vals = np.take_along_axis(G, top, axis=1)
-        order = np.lexsort((top, -vals), axis=1)
-        top = np.take_along_axis(top, order, axis=1)
-        vals = np.take_along_axis(vals, order, axis=1)
-        live = nz[qb]
-        indices[start : start + len(qb)][live] = top[live]
-        cosines[start : start + len(qb)][live] = vals[live]
-    return indices, cosines
+        for j, a in enumerate(allowed):
+            Gm = G if j == len(allowed) - 1 else G.copy()
+            if not a.all():
+                Gm[:, ~a] = -np.inf
+            top = np.argpartition(Gm, N - k, axis=1)[:, N - k :]
+            vals = np.take_along_axis(Gm, top, axis=1)
+            order = np.lexsort((top, -vals), axis=1)
+            live = a[qb]
+            idx, cos = out[j]
+            idx[start : start + len(qb)][live] = np.take_along_axis(top, order, axis=1)[live]
+            cos[start : start + len(qb)][live] = np.take_along_axis(vals, order, axis=1)[live]
+    return out
 
 
 def neighbour_measures(
-    layer_vectors: np.ndarray,
+    layer_vectors: LayerVectors,
     words: pd.DataFrame,
     k: int = 10,
     *,
@@ -1520,6 +1741,7 @@ def neighbour_measures(
     queries: int | np.ndarray | Sequence[int] | None = None,
     seed: RngLike = 0,
     lowercase: bool = True,
+    subsets: Mapping[str, np.ndarray] | None = None,
 ) -> pd.DataFrame:
     """Nearest-neighbour measures of seed 000 for tokens of one layer.
 
@@ -1531,7 +1753,7 @@ def neighbour_measures(
 
     Parameters
     ----------
-    layer_vectors : ndarray of shape (N, d)
+    layer_vectors : ndarray of shape (N, d), or its :class:`UnitRows`
     words : DataFrame
         Columns ``sentence_id``, ``text``; ``word_index``, ``upos``, ``is_stop``, ``is_punct``
         copied when present.
@@ -1542,29 +1764,41 @@ def neighbour_measures(
         replacement (with ``seed``); an array: those row indices.
     seed : int, Generator or None
     lowercase : bool
+    subsets : mapping of str to boolean array of shape (N,), optional
+        Several populations at the cost of one: for each named subset of rows, the queries in
+        it get their neighbours among its rows only (e.g. every token, and every token but
+        each sentence's first). The Gram products are shared.
 
     Returns
     -------
     DataFrame
-        One row per query: ``row`` and the copied columns, ``word``, ``same_word_share``,
+        One row per query (per subset and query in it, with a first column ``subset``, when
+        ``subsets`` is given): ``row`` and the copied columns, ``word``, ``same_word_share``,
         ``mean_neighbour_cosine``.
     """
-    X = np.asarray(layer_vectors)
-    enc = _encode(words, len(X), lowercase, exclude_punct=False)
+    enc = _encode(words, len(layer_vectors), lowercase, exclude_punct=False)
+    n = len(layer_vectors)
     if queries is None:
-        q = np.arange(len(X))
+        q = np.arange(n)
     elif np.isscalar(queries):
-        q = np.sort(_rng(seed).choice(len(X), size=min(int(queries), len(X)), replace=False))
+        q = np.sort(_rng(seed).choice(n, size=min(int(queries), n), replace=False))
     else:
         q = np.asarray(queries, dtype=np.int64)
-    idx, cos = nearest_neighbours(X, k, block_size=block_size, queries=q)
-    live = idx[:, 0] >= 0
-    same = np.full(len(q), np.nan)
-    same[live] = (enc.word[idx[live]] == enc.word[q[live], None]).mean(axis=1)
+    masks = [None] if subsets is None else list(subsets.values())
+    found = _neighbours(layer_vectors, k, block_size, q, np.float32, masks)
     keep = [c for c in ("sentence_id", "word_index", "upos", "is_stop", "is_punct") if c in words]
-    table = words[keep].iloc[q].reset_index(drop=True)
-    table.insert(0, "row", q)
-    table["word"] = enc.vocab[enc.word[q]]
-    table["same_word_share"] = same
-    table["mean_neighbour_cosine"] = cos.mean(axis=1)
-    return table
+    frames = []
+    for name, (idx, cos) in zip([None] if subsets is None else subsets, found, strict=True):
+        live = idx[:, 0] >= 0
+        same = np.full(len(q), np.nan)
+        same[live] = (enc.word[idx[live]] == enc.word[q[live], None]).mean(axis=1)
+        sel = q if name is None else q[live]
+        table = words[keep].iloc[sel].reset_index(drop=True)
+        table.insert(0, "row", sel)
+        table["word"] = enc.vocab[enc.word[sel]]
+        table["same_word_share"] = same if name is None else same[live]
+        table["mean_neighbour_cosine"] = cos.mean(axis=1) if name is None else cos[live].mean(1)
+        if name is not None:
+            table.insert(0, "subset", name)
+        frames.append(table)
+    return frames[0] if subsets is None else pd.concat(frames, ignore_index=True)

@@ -118,10 +118,9 @@ def unit_rows(
             raise ValueError("rows must be finite (found NaN or infinity)")
         if rescale:
             scale = np.abs(block).max(axis=1) if d else np.zeros(len(block))
-            block[scale > 0] /= scale[scale > 0, None]
+            np.divide(block, scale[:, None], out=block, where=scale[:, None] > 0)
         r = np.sqrt(np.einsum("ij,ij->i", block, block))
-        nz = r > 0
-        block[nz] /= r[nz, None]
+        np.divide(block, r[:, None], out=block, where=r[:, None] > 0)
         U[start : start + len(block)] = block
         norms[start : start + len(block)] = scale * r if rescale else r
     return U, norms

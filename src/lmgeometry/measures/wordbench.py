@@ -46,6 +46,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 from scipy import stats
+from threadpoolctl import threadpool_limits
 
 from lmgeometry.measures.clusters import purity
 from lmgeometry.measures.similarity import unit_rows
@@ -66,6 +67,8 @@ __all__ = [
     "PROTOCOLS",
     "reference_frame",
     "score_all",
+    "similarity_scores",
+    "spearman_replicates",
     "Vectors",
 ]
 
@@ -362,6 +365,18 @@ class _Lookup:
         word = str(word)
         return word.lower() if self.case == "lower" else word
 
+    def keys(self, words: pd.Series) -> np.ndarray:
+        """:meth:`key` of every word of a column (vectorised)."""
+        text = words.astype(str)
+        return (text.str.lower() if self.case == "lower" else text).to_numpy(dtype=object)
+
+    def has(self, keys: np.ndarray) -> np.ndarray:
+        """Whether each key has a vector (vectorised for a mapping)."""
+        if self.mapping is not None:
+            known = [k for k, v in self.mapping.items() if v is not None]
+            return pd.Index(keys).isin(known)
+        return np.array([self.get(k) is not None for k in keys], dtype=bool)
+
     def get(self, word: Any) -> np.ndarray | None:
         """The word's vector (float64, 1-D), or None when it has none."""
         k = self.key(word)
@@ -487,6 +502,89 @@ def evaluate_similarity(
     }
 
 
+def similarity_scores(vectors: Vectors, pairs: pd.DataFrame, *, case: Case = "lower"
+                      ) -> np.ndarray:
+    """The cosine of the two words' vectors of every pair; NaN where a word has no vector.
+
+    The per-item model scores behind :func:`evaluate_similarity` (``score="cosine"``,
+    ``oov="skip"``): ``cos(v1, v2)``, 0 when a vector is zero.
+
+    Parameters
+    ----------
+    vectors
+        Mapping word -> vector, or a callable returning a vector or None.
+    pairs
+        Frame with columns ``word1, word2``.
+    case
+        ``"lower"`` (default) or ``"exact"`` lookup.
+
+    Returns
+    -------
+    ndarray of shape (len(pairs),)
+    """
+    lk = _Lookup(vectors, case, "skip")
+    out = np.full(len(pairs), np.nan)
+    for i, (w1, w2) in enumerate(zip(pairs["word1"], pairs["word2"], strict=True)):
+        v1, v2 = lk.get(w1), lk.get(w2)
+        if v1 is not None and v2 is not None:
+            denom = float(np.linalg.norm(v1) * np.linalg.norm(v2))
+            out[i] = float(v1 @ v2) / denom if denom > 0 else 0.0
+    return out
+
+
+def spearman_replicates(
+    scores: np.ndarray, human: np.ndarray, n_boot: int = 1000, rng: Any = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Spearman's rho of each column of ``scores`` with ``human``, and bootstrap replicates.
+
+    The items (benchmark pairs) are resampled with replacement, the same draw for every
+    column, and the ranks are recomputed within each resample (ties get average ranks), so a
+    difference between columns (two embeddings on the same items) keeps their correlation.
+
+    Parameters
+    ----------
+    scores : array of shape (n, E)
+        Model scores of ``n`` items under ``E`` embeddings (no NaN).
+    human : array of shape (n,)
+        Human ratings.
+    n_boot : int
+    rng : int, Generator or None
+
+    Returns
+    -------
+    rho : ndarray of shape (E,)
+    replicates : ndarray of shape (n_boot, E)
+        NaN for a resample where a column or the ratings are constant.
+    """
+    S = np.asarray(scores, dtype=np.float64)
+    h = np.asarray(human, dtype=np.float64)
+    if S.ndim != 2 or len(S) != len(h):
+        raise ValueError(f"scores must be items x embeddings with {len(h)} rows, not {S.shape}")
+    rho = _rank_correlations(S.T[None], h[None])[0]
+    reps = np.full((n_boot, S.shape[1]), np.nan)
+    if len(h) < 3 or n_boot <= 0:
+        return rho, reps
+    gen = np.random.default_rng(rng)
+    per_chunk = max(1, (1 << 21) // (len(h) * max(S.shape[1], 1)))
+    for start in range(0, n_boot, per_chunk):
+        k = min(per_chunk, n_boot - start)
+        idx = gen.integers(0, len(h), size=(k, len(h)))
+        reps[start:start + k] = _rank_correlations(S[idx].transpose(0, 2, 1), h[idx])
+    return rho, reps
+
+
+def _rank_correlations(S: np.ndarray, h: np.ndarray) -> np.ndarray:
+    """Spearman rho of ``S[b, e]`` (b, e, n) with ``h[b]`` (b, n): Pearson of average ranks."""
+    rs = stats.rankdata(S, axis=-1)
+    rh = stats.rankdata(h, axis=-1)
+    rs -= rs.mean(axis=-1, keepdims=True)
+    rh -= rh.mean(axis=-1, keepdims=True)
+    num = np.einsum("ben,bn->be", rs, rh)
+    den = np.sqrt(np.einsum("ben,ben->be", rs, rs) * np.einsum("bn,bn->b", rh, rh)[:, None])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
+
+
 def evaluate_analogies(
     vectors: Vectors,
     questions: pd.DataFrame,
@@ -542,11 +640,11 @@ def evaluate_analogies(
         questions; empty without a ``category`` column).
     """
     lk = _Lookup(vectors, case, oov)
-    cols = [questions[c].astype(str).map(lk.key).to_numpy() for c in ("a", "b", "c", "d")]
+    cols = [lk.keys(questions[c]) for c in ("a", "b", "c", "d")]
     total = len(questions)
     cand = _analogy_candidates(lk, cols, candidates)
 
-    has = [np.array([lk.get(w) is not None for w in col]) for col in cols]
+    has = [lk.has(col) for col in cols]
     covered = has[0] & has[1] & has[2] & has[3]
     keep = covered if oov == "skip" else np.ones(total, dtype=bool)
     rows = np.flatnonzero(keep)
@@ -599,11 +697,35 @@ def _solve_3cosadd(
     normalise: bool,
     batch_size: int,
 ) -> np.ndarray:
-    """Whether 3CosAdd over ``cand`` answers each question ``rows`` of ``cols`` correctly."""
+    """Whether 3CosAdd over ``cand`` answers each question ``rows`` of ``cols`` correctly.
+
+    A question whose answer is not a candidate is wrong whatever the search finds, so only
+    the others are searched (the result is the same, at a fraction of the cost when most
+    answers lack a vector).
+    """
     index = {w: i for i, w in enumerate(cand)}
+    correct = np.zeros(len(rows), dtype=bool)
+    answerable = pd.Index(cols[3][rows]).isin(cand)
+    sub = np.flatnonzero(answerable)
+    if len(sub) and cand:
+        correct[sub] = _solve_3cosadd_rows(lk, cols, rows[sub], cand, index, normalise,
+                                           batch_size)
+    return correct
+
+
+def _solve_3cosadd_rows(
+    lk: _Lookup,
+    cols: list[np.ndarray],
+    rows: np.ndarray,
+    cand: list[str],
+    index: dict[str, int],
+    normalise: bool,
+    batch_size: int,
+) -> np.ndarray:
+    """3CosAdd over ``cand`` for the questions ``rows``: whether each is answered right."""
     n = len(rows)
     correct = np.zeros(n, dtype=bool)
-    if n and cand:
+    if n:
         M = np.vstack([lk.get(w) for w in cand])  # type: ignore[misc]
         if normalise:
             M = unit_rows(M)[0]
@@ -643,13 +765,20 @@ _WEB_AGGLOMERATIVE: tuple[tuple[str, str], ...] = (
 def _cluster(
     X: np.ndarray, k: int, method: str, seed: int, linkage: str, metric: str
 ) -> np.ndarray:
+    """Cluster labels of the rows of ``X``, single-threaded.
+
+    A few hundred words gain nothing from BLAS or OpenMP threads, and on shared, busy cores
+    their spin-waiting makes k-means' distance products many times slower.
+    """
     from sklearn.cluster import AgglomerativeClustering, KMeans
 
-    if method == "kmeans":
-        return KMeans(n_clusters=k, n_init=10, random_state=seed).fit_predict(X)
-    if linkage == "ward" and metric != "euclidean":
+    if linkage == "ward" and metric != "euclidean" and method != "kmeans":
         raise ValueError("ward linkage needs the euclidean metric")
-    return AgglomerativeClustering(n_clusters=k, linkage=linkage, metric=metric).fit_predict(X)
+    with threadpool_limits(limits=1):
+        if method == "kmeans":
+            return KMeans(n_clusters=k, n_init=10, random_state=seed).fit_predict(X)
+        return AgglomerativeClustering(n_clusters=k, linkage=linkage,
+                                       metric=metric).fit_predict(X)
 
 
 def evaluate_categorisation(
