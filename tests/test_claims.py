@@ -107,3 +107,19 @@ def test_extreme_over_layers_bounds_every_layer():
     assert verdict(lo, hi, 0.2, "above") == "inconclusive"
     v, lo, hi, at = extreme_over_layers([0.5, 0.2], [0.4, 0.1], [0.6, 0.3], which="max")
     assert (v, lo, hi, at) == (0.5, 0.4, 0.6, 0)
+
+
+def test_bootstrap_spearman_and_percentile_interval():
+    import numpy as np
+
+    from lmgeometry.measures.stats import bootstrap_spearman, percentile_interval, poisson_weights
+
+    x = np.arange(200.0)
+    rho, lo, hi = bootstrap_spearman(x, x ** 3, n_boot=100, rng=0)  # monotone: rho 1
+    assert rho == pytest.approx(1.0) and lo == pytest.approx(1.0)
+    noise = np.random.default_rng(1).normal(size=(2, 300))
+    rho, lo, hi = bootstrap_spearman(*noise, n_boot=300, rng=1)
+    assert lo < rho < hi and lo < 0 < hi
+    assert percentile_interval([0.4, 0.5, 0.6], 0.9) == (pytest.approx(0.405), 0.9)  # widened
+    w = poisson_weights(2000, 50, np.random.default_rng(2))
+    assert w.shape == (2000, 50) and abs(w.mean() - 1) < 0.02 and abs(w.var() - 1) < 0.05
