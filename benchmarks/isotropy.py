@@ -8,7 +8,7 @@ excludes the input matrix itself, and the process's peak resident set). Target: 
 On a 2-core machine shared with other jobs it took 28-56 s wall (22-28 s CPU); most of it is
 the float64 matrix products (W^T W, and W times 2 x 640 eigenvectors). ``spectral_views``
 (the Fig. 1 spectra and projections, one W^T W) is timed as well. On the real Gemma matrix the
-chapter's whole per-model analysis (``drift.embedding_matrix_drift``: loading, token counts,
+chapter's whole per-model analysis (``drift.embedding_drift``: loading, token counts,
 Table 1, spectra, norms, rare-token cosines, word similarity) took 65 s wall on the same shared
 machine, 4.7 GB peak resident memory.
 

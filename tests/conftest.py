@@ -82,11 +82,12 @@ def hard_corpus():
     return sentences(HARD, name="hard")
 
 
-def array_store(folder, layers, words, *, name: str = "test-model"):
+def array_store(folder, layers, words, *, name: str = "test-model", kind: str | None = None):
     """A real store entry written from arrays, opened with :class:`Store`.
 
     ``layers`` is a list of ``(n_words, width)`` arrays (kept in their own dtype) and ``words``
-    the word table; the files follow the store's documented layout.
+    the word table; the files follow the store's documented layout. ``kind`` ("encoder" or
+    "decoder") goes into the model's meta, where the first-word controls read it.
     """
     import json
     from pathlib import Path
@@ -104,7 +105,8 @@ def array_store(folder, layers, words, *, name: str = "test-model"):
         np.save(folder / layer_file(i), X)
     pd.DataFrame(words).assign(row=np.arange(n)).to_parquet(folder / "words.parquet")
     meta = {"format": FORMAT_VERSION, "n_layers": len(layers), "width": width,
-            "dtype": str(layers[0].dtype), "model": {"name": name}, "corpus": {"name": "test"},
+            "dtype": str(layers[0].dtype), "model": {"name": name, "spec": name, "kind": kind},
+            "corpus": {"name": "test"},
             "counts": {"words": n}, "skipped_sentence_ids": []}
     (folder / "meta.json").write_text(json.dumps(meta))
     return Store(folder)

@@ -119,7 +119,7 @@ def test_group_bootstrap_and_intervals_known_answers():
     # replicate b is the mean over the drawn sentences, each counted as often as drawn
     counts = np.repeat(boot.counts[5], 2)
     assert reps[5] == pytest.approx((counts * values).sum() / counts.sum())
-    value, lo, hi = stats.percentile_interval(mean, reps)
+    lo, hi = stats.percentile_interval(reps, mean)
     assert lo < mean < hi
     # the jackknife of a mean over blocks gives the usual standard error
     block_means = np.array([1.0, 2.0, 4.0, 5.0])
@@ -147,3 +147,19 @@ def test_claim_sentences_name_a_kind_only_when_both_of_its_models_agree():
                           _claim("d2", value=0.0, lo=-0.2, hi=0.05)])
     assert claim_sentences(frame, kinds) == [
         "Anisotropy rises: holds for neither decoder (d1, d2)."]
+
+
+def test_bootstrap_spearman_and_percentile_interval():
+    import numpy as np
+
+    from lmgeometry.measures.stats import bootstrap_spearman, percentile_interval, poisson_weights
+
+    x = np.arange(200.0)
+    rho, lo, hi = bootstrap_spearman(x, x ** 3, n_boot=100, rng=0)  # monotone: rho 1
+    assert rho == pytest.approx(1.0) and lo == pytest.approx(1.0)
+    noise = np.random.default_rng(1).normal(size=(2, 300))
+    rho, lo, hi = bootstrap_spearman(*noise, n_boot=300, rng=1)
+    assert lo < rho < hi and lo < 0 < hi
+    assert percentile_interval([0.4, 0.5, 0.6], 0.9) == (pytest.approx(0.405), 0.9)  # widened
+    w = poisson_weights(2000, 50, np.random.default_rng(2))
+    assert w.shape == (2000, 50) and abs(w.mean() - 1) < 0.02 and abs(w.var() - 1) < 0.05

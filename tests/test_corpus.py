@@ -332,3 +332,27 @@ def test_build_dispatches_and_names_the_choices():
     with pytest.raises(ValueError, match="unknown corpus 'mnli'; choose one of mnli_polysemy, "
                                          "sts, semcor_targets"):
         corpus.build("mnli")
+
+
+def test_qnli_corpus_joins_each_pair_and_splits_it_once():
+    c, labels, is_test = corpus.qnli_corpus(n_train=30, n_test=12, seed=3, separator="[SEP]")
+    assert len(c.sentences) == len(labels) == len(is_test) == 42 and is_test.sum() == 12
+    assert not is_test[:30].any() and set(np.unique(labels)) <= {0, 1}
+    w = c.words
+    assert all(c.sentences[s][a:b] == t
+               for s, a, b, t in zip(w["sentence_id"], w["start"], w["end"], w["text"],
+                                     strict=True))
+    for sid, part in w.groupby("sentence_id"):
+        assert part["word_index"].tolist() == list(range(len(part)))
+        assert part["segment"].is_monotonic_increasing and set(part["segment"]) == {0, 1}
+        q_end = part.loc[part["segment"] == 0, "end"].max()
+        assert c.sentences[sid][q_end:].lstrip().startswith("[SEP] ")
+    frame = data.load_qnli()
+    pairs = set(zip(frame["question"], frame["sentence"], strict=True))
+    first = c.sentences[0].split(" [SEP] ")
+    assert tuple(first) in pairs
+    plain, _, _ = corpus.qnli_corpus(n_train=30, n_test=12, seed=3)
+    assert plain.sentences[0] == " ".join(first)  # the same pairs, in the same order
+    assert plain.digest() != c.digest()
+    with pytest.raises(ValueError, match="sum to at most"):
+        corpus.qnli_corpus(n_train=5000, n_test=1000)

@@ -393,3 +393,88 @@ def test_rare_token_cosines_bin_size():
     table = iso.rare_token_cosines(W, np.arange(2500), rare=np.arange(10), bin_size=1000)
     assert table["rank_start"].tolist() == [0, 1000, 2000]
     assert table["n_tokens"].tolist() == [1000, 1000, 500]
+
+
+# ------------------------------------------------------------------------------------------
+# Bootstrap intervals over tokens and sentences
+# ------------------------------------------------------------------------------------------
+
+
+def test_embedding_statistics_intervals_follow_the_resampled_rows():
+    rng = _rng(21)
+    W = rng.standard_normal((3000, 16)) + 2.0  # a planted shift along the diagonal
+    stats = iso.embedding_statistics(W, n_boot=300, rng=1)
+    assert stats["isotropy_raw"] < 0.2 < 0.8 < stats["isotropy_centered"]
+    gap = (stats["isotropy_centered"] - stats["isotropy_raw"]) / (1 - stats["isotropy_raw"])
+    assert stats["isotropy_gap_closed"] == pytest.approx(gap)
+    for key in ("isotropy_raw", "isotropy_centered", "isotropy_gap_closed"):
+        lo, value, hi = stats[f"{key}_lo"], stats[key], stats[f"{key}_hi"]
+        assert lo <= value <= hi and hi - lo < 0.1, key
+    # the log-partition replicate of a resample that keeps every row once is the sample's
+    again = iso.embedding_statistics(W)
+    assert "isotropy_raw_lo" not in again and again["isotropy_raw"] == stats["isotropy_raw"]
+
+
+def test_isotropy_replicates_match_a_weighted_recomputation():
+    rng = _rng(22)
+    W = rng.standard_normal((400, 6)) * [3, 2, 1, 1, 0.5, 0.5] + 1.0
+    stats = iso.embedding_statistics(W)
+    V_raw = np.linalg.eigh(W.T @ W)[1][:, ::-1]
+    mu = W.mean(0)
+    V_c = np.linalg.eigh((W - mu).T @ (W - mu))[1][:, ::-1]
+    pos = np.concatenate([logsumexp(W @ V_raw, axis=0), logsumexp((W - mu) @ V_c, axis=0)])
+    neg = np.concatenate([logsumexp(-W @ V_raw, axis=0), logsumexp(-(W - mu) @ V_c, axis=0)])
+    reps = iso._isotropy_replicates(W, (V_raw, V_c), (pos, neg), mu, 3,
+                                    np.random.default_rng(5), n_axes=6, chunk_rows=128)
+    gen = np.random.default_rng(5)  # the same draws, chunk by chunk, as the measure
+    k = np.concatenate([gen.poisson(1.0, size=(3, n)) for n in (128, 128, 128, 16)], axis=1)
+    for b in range(3):
+        w = k[b]
+        mu_b = (w @ W) / w.sum()
+
+        def log_i(M, V, w=w):
+            z = np.maximum(logsumexp(M @ V, axis=0, b=w[:, None]),
+                           logsumexp(-M @ V, axis=0, b=w[:, None]))
+            return z.min() - z.max()
+
+        assert reps["raw"][b] == pytest.approx(log_i(W, V_raw), abs=1e-9)
+        assert reps["centered"][b] == pytest.approx(log_i(W - mu_b, V_c), abs=1e-9)
+    assert stats["log_isotropy_raw"] == pytest.approx(
+        np.maximum(pos[:6], neg[:6]).min() - np.maximum(pos[:6], neg[:6]).max())
+
+
+def test_unit_row_sums_and_cosines_match_brute_force():
+    rng = _rng(23)
+    W = rng.standard_normal((500, 5)) + [1.0, 0, 0, 0, 0]
+    W[7] = 0.0
+    groups = rng.integers(-1, 3, size=500)
+    sums, counts = iso.unit_row_sums(W, groups, 3, n_boot=4, rng=2, chunk_rows=64)
+    U = W / np.where(np.linalg.norm(W, axis=1) > 0, np.linalg.norm(W, axis=1), 1)[:, None]
+    ok = (groups >= 0) & (np.linalg.norm(W, axis=1) > 0)
+    for g in range(3):
+        assert np.allclose(sums[0, g], U[ok & (groups == g)].sum(0), atol=1e-4)
+        assert counts[0, g] == (ok & (groups == g)).sum()
+    assert (counts[1:] != counts[0]).any()  # replicates reweight the rows
+    total = iso.mean_cosine_of_sums(sums[0].sum(0), counts[0].sum())
+    assert total == pytest.approx(_brute_mean_cosine(W[ok]), abs=1e-6)
+    cross = iso.cross_cosines(sums, counts, reference=2)[0]
+    brute = (U[ok & (groups == 0)] @ U[ok & (groups == 2)].T).mean()
+    assert cross[0] == pytest.approx(brute, abs=1e-6)
+    centred, _ = iso.unit_row_sums(W, np.zeros(500, int), 1, shift=W.mean(0))
+    Wc = W - W.mean(0)
+    assert np.allclose(centred[0, 0], (Wc / np.linalg.norm(Wc, axis=1)[:, None]).sum(0),
+                       atol=1e-4)
+
+
+def test_shift_cosine_replicates_resample_whole_sentences():
+    rng = _rng(24)
+    X = rng.standard_normal((300, 4)) + 1.5
+    groups = np.repeat(np.arange(30), 10)
+    reps = iso.shift_cosine_replicates(X, groups, n_boot=5, rng=9)
+    k = np.random.default_rng(9).multinomial(30, np.full(30, 1 / 30), size=5)
+    for b in range(5):
+        rows = np.concatenate([np.flatnonzero(groups == g).repeat(1) for g in
+                               np.repeat(np.arange(30), k[b])])
+        direct = iso.shift_cosine(X[rows])
+        for key in ("mean_cosine", "shift_prediction", "shift_residual"):
+            assert reps[key][b] == pytest.approx(direct[key], abs=1e-10)

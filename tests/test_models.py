@@ -422,3 +422,8 @@ def test_input_embeddings_view_and_conversion():
     Wh = models.input_embeddings(SimpleNamespace(model=half))
     assert Wh.dtype == np.float32
     np.testing.assert_array_equal(Wh, half.embed.weight.detach().float().numpy())
+
+
+def test_pair_separator_follows_the_pair_template(tiny_bert, tiny_gpt2):
+    assert models.pair_separator(str(tiny_bert)) == "[SEP]"
+    assert models.pair_separator(str(tiny_gpt2)) == ""  # decoders read the pair as running text

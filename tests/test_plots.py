@@ -122,3 +122,16 @@ def test_column_lines_and_facet_lines() -> None:
     assert len(fig.data) == 2 and [t.showlegend for t in fig.data] == [True, False]
     assert fig.layout.xaxis2.title.text == "depth (layer / last layer)"
     assert fig.layout.yaxis.type == "log" and fig.layout.yaxis.title.text == "A"
+
+
+def test_interval_points_draw_error_bars_per_colour():
+    import pandas as pd
+
+    from lmgeometry.report import plots
+
+    frame = pd.DataFrame({"model": ["a", "a", "b"], "measure": ["x", "y", "x"],
+                          "v": [0.5, 0.2, 0.7], "lo": [0.4, 0.1, 0.6], "hi": [0.6, 0.4, 0.9]})
+    fig = plots.interval_points(frame, "v", "lo", "hi", x="measure", reference=0.0)
+    assert [t.name for t in fig.data] == ["a", "b"] and fig.data[0].mode == "markers"
+    assert list(fig.data[0].error_y.array) == [0.1, 0.2]
+    assert list(fig.data[1].error_y.arrayminus) == [0.1]

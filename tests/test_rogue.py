@@ -1,4 +1,4 @@
-"""Rogue dimensions, CKA and the threshold classifier against known answers."""
+"""Chapter 6 (rogue dimensions, CKA, 1-D threshold, ablation) against known answers."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import array_store
 from scipy.stats import ortho_group
 
 from lmgeometry.chapters import rogue_dimensions
@@ -159,23 +160,6 @@ def test_fit_head_converges_on_badly_scaled_raw_features() -> None:
     assert head.converged and head.accuracy(X, y) == 1.0
 
 
-def test_ablation_findings_name_both_modes() -> None:
-    X, y = _large_mean_label_data()
-    curve = pd.concat([probes.ablation_curve(X[:1000], y[:1000], X[1000:], y[1000:],
-                                            ks=[0, 1, 3], mode=m) for m in ("zero", "mean")])
-    text = " ".join(rogue_dimensions.ablation_findings(curve))
-    assert "Zero ablation (seed 003's" in text and "Mean ablation" in text
-    assert "from 100.0%" in text and "did not converge" not in text
-    # both drop the single label dimension to chance: the largest gap is elsewhere or none
-    zero, mean = (curve[curve["mode"] == m].set_index(["removed", "k"])["accuracy"]
-                  for m in ("zero", "mean"))
-    gap = (zero - mean).abs()
-    if gap.max() == 0:
-        assert "same accuracy at every k" in text
-    else:
-        assert "differ most" in text
-
-
 def test_norm_ratio_and_first_word_rows_dominate_cka() -> None:
     rng = np.random.default_rng(9)
     n = 400
@@ -198,7 +182,7 @@ def test_norm_ratio_and_first_word_rows_dominate_cka() -> None:
         similarity.norm_ratio(X, first[:-1])  # the mask must cover every row
 
 
-def test_cross_model_cka_table_and_findings_on_a_planted_sink() -> None:
+def test_cross_model_cka_table_on_a_planted_sink() -> None:
     rng = np.random.default_rng(10)
     n = 600
     first = np.zeros(n, dtype=bool)
@@ -214,15 +198,6 @@ def test_cross_model_cka_table_and_findings_on_a_planted_sink() -> None:
                                                      abs=0.02)
     assert table["best_cka_all"][1] < 0.2 and table["best_cka_without_first"][1] > 0.95
     assert table["first_word_norm_ratio"][1] > 100 > table["first_word_norm_ratio"][0]
-    text = " ".join(rogue_dimensions.cross_cka_findings(table, "a", "b", n, int(first.sum())))
-    assert "b layer 1 the first word" in text and "other layer (0)" in text
-    assert "stays below" not in text
-    # a layer whose rows are dominated by one dimension, without any sink
-    table2 = table.assign(best_cka_without_first=[0.1, 0.9],
-                          top_dim_variance_share_without_first=[0.6, 0.1])
-    text2 = " ".join(rogue_dimensions.cross_cka_findings(table2, "a", "b", n, int(first.sum())))
-    assert "stays below 0.3 in b layer 0; in layer 0 one dimension (" in text2
-    assert "holds 60% of the variance" in text2
     assert table["best_cka_without_first_and_top_dim"].between(0, 1).all()
 
 
@@ -240,22 +215,106 @@ def test_sentence_vectors_last_and_mean() -> None:
     assert mean.tolist() == [[1, 2], [6, 7]]
 
 
-def test_layer_report_and_findings_on_a_planted_rogue_dimension() -> None:
-    rng = np.random.default_rng(6)
-    n = 600
-    y = rng.integers(0, 2, size=n)
-    plain = rng.normal(size=(n, 8))
-    rogue_layer = plain.copy()
-    rogue_layer[:, 5] = 20 * (2 * y - 1) + rng.normal(size=n)  # huge variance, carries the label
-    layers = [plain, rogue_layer]
-    report = rogue_dimensions.layer_report([x[:400] for x in layers], y[:400],
-                                [x[400:] for x in layers], y[400:])
-    assert report["rogue_dim"].iloc[1] == 5
-    assert report["threshold_accuracy"].iloc[1] == 1.0
-    assert report["threshold_accuracy"].iloc[0] < 0.65
-    assert report["variance_share_top1"].iloc[1] > 0.9
-    text = " ".join(rogue_dimensions.findings(report, "toy"))
-    assert "rogue dimension (5)" in text and "100.0%" in text
-    assert "layers [1]" in text
-    summary = rogue_dimensions.summary(report.assign(model="toy"))
-    assert bool(summary.loc["toy", "last layer: top dimension > half the variance"])
+def test_gram_cka_equals_linear_cka_and_resamples_exactly() -> None:
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(120, 9))
+    Y = X[:, :4] @ rng.normal(size=(4, 6)) + rng.normal(size=(120, 6))
+    Z = rng.normal(size=(120, 3)) + 50.0  # a large mean changes nothing
+    matrix, reps = similarity.gram_cka([X, Y, Z], [(0, 1), (1, 2)], n_boot=3, rng=4)
+    assert np.allclose(matrix, similarity.cka_matrix([X, Y, Z]), atol=1e-10)
+    k = np.random.default_rng(4).multinomial(120, np.full(120, 1 / 120), size=3)
+    for b in range(3):
+        rows = np.repeat(np.arange(120), k[b])
+        assert reps[b, 0] == pytest.approx(similarity.linear_cka(X[rows], Y[rows]), rel=1e-8)
+        assert reps[b, 1] == pytest.approx(similarity.linear_cka(Y[rows], Z[rows]), rel=1e-8)
+
+
+def test_variance_share_replicates_reselect_the_top_dimensions() -> None:
+    rng = np.random.default_rng(12)
+    X = rng.normal(size=(200, 10))
+    X[:, 4] *= 10.0
+    counts = np.vstack([np.ones(200), rng.multinomial(200, np.full(200, 1 / 200), size=2)])
+    reps = similarity.variance_share_replicates(X, counts, (1, 3))
+    assert reps[0] == pytest.approx([similarity.variance_share(X, 1),
+                                     similarity.variance_share(X, 3)])
+    rows = np.repeat(np.arange(200), counts[1].astype(int))
+    assert reps[1, 1] == pytest.approx(similarity.variance_share(X[rows], 3))
+
+
+def _planted_task(folder, kind: str = "decoder", n_sent: int = 600, seed: int = 0,
+                  sink: bool = True):
+    """Sentences of 5 words and 7 layers: blocks 1-3 share one representation of the last
+    word and blocks 4-6 an independent one, where dimension 5 carries the label with a
+    variance that dwarfs the rest (a rogue dimension)."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, size=n_sent)
+    early, late = rng.normal(size=(n_sent, 8)), rng.normal(size=(n_sent, 8))
+    late[:, 5] = 20 * (2 * y - 1) + rng.normal(size=n_sent)
+    n = 5 * n_sent
+    last = np.arange(n) % 5 == 4
+    layers = []
+    for layer in range(7):
+        X = rng.normal(size=(n, 8))
+        if layer:
+            X[last] = (early if layer <= 3 else late) + 0.05 * rng.normal(size=(n_sent, 8))
+        layers.append(X)
+    if sink:  # a first-word sink in layer 0, which the last word never is
+        layers[0][np.arange(n) % 5 == 0] *= 100.0
+    words = {"sentence_id": np.repeat(np.arange(n_sent), 5), "word_index": np.arange(n) % 5,
+             "text": ["w"] * n}
+    store = array_store(folder, layers, words, name=f"{kind}-model", kind=kind)
+    return store, y, np.arange(n_sent) >= 400
+
+
+def test_task_tables_and_claims_on_planted_blocks_and_a_rogue_dimension(tmp_path) -> None:
+    store, y, test = _planted_task(tmp_path)
+    out = rogue_dimensions.task_tables(store, y, test, n_boot=200, ablation_ks=[0, 1, 3])
+    layers = out["layers"]
+    assert (layers["pooling"] == "last").all() and layers["rogue_dim"].iloc[-1] == 5
+    last = layers.iloc[-1]
+    assert last["threshold_accuracy"] == 1.0 and last["head_accuracy"] == 1.0
+    assert last["majority_accuracy"] == pytest.approx(max(y[test].mean(), 1 - y[test].mean()),
+                                                      abs=0.05)
+    assert last["threshold_accuracy_lo"] <= 1.0 <= last["threshold_accuracy_hi"]
+    zero = out["ablation"].set_index(["mode", "removed", "k"])["accuracy"]
+    assert zero[("zero", "top", 0)] == last["head_accuracy"]  # one head, one number
+    claims = {c.claim + " " + c.statistic: c.verdict
+              for c in rogue_dimensions.task_claims("toy", "m", out["summary"])}
+    assert all(v == "holds" for v in claims.values()), claims
+    assert len(claims) == 7
+    assert out["summary"]["cka_block"][0] > 0.7  # 4 of 5 adjacent pairs share a block
+
+
+def test_task_tables_on_noise_give_no_rogue_dimension(tmp_path) -> None:
+    rng = np.random.default_rng(3)
+    n_sent = 400
+    layers = [rng.normal(size=(2 * n_sent, 16)) for _ in range(5)]
+    words = {"sentence_id": np.repeat(np.arange(n_sent), 2), "word_index": np.arange(800) % 2}
+    store = array_store(tmp_path, layers, words, kind="encoder")
+    y = rng.integers(0, 2, size=n_sent)
+    out = rogue_dimensions.task_tables(store, y, np.arange(n_sent) >= 250, n_boot=200,
+                                       ablation_ks=[0, 1])
+    assert (out["layers"]["pooling"] == "mean").all()
+    verdicts = {c.claim: c.verdict
+                for c in rogue_dimensions.task_claims("toy", "m", out["summary"])}
+    assert verdicts["a few rogue dimensions dominate the last layer"] == "does not hold"
+    assert verdicts["layer-by-layer CKA has a block structure"] == "does not hold"
+    assert verdicts["a threshold on the principal rogue dimension carries the label"] != "holds"
+
+
+def test_analyse_tables_claims_and_the_sink_sentence(tmp_path) -> None:
+    dec, y, test = _planted_task(tmp_path / "dec", "decoder")
+    enc, _, _ = _planted_task(tmp_path / "enc", "encoder", sink=False)  # the same rows
+    task = rogue_dimensions.Task("toy", {"dec": dec, "enc": enc}, y, test)
+    result = rogue_dimensions.analyse([task], {"enc": enc, "dec": dec}, n_boot=50,
+                                      ablation_ks=[0, 1], cka_words=1000)
+    t = result.tables
+    assert list(t["layers"].columns[:4]) == ["model", "layer", "depth", "task"]
+    assert set(t["cka"]["model"]) == {"decoder-model", "encoder-model"}
+    assert len(result.claims) == 14 and result.claims["seed"].eq("003").all()
+    assert list(t["ablation"].columns[:4]) == ["model", "layer", "depth", "task"]
+    assert t["cross_cka"]["reference"].eq("encoder-model").all()
+    assert result.sentences[-1] == (
+        "In decoder-model layer 0 the first word's median norm is 107 times the other words'; "
+        "there the best-matching encoder-model layer reaches a CKA of 0.26 on all words and "
+        "1.00 without the first words.")

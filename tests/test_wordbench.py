@@ -477,3 +477,18 @@ def test_spearman_helper_agrees_with_scipy_on_ties():
     expected = np.corrcoef(rh, rm)[0, 1]
     assert evaluate_similarity(vectors, pairs)["spearman"] == pytest.approx(expected)
     assert expected == pytest.approx(stats.spearmanr(scores, cosines).statistic)
+
+
+def test_paired_correlations_share_one_resample():
+    from lmgeometry.measures.wordbench import paired_correlations
+
+    rng = np.random.default_rng(0)
+    human = rng.normal(size=100)
+    scores = np.vstack([human + rng.normal(size=100), human + 0.1 * rng.normal(size=100)])
+    r = paired_correlations(human, scores, n_boot=50, rng=3)
+    assert r.shape == (51, 2)
+    assert r[0, 0] == pytest.approx(stats.pearsonr(human, scores[0]).statistic)
+    idx = np.random.default_rng(3).integers(0, 100, size=(50, 100))[7]
+    assert r[8, 1] == pytest.approx(stats.pearsonr(human[idx], scores[1, idx]).statistic)
+    rho = paired_correlations(human, scores, n_boot=0, method="spearman")
+    assert rho[0, 0] == pytest.approx(stats.spearmanr(human, scores[0]).statistic)

@@ -1,21 +1,26 @@
-"""Drift of embedding matrices and hidden states: the tables of the "Drift and centering" chapter.
+"""Drift of embedding matrices and hidden states: the "Drift and centering" chapter (seed 004).
 
 Biš, Podkorytov and Liu (2021), *Too Much in Common* (NAACL; seed 004), argue that the rows of a
 language model's input embedding matrix W drift along a common direction -- every training step
 pushes all non-target embeddings the same way ("common enemies") and rare tokens are pushed
 most -- so that W looks like a narrow cone only because it is shifted; centring restores an
-almost isotropic shape. :mod:`lmgeometry.measures.isotropy` has the measures; this module produces
-the per-model tables of the chapter:
+almost isotropic shape and improves word similarity. :mod:`lmgeometry.measures.isotropy` has the
+measures; this module applies them.
 
-* token frequencies of a reference corpus tokenised with the model's own tokenizer
-  (:func:`frequency_texts`, :func:`token_counts`, :func:`frequency_ranks`, :func:`zipf_curve`,
+:func:`analyse` is the entry point: the models' W (loaded with their tokenizers, one at a
+time, by :func:`embedding_drift`) and the hidden-state stores of a corpus in, every table of
+the chapter and seed 004's claims out. Its parts:
+
+* token frequencies of a reference corpus tokenised with each model's own tokenizer
+  (:func:`token_counts`, :func:`frequency_ranks`, :func:`unseen_tokens`, :func:`zipf_curve`,
   :func:`coverage`, :func:`word_counts`) for the Fig. 3 and appendix-B analogues;
-* single-token word lookups and the word-similarity table of Tables 2-3
-  (:func:`single_token_ids`, :func:`word_similarity`);
-* the same isotropy measures on the contextual hidden states of every layer
-  (:func:`hidden_state_isotropy`);
-* histograms for Figs. 5-6 (:func:`norm_histograms`) and :func:`findings`, the chapter's
-  sentences generated from the numbers.
+* :func:`rare_token_table`: rare-token cosines by frequency (or vocabulary-id) bin, with
+  intervals from a bootstrap over tokens and a Spearman trend over the bins;
+* :func:`word_similarity`: Tables 2-3 on single-token benchmark pairs, with paired bootstrap
+  intervals of each post-processing's change;
+* :func:`hidden_state_layers`: the same isotropy measures on the hidden states of every layer,
+  under each control (a decoder's first word excluded), with intervals over sentences;
+* :func:`drift_claims`, :func:`hidden_claims`: seed 004's claims as :class:`Claim` records.
 """
 
 from __future__ import annotations
@@ -24,7 +29,6 @@ import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -32,31 +36,43 @@ import numpy.typing as npt
 import pandas as pd
 from scipy import stats
 
+from lmgeometry.activations.store import Store
+from lmgeometry.chapters.common import (
+    ChapterResult,
+    control_rows,
+    controls_for,
+    first_token_flags,
+    per_layer,
+)
 from lmgeometry.io import data, models
 from lmgeometry.measures import isotropy, similarity, wordbench
-from lmgeometry.measures.isotropy import shift_cosine
-from lmgeometry.report.prose import layer_ranges, number, span
+from lmgeometry.measures.stats import (
+    bootstrap_spearman,
+    extreme_over_layers,
+    percentile_interval,
+    spearman_rows,
+)
+from lmgeometry.report.claims import Claim, claims_frame
+from lmgeometry.report.prose import number
 
 __all__ = [
-    "embedding_matrix_drift",
-    "bin_trend",
+    "analyse",
     "coverage",
-    "findings",
-    "first_word_mask",
+    "drift_claims",
+    "embedding_drift",
     "frequency_ranks",
-    "hidden_state_isotropy",
-    "longest_words",
-    "ModelDrift",
-    "norm_count_spearman",
+    "hidden_claims",
+    "hidden_state_layers",
     "norm_histograms",
     "rare_token_table",
     "single_token_ids",
-    "SUBSETS",
+    "THRESHOLDS",
     "token_counts",
     "unseen_tokens",
     "unused_token_ids",
     "variant_rows",
     "VARIANTS",
+    "w_tables",
     "word_counts",
     "word_similarity",
     "WORDSIM_BENCHMARKS",
@@ -70,6 +86,31 @@ WORDSIM_BENCHMARKS: tuple[str, ...] = tuple(wordbench.BIS2021_TABLE3_COLUMNS.val
 
 #: Post-processing variants of W in Tables 2-3 (names as in ``wordbench.BIS2021_WORDSIM``).
 VARIANTS: tuple[str, ...] = ("original", "centered", "centered_scaled", "post_process")
+
+
+#: The claims' thresholds: effect sizes, each with the reason the chapter states for it.
+THRESHOLDS: dict[str, tuple[float, str]] = {
+    "common_direction": (0.1, "a mean cosine of 0.1 means the common direction carries a tenth "
+                         "of an average unit row's squared length (0 for directions spread "
+                         "evenly; the seed quotes 0.33 for RoBERTa-large)"),
+    "near_isotropic": (0.9, "the seed's 'nearly perfect isotropy' after centring: 6 of its 8 "
+                       "models reach I(W_c) >= 0.91"),
+    "gap_closed": (0.5, "centring should close at least half the distance from I(W) to 1; the "
+                   "seed's Table 1 closes 61% (RoBERTa-large) to 96%"),
+    "rare_trend": (0.5, "a strong monotone rise over the bins (Spearman rho 0.5, Cohen's "
+                   "'large' correlation), not merely a last bin above the first"),
+    "norm_frequency": (-0.1, "at least a small monotone association (|rho| 0.1, Cohen's "
+                       "'small'), negative: frequent tokens shorter"),
+    "wordsim_gain": (1.0, "one point of Pearson r x 100, averaged over the benchmarks: smaller "
+                     "changes are below what the seed reads as a gain or a loss"),
+    "shift_agreement": (0.05, "the measured mean cosine within 0.05 of what the mean vector "
+                        "alone predicts, small next to the raw mean cosines of 0.2-0.9 that "
+                        "the shift is meant to explain"),
+}
+
+
+#: Word-similarity benchmarks need this many single-token pairs to enter the averages.
+MIN_PAIRS = 10
 
 
 def token_counts(
@@ -176,133 +217,6 @@ def unused_token_ids(tokenizer: Any) -> np.ndarray:
     return np.sort(np.array([i for t, i in vocab.items() if pattern.fullmatch(t)], dtype=np.int64))
 
 
-def _index_bins(
-    M: np.ndarray, rare: np.ndarray, exclude: np.ndarray, bin_size: int, min_share: float
-) -> pd.DataFrame:
-    """Rare-token cosines for bins of ``bin_size`` consecutive vocabulary ids, ``exclude`` left out.
-
-    Each id range [k b, (k + 1) b) keeps its ids that are not in ``exclude``; a range where fewer
-    than ``min_share`` of the ids remain is skipped. The value of a bin is
-    :func:`isotropy.rare_token_cosines` with R = ``rare`` and the kept ids as one bin.
-    """
-    V = M.shape[0]
-    excluded = np.zeros(V, dtype=bool)
-    excluded[exclude[(exclude >= 0) & (exclude < V)]] = True
-    rows = []
-    for k, start in enumerate(range(0, V, bin_size)):
-        ids = np.arange(start, min(start + bin_size, V))
-        keep = ids[~excluded[ids]]
-        if keep.size == 0 or keep.size < min_share * ids.size:
-            continue
-        ranks = np.full(V, -1, dtype=np.int64)
-        ranks[keep] = keep
-        t = isotropy.rare_token_cosines(M, ranks, 1, rare=rare).iloc[0]
-        rows.append(
-            {
-                "bin": k,
-                "rank_start": int(ids[0]),
-                "rank_end": int(ids[-1]),
-                "n_tokens": int(t["n_tokens"]),
-                "n_excluded": int(ids.size - keep.size),
-                "mean_cosine": float(t["mean_cosine"]),
-            }
-        )
-    return pd.DataFrame(rows)
-
-
-def rare_token_table(
-    W: npt.ArrayLike,
-    counts: npt.ArrayLike,
-    tokenizer: Any,
-    n_bins: int = 30,
-    *,
-    bin_size: int = 1000,
-    min_share: float = 0.5,
-) -> pd.DataFrame:
-    """Rare-token cosines by frequency bin (Biš et al. 2021, Fig. 3), raw and centred W.
-
-    Protocol ``frequency``: tokens seen in the frequency corpus are ranked by count
-    (:func:`frequency_ranks`, special tokens left out) and split into ``n_bins`` bins; the
-    reference set R is every token the corpus never produces (:func:`unseen_tokens`), so R and
-    the bins are disjoint. ``rank_start``/``rank_end`` are frequency ranks (0 = most frequent).
-    Protocol ``index`` (only for vocabularies with ``[unusedN]`` tokens, as BERT's): the paper's
-    own setting, R = the ``[unused]`` tokens and bins of ``bin_size`` consecutive vocabulary
-    ids; ``rank_start``/``rank_end`` are then the first and last *vocabulary id* of the range.
-    Unlike the paper, the tokens of R and the special tokens are left out of the bins (a bin
-    holding R itself would measure R against R), and a range where fewer than ``min_share`` of
-    the ids remain (in BERT's vocabulary, ids 0-999, nearly all ``[unused]``) is dropped;
-    ``n_excluded`` counts the ids left out of each bin. Each bin's value is the mean cosine
-    between R and the bin's tokens (:func:`isotropy.rare_token_cosines`), for W and for
-    :func:`isotropy.center` (W).
-
-    Returns
-    -------
-    pandas.DataFrame
-        Columns ``protocol``, ``variant`` (``raw``/``centered``), ``n_rare``, ``bin``,
-        ``rank_start``, ``rank_end``, ``n_tokens``, ``n_excluded`` (0 for ``frequency``),
-        ``mean_cosine``.
-    """
-    W = np.asarray(W)
-    special = np.asarray(list(tokenizer.all_special_ids), dtype=np.int64)
-    unused = unused_token_ids(tokenizer)
-    rare_freq = unseen_tokens(counts, special.tolist())
-    ranks = frequency_ranks(counts, special.tolist())
-    frames = []
-    for variant, M in (("raw", W), ("centered", isotropy.center(W))):
-        tables = []
-        if rare_freq.size:
-            t = isotropy.rare_token_cosines(M, ranks, n_bins, rare=rare_freq)
-            t.insert(4, "n_excluded", 0)
-            tables.append(("frequency", int(rare_freq.size), t))
-        if unused.size:
-            t = _index_bins(M, unused, np.concatenate([unused, special]), bin_size, min_share)
-            tables.append(("index", int(unused.size), t))
-        for protocol, n_rare, t in tables:
-            t.insert(0, "n_rare", n_rare)
-            t.insert(0, "variant", variant)
-            t.insert(0, "protocol", protocol)
-            frames.append(t)
-    return pd.concat(frames, ignore_index=True)
-
-
-def bin_trend(table: pd.DataFrame, x: str = "bin", y: str = "mean_cosine") -> dict[str, Any]:
-    """Monotone trend of a binned curve: Spearman's rho of bin order against value.
-
-    rho = Pearson correlation of the ranks of ``x`` and ``y`` over all bins (Spearman 1904;
-    ``scipy.stats.spearmanr``), with its two-sided p-value. The chapter calls the curve rising
-    (falling) when rho > 0 (< 0) and p < 0.05, and without a monotone trend otherwise, rather
-    than comparing the first bin with the last.
-
-    Returns
-    -------
-    dict
-        ``rho``, ``p``, ``n_bins``, ``direction`` (``"rising"``, ``"falling"`` or
-        ``"no monotone trend"``).
-    """
-    t = table.dropna(subset=[y])
-    if len(t) < 3:
-        return {"rho": math.nan, "p": math.nan, "n_bins": len(t), "direction": "too few bins"}
-    r = stats.spearmanr(t[x].to_numpy(), t[y].to_numpy())
-    rho, p = float(r.statistic), float(r.pvalue)
-    direction = "no monotone trend"
-    if p < 0.05 and rho > 0:
-        direction = "rising"
-    elif p < 0.05 and rho < 0:
-        direction = "falling"
-    return {"rho": rho, "p": p, "n_bins": len(t), "direction": direction}
-
-
-def norm_count_spearman(norms: npt.ArrayLike, counts: npt.ArrayLike) -> float:
-    """Spearman correlation between a token's embedding norm and its corpus count (seen tokens).
-
-    Schakel & Wilson (2015) and Podkorytov et al. (2020), cited by Biš et al. (2021, Sec. 5.2),
-    found that frequent words have shorter vectors: a negative value here.
-    """
-    c = np.asarray(counts)
-    seen = c > 0
-    return float(stats.spearmanr(np.asarray(norms)[seen], c[seen]).statistic)
-
-
 def zipf_curve(counts: npt.ArrayLike, n_points: int = 200) -> pd.DataFrame:
     """Rank-frequency points (Zipf plot) at about ``n_points`` log-spaced ranks.
 
@@ -406,225 +320,6 @@ def variant_rows(W: npt.ArrayLike, rows: npt.ArrayLike, variant: str) -> np.ndar
     return np.asarray(fns[variant](W, rows=rows), dtype=np.float64)
 
 
-def word_similarity(
-    W: npt.ArrayLike,
-    tokenizer: Any,
-    benchmarks: Sequence[str] = WORDSIM_BENCHMARKS,
-    variants: Sequence[str] = VARIANTS,
-    frames: Mapping[str, pd.DataFrame] | None = None,
-) -> pd.DataFrame:
-    """Word similarity of single-token words from rows of W (Biš et al. 2021, Tables 2-3).
-
-    For every benchmark pair whose two (lower-cased) words are single tokens after a space
-    (:func:`single_token_ids`), the model score is the cosine or the inner product of the two
-    rows of the (post-processed, :func:`variant_rows`) matrix; Pearson's r (x 100, the paper's
-    number) and Spearman's rho with the human scores come from
-    :func:`wordbench.evaluate_similarity`. The pair set is the same for every variant.
-
-    Parameters
-    ----------
-    W : array_like, shape (vocab, width)
-    tokenizer
-    benchmarks : sequence of str
-        Names for :func:`data.load_word_similarity`.
-    variants : sequence of str
-    frames : mapping, optional
-        Benchmark frames by name (default: loaded).
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per (benchmark, variant, score): ``benchmark``, ``variant``, ``score``
-        (``cosine``/``dot``), ``pearson_x100``, ``spearman``, ``n_pairs``, ``n_total``,
-        ``coverage``.
-    """
-    frames = {b: data.load_word_similarity(b) for b in benchmarks} if frames is None else frames
-    words = [str(w).lower() for b in benchmarks for w in (*frames[b]["word1"], *frames[b]["word2"])]
-    ids = single_token_ids(tokenizer, words)
-    keys = list(ids)
-    rows = np.array([ids[k] for k in keys], dtype=np.int64)
-    out = []
-    for variant in variants:
-        M = variant_rows(W, rows, variant)
-        vectors = dict(zip(keys, M, strict=True))
-        for b in benchmarks:
-            for score in ("cosine", "dot"):
-                r = wordbench.evaluate_similarity(vectors, frames[b], score, case="lower")
-                out.append(
-                    {
-                        "benchmark": b,
-                        "variant": variant,
-                        "score": score,
-                        "pearson_x100": 100 * r["pearson"],
-                        "spearman": r["spearman"],
-                        "n_pairs": r["n_pairs"],
-                        "n_total": r["n_total"],
-                        "coverage": r["coverage"],
-                    }
-                )
-    return pd.DataFrame(out)
-
-
-_HIDDEN_KEYS = (
-    "isotropy_raw",
-    "isotropy_centered",
-    "isotropy_top_pcs_removed",
-    "log_isotropy_raw",
-    "log_isotropy_centered",
-    "isoscore",
-    "mean_cosine",
-    "mean_cosine_centered",
-    "mean_norm",
-    "mean_vector_norm",
-    "mean_vector_ratio",
-)
-
-
-#: Word subsets of :func:`hidden_state_isotropy`.
-SUBSETS: tuple[str, ...] = ("all words", "first word excluded")
-
-
-def first_word_mask(words: pd.DataFrame) -> np.ndarray:
-    """True for the first word of every sentence (``word_index == 0``) of a store's word table.
-
-    In a decoder that prepends no BOS token (SmolLM2 here, GPT-2 in the seeds) this word holds
-    input position 0 (``first_piece == 0``), the position that becomes an "attention sink"
-    (Xiao et al. 2023, *Efficient Streaming Language Models with Attention Sinks*) and carries
-    "massive activations" (Sun et al. 2024, *Massive Activations in Large Language Models*):
-    a hidden-state norm far above every other token's.
-
-    Returns
-    -------
-    numpy.ndarray of bool, shape (len(words),)
-    """
-    return words["word_index"].to_numpy() == 0
-
-
-def _sample_rows(n: int, n_rows: int | None, seed: int) -> np.ndarray:
-    """All row indices, or ``n_rows`` of them drawn without replacement (seeded), sorted."""
-    if n_rows is None or n_rows >= n:
-        return np.arange(n)
-    return np.sort(np.random.default_rng(seed).choice(n, size=n_rows, replace=False))
-
-
-def hidden_state_isotropy(
-    store: Any,
-    n_rows: int | None = None,
-    seed: int = 0,
-    subsets: Sequence[str] = SUBSETS,
-) -> pd.DataFrame:
-    """The Table 1 measures on the contextual hidden states of every layer of a store.
-
-    Each layer's word vectors X (one row per word occurrence, float32 -> float64) go through
-    :func:`isotropy.embedding_statistics`: I(X) raw, after subtracting the layer's mean
-    ("per-layer centring") and with the top ceil(d/100) PCs removed; IsoScore (translation
-    invariant, so the same before and after centring); the exact mean cosine between distinct
-    rows before and after centring; the mean norm and the norm of the mean vector. I(X) depends
-    on the scale of X (Z(c) = sum exp(c . x)), so layers with large norms have I near 0 however
-    round their cloud is; ``log_isotropy_*`` keeps the value when I underflows. :func:`shift_cosine`
-    adds the mean cosine that the mean vector alone predicts.
-
-    Every measure is computed for each subset of the sampled words: ``"all words"`` and
-    ``"first word excluded"`` (the rows of :func:`first_word_mask` dropped), because a
-    decoder's first token can have a norm a hundred times the others' and then dominates the
-    mean, the covariance and so every measure above.
-
-    Parameters
-    ----------
-    store : lmgeometry.activations.store.Store
-        Needs ``n_layers``, ``layer(i)`` and ``words`` (with ``word_index``).
-    n_rows : int, optional
-        Use this many word rows, the same seeded sample in every layer and subset (default all);
-        the excluded subset is this sample without its first words.
-    seed : int
-    subsets : sequence of str
-        Any of :data:`SUBSETS`.
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per (subset, layer): ``subset``, ``layer``, ``depth`` (layer / last layer),
-        ``n_rows``, ``width``, the keys listed above, ``shift_share``, ``shift_prediction``,
-        ``shift_residual`` and ``first_word_norm_ratio`` (median norm of the sample's first
-        words / median norm of its other words; the same in both subsets).
-    """
-    unknown = set(subsets) - set(SUBSETS)
-    if unknown:
-        raise ValueError(f"unknown subsets {sorted(unknown)}; choose from {SUBSETS}")
-    rows = _sample_rows(store.n_words, n_rows, seed)
-    first = first_word_mask(store.words)[rows]
-    masks = {"all words": np.ones(rows.size, dtype=bool), "first word excluded": ~first}
-    out = []
-    last = max(store.n_layers - 1, 1)
-    for layer in range(store.n_layers):
-        X_all = store.layer(layer, rows, dtype=np.float64)
-        ratio = similarity.norm_ratio(X_all, first)
-        for subset in subsets:
-            X = X_all[masks[subset]]
-            stats_ = isotropy.embedding_statistics(X)
-            shift = shift_cosine(X)
-            out.append(
-                {
-                    "subset": subset,
-                    "layer": layer,
-                    "depth": layer / last,
-                    "n_rows": int(X.shape[0]),
-                    "width": int(X.shape[1]),
-                }
-                | {k: stats_[k] for k in _HIDDEN_KEYS}
-                | {k: shift[k] for k in ("shift_share", "shift_prediction", "shift_residual")}
-                | {"first_word_norm_ratio": ratio}
-            )
-    return pd.DataFrame(out)
-
-
-def longest_words(
-    store: Any,
-    layers: Iterable[int],
-    n_rows: int | None = None,
-    seed: int = 0,
-    top_share: float = 0.01,
-) -> pd.DataFrame:
-    """Which word dominates the longest hidden states of a layer, first words of sentences left out.
-
-    On the same seeded sample of rows as :func:`hidden_state_isotropy` without the rows of
-    :func:`first_word_mask`, the k = ceil(``top_share`` N) rows of largest L2 norm are taken;
-    ``word`` is the most common word text (case kept) among them, ``share`` the fraction of
-    the k rows that are this word, and ``norm_ratio`` = median norm of all sampled occurrences
-    of the word / median norm of the other sampled rows. A descriptive check for the rows that
-    still dominate mu and mean ||x||^2 once the first words are gone (:func:`shift_cosine`).
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per layer: ``layer``, ``n_longest`` (k), ``word``, ``share``,
-        ``n_occurrences`` (of the word in the sample), ``norm_ratio``.
-    """
-    rows = _sample_rows(store.n_words, n_rows, seed)
-    rows = rows[~first_word_mask(store.words)[rows]]
-    text = store.words["text"].to_numpy()[rows]
-    k = max(1, math.ceil(top_share * rows.size))
-    out = []
-    for layer in layers:
-        X = store.layer(int(layer), rows, dtype=np.float64)
-        norms = np.linalg.norm(X, axis=1)
-        top = np.argsort(-norms, kind="stable")[:k]
-        word, n_top = Counter(text[top].tolist()).most_common(1)[0]
-        is_word = text == word
-        ratio = similarity.norm_ratio(X, is_word)
-        out.append(
-            {
-                "layer": int(layer),
-                "n_longest": int(k),
-                "word": str(word),
-                "share": n_top / k,
-                "n_occurrences": int(is_word.sum()),
-                "norm_ratio": ratio,
-            }
-        )
-    return pd.DataFrame(out)
-
-
 def norm_histograms(norms: Mapping[str, npt.ArrayLike], bins: int = 80) -> pd.DataFrame:
     """Density histograms of several norm samples on one shared grid (Biš et al. Figs. 5-6).
 
@@ -653,374 +348,612 @@ def norm_histograms(norms: Mapping[str, npt.ArrayLike], bins: int = 80) -> pd.Da
     return pd.concat(frames, ignore_index=True)
 
 
-@dataclass
-class ModelDrift:
-    """Everything the chapter shows for one model's input embedding matrix W.
 
-    Every frame has a leading ``model`` column (the spec as given).
+def _frequency_groups(counts: np.ndarray, special: np.ndarray, n_bins: int
+                      ) -> tuple[np.ndarray, pd.DataFrame]:
+    """Rows grouped for the frequency protocol: bins of seen tokens, then R, then the rest.
+
+    Groups 0..n_bins-1 split the tokens seen in the frequency corpus (special tokens left
+    out) by rank into bins of (almost) equal size; group n_bins is R, every token the corpus
+    never produces (:func:`unseen_tokens`); group n_bins + 1 holds the special tokens, so that
+    the groups together cover every row of W.
     """
+    ranks = frequency_ranks(counts, special.tolist())
+    groups = np.full(len(counts), n_bins + 1, dtype=np.int64)
+    seen = np.flatnonzero(ranks >= 0)
+    rows = []
+    for k, ids in enumerate(np.array_split(seen[np.argsort(ranks[seen])], n_bins)):
+        groups[ids] = k
+        if ids.size:
+            rows.append({"bin": k, "rank_start": int(ranks[ids[0]]),
+                         "rank_end": int(ranks[ids[-1]]), "n_excluded": 0})
+    groups[unseen_tokens(counts, special.tolist())] = n_bins
+    return groups, pd.DataFrame(rows)
 
-    model: str
-    facts: dict[str, Any]
-    caveats: list[str]
-    statistics: dict[str, Any]
-    coverage: dict[Any, int]
-    zipf: pd.DataFrame
-    spectra: pd.DataFrame
-    projection: pd.DataFrame
-    norms: pd.DataFrame
-    rare: pd.DataFrame
-    wordsim: pd.DataFrame
+
+def _index_groups(n_rows: int, unused: np.ndarray, special: np.ndarray, bin_size: int,
+                  min_share: float) -> tuple[np.ndarray, int, pd.DataFrame]:
+    """Rows grouped for the paper's protocol: bins of ``bin_size`` vocabulary ids, and R.
+
+    R is the ``[unused]`` tokens (group ``n_id_bins``). Unlike the paper, R and the special
+    tokens are left out of the bins (a bin holding R would measure R against R), and a range
+    that keeps fewer than ``min_share`` of its ids (BERT's ids 0-999, nearly all ``[unused]``)
+    is dropped; ``rank_start``/``rank_end`` are the first and last vocabulary id of the range.
+    """
+    excluded = np.zeros(n_rows, dtype=bool)
+    drop = np.concatenate([unused, special])
+    excluded[drop[(drop >= 0) & (drop < n_rows)]] = True
+    n_bins = math.ceil(n_rows / bin_size)
+    groups = np.full(n_rows, -1, dtype=np.int64)
+    rows = []
+    for k in range(n_bins):
+        ids = np.arange(k * bin_size, min((k + 1) * bin_size, n_rows))
+        keep = ids[~excluded[ids]]
+        if keep.size and keep.size >= min_share * ids.size:
+            groups[keep] = k
+            rows.append({"bin": k, "rank_start": int(ids[0]), "rank_end": int(ids[-1]),
+                         "n_excluded": int(ids.size - keep.size)})
+    groups[unused] = n_bins
+    return groups, n_bins + 1, pd.DataFrame(rows)
 
 
-def embedding_matrix_drift(
+def _bin_cosines(W: np.ndarray, groups: np.ndarray, n_groups: int, reference: int,
+                 info: pd.DataFrame, shift: np.ndarray | None, n_boot: int,
+                 rng: np.random.Generator) -> tuple[pd.DataFrame, dict[str, float], np.ndarray]:
+    """Each bin's mean cosine with R and the trend over the bins, with bootstrap intervals.
+
+    Returns the bins table, the trend (Spearman rho of the bin order against the cosines,
+    its interval over the same replicates: :func:`stats.spearman_rows`), and the mean cosine
+    of all grouped rows as (sample, replicates...).
+    """
+    sums, counts = isotropy.unit_row_sums(W, groups, n_groups, shift=shift, n_boot=n_boot,
+                                          rng=rng)
+    bins = info["bin"].to_numpy()
+    cos = isotropy.cross_cosines(sums, counts, reference)[:, bins]
+    table = info.assign(n_rare=int(counts[0, reference]), n_tokens=counts[0, bins].astype(int),
+                        mean_cosine=cos[0])
+    bounds = [percentile_interval(cos[1:, j], cos[0, j]) for j in range(len(bins))]
+    table["mean_cosine_lo"] = [b[0] for b in bounds] if n_boot else np.nan
+    table["mean_cosine_hi"] = [b[1] for b in bounds] if n_boot else np.nan
+    rho = float(spearman_rows(cos[:1])[0]) if len(bins) >= 3 else math.nan
+    lo, hi = percentile_interval(spearman_rows(cos[1:]), rho) if n_boot else (math.nan,) * 2
+    trend = {"rho": rho, "rho_lo": lo, "rho_hi": hi, "n_bins": len(bins)}
+    total = isotropy.mean_cosine_of_sums(sums.sum(axis=1), counts.sum(axis=1))
+    return table, trend, total
+
+
+def rare_token_table(
+    W: npt.ArrayLike,
+    counts: npt.ArrayLike,
+    tokenizer: Any,
+    n_bins: int = 30,
+    *,
+    bin_size: int = 1000,
+    min_share: float = 0.5,
+    n_boot: int = 0,
+    rng: np.random.Generator | int | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame, np.ndarray]:
+    """Rare-token cosines by bin (Biš et al. 2021, Fig. 3), raw and centred W, with intervals.
+
+    Protocol ``frequency``: tokens seen in the frequency corpus are ranked by count (special
+    tokens left out) and split into ``n_bins`` bins; the reference set R is every token the
+    corpus never produces, so R and the bins are disjoint. Protocol ``index`` (vocabularies
+    with ``[unusedN]`` tokens, as BERT's): the paper's own setting, R = the ``[unused]``
+    tokens and bins of ``bin_size`` consecutive vocabulary ids (:func:`_index_groups`).
+
+    A bin's value is the mean cosine between R and its tokens,
+    (sum_R u . sum_B u) / (|R| |B|) (:func:`isotropy.cross_cosines`). For the raw W each bin
+    gets a 95% interval, and the trend over the bins (Spearman rho of bin order against
+    cosine) one too, from a Poisson bootstrap over the tokens of R and of every bin
+    (:func:`isotropy.unit_row_sums`; the same replicates for every bin); the centred W is
+    shown without intervals.
+
+    Returns
+    -------
+    bins : pandas.DataFrame
+        ``protocol``, ``variant`` (``raw``/``centered``), ``bin``, ``rank_start``,
+        ``rank_end``, ``n_excluded``, ``n_rare``, ``n_tokens``, ``mean_cosine``,
+        ``mean_cosine_lo``, ``mean_cosine_hi``.
+    trends : pandas.DataFrame
+        ``protocol``, ``variant``, ``rho``, ``rho_lo``, ``rho_hi``, ``n_bins``.
+    mean_cosine : ndarray
+        The mean cosine between all rows of the raw W, then its ``n_boot`` replicates.
+    """
+    W = np.asarray(W)
+    gen = np.random.default_rng(rng)
+    c = np.asarray(counts)
+    special = np.asarray(sorted(tokenizer.all_special_ids), dtype=np.int64)
+    mu = W.mean(axis=0, dtype=np.float64)
+    groups, info = _frequency_groups(c, special, n_bins)
+    layouts = [("frequency", groups, n_bins + 2, info, n_bins)]
+    unused = unused_token_ids(tokenizer)
+    if unused.size:
+        groups, n_groups, info = _index_groups(len(c), unused, special, bin_size, min_share)
+        layouts.append(("index", groups, n_groups, info, n_groups - 1))
+    bins, trends, total = [], [], np.array([np.nan])
+    for protocol, groups, n_groups, info, ref in layouts:
+        for variant, shift, boot in (("raw", None, n_boot), ("centered", mu, 0)):
+            table, trend, tot = _bin_cosines(W, groups, n_groups, ref, info, shift, boot, gen)
+            bins.append(table.assign(protocol=protocol, variant=variant))
+            trends.append({"protocol": protocol, "variant": variant} | trend)
+            if protocol == "frequency" and variant == "raw":
+                total = tot
+    front = ["protocol", "variant"]
+    table = pd.concat(bins, ignore_index=True)
+    table = table[front + [k for k in table.columns if k not in front]]
+    return table, pd.DataFrame(trends), total
+
+
+def word_similarity(
+    W: npt.ArrayLike,
+    tokenizer: Any,
+    benchmarks: Sequence[str] = WORDSIM_BENCHMARKS,
+    variants: Sequence[str] = VARIANTS,
+    frames: Mapping[str, pd.DataFrame] | None = None,
+    *,
+    n_boot: int = 0,
+    rng: np.random.Generator | int | None = None,
+    min_pairs: int = MIN_PAIRS,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Word similarity of single-token words from rows of W (Biš et al. 2021, Tables 2-3).
+
+    For every benchmark pair whose two (lower-cased) words are single tokens after a space
+    (:func:`single_token_ids`), the model score is the cosine or the inner product of the two
+    rows of the (post-processed, :func:`variant_rows`) matrix; Pearson's r (x 100, the paper's
+    number) and Spearman's rho with the human scores. The pair set is the same for every
+    variant, and so is every bootstrap resample of it (:func:`wordbench.paired_correlations`).
+
+    The change a post-processing makes is the paper's Table 2 number: Pearson r x 100 of the
+    variant minus that of W, averaged over the benchmarks with at least ``min_pairs`` pairs;
+    its interval comes from resampling each benchmark's pairs (independently per benchmark,
+    jointly for the variants).
+
+    Returns
+    -------
+    per_benchmark : pandas.DataFrame
+        One row per (benchmark, variant, score): ``benchmark``, ``variant``, ``score``
+        (``cosine``/``dot``), ``pearson_x100``, ``spearman``, ``n_pairs``, ``n_total``,
+        ``coverage``.
+    change : pandas.DataFrame
+        One row per (variant, score), variants other than ``original``: ``pearson_x100`` (the
+        average), ``original_pearson_x100``, ``change_x100``, ``change_x100_lo``,
+        ``change_x100_hi``, ``n_benchmarks``.
+    """
+    frames = {b: data.load_word_similarity(b) for b in benchmarks} if frames is None else frames
+    gen = np.random.default_rng(rng)
+    words = {str(w).lower() for b in benchmarks for c in ("word1", "word2") for w in frames[b][c]}
+    ids = single_token_ids(tokenizer, sorted(words))
+    rows = np.array(sorted(set(ids.values())), dtype=np.int64)
+    position = {r: i for i, r in enumerate(rows)}
+    M = {v: variant_rows(W, rows, v) for v in variants}
+    keys = [(v, s) for v in variants for s in ("cosine", "dot")]
+    out, reps = [], []
+    for b in benchmarks:
+        f = frames[b]
+        w1, w2 = (f[c].astype(str).str.lower().map(ids) for c in ("word1", "word2"))
+        ok = (w1.notna() & w2.notna()).to_numpy()
+        i1 = np.array([position[int(r)] for r in w1[ok]], dtype=np.int64)
+        i2 = np.array([position[int(r)] for r in w2[ok]], dtype=np.int64)
+        human = f["score"].to_numpy(dtype=np.float64)[ok]
+        scores = np.array([_pair_scores(M[v][i1], M[v][i2], s) for v, s in keys])
+        r = (wordbench.paired_correlations(human, scores, n_boot, gen) if ok.sum() >= 3
+             else np.full((1 + n_boot, len(keys)), np.nan))
+        for j, (v, s) in enumerate(keys):
+            rho = float(stats.spearmanr(scores[j], human).statistic) if ok.sum() >= 3 \
+                else math.nan
+            out.append({"benchmark": b, "variant": v, "score": s, "pearson_x100": 100 * r[0, j],
+                        "spearman": rho, "n_pairs": int(ok.sum()), "n_total": len(f),
+                        "coverage": float(ok.mean()) if len(f) else math.nan})
+        if ok.sum() >= min_pairs:
+            reps.append(100 * r)
+    return pd.DataFrame(out), _wordsim_change(np.array(reps), keys)
+
+
+def _pair_scores(a: np.ndarray, b: np.ndarray, score: str) -> np.ndarray:
+    """Inner products (``dot``) or cosines of matching rows of ``a`` and ``b``."""
+    dot = np.einsum("ij,ij->i", a, b)
+    if score == "dot":
+        return dot
+    denom = np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1)
+    return np.divide(dot, denom, out=np.zeros_like(dot), where=denom > 0)
+
+
+def _wordsim_change(reps: np.ndarray, keys: Sequence[tuple[str, str]]) -> pd.DataFrame:
+    """Average over benchmarks of each variant's Pearson r x 100 minus the original's."""
+    rows = []
+    for j, (v, s) in enumerate(keys):
+        if v == "original" or reps.size == 0:
+            continue
+        base = keys.index(("original", s))
+        mean_v, mean_o = reps[:, :, j].mean(axis=0), reps[:, :, base].mean(axis=0)
+        change = mean_v - mean_o
+        lo, hi = percentile_interval(change[1:], change[0]) if len(change) > 1 else (math.nan,) * 2
+        rows.append({"variant": v, "score": s, "pearson_x100": mean_v[0],
+                     "original_pearson_x100": mean_o[0], "change_x100": change[0],
+                     "change_x100_lo": lo, "change_x100_hi": hi, "n_benchmarks": len(reps)})
+    return pd.DataFrame(rows)
+
+
+def embedding_drift(
     spec: str,
     texts: Sequence[str],
     *,
-    point_budget: int = 3000,
+    point_budget: int = 2000,
     n_bins: int = 30,
+    n_boot: int = 1000,
     seed: int = 0,
     device: str | None = "cpu",
-) -> ModelDrift:
-    """Load a model and compute every W-level number of the chapter (Biš et al. 2021).
+) -> dict[str, Any]:
+    """Load one model and compute every W-level table of the chapter (Biš et al. 2021).
 
-    Steps: W = :func:`models.input_embeddings`; token counts of ``texts`` with the model's
-    tokenizer (:func:`token_counts`); Table 1 statistics (:func:`isotropy.embedding_statistics`,
-    plus the Spearman correlation of row norm with count, :func:`norm_count_spearman`);
-    singular values and a seeded sample of ``point_budget`` rows projected on the first two
-    singular vectors before and after centring (:func:`isotropy.spectral_views`); row-norm
-    histograms of W and W_c (:func:`norm_histograms`); rare-token cosines
-    (:func:`rare_token_table`); word similarity (:func:`word_similarity`). Streaming, no
-    full-size copies except one centred W for the rare-token cosines.
-
-    Parameters
-    ----------
-    spec : str
-        Model alias, hub id or folder for :func:`lmgeometry.io.models.load_model`.
-    texts : sequence of str
-        Frequency corpus (:func:`frequency_texts`).
-    point_budget : int
-        Rows in the projection sample.
-    n_bins : int
-        Frequency bins of the rare-token figure.
-    seed : int
-    device : str, optional
+    W = :func:`models.input_embeddings`; token counts of ``texts`` with the model's tokenizer;
+    then :func:`w_tables`. The model is dropped before returning.
 
     Returns
     -------
-    ModelDrift
+    dict
+        ``facts`` (the model's facts and caveats) and the tables of :func:`w_tables`.
     """
-
     loaded = models.load_model(spec, device=device)
     W = models.input_embeddings(loaded)
-    tok = loaded.tokenizer
-    counts = token_counts(tok, texts, W.shape[0])
-    stats_ = isotropy.embedding_statistics(W)
-    norms = isotropy.norm_distribution(W)
-    stats_["norm_count_spearman"] = norm_count_spearman(norms, counts)
-    rows = np.sort(
-        np.random.default_rng(seed).choice(W.shape[0], min(point_budget, W.shape[0]), False)
-    )
-    views = isotropy.spectral_views(W, rows=rows)
-    k = np.arange(1, W.shape[1] + 1)
-    spectra = pd.concat(
-        [
-            pd.DataFrame({"variant": v, "component": k, "singular_value": views[key]})
-            for v, key in (("raw", "singular_values"), ("centered", "singular_values_centered"))
-        ],
-        ignore_index=True,
-    )
-    tokens = tok.convert_ids_to_tokens([int(i) if i < len(tok) else 0 for i in rows])
-    projection = pd.DataFrame(
-        {
-            "token_id": rows,
-            "token": [t if i < len(tok) else "" for t, i in zip(tokens, rows, strict=True)],
-            "log10_count": np.log10(counts[rows] + 1),
-            "x": views["projection"][:, 0],
-            "y": views["projection"][:, 1],
-            "x_centered": views["projection_centered"][:, 0],
-            "y_centered": views["projection_centered"][:, 1],
-        }
-    )
-    hist = norm_histograms({"raw": norms, "centered": isotropy.norm_distribution(W, centered=True)})
-    hist = hist.rename(columns={"label": "variant"})
-    zipf = zipf_curve(counts)
-    out = ModelDrift(
-        model=spec,
-        facts=loaded.facts(),
-        caveats=list(loaded.caveats),
-        statistics=stats_,
-        coverage=coverage(counts),
-        zipf=zipf,
-        spectra=spectra,
-        projection=projection,
-        norms=hist,
-        rare=rare_token_table(W, counts, tok, n_bins),
-        wordsim=word_similarity(W, tok),
-    )
-    for name in ("zipf", "spectra", "projection", "norms", "rare", "wordsim"):
-        getattr(out, name).insert(0, "model", spec)
+    counts = token_counts(loaded.tokenizer, texts, W.shape[0])
+    out = w_tables(W, loaded.tokenizer, counts, point_budget=point_budget, n_bins=n_bins,
+                   n_boot=n_boot, seed=seed)
+    out["facts"] = loaded.facts() | {"caveats": "; ".join(loaded.caveats) or "none"}
     return out
 
 
+def w_tables(W: np.ndarray, tokenizer: Any, counts: np.ndarray, *, point_budget: int = 2000,
+             n_bins: int = 30, n_boot: int = 1000, seed: int = 0) -> dict[str, Any]:
+    """Every number the chapter shows for one embedding matrix W, with its intervals.
 
+    * ``statistics``: :func:`isotropy.embedding_statistics` (Table 1; intervals for I(W),
+      I(W_c) and the gap centring closes), the mean cosine of the rows with its interval,
+      and ``norm_count_spearman`` (rank correlation of row norm and corpus count over the
+      tokens seen, Schakel & Wilson 2015) with its interval;
+    * ``spectra``, ``projection`` (a seeded sample of ``point_budget`` rows on the first two
+      singular vectors, before and after centring; Fig. 1), ``norms`` (Figs. 5-6);
+    * ``rare``, ``rare_trends`` (:func:`rare_token_table`, Fig. 3);
+    * ``wordsim``, ``wordsim_change`` (:func:`word_similarity`, Tables 2-3);
+    * ``zipf``, ``coverage`` (appendix B, Sec. 3).
 
-def _trend_words(trend: Mapping[str, Any]) -> str:
-    words = {
-        "rising": "rising as frequency falls",
-        "falling": "falling as frequency falls",
-    }.get(trend["direction"], str(trend["direction"]))
-    return f"{words} (Spearman rho {number(trend['rho'])} over {trend['n_bins']} bins)"
-
-
-
-
-
-
-def _subset_summary(part: pd.DataFrame, agreement: float) -> dict[str, Any]:
-    part = part.reset_index(drop=True)
-    i_mc = int(part["mean_cosine"].idxmax())
-    i_res = int(part["shift_residual"].abs().idxmax())
-    i_c = int(part["mean_cosine_centered"].abs().idxmax())
-    width = int(part["width"].iloc[0]) if "width" in part else 0
-    agree = part["shift_residual"].abs() <= agreement
+    Every bootstrap draws from one generator seeded with ``seed``.
+    """
+    gen = np.random.default_rng(seed)
+    stats_ = isotropy.embedding_statistics(W, n_boot=n_boot, rng=gen)
+    rare, rare_trends, mean_cos = rare_token_table(W, counts, tokenizer, n_bins, n_boot=n_boot,
+                                                   rng=gen)
+    lo, hi = percentile_interval(mean_cos[1:], mean_cos[0]) if n_boot else (math.nan,) * 2
+    stats_.update(mean_cosine=float(mean_cos[0]), mean_cosine_lo=lo, mean_cosine_hi=hi)
+    norms = isotropy.norm_distribution(W)
+    seen = counts > 0
+    rho, lo, hi = bootstrap_spearman(norms[seen], counts[seen], n_boot, gen)
+    stats_.update(norm_count_spearman=rho, norm_count_spearman_lo=lo,
+                  norm_count_spearman_hi=hi)
+    wordsim, change = word_similarity(W, tokenizer, n_boot=n_boot, rng=gen)
+    rows = similarity.subsample(W.shape[0], point_budget, seed)
+    views = isotropy.spectral_views(W, rows=rows)
+    k = np.arange(1, W.shape[1] + 1)
+    spectra = pd.concat([pd.DataFrame({"variant": v, "component": k, "singular_value": views[key]})
+                         for v, key in (("raw", "singular_values"),
+                                        ("centered", "singular_values_centered"))],
+                        ignore_index=True)
+    n_vocab = len(tokenizer)
+    tokens = tokenizer.convert_ids_to_tokens([int(i) if i < n_vocab else 0 for i in rows])
+    projection = pd.DataFrame({
+        "token_id": rows,
+        "token": [t if i < n_vocab else "" for t, i in zip(tokens, rows, strict=True)],
+        "log10_count": np.log10(counts[rows] + 1),
+        "x": views["projection"][:, 0], "y": views["projection"][:, 1],
+        "x_centered": views["projection_centered"][:, 0],
+        "y_centered": views["projection_centered"][:, 1],
+    })
+    hist = norm_histograms({"raw": norms, "centered": isotropy.norm_distribution(W, centered=True)})
+    cover = coverage(counts)
     return {
-        "mc": part.loc[i_mc, "mean_cosine"],
-        "mc_layer": int(part.loc[i_mc, "layer"]),
-        "pred_at_mc": part.loc[i_mc, "shift_prediction"],
-        "n_agree": int(agree.sum()),
-        "n_layers": len(part),
-        "disagree_layers": part.loc[~agree, "layer"].tolist(),
-        "res": part.loc[i_res, "shift_residual"],
-        "res_layer": int(part.loc[i_res, "layer"]),
-        "cen": part.loc[i_c, "mean_cosine_centered"],
-        "cen_layer": int(part.loc[i_c, "layer"]),
-        "iso_lo": part["isoscore"].min(),
-        "iso_hi": part["isoscore"].max(),
-        "width": width,
+        "statistics": stats_, "spectra": spectra, "projection": projection,
+        "norms": hist.rename(columns={"label": "variant"}), "rare": rare,
+        "rare_trends": rare_trends, "wordsim": wordsim, "wordsim_change": change,
+        "zipf": zipf_curve(counts),
+        "coverage": {"tokens_30pct": cover[0.3], "tokens_50pct": cover[0.5],
+                     "tokens_98pct": cover[0.98], "seen": cover["seen"], "total": cover["total"]},
     }
 
 
-def _subset_words(v: Mapping[str, Any], agreement: float) -> str:
-    text = (
-        f"raw mean cosine up to {number(v['mc'])} (layer {v['mc_layer']}), where the mean "
-        f"vector predicts {number(v['pred_at_mc'])}; prediction within {agreement} of the "
-        f"measured value in {v['n_agree']} of {v['n_layers']} layers"
-    )
-    if v["disagree_layers"]:
-        text += (
-            f" (not in layers {layer_ranges(v['disagree_layers'])}; largest gap, measured "
-            f"minus predicted, {number(v['res'])} in layer {v['res_layer']})"
-        )
-    text += (
-        f"; centred mean cosine up to {number(abs(v['cen']))} in absolute value (layer "
-        f"{v['cen_layer']}); IsoScore from {number(v['iso_lo'])} to {number(v['iso_hi'])}"
-    )
-    if v["width"] > 1:
-        k_lo = 1 + v["iso_lo"] * (v["width"] - 1)
-        k_hi = 1 + v["iso_hi"] * (v["width"] - 1)
-        text += (
-            f" (as if the variance were spread evenly over {k_lo:.0f} to {k_hi:.0f} of the "
-            f"{v['width']} directions)"
-        )
-    return text
+def hidden_state_layers(store: Store, n_rows: int | None = 4000, seed: int = 0,
+                        n_boot: int = 1000, top_share: float = 0.01) -> dict[str, pd.DataFrame]:
+    """The Table 1 measures on the hidden states of every layer, each layer read once.
 
+    A seeded sample of ``n_rows`` word rows (the same in every layer) goes through
+    :func:`isotropy.embedding_statistics` (I(X) raw and after subtracting the layer's mean,
+    in log space since it underflows for large norms; IsoScore, translation invariant; the
+    mean cosine before and after centring; norms) and :func:`isotropy.shift_cosine` (the mean
+    cosine that the layer's mean vector alone predicts, and the gap to the measured one), under
+    every control of the store (:func:`controls_for`: a decoder's rows again without each
+    sentence's first word). The mean cosine, the prediction and the gap get 95% intervals from
+    a bootstrap over sentences (:func:`isotropy.shift_cosine_replicates`).
 
-def _hidden_sentence(
-    m: str, part: pd.DataFrame, longest: pd.DataFrame | None, agreement: float
-) -> str:
-    """One model's hidden-state finding, all words and (when present) first words excluded."""
-    subset = part["subset"] if "subset" in part else pd.Series(SUBSETS[0], index=part.index)
-    full = _subset_summary(part[subset == SUBSETS[0]], agreement)
-    text = f"**{m}**, all words: {_subset_words(full, agreement)}."
-    excl_part = part[subset == SUBSETS[1]]
-    if excl_part.empty:
-        return text
-    excl = _subset_summary(excl_part, agreement)
-    ratio = excl_part.set_index("layer")["first_word_norm_ratio"]
-    text += (
-        f" The first word of each sentence has a median norm up to "
-        f"{number(float(ratio.max()), 1)} times that of the other words (layer "
-        f"{int(ratio.idxmax())}). Without the first words: {_subset_words(excl, agreement)}."
-    )
-    cen_layer = full["cen_layer"]
-    cen_excl = float(excl_part.set_index("layer").loc[cen_layer, "mean_cosine_centered"])
-    big = abs(full["cen"]) > agreement
-    by_layer = part.assign(subset=subset).set_index(["subset", "layer"])
-    mu_ratio = float(
-        by_layer.loc[(SUBSETS[0], cen_layer), "mean_vector_norm"]
-        / by_layer.loc[(SUBSETS[1], cen_layer), "mean_vector_norm"]
-    )
-    if big and abs(cen_excl) <= agreement:
-        text += (
-            f" The centred cosine of {number(full['cen'])} in layer {cen_layer} is "
-            f"{number(cen_excl, 3)} without the first words, so it is made by them: with them "
-            f"the layer's mean vector is {number(mu_ratio, 1)} times as long as without, and "
-            "subtracting it gives every other word nearly the same large offset."
-        )
-    elif big:
-        text += (
-            f" In layer {cen_layer} the centred cosine is {number(full['cen'])} with and "
-            f"{number(cen_excl)} without the first words."
-        )
-    else:
-        d_mc = float(
-            (
-                part[subset == SUBSETS[0]].set_index("layer")["mean_cosine"]
-                - excl_part.set_index("layer")["mean_cosine"]
-            )
-            .abs()
-            .max()
-        )
-        text += f" Leaving them out changes the raw mean cosine by at most {number(d_mc, 3)}."
-    if excl["disagree_layers"] and longest is not None and not longest.empty:
-        lw = longest[
-            (longest["model"] == m) & longest["layer"].isin(excl["disagree_layers"])
-        ]
-        if not lw.empty:
-            words = lw["word"].value_counts()
-            top = words.index[0]
-            w = lw[lw["word"] == top]
-            share = span(100 * w["share"].min(), 100 * w["share"].max(),
-                         lambda x: number(x, 0), sep="-")
-            norm = span(w["norm_ratio"].min(), w["norm_ratio"].max(),
-                        lambda x: number(x, 1), sep="-")
-            text += (
-                f" In layers {layer_ranges(lw['layer'].tolist())}, where the prediction still "
-                f"misses, the most common word among the {int(lw['n_longest'].iloc[0])} "
-                f"longest rows is \"{top}\" in {len(w)} of the {len(lw)} layers ({share}% of "
-                f"those rows; its median norm is {norm} times the other words')."
-            )
-    return text
-
-
-def findings(
-    table1: pd.DataFrame,
-    wordsim: pd.DataFrame,
-    hidden: pd.DataFrame,
-    rare: pd.DataFrame,
-    longest: pd.DataFrame | None = None,
-    agreement: float = 0.05,
-) -> list[str]:
-    """Sentences stating what this run shows, each beside what seed 004 found.
-
-    Rules: a rare-token curve is "rising"/"falling" by :func:`bin_trend` (Spearman's rho of bin
-    order against cosine over all bins, p < 0.05); a hidden layer's mean cosine "agrees" with
-    the mean-vector prediction of :func:`shift_cosine` when they differ by at most
-    ``agreement``.
-
-    Parameters
-    ----------
-    table1 : pandas.DataFrame
-        One row per model (``model`` plus :func:`isotropy.embedding_statistics` keys).
-    wordsim : pandas.DataFrame
-        :func:`word_similarity` rows with a ``model`` column.
-    hidden : pandas.DataFrame
-        :func:`hidden_state_isotropy` rows with a ``model`` column.
-    rare : pandas.DataFrame
-        :func:`rare_token_table` rows with a ``model`` column.
-    longest : pandas.DataFrame, optional
-        :func:`longest_words` rows with a ``model`` column, for the layers where the
-        prediction still disagrees once the first words are left out.
-    agreement : float
+    Per layer, whatever the control: ``first_word_norm_ratio`` (median norm of the sampled
+    first words over that of the other words: a decoder's attention sink, Xiao et al. 2023;
+    Sun et al. 2024) and, among the other words, the one most common among the
+    ``top_share`` longest rows (``longest_word``, its ``longest_share`` of them and its median
+    norm over the rest, ``longest_norm_ratio``).
 
     Returns
     -------
-    list of str
-        Markdown sentences, one paragraph each.
+    dict
+        ``hidden``: one row per (layer, control); ``layers``: one row per layer.
+    """
+    rows = similarity.subsample(store.n_words, store.n_words if n_rows is None else n_rows, seed)
+    words = store.words.iloc[rows]
+    first = words["word_index"].to_numpy() == 0
+    sentence = words["sentence_id"].to_numpy()
+    text = words["text"].to_numpy()
+    masks = {c: np.isin(rows, control_rows(store, c)) for c in controls_for(store)}
+    gen = np.random.default_rng(seed)
+    hidden, layers = [], []
+    for layer in range(store.n_layers):
+        X = store.layer(layer, rows, dtype=np.float64)
+        layers.append({"layer": layer} | _layer_facts(X, first, text, top_share))
+        for control, mask in masks.items():
+            hidden.append({"layer": layer, "control": control}
+                          | _control_statistics(X[mask], sentence[mask], n_boot, gen))
+    return {"hidden": pd.DataFrame(hidden), "layers": pd.DataFrame(layers)}
+
+
+def _layer_facts(X: np.ndarray, first: np.ndarray, text: np.ndarray, top_share: float
+                 ) -> dict[str, Any]:
+    """First-word norm ratio, and the word that dominates the longest other rows."""
+    rest, words = X[~first], text[~first]
+    k = max(1, math.ceil(top_share * len(rest)))
+    top = np.argsort(-np.linalg.norm(rest, axis=1), kind="stable")[:k]
+    word, n_top = Counter(words[top].tolist()).most_common(1)[0]
+    return {"first_word_norm_ratio": similarity.norm_ratio(X, first),
+            "n_longest": k, "longest_word": str(word), "longest_share": n_top / k,
+            "longest_norm_ratio": similarity.norm_ratio(rest, words == word)}
+
+
+def _control_statistics(X: np.ndarray, sentence: np.ndarray, n_boot: int,
+                        gen: np.random.Generator) -> dict[str, float]:
+    """The hidden-state measures of one layer under one control, with intervals."""
+    st = isotropy.embedding_statistics(X)
+    shift = isotropy.shift_cosine(X)
+    reps = isotropy.shift_cosine_replicates(X, sentence, n_boot, gen)
+    out = {"n_rows": len(X), "width": X.shape[1]}
+    out |= {k: st[k] for k in ("log_isotropy_raw", "log_isotropy_centered", "isoscore",
+                               "mean_cosine_centered", "mean_norm", "mean_vector_norm",
+                               "mean_vector_ratio")}
+    for key in ("mean_cosine", "shift_prediction", "shift_residual"):
+        out[key] = shift[key]
+        out[f"{key}_lo"], out[f"{key}_hi"] = percentile_interval(reps[key], shift[key])
+    out["shift_share"] = shift["shift_share"]
+    return out
+
+
+#: Seed 004's own numbers or patterns, quoted beside each claim.
+PUBLISHED: dict[str, str] = {
+    "common_direction": "mean cosine 0.33 for RoBERTa-large; ||mu|| / mean norm 0.16-0.67 "
+                        "(Table 1)",
+    "near_isotropic": "I(W_c) 0.64-0.98, 0.87-0.98 without RoBERTa-large (Table 1)",
+    "gap_closed": "I(W) 0.07-0.59 -> I(W_c) 0.64-0.98: 61%-96% of the gap (Table 1)",
+    "rare_frequency": "cosine with BERT's [unused] tokens 0.27 (ids 2000-2999) -> 0.63 "
+                      "(ids 28500-29500), rising as frequency falls (Fig. 3)",
+    "norm_frequency": "frequent words have shorter vectors (Schakel & Wilson 2015; "
+                      "Podkorytov et al. 2020 for BERT; Sec. 5.2)",
+    "wordsim": "GPT-2 small, inner product: +6.6 centred, +7.9 scaled, +8.2 post-processed; "
+               "cosine +0.2, +1.9, +3.1; BERT-base-cased centred -0.8 / -1.9 (Table 2)",
+    "shift": "not studied (the seed looks at W only)",
+}
+
+_VARIANT_WORDS = {"centered": "centring", "centered_scaled": "scaled centring",
+                  "post_process": "removing the top principal components (eq. 11)"}
+
+
+def _claim(key: str, model: str, claim: str, statistic: str, value: float, low: float,
+           high: float, direction: str, figure: str, evidence: str, *,
+           published: str | None = None, control: str = "none") -> Claim:
+    threshold, rule = THRESHOLDS[key]
+    return Claim(seed="004", claim=claim, model=model, control=control, statistic=statistic,
+                 value=value, ci_low=low, ci_high=high, threshold=threshold,
+                 direction=direction, rule=rule,  # type: ignore[arg-type]
+                 published=PUBLISHED[key] if published is None else published, figure=figure,
+                 evidence=evidence)
+
+
+def drift_claims(model: str, statistics: Mapping[str, Any], rare_trends: pd.DataFrame,
+                 wordsim_change: pd.DataFrame) -> list[Claim]:
+    """Seed 004's claims about one model's W, from :func:`w_tables` outputs.
+
+    Intervals: a bootstrap over the rows (tokens) of W for the W statistics and the
+    rare-token trend, over the seen tokens for the norm-frequency correlation, and over each
+    benchmark's pairs for the word-similarity changes.
+    """
+    s = statistics
+    out = [
+        _claim("common_direction", model, "W's rows share a common direction",
+               "mean cosine between rows of W", s["mean_cosine"], s["mean_cosine_lo"],
+               s["mean_cosine_hi"], "above", "isotropy",
+               f"after centring {number(s['mean_cosine_centered'], 3)} (0 by construction); "
+               f"||mu|| / mean row norm {number(s['mean_vector_ratio'])}; top eigenvector of "
+               f"W^T W at |cos| {number(s['top_eigvec_mean_cosine'])} with mu"),
+        _claim("near_isotropic", model, "centring makes W nearly isotropic", "I(W_c)",
+               s["isotropy_centered"], s["isotropy_centered_lo"], s["isotropy_centered_hi"],
+               "above", "isotropy", f"I(W) {number(s['isotropy_raw'])}"),
+        _claim("gap_closed", model, "centring closes most of the gap to isotropy",
+               "(I(W_c) - I(W)) / (1 - I(W))", s["isotropy_gap_closed"],
+               s["isotropy_gap_closed_lo"], s["isotropy_gap_closed_hi"], "above", "isotropy",
+               f"I(W) {number(s['isotropy_raw'])} -> I(W_c) {number(s['isotropy_centered'])}"),
+        _claim("norm_frequency", model, "frequent tokens have shorter embeddings",
+               "Spearman rho of row norm with corpus count (seen tokens)",
+               s["norm_count_spearman"], s["norm_count_spearman_lo"],
+               s["norm_count_spearman_hi"], "below", "norms", ""),
+    ]
+    raw = rare_trends[rare_trends["variant"] == "raw"].set_index("protocol")
+    for protocol, text in (("frequency", "tokens never seen in the frequency corpus, bins by "
+                            "corpus frequency"),
+                           ("index", "[unused] tokens, bins of 1000 vocabulary ids (the paper's "
+                            "protocol)")):
+        if protocol in raw.index:
+            t = raw.loc[protocol]
+            out.append(_claim(
+                "rare_trend", model, "rare tokens drift furthest: cosines with the rarest "
+                "tokens rise as frequency falls", f"Spearman rho of bin order with mean cosine "
+                f"({text})", t["rho"], t["rho_lo"], t["rho_hi"], "above", f"rare-{protocol}",
+                f"{int(t['n_bins'])} bins", published=PUBLISHED["rare_frequency"]))
+    for r in wordsim_change.itertuples():
+        out.append(_claim(
+            "wordsim_gain", model, f"{_VARIANT_WORDS[r.variant]} improves word similarity",
+            f"change of Pearson r x 100 ({'inner product' if r.score == 'dot' else 'cosine'}), "
+            f"mean over {r.n_benchmarks} benchmarks", r.change_x100, r.change_x100_lo,
+            r.change_x100_hi, "above", "wordsim-change",
+            f"{number(r.original_pearson_x100, 1)} -> {number(r.pearson_x100, 1)}",
+            published=PUBLISHED["wordsim"]))
+    return out
+
+
+def hidden_claims(hidden: pd.DataFrame) -> list[Claim]:
+    """Beyond the seed: does a common shift account for the hidden states' mean cosine?
+
+    Per model and control, the statistic is the largest |measured - predicted| mean cosine
+    over the layers (:func:`isotropy.shift_cosine`), with the interval of a claim about every
+    layer (:func:`stats.extreme_over_layers`) built from the per-layer intervals of the gap's
+    absolute value.
     """
     out = []
-    for _, row in table1.iterrows():
-        m = row["model"]
-        gain = row["isotropy_centered"] - row["isotropy_raw"]
-        out.append(
-            f"**{m}** (I(W) of its {row['n_rows']:,} x {row['width']} input embedding matrix): "
-            f"raw {number(row['isotropy_raw'])}, centred {number(row['isotropy_centered'])}, "
-            f"top {row['n_pcs_removed']} PC(s) removed {number(row['isotropy_top_pcs_removed'])} "
-            f"(Mu & Viswanath's projection {number(row['isotropy_top_pcs_removed_original'])}). "
-            f"Centring {'raises' if gain > 0 else 'does not raise'} I(W) by {number(abs(gain))}; "
-            f"the mean vector's norm is {number(row['mean_vector_ratio'])} of the average row "
-            f"norm, and the top eigenvector of W^T W has |cosine| "
-            f"{number(row['top_eigvec_mean_cosine'])} with the mean vector. Seed 004 found I(W) "
-            "between 0.07 and 0.59 raw and 0.64-0.98 centred for BERT, RoBERTa and GPT-2, with "
-            "mean-vector ratios 0.16-0.67."
-        )
-    if not rare.empty:
-        parts = []
-        freq = rare[rare["protocol"] == "frequency"]
-        for m, part in freq[freq["variant"] == "raw"].groupby("model", sort=False):
-            first, last = part.iloc[0]["mean_cosine"], part.iloc[-1]["mean_cosine"]
-            trend = bin_trend(part)
-            cen = freq[(freq["model"] == m) & (freq["variant"] == "centered")]
-            trend_c = bin_trend(cen)
-            parts.append(
-                f"{m} ({part.iloc[0]['n_rare']:,} unseen tokens): {number(first)} with the most "
-                f"frequent bin, {number(last)} with the rarest, {_trend_words(trend)}; after "
-                f"centring {number(float(cen['mean_cosine'].min()))} to "
-                f"{number(float(cen['mean_cosine'].max()))}, {_trend_words(trend_c)}"
-            )
-        sentence = (
-            "Rare tokens: seed 004 found the cosine between BERT's [unused] tokens and bins of "
-            "1000 vocabulary ids rising from 0.27 (ids 2000-2999, frequent tokens) to 0.63 "
-            "(ids 28500-29500). With tokens never seen in the frequency corpus as reference "
-            "and bins by corpus frequency, this run shows " + "; ".join(parts) + "."
-        )
-        index = rare[(rare["protocol"] == "index") & (rare["variant"] == "raw")]
-        for m, part in index.groupby("model", sort=False):
-            width = int((part["rank_end"] - part["rank_start"]).max()) + 1
-            dropped = sorted(set(range(int(part["bin"].max()) + 1)) - set(part["bin"]))
-            dropped_text = ", ".join(f"{k * width}-{(k + 1) * width - 1}" for k in dropped)
-            after = part[part["rank_start"] >= 2000]
-            at = after.iloc[0] if len(after) else part.iloc[-1]
-            sentence += (
-                f" With the paper's own protocol ({m}'s vocabulary has BERT's "
-                f"{part.iloc[0]['n_rare']:,} [unused] tokens; they and the special tokens are "
-                "left out of the bins"
-                + (f", and the ids {dropped_text}, mostly [unused], are dropped" if dropped else "")
-                + f"): {number(at['mean_cosine'])} for ids {at['rank_start']}-{at['rank_end']} "
-                f"and {number(part.iloc[-1]['mean_cosine'])} for the last bin, "
-                f"{_trend_words(bin_trend(part))}."
-            )
-        out.append(sentence)
-    if not wordsim.empty:
-        avg = (
-            wordsim.groupby(["model", "variant", "score"], sort=False)["pearson_x100"]
-            .mean()
-            .unstack("score")
-        )
-        parts = []
-        for m in pd.unique(wordsim["model"]):
-            a = avg.loc[m]
-            best = a["dot"].idxmax()
-            parts.append(
-                f"{m}: inner product {number(a.loc['original', 'dot'], 1)} raw -> "
-                f"{number(a.loc['centered', 'dot'], 1)} centred (cosine "
-                f"{number(a.loc['original', 'cosine'], 1)} -> "
-                f"{number(a.loc['centered', 'cosine'], 1)}"
-                f"), best inner-product variant {best.replace('_', '-')}"
-            )
-        out.append(
-            "Word similarity (Pearson r x 100 averaged over the five benchmarks, single-token "
-            "pairs): seed 004 found that centring and post-processing help most with the inner "
-            "product, e.g. GPT-2 small 59.5 -> 66.0 (cosine 64.7 -> 65.0). This run: "
-            + "; ".join(parts)
-            + "."
-        )
-    if not hidden.empty:
-        parts = [
-            _hidden_sentence(m, part, longest, agreement)
-            for m, part in hidden.groupby("model", sort=False)
-        ]
-        out.append(
-            "Hidden states (beyond the paper). The mean cosine after per-layer centring is near "
-            "0 by construction whenever the rows have similar norms (centred rows sum to zero), "
-            "so it cannot show that a common shift explains the raw cosines; it is kept only as "
-            "a diagnostic, since a large value means that a few rows of very large norm "
-            "dominate the mean. Two checks that are not true by construction: (1) the mean "
-            "cosine that the layer's mean vector alone predicts for rows of equal norm, "
-            "(N s - 1)/(N - 1) with s = ||mu||^2 / mean ||x||^2, against the measured one "
-            f"(agreement: within {agreement}); where they agree, a common offset of the "
-            "measured size accounts for the raw cosines; (2) IsoScore of the spread, which is "
-            "blind to any offset. This run: " + " ".join(parts)
-        )
+    for (model, control), part in hidden.groupby(["model", "control"], sort=False):
+        r, lo, hi = (part[f"shift_residual{s}"].to_numpy() for s in ("", "_lo", "_hi"))
+        abs_lo = np.where(lo > 0, lo, np.where(hi < 0, -hi, 0.0))
+        abs_hi = np.maximum(np.abs(lo), np.abs(hi))
+        value, low, high, at = extreme_over_layers(np.abs(r), abs_lo, abs_hi, "max")
+        layer = int(part["layer"].iloc[at])
+        out.append(_claim(
+            "shift_agreement", model, "beyond the paper: a common shift (the mean vector) "
+            "accounts for the hidden states' mean cosine in every layer",
+            "largest |mean cosine - mean-vector prediction| over layers", value, low, high,
+            "below", "hidden-mean-cosine",
+            f"largest in layer {layer}: measured {number(part['mean_cosine'].iloc[at])}, "
+            f"predicted {number(part['shift_prediction'].iloc[at])}",
+            published=PUBLISHED["shift"], control=control))
     return out
+
+
+#: Shifts of the toy sphere of Fig. 2.
+TOY_SHIFTS: tuple[float, ...] = (0.0, 0.5, 1.0, 2.0, 4.0)
+
+
+def _toy_tables(seed: int) -> dict[str, pd.DataFrame]:
+    """Fig. 2: 500 points on a unit sphere in 3-D moved along the diagonal, and their spectra."""
+    points, values = [], []
+    for s in TOY_SHIFTS:
+        P, sv = isotropy.toy_sphere_shift(500, 3, s, seed=seed)
+        points.append(pd.DataFrame({"shift": s, "x": P[:, 0], "y": P[:, 1], "z": P[:, 2]}))
+        values += [{"shift": s, "singular_value": f"sigma_{i + 1}", "value": v}
+                   for i, v in enumerate(sv)]
+    return {"toy_points": pd.concat(points, ignore_index=True),
+            "toy_singular_values": pd.DataFrame(values)}
+
+
+def _w_frames(runs: Mapping[str, Mapping[str, Any]], texts: Sequence[str]
+              ) -> dict[str, pd.DataFrame]:
+    """The W-level tables of every model, each with a leading ``model`` column."""
+    out: dict[str, pd.DataFrame] = {}
+    for name in ("spectra", "projection", "norms", "rare", "rare_trends", "wordsim",
+                 "wordsim_change", "zipf"):
+        out[name] = pd.concat([r[name].assign(model=m) for m, r in runs.items()],
+                              ignore_index=True)
+        out[name] = out[name][["model"] + [c for c in out[name] if c != "model"]]
+    words = zipf_curve(word_counts(texts)).assign(model="words (whitespace)")
+    out["zipf"] = pd.concat([out["zipf"], words], ignore_index=True)
+    for name, key in (("table1", "statistics"), ("coverage", "coverage"), ("models", "facts")):
+        out[name] = pd.DataFrame([{"model": m} | dict(r[key]) for m, r in runs.items()])
+    keep = ["model", "name", "kind", "n_layers", "hidden_size", "position_scheme", "caveats"]
+    out["models"] = out["models"][[c for c in keep if c in out["models"]]]
+    out["table1_reference"] = pd.DataFrame(
+        [{"model": v["label"]} | {k: x for k, x in v.items() if k != "label"}
+         for v in isotropy.BIS2021_TABLE1.values()])
+    return out
+
+
+def _sentences(tables: Mapping[str, pd.DataFrame], claims: pd.DataFrame) -> list[str]:
+    """A few sentences on what this run shows, each read from the tables."""
+    t1 = tables["table1"]
+    iso = ", ".join(f"{r.model} {number(r.isotropy_raw)} -> {number(r.isotropy_centered)}"
+                    for r in t1.itertuples())
+    out = [f"I(W) before -> after centring: {iso}."]
+    ch = tables["wordsim_change"]
+    centred = ch[(ch["variant"] == "centered") & (ch["score"] == "dot")]
+    if len(centred):
+        parts = ", ".join(
+            f"{r.model} {r.change_x100:+.1f} [{r.change_x100_lo:+.1f}, {r.change_x100_hi:+.1f}]"
+            for r in centred.itertuples())
+        out.append("Centring changes the inner-product word-similarity score (Pearson r x 100, "
+                   f"mean over the benchmarks) by {parts} points.")
+    shift = claims[claims["claim"].str.startswith("beyond the paper")]
+    decoders = shift[shift["control"] != "none"]["model"].unique()
+    for m in decoders:
+        rows = shift[shift["model"] == m].set_index("control")
+        out.append(
+            f"In {m} the largest gap between the measured mean cosine and the mean vector's "
+            f"prediction is {number(rows.loc['none', 'value'])} over all words and "
+            f"{number(rows.loc['first word excluded', 'value'])} without each sentence's first "
+            "word.")
+    return out
+
+
+def analyse(
+    specs: Sequence[str],
+    stores: Mapping[str, Store],
+    texts: Sequence[str],
+    *,
+    seed: int = 0,
+    point_budget: int = 2000,
+    hidden_rows: int | None = 4000,
+    n_bins: int = 30,
+    n_boot: int = 1000,
+    device: str | None = "cpu",
+) -> ChapterResult:
+    """Seed 004 on the models' embedding matrices W and, beyond it, on their hidden states.
+
+    Parameters
+    ----------
+    specs : sequence of str
+        Models whose W is analysed (loaded one at a time, :func:`embedding_drift`).
+    stores : mapping
+        Hidden-state stores of one corpus (e.g. ``mnli_polysemy``), by model.
+    texts : sequence of str
+        The frequency corpus (:func:`lmgeometry.io.corpus.frequency_texts`).
+    seed : int
+        Seeds every sample and bootstrap.
+    point_budget : int
+        Rows of W in the projection figure.
+    hidden_rows : int or None
+        Word rows sampled per store (the same in every layer; None: all).
+    n_bins : int
+        Frequency bins of the rare-token figure.
+    n_boot : int
+        Bootstrap replicates of every interval.
+    device : str, optional
+        Where the models are loaded.
+
+    Returns
+    -------
+    ChapterResult
+        Tables ``models``, ``table1`` (+ ``table1_reference``), ``coverage``, ``spectra``,
+        ``projection``, ``norms``, ``rare``, ``rare_trends``, ``wordsim``,
+        ``wordsim_change``, ``zipf``, ``toy_points``, ``toy_singular_values``, ``hidden``
+        (model, layer, depth, control, ...), ``hidden_layers`` (model, layer, depth, ...);
+        the claims of :func:`drift_claims` and :func:`hidden_claims`; a few sentences.
+    """
+    runs = {spec: embedding_drift(spec, texts, point_budget=point_budget, n_bins=n_bins,
+                                  n_boot=n_boot, seed=seed, device=device) for spec in specs}
+    tables = _w_frames(runs, texts) | _toy_tables(seed)
+    parts = {id(s): hidden_state_layers(s, hidden_rows, seed, n_boot) for s in stores.values()}
+    for name, key in (("hidden", "hidden"), ("hidden_layers", "layers")):
+        tables[name] = per_layer(stores.values(), lambda s, k=key: parts[id(s)][k])
+    claims = [c for spec, r in runs.items()
+              for c in drift_claims(spec, r["statistics"], r["rare_trends"],
+                                    r["wordsim_change"])]
+    frame = claims_frame(claims + hidden_claims(tables["hidden"]))
+    flip = first_token_flags(frame) & (frame["control"] != "none")
+    frame.loc[flip, "evidence"] += "; verdict differs from all words: driven by the first word"
+    return ChapterResult(tables=tables, claims=frame, sentences=_sentences(tables, frame))

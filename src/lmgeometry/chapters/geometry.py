@@ -459,9 +459,9 @@ def _decoder_claims(part: pd.DataFrame, reps: dict, layers: list[int]) -> list[C
     if before["split"]:
         carried = reps[(control, "separation_carried")][last]
         with np.errstate(invalid="ignore", divide="ignore"):
-            ratio = percentile_interval(
-                by_layer.loc[last, "separation_carried"] / before["separation"],
-                carried / reps[(control, "separation")][last - 1])
+            value = by_layer.loc[last, "separation_carried"] / before["separation"]
+            ratio = (value, *percentile_interval(
+                carried / reps[(control, "separation")][last - 1], value))
     else:
         evidence += f"; layer {last - 1} does not split: no clusters to come closer"
     out.append(_claim(

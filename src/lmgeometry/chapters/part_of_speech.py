@@ -99,8 +99,8 @@ def plateau(value: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
 
 
 def _add(row: dict, reps: dict, name: str, value: float, rep: np.ndarray) -> None:
-    v, lo, hi = percentile_interval(value, rep)
-    row.update({name: v, f"{name}_lo": lo, f"{name}_hi": hi})
+    lo, hi = percentile_interval(rep, value)
+    row.update({name: value, f"{name}_lo": lo, f"{name}_hi": hi})
     reps[name] = rep
 
 

@@ -1,113 +1,131 @@
 """Rogue dimensions, layer-by-layer CKA and one-dimension classifiers (seed 003, GPTology).
 
 Seed 003 fine-tuned GPT-2 and BERT on SST-2 and QNLI and reported that (1) layer-by-layer CKA
-shows a block structure that fine-tuning turns into a "bow tie"; (2) a few *rogue dimensions*
-(Timkey & van Schijndel 2021), coordinates with far more variance than the rest, dominate the
-last layers of GPT-2; (3) a threshold on the single highest-variance dimension classifies
-SST-2 almost as well as the whole fine-tuned model (91.3% vs 92.8%) for GPT-2 but not for BERT
-(76.0% vs 92.2%); (4) zeroing the top-variance dimensions hurts the trained classifier while
-zeroing the bottom ones barely does.
+of the pretrained GPT-2 has a block structure, which fine-tuning turns into a "bow tie"; (2) a
+few *rogue dimensions* (Timkey & van Schijndel 2021), coordinates with far more variance than
+the rest, dominate the last layers; (3) a threshold on the single highest-variance dimension
+classifies SST-2 almost as well as the whole fine-tuned model (91.3% vs 92.8%) for GPT-2 but
+not for BERT (76.0% vs 92.2%); (4) zeroing the top-variance dimensions hurts the trained
+classifier while zeroing the bottom ones barely does.
 
-The measures live in :mod:`lmgeometry.measures.similarity` and
-:mod:`lmgeometry.measures.probes`; this module applies them per layer to the chapter's
-pretrained (not fine-tuned) models. Beyond the seed it compares layers *across* models on the
-same words, with and without the first word of each sentence, whose hidden state decoders run
-without BOS blow up (attention sinks, Xiao et al. 2023; massive activations, Sun et al. 2024).
+:func:`analyse` asks these questions of *pretrained* models (fine-tuning is not repeated) on
+SST-2 and QNLI (:class:`Task`): per task and model, :func:`task_tables` reads every layer's
+sentence vectors once and computes the rogue-dimension statistics, the 1-D threshold against
+a linear head on held-out sentences, the majority baseline, the ablation curves and the
+layer-by-layer CKA, each with an interval; :func:`task_claims` states the seed's claims as
+:class:`Claim` records. Beyond the seed, :func:`cross_tables` compares the layers of an encoder
+and a decoder on the same words, with and without each sentence's first word (a decoder's
+attention sink: Xiao et al. 2023; Sun et al. 2024). The measures live in
+:mod:`lmgeometry.measures.similarity` and :mod:`lmgeometry.measures.probes`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from lmgeometry.measures.probes import ThresholdClassifier, fit_logistic
-from lmgeometry.measures.similarity import cosine_contributions, top_dimensions, variance_share
-from lmgeometry.report.prose import layer_ranges, layers_phrase, span
+from lmgeometry.activations.store import Store
+from lmgeometry.chapters.common import ChapterResult, per_layer
+from lmgeometry.measures import probes, similarity
+from lmgeometry.measures.stats import (
+    bootstrap_ci,
+    percentile_interval,
+    spearman_rows,
+    wilson_interval,
+)
+from lmgeometry.report.claims import Claim, claims_frame
+from lmgeometry.report.prose import layers_phrase, number, pct, span
 
 __all__ = [
-    "ablation_findings",
-    "cross_cka_findings",
-    "findings",
-    "layer_report",
-    "SEED003_SST2",
+    "analyse",
+    "cross_tables",
+    "pooling_for",
+    "PUBLISHED",
+    "SEED003",
     "sentence_vectors",
-    "summary",
+    "Task",
+    "task_claims",
+    "task_tables",
+    "THRESHOLDS",
 ]
 
 
+@dataclass(frozen=True)
+class Task:
+    """One classification task: the stores of its corpus, its labels and its held-out split.
 
-
-
-
-
-
-def cross_cka_findings(table: pd.DataFrame, model_a: str, model_b: str, n_rows: int,
-                       n_first: int, sink_ratio: float = 10.0, low_cka: float = 0.3,
-                       rogue_share: float = 0.3) -> list[str]:
-    """Sentences on a :func:`cross_model_cka` table, every number read from it.
-
-    *Sink layers* are the layers of ``model_b`` whose first-word rows have a median norm more
-    than ``sink_ratio`` times the others'. Layers whose best match stays below ``low_cka``
-    without first words are split by whether one dimension holds more than ``rogue_share`` of
-    the variance of the remaining rows.
+    ``labels`` and ``is_test`` have one entry per sentence (``sentence_id`` order), as
+    :func:`lmgeometry.io.corpus.sst2_corpus` and :func:`~lmgeometry.io.corpus.qnli_corpus`
+    return them; a model's store may hold another corpus than the next model's (QNLI joins a
+    pair with each encoder's own separator) but the same sentences.
     """
-    t = table
-    sink = t[t["first_word_norm_ratio"] > sink_ratio]
-    rest = t[t["first_word_norm_ratio"] <= sink_ratio]
-    out = [f"Cross-model CKA ({model_a} against {model_b}) is computed on {n_rows} words, "
-           f"{n_first} of them the first word of their sentence."]
-    if len(sink):
-        r, w = sink["first_word_norm_ratio"], sink["best_cka_without_first"]
-        out.append(
-            f"In {model_b} {layers_phrase(sink['layer'])} the first word's hidden state has a "
-            f"median norm {span(r.min(), r.max(), '.0f')} times that of the other words. There "
-            f"the best-matching {model_a} layer reaches a CKA of "
-            f"{span(sink['best_cka_all'].min(), sink['best_cka_all'].max(), '.2f')} on all "
-            f"words and {span(w.min(), w.max(), '.2f')} without the first words."
-        )
-    else:
-        out.append(f"In no {model_b} layer is the first word's median norm more than "
-                   f"{sink_ratio:.0f} times the other words'.")
-    if len(rest):
-        diff = rest["best_cka_without_first"] - rest["best_cka_all"]
-        i = diff.abs().idxmax()
-        out.append(
-            f"In the other layer{'' if len(rest) == 1 else 's'} ({layer_ranges(rest['layer'])}) "
-            f"leaving out the first words changes the best match by at most {diff[i]:+.2f} "
-            f"(layer {int(rest['layer'][i])})."
-        )
-    low = t[t["best_cka_without_first"] < low_cka]
-    if len(low):
-        share = low["top_dim_variance_share_without_first"]
-        rogue_low, other_low = low[share > rogue_share], low[share <= rogue_share]
-        text = (f"Without the first words the best match stays below {low_cka} in {model_b} "
-                f"{layers_phrase(low['layer'])}")
-        if len(rogue_low):
-            s_ = rogue_low["top_dim_variance_share_without_first"]
-            c_ = rogue_low["best_cka_without_first_and_top_dim"]
-            dims = sorted(set(rogue_low["top_dim"].astype(int)))
-            text += (f"; in {layers_phrase(rogue_low['layer'])} one dimension "
-                     f"({', '.join(map(str, dims))}) holds {span(s_.min(), s_.max(), '.0%')} of "
-                     f"the variance of the remaining rows, and dropping it as well raises the "
-                     f"best match to {span(c_.min(), c_.max(), '.2f')}")
-        if len(other_low):
-            s_ = other_low["top_dim_variance_share_without_first"]
-            text += (f"; in {layers_phrase(other_low['layer'])} no dimension holds more than "
-                     f"{s_.max():.0%} of it")
-        out.append(text + ".")
-    return out
+
+    name: str
+    stores: Mapping[str, Store]
+    labels: np.ndarray
+    is_test: np.ndarray
+
+
+#: Seed 003's accuracies (%) of the principal-rogue-dimension threshold and of the whole
+#: fine-tuned model, on the validation sets.
+SEED003: dict[str, dict[str, dict[str, float]]] = {
+    "SST-2": {"GPT-2 (fine-tuned)": {"threshold": 91.3, "full": 92.8},
+              "BERT (fine-tuned)": {"threshold": 76.03, "full": 92.22}},
+    "QNLI": {"GPT-2 (fine-tuned)": {"threshold": 86.6, "full": 88.2},
+             "BERT (fine-tuned)": {"threshold": 81.9, "full": 89.69}},
+}
+
+#: The claims' thresholds: effect sizes, each with the reason the chapter states for it.
+THRESHOLDS: dict[str, tuple[float, str]] = {
+    "cka_block": (0.1, "adjacent blocks at least 0.1 (a tenth of CKA's range) more similar "
+                  "than blocks half the network apart: a block structure a heatmap shows"),
+    "rogue_dominance": (0.5, "three dimensions hold more than half the variance (an isotropic "
+                        "cloud gives them 3/d, under 1%)"),
+    "rogue_emergence": (0.5, "a strong monotone rise over the blocks (Spearman rho 0.5, "
+                        "Cohen's 'large' correlation)"),
+    "beats_majority": (0.05, "five points above always answering the training majority class: "
+                       "less is a cut that carries little of the label"),
+    "threshold_gap": (0.05, "within five points of the linear head: the seed calls GPT-2's "
+                      "1.5-point gap 'almost as well' and BERT's 16-point gap a failure"),
+    "ablation": (0.02, "two points of accuracy, a loss a reader of the seed's Fig. 6 would "
+                 "see"),
+}
+
+#: Seed 003's own numbers or patterns, quoted beside each claim.
+PUBLISHED: dict[str, str] = {
+    "cka_block": "pretrained GPT-2: block-diagonal CKA, early, middle and last blocks (Fig. 1)",
+    "rogue_dominance": "last blocks of GPT-2 dominated by a few rogue dimensions (Figs. 3-4)",
+    "rogue_emergence": "rogue dimensions emerge in the later blocks (Fig. 3)",
+    "beats_majority": "fine-tuned: SST-2 91.3% (GPT-2), 76.0% (BERT); QNLI 86.6%, 81.9%; "
+                      "classes balanced",
+    "threshold_gap": "fine-tuned: SST-2 91.3 vs 92.8 (GPT-2), 76.0 vs 92.2 (BERT); QNLI 86.6 "
+                     "vs 88.2, 81.9 vs 89.7",
+    "ablation": "fine-tuned GPT-2: ablating the 765 lowest-variance dimensions barely hurts; "
+                "ablating top dimensions does (Fig. 6)",
+}
+
+
+def pooling_for(store: Store, pooling: str = "auto") -> str:
+    """The sentence vector of a store's model: ``"auto"`` is a decoder's last word (the only
+    position that sees the whole sentence: seed 003's GPT-2 representation) and an encoder's
+    mean word (how sentence-transformers pool)."""
+    if pooling != "auto":
+        return pooling
+    return "last" if store.meta.get("model", {}).get("kind") == "decoder" else "mean"
 
 
 def sentence_vectors(words: pd.DataFrame, layer: np.ndarray, pooling: str = "last"
                      ) -> tuple[np.ndarray, np.ndarray]:
     """One vector per sentence from a store's word rows.
 
-    ``"last"``: the sentence's last word (seed 003's GPT-2 representation: the last token, the
-    only one a decoder lets see the whole sentence); ``"mean"``: the mean of its words (how
-    sentence-transformers encoders pool). Special tokens are not in the store, so BERT's
-    [CLS] is not available; say so when comparing with the seed's BERT numbers.
+    ``"last"``: the sentence's last word; ``"mean"``: the mean of its words. Special tokens
+    are not in the store, so BERT's [CLS] is not available; say so when comparing with the
+    seed's BERT numbers.
 
     Returns
     -------
@@ -126,127 +144,373 @@ def sentence_vectors(words: pd.DataFrame, layer: np.ndarray, pooling: str = "las
     raise ValueError(f"pooling must be 'last' or 'mean', not {pooling!r}")
 
 
-def layer_report(train_layers: Sequence[np.ndarray], y_train: np.ndarray,
-                 test_layers: Sequence[np.ndarray], y_test: np.ndarray, seed: int = 0
-                 ) -> pd.DataFrame:
-    """Per layer: rogue-dimension statistics and 1-D versus full-representation accuracy.
+def _interval(values: np.ndarray, n_boot: int, gen: np.random.Generator
+              ) -> tuple[float, float, float]:
+    """Mean of per-example values with its bootstrap interval over the examples."""
+    return bootstrap_ci(np.asarray(values, dtype=np.float64), n_boot, gen)
 
-    For each layer's sentence vectors: the principal rogue dimension (highest training
-    variance), its share of the variance and of the mean cosine; the dimension contributing
-    most to the mean cosine (Timkey & van Schijndel's sense of "rogue": a large shared mean
-    rather than a large variance) and its share; the accuracy on the test sentences of a
-    :class:`ThresholdClassifier` on each of the two dimensions and of a logistic head on all
-    dimensions; and the majority-class baseline.
+
+def _accuracy(correct: np.ndarray) -> tuple[float, float, float]:
+    """Share correct and its Wilson interval."""
+    p = float(np.mean(correct))
+    return (p, *wilson_interval(p, len(correct)))
+
+
+def _layer_row(Xtr: np.ndarray, ytr: np.ndarray, Xte: np.ndarray, yte: np.ndarray,
+               counts: np.ndarray, n_boot: int, gen: np.random.Generator, seed: int
+               ) -> tuple[dict[str, Any], np.ndarray, probes.LogisticHead]:
+    """One layer's rogue dimensions and classifiers (see :func:`task_tables`)."""
+    dim = int(similarity.top_dimensions(Xtr, 1)[0])
+    reps = similarity.variance_share_replicates(Xtr, counts, (1, 3))
+    contributions = similarity.cosine_contributions(Xtr)
+    total = float(contributions.sum())
+    cos_dim = int(np.argmax(contributions))
+    threshold = probes.ThresholdClassifier().fit(Xtr[:, dim], ytr)
+    head = probes.fit_logistic(Xtr, ytr, seed=seed)
+    majority = int(np.bincount(ytr, minlength=2).argmax())
+    predicted = threshold.predict(Xte[:, dim])
+    c_thr = predicted == yte
+    c_head = head.predict(Xte) == yte
+    c_maj = yte == majority
+    row: dict[str, Any] = {"rogue_dim": dim,
+                           "threshold_one_class": bool(np.unique(predicted).size == 1)}
+    for j, k in enumerate((1, 3)):
+        v = similarity.variance_share(Xtr, k)
+        lo, hi = percentile_interval(reps[:, j], v)
+        row |= {f"variance_share_top{k}": v, f"variance_share_top{k}_lo": lo,
+                f"variance_share_top{k}_hi": hi}
+    row |= {"mean_cosine": total, "cosine_dim": cos_dim,
+            "cosine_share_cosine_dim": contributions[cos_dim] / total if total else math.nan,
+            "cosine_share_rogue_dim": contributions[dim] / total if total else math.nan}
+    for name, correct in (("threshold", c_thr), ("head", c_head), ("majority", c_maj)):
+        row[f"{name}_accuracy"], row[f"{name}_accuracy_lo"], row[f"{name}_accuracy_hi"] = \
+            _accuracy(correct)
+    for name, diff in (("threshold_minus_majority", c_thr.astype(float) - c_maj),
+                       ("head_minus_threshold", c_head.astype(float) - c_thr)):
+        row[name], row[f"{name}_lo"], row[f"{name}_hi"] = _interval(diff, n_boot, gen)
+    row["head_converged"] = head.converged
+    return row, reps[:, 0], head
+
+
+def _ablation(Xtr: np.ndarray, ytr: np.ndarray, Xte: np.ndarray, yte: np.ndarray,
+              head: probes.LogisticHead, ks: Sequence[int], k: int, n_boot: int,
+              gen: np.random.Generator) -> tuple[pd.DataFrame, dict[str, tuple[float, ...]]]:
+    """Ablation curves of the last layer's head, and top-k against bottom-k at ``k``.
+
+    The statistic per mode is acc(bottom k ablated) - acc(top k ablated), from per-example
+    correctness (paired), with a bootstrap interval over the held-out examples.
     """
-    majority = float(max(np.mean(y_test), 1 - np.mean(y_test)))
-    rows = []
-    for layer, (Xtr, Xte) in enumerate(zip(train_layers, test_layers, strict=True)):
-        dim = int(top_dimensions(Xtr, 1)[0])
-        contributions = cosine_contributions(Xtr)
-        total = contributions.sum()
-        cos_dim = int(np.argmax(contributions))
-        head = fit_logistic(np.asarray(Xtr, dtype=np.float64), y_train, seed=seed)
-        threshold = ThresholdClassifier().fit(Xtr[:, dim], y_train)
-        cos_threshold = ThresholdClassifier().fit(Xtr[:, cos_dim], y_train)
-        rows.append({
-            "layer": layer,
-            "rogue_dim": dim,
-            "variance_share_top1": variance_share(Xtr, 1),
-            "variance_share_top3": variance_share(Xtr, 3),
-            "mean_cosine": float(total),
-            "cosine_share_top1": float(contributions[dim] / total) if total else float("nan"),
-            "cosine_dim": cos_dim,
-            "cosine_share_cosine_dim": (float(contributions[cos_dim] / total) if total
-                                        else float("nan")),
-            "threshold_accuracy": threshold.score(Xte[:, dim], y_test),
-            "threshold_accuracy_cosine_dim": cos_threshold.score(Xte[:, cos_dim], y_test),
-            "probe_accuracy": head.accuracy(np.asarray(Xte, dtype=np.float64), y_test),
-            "majority_baseline": majority,
-        })
-    return pd.DataFrame(rows)
+    ks = [q for q in ks if q < Xtr.shape[1]]
+    curve = pd.concat([probes.ablation_curve(Xtr, ytr, Xte, yte, ks, mode, head=head)
+                       for mode in probes.ABLATION_MODES], ignore_index=True)
+    order = np.argsort(-Xtr.var(axis=0), kind="stable")
+    mean = Xtr.mean(axis=0)
+    stats_: dict[str, tuple[float, ...]] = {}
+    for mode in probes.ABLATION_MODES:
+        c = {side: head.predict(probes.ablate(Xte, dims, mode, mean)) == yte
+             for side, dims in (("top", order[:k]), ("bottom", order[len(order) - k:]))}
+        diff = c["bottom"].astype(float) - c["top"]
+        stats_[mode] = (*_interval(diff, n_boot, gen), float(c["top"].mean()),
+                        float(c["bottom"].mean()))
+    return curve, stats_
 
 
-SEED003_SST2 = {"GPT-2 (fine-tuned)": {"threshold": 91.3, "full": 92.8},
-                "BERT (fine-tuned)": {"threshold": 76.03, "full": 92.22}}
-"""Seed 003's SST-2 validation accuracies (%) of the principal-rogue-dimension threshold and
-of the full fine-tuned model."""
+def _cka_block(test_vectors: Sequence[np.ndarray], n_boot: int, gen: np.random.Generator
+               ) -> tuple[np.ndarray, tuple[float, float, float, float, float]]:
+    """Every layer's CKA with every other, and the block statistic over blocks 1..L.
 
-
-def summary(report: pd.DataFrame) -> pd.DataFrame:
-    """Coarse per-model summary of :func:`layer_report` rows (with a ``model`` column).
-
-    Rounded to whole percentages and booleans so it is stable across machines (the chapter's
-    nbval-checked output).
+    Block statistic: mean CKA of adjacent blocks (lag 1) minus mean CKA of blocks at lag
+    >= L/2, with a bootstrap interval over the held-out sentences
+    (:func:`similarity.gram_cka`). Layer 0 (the embeddings) is left out, as seed 003 looks at
+    decoder blocks.
     """
-    rows = {}
-    for model, r in report.groupby("model", sort=False):
-        rows[model] = {
-            "layers": len(r),
-            "best probe accuracy (%)": round(100 * float(r["probe_accuracy"].max())),
-            "best 1-D threshold beats majority": bool(
-                (r["threshold_accuracy"] > r["majority_baseline"] + 0.05).any()),
-            "last layer: top dimension > half the variance": bool(
-                r["variance_share_top1"].iloc[-1] > 0.5),
-        }
-    return pd.DataFrame(rows).T
+    L = len(test_vectors) - 1
+    near = [(i, i + 1) for i in range(1, L)]
+    far = [(i, j) for i in range(1, L + 1) for j in range(i + 1, L + 1) if j - i >= L / 2]
+    matrix, reps = similarity.gram_cka(test_vectors, near + far, n_boot, gen)
+    point_near = float(np.mean([matrix[i, j] for i, j in near]))
+    point_far = float(np.mean([matrix[i, j] for i, j in far]))
+    block = point_near - point_far
+    rep = reps[:, :len(near)].mean(axis=1) - reps[:, len(near):].mean(axis=1)
+    lo, hi = percentile_interval(rep, block) if n_boot else (math.nan, math.nan)
+    return matrix, (block, lo, hi, point_near, point_far)
 
 
-def findings(report: pd.DataFrame, model: str, ablation: pd.DataFrame | None = None
-             ) -> list[str]:
-    """Sentences on one model's :func:`layer_report` and :func:`ablation_curve`, from numbers."""
-    last = report.iloc[-1]
-    best = report.loc[report["threshold_accuracy"].idxmax()]
-    gap = last["probe_accuracy"] - last["threshold_accuracy"]
-    top_cos = report.loc[report["cosine_share_cosine_dim"].idxmax()]
-    dominated = report[report["variance_share_top1"] > 0.5]["layer"].tolist()
+def _trend(shares: np.ndarray, point: np.ndarray) -> tuple[float, float, float]:
+    """Spearman rho of the top-1 share with the block index (1..L), and its interval."""
+    rho = float(spearman_rows(point[None, 1:])[0])
+    lo, hi = percentile_interval(spearman_rows(shares[:, 1:]), rho)
+    return rho, lo, hi
+
+
+def task_tables(store: Store, labels: np.ndarray, is_test: np.ndarray, *,
+                pooling: str = "auto", n_boot: int = 1000, seed: int = 0,
+                ablation_ks: Sequence[int] = (0, 1, 3, 10, 30, 100, 300),
+                ablation_k: int = 3) -> dict[str, Any]:
+    """Everything the chapter shows for one model on one task, every layer read once.
+
+    Per layer, on the sentence vectors (:func:`pooling_for`) of the training sentences: the
+    principal rogue dimension (highest variance) and the variance share of the top 1 and 3
+    dimensions, with intervals from a bootstrap over training sentences (the same replicates
+    in every layer, so the trend over blocks gets one too); each dimension's contribution to
+    the mean cosine (:func:`similarity.cosine_contributions`). On the held-out sentences: a
+    :class:`probes.ThresholdClassifier` on the rogue dimension and a logistic head on all
+    dimensions, both fitted on the training sentences only, and the majority baseline (the
+    training majority class); accuracies with Wilson intervals, and the paired differences
+    threshold - majority and head - threshold with bootstrap intervals over the held-out
+    sentences. The last layer's head is also the head of the ablation curves
+    (:func:`probes.ablation_curve`), so its unablated accuracy is the same number. CKA
+    between every pair of layers on the held-out sentence vectors, and the block statistic
+    (:func:`_cka_block`).
+
+    Returns
+    -------
+    dict
+        ``layers`` (per layer), ``cka`` (per pair of layers), ``ablation``, ``profile`` (the
+        last layer's per-dimension standard deviation), ``summary`` (the claims' numbers).
+    """
+    pool = pooling_for(store, pooling)
+    words = store.words
+    ids = np.unique(words["sentence_id"].to_numpy())
+    y, test = np.asarray(labels)[ids].astype(int), np.asarray(is_test)[ids]
+    ytr, yte = y[~test], y[test]
+    gen = np.random.default_rng(seed)
+    n_tr = int((~test).sum())
+    counts = gen.multinomial(n_tr, np.full(n_tr, 1.0 / n_tr), size=n_boot)
+    rows, shares, test_vectors = [], [], []
+    for layer in range(store.n_layers):
+        S = sentence_vectors(words, store.layer(layer), pool)[0]
+        Xtr, Xte = S[~test], S[test]
+        row, share_reps, head = _layer_row(Xtr, ytr, Xte, yte, counts, n_boot, gen, seed)
+        rows.append({"layer": layer, "pooling": pool} | row)
+        shares.append(share_reps)
+        test_vectors.append(Xte)
+    layers = pd.DataFrame(rows)
+    ablation, abl = _ablation(Xtr, ytr, Xte, yte, head, ablation_ks, ablation_k, n_boot, gen)
+    matrix, block = _cka_block(test_vectors, n_boot, gen)
+    last = layers.iloc[-1]
+    n = len(matrix)
+    summary = {
+        "cka_block": block, "emergence": _trend(np.stack(shares, axis=1),
+                                                layers["variance_share_top1"].to_numpy()),
+        "dominance": tuple(last[f"variance_share_top3{s}"] for s in ("", "_lo", "_hi")),
+        "beats_majority": tuple(last[f"threshold_minus_majority{s}"] for s in ("", "_lo", "_hi")),
+        "gap": tuple(last[f"head_minus_threshold{s}"] for s in ("", "_lo", "_hi")),
+        "ablation": abl, "ablation_k": ablation_k, "n_train": n_tr, "n_test": len(yte),
+        "last": last,
+    }
+    return {
+        "layers": layers,
+        "cka": pd.DataFrame({"layer": np.repeat(np.arange(n), n),
+                             "other_layer": np.tile(np.arange(n), n), "cka": matrix.ravel()}),
+        "ablation": ablation.assign(layer=store.n_layers - 1)[
+            ["layer", "mode", "removed", "k", "accuracy", "head_converged"]],
+        "profile": pd.DataFrame({"layer": store.n_layers - 1, "dimension": np.arange(Xtr.shape[1]),
+                                 "std": Xtr.std(axis=0)}),
+        "summary": summary,
+    }
+
+
+def _claim(key: str, task: str, model: str, claim: str, statistic: str,
+           interval: Sequence[float], direction: str, figure: str, evidence: str) -> Claim:
+    threshold, rule = THRESHOLDS[key]
+    value, low, high = (float(x) for x in interval[:3])
+    return Claim(seed="003", claim=claim, model=model, statistic=f"{statistic} ({task})",
+                 value=value, ci_low=low, ci_high=high, threshold=threshold,
+                 direction=direction, rule=rule,  # type: ignore[arg-type]
+                 published=PUBLISHED[key], figure=figure, evidence=evidence)
+
+
+def task_claims(task: str, model: str, summary: Mapping[str, Any]) -> list[Claim]:
+    """Seed 003's claims on one model and task, from :func:`task_tables`'s ``summary``.
+
+    Every claim rests on sentence vectors; a decoder's is its last word's, never a
+    sentence's first word, so the first-word control would leave the numbers unchanged and
+    the claims are stated under the seed's protocol only.
+    """
+    s, last, k = summary, summary["last"], summary["ablation_k"]
+    block = s["cka_block"]
     out = [
-        f"**{model}**: in the last layer the principal rogue dimension ({int(last['rogue_dim'])}) "
-        f"holds {last['variance_share_top1']:.1%} of the variance and "
-        f"{last['cosine_share_top1']:.1%} of the mean cosine ({last['mean_cosine']:.2f}); a "
-        f"threshold on it reaches {last['threshold_accuracy']:.1%} on SST-2 dev against "
-        f"{last['probe_accuracy']:.1%} for a linear head on all dimensions ({gap * 100:.1f} "
-        f"points apart; majority baseline {last['majority_baseline']:.1%}). The best "
-        f"single-dimension threshold over layers is {best['threshold_accuracy']:.1%} "
-        f"(layer {int(best['layer'])}).",
-        f"The largest share of the mean cosine held by one dimension is "
-        f"{top_cos['cosine_share_cosine_dim']:.0%} (dimension {int(top_cos['cosine_dim'])}, "
-        f"layer {int(top_cos['layer'])}); a threshold on that dimension reaches "
-        f"{top_cos['threshold_accuracy_cosine_dim']:.1%}.",
-        (f"One dimension holds more than half the variance in layers {dominated}."
-         if dominated else "No layer has a dimension holding more than half the variance."),
+        _claim("cka_block", task, model, "layer-by-layer CKA has a block structure",
+               "mean CKA of adjacent blocks minus blocks >= L/2 apart", block, "above",
+               f"cka-{model}", f"adjacent {number(block[3])}, distant {number(block[4])}"),
+        _claim("rogue_dominance", task, model, "a few rogue dimensions dominate the last layer",
+               "variance share of the top 3 dimensions, last layer", s["dominance"], "above",
+               "variance-share", f"top 1: {pct(last['variance_share_top1'], 1)} (dimension "
+               f"{int(last['rogue_dim'])})"),
+        _claim("rogue_emergence", task, model, "rogue dimensions emerge in the later blocks",
+               "Spearman rho of the top-1 variance share with the block index",
+               s["emergence"], "above", "variance-share", ""),
+        _claim("beats_majority", task, model,
+               "a threshold on the principal rogue dimension carries the label",
+               "1-D threshold accuracy minus majority baseline, last layer, held out",
+               s["beats_majority"], "above", "threshold-vs-head",
+               f"threshold {pct(last['threshold_accuracy'], 1)}, majority "
+               f"{pct(last['majority_accuracy'], 1)}"),
+        _claim("threshold_gap", task, model,
+               "the 1-D threshold nearly matches the full linear head",
+               "head accuracy minus 1-D threshold accuracy, last layer, held out", s["gap"],
+               "below", "threshold-vs-head", f"head {pct(last['head_accuracy'], 1)}, "
+               f"threshold {pct(last['threshold_accuracy'], 1)}"),
     ]
-    if ablation is not None and len(ablation):
-        out.extend(ablation_findings(ablation))
+    for mode, words in (("zero", "zeroed, the seed's ablation"), ("mean", "set to the "
+                                                                     "training mean")):
+        a = s["ablation"][mode]
+        out.append(_claim(
+            "ablation", task, model,
+            "ablating the top-variance dimensions hurts more than the bottom ones",
+            f"accuracy with the bottom {k} minus with the top {k} dimensions {words}", a,
+            "above", f"ablation-{mode}",
+            f"top {k} ablated {pct(a[3], 1)}, bottom {k} {pct(a[4], 1)}, none "
+            f"{pct(last['head_accuracy'], 1)}"))
     return out
 
 
-def ablation_findings(ablation: pd.DataFrame) -> list[str]:
-    """Sentences on :func:`ablation_curve` rows (one mode or both), from the numbers."""
-    labels = {"zero": "Zero ablation (seed 003's: head fitted on raw vectors, raw coordinates "
-                      "set to 0)",
-              "mean": "Mean ablation (coordinates set to their training mean)"}
+def cross_tables(reference: Store, store: Store, n_words: int = 3000, seed: int = 0
+                 ) -> dict[str, pd.DataFrame]:
+    """Beyond the seed: CKA between every layer of two models on the same words.
+
+    A seeded sample of ``n_words`` word rows, every layer of both models, with and without
+    the words that open a sentence (:func:`similarity.cross_model_cka`): a decoder run
+    without BOS puts a huge hidden state on its first position (an attention sink), and a few
+    rows of huge norm dominate linear CKA.
+
+    Returns
+    -------
+    dict
+        ``layers``: one row per layer of ``store`` (best-matching ``reference`` layer, all
+        words, without first words, and without first words and ``store``'s top-variance
+        dimension; the first word's norm ratio); ``matrix``: one row per pair of layers and
+        row set.
+    """
+    key = ["sentence_id", "word_index"]
+    if not reference.words[key].equals(store.words[key]):
+        raise ValueError(f"{reference.label} and {store.label} do not hold the same words")
+    idx = similarity.subsample(reference.n_words, n_words, seed)
+    first = reference.words["word_index"].to_numpy()[idx] == 0
+    A = [reference.layer(i, idx, dtype=np.float64) for i in range(reference.n_layers)]
+    B = [store.layer(i, idx, dtype=np.float64) for i in range(store.n_layers)]
+    all_rows, without, table = similarity.cross_model_cka(A, B, first)
+    n_a, n_b = all_rows.shape
+    matrix = pd.concat([pd.DataFrame({"layer": np.tile(np.arange(n_b), n_a),
+                                      "reference_layer": np.repeat(np.arange(n_a), n_b),
+                                      "rows": rows, "cka": M.ravel()})
+                        for rows, M in (("all words", all_rows),
+                                        ("first words left out", without))],
+                       ignore_index=True)
+    extra = {"reference": reference.label, "n_words": len(idx), "n_first_words": int(first.sum())}
+    return {"layers": table.assign(**extra), "matrix": matrix.assign(reference=reference.label)}
+
+
+def _sentences(tables: Mapping[str, pd.DataFrame], sink_ratio: float) -> list[str]:
+    """A few sentences on what this run shows, each read from the tables."""
     out = []
-    for mode, part in ablation.groupby("mode", sort=False):
-        a = part.set_index(["removed", "k"])["accuracy"]
-        k = int(max(part["k"]))
-        one = (f"; ablating only the top one, to {a[('top', 1)]:.1%}"
-               if ("top", 1) in a.index else "")
-        note = ("" if bool(part["head_converged"].all())
-                else " (the head's optimiser did not converge)")
-        out.append(
-            f"{labels[str(mode)]}: ablating the {k} highest-variance dimensions of the last "
-            f"layer takes the trained head from {a[('top', 0)]:.1%} to {a[('top', k)]:.1%}"
-            f"{one}; ablating the {k} lowest, to {a[('bottom', k)]:.1%}{note}."
-        )
-    if set(ablation["mode"]) >= {"zero", "mean"}:
-        wide = ablation.pivot_table(index=["removed", "k"], columns="mode", values="accuracy")
-        gap = (wide["zero"] - wide["mean"]).abs()
-        removed, k = gap.idxmax()
-        side = "highest" if removed == "top" else "lowest"
-        out.append(
-            f"The two ablations differ most when the {k} {side}-variance dimensions are "
-            f"ablated: {wide.loc[(removed, k), 'zero']:.1%} zeroed against "
-            f"{wide.loc[(removed, k), 'mean']:.1%} mean-ablated." if gap.max() > 0 else
-            "The two ablations give the same accuracy at every k."
-        )
+    layers = tables["layers"]
+    last = layers[layers["layer"] == layers.groupby("model")["layer"].transform("max")]
+    for task, part in last.groupby("task", sort=False):
+        items = ", ".join(f"{r.model} {pct(r.threshold_accuracy, 1)} vs {pct(r.head_accuracy, 1)} "
+                          f"({pct(r.majority_accuracy, 1)})" for r in part.itertuples())
+        out.append(f"{task}, last layer, held-out accuracy of the 1-D threshold vs the linear "
+                   f"head (majority class): {items}.")
+    cross = tables.get("cross_cka")
+    if cross is not None and len(cross):
+        for model, part in cross.groupby("model", sort=False):
+            sink = part[part["first_word_norm_ratio"] > sink_ratio]
+            ref = part["reference"].iloc[0]
+            if sink.empty:
+                out.append(f"In no layer of {model} is the first word's median norm more than "
+                           f"{sink_ratio:.0f} times the other words'.")
+                continue
+            ratio, best, rest = (sink[c] for c in ("first_word_norm_ratio", "best_cka_all",
+                                                   "best_cka_without_first"))
+            out.append(
+                f"In {model} {layers_phrase(sink['layer'])} the first word's median norm is "
+                f"{span(ratio.min(), ratio.max(), '.0f')} times the other words'; there the "
+                f"best-matching {ref} layer reaches a CKA of {span(best.min(), best.max())} on "
+                f"all words and {span(rest.min(), rest.max())} without the first words.")
     return out
+
+
+def _cross(cross: Mapping[str, Store], n_words: int, seed: int) -> dict[str, pd.DataFrame]:
+    """:func:`cross_tables` of the first encoder against every decoder of ``cross``."""
+    kind = {label: s.meta.get("model", {}).get("kind") for label, s in cross.items()}
+    encoders = [s for label, s in cross.items() if kind[label] == "encoder"]
+    decoders = [s for label, s in cross.items() if kind[label] == "decoder"]
+    if not encoders or not decoders:
+        return {}
+    parts = {id(s): cross_tables(encoders[0], s, n_words, seed) for s in decoders}
+    return {name: per_layer(decoders, lambda s, k=key: parts[id(s)][k])
+            for name, key in (("cross_cka", "layers"), ("cross_cka_matrix", "matrix"))}
+
+
+def analyse(
+    tasks: Sequence[Task],
+    cross: Mapping[str, Store] | None = None,
+    *,
+    seed: int = 0,
+    n_boot: int = 1000,
+    pooling: str = "auto",
+    ablation_ks: Sequence[int] = (0, 1, 3, 10, 30, 100, 300),
+    ablation_k: int = 3,
+    cka_words: int = 3000,
+    sink_ratio: float = 10.0,
+) -> ChapterResult:
+    """Seed 003's questions, asked of pretrained models on each task, with intervals.
+
+    Parameters
+    ----------
+    tasks : sequence of Task
+        SST-2, QNLI: stores, labels and held-out split.
+    cross : mapping, optional
+        Stores of one word corpus (e.g. ``mnli_polysemy``) by model, for the cross-model CKA
+        of the first encoder against every decoder (beyond the seed).
+    seed : int
+        Seeds every bootstrap and sample.
+    n_boot : int
+        Bootstrap replicates of every interval.
+    pooling : {"auto", "last", "mean"}
+        Sentence vectors (:func:`pooling_for`).
+    ablation_ks : sequence of int
+        Dimensions ablated along the ablation curves.
+    ablation_k : int
+        The top-k against bottom-k comparison of the ablation claims.
+    cka_words : int
+        Words sampled for the cross-model CKA.
+    sink_ratio : float
+        A layer whose first words have a median norm above this multiple of the others' is
+        called a sink layer in the sentences.
+
+    Returns
+    -------
+    ChapterResult
+        Tables ``layers``, ``cka``, ``ablation``, ``profile`` (model, layer, depth, task,
+        ...), ``tasks``, and with ``cross`` ``cross_cka``, ``cross_cka_matrix``; the claims
+        of :func:`task_claims`; a few sentences.
+    """
+    parts: dict[tuple[str, int], dict[str, Any]] = {}
+    claims: list[Claim] = []
+    for task in tasks:
+        for store in task.stores.values():
+            part = task_tables(store, task.labels, task.is_test, pooling=pooling,
+                               n_boot=n_boot, seed=seed, ablation_ks=ablation_ks,
+                               ablation_k=ablation_k)
+            parts[(task.name, id(store))] = part
+            claims += task_claims(task.name, store.label, part["summary"])
+    tables: dict[str, pd.DataFrame] = {}
+    for name in ("layers", "cka", "ablation", "profile"):
+        frames = []
+        for task in tasks:
+            frame = per_layer(task.stores.values(),
+                              lambda s, k=name, t=task.name: parts[(t, id(s))][k])
+            frame.insert(3, "task", task.name)
+            frames.append(frame)
+        tables[name] = pd.concat(frames, ignore_index=True)
+    tables["tasks"] = pd.DataFrame([
+        {"task": task.name, "model": s.label, "pooling": pooling_for(s, pooling),
+         "n_train": parts[(task.name, id(s))]["summary"]["n_train"],
+         "n_test": parts[(task.name, id(s))]["summary"]["n_test"]}
+        for task in tasks for s in task.stores.values()])
+    if cross:
+        tables |= _cross(cross, cka_words, seed)
+    return ChapterResult(tables=tables, claims=claims_frame(claims),
+                         sentences=_sentences(tables, sink_ratio))

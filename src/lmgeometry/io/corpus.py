@@ -21,6 +21,8 @@ Builders
     Word-in-Context sentence pairs and the word-table rows of each pair's target.
 :func:`sst2_corpus`
     SST-2 sentences with their sentiment labels (the GPTology probe data, seed 003).
+:func:`qnli_corpus`
+    QNLI question-sentence pairs, each joined into one input, with their labels (seed 003).
 :func:`benchmark_sentences`
     STS sentences chosen to cover the words of the word benchmarks (static embeddings).
 :func:`frequency_texts`
@@ -117,6 +119,7 @@ __all__ = [
     "mnli_target_counts",
     "polysemy_target_table",
     "polysemy_targets",
+    "qnli_corpus",
     "select_for_words",
     "SEMCOR_EXCLUDED_LEMMAS",
     "semcor_targets",
@@ -1394,6 +1397,68 @@ def sst2_corpus(n_train: int = 2000, seed: int = 0, min_words: int = 4
     labels = np.concatenate([train["label"].to_numpy(int), dev["label"].to_numpy(int)])
     is_dev = np.arange(len(texts)) >= n_train
     return corpus, labels, is_dev
+
+
+def qnli_corpus(n_train: int = 1000, n_test: int = 500, seed: int = 0, separator: str = ""
+                ) -> tuple[Corpus, np.ndarray, np.ndarray]:
+    """QNLI pairs, each joined into one input, split once into training and held-out pairs.
+
+    The mirror holds only GLUE's QNLI dev split (5,463 pairs, :func:`data.load_qnli`), so both
+    sides come from it: one seeded permutation of its pairs, the first ``n_train`` for
+    training, the next ``n_test`` held out. No pair is on both sides.
+
+    Each pair becomes one text, ``question + " " + separator + " " + sentence`` (or
+    ``question + " " + sentence`` when ``separator`` is empty). An encoder's own pair template
+    puts its separator token(s) there (BERT's ``[SEP]``, MPNet's ``</s></s>``:
+    :func:`lmgeometry.io.models.pair_separator`); written into the text, a tokenizer reads them
+    as the same special tokens. A decoder reads the two as running text, as GPT-2's tokenizer
+    joins a pair. The separator gets no row in the word table, so it is in the model's input
+    but pooled into no word. Questions and sentences are parsed separately (spaCy, cached) and
+    their words put one after the other; column ``segment`` is 0 for the question's words and 1
+    for the sentence's, and ``word_index`` runs over both.
+
+    Parameters
+    ----------
+    n_train, n_test : int
+        Pairs on each side.
+    seed : int
+        Seed of the permutation.
+    separator : str
+        Text between the question and the sentence (see above).
+
+    Returns
+    -------
+    corpus : Corpus
+        Training pairs first, then held-out pairs (``sentence_id`` order).
+    labels : ndarray of int, one per pair (1 entailment, 0 not entailment)
+    is_test : ndarray of bool, one per pair
+    """
+    pairs = data.load_qnli()
+    if n_train < 1 or n_test < 1 or n_train + n_test > len(pairs):
+        raise ValueError(f"n_train and n_test must be positive and sum to at most {len(pairs)} "
+                         f"(QNLI dev pairs), not {n_train} and {n_test}")
+    order = np.random.default_rng(seed).permutation(len(pairs))[: n_train + n_test]
+    pairs = pairs.iloc[order].reset_index(drop=True)
+    joint = f" {separator} " if separator else " "
+    questions, answers = pairs["question"].tolist(), pairs["sentence"].tolist()
+    q_words, s_words = word_table(questions), word_table(answers)
+    shift = np.array([len(q) + len(joint) for q in questions], dtype=np.int64)
+    n_q = q_words.groupby("sentence_id").size().reindex(range(len(pairs)), fill_value=0)
+    s_words = s_words.assign(
+        start=s_words["start"] + shift[s_words["sentence_id"]],
+        end=s_words["end"] + shift[s_words["sentence_id"]],
+        word_index=s_words["word_index"] + n_q.to_numpy()[s_words["sentence_id"]])
+    last_q = q_words["sentence_id"].ne(q_words["sentence_id"].shift(-1))
+    q_words.loc[last_q, "whitespace"] = " "
+    words = pd.concat([q_words.assign(segment=np.int8(0)), s_words.assign(segment=np.int8(1))])
+    words = words.sort_values(["sentence_id", "word_index"], kind="stable")
+    words = words.reset_index(drop=True).astype(WORD_COLUMNS)
+    texts = [q + joint + a for q, a in zip(questions, answers, strict=True)]
+    params = {"n_train": n_train, "n_test": n_test, "seed": seed, "separator": separator}
+    corpus = Corpus(name="qnli", sentences=texts, words=words, params=params,
+                    info={"source": "GLUE QNLI dev split (the mirror has no train split)"})
+    labels = (pairs["label"] == "entailment").to_numpy(int)
+    return corpus, labels, np.arange(len(pairs)) >= n_train
 
 
 def wic_corpus(n_train: int = 400, n_test: int = 400, seed: int = 0) -> tuple[Any, pd.DataFrame]:

@@ -63,6 +63,7 @@ __all__ = [
     "LoadedModel",
     "model_kind",
     "models_table",
+    "pair_separator",
     "resolve_fingerprint",
 ]
 
@@ -179,6 +180,29 @@ def _check_vocabulary(spec: str, tokenizer: Any, model: torch.nn.Module) -> None
             f"{rows:,} rows, so most words would become unknown tokens: the tokenizer files are "
             f"missing or belong to another model. {fix}"
         )
+
+
+def pair_separator(spec: str) -> str:
+    """The text that joins a sentence pair into one input for this model (no weights loaded).
+
+    For an encoder, the special token(s) its tokenizer's pair template puts between the two
+    segments: ``tokenizer("a", "b")`` is ``[CLS] a [SEP] b [SEP]`` for BERT (``"[SEP]"``) and
+    ``<s> a </s></s> b </s>`` for MPNet (``"</s></s>"``); written into a text, the tokenizer
+    reads them as the same special tokens. For a decoder, ``""``: GPT-2's tokenizer joins a pair
+    as running text, and a second BOS (Gemma's template) would open a second attention sink.
+    """
+    source, config = _resolve(spec)
+    if model_kind(config) == "decoder":
+        return ""
+    options: dict[str, Any] = {"local_files_only": source.local_only} if source.hub else {}
+    tok = _load_tokenizer(spec, source, options)
+    a, b = (tok(x, add_special_tokens=False)["input_ids"] for x in ("a", "b"))
+    ids = tok("a", "b")["input_ids"]
+    starts = [i for i in range(len(ids)) if ids[i:i + len(a)] == a]
+    ends = [i for i in range(len(ids)) if ids[i:i + len(b)] == b]
+    if not starts or not ends or ends[-1] < starts[0] + len(a):
+        raise ModelLoadError(f"{spec!r}: cannot find the pair separator in {ids}")
+    return "".join(tok.convert_ids_to_tokens(ids[starts[0] + len(a):ends[-1]]))
 
 
 def _load_tokenizer(spec: str, source: _Source, options: dict[str, Any]) -> Any:

@@ -13,7 +13,12 @@ This module computes their measures on a ``(vocab, width)`` embedding matrix ``W
   Biš et al. eq. 9-11 form and Mu & Viswanath's original form);
 * :func:`isoscore` -- IsoScore (Rudman et al. 2022), our implementation and the ``IsoScore``
   package's;
-* :func:`mean_cosine`, :func:`embedding_statistics` -- the numbers of their Table 1;
+* :func:`mean_cosine`, :func:`embedding_statistics` -- the numbers of their Table 1, with
+  Poisson-bootstrap intervals over the rows (tokens) when asked;
+* :func:`unit_row_sums`, :func:`mean_cosine_of_sums`, :func:`cross_cosines` -- sums of unit rows
+  by group in one streaming pass, with bootstrap replicates: the mean cosine of W and the
+  rare-token cosines of their Fig. 3 with intervals;
+* :func:`shift_cosine_replicates` -- :func:`shift_cosine` under a bootstrap over sentences;
 * helpers for the figures: :func:`singular_values`, :func:`project_2d`,
   :func:`spectral_views` (Fig. 1), :func:`toy_sphere_shift` (Fig. 2),
   :func:`rare_token_cosines` (Fig. 3),
@@ -37,15 +42,19 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
+from lmgeometry.measures.stats import RngLike, percentile_interval, poisson_weights
+
 __all__ = [
     "BIS2021_TABLE1",
     "center",
     "CHUNK_ROWS",
+    "cross_cosines",
     "embedding_statistics",
     "isoscore",
     "isotropy_partition",
     "log_partition_function",
     "mean_cosine",
+    "mean_cosine_of_sums",
     "n_top_pcs",
     "norm_distribution",
     "project_2d",
@@ -53,10 +62,12 @@ __all__ = [
     "remove_top_pcs",
     "scaled_center",
     "shift_cosine",
+    "shift_cosine_replicates",
     "Signs",
     "singular_values",
     "spectral_views",
     "toy_sphere_shift",
+    "unit_row_sums",
 ]
 
 
@@ -111,6 +122,52 @@ def shift_cosine(X: npt.ArrayLike) -> dict[str, float]:
         "shift_prediction": float(prediction),
         "shift_residual": float(c - prediction),
     }
+
+
+def shift_cosine_replicates(X: npt.ArrayLike, groups: npt.ArrayLike, n_boot: int = 1000,
+                            rng: RngLike = None) -> dict[str, np.ndarray]:
+    """:func:`shift_cosine` on bootstrap resamples of whole groups of rows (e.g. sentences).
+
+    Rows of one sentence share its context, so the sentences, not the rows, are resampled
+    (a cluster bootstrap). Each statistic of :func:`shift_cosine` is a function of four sums
+    over the rows, so per group g only U_g = sum u_i, S_g = sum x_i, Q_g = sum ||x_i||^2 and
+    n_g are kept, and a replicate with group counts k_g (a multinomial draw of as many groups
+    as there are) has ``sum_g k_g U_g`` and so on: the replicates are exact and cost
+    ``n_boot x groups x width``. Duplicated rows count as distinct rows, as in any bootstrap.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, d)
+    groups : array_like, shape (n,)
+        Group (sentence) label of each row.
+    n_boot : int
+    rng : seed or Generator
+
+    Returns
+    -------
+    dict
+        ``mean_cosine``, ``shift_prediction``, ``shift_residual``: arrays of shape (n_boot,).
+    """
+    X = np.asarray(X, dtype=np.float64)
+    sq = np.einsum("ij,ij->i", X, X)
+    keep = sq > 0
+    X, sq = X[keep], sq[keep]
+    _, g = np.unique(np.asarray(groups)[keep], return_inverse=True)
+    order = np.argsort(g, kind="stable")
+    X, sq, g = X[order], sq[order], g[order]
+    n_groups = int(g.max()) + 1
+    starts = np.searchsorted(g, np.arange(n_groups))
+    U_g = np.add.reduceat(X / np.sqrt(sq)[:, None], starts, axis=0)
+    S_g = np.add.reduceat(X, starts, axis=0)
+    Q_g, n_g = np.bincount(g, sq, n_groups), np.bincount(g, minlength=n_groups).astype(float)
+    gen = np.random.default_rng(rng)
+    K = gen.multinomial(n_groups, np.full(n_groups, 1.0 / n_groups), size=n_boot).astype(float)
+    U, S, Q, N = K @ U_g, K @ S_g, K @ Q_g, K @ n_g
+    with np.errstate(invalid="ignore", divide="ignore"):
+        c = (np.einsum("bd,bd->b", U, U) - N) / (N * (N - 1))
+        share = np.einsum("bd,bd->b", S, S) / (N * Q)
+        prediction = (N * share - 1) / (N - 1)
+    return {"mean_cosine": c, "shift_prediction": prediction, "shift_residual": c - prediction}
 
 
 #: Default number of rows per chunk in the streaming passes (8192 x 640 float64 = 42 MB).
@@ -848,6 +905,101 @@ def rare_token_cosines(
     return pd.DataFrame(rows)
 
 
+def unit_row_sums(
+    W: npt.ArrayLike,
+    groups: npt.ArrayLike,
+    n_groups: int,
+    *,
+    shift: npt.ArrayLike | None = None,
+    n_boot: int = 0,
+    rng: RngLike = None,
+    chunk_rows: int = CHUNK_ROWS,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Sums of the unit rows of W within groups, for W itself and for bootstrap replicates.
+
+    With u_i = (w_i - shift) / ||w_i - shift|| (``shift`` default 0) and groups g_i,
+
+    S_g = sum_{i: g_i = g} k_i u_i,   n_g = sum_{i: g_i = g} k_i,
+
+    for k_i = 1 (the sample, index 0 of the results) and for ``n_boot`` Poisson-bootstrap
+    replicates, k_i ~ Poisson(1) independently (:func:`stats.poisson_weights`), drawn chunk by
+    chunk in one streaming pass. Every mean cosine within or between groups is a function of
+    these sums (:func:`mean_cosine_of_sums`, :func:`cross_cosines`; Biš et al. 2021, App. A),
+    so one pass gives the statistics of their Table 1 and Fig. 3 with intervals over tokens.
+    Rows with ``g_i < 0`` and all-zero rows are left out.
+
+    Parameters
+    ----------
+    W : array_like, shape (n, d)
+    groups : array_like of int, shape (n,)
+    n_groups : int
+    shift : array_like, shape (d,), optional
+        Subtract it before normalising (the mean row: the centred matrix).
+    n_boot : int
+    rng : seed or Generator
+    chunk_rows : int
+
+    Returns
+    -------
+    sums : ndarray, shape (1 + n_boot, n_groups, d), float64
+    counts : ndarray, shape (1 + n_boot, n_groups), float64
+    """
+    W = _as_matrix(W)
+    g_all = np.asarray(groups, dtype=np.int64)
+    if g_all.shape != (W.shape[0],) or g_all.max(initial=-1) >= n_groups:
+        raise ValueError(f"groups must hold one id below {n_groups} per row of W")
+    off = np.zeros(W.shape[1]) if shift is None else np.asarray(shift, dtype=np.float64)
+    gen = np.random.default_rng(rng)
+    sums = np.zeros((1 + n_boot, n_groups, W.shape[1]))
+    counts = np.zeros((1 + n_boot, n_groups))
+    for start in _chunks(W.shape[0], chunk_rows):
+        blk = np.asarray(W[start : start + chunk_rows], dtype=np.float64) - off
+        norms = np.sqrt(np.einsum("ij,ij->i", blk, blk))
+        g = g_all[start : start + len(blk)]
+        keep = np.flatnonzero((g >= 0) & (norms > 0))
+        keep = keep[np.argsort(g[keep], kind="stable")]
+        U = (blk[keep] / norms[keep, None]).astype(np.float32)
+        K = np.vstack([np.ones((1, keep.size), np.float32),
+                       poisson_weights(n_boot, keep.size, gen)])
+        bounds = np.searchsorted(g[keep], np.arange(n_groups + 1))
+        for gid in np.flatnonzero(np.diff(bounds)):
+            a, b = bounds[gid], bounds[gid + 1]
+            sums[:, gid] += K[:, a:b] @ U[a:b]
+            counts[:, gid] += K[:, a:b].sum(axis=1)
+    return sums, counts
+
+
+def mean_cosine_of_sums(sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Mean cosine over pairs of distinct items from their unit-vector sum S and count n.
+
+    (||S||^2 - n) / (n (n - 1))  (Biš et al. 2021, App. A), over the last axis of ``sums``;
+    a replicate's duplicated rows count as distinct items. NaN for fewer than two items.
+    """
+    S = np.asarray(sums, dtype=np.float64)
+    n = np.asarray(counts, dtype=np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = (np.einsum("...d,...d->...", S, S) - n) / (n * (n - 1))
+    return np.where(n > 1, out, np.nan)
+
+
+def cross_cosines(sums: np.ndarray, counts: np.ndarray, reference: int) -> np.ndarray:
+    """Mean cosine between the items of group ``reference`` and those of every group.
+
+    (S_g . S_R) / (n_g n_R) for disjoint groups g and R (the seed's rare-token cosine of a
+    bin, Fig. 3); ``sums``/``counts`` as :func:`unit_row_sums` returns them. The reference
+    group's own entry is its mean cosine with itself including self-pairs; ignore it.
+
+    Returns
+    -------
+    ndarray, shape ``counts.shape``
+    """
+    S = np.asarray(sums, dtype=np.float64)
+    n = np.asarray(counts, dtype=np.float64)
+    dots = np.einsum("...gd,...d->...g", S, S[..., reference, :])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return dots / (n * n[..., reference : reference + 1])
+
+
 def singular_values(
     W: npt.ArrayLike,
     k: int | None = None,
@@ -1036,6 +1188,9 @@ def embedding_statistics(
     isoscore_rows: int | None = None,
     seed: int = 0,
     chunk_rows: int = CHUNK_ROWS,
+    n_boot: int = 0,
+    rng: RngLike = None,
+    n_axes: int = 16,
 ) -> dict[str, Any]:
     """The statistics of Biš et al. (2021) Table 1 (and a few more) for one embedding matrix.
 
@@ -1053,7 +1208,13 @@ def embedding_statistics(
       on all rows, or on ``isoscore_rows`` rows sampled with ``seed``);
       ``mean_cosine`` / ``mean_cosine_centered`` (exact, :func:`mean_cosine`);
       ``top_eigvec_mean_cosine`` = |cos(u_1, mu)| for u_1 the top eigenvector of W^T W (0.99 for
-      RoBERTa-large in the paper, Sec. 5.3); ``n_rows``, ``width``, ``n_zero_rows``.
+      RoBERTa-large in the paper, Sec. 5.3); ``n_rows``, ``width``, ``n_zero_rows``;
+    * ``isotropy_gap_closed`` = (I(W_c) - I(W)) / (1 - I(W)), the share of the distance to
+      perfect isotropy that centring closes (0.61-0.96 in the paper's Table 1);
+    * with ``n_boot > 0``: ``<key>_lo`` / ``<key>_hi`` for ``isotropy_raw``,
+      ``isotropy_centered`` and ``isotropy_gap_closed``, a 95% interval from a Poisson
+      bootstrap over the rows (tokens), following ``n_axes`` axes at each end
+      (:func:`_isotropy_replicates`; ``rng`` seeds it).
 
     The computation makes two streaming passes over W and no full-size copy. Pass 1 accumulates
     W^T W, the row sum, the row norms and the unit-row sum in float64. The post-processed
@@ -1076,6 +1237,8 @@ def embedding_statistics(
         Compute IsoScore on this many rows sampled without replacement (seeded); default all.
     seed : int
     chunk_rows : int
+    n_boot, rng, n_axes
+        The bootstrap (above).
 
     Returns
     -------
@@ -1093,31 +1256,99 @@ def embedding_statistics(
     lam_c, V_c = _eigh_desc(moments.centered_gram)
     C = np.concatenate([V_raw, V_c], axis=1)
     offsets = np.concatenate([np.zeros(width), -(mu @ V_c)])
-    pos, neg, centered_units = _log_partitions(
-        W, C, offsets, chunk_rows=chunk_rows, centered_mean=mu
-    )
+    pos, neg, centered_units = _log_partitions(W, C, offsets, chunk_rows=chunk_rows,
+                                               centered_mean=mu)
     axes = _variant_axes(pos, neg, V_c, mu, n, D)
-
     mean_norm = moments.norm_sum / n
     mean_vector_norm = float(np.linalg.norm(mu))
     out: dict[str, Any] = {
-        "n_rows": int(n),
-        "width": int(width),
-        "n_zero_rows": int(n - moments.n_nonzero),
-        "mean_norm": float(mean_norm),
-        "mean_vector_norm": mean_vector_norm,
+        "n_rows": int(n), "width": int(width), "n_zero_rows": int(n - moments.n_nonzero),
+        "mean_norm": float(mean_norm), "mean_vector_norm": mean_vector_norm,
         "mean_vector_ratio": float(mean_vector_norm / mean_norm) if mean_norm > 0 else math.nan,
-        "n_pcs_removed": int(D),
-    }
+        "n_pcs_removed": int(D)}
     out.update(_isotropy_entries(axes))
     out.update(_isoscore_entries(W, lam_c, isoscore_rows, seed, chunk_rows))
     # rows equal to the mean vector have no direction after centring; the pass skipped them
     assert centered_units is not None
     out["mean_cosine"] = _mean_cosine_from_sum(moments.unit_sum, moments.n_nonzero)
     out["mean_cosine_centered"] = _mean_cosine_from_sum(*centered_units)
-    out["top_eigvec_mean_cosine"] = (
-        float(abs(V_raw[:, 0] @ mu) / mean_vector_norm) if mean_vector_norm > 0 else math.nan
-    )
+    out["top_eigvec_mean_cosine"] = (float(abs(V_raw[:, 0] @ mu) / mean_vector_norm)
+                                     if mean_vector_norm > 0 else math.nan)
+    out["isotropy_gap_closed"] = _gap_closed(out["log_isotropy_raw"],
+                                             out["log_isotropy_centered"])
+    if n_boot > 0:
+        reps = _isotropy_replicates(W, (V_raw, V_c), (pos, neg), mu, n_boot,
+                                    np.random.default_rng(rng), n_axes, chunk_rows)
+        out.update(_interval_entries(out, reps))
+    return out
+
+
+def _interval_entries(point: dict[str, Any], reps: dict[str, np.ndarray]) -> dict[str, float]:
+    """``isotropy_<v>_lo`` / ``_hi`` for the raw and centred I and the gap centring closes."""
+    reps = {"raw": np.exp(reps["raw"]), "centered": np.exp(reps["centered"]),
+            "gap_closed": _gap_closed(reps["raw"], reps["centered"])}
+    out = {}
+    for key, rep in reps.items():
+        name = f"isotropy_{key}"
+        out[f"{name}_lo"], out[f"{name}_hi"] = percentile_interval(rep, point[name])
+    return out
+
+
+def _gap_closed(log_raw: Any, log_centered: Any) -> Any:
+    """(I_c - I) / (1 - I) from log I values (arrays or floats); NaN where I = 1."""
+    raw, cen = np.exp(log_raw), np.exp(log_centered)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        gap = np.where(raw < 1, (cen - raw) / (1 - raw), np.nan)
+    return float(gap) if np.ndim(gap) == 0 else gap
+
+
+def _isotropy_replicates(
+    W: np.ndarray, bases: tuple[np.ndarray, np.ndarray], log_z: tuple[np.ndarray, np.ndarray],
+    mu: np.ndarray, n_boot: int, gen: np.random.Generator, n_axes: int, chunk_rows: int,
+) -> dict[str, np.ndarray]:
+    """Poisson-bootstrap replicates of log I(W) and log I(W_c) over the rows of W.
+
+    Replicate b keeps row i k_i ~ Poisson(1) times (:func:`stats.poisson_weights`), so
+    Z*(c) = sum_i k_i exp(c . w_i) and, centred, the mean is mu* = sum_i k_i w_i / sum_i k_i:
+    log Z*_c(+-c) = log sum_i k_i exp(+-(w_i - mu) . c) -+ (mu* - mu) . c. The directions stay
+    the eigenvectors of the whole W (the set X of eq. 8), and only the ``n_axes`` axes with the
+    smallest and the ``n_axes`` with the largest log Z of each variant are followed, as they
+    hold the minimum and the maximum; the sample's log Z per axis keeps every exponent <= 0.
+    """
+    width = W.shape[1]
+    pos, neg = log_z
+    picked, shift_c, ref = [], [], []
+    for k, V in enumerate(bases):
+        per_axis = np.maximum(pos[k * width:(k + 1) * width], neg[k * width:(k + 1) * width])
+        order = np.argsort(per_axis)
+        sel = np.unique(np.concatenate([order[:n_axes], order[-n_axes:]]))
+        picked.append(V[:, sel])
+        # the sample's log Z(+-c) (centred: with the sample mean) keeps exp() in range
+        ref.append((pos[k * width + sel], neg[k * width + sel]))
+        shift_c.append(np.zeros(sel.size) if k == 0 else mu @ V[:, sel])
+    C = np.concatenate(picked, axis=1)
+    offsets = np.concatenate(shift_c)
+    L = np.concatenate([np.concatenate([p for p, _ in ref]), np.concatenate([q for _, q in ref])])
+    m = C.shape[1]
+    Z = np.zeros((n_boot, 2 * m))
+    proj = np.zeros((n_boot, m))
+    total = np.zeros(n_boot)
+    for start in _chunks(W.shape[0], chunk_rows):
+        P = np.asarray(W[start : start + chunk_rows], dtype=np.float64) @ C - offsets
+        K = poisson_weights(n_boot, P.shape[0], gen, dtype=np.float64)
+        Z += K @ np.exp(np.concatenate([P, -P], axis=1) - L)
+        proj += K @ P
+        total += K.sum(axis=1)
+    log_z_boot = np.log(Z) + L
+    delta = proj / total[:, None]  # (mu* - mu) . c
+    out = {}
+    n_raw = picked[0].shape[1]
+    for key, cols in (("raw", slice(0, n_raw)), ("centered", slice(n_raw, m))):
+        d = delta[:, cols] if key == "centered" else 0.0
+        plus = log_z_boot[:, :m][:, cols] - d
+        minus = log_z_boot[:, m:][:, cols] + d
+        per_axis = np.maximum(plus, minus)
+        out[key] = per_axis.min(axis=1) - per_axis.max(axis=1)
     return out
 
 

@@ -258,7 +258,7 @@ def ablate(X: np.ndarray, dims: Sequence[int] | np.ndarray, mode: str = "zero",
 
 def ablation_curve(X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray,
                    y_test: np.ndarray, ks: Sequence[int], mode: str = "zero",
-                   C: float = 1.0) -> pd.DataFrame:
+                   C: float = 1.0, head: LogisticHead | None = None) -> pd.DataFrame:
     """Accuracy of one trained head when the top-k or bottom-k variance dimensions are ablated.
 
     Seed 003's Figure 6 protocol (after Kovaleva et al. 2021): a linear head is trained once
@@ -282,6 +282,10 @@ def ablation_curve(X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray,
         training mean.
     C : float
         Inverse L2 strength of the head.
+    head : LogisticHead, optional
+        A head already fitted on ``X_train`` (e.g. the one whose unablated accuracy a chapter
+        reports elsewhere, so that both numbers are one); any linear head reads raw vectors
+        through its own standardisation, so the ablation still changes raw coordinates.
 
     Returns
     -------
@@ -292,8 +296,8 @@ def ablation_curve(X_train: np.ndarray, y_train: np.ndarray, X_test: np.ndarray,
     if mode not in ABLATION_MODES:
         raise ValueError(f"mode must be one of {ABLATION_MODES}, not {mode!r}")
     X_train = np.asarray(X_train, dtype=np.float64)
-    head = fit_logistic(np.asarray(X_train, dtype=np.float64), y_train, standardise=False,
-                        solver="newton-cholesky", C=C)
+    if head is None:
+        head = fit_logistic(X_train, y_train, standardise=False, solver="newton-cholesky", C=C)
     mean = X_train.mean(axis=0)
     order = np.argsort(-X_train.var(axis=0), kind="stable")
     y_test = np.asarray(y_test)

@@ -5,9 +5,11 @@
   word's "attention sink" in decoders run without BOS);
 * :func:`linear_cka`, :func:`cka_matrix`, :func:`cross_model_cka` -- linear centred kernel
   alignment (Kornblith et al. 2019) between layers of one model or of two;
-* :func:`cosine_contributions`, :func:`top_dimensions`, :func:`variance_share` -- rogue
-  dimensions (Timkey & van Schijndel 2021): coordinates whose variance or share of the mean
-  cosine dwarfs the rest;
+  :func:`gram_cka` -- the same from the items' Gram matrices, with bootstrap replicates over
+  the items for chosen pairs of layers;
+* :func:`cosine_contributions`, :func:`top_dimensions`, :func:`variance_share`,
+  :func:`variance_share_replicates` -- rogue dimensions (Timkey & van Schijndel 2021):
+  coordinates whose variance or share of the mean cosine dwarfs the rest;
 * :func:`subsample` -- a seeded, sorted subset of row indices.
 """
 
@@ -25,12 +27,14 @@ __all__ = [
     "cka_matrix",
     "cosine_contributions",
     "cross_model_cka",
+    "gram_cka",
     "linear_cka",
     "norm_ratio",
     "subsample",
     "top_dimensions",
     "unit_rows",
     "variance_share",
+    "variance_share_replicates",
 ]
 
 #: Rows per chunk when a (rows, d) float64 temporary would otherwise be made.
@@ -293,3 +297,89 @@ def variance_share(X: np.ndarray, k: int = 1) -> float:
     var = np.asarray(X, dtype=np.float64).var(axis=0)
     total = var.sum()
     return float(np.sort(var)[::-1][:k].sum() / total) if total > 0 else float("nan")
+
+
+def gram_cka(layers: Sequence[np.ndarray], pairs: Sequence[tuple[int, int]] = (),
+             n_boot: int = 0, rng: np.random.Generator | int | None = None,
+             ) -> tuple[np.ndarray, np.ndarray]:
+    """Linear CKA between layers from the items' Gram matrices, with bootstrap replicates.
+
+    With K = X~ X~^T and L = Y~ Y~^T the Gram matrices of the column-centred layers,
+    CKA = <K, L>_F / (||K||_F ||L||_F), the same number as :func:`linear_cka` (Kornblith et
+    al. 2019, eq. 4) at a cost of n^2 per pair instead of n d_1 d_2, which is cheaper when
+    the items are fewer than the dimensions squared over n (every pair of 31 layers of 872
+    sentences).
+
+    Bootstrap: a replicate that draws item i k_i times has weights w = k / sum k, and its
+    centred Gram matrix is K_ij - a_i - a_j + alpha with a = K w, alpha = w^T a. Because the
+    weighted rows of a centred matrix sum to zero,
+
+    HSIC_w(K, L) = sum_ij w_i w_j K~_ij L~_ij = w^T (K o L) w - 2 sum_i w_i a_i b_i + alpha beta
+
+    (b = L w, beta = w^T b), so a replicate needs no new Gram matrix: one matrix product per
+    pair covers every replicate. CKA_w = HSIC_w(K, L) / sqrt(HSIC_w(K, K)
+    HSIC_w(L, L)).
+
+    Parameters
+    ----------
+    layers : sequence of ndarray of shape (n, d_l)
+        The same n items in every layer.
+    pairs : sequence of (i, j)
+        Layer pairs to bootstrap.
+    n_boot : int
+    rng : seed or Generator
+
+    Returns
+    -------
+    matrix : ndarray of shape (len(layers), len(layers))
+        CKA of every pair of layers on all items.
+    replicates : ndarray of shape (n_boot, len(pairs))
+    """
+    grams = []
+    for X in layers:
+        Xc = _centered(X)
+        grams.append(Xc @ Xc.T)
+    n = len(grams[0])
+    if any(len(G) != n for G in grams):
+        raise ValueError("every layer must describe the same items (same number of rows)")
+    norms = np.array([np.linalg.norm(G) for G in grams])
+    matrix = np.array([[np.vdot(a, b) for b in grams] for a in grams]) / np.outer(norms, norms)
+    gen = np.random.default_rng(rng)
+    w = gen.multinomial(n, np.full(n, 1.0 / n), size=n_boot) / n
+    used = sorted({i for pair in pairs for i in pair})
+    a = {i: w @ grams[i] for i in used}
+    alpha = {i: np.einsum("bi,bi->b", w, a[i]) for i in used}
+
+    def hsic(i: int, j: int) -> np.ndarray:
+        quad = np.einsum("bi,bi->b", w @ (grams[i] * grams[j]), w)
+        return quad - 2 * np.einsum("bi,bi,bi->b", w, a[i], a[j]) + alpha[i] * alpha[j]
+
+    self_h = {i: hsic(i, i) for i in used}
+    reps = np.empty((n_boot, len(pairs)))
+    for col, (i, j) in enumerate(pairs):
+        with np.errstate(invalid="ignore", divide="ignore"):
+            reps[:, col] = hsic(i, j) / np.sqrt(self_h[i] * self_h[j])
+    return matrix, reps
+
+
+def variance_share_replicates(X: np.ndarray, counts: np.ndarray,
+                              ks: Sequence[int] = (1, 3)) -> np.ndarray:
+    """:func:`variance_share` for bootstrap replicates given as item counts.
+
+    ``counts[b, i]`` is how often replicate b draws row i; each replicate's column variances
+    come from the count-weighted first two moments (rows centred on the sample mean first, so
+    nothing cancels), and the top-k dimensions are chosen again in every replicate.
+
+    Returns
+    -------
+    ndarray of shape (n_replicates, len(ks))
+    """
+    Xc = _centered(X)
+    K = np.asarray(counts, dtype=np.float64)
+    N = K.sum(axis=1, keepdims=True)
+    m1 = K @ Xc / N
+    var = np.clip(K @ (Xc * Xc) / N - m1 * m1, 0.0, None)
+    var = -np.sort(-var, axis=1)
+    total = var.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.stack([var[:, :k].sum(axis=1) / total for k in ks], axis=1)

@@ -4,11 +4,14 @@
 * :func:`wilson_interval` -- Wilson score interval of a proportion (Wilson 1927);
 * :func:`weighted_bootstrap_means`, :func:`spearman_trend` -- items resampled jointly across
   layers, so that a trend over depth gets an interval;
+* :func:`percentile_interval`, :func:`poisson_weights`, :func:`bootstrap_spearman`,
+  :func:`spearman_rows` -- building blocks for statistics whose replicates a measure computes
+  itself (a streaming bootstrap over the rows of an embedding matrix, a trend over bins);
 * :func:`extreme_over_layers` -- the interval of a claim about every layer;
-* :class:`GroupBootstrap`, :func:`percentile_interval` -- one set of resamples of the groups
-  (sentences) shared by every statistic built from per-group sums, so that statistics of
-  several layers or measures keep their correlation; :func:`jackknife_interval` -- the
-  delete-a-group jackknife, for statistics the bootstrap's duplicated groups would bias;
+* :class:`GroupBootstrap` -- one set of resamples of the groups (sentences) shared by every
+  statistic built from per-group sums, so that statistics of several layers or measures keep
+  their correlation; :func:`jackknife_interval` -- the delete-a-group jackknife, for
+  statistics the bootstrap's duplicated groups would bias;
 * :func:`standardised_difference` -- Cohen's d between two groups, with a bootstrap interval
   over items or over clusters of items (tokens of one sentence);
 * :func:`verdict` -- the book's one rule that turns an interval into a verdict on a claim.
@@ -21,18 +24,21 @@ from collections.abc import Sequence
 from typing import Literal
 
 import numpy as np
+import numpy.typing as npt
 from scipy import sparse, stats
 
 __all__ = [
     "Direction",
-    "GroupBootstrap",
     "RngLike",
     "VERDICTS",
     "bootstrap_ci",
+    "bootstrap_spearman",
     "extreme_over_layers",
     "group_sums",
     "jackknife_interval",
+    "GroupBootstrap",
     "percentile_interval",
+    "poisson_weights",
     "spearman_rows",
     "spearman_trend",
     "standardised_difference",
@@ -206,18 +212,77 @@ def spearman_trend(
     if not math.isfinite(rho) or n_boot <= 0:
         return rho, math.nan, math.nan
     reps = spearman_rows(weighted_bootstrap_means(V, w, n_boot, rng))
+    lo, hi = percentile_interval(reps, rho, level=level)
+    return rho, lo, hi
+
+
+def percentile_interval(replicates: np.ndarray | Sequence[float], value: float,
+                        level: float = 0.95) -> tuple[float, float]:
+    """Percentile bootstrap interval of ``value`` from its replicates, widened to contain it.
+
+    The ``(1 - level) / 2`` and ``(1 + level) / 2`` quantiles of the finite replicates; when
+    the statistic is biased (an extreme, a ratio) the point value can fall outside them, and
+    the interval is then stretched to reach it, so that a claim's value always lies in its
+    own interval. NaN bounds when no replicate is finite.
+    """
+    reps = np.asarray(replicates, dtype=np.float64).ravel()
     reps = reps[np.isfinite(reps)]
-    if len(reps) == 0:
-        return rho, math.nan, math.nan
+    if len(reps) == 0 or not math.isfinite(value):
+        return math.nan, math.nan
     lo, hi = np.quantile(reps, [(1 - level) / 2, (1 + level) / 2])
-    return rho, float(min(lo, rho)), float(max(hi, rho))
+    return float(min(lo, value)), float(max(hi, value))
+
+
+def poisson_weights(n_boot: int, n: int, rng: np.random.Generator,
+                    dtype: npt.DTypeLike = np.float32) -> np.ndarray:
+    """Weights of a Poisson bootstrap: ``(n_boot, n)`` independent Poisson(1) counts.
+
+    Each replicate keeps item ``i`` ``k_i ~ Poisson(1)`` times instead of drawing exactly
+    ``n`` items with replacement (Hanley & MacGibbon 2006; Chamandy et al. 2012). The counts
+    of different items are independent, so a measure can draw them chunk by chunk while it
+    streams over the items (the rows of a 262,144-row embedding matrix) and sum
+    ``k_i f(x_i)`` per replicate; for large ``n`` the replicates match the ordinary bootstrap.
+    """
+    return rng.poisson(1.0, size=(n_boot, n)).astype(dtype)
+
+
+def bootstrap_spearman(x: np.ndarray | Sequence[float], y: np.ndarray | Sequence[float],
+                       n_boot: int = 1000, rng: RngLike = None, *, level: float = 0.95,
+                       chunk: int = 50) -> tuple[float, float, float]:
+    """Spearman's rho of paired items and a percentile bootstrap interval over the items.
+
+    Pairs ``(x_i, y_i)`` are resampled with replacement and rho is recomputed on each
+    replicate (re-ranked, ties averaged); ``chunk`` replicates are ranked at once.
+
+    Returns
+    -------
+    rho, low, high : float
+    """
+    x, y = np.asarray(x, dtype=np.float64).ravel(), np.asarray(y, dtype=np.float64).ravel()
+    if x.shape != y.shape or len(x) < 3:
+        raise ValueError(f"need two equally long arrays of at least 3 items, not {x.shape}, "
+                         f"{y.shape}")
+    rho = float(stats.spearmanr(x, y).statistic)
+    if n_boot <= 0:
+        return rho, math.nan, math.nan
+    gen = np.random.default_rng(rng)
+    reps = []
+    for start in range(0, n_boot, chunk):
+        idx = gen.integers(0, len(x), size=(min(chunk, n_boot - start), len(x)))
+        rx, ry = stats.rankdata(x[idx], axis=1), stats.rankdata(y[idx], axis=1)
+        rx -= rx.mean(axis=1, keepdims=True)
+        ry -= ry.mean(axis=1, keepdims=True)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            reps.append((rx * ry).sum(1) / np.sqrt((rx ** 2).sum(1) * (ry ** 2).sum(1)))
+    lo, hi = percentile_interval(np.concatenate(reps), rho, level=level)
+    return rho, lo, hi
 
 
 def spearman_rows(M: np.ndarray) -> np.ndarray:
     """Spearman rho of each row of ``M`` with its column index (NaN for a constant row).
 
-    For replicates of a per-layer statistic (rows: resamples, columns: consecutive layers),
-    the trend over depth of every replicate at once.
+    Used for trends over ordered columns (layers, frequency bins), one row per bootstrap
+    replicate.
     """
     ranks = stats.rankdata(M, axis=1)
     x = np.arange(M.shape[1], dtype=np.float64)
@@ -319,21 +384,6 @@ class GroupBootstrap:
         b, B = self.sums(den, rows)
         with np.errstate(invalid="ignore", divide="ignore"):
             return float(a / b) if b else math.nan, A / B
-
-
-def percentile_interval(value: float, replicates: np.ndarray, level: float = 0.95
-                        ) -> tuple[float, float, float]:
-    """``value`` and the percentile interval of its bootstrap ``replicates`` (NaNs dropped).
-
-    The interval is widened, if needed, to contain ``value`` (as :func:`spearman_trend` does);
-    NaN bounds when ``value`` is NaN or no replicate is finite.
-    """
-    reps = np.asarray(replicates, dtype=np.float64).ravel()
-    reps = reps[np.isfinite(reps)]
-    if not math.isfinite(value) or len(reps) == 0:
-        return float(value), math.nan, math.nan
-    lo, hi = np.quantile(reps, [(1 - level) / 2, (1 + level) / 2])
-    return float(value), float(min(lo, value)), float(max(hi, value))
 
 
 def jackknife_interval(value: float, replicates: np.ndarray, level: float = 0.95

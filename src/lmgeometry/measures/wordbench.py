@@ -64,6 +64,7 @@ __all__ = [
     "evaluate_semeval2012",
     "evaluate_similarity",
     "OOV",
+    "paired_correlations",
     "PROTOCOLS",
     "reference_frame",
     "score_all",
@@ -583,6 +584,52 @@ def _rank_correlations(S: np.ndarray, h: np.ndarray) -> np.ndarray:
     den = np.sqrt(np.einsum("ben,ben->be", rs, rs) * np.einsum("bn,bn->b", rh, rh)[:, None])
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
+
+
+def paired_correlations(
+    human: ArrayLike,
+    scores: ArrayLike,
+    n_boot: int = 1000,
+    rng: np.random.Generator | int | None = None,
+    method: Literal["pearson", "spearman"] = "pearson",
+) -> np.ndarray:
+    """Correlations of several model scores with one set of human ratings, and replicates.
+
+    ``scores[j]`` scores the same pairs as ``human`` (e.g. the cosines of one benchmark's
+    pairs in W and in W after each post-processing of Biš et al. 2021). Row 0 holds each
+    score's correlation with the human ratings on all pairs; rows 1 to ``n_boot`` the same on
+    bootstrap resamples of the pairs, one resample shared by every score, so that a
+    difference between two scores gets a paired interval (the pairs' difficulty cancels).
+
+    Parameters
+    ----------
+    human : array_like, shape (n,)
+    scores : array_like, shape (k, n)
+    n_boot : int
+    rng : seed or Generator
+    method : {"pearson", "spearman"}
+        Pearson's r (Biš et al.'s metric) or Spearman's rho (ranks recomputed per resample).
+
+    Returns
+    -------
+    ndarray, shape (1 + n_boot, k)
+    """
+    h = np.asarray(human, dtype=np.float64)
+    S = np.atleast_2d(np.asarray(scores, dtype=np.float64))
+    if S.shape[1] != h.size or h.size < 3:
+        raise ValueError(f"scores must be (k, {h.size}) with at least 3 pairs, not {S.shape}")
+    gen = np.random.default_rng(rng)
+    idx = np.vstack([np.arange(h.size), gen.integers(0, h.size, size=(n_boot, h.size))])
+    hh, ss = h[idx], S[:, idx]  # (1 + n_boot, n), (k, 1 + n_boot, n)
+    if method == "spearman":
+        hh, ss = stats.rankdata(hh, axis=-1), stats.rankdata(ss, axis=-1)
+    elif method != "pearson":
+        raise ValueError(f"method must be 'pearson' or 'spearman', not {method!r}")
+    hh = hh - hh.mean(axis=-1, keepdims=True)
+    ss = ss - ss.mean(axis=-1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = (ss * hh).sum(-1) / np.sqrt((ss * ss).sum(-1) * (hh * hh).sum(-1))
+    return r.T
 
 
 def evaluate_analogies(

@@ -23,6 +23,7 @@ __all__ = [
     "dimension_profile",
     "facet_lines",
     "heatmap",
+    "interval_points",
     "layer_grid",
     "layer_slider_3d",
     "lines_by_layer",
@@ -368,6 +369,43 @@ def lines_by_layer(
         height=420,
         margin={"l": 50, "r": 10, "t": 50, "b": 40},
     )
+    return fig
+
+
+def interval_points(
+    frame: pd.DataFrame,
+    y: str,
+    lower: str,
+    upper: str,
+    x: str,
+    color: str = "model",
+    title: str = "",
+    x_title: str = "",
+    y_title: str | None = None,
+    reference: float | None = None,
+    reference_name: str = "",
+) -> go.Figure:
+    """Estimates with their intervals as points and error bars, one colour per ``color``.
+
+    For statistics on a categorical axis (a measure, a post-processing, a task), where lines
+    between the categories would suggest an order that is not there. Points of different
+    colours at one ``x`` are offset side by side.
+    """
+    fig = go.Figure()
+    for i, (key, part) in enumerate(frame.groupby(color, sort=False)):
+        fig.add_trace(go.Scatter(
+            x=part[x], y=_r(part[y], 4), mode="markers", name=str(key), offsetgroup=str(key),
+            marker={"color": PALETTE[i % len(PALETTE)], "size": 9},
+            error_y={"type": "data", "symmetric": False,
+                     "array": _r(part[upper] - part[y], 4),
+                     "arrayminus": _r(part[y] - part[lower], 4)},
+        ))
+    if reference is not None:
+        fig.add_hline(y=reference, line={"color": "gray", "dash": "dot"},
+                      annotation_text=reference_name)
+    fig.update_layout(title=title, xaxis_title=x_title, yaxis_title=y_title or y,
+                      scattermode="group", height=420,
+                      margin={"l": 50, "r": 10, "t": 50, "b": 40})
     return fig
 
 
