@@ -384,6 +384,7 @@ def _model_folder(folder: Path, weights: bytes) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "config.json").write_text('{"model_type": "bert"}')
     (folder / "model.safetensors").write_bytes(weights)
+    (folder / "vocab.txt").write_text("[PAD]\n[UNK]\n")
     return folder
 
 
@@ -432,7 +433,7 @@ def test_manifest_is_deterministic_and_holds_until_an_input_changes(tmp_path: Pa
         "environment changed: numpy '2.0.0' -> '2.1.0'"]
 
     gone = str(tmp_path / "gone")
-    assert f"cannot fingerprint model {gone} (ModelLoadError: no such folder" in "; ".join(
+    assert f"cannot fingerprint model {gone} (ModelSpecError: no such folder" in "; ".join(
         reasons(values={**values, "models": [gone]}))
     (model / "model.safetensors").write_bytes(b"weights-2")
     assert reasons()[0].startswith("models changed: ")

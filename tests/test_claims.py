@@ -124,7 +124,7 @@ def test_group_bootstrap_and_intervals_known_answers():
     # the jackknife of a mean over blocks gives the usual standard error
     block_means = np.array([1.0, 2.0, 4.0, 5.0])
     reps = np.array([np.delete(block_means, j).mean() for j in range(4)])
-    _, lo, hi = stats.jackknife_interval(block_means.mean(), reps)
+    lo, hi = stats.jackknife_interval(reps, block_means.mean())
     se = block_means.std(ddof=1) / 2
     assert (hi - lo) / 2 == pytest.approx(3.182446 * se, rel=1e-5)  # t(0.975, 3 df)
 
@@ -163,3 +163,24 @@ def test_bootstrap_spearman_and_percentile_interval():
     assert percentile_interval([0.4, 0.5, 0.6], 0.9) == (pytest.approx(0.405), 0.9)  # widened
     w = poisson_weights(2000, 50, np.random.default_rng(2))
     assert w.shape == (2000, 50) and abs(w.mean() - 1) < 0.02 and abs(w.var() - 1) < 0.05
+
+
+def test_collect_claims_and_kind_verdicts(tmp_path):
+    from lmgeometry.report.claims import collect_claims, kind_verdicts
+    from lmgeometry.report.results import save_results
+
+    good = claims_frame([_claim("enc-a"), _claim("enc-b"), _claim("dec-a"),
+                         _claim("dec-b", lo=-0.2, value=0.0, hi=0.05)])
+    save_results(tmp_path / "03_x.results.json", {"claims": good})
+    save_results(tmp_path / "01_y.results.json", {"claims": [{"claim": "old", "holds": True}]})
+    save_results(tmp_path / "90_scorecard.results.json", {"claims": good})
+    found = collect_claims(tmp_path, exclude=["90_scorecard.results.json"])
+    assert found["chapter"].unique().tolist() == ["03_x"]  # old-style claims are skipped
+    assert len(found) == 4
+    kinds = {"enc-a": "encoder", "enc-b": "encoder", "dec-a": "decoder", "dec-b": "decoder"}
+    table = kind_verdicts(found, kinds)
+    assert table.loc[0, "encoder"] == "holds" and table.loc[0, "decoder"] == "mixed"
+    # one model of a kind cannot speak for the kind
+    table = kind_verdicts(found[found["model"] != "enc-b"], kinds)
+    assert table.loc[0, "encoder"] == "one model: holds"
+    assert collect_claims(tmp_path / "none").empty

@@ -37,7 +37,7 @@ from lmgeometry.io import data
 from lmgeometry.measures import contextual, stats, wordbench
 from lmgeometry.measures.contextual import ContextTables, UnitRows
 from lmgeometry.report import prose
-from lmgeometry.report.claims import Claim, claims_frame
+from lmgeometry.report.claims import Claim, claim_sentences, claims_frame
 
 __all__ = [
     "CLAIMS",
@@ -949,26 +949,11 @@ def _sink_sentences(per_layer: pd.DataFrame) -> list[str]:
 
 
 def _kind_sentences(claims: pd.DataFrame, kinds: Mapping[str, str]) -> list[str]:
-    """One line per claim (seed's protocol, corrected estimators where they matter): the
-    verdict "for encoders" or "for decoders" when every model of that kind (two or more)
-    agrees, else the verdict per model."""
+    """One sentence per claim under the seed's protocol (corrected estimators where the two
+    presets differ): :func:`lmgeometry.report.claims.claim_sentences`."""
     d = claims[(claims["control"] == "none")
                & ~claims["statistic"].str.endswith("[ethayarajh2019 estimators]")]
-    out = []
-    for claim, c in d.groupby("claim", sort=False):
-        verdicts = dict(zip(c["model"], c["verdict"], strict=True))
-        parts = []
-        for kind in ("encoder", "decoder"):
-            members = [m for m in verdicts if kinds.get(m) == kind]
-            found = {verdicts[m] for m in members}
-            if len(members) >= 2 and len(found) == 1:
-                parts.append(f"{found.pop()} for {kind}s ({', '.join(members)})")
-            else:
-                parts += [f"{verdicts[m]} for {m}" for m in members]
-        parts += [f"{v} for {m}" for m, v in verdicts.items() if kinds.get(m) not in
-                  ("encoder", "decoder")]
-        out.append(f"*{claim}*: {'; '.join(parts)}.")
-    return out
+    return claim_sentences(d, kinds)
 
 
 def _sentences(per_layer: pd.DataFrame, claims: pd.DataFrame, kinds: Mapping[str, str]

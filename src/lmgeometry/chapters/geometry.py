@@ -191,8 +191,8 @@ def cluster_projections(
 
 def _interval(name: str, value: float, reps: np.ndarray, jackknife: bool = False) -> dict:
     fn = jackknife_interval if jackknife else percentile_interval
-    v, lo, hi = fn(value, reps)
-    return {name: v, f"{name}_lo": lo, f"{name}_hi": hi}
+    lo, hi = fn(reps, value)
+    return {name: float(value), f"{name}_lo": lo, f"{name}_hi": hi}
 
 
 def _cluster_measures(found: Clusters, first: np.ndarray, text: np.ndarray,
@@ -384,7 +384,8 @@ def _over_layers(part: pd.DataFrame, reps: dict, control: str, name: str,
     values = part.set_index("layer").loc[layers, name].astype(float)
     rep = np.nanmean(reps[(control, name)][layers], axis=0) if len(layers) else np.nan
     fn = jackknife_interval if jackknife else percentile_interval
-    return fn(float(np.nanmean(values)) if values.notna().any() else np.nan, rep)
+    value = float(np.nanmean(values)) if values.notna().any() else np.nan
+    return (value, *fn(rep, value))
 
 
 def _layers_text(part: pd.DataFrame, layers: list[int], separation: bool = False) -> str:

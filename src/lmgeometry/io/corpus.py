@@ -1150,6 +1150,7 @@ def semcor_targets(n_words: int | None = None, min_occurrences: int = 10, seed: 
               "unmapped_targets": unmapped.drop(columns=["row"]).to_dict(orient="records")},
     )
 
+
 def _semcor_target_lemmas(sc: pd.DataFrame, n_words: int, min_occurrences: int, where: str
                           ) -> tuple[pd.DataFrame, pd.DataFrame, set[str]]:
     """Keyed noun/verb occurrences, the chosen target lemmas and their target senses."""

@@ -386,9 +386,11 @@ class GroupBootstrap:
             return float(a / b) if b else math.nan, A / B
 
 
-def jackknife_interval(value: float, replicates: np.ndarray, level: float = 0.95
-                       ) -> tuple[float, float, float]:
+def jackknife_interval(replicates: np.ndarray, value: float, level: float = 0.95
+                       ) -> tuple[float, float]:
     """``value`` +/- t * the delete-a-group jackknife standard error of its ``replicates``.
+
+    Same call as :func:`percentile_interval`: ``(low, high)``.
 
     ``replicates[j]`` is the statistic recomputed without group ``j`` (of ``G``);
     ``SE^2 = (G - 1) / G * sum_j (theta_j - mean theta)^2`` (Shao & Tu 1995, sec. 2.1) and the
@@ -401,10 +403,10 @@ def jackknife_interval(value: float, replicates: np.ndarray, level: float = 0.95
     reps = reps[np.isfinite(reps)]
     g = len(reps)
     if not math.isfinite(value) or g < 2:
-        return float(value), math.nan, math.nan
+        return math.nan, math.nan
     se = math.sqrt((g - 1) / g * float(((reps - reps.mean()) ** 2).sum()))
     half = float(stats.t.ppf((1 + level) / 2, g - 1)) * se
-    return float(value), float(value) - half, float(value) + half
+    return float(value) - half, float(value) + half
 
 
 def standardised_difference(

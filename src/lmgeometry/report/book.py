@@ -1,8 +1,8 @@
 """The book pipeline: chapter sources -> executed notebooks -> offline HTML.
 
 A chapter is ``notebooks/NN_name.py`` (jupytext percent format) whose first code cell is
-tagged ``parameters``. :func:`build_book` takes the chapters in ``_toc.yml`` order and, for
-each one,
+tagged ``parameters``. :func:`build_book` takes the chapters of ``_toc.yml`` in the order of
+their numbers (``NN_name``; the toc sets the reading order) and, for each one,
 
 1. converts the source to a notebook with jupytext's Python API;
 2. merges its parameters: the chapter's own defaults < ``defaults`` in ``book_params.yml``
@@ -88,6 +88,7 @@ __all__ = [
     "clean_notebook",
     "execute_chapter",
     "Execution",
+    "execution_order",
     "external_references",
     "interpreter_kernel",
     "KERNEL_NAME",
@@ -169,7 +170,7 @@ def project_root() -> Path:
         If no such folder is found.
     """
     cwd = Path.cwd().resolve()
-    candidates = [Path(__file__).resolve().parents[2], cwd, *cwd.parents]
+    candidates = [Path(__file__).resolve().parents[3], cwd, *cwd.parents]  # src/lmgeometry/report
     for folder in candidates:
         if (folder / "_toc.yml").is_file() and (folder / "notebooks").is_dir():
             return folder
@@ -280,6 +281,15 @@ def select_chapters(chapters: Sequence[Chapter], wanted: Sequence[str] | None) -
             raise BookUsageError(f"chapter {item!r} {what}; the chapters are: {names}")
         picked.add(hits[0].name)
     return [c for c in chapters if c.name in picked]
+
+
+def execution_order(chapters: Sequence[Chapter]) -> list[Chapter]:
+    """The chapters in the order they run: by their number (``NN_name``), not the toc's.
+
+    The table of contents sets the reading order; a page that gathers the other chapters'
+    results (the scorecard, ``90_scorecard``) is read early but must run after them.
+    """
+    return sorted(chapters, key=lambda c: c.name)
 
 
 def read_chapter(source: Path) -> Any:
@@ -1168,7 +1178,7 @@ def _execute_chapters(book_dir: Path, selected: Sequence[Chapter], sources: dict
     previous = read_profiles(book_dir / PROFILE_FILE)
     rows = []
     with interpreter_kernel() as kernel:
-        for chapter in selected:
+        for chapter in execution_order(selected):
             values = resolved[chapter.name]
             declared = chapter_parameters(sources[chapter.name], f"notebooks/{chapter.name}.py")
             key = chapter_key(chapter.source, values, declared, inputs)

@@ -12,16 +12,20 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
 import pandas as pd
 
 from lmgeometry.measures.stats import VERDICTS, Direction, verdict
+from lmgeometry.report.results import load_results
 
 __all__ = [
     "CLAIM_COLUMNS",
     "Claim",
     "claim_sentences",
     "claims_frame",
+    "collect_claims",
+    "kind_verdicts",
     "scorecard",
     "verdict_counts",
 ]
@@ -174,3 +178,48 @@ def claim_sentences(claims: pd.DataFrame, kinds: Mapping[str, str]) -> list[str]
             parts.append(f"{lead}: {'; '.join(verdicts)}.")
         out.append(" ".join(parts))
     return out
+
+
+def collect_claims(folder: str | Path, exclude: Sequence[str] = ()) -> pd.DataFrame:
+    """Every chapter's claims from the results files in ``folder``, with a ``chapter`` column.
+
+    Reads ``*.results.json`` (chapter order by file name), keeps the ``claims`` entries that
+    have the claim columns (:data:`CLAIM_COLUMNS`), and leaves out the files named in
+    ``exclude`` (e.g. the scorecard's own results file).
+    """
+    frames = []
+    for path in sorted(Path(folder).glob("*.results.json")):
+        if path.name in exclude:
+            continue
+        rows = load_results(path).get("claims") or []
+        frame = pd.DataFrame(rows)
+        if frame.empty or not set(CLAIM_COLUMNS) <= set(frame.columns):
+            continue
+        chapter = path.name.removesuffix(".results.json")
+        frames.append(frame[list(CLAIM_COLUMNS)].assign(chapter=chapter))
+    if not frames:
+        return pd.DataFrame(columns=[*CLAIM_COLUMNS, "chapter"])
+    return pd.concat(frames, ignore_index=True)
+
+
+def kind_verdicts(claims: pd.DataFrame, kinds: Mapping[str, str]) -> pd.DataFrame:
+    """Per claim, statistic and control, the verdict for each kind of model.
+
+    A claim holds (or does not hold, or is inconclusive) *for a kind* ("encoder", "decoder")
+    only when the run has at least two models of that kind and every one of them has that
+    verdict; models of one kind that disagree give ``"mixed"``, and a kind with a single model
+    gives ``"one model: <verdict>"`` (one model cannot speak for its kind). ``kinds`` maps
+    model -> kind; models not in it are left out.
+    """
+    d = claims.assign(kind=claims["model"].map(kinds)).dropna(subset=["kind"])
+    sizes = d.groupby("kind")["model"].nunique()
+
+    def agree(rows: pd.DataFrame) -> str:
+        values = set(rows["verdict"])
+        if len(values) > 1:
+            return "mixed"
+        return values.pop() if sizes[rows.name[-1]] >= 2 else f"one model: {values.pop()}"
+
+    keys = ["seed", "claim", "statistic", "control", "kind"]
+    out = d.groupby(keys, sort=False)[["verdict"]].apply(agree).rename("verdict")
+    return out.unstack("kind").reset_index().rename_axis(columns=None)

@@ -79,61 +79,8 @@ def layer_grid(
     categories = [c for c in sorted(pd.unique(color)) if c != background] if categorical else []
     colors = _category_colors(categories)
     for p, xy in enumerate(panels):
-        row, col = p // cols + 1, p % cols + 1
-        x, y = _r(xy[:, 0]), _r(xy[:, 1])
-        if shadow:
-            fig.add_trace(
-                go.Scattergl(
-                    x=x,
-                    y=y,
-                    mode="markers",
-                    marker={"size": 2, "color": SHADOW},
-                    name="all words (shadow)",
-                    legendgroup="shadow",
-                    showlegend=p == 0,
-                    hoverinfo="skip",
-                ),
-                row=row,
-                col=col,
-            )
-        if categorical:
-            for c in categories:
-                m = color == c
-                fig.add_trace(
-                    go.Scattergl(
-                        x=x[m],
-                        y=y[m],
-                        mode="markers",
-                        marker={"size": 3, "color": colors[c]},
-                        name=str(c),
-                        legendgroup=str(c),
-                        showlegend=p == 0,
-                        text=None if hover is None else hover[m],
-                        hoverinfo="text+name",
-                    ),
-                    row=row,
-                    col=col,
-                )
-        else:
-            fig.add_trace(
-                go.Scattergl(
-                    x=x,
-                    y=y,
-                    mode="markers",
-                    marker={
-                        "size": 3,
-                        "color": color,
-                        "colorscale": "Viridis",
-                        "showscale": p == 0,
-                        "colorbar": {"title": color_title},
-                    },
-                    text=hover,
-                    hoverinfo="text",
-                    showlegend=False,
-                ),
-                row=row,
-                col=col,
-            )
+        _add_grid_panel(fig, p, p // cols + 1, p % cols + 1, xy, color, color_title,
+                        categorical, categories, colors, hover, shadow)
     fig.update_xaxes(showticklabels=False)
     fig.update_yaxes(showticklabels=False)
     fig.update_layout(
@@ -143,6 +90,66 @@ def layer_grid(
         legend={"itemsizing": "constant", "title": color_title},
     )
     return fig
+
+
+def _add_grid_panel(fig: go.Figure, p: int, row: int, col: int, xy: np.ndarray,
+                    color: np.ndarray, color_title: str, categorical: bool, categories: list,
+                    colors: dict[str, str], hover: np.ndarray | None, shadow: bool) -> None:
+    """Add panel ``p``'s traces (gray shadow, then per-category or continuous points)."""
+    x, y = _r(xy[:, 0]), _r(xy[:, 1])
+    if shadow:
+        fig.add_trace(
+            go.Scattergl(
+                x=x,
+                y=y,
+                mode="markers",
+                marker={"size": 2, "color": SHADOW},
+                name="all words (shadow)",
+                legendgroup="shadow",
+                showlegend=p == 0,
+                hoverinfo="skip",
+            ),
+            row=row,
+            col=col,
+        )
+    if categorical:
+        for c in categories:
+            m = color == c
+            fig.add_trace(
+                go.Scattergl(
+                    x=x[m],
+                    y=y[m],
+                    mode="markers",
+                    marker={"size": 3, "color": colors[c]},
+                    name=str(c),
+                    legendgroup=str(c),
+                    showlegend=p == 0,
+                    text=None if hover is None else hover[m],
+                    hoverinfo="text+name",
+                ),
+                row=row,
+                col=col,
+            )
+    else:
+        fig.add_trace(
+            go.Scattergl(
+                x=x,
+                y=y,
+                mode="markers",
+                marker={
+                    "size": 3,
+                    "color": color,
+                    "colorscale": "Viridis",
+                    "showscale": p == 0,
+                    "colorbar": {"title": color_title},
+                },
+                text=hover,
+                hoverinfo="text",
+                showlegend=False,
+            ),
+            row=row,
+            col=col,
+        )
 
 
 def point_tiers(n: int, counts: Sequence[int], seed: int = 0) -> np.ndarray:
@@ -251,6 +258,7 @@ def layer_slider_3d(
     )
     return fig
 
+
 def _add_tier_traces(fig: go.Figure, xyz0: np.ndarray, tiers: np.ndarray, n_tiers: int,
                      color: np.ndarray, color_title: str, hover: np.ndarray | None,
                      categorical: bool, shown_tier: int) -> tuple[list[np.ndarray], list[int]]:
@@ -296,7 +304,6 @@ def _add_tier_traces(fig: go.Figure, xyz0: np.ndarray, tiers: np.ndarray, n_tier
             masks.append(m)
             trace_tier.append(t)
     return masks, trace_tier
-
 
 
 #: Axis title of a ``depth`` column: layer index over the index of the last layer.
@@ -593,7 +600,49 @@ def choice_layer_slider(
         if len(coords[c]) != n_layers:
             raise ValueError(f"{c!r} has {len(coords[c])} layers, expected {n_layers}")
     fig = go.Figure()
-    owner: list[str] = []
+    masks = _add_choice_traces(fig, coords, color, hover, choices, background)
+    owner_arr = np.array([c for c, _ in masks])
+    buttons = [
+        {
+            "method": "update",
+            "label": c,
+            "args": [
+                {"visible": (owner_arr == c).tolist()},
+                {"legend.title.text": f"{color_title} of {c}"},
+            ],
+        }
+        for c in choices
+    ]
+    steps = _choice_layer_steps(coords, layer_names, masks)
+    fig.update_layout(
+        title={"text": title, "y": 0.98, "yanchor": "top"},
+        height=540,
+        margin={"l": 10, "r": 10, "t": 100, "b": 10},
+        xaxis={"showticklabels": False},
+        yaxis={"showticklabels": False},
+        legend={"itemsizing": "constant", "title": {"text": f"{color_title} of {choices[0]}"}},
+        updatemenus=[
+            {
+                "buttons": buttons,
+                "direction": "down",
+                "x": 0.0,
+                "xanchor": "left",
+                "y": 1.02,
+                "yanchor": "bottom",
+                "showactive": True,
+            }
+        ],
+        sliders=[{"active": 0, "steps": steps, "currentvalue": {"prefix": "layer "},
+                  "pad": {"t": 30}}],
+    )
+    return fig
+
+
+def _add_choice_traces(fig: go.Figure, coords: dict[str, Sequence[np.ndarray]],
+                       color: dict[str, np.ndarray], hover: dict[str, Sequence[str]] | None,
+                       choices: list[str], background: str | None
+                       ) -> list[tuple[str, np.ndarray]]:
+    """One first-layer trace per (item, category); each trace's item and row mask."""
     masks: list[tuple[str, np.ndarray]] = []
     for c in choices:
         cats = np.asarray(color[c]).astype(str)
@@ -617,44 +666,16 @@ def choice_layer_slider(
                     visible=c == choices[0],
                 )
             )
-            owner.append(c)
             masks.append((c, m))
-    owner_arr = np.array(owner)
-    buttons = [
-        {
-            "method": "update",
-            "label": c,
-            "args": [
-                {"visible": (owner_arr == c).tolist()},
-                {"legend.title.text": f"{color_title} of {c}"},
-            ],
-        }
-        for c in choices
-    ]
+    return masks
+
+
+def _choice_layer_steps(coords: dict[str, Sequence[np.ndarray]], layer_names: Sequence[str],
+                        masks: list[tuple[str, np.ndarray]]) -> list[dict]:
+    """Slider steps re-pointing every trace's ``x``/``y`` at one layer."""
     steps = []
     for li, name in enumerate(layer_names):
         xs = [_r(np.asarray(coords[c][li])[m][:, 0]).tolist() for c, m in masks]
         ys = [_r(np.asarray(coords[c][li])[m][:, 1]).tolist() for c, m in masks]
         steps.append({"method": "restyle", "label": str(name), "args": [{"x": xs, "y": ys}]})
-    fig.update_layout(
-        title={"text": title, "y": 0.98, "yanchor": "top"},
-        height=540,
-        margin={"l": 10, "r": 10, "t": 100, "b": 10},
-        xaxis={"showticklabels": False},
-        yaxis={"showticklabels": False},
-        legend={"itemsizing": "constant", "title": {"text": f"{color_title} of {choices[0]}"}},
-        updatemenus=[
-            {
-                "buttons": buttons,
-                "direction": "down",
-                "x": 0.0,
-                "xanchor": "left",
-                "y": 1.02,
-                "yanchor": "bottom",
-                "showactive": True,
-            }
-        ],
-        sliders=[{"active": 0, "steps": steps, "currentvalue": {"prefix": "layer "},
-                  "pad": {"t": 30}}],
-    )
-    return fig
+    return steps
