@@ -29,7 +29,7 @@
 # what differs between them, because nearly every finding later depends on it.
 
 # %% tags=["parameters"]
-models = ["mpnet-base", "smollm2-135m"]
+models = ["minilm-l6", "mpnet-base", "smollm2-135m", "gemma3-270m"]
 results_path = "00_introduction.results.json"
 
 # %% [markdown]

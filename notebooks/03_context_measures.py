@@ -77,7 +77,7 @@
 # the first token.
 
 # %% tags=["parameters"]
-models = ["mpnet-base", "smollm2-135m"]
+models = ["minilm-l6", "mpnet-base", "smollm2-135m", "gemma3-270m"]
 n_sentences = 1000
 seed = 0
 n_boot = 1000

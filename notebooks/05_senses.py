@@ -38,7 +38,7 @@
 #   every dimension**, to see how much anisotropy hides.
 
 # %% tags=["parameters"]
-models = ["mpnet-base", "smollm2-135m"]
+models = ["minilm-l6", "mpnet-base", "smollm2-135m", "gemma3-270m"]
 n_semcor_words = 30
 wic_train_pairs = 400
 wic_test_pairs = 400

@@ -38,7 +38,7 @@
 # This page is built last, from the results files the other chapters wrote.
 
 # %% tags=["parameters"]
-models = ["mpnet-base", "smollm2-135m"]
+models = ["minilm-l6", "mpnet-base", "smollm2-135m", "gemma3-270m"]
 results_path = "90_scorecard.results.json"
 
 # %% tags=["remove-input"]
