@@ -45,7 +45,9 @@ def test_manifest_entries_are_complete():
     for column in ("licence", "citation", "source"):
         assert table[column].str.len().gt(10).all(), column
     with_url = table["url"].notna()
-    assert table.loc[with_url, "url"].str.startswith("https://raw.githubusercontent.com/").all()
+    # raw GitHub files at a commit, or (GPT-2's tokenizer) OpenAI's own release location
+    hosts = ("https://raw.githubusercontent.com/", "https://openaipublic.blob.core.windows.net/")
+    assert table.loc[with_url, "url"].str.startswith(hosts).all()
     # only the mirror-made SemCor tarball and the Debian WordNet files lack a URL
     assert set(table.loc[~with_url, "dataset"]) == {"semcor", "wordnet"}
 
@@ -467,6 +469,24 @@ def test_wordnet_files_are_copied_not_linked():
 
 
 @pytest.mark.data
+@pytest.mark.data
+def test_gpt2_tokenizer_is_gpt2s():
+    tok = data.gpt2_tokenizer()
+    assert len(tok) == data.GPT2_VOCAB_SIZE == 50_257
+    assert tok.is_fast and tok.model_max_length == 1024
+    assert tok.bos_token == tok.eos_token == tok.unk_token == "<|endoftext|>"
+    assert tok.convert_tokens_to_ids("<|endoftext|>") == 50256
+    # known ids of the released vocabulary; GPT-2 adds no special token to a text
+    assert tok("Hello world")["input_ids"] == [15496, 995]
+    assert tok("The cat, the end.")["input_ids"][:1] == [464]
+    assert tok(" the")["input_ids"] == [262] and tok(",")["input_ids"] == [11]
+    # a leading space is part of the next piece (Ġ); non-ASCII letters are byte pieces
+    pieces = tok.convert_ids_to_tokens(tok("Hello naïve world")["input_ids"])
+    assert pieces[0] == "Hello" and pieces[-1] == "Ġworld"
+    assert "".join(pieces[1:-1]).startswith("Ġna")
+    assert tok.decode(tok("Hello naïve world")["input_ids"]) == "Hello naïve world"
+
+
 def test_brown_words():
     words = data.brown_words()
     assert len(words) == 1_161_192
