@@ -199,6 +199,10 @@ def test_tiny_gpt2_folder(tiny_gpt2, smollm2_tokenizer):
     assert facts["kind"] == "decoder" and facts["n_layers"] == 2 and facts["device"]
     assert "model" not in facts and "tokenizer" not in facts
     assert loaded.caveats == []
+    # GPT-2's blocks normalise before each sublayer and after the last; its LM head is wte
+    assert facts["normalisation"] == "LayerNorm, pre-norm, final norm"
+    assert facts["tied_embeddings"] == "yes"
+    assert facts["objective"] == "causal LM (fine-tuning, if any, not known)"
 
 
 def test_tiny_bert_folder(tiny_bert, minilm_tokenizer):
@@ -216,6 +220,20 @@ def test_tiny_bert_folder(tiny_bert, minilm_tokenizer):
     facts = loaded.facts()
     assert json.loads(json.dumps(facts)) == facts
     assert facts["vocab_size"] == len(minilm_tokenizer)
+    assert facts["normalisation"] == "LayerNorm, post-norm"
+    # BertModel has no masked-LM head; its config ties one to the input embeddings
+    assert facts["tied_embeddings"] == "yes (config; no LM head loaded)"
+    assert facts["objective"] == ("masked LM and next-sentence prediction (fine-tuning, if any, "
+                                  "not known)")
+
+
+def test_untied_output_layer_is_reported(tmp_path, smollm2_tokenizer):
+    torch.manual_seed(0)
+    tok = smollm2_tokenizer
+    config = GPT2Config(vocab_size=len(tok), n_positions=32, n_embd=16, n_layer=1, n_head=2,
+                        tie_word_embeddings=False)
+    folder = save_tiny(GPT2LMHeadModel(config), tok, tmp_path / "untied")
+    assert load_model(str(folder)).facts()["tied_embeddings"] == "no"
 
 
 def test_fingerprint_follows_content_not_location(tiny_bert, tmp_path):

