@@ -227,6 +227,14 @@ def test_gram_cka_equals_linear_cka_and_resamples_exactly() -> None:
         rows = np.repeat(np.arange(120), k[b])
         assert reps[b, 0] == pytest.approx(similarity.linear_cka(X[rows], Y[rows]), rel=1e-8)
         assert reps[b, 1] == pytest.approx(similarity.linear_cka(Y[rows], Z[rows]), rel=1e-8)
+    # replicates given as counts (a sentence bootstrap): the same CKA of the repeated rows
+    groups = np.repeat(np.arange(30), 4)
+    draws = np.random.default_rng(5).multinomial(30, np.full(30, 1 / 30), size=2)
+    _, by_group = similarity.gram_cka([X, Y], [(0, 1)], counts=draws[:, groups])
+    for b in range(2):
+        rows = np.repeat(np.arange(120), draws[b, groups])
+        assert by_group[b, 0] == pytest.approx(similarity.linear_cka(X[rows], Y[rows]),
+                                               rel=1e-8)
 
 
 def test_variance_share_replicates_reselect_the_top_dimensions() -> None:

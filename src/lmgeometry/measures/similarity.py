@@ -301,6 +301,7 @@ def variance_share(X: np.ndarray, k: int = 1) -> float:
 
 def gram_cka(layers: Sequence[np.ndarray], pairs: Sequence[tuple[int, int]] = (),
              n_boot: int = 0, rng: np.random.Generator | int | None = None,
+             counts: np.ndarray | None = None,
              ) -> tuple[np.ndarray, np.ndarray]:
     """Linear CKA between layers from the items' Gram matrices, with bootstrap replicates.
 
@@ -328,12 +329,18 @@ def gram_cka(layers: Sequence[np.ndarray], pairs: Sequence[tuple[int, int]] = ()
         Layer pairs to bootstrap.
     n_boot : int
     rng : seed or Generator
+        ``n_boot`` replicates draw the items with replacement (multinomial counts).
+    counts : ndarray of shape (n_replicates, n), optional
+        The replicates' item counts instead (``n_boot`` and ``rng`` are then ignored), e.g. a
+        bootstrap over sentences with every word of a drawn sentence counted
+        (:class:`lmgeometry.measures.stats.GroupBootstrap`'s ``counts[:, codes]``), so that
+        words of one sentence are never split between draws.
 
     Returns
     -------
     matrix : ndarray of shape (len(layers), len(layers))
         CKA of every pair of layers on all items.
-    replicates : ndarray of shape (n_boot, len(pairs))
+    replicates : ndarray of shape (n_boot or n_replicates, len(pairs))
     """
     grams = []
     for X in layers:
@@ -344,8 +351,14 @@ def gram_cka(layers: Sequence[np.ndarray], pairs: Sequence[tuple[int, int]] = ()
         raise ValueError("every layer must describe the same items (same number of rows)")
     norms = np.array([np.linalg.norm(G) for G in grams])
     matrix = np.array([[np.vdot(a, b) for b in grams] for a in grams]) / np.outer(norms, norms)
-    gen = np.random.default_rng(rng)
-    w = gen.multinomial(n, np.full(n, 1.0 / n), size=n_boot) / n
+    if counts is None:
+        gen = np.random.default_rng(rng)
+        counts = gen.multinomial(n, np.full(n, 1.0 / n), size=n_boot)
+    counts = np.asarray(counts, dtype=np.float64)
+    if counts.ndim != 2 or counts.shape[1] != n:
+        raise ValueError(f"counts must have shape (replicates, {n}), not {counts.shape}")
+    w = counts / counts.sum(axis=1, keepdims=True)
+    n_boot = len(w)
     used = sorted({i for pair in pairs for i in pair})
     a = {i: w @ grams[i] for i in used}
     alpha = {i: np.einsum("bi,bi->b", w, a[i]) for i in used}
