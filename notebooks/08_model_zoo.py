@@ -46,18 +46,20 @@
 # Two of the seed's claims become verdicts. **"Vastly different"**: for each model, the largest
 # linear CKA (Kornblith et al. 2019) between its layer 0 (and its first block) and any other
 # model's, on the same words; the claim holds when even the closest model shares less than half
-# of the words' centred similarity structure (CKA below 0.5; one architecture trained twice
-# agrees at about 0.9 in matching layers). CKA compares what PCA shows: both are built from the
-# centred words' covariance, and CKA is unchanged by rotations and scaling, which make two
-# pictures look different without changing what they encode. **"Extremely anisotropic"**: the
+# of the words' centred similarity structure (CKA below 0.5; it is 1 for two spaces equal up
+# to rotation and scale). CKA compares what PCA shows: both are built from the centred words'
+# covariance, and CKA is unchanged by rotations and scaling, which make two pictures look
+# different without changing what they encode. **"Extremely anisotropic"**: the
 # mean over layers 1 to L of the anisotropy baseline, above 0.5: the mean cosine of unit
 # vectors is the squared length of their mean, so above 0.5 one common direction holds more of
 # a word's unit vector than all other directions together, and cosine similarity reflects that
 # direction first.
 #
 # **Intervals.** 95% intervals resample sentences (a cluster bootstrap, the same draws for
-# every layer and measure of a model, so a mean over layers gets a joint interval); the CKA
-# intervals resample the sentences of the compared words; I(W)'s resample the rows of W. A
+# every layer and measure of a model, so a mean over layers gets a joint interval). CKA's come
+# from a delete-a-group jackknife over 20 blocks of sentences, as chapter 1's ω²: a bootstrap
+# draws some sentences twice, and a duplicated word is identical in both models' spaces, which
+# inflates CKA. I(W)'s intervals resample the rows of W. A
 # claim "for every other model" takes the largest CKA with the interval [largest lower bound,
 # largest upper bound], so it holds only when every pair's interval is below 0.5. Decoders are
 # measured as the seed did (`none`) and without each sentence's first word (`first word

@@ -235,6 +235,11 @@ def test_gram_cka_equals_linear_cka_and_resamples_exactly() -> None:
         rows = np.repeat(np.arange(120), draws[b, groups])
         assert by_group[b, 0] == pytest.approx(similarity.linear_cka(X[rows], Y[rows]),
                                                rel=1e-8)
+    # 0/1 counts (a jackknife replicate): the CKA of the rows kept
+    keep = (groups % 5 != 2).astype(float)[None, :]
+    _, subset = similarity.gram_cka([X, Y], [(0, 1)], counts=keep)
+    rows = np.flatnonzero(keep[0])
+    assert subset[0, 0] == pytest.approx(similarity.linear_cka(X[rows], Y[rows]), rel=1e-8)
 
 
 def test_variance_share_replicates_reselect_the_top_dimensions() -> None:

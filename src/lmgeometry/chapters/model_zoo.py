@@ -23,8 +23,10 @@ puts every model of a build on the same words and measures what that gallery sho
 
 Intervals come from one cluster bootstrap over sentences per model (:class:`GroupBootstrap`),
 shared by every layer and measure, so a mean over layers keeps the layers' correlation; the
-CKA intervals resample the sentences of the compared words (:func:`similarity.gram_cka`), and
-I(W)'s resamples the rows (tokens) of W. Decoders are measured as the seed did (control
+CKA intervals from a delete-a-group jackknife over blocks of sentences (as chapter 1's
+omega-squared: a bootstrap's duplicated rows are identical in both spaces and inflate CKA;
+the replicates are :func:`similarity.gram_cka`'s with 0/1 weights); I(W)'s from a bootstrap
+over the rows (tokens) of W. Decoders are measured as the seed did (control
 ``none``) and without each sentence's first word (``first word excluded``).
 """
 
@@ -41,10 +43,15 @@ from threadpoolctl import threadpool_limits
 
 from lmgeometry.activations.store import Store
 from lmgeometry.chapters.common import CONTROLS, ChapterResult, control_rows, controls_for
-from lmgeometry.chapters.geometry import SILHOUETTE
+from lmgeometry.chapters.geometry import JACKKNIFE_BLOCKS, SILHOUETTE
 from lmgeometry.io import data, models
 from lmgeometry.measures import clusters, contextual, isotropy, similarity
-from lmgeometry.measures.stats import GroupBootstrap, extreme_over_layers, percentile_interval
+from lmgeometry.measures.stats import (
+    GroupBootstrap,
+    extreme_over_layers,
+    jackknife_interval,
+    percentile_interval,
+)
 from lmgeometry.report.claims import Claim, claim_sentences, claims_frame
 from lmgeometry.report.prose import span
 
@@ -65,9 +72,9 @@ __all__ = [
     "w_statistics",
 ]
 
-#: "Vastly different" first layers: linear CKA below 0.5, i.e. less than half of the centred
-#: similarity structure of the words shared. The same architecture trained twice from different
-#: seeds agrees at about 0.9 and more in matching layers (Kornblith et al. 2019).
+#: "Vastly different" first layers: linear CKA (Kornblith et al. 2019) below 0.5, i.e. less
+#: than half of the words' centred similarity structure shared (CKA is a normalised inner
+#: product of the two Gram matrices, 1 for representations equal up to rotation and scale).
 CKA_DIFFERENT = 0.5
 
 #: "Extremely anisotropic": a mean cosine between random words above 0.5. The mean cosine of
@@ -273,9 +280,13 @@ def _model_pass(store: Store, *, seed: int, n_words: int, n_boot: int, min_conte
 
 
 def _first_layers(stores: Mapping[str, Store], rows: Mapping[str, np.ndarray],
-                  point_budget: int, n_boot: int, seed: int
-                  ) -> tuple[pd.DataFrame, Gallery]:
-    """Cross-model CKA of layer 0 and of the first block, per control, and the gallery."""
+                  point_budget: int, seed: int) -> tuple[pd.DataFrame, Gallery]:
+    """Cross-model CKA of layer 0 and of the first block, per control, and the gallery.
+
+    CKA's interval: the delete-a-group jackknife over :data:`JACKKNIFE_BLOCKS` blocks of whole
+    sentences (each replicate leaves one block out: :func:`similarity.gram_cka` with 0/1
+    counts).
+    """
     specs = list(stores)
     first = next(iter(stores.values()))
     words = first.words.iloc[rows[specs[0]]].reset_index(drop=True)
@@ -288,23 +299,25 @@ def _first_layers(stores: Mapping[str, Store], rows: Mapping[str, np.ndarray],
         projected = [clusters.pca_project(layers[(spec, i)], 2, seed=seed) for i in (0, 1)]
         gallery.coords[spec] = [p[0] for p in projected]
         gallery.explained[spec] = [p[1] for p in projected]
-    boot = GroupBootstrap(words["sentence_id"].to_numpy(), n_boot, seed)
+    sentences, codes = np.unique(words["sentence_id"].to_numpy(), return_inverse=True)
+    n_blocks = min(JACKKNIFE_BLOCKS, len(sentences))
+    block = (np.random.default_rng(seed).permutation(len(sentences)) % n_blocks)[codes]
     pairs = [(a, b) for i, a in enumerate(specs) for b in specs[i + 1:]]
+    index = [(specs.index(a), specs.index(b)) for a, b in pairs]
     out = []
     for control in CONTROLS:
         keep = (np.arange(len(words)) if control == "none"
                 else np.flatnonzero(words["word_index"].to_numpy() > 0))
+        left_out = (block[keep][None, :] != np.arange(n_blocks)[:, None]).astype(np.float64)
         for layer in (0, 1):
             arrays = [layers[(spec, layer)][keep] for spec in specs]
-            index = [(specs.index(a), specs.index(b)) for a, b in pairs]
-            matrix, reps = similarity.gram_cka(arrays, index,
-                                               counts=boot.counts[:, boot.codes[keep]])
-            for col, (a, b) in enumerate(pairs):
-                value = matrix[specs.index(a), specs.index(b)]
-                lo, hi = percentile_interval(reps[:, col], value)
-                out.append({"model_a": a, "model_b": b, "layer": layer, "control": control,
-                            "cka": float(value), "cka_lo": lo, "cka_hi": hi,
-                            "n_words": len(keep)})
+            matrix, reps = similarity.gram_cka(arrays, index, counts=left_out)
+            for col, (i, j) in enumerate(index):
+                value = matrix[i, j]
+                lo, hi = jackknife_interval(reps[:, col], value)
+                out.append({"model_a": specs[i], "model_b": specs[j], "layer": layer,
+                            "control": control, "cka": float(value), "cka_lo": lo,
+                            "cka_hi": hi, "n_words": len(keep)})
     return pd.DataFrame(out), gallery
 
 
@@ -331,10 +344,11 @@ def _cka_claims(cka: pd.DataFrame, kinds: Mapping[str, str]) -> list[Claim]:
                     claim=f"{_LAYER_NAMES[layer]} is vastly different from every other "
                           f"model's",
                     statistic=f"largest linear CKA of layer {layer} with another model's, "
-                              f"same words (interval: [largest lower, largest upper bound])",
+                              f"same words (interval: [largest lower, largest upper bound] of "
+                              f"the pairs' jackknife intervals over sentences)",
                     rule=f"CKA below {CKA_DIFFERENT}: less than half of the words' centred "
-                         "similarity structure shared; one architecture trained twice agrees "
-                         "at about 0.9 (Kornblith et al. 2019)",
+                         "similarity structure shared (CKA is 1 for spaces equal up to rotation "
+                         "and scale)",
                     published=_PUBLISHED_CKA, figure=FIGURES["cka"],
                     evidence=f"closest: {other} ({value:.2f}); CKA with the others "
                              f"{span(sel['cka'].min(), sel['cka'].max())}"))
@@ -414,6 +428,23 @@ def fingerprint_long(layers: pd.DataFrame, keys: list[str] | None = None) -> pd.
     return pd.concat(frames, ignore_index=True).dropna(subset=["value"])
 
 
+def _dominant_dimension_sentence(layers: pd.DataFrame) -> str:
+    """Which models' first block has one dimension holding most of the variance.
+
+    Linear CKA, like PCA, weighs directions by their variance: where one dimension holds most
+    of it, both mostly compare that dimension.
+    """
+    first = layers[(layers["layer"] == 1) & (layers["control"] == "none")]
+    big = first[first["top_dim_share"] > 0.5]
+    if big.empty:
+        return ("In no model does one dimension hold most of the first block's variance, so "
+                "CKA and the PCA views weigh many directions.")
+    parts = [f"{r.model} ({r.top_dim_share:.0%})" for r in big.itertuples()]
+    return (f"One dimension holds most of the first block's variance in {', '.join(parts)}: "
+            "linear CKA and the PCA views, which weigh directions by their variance, compare "
+            "mostly that dimension there.")
+
+
 def _cka_sentence(cka: pd.DataFrame) -> str:
     parts = []
     for layer in (0, 1):
@@ -445,7 +476,7 @@ def analyse(stores: Mapping[str, Store], *, facts: Mapping[str, Mapping[str, Any
     point_budget : int
         Words of the gallery and of the cross-model CKA (the same words for every model).
     n_boot : int
-        Sentence-bootstrap replicates.
+        Sentence-bootstrap replicates (the fingerprint's intervals and the anisotropy claim).
     w_boot : int
         Bootstrap replicates of I(W) (over the rows of W).
     min_contexts, n_intra_sentences : int
@@ -473,7 +504,7 @@ def analyse(stores: Mapping[str, Store], *, facts: Mapping[str, Mapping[str, Any
         frames.append(table)
         claims += _anisotropy_claims(table, reps, spec, published)
     layers = pd.concat(frames, ignore_index=True)
-    cka, gallery = _first_layers(stores, common_rows(stores), point_budget, n_boot, seed)
+    cka, gallery = _first_layers(stores, common_rows(stores), point_budget, seed)
     claims = _cka_claims(cka, kinds) + claims
     embeddings = pd.DataFrame([{"model": spec, **{k: facts[spec][k] for k in (
         "w_rows", "w_width", "isotropy", "isotropy_lo", "isotropy_hi", "w_mean_cosine")}}
@@ -482,5 +513,6 @@ def analyse(stores: Mapping[str, Store], *, facts: Mapping[str, Mapping[str, Any
     return ZooResult(
         tables={"layers": layers, "cka": cka, "models": facts_table(facts),
                 "embeddings": embeddings, "summary": fingerprint_summary(layers, embeddings)},
-        claims=frame, sentences=[_cka_sentence(cka), *claim_sentences(frame, kinds)],
+        claims=frame, sentences=[_cka_sentence(cka), _dominant_dimension_sentence(layers),
+                                 *claim_sentences(frame, kinds)],
         gallery=gallery)
