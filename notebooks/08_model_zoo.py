@@ -51,9 +51,12 @@
 # covariance, and CKA is unchanged by rotations and scaling, which make two pictures look
 # different without changing what they encode. **"Extremely anisotropic"**: the
 # mean over layers 1 to L of the anisotropy baseline, above 0.5: the mean cosine of unit
-# vectors is the squared length of their mean, so above 0.5 one common direction holds more of
-# a word's unit vector than all other directions together, and cosine similarity reflects that
-# direction first.
+# vectors is the squared length of their mean, a lower bound on how much of a word's unit
+# vector lies along the mean's direction, so above 0.5 one common direction holds on average
+# more of it than all other directions together, and cosine similarity reflects that direction
+# first. The `published` column gives the seed's source's own released baselines, averaged
+# over layers 1-12 for BERT and GPT-2: by this rule they make GPT-2, not BERT, extremely
+# anisotropic.
 #
 # **Intervals.** 95% intervals resample sentences (a cluster bootstrap, the same draws for
 # every layer and measure of a model, so a mean over layers gets a joint interval). CKA's come

@@ -78,8 +78,9 @@ __all__ = [
 CKA_DIFFERENT = 0.5
 
 #: "Extremely anisotropic": a mean cosine between random words above 0.5. The mean cosine of
-#: unit vectors is the squared length of their mean, so above 0.5 one common direction holds
-#: more of a word's unit vector than all other directions together.
+#: unit vectors is the squared length of their mean m, a lower bound on the mean squared
+#: projection of a unit vector on m's direction: above 0.5, one common direction holds on
+#: average more of a word's unit vector (its squared length) than all other directions together.
 EXTREME_ANISOTROPY = 0.5
 
 #: The fingerprint's measures: column -> axis title (the figures' facets, in order).
@@ -379,9 +380,10 @@ def _anisotropy_claims(table: pd.DataFrame, reps: Mapping[str, np.ndarray], spec
             claim="the word vectors are extremely anisotropic",
             statistic="mean over layers 1 to L of the mean cosine of words from different "
                       "sentences (exact; sentence bootstrap)",
-            rule=f"above {EXTREME_ANISOTROPY}: one common direction holds more of a word's unit "
-                 "vector than all other directions together (the mean cosine of unit vectors "
-                 "is the squared length of their mean)",
+            rule=f"above {EXTREME_ANISOTROPY}: one common direction holds on average more of a "
+                 "word's unit vector than all other directions together (the mean cosine of "
+                 "unit vectors is the squared length of their mean, a lower bound on that "
+                 "share)",
             published=published, figure=FIGURES["anisotropy"],
             evidence=f"layer {int(part['layer'].min())}-{int(part['layer'].max())}: "
                      f"{span(part['baseline_cosine'].min(), part['baseline_cosine'].max())}; "
