@@ -130,6 +130,19 @@ def test_facts_embeddings_summary_and_gallery(zoo):
     assert zoo.sentences[0].startswith("Linear CKA between the models, same words")
 
 
+@pytest.mark.data
+def test_a_single_model_has_no_pairs(tmp_path):
+    words = _words(20)
+    X = np.random.default_rng(2).normal(size=(len(words), WIDTH)).astype(np.float32)
+    store = array_store(tmp_path / "one", [X, X], words, name="one", kind="encoder")
+    W = np.random.default_rng(3).normal(size=(500, WIDTH))
+    result = model_zoo.analyse({"one": store}, facts={"one": _facts("encoder", W)},
+                               n_words=100, point_budget=100, n_boot=20, n_intra_sentences=10)
+    assert result.tables["cka"].empty and "cka" in result.tables["cka"]
+    assert list(result.claims["claim"]) == ["the word vectors are extremely anisotropic"]
+    assert result.sentences[0] == "With a single model there is no pair of models to compare."
+
+
 def test_common_rows_match_words_across_skipped_sentences(tmp_path):
     words = _words(4)
     X = np.random.default_rng(0).normal(size=(len(words), WIDTH)).astype(np.float32)

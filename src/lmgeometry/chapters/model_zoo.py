@@ -319,7 +319,8 @@ def _first_layers(stores: Mapping[str, Store], rows: Mapping[str, np.ndarray],
                 out.append({"model_a": specs[i], "model_b": specs[j], "layer": layer,
                             "control": control, "cka": float(value), "cka_lo": lo,
                             "cka_hi": hi, "n_words": len(keep)})
-    return pd.DataFrame(out), gallery
+    columns = ["model_a", "model_b", "layer", "control", "cka", "cka_lo", "cka_hi", "n_words"]
+    return pd.DataFrame(out, columns=columns), gallery
 
 
 _LAYER_NAMES = {0: "layer 0 (the embedding output)", 1: "the first block (layer 1)"}
