@@ -27,14 +27,14 @@ import pytest
 from conftest import HARD
 from fixtures.seed_models import bert_folder, gpt2_folder
 
-from lmgeometry.report.book import toc_chapters
+from lmgeometry.report.book import chapter_parameters, read_chapter, toc_chapters
 from lmgeometry.report.claims import CLAIM_COLUMNS
-
-pytestmark = [pytest.mark.slow, pytest.mark.data]
 
 ROOT = Path(__file__).resolve().parents[1]
 
 #: Small sizes for every chapter's parameters (a name applies to every chapter declaring it).
+#: A new chapter's numeric parameters need an entry here (checked below), or the book test
+#: would run it at its default sizes.
 SMALL = {
     "n_sentences": 60, "n_words": 300, "point_budget": 200, "umap_layers": 2, "n_boot": 50,
     "probe_words": 800, "neighbour_queries": 200, "static_sentences": 100,
@@ -63,6 +63,15 @@ def seed_models(tmp_path_factory) -> dict[str, Path]:
             "bert-arch": bert_folder(root / "bert-arch")}
 
 
+def test_every_numeric_chapter_parameter_has_a_small_value():
+    numeric = {name for chapter in toc_chapters(ROOT)
+               for name, value in chapter_parameters(read_chapter(chapter.source)).items()
+               if isinstance(value, int | float | list) and name not in ("seed", "models")}
+    assert numeric <= set(SMALL), f"add small values to SMALL for {sorted(numeric - set(SMALL))}"
+
+
+@pytest.mark.slow
+@pytest.mark.data
 def test_saved_models_load_as_gpt2_and_bert(seed_models):
     from lmgeometry.io.models import load_model
 
@@ -78,6 +87,8 @@ def test_saved_models_load_as_gpt2_and_bert(seed_models):
     assert bert.tokenizer.convert_ids_to_tokens(ids) == ["[CLS]", "hello", "world", "[SEP]"]
 
 
+@pytest.mark.slow
+@pytest.mark.data
 def test_every_chapter_runs_on_gpt2_and_bert_architectures(seed_models, tmp_path):
     """``lmgeometry book -p models '[gpt2 folder, bert folder]'`` over every chapter."""
     specs = [str(seed_models["gpt2-arch"]), str(seed_models["bert-arch"])]
@@ -160,6 +171,8 @@ def _independent_alignment(sentence: str, ids: list[int], vocab: dict[str, int],
     return words
 
 
+@pytest.mark.slow
+@pytest.mark.data
 def test_gpt2_word_alignment_matches_byte_decoding(seed_models):
     from lmgeometry.activations.extract import encode
     from lmgeometry.io import data
