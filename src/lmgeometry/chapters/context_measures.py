@@ -767,6 +767,25 @@ def _static_claims(model: str, control: str, order: list, rhos: dict, counts: di
     return out
 
 
+def _static_part(static_stores: Mapping[str, Store], bench: Mapping[str, pd.DataFrame],
+                 glove: bool, p: dict[str, Any], published: Mapping[str, str],
+                 frames: dict[str, list[pd.DataFrame]]) -> list[Claim]:
+    """Seed 001's Table 1 part: per static store and control, the scores, the same-item
+    comparisons (added to ``frames``) and the static claims."""
+    vectors = _glove(static_stores.values()) if glove else None
+    claims = []
+    for store in static_stores.values():
+        scores, items = _scan_static(store, bench, p, vectors)
+        frames.setdefault("static_scores", []).append(scores)
+        depth = [store.depth(i) for i in range(store.n_layers)]
+        for c, it in items.items():
+            order, rhos, counts = _static_correlations(it, bench, p)
+            layers = _static_layers(store.label, c, depth, order, rhos, counts)
+            frames.setdefault("static_layers", []).append(layers)
+            claims += _static_claims(store.label, c, order, rhos, counts, layers, published)
+    return claims
+
+
 def _glove(stores: Iterable[Store]) -> dict[str, np.ndarray] | None:
     """GloVe vectors of every word the static stores could give a vector, or None when the
     package is not installed."""
@@ -1025,17 +1044,7 @@ def analyse(
             claims += c
     if static_stores:
         bench = dict(benchmarks) if benchmarks is not None else data.load_benchmarks()
-        vectors = _glove(static_stores.values()) if glove else None
-        for store in static_stores.values():
-            scores, items = _scan_static(store, bench, p, vectors)
-            frames.setdefault("static_scores", []).append(scores)
-            depth = [store.depth(i) for i in range(store.n_layers)]
-            for c, it in items.items():
-                order, rhos, counts = _static_correlations(it, bench, p)
-                layers = _static_layers(store.label, c, depth, order, rhos, counts)
-                frames.setdefault("static_layers", []).append(layers)
-                claims += _static_claims(store.label, c, order, rhos, counts, layers,
-                                         published)
+        claims += _static_part(static_stores, bench, glove, p, published, frames)
     tables = {name: pd.concat(parts, ignore_index=True) for name, parts in frames.items()}
     tables["authors"] = author_layers
     tables["beside_authors"] = _beside_authors(tables["per_layer"], author_layers)

@@ -366,10 +366,32 @@ def _take_contexts(cands: list[_Window], targets: set[str], k: int, seed: int,
     return [chosen[i] for i in order], words, unmatched
 
 
+def _forms_and_targets(hits: list, frames: Mapping[str, pd.DataFrame], words_of: set[str],
+                       plural_of: Mapping[str, str], k: int, min_contexts: int
+                       ) -> tuple[dict[str, str], set[str], dict[str, dict[str, int]]]:
+    """Form -> benchmark word (a word's plurals only when its own form is in fewer than ``k``
+    sentences, and never a form that is itself a benchmark word), the targets
+    (:func:`_coverable_targets`) and the per-benchmark item counts."""
+    per_form: dict[str, int] = {}
+    for _, _, sentence_hits in hits:
+        for form in {h[2] for h in sentence_hits}:
+            per_form[form] = per_form.get(form, 0) + 1
+    forms = {w: w for w in words_of}
+    forms.update({p: w for p, w in plural_of.items()
+                  if per_form.get(w, 0) < k and p not in words_of})
+    n_sentences: dict[str, int] = {}
+    for _, _, sentence_hits in hits:
+        for word in {forms[h[2]] for h in sentence_hits if h[2] in forms}:
+            n_sentences[word] = n_sentences.get(word, 0) + 1
+    targets, per_benchmark = _coverable_targets(frames, n_sentences, min_contexts)
+    return {f: w for f, w in forms.items() if w in targets}, targets, per_benchmark
+
+
 def benchmark_contexts(k: int = 5, window: int = 5, seed: int = 0, *,
                        benchmarks: Iterable[str] = CONTEXT_BENCHMARKS, min_contexts: int = 5,
                        margin: int = 2, plurals: bool = True, min_words: int = 4,
-                       pool: tuple[Sequence[str], Sequence[str]] | None = None) -> Corpus:
+                       pool: tuple[Sequence[str], Sequence[str]] | None = None,
+                       frames: Mapping[str, pd.DataFrame] | None = None) -> Corpus:
     """Short contexts that give each word of the word benchmarks up to ``k`` distinct contexts.
 
     Ethayarajh (2019) made a PC1 static embedding for every word in at least 5 STS sentences;
@@ -418,6 +440,9 @@ def benchmark_contexts(k: int = 5, window: int = 5, seed: int = 0, *,
         items: too little context).
     pool : (sentences, sources), optional
         Another pool (default :func:`context_pool`).
+    frames : mapping of str to DataFrame, optional
+        The benchmarks' frames by name (default: :func:`lmgeometry.io.data.load_benchmarks`
+        of ``benchmarks``; given, ``benchmarks`` is ignored).
 
     Returns
     -------
@@ -432,8 +457,8 @@ def benchmark_contexts(k: int = 5, window: int = 5, seed: int = 0, *,
         raise ValueError(f"{where}: need k >= min_contexts >= 1 and 0 <= margin <= window >= 1 "
                          f"(got k={k}, min_contexts={min_contexts}, window={window}, "
                          f"margin={margin})")
-    names = list(benchmarks)
-    frames = data.load_benchmarks(names)
+    names = list(benchmarks) if frames is None else list(frames)
+    frames = data.load_benchmarks(names) if frames is None else frames
     texts, sources = context_pool() if pool is None else (list(pool[0]), list(pool[1]))
     words_of = {w for f in frames.values()
                 for c in BENCHMARK_WORD_COLUMNS if c in f.columns
@@ -442,19 +467,8 @@ def benchmark_contexts(k: int = 5, window: int = 5, seed: int = 0, *,
     hits = [(si, spans, [h for h in sentence_hits if h[0] >= margin])
             for si, spans, sentence_hits in _pool_hits(texts, words_of | plural_of.keys())
             if len(spans) >= min_words]
-    per_form: dict[str, int] = {}
-    for _, _, sentence_hits in hits:
-        for form in {h[2] for h in sentence_hits}:
-            per_form[form] = per_form.get(form, 0) + 1
-    forms = {w: w for w in words_of}
-    forms.update({p: w for p, w in plural_of.items()
-                  if per_form.get(w, 0) < k and p not in words_of})
-    n_sentences: dict[str, int] = {}
-    for _, _, sentence_hits in hits:
-        for word in {forms[h[2]] for h in sentence_hits if h[2] in forms}:
-            n_sentences[word] = n_sentences.get(word, 0) + 1
-    targets, per_benchmark = _coverable_targets(frames, n_sentences, min_contexts)
-    forms = {f: w for f, w in forms.items() if w in targets}
+    forms, targets, per_benchmark = _forms_and_targets(hits, frames, words_of, plural_of, k,
+                                                       min_contexts)
     cands = _candidate_windows(hits, forms, words_of, window, margin)
     spans_of = {si: spans for si, spans, _ in hits}
     chosen, words, unmatched = _take_contexts(cands, targets, k, seed, texts, spans_of)
