@@ -552,8 +552,10 @@ def paired_correlations(
     Pearson's r is :math:`\\sum_i (x_i - \\bar x)(h_i - \\bar h) / \\sqrt{\\sum_i (x_i - \\bar x)^2
     \\sum_i (h_i - \\bar h)^2}`; Spearman's rho is Pearson's r of the average ranks
     (``scipy.stats.rankdata``), recomputed within each resample, so ties are handled as
-    ``scipy.stats.spearmanr`` does. A constant column (or constant ratings) in a resample gives
-    NaN. The computation runs in chunks of resamples, so memory stays bounded.
+    ``scipy.stats.spearmanr`` does; the ranks of a resample come from its draw counts and one
+    sort per column (:func:`_resampled_ranks`), so a resample costs O(n) per column. A
+    constant column (or constant ratings) in a resample gives NaN. The computation runs in
+    chunks of resamples, so memory stays bounded.
 
     Parameters
     ----------
@@ -577,18 +579,61 @@ def paired_correlations(
         raise ValueError(f"method must be 'pearson' or 'spearman', not {method!r}")
     gen = np.random.default_rng(rng)
     idx = np.vstack([np.arange(h.size), gen.integers(0, h.size, size=(max(n_boot, 0), h.size))])
+    if method == "spearman":
+        return _resampled_spearman(h, S, idx)
     out = np.empty((len(idx), S.shape[0]))
     per_chunk = max(1, (1 << 21) // (h.size * (S.shape[0] + 1)))
     for start in range(0, len(idx), per_chunk):
         rows = idx[start:start + per_chunk]
         hh, ss = h[rows], S[:, rows]  # (b, n), (k, b, n)
-        if method == "spearman":
-            hh, ss = stats.rankdata(hh, axis=-1), stats.rankdata(ss, axis=-1)
         hh = hh - hh.mean(axis=-1, keepdims=True)
         ss = ss - ss.mean(axis=-1, keepdims=True)
         with np.errstate(invalid="ignore", divide="ignore"):
             r = (ss * hh).sum(-1) / np.sqrt((ss * ss).sum(-1) * (hh * hh).sum(-1))
         out[start:start + len(rows)] = r.T
+    return out
+
+
+def _resampled_ranks(x: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Average rank of each item of ``x`` within every resample, from the resample's counts.
+
+    An item drawn ``c_j`` times into a resample takes, in each copy, the average rank
+    ``#{values below x_j} + (#{values equal to x_j} + 1) / 2`` counted over the resample, which
+    is what ``scipy.stats.rankdata`` gives the resampled array; here it comes from one sort of
+    ``x`` and cumulative sums of the counts (ties share their group's total).
+    """
+    order = np.argsort(x, kind="stable")
+    xs = x[order]
+    starts = np.flatnonzero(np.r_[True, xs[1:] != xs[:-1]])
+    cs = counts[:, order]
+    group = np.add.reduceat(cs, starts, axis=1)  # (B, groups): copies of each tied value
+    below = np.cumsum(group, axis=1) - group
+    ranks_sorted = np.repeat(below + (group + 1) / 2.0, np.diff(np.r_[starts, len(xs)]), axis=1)
+    out = np.empty_like(ranks_sorted)
+    out[:, order] = ranks_sorted
+    return out
+
+
+def _resampled_spearman(h: np.ndarray, S: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """Spearman rho of each row of ``S`` with ``h`` on every resample ``idx`` (rows of item
+    indices): the Pearson correlation of average ranks, weighted by how often each item was
+    drawn, without materialising the resampled arrays."""
+    n = h.size
+    out = np.empty((len(idx), S.shape[0]))
+    per_chunk = max(1, (1 << 22) // n)
+    for start in range(0, len(idx), per_chunk):
+        rows = idx[start:start + per_chunk]
+        b = len(rows)
+        counts = np.bincount((rows + n * np.arange(b)[:, None]).ravel(),
+                             minlength=b * n).reshape(b, n).astype(np.float64)
+        centre = (n + 1) / 2.0  # the mean rank of n values, ties or not
+        rh = _resampled_ranks(h, counts) - centre
+        vh = (counts * rh * rh).sum(axis=1)
+        for e in range(S.shape[0]):
+            rs = _resampled_ranks(S[e], counts) - centre
+            with np.errstate(invalid="ignore", divide="ignore"):
+                out[start:start + b, e] = ((counts * rs * rh).sum(axis=1)
+                                           / np.sqrt((counts * rs * rs).sum(axis=1) * vh))
     return out
 
 
