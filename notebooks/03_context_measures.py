@@ -83,7 +83,7 @@ seed = 0
 n_boot = 1000
 neighbour_queries = 3000
 static_k = 5
-static_window = 5
+static_window = 3
 static_web_layers = "paper"
 results_path = "03_context_measures.results.json"
 
