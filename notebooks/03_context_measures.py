@@ -163,9 +163,12 @@ with pd.option_context("display.max_colwidth", 120):
 #   STS sentences; a window keeps the word's neighbourhood and is what this CPU budget
 #   affords), chosen greedily to cover as many benchmark words per word of text as possible;
 #   a word with fewer than `static_k` sentences in its own form also takes contexts of its
-#   plural (MEN lists lemmas). The target always has at least 2 words before it. Each word's
-#   PC1 (centred, as the authors' scikit-learn PCA) is signed to point along the mean of its
-#   occurrences. The baselines are the model's own layer-0 vectors and **GloVe 6B-50d** (the
+#   plural (MEN lists lemmas). The target always has at least 2 words before it, so it is
+#   never a context's first word: the decoders' first-word control leaves the static vectors
+#   unchanged (the sink on each context's first token still shapes them; a BOS-prepended run,
+#   which would move it, is not run on this budget). Each word's PC1 (centred, as the
+#   authors' scikit-learn PCA) is signed to point along the mean of its occurrences. The
+#   baselines are the model's own layer-0 vectors and **GloVe 6B-50d** (the
 #   only GloVe a package ships; the paper does not say which GloVe it used, and FastText is
 #   not available offline), always on the same items.
 # * **Intervals** are bootstrap intervals over this run's words and sentences: they say how
