@@ -197,7 +197,7 @@ def test_static_claim_compares_pc1_with_the_input_vectors(tmp_path, upper_matche
     main = planted(tmp_path, "main")
     static, bench = _static_store(tmp_path, "static", upper_matches)
     result = cm.analyse({"main": main}, static_stores={"static": static}, benchmarks=bench,
-                        n_boot=200, neighbour_queries=100, authors=False)
+                        n_boot=200, neighbour_queries=100, authors=False, glove=False)
     row = result.claims[result.claims["claim"] == cm.CLAIMS["static_beats_input"].claim]
     assert row["model"].item() == "static"
     if upper_matches:  # PC1 recovers the rating directions, layer 0 does not
@@ -207,6 +207,88 @@ def test_static_claim_compares_pc1_with_the_input_vectors(tmp_path, upper_matche
     scores = result.tables["static_scores"]
     assert set(scores["embedding"]) == {"PC1", "layer-0 mean"}
     assert scores["scored"].all() and (scores["coverage"] == 1.0).all()
+
+
+def _graded_store(tmp_path, name: str, *, kind: str = "encoder", targets: bool = False):
+    """Layer l holds each word's rating direction blended with an unrelated one, the unrelated
+    share growing with depth (layer 1 exact, layer 4 mostly noise); occurrences vary only in
+    scale along that vector, so PC1 is exactly the blend. With ``targets``, only every other
+    row is a target row, and the rows of "cats" count for the benchmark word "cat"."""
+    rng = np.random.default_rng(2)
+    words = _words(rng, 150, 8)
+    words.loc[words["text"] == "word0", "text"] = "cats"
+    vocab = {w: i for i, w in enumerate(STOP + ["cats"] + CONTENT[1:])}
+    code = words["text"].map(vocab).to_numpy()
+    true, other = _unit(rng, len(vocab), 32), _unit(rng, len(vocab), 32)
+    scale = rng.uniform(0.5, 1.5, len(words))[:, None]
+    layers = [(scale * other[code]).astype(np.float32)]
+    for mix in (0.0, 0.6, 0.9, 1.0):
+        dirs = (1 - mix) * true + mix * other
+        layers.append((scale * dirs[code]).astype(np.float32))
+    if targets:
+        words["is_target"] = np.arange(len(words)) % 2 == 0
+        words["target"] = np.where(words["is_target"], words["text"].replace({"cats": "cat"}),
+                                   None)
+    names = ["cat" if w == "cats" else w for w in vocab]
+    pairs = [(a, b) for i, a in enumerate(names) for b in names[i + 1:]]
+    human = [float(true[vocab[a if a != "cat" else "cats"]] @ true[vocab[b if b != "cat"
+                                                                          else "cats"]])
+             for a, b in pairs]
+    bench = {"simlex999": pd.DataFrame({"word1": [a for a, _ in pairs],
+                                        "word2": [b for _, b in pairs], "score": human}),
+             "rw": pd.DataFrame({"word1": ["unplanted"] * 30, "word2": ["absent"] * 30,
+                                 "score": np.arange(30.0)})}
+    return array_store(tmp_path / name, layers, words, name=name, kind=kind), bench
+
+
+def test_planted_static_vectors_recover_the_ratings_and_their_layer_trend(tmp_path):
+    main = planted(tmp_path, "main", n_sent=40)
+    static, bench = _graded_store(tmp_path, "graded")
+    result = cm.analyse({"main": main}, static_stores={"graded": static}, benchmarks=bench,
+                        n_boot=200, neighbour_queries=50, authors=False, glove=False)
+    layers = result.tables["static_layers"]
+    mean = layers[layers["benchmark"] == "mean"].set_index(["embedding", "layer"])
+    # layer 1's PC1 vectors are the rating directions: Spearman rho 1 on every pair
+    assert mean.loc[("PC1", 1), "rho"] == pytest.approx(1.0)
+    assert mean.loc[("mean of contexts", 1), "rho"] == pytest.approx(1.0)
+    assert mean.loc[("PC1", 4), "rho"] < 0.5
+    assert mean.loc[("PC1", 1), "plateau"] and not mean.loc[("PC1", 4), "plateau"]
+    # without target rows a word is its own text: "cat" (stored as "cats") has no vector
+    sim = bench["simlex999"]
+    assert mean.loc[("PC1", 1), "items"] == ((sim["word1"] != "cat") & (sim["word2"] != "cat")
+                                             ).sum()
+    verdicts = result.claims.set_index("claim")["verdict"]
+    assert verdicts[cm.CLAIMS["static_lower_better"].claim] == "holds"
+    assert verdicts[cm.CLAIMS["static_beats_input"].claim] == "holds"
+    # a benchmark with no covered item is never named, in the evidence or the sentences
+    static_text = " ".join(result.claims["evidence"]) + " ".join(result.sentences)
+    assert "simlex999" in static_text and "rw" not in static_text.replace("layer", "")
+
+
+def test_static_vectors_come_from_target_rows_under_both_controls(tmp_path):
+    main = planted(tmp_path, "main", n_sent=40)
+    static, bench = _graded_store(tmp_path, "dec", kind="decoder", targets=True)
+    result = cm.analyse({"main": main}, static_stores={"dec": static}, benchmarks=bench,
+                        n_boot=100, neighbour_queries=50, authors=False, glove=False)
+    rows = result.claims[result.claims["model"] == "dec"]
+    assert set(rows["control"]) == {"none", "first word excluded"}
+    assert len(rows) == 2 * 2  # input and trend claims (no GloVe) under each control
+    scores = result.tables["static_scores"]
+    strict = scores[(scores["protocol"] == "strict") & (scores["benchmark"] == "simlex999")]
+    # "cat" is scored from the rows of "cats": every pair is covered
+    assert (strict["coverage"] == 1.0).all()
+    mean = result.tables["static_layers"].query("benchmark == 'mean' and embedding == 'PC1'")
+    assert mean.set_index(["control", "layer"]).loc[("none", 1), "rho"] == pytest.approx(1.0)
+
+
+@pytest.mark.data
+def test_glove_vectors_are_glove_6b_50d():
+    from lmgeometry.io import data
+
+    pytest.importorskip(data.GLOVE_PACKAGE)
+    g = data.glove_vectors(["The", "dog", "not-a-glove-word-xq"])
+    assert set(g) == {"the", "dog"} and g["the"].shape == (50,)
+    assert g["the"][:3] == pytest.approx([0.418, 0.24968, -0.41242])
 
 
 def test_unscored_benchmarks_are_not_listed_as_scored():

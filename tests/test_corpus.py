@@ -356,3 +356,83 @@ def test_qnli_corpus_joins_each_pair_and_splits_it_once():
     assert plain.digest() != c.digest()
     with pytest.raises(ValueError, match="sum to at most"):
         corpus.qnli_corpus(n_train=5000, n_test=1000)
+
+
+# ---------------------------------------------------------------------------------------------
+# benchmark contexts (static embeddings, seed 001's Table 1)
+
+TINY_POOL = [
+    "Every morning the old dog sleeps near the warm red door.",       # 0
+    "My neighbour says the dog barks at every passing car today.",    # 1
+    "A small dog ran across the busy road after the ball.",          # 2
+    "They bought a car last year and sold it again soon.",           # 3
+    "Her brother parked the car beside the house in the rain.",      # 4
+    "We painted the house white before the long winter came.",       # 5
+    "Nobody lived in that house after the great fire of 1871.",      # 6
+    "Yesterday our two cats slept on the sofa during the film.",     # 7
+    "At night the cats chased a mouse under the kitchen table.",      # 8
+    "Dog",                                                            # 9 too short
+    "The lonely zebra appears in this sentence only.",               # 10
+    ("This is a very long sentence in which the car appears far from both of its ends so "
+     "that the window has to trim it to a few words around the car."),  # 11
+]
+TINY_SOURCES = ["brown"] * 9 + ["sts"] * 3
+TINY_BENCH = {"toy": pd.DataFrame({"word1": ["dog", "car", "cat", "zebra"],
+                                   "word2": ["car", "house", "dog", "dog"],
+                                   "score": [3.0, 2.0, 8.0, 5.0]})}
+
+
+def _contexts(**kwargs):
+    args = {"k": 2, "window": 4, "min_contexts": 2, "pool": (TINY_POOL, TINY_SOURCES),
+            "frames": TINY_BENCH, **kwargs}
+    return corpus.benchmark_contexts(**args)
+
+
+def test_benchmark_contexts_cover_the_coverable_items_with_k_distinct_contexts():
+    c = _contexts()
+    info = c.info["benchmarks"]["toy"]
+    # zebra occurs in one sentence: its pair is never targeted; the other three are covered
+    assert (info["items"], info["coverable_items"], info["covered_items"]) == (4, 3, 3)
+    assert info["coverage"] == 0.75
+    t = c.words[c.words["is_target"]]
+    per_word = t.groupby("target")["sentence_id"].nunique()
+    assert per_word.to_dict() == {"car": 2, "cat": 2, "dog": 2, "house": 2}
+    assert t.groupby("target").size().to_dict() == per_word.to_dict()  # one row per context
+    # "cat" occurs only as "cats": its contexts are the plural's, flagged as "cat"
+    assert set(t.loc[t["target"] == "cat", "text"]) == {"cats"}
+    assert c.info["plural_target_rows"] == 2 and c.info["targets_unmatched"] == 0
+    assert c.info["pool_sentences_too_short"] == 1 and "Dog" not in c.sentences
+    assert c.info["target_words"] == c.info["target_words_covered"] == 4
+    _check_table(c.words, c.sentences)
+
+
+def test_benchmark_contexts_are_short_windows_with_left_context():
+    c = _contexts(k=5)  # ask for more than the pool has: every usable sentence is taken
+    assert c.info["context_words_max"] <= 2 * 4 + 1
+    for sid, g in c.words.groupby("sentence_id"):
+        assert len(c.sentences[sid].split()) <= 9
+        # a target is never among a context's first two words (margin 2)
+        assert (g.loc[g["is_target"], "word_index"] >= 2).all()
+    long = [s for s in c.sentences if s in TINY_POOL[11]]
+    assert long and all(s != TINY_POOL[11] and "car" in s for s in long)
+    assert c.info["contexts_trimmed"] >= 1
+    # every context is a verbatim slice of a pool sentence
+    assert all(any(s in p for p in TINY_POOL) for s in c.sentences)
+
+
+def test_benchmark_contexts_are_deterministic_for_a_seed():
+    a, b = _contexts(seed=3), _contexts(seed=3)
+    assert a.sentences == b.sentences and a.digest() == b.digest()
+    pd.testing.assert_frame_equal(a.words, b.words)
+    assert _contexts(seed=4).params["seed"] == 4
+
+
+def test_benchmark_contexts_reject_k_below_min_contexts():
+    with pytest.raises(ValueError, match="k >= min_contexts"):
+        _contexts(k=1)
+
+
+def test_detokenize_brown_tokens():
+    tokens = ["``", "Only", "a", "handful", "''", ",", "the", "jury", "said", "(", "in",
+              "$", "5", ")", "."]
+    assert corpus.detokenize(tokens) == '"Only a handful", the jury said (in $5).'

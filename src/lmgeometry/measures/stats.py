@@ -8,6 +8,7 @@
   :func:`spearman_rows` -- building blocks for statistics whose replicates a measure computes
   itself (a streaming bootstrap over the rows of an embedding matrix, a trend over bins);
 * :func:`extreme_over_layers` -- the interval of a claim about every layer;
+* :func:`plateau` -- the layers whose interval overlaps the best layer's (a "best layer");
 * :class:`GroupBootstrap` -- one set of resamples of the groups (sentences) shared by every
   statistic built from per-group sums, so that statistics of several layers or measures keep
   their correlation; :func:`jackknife_interval` -- the delete-a-group jackknife, for
@@ -34,6 +35,7 @@ __all__ = [
     "bootstrap_ci",
     "bootstrap_spearman",
     "extreme_over_layers",
+    "plateau",
     "group_sums",
     "jackknife_interval",
     "GroupBootstrap",
@@ -313,6 +315,17 @@ def extreme_over_layers(value: np.ndarray, low: np.ndarray, high: np.ndarray,
         raise ValueError(f"which must be 'min' or 'max', not {which!r}")
     pick, arg = (np.nanmin, np.nanargmin) if which == "min" else (np.nanmax, np.nanargmax)
     return float(pick(v)), float(pick(lo)), float(pick(hi)), int(arg(v))
+
+
+def plateau(value: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
+    """Positions whose interval overlaps the best (largest) value's interval.
+
+    The best layer of a noisy curve is not known exactly: every layer whose upper bound
+    reaches the best layer's lower bound could be it. NaN positions are never on it.
+    """
+    value, low, high = (np.asarray(a, dtype=np.float64) for a in (value, low, high))
+    best = int(np.nanargmax(value))
+    return np.flatnonzero(high >= low[best])
 
 
 def group_sums(codes: np.ndarray, values: np.ndarray, n_groups: int) -> np.ndarray:

@@ -69,7 +69,6 @@ __all__ = [
     "reference_frame",
     "score_all",
     "similarity_scores",
-    "spearman_replicates",
     "Vectors",
 ]
 
@@ -533,82 +532,40 @@ def similarity_scores(vectors: Vectors, pairs: pd.DataFrame, *, case: Case = "lo
     return out
 
 
-def spearman_replicates(
-    scores: np.ndarray, human: np.ndarray, n_boot: int = 1000, rng: Any = None
-) -> tuple[np.ndarray, np.ndarray]:
-    """Spearman's rho of each column of ``scores`` with ``human``, and bootstrap replicates.
-
-    The items (benchmark pairs) are resampled with replacement, the same draw for every
-    column, and the ranks are recomputed within each resample (ties get average ranks), so a
-    difference between columns (two embeddings on the same items) keeps their correlation.
-
-    Parameters
-    ----------
-    scores : array of shape (n, E)
-        Model scores of ``n`` items under ``E`` embeddings (no NaN).
-    human : array of shape (n,)
-        Human ratings.
-    n_boot : int
-    rng : int, Generator or None
-
-    Returns
-    -------
-    rho : ndarray of shape (E,)
-    replicates : ndarray of shape (n_boot, E)
-        NaN for a resample where a column or the ratings are constant.
-    """
-    S = np.asarray(scores, dtype=np.float64)
-    h = np.asarray(human, dtype=np.float64)
-    if S.ndim != 2 or len(S) != len(h):
-        raise ValueError(f"scores must be items x embeddings with {len(h)} rows, not {S.shape}")
-    rho = _rank_correlations(S.T[None], h[None])[0]
-    reps = np.full((n_boot, S.shape[1]), np.nan)
-    if len(h) < 3 or n_boot <= 0:
-        return rho, reps
-    gen = np.random.default_rng(rng)
-    per_chunk = max(1, (1 << 21) // (len(h) * max(S.shape[1], 1)))
-    for start in range(0, n_boot, per_chunk):
-        k = min(per_chunk, n_boot - start)
-        idx = gen.integers(0, len(h), size=(k, len(h)))
-        reps[start:start + k] = _rank_correlations(S[idx].transpose(0, 2, 1), h[idx])
-    return rho, reps
-
-
-def _rank_correlations(S: np.ndarray, h: np.ndarray) -> np.ndarray:
-    """Spearman rho of ``S[b, e]`` (b, e, n) with ``h[b]`` (b, n): Pearson of average ranks."""
-    rs = stats.rankdata(S, axis=-1)
-    rh = stats.rankdata(h, axis=-1)
-    rs -= rs.mean(axis=-1, keepdims=True)
-    rh -= rh.mean(axis=-1, keepdims=True)
-    num = np.einsum("ben,bn->be", rs, rh)
-    den = np.sqrt(np.einsum("ben,ben->be", rs, rs) * np.einsum("bn,bn->b", rh, rh)[:, None])
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
-
-
 def paired_correlations(
     human: ArrayLike,
     scores: ArrayLike,
     n_boot: int = 1000,
-    rng: np.random.Generator | int | None = None,
+    rng: np.random.Generator | int | Any = None,
     method: Literal["pearson", "spearman"] = "pearson",
 ) -> np.ndarray:
     """Correlations of several model scores with one set of human ratings, and replicates.
 
-    ``scores[j]`` scores the same pairs as ``human`` (e.g. the cosines of one benchmark's
-    pairs in W and in W after each post-processing of Biš et al. 2021). Row 0 holds each
-    score's correlation with the human ratings on all pairs; rows 1 to ``n_boot`` the same on
-    bootstrap resamples of the pairs, one resample shared by every score, so that a
-    difference between two scores gets a paired interval (the pairs' difficulty cancels).
+    ``scores[j]`` scores the same items as ``human`` (the pairs of one benchmark under the
+    embedding ``j``: PC1 vectors of each layer and the layer-0 vectors, as in Ethayarajh 2019,
+    Table 1; or the rows of W after each post-processing of Biš et al. 2021). Row 0 holds each
+    score's correlation with the human ratings on all items; rows 1 to ``n_boot`` the same on
+    bootstrap resamples of the items (drawn with replacement in one call,
+    ``rng.integers(0, n, size=(n_boot, n))``), one resample shared by every score, so that a
+    difference between two scores gets a paired interval (the items' difficulty cancels).
+
+    Pearson's r is :math:`\\sum_i (x_i - \\bar x)(h_i - \\bar h) / \\sqrt{\\sum_i (x_i - \\bar x)^2
+    \\sum_i (h_i - \\bar h)^2}`; Spearman's rho is Pearson's r of the average ranks
+    (``scipy.stats.rankdata``), recomputed within each resample, so ties are handled as
+    ``scipy.stats.spearmanr`` does; the ranks of a resample come from its draw counts and one
+    sort per column (:func:`_resampled_ranks`), so a resample costs O(n) per column. A
+    constant column (or constant ratings) in a resample gives NaN. The computation runs in
+    chunks of resamples, so memory stays bounded.
 
     Parameters
     ----------
     human : array_like, shape (n,)
     scores : array_like, shape (k, n)
+        No NaN: drop the items an embedding does not cover first.
     n_boot : int
     rng : seed or Generator
     method : {"pearson", "spearman"}
-        Pearson's r (Biš et al.'s metric) or Spearman's rho (ranks recomputed per resample).
+        Pearson's r (Biš et al.'s metric) or Spearman's rho (Ethayarajh's).
 
     Returns
     -------
@@ -616,20 +573,68 @@ def paired_correlations(
     """
     h = np.asarray(human, dtype=np.float64)
     S = np.atleast_2d(np.asarray(scores, dtype=np.float64))
-    if S.shape[1] != h.size or h.size < 3:
-        raise ValueError(f"scores must be (k, {h.size}) with at least 3 pairs, not {S.shape}")
-    gen = np.random.default_rng(rng)
-    idx = np.vstack([np.arange(h.size), gen.integers(0, h.size, size=(n_boot, h.size))])
-    hh, ss = h[idx], S[:, idx]  # (1 + n_boot, n), (k, 1 + n_boot, n)
-    if method == "spearman":
-        hh, ss = stats.rankdata(hh, axis=-1), stats.rankdata(ss, axis=-1)
-    elif method != "pearson":
+    if S.ndim != 2 or S.shape[1] != h.size or h.size < 3:
+        raise ValueError(f"scores must be (k, {h.size}) with at least 3 items, not {S.shape}")
+    if method not in ("pearson", "spearman"):
         raise ValueError(f"method must be 'pearson' or 'spearman', not {method!r}")
-    hh = hh - hh.mean(axis=-1, keepdims=True)
-    ss = ss - ss.mean(axis=-1, keepdims=True)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        r = (ss * hh).sum(-1) / np.sqrt((ss * ss).sum(-1) * (hh * hh).sum(-1))
-    return r.T
+    gen = np.random.default_rng(rng)
+    idx = np.vstack([np.arange(h.size), gen.integers(0, h.size, size=(max(n_boot, 0), h.size))])
+    if method == "spearman":
+        return _resampled_spearman(h, S, idx)
+    out = np.empty((len(idx), S.shape[0]))
+    per_chunk = max(1, (1 << 21) // (h.size * (S.shape[0] + 1)))
+    for start in range(0, len(idx), per_chunk):
+        rows = idx[start:start + per_chunk]
+        hh, ss = h[rows], S[:, rows]  # (b, n), (k, b, n)
+        hh = hh - hh.mean(axis=-1, keepdims=True)
+        ss = ss - ss.mean(axis=-1, keepdims=True)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            r = (ss * hh).sum(-1) / np.sqrt((ss * ss).sum(-1) * (hh * hh).sum(-1))
+        out[start:start + len(rows)] = r.T
+    return out
+
+
+def _resampled_ranks(x: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Average rank of each item of ``x`` within every resample, from the resample's counts.
+
+    An item drawn ``c_j`` times into a resample takes, in each copy, the average rank
+    ``#{values below x_j} + (#{values equal to x_j} + 1) / 2`` counted over the resample, which
+    is what ``scipy.stats.rankdata`` gives the resampled array; here it comes from one sort of
+    ``x`` and cumulative sums of the counts (ties share their group's total).
+    """
+    order = np.argsort(x, kind="stable")
+    xs = x[order]
+    starts = np.flatnonzero(np.r_[True, xs[1:] != xs[:-1]])
+    cs = counts[:, order]
+    group = np.add.reduceat(cs, starts, axis=1)  # (B, groups): copies of each tied value
+    below = np.cumsum(group, axis=1) - group
+    ranks_sorted = np.repeat(below + (group + 1) / 2.0, np.diff(np.r_[starts, len(xs)]), axis=1)
+    out = np.empty_like(ranks_sorted)
+    out[:, order] = ranks_sorted
+    return out
+
+
+def _resampled_spearman(h: np.ndarray, S: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """Spearman rho of each row of ``S`` with ``h`` on every resample ``idx`` (rows of item
+    indices): the Pearson correlation of average ranks, weighted by how often each item was
+    drawn, without materialising the resampled arrays."""
+    n = h.size
+    out = np.empty((len(idx), S.shape[0]))
+    per_chunk = max(1, (1 << 22) // n)
+    for start in range(0, len(idx), per_chunk):
+        rows = idx[start:start + per_chunk]
+        b = len(rows)
+        counts = np.bincount((rows + n * np.arange(b)[:, None]).ravel(),
+                             minlength=b * n).reshape(b, n).astype(np.float64)
+        centre = (n + 1) / 2.0  # the mean rank of n values, ties or not
+        rh = _resampled_ranks(h, counts) - centre
+        vh = (counts * rh * rh).sum(axis=1)
+        for e in range(S.shape[0]):
+            rs = _resampled_ranks(S[e], counts) - centre
+            with np.errstate(invalid="ignore", divide="ignore"):
+                out[start:start + b, e] = ((counts * rs * rh).sum(axis=1)
+                                           / np.sqrt((counts * rs * rs).sum(axis=1) * vh))
+    return out
 
 
 def evaluate_analogies(
