@@ -37,11 +37,12 @@ ROOT = Path(__file__).resolve().parents[1]
 #: would run it at its default sizes.
 SMALL = {
     "n_sentences": 60, "n_words": 300, "point_budget": 200, "umap_layers": 2, "n_boot": 50,
-    "probe_words": 800, "neighbour_queries": 200, "static_sentences": 100,
+    "probe_words": 800, "neighbour_queries": 200,
     "hidden_rows": 500, "n_bins": 10, "n_semcor_words": 5, "wic_train_pairs": 60,
     "wic_test_pairs": 60, "n_sts_sentences": 100, "n_mnli_sentences": 60, "n_umap_words": 2,
     "max_view_layers": 4, "n_train": 200, "n_qnli_train": 100, "n_qnli_test": 60,
-    "ablation_ks": [0, 1, 3], "ablation_k": 1, "cka_words": 300, "w_boot": 20,
+    "ablation_ks": [0, 1, 3], "ablation_k": 1, "cka_words": 300, "w_boot": 20, "static_k": 2,
+    "static_window": 2,
 }
 
 #: Sentences for the alignment check: leading-space pieces, punctuation, contractions, numbers,
