@@ -25,7 +25,7 @@ from lmgeometry.chapters.common import ChapterResult, control_rows, controls_for
 from lmgeometry.measures.clusters import pca_project, purity_credit, unit_kmeans
 from lmgeometry.measures.probes import linear_probe, sentence_split
 from lmgeometry.measures.similarity import subsample
-from lmgeometry.measures.stats import GroupBootstrap, percentile_interval
+from lmgeometry.measures.stats import GroupBootstrap, percentile_interval, plateau
 from lmgeometry.report.claims import Claim, claim_sentences, claims_frame
 from lmgeometry.report.prose import layers_phrase, span
 
@@ -85,17 +85,6 @@ def word_baseline(train_words: pd.Series, train_tags: np.ndarray, test_words: pd
     values, counts = np.unique(np.asarray(train_tags), return_counts=True)
     majority = values[np.argmax(counts)]  # as the probe's majority baseline: ties sort first
     return np.array([lookup.get(w, majority) for w in test_words.str.lower()], dtype=object)
-
-
-def plateau(value: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
-    """Positions whose interval overlaps the best (largest) value's interval.
-
-    The best layer of a noisy curve is not known exactly: every layer whose upper bound
-    reaches the best layer's lower bound could be it. NaN positions are never on it.
-    """
-    value, low, high = (np.asarray(a, dtype=np.float64) for a in (value, low, high))
-    best = int(np.nanargmax(value))
-    return np.flatnonzero(high >= low[best])
 
 
 def _add(row: dict, reps: dict, name: str, value: float, rep: np.ndarray) -> None:
