@@ -53,6 +53,11 @@
 #   principal components, a 10-nearest-neighbour regression predicts each word's position, with
 #   5-fold cross-validation that holds out whole sentences; the statistic is its R² minus the
 #   R² of the same regression on shuffled positions (mean of 5 shuffles, about -0.1).
+# * **The special tokens.** The store keeps the tokens the template adds around the words
+#   ([CLS] and [SEP], MPNet's `<s>` and `</s>`, a decoder's beginning-of-sequence token) apart
+#   from the words. Each token's *token intra-sentence similarity*, seed 000's mean cosine to
+#   the other tokens of its sentence, is compared with the words': the closing token with every
+#   part of speech, the first token with the later input positions; its norm with the words'.
 #
 # **Intervals.** 95% intervals resample sentences: a bootstrap (1000 draws, the same draws for
 # every layer and measure of a model, so means over layers keep their correlation) with the
@@ -63,9 +68,14 @@
 #
 # **How this differs from the seed.** The seed judged projections by eye, for one model of each
 # kind (GPT-2, BERT-base) and about 190,000 tokens; this chapter measures a sample of words
-# (word vectors are the mean of their pieces; special tokens are not stored) from four
-# substitute models, two contrastively fine-tuned sentence encoders and two 4-bit quantised
-# decoders with rotary positions (GPT-2 and BERT learn absolute positions). For a decoder the
+# (word vectors are the mean of their pieces, where the seed's points were word pieces) from
+# four substitute models, two contrastively fine-tuned sentence encoders and two 4-bit
+# quantised decoders with rotary positions (GPT-2 and BERT learn absolute positions). The
+# special tokens are kept out of the projections, the clusters and ω² (the seed's BERT points
+# included [CLS] and [SEP]) and measured in a section of their own, against words rather than
+# word pieces. GPT-2 adds no beginning-of-sequence token, so its position 0 is a word; a
+# decoder whose template prepends one has that token at position 0, and the first-token claim
+# is tested on it. For a decoder the
 # last layer is the hidden state after the final normalisation (GPT-2's `ln_f`, the final
 # RMSNorm of Llama-style models), as `transformers` returns it, so its jump is partly that
 # normalisation; the seed does not say which convention it used.
@@ -281,15 +291,65 @@ for spec, view in result.views.items():
         )
 
 # %% [markdown]
+# ## The special tokens
+#
+# Seed 000 measured, for every token, its *token intra-sentence similarity*: the mean cosine
+# to the other tokens of its sentence. It reported that in BERT "the [SEP] and punctuation
+# marks have the lowest token-based-intra-sentence-similarity in the upper layers", and that
+# in GPT-2, "throughout all layers", the tokens at position 0 have the lowest similarity to the
+# remaining tokens of their sentence. Here every stored token of every sentence (its words and
+# its special tokens) gets that similarity in every layer. A closing token ([SEP], `</s>`) is
+# set against the lowest mean of a part of speech, punctuation left out since the seed named it
+# beside [SEP]; a first token ([CLS], `<s>`, a decoder's beginning-of-sequence token, or the
+# first word of a decoder that prepends none) against the lowest mean of the later input
+# positions (grouped 1, 2-3, 4-7, 8-15, 16-31, 32+). Intervals are a bootstrap over sentences.
+#
+# Figure `special-intra`: the special token's mean token intra-sentence similarity minus the
+# lowest mean of its reference groups, per layer, with its 95% interval; below the dotted 0
+# line the token is the least similar to its sentence. Figure `special-norm`: the token's mean
+# norm over the words' mean norm (log scale); a first token far above 1 carries the *massive
+# activations* of an attention sink (Sun et al. 2024).
+
+# %% tags=["hide-input"]
+special = result.tables["special"]
+show(
+    plots.facet_lines(
+        special, "difference", "role", x="depth", color="model", dash="token",
+        lower="difference_lo", upper="difference_hi",
+        title="Token intra-sentence similarity of the special tokens minus the lowest group's",
+        y_title="difference in mean cosine (below 0: the least similar)",
+    ).add_hline(y=0.0, line={"color": "gray", "dash": "dot"}),
+    "special-intra",
+)
+show(
+    plots.facet_lines(
+        special, "norm_ratio", "role", x="depth", color="model", dash="token",
+        lower="norm_ratio_lo", upper="norm_ratio_hi", log_y=True,
+        title="Mean norm of the special tokens over the words' mean norm (log scale)",
+        y_title="norm ratio, token / words",
+    ).add_hline(y=1.0, line={"color": "gray", "dash": "dot"}),
+    "special-norm",
+)
+
+# %% [markdown]
+# What the tables say, token by token (generated from the per-layer table; "less similar"
+# means the whole 95% interval of the difference lies below 0):
+
+# %% tags=["remove-input"]
+display(Markdown("\n\n".join(f"* {line}"
+                               for line in geometry.special_sentences(special))))
+
+# %% [markdown]
 # ## What this run shows
 #
 # Seed 000 reported, for GPT-2, two well-separated clusters whose separation decreases in the
 # last layer, the first token set apart, and a position manifold inside the larger cluster,
-# with position the dominant global feature; for BERT, no such split and position encoded only
-# locally. The sentences below are generated from the claims table; a finding is stated for
-# "both decoders" or "both encoders" only when it holds for both models of that kind. A verdict
-# that changes when the first word is left out is the first token's (the attention sink's), not
-# the other words'.
+# with position the dominant global feature, and the first token the least similar to the rest
+# of its sentence in every layer; for BERT, no such split, position encoded only locally, and
+# [SEP] the least similar token in the upper layers. The sentences below are generated from the
+# claims table; a finding is stated for "both decoders" or "both encoders" only when it holds
+# for both models of that kind. A verdict that changes when the first word is left out is the
+# first token's (the attention sink's), not the other words'.
 
 # %% tags=["remove-input"]
 display(Markdown("\n\n".join(result.sentences)))
@@ -302,6 +362,8 @@ for row in result.claims.itertuples():
     print(row.model, "|", row.control, "|", row.claim, "|", row.verdict)
 for spec, part in layers[layers["control"] == "none"].groupby("model", sort=False):
     print(spec, "layers:", len(part), "split:", int(part["split"].sum()))
+for (spec, token), part in special.groupby(["model", "token"], sort=False):
+    print(spec, "|", token, "| layers:", len(part))
 
 # %% tags=["remove-cell"]
 results.save_results(

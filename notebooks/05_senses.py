@@ -13,29 +13,59 @@
 # %% [markdown]
 # # Senses: are word senses encoded, and in which layers?
 #
-# Seed 000 projected the occurrences of polysemous words of MultiNLI sentences with PCA and
-# UMAP and concluded, by eye, that the senses of a word are **not** visible along the first
-# principal components but **do** show as local clusters in UMAP (its figures show such
-# clusters for both GPT-2 and BERT). Ethayarajh (2019, seed 001) argued that what makes a
-# word's vectors vary is the variety of its contexts rather than its number of senses.
+# **The question.** Do the vectors of one word fall into groups that match its senses, and is
+# it a word's senses or the variety of its contexts that makes its vectors differ?
 #
-# This chapter shows the seed's views and then measures what it only looked at, with
-# sense-annotated text:
+# **What the seeds found.** Seed 000 projected the occurrences of polysemous words of MultiNLI
+# sentences with PCA and UMAP and concluded, by eye, that from the principal components it
+# "can come to no direct conclusion of whether or not senses are encoded", that individual
+# tokens "show clustering in UMAP" for both GPT-2 and BERT, and that the model "must be able to
+# distinguish between senses in the high-dimensional space". Seed 001 (Ethayarajh 2019) found
+# stopwords, which are not polysemous, among the least self-similar words and concluded that
+# "the variety of contexts a word appears in, rather than its inherent polysemy" drives the
+# variation of its vectors, so the models do not assign each word "one of a finite number of
+# word-sense representations".
+#
+# **How this chapter tests it**, with sense-annotated text:
 #
 # * **SemCor** (Miller et al. 1993; WordNet 3.0 sense keys): 30 polysemous target nouns and
-#   verbs, each with at least two senses that occur 10 or more times (the selection rule is
-#   `lmgeometry.io.corpus.semcor_targets`). For each target and layer, **leave-one-out
-#   1-nearest-neighbour sense accuracy** (is a word's most similar other occurrence, by
-#   cosine, of the same sense?) against the **most-frequent-sense** (MFS) baseline, and the
-#   **silhouette** of the sense partition.
+#   verbs, each with at least two senses that occur 10 or more times
+#   (`lmgeometry.io.corpus.semcor_targets`). Per word and layer, **leave-one-out 1-nearest-
+#   neighbour sense accuracy** (is a word's most similar other occurrence, by cosine, of the
+#   same sense?) against the **most-frequent-sense (MFS) baseline** under the same
+#   leave-one-out protocol, averaged over the words. The corpus samples each word's
+#   occurrences round-robin over its senses, so that every sense is seen; that sample has a
+#   smaller most-frequent-sense share than running text. The claims therefore score
+#   **natural samples**: per word, 5 random subsamples whose senses keep their frequencies in
+#   the whole of SemCor (the largest such sample the labelled occurrences allow). A 1-NN rule
+#   that ignores the senses scores the sum of the squared sense shares, below MFS, so beating
+#   MFS takes sense information. The effect size is **Cohen's h** of the two accuracies
+#   (h = 2 asin(sqrt(p1)) - 2 asin(sqrt(p2)); 0.2 is Cohen's small effect, about 10 points
+#   above a 50% baseline).
+# * The **silhouette** of each word's sense partition (cosine): near 1 if every sense were one
+#   point (seed 001's "finite number of word-sense representations"), near 0 if senses overlap.
+# * The same 1-NN accuracy **inside 2-D views**: the PCA of all words of the layer (the seed's
+#   projection), a PCA of one word's occurrences and a UMAP of one word's occurrences.
 # * **WiC** (Pilehvar & Camacho-Collados 2019): pairs of sentences sharing a target word,
 #   labelled same sense or not. The cosine of the two occurrences is thresholded; the
-#   threshold is fitted on training pairs and scored on dev and test (chance: 50%).
-# * **Polysemy versus context**: a regression, per layer, of a word's self-similarity on its
-#   number of WordNet senses and its number of distinct contexts (both on a log scale), on
-#   the STS sentences of chapter "Context measures".
+#   threshold is fitted on 400 training pairs, the layer is chosen on the 638 dev pairs, and
+#   the test accuracy (400 pairs, chance 50%) is the claim's statistic, with a Wilson interval.
+# * **Polysemy or context?** Per layer, a regression of a word's self-similarity (the
+#   `corrected` estimators of chapter "Context measures") on log(WordNet senses) and
+#   log(distinct contexts), over the STS words in at least 5 sentences; both coefficients are
+#   standardised (in standard deviations of self-similarity per standard deviation of the
+#   predictor; 0.1 is Cohen's small effect).
 # * The same measures after **removing the top principal components** or **standardising
-#   every dimension**, to see how much anisotropy hides.
+#   every dimension**, fitted on 2,000 sampled words of each layer.
+#
+# **Intervals and the best layer.** 95% intervals resample the target words (1000 draws, the
+# same for every layer of a model), the STS words (polysemy) or, for WiC, are Wilson intervals
+# over the test pairs. A claim about "the best layer" takes the maximum over layers 1 to L in
+# every bootstrap replicate, so the choice of the layer is part of its interval; the figures
+# show which layers are on the plateau whose intervals overlap the best. For decoders every
+# claim is computed over all words (the seeds' protocol) and with each sentence's first word
+# left out (the attention sink; see chapter "Geometry"), from the occurrences and from the
+# samples the transforms are fitted on.
 
 # %% tags=["parameters"]
 models = ["minilm-l6", "mpnet-base", "smollm2-135m", "gemma3-270m"]
@@ -47,10 +77,13 @@ n_mnli_sentences = 600
 n_umap_words = 8
 max_view_layers = 13
 point_budget = 1500
+n_boot = 1000
+n_draws = 5
+fit_rows = 2000
 seed = 0
 results_path = "05_senses.results.json"
 
-# %%
+# %% tags=["remove-input"]
 import warnings
 
 import numpy as np
@@ -59,286 +92,267 @@ from IPython.display import Markdown, display
 
 from lmgeometry.activations import store
 from lmgeometry.chapters import senses
-from lmgeometry.io import corpus
+from lmgeometry.chapters.common import first_token_flags
+from lmgeometry.io import corpus, data
 from lmgeometry.measures import clusters, similarity
-from lmgeometry.report import plots, results
+from lmgeometry.report import claims, plots, results
 from lmgeometry.report.figures import show
 
 warnings.filterwarnings("ignore", message="n_jobs value")  # UMAP: seeded, so single-threaded
 
 semcor = corpus.semcor_targets(n_words=n_semcor_words, seed=seed)
 wic, wic_pairs = corpus.wic_corpus(wic_train_pairs, wic_test_pairs, seed)
+sts = corpus.sts(n=n_sts_sentences, seed=seed)
 semcor_stores = {spec: store.activations(spec, semcor) for spec in models}
-wic_stores = {spec: store.activations(spec, wic) for spec in models}
+result = senses.analyse(
+    semcor_stores, {spec: store.activations(spec, wic) for spec in models},
+    {spec: store.activations(spec, sts) for spec in models}, wic_pairs=wic_pairs,
+    sense_weights=data.semcor_sense_counts(), sentences=semcor.sentences, seed=seed,
+    n_boot=n_boot, n_draws=n_draws, fit_rows=fit_rows, view_layers=max_view_layers,
+    umap_words=n_umap_words)
+t = result.tables
 tagged = semcor.words.dropna(subset=["sense_key"])
-print(
+display(Markdown(
     f"SemCor: {len(semcor.sentences)} sentences, {len(tagged)} sense-tagged occurrences of "
     f"{tagged['target'].nunique()} targets; WiC pairs: "
     + ", ".join(f"{k} {v}" for k, v in wic_pairs["split"].value_counts().sort_index().items())
-)
-display(Markdown("Models: " + "; ".join(
-    f"**{spec}** ({acts.meta['model']['name']}, {acts.n_layers - 1} layers; caveats: "
-    + ("; ".join(acts.meta["model"].get("caveats", [])) or "none") + ")"
-    for spec, acts in semcor_stores.items()
-)))
+    + f"; STS: {len(sts.sentences)} sentences. Models: "
+    + "; ".join(f"**{spec}** ({acts.meta['model']['name']}, {acts.n_layers - 1} layers)"
+                for spec, acts in semcor_stores.items())))
 
 # %% [markdown]
+# ## Scorecard
+#
+# Each row is one of the seeds' claims as a statistic with its 95% interval, tested on each
+# model: *holds* when the whole interval is on the claimed side of the threshold, *does not
+# hold* when it is wholly on the other side, *inconclusive* otherwise. The thresholds are
+# effect sizes, each with its reason in the claims table at the end of the chapter; a
+# decoder's claims are stated twice, over all words and with each sentence's first word left
+# out.
+
+# %% tags=["remove-input"]
+display(claims.scorecard(result.claims, models))
+
+# %% [markdown]
+# ```{admonition} How this differs from the seed
+# * **Models.** The seeds used GPT-2 and BERT (seed 001 also ELMo); this book uses two
+#   contrastively fine-tuned sentence encoders (MiniLM-L6, MPNet) and two 4-bit quantised
+#   decoders (SmolLM2-135M-Instruct, Gemma-3-270m), see the introduction. A word's vector is
+#   the mean of its pieces.
+# * **Data.** Seed 000 looked at polysemous words of MultiNLI sentences without sense labels;
+#   this chapter scores SemCor's annotated senses and WiC's labelled pairs, and still shows
+#   the seed's MultiNLI view at the end of the first section.
+# * **Views.** The seed projected all tokens at once and looked at one token's points; here
+#   the PCA of all words is that projection, while the per-word PCA and UMAP are fitted on one
+#   word's occurrences (UMAP on the 8 most frequent targets, in at most 13 layers per model).
+#   What the seed judged by eye is measured as 1-NN accuracy inside the 2-D view.
+# * **The MFS baseline.** SemCor occurrences are sampled round-robin over each word's senses,
+#   which lowers the most-frequent-sense share (see the first sentence under "What this run
+#   shows"); the claims use natural samples, in which each word's senses keep their SemCor
+#   frequencies, and the tables give both.
+# * **Polysemy.** WordNet lists nouns, verbs, adjectives and adverbs only, so closed-class
+#   words (the stopwords of seed 001's argument) have no sense count; the regression the
+#   claims use leaves them out, and says how many (second sentence below); the tables add a
+#   fit that counts them as one sense. Words are lower-cased, as in chapter "Context
+#   measures".
+# * **WiC** is not in the seeds; it tests seed 000's statement that senses can be told apart
+#   in the high-dimensional space, with the threshold baseline of Pilehvar &
+#   Camacho-Collados (2019).
+# ```
+#
 # ## The seed's views
 #
 # The occurrences of one target word in SemCor, projected on one layer's first two principal
 # components (computed on that word's occurrences only) and coloured by their annotated sense:
-# pick the word in the menu and the layer with the slider (for the 30-layer model every
-# other layer or so is shown). Hover a point to read its sentence; click a sense in the legend
-# to hide it. The second figure of each model uses UMAP (cosine, 15 neighbours) instead of
-# PCA for the most frequent targets: UMAP keeps local neighbourhoods, which is where the seed
-# saw senses cluster. Unlike the seed, each projection is fitted on one word's occurrences
-# (the seed projected all words together, so a word's senses had to stand out against the
-# whole vocabulary).
+# pick the word in the menu and the layer with the slider. Hover a point to read its sentence;
+# click a sense in the legend to hide it. The second figure of each model uses UMAP (cosine,
+# 15 neighbours) instead of PCA for the most frequent targets.
 
-# %%
-counts = tagged["target"].value_counts()
-view_words = {"pca": sorted(counts.index), "umap": sorted(counts.index[:n_umap_words])}
-view_tables = []
-for spec, acts in semcor_stores.items():
-    layers = senses.spread_layers(acts.n_layers, max_view_layers)
-    for method, targets in view_words.items():
-        views = senses.word_views(acts, targets, layers, method, seed,
-                                  sentences=semcor.sentences)
-        view_tables.append(senses.view_separability(views, layers, method, acts)
-                           .assign(model=spec))
+# %% tags=["hide-input"]
+for spec, methods in result.views.items():
+    for method, view in methods.items():
         show(
             plots.choice_layer_slider(
-                views["coords"], [str(i) for i in layers], views["color"], "senses",
-                hover=views["hover"], background=views["background"],
-                title=f"{spec}: SemCor occurrences by sense ({method.upper()} per word and layer)",
-            ),
+                view["coords"], [str(i) for i in view["layers"]], view["color"], "senses",
+                hover=view["hover"], background=view["background"],
+                title=f"{spec}: SemCor occurrences by sense ({method.upper()} per word and "
+                      f"layer)"),
             f"{method}-{spec}",
         )
-view_scores = pd.concat(view_tables, ignore_index=True)
 
 # %% [markdown]
-# How visible are the senses in these pictures? The leave-one-out 1-NN sense accuracy
-# (defined in the next section) computed *inside* each 2-D view, averaged over the words shown,
-# against the same measure in the layer's full space for the same occurrences (the UMAP words
-# are the `n_umap_words` most frequent targets, so their full-space line differs from the
-# PCA words').
+# How visible are the senses in these pictures? Figure `view-accuracy`: Cohen's h of the 1-NN
+# sense accuracy inside each 2-D view over the MFS baseline (natural samples), with its 95%
+# interval; above 0.2 (dotted) the view shows the senses better than guessing each word's most
+# frequent sense. The table below it gives the accuracies behind it, inside the view and in
+# the full space, for the same words.
 
-# %%
-view_scores["depth"] = view_scores["layer"] / view_scores.groupby("model")["layer"].transform(
-    "max"
-)
-view_lines = pd.concat(
-    [
-        view_scores.assign(space=view_scores["method"].str.upper() + " 2-D"),
-        view_scores.assign(space="full space, " + view_scores["method"].str.upper() + " words",
-                           accuracy_1nn=view_scores["accuracy_full"]),
-    ],
-    ignore_index=True,
-)
+# %% tags=["hide-input"]
+views = t["views"]
 show(
-    plots.lines_by_layer(
-        view_lines, "accuracy_1nn", x="depth", dash="space",
-        title="1-NN sense accuracy inside the 2-D views and in the full space",
-        y_title="accuracy", reference=float(view_scores["mfs_baseline"].iloc[0]),
-        reference_name="most frequent sense (PCA words)",
-    ),
+    plots.facet_lines(views, "cohen_h", "method", x="depth", dash="control",
+                      lower="cohen_h_lo", upper="cohen_h_hi",
+                      title="1-NN sense accuracy inside 2-D views over the MFS baseline",
+                      y_title="Cohen's h (view accuracy vs MFS)"),
     "view-accuracy",
 )
+display(views[views["control"] == "none"].groupby(["model", "method"])[
+    ["accuracy_view", "accuracy_full", "mfs_baseline"]].max().round(3))
 
 # %% [markdown]
-# And the seed's own view: the polysemous target words of the MNLI sentences (chapter
+# And the seed's own view: the polysemous target words of the MultiNLI sentences (chapter
 # "Geometry"), coloured by word over a gray shadow of all the other words.
 
-# %%
+# %% tags=["hide-input"]
 mnli = corpus.mnli_polysemy(n=n_mnli_sentences, seed=seed)
 for spec in models:
     acts = store.activations(spec, mnli)
-    words = acts.words
-    idx = similarity.subsample(len(words), point_budget, seed)
-    targets = words["target"].to_numpy()[idx]
+    idx = similarity.subsample(acts.n_words, point_budget, seed)
+    targets = acts.words["target"].to_numpy()[idx]
     layers = senses.spread_layers(acts.n_layers, 3)
-    panels = [
-        clusters.pca_project(acts.layer(i, idx), n_components=2,
-                             seed=seed)[0]
-        for i in layers
-    ] + [
-        clusters.umap_project(acts.layer(i, idx), n_components=2,
-                              seed=seed)
-        for i in layers
-    ]
+    vectors = [acts.layer(i, idx) for i in layers]
+    panels = ([clusters.pca_project(X, n_components=2, seed=seed)[0] for X in vectors]
+              + [clusters.umap_project(X, n_components=2, seed=seed) for X in vectors])
     show(
         plots.layer_grid(
             panels, [f"{m} layer {i}" for m in ("PCA", "UMAP") for i in layers],
             np.where(pd.notna(targets), targets, "(other words)").astype(str), "target word",
-            categorical=True, hover=words["text"].to_numpy()[idx], cols=len(layers),
+            categorical=True, hover=acts.words["text"].to_numpy()[idx], cols=len(layers),
             shadow=True, background="(other words)",
-            title=f"{spec}: MNLI target words over all words (PCA, then UMAP, per layer)",
-        ),
+            title=f"{spec}: MNLI target words over all words (PCA, then UMAP, per layer)"),
         f"mnli-targets-{spec}",
     )
 
 # %% [markdown]
 # ## Sense separability per layer
 #
-# Leave-one-out 1-NN sense accuracy (cosine) averaged over the target words, per layer; the
-# dotted gray line is the most-frequent-sense baseline under the same leave-one-out protocol
-# (it does not depend on the layer). Line styles (see the legend) distinguish the raw vectors,
-# the vectors with the top principal components removed (centred, then ceil(d/100)
-# directions projected out) and the vectors with every dimension standardised; both
-# transforms are fitted on all the layer's word vectors of the SemCor sentences (no labels).
+# Figure `sense-1nn`: Cohen's h of the leave-one-out 1-NN sense accuracy over the MFS baseline
+# per layer, with its 95% interval, in natural samples (left) and over the occurrences as
+# sampled (right), for the raw vectors; above 0.2 (dotted) a word's nearest other occurrence
+# is of its sense clearly more often than its most frequent sense is right. Figure
+# `sense-silhouette`: the silhouette of the senses (cosine), near 1 for one point per sense.
+# The table gives the accuracies and baselines at each model's best layer, for the three
+# versions of the vectors.
 
-# %%
-separability = pd.concat(
-    [senses.separability_by_layer(acts).assign(model=spec)
-     for spec, acts in semcor_stores.items()],
-    ignore_index=True,
-)
-separability["depth"] = separability["layer"] / separability.groupby("model")["layer"].transform(
-    "max"
-)
-mfs = float(separability["mfs_baseline"].iloc[0])
+# %% tags=["hide-input"]
+sep = t["separability"]
+raw = sep[sep["transform"] == "raw"]
 show(
-    plots.lines_by_layer(
-        separability, "accuracy_1nn", x="depth", dash="transform",
-        title="SemCor: leave-one-out 1-NN sense accuracy", y_title="accuracy",
-        reference=mfs, reference_name="most frequent sense",
-    ),
+    plots.facet_lines(raw, "cohen_h", "protocol", x="depth", dash="control",
+                      lower="cohen_h_lo", upper="cohen_h_hi",
+                      title="SemCor: leave-one-out 1-NN sense accuracy over the MFS baseline",
+                      y_title="Cohen's h (1-NN vs MFS)"),
     "sense-1nn",
 )
+sampled = raw[raw["protocol"] == "as sampled"]
 show(
-    plots.lines_by_layer(
-        separability, "silhouette", x="depth", dash="transform",
-        title="SemCor: silhouette of the senses (cosine)", y_title="silhouette",
-        reference=0.0,
-    ),
+    plots.lines_by_layer(sampled, "silhouette", x="depth", lower="silhouette_lo",
+                         upper="silhouette_hi", dash="control",
+                         title="SemCor: silhouette of each word's senses (cosine)",
+                         y_title="mean silhouette", reference=senses.SILHOUETTE,
+                         reference_name="0.5"),
     "sense-silhouette",
 )
+best = sep.loc[sep.groupby(["model", "control", "transform", "protocol"])["cohen_h"].idxmax()]
+display(best[["model", "control", "transform", "protocol", "layer", "accuracy_1nn",
+              "mfs_baseline", "gain", "cohen_h", "cohen_h_lo", "cohen_h_hi", "n_words",
+              "n_occurrences"]].round(3))
 
 # %% [markdown]
 # ## WiC per layer
 #
-# Accuracy of the cosine threshold fitted on the training pairs: first on dev for the three
-# versions of the vectors, then dev and test for the raw vectors (the WiC test gold labels are
-# in the data mirror; the best layer is chosen on dev, test is only reported).
+# Figure `wic`: WiC test accuracy of the cosine threshold fitted on the training pairs, per
+# layer, with its Wilson interval (raw vectors); the claim reads it at the layer chosen on the
+# dev pairs, which the table gives with the dev accuracies of the three versions of the
+# vectors.
 
-# %%
-wic_results = pd.concat(
-    [senses.wic_by_layer(acts, wic_pairs).assign(model=spec) for spec, acts in wic_stores.items()],
-    ignore_index=True,
-)
-wic_results["depth"] = wic_results["layer"] / wic_results.groupby("model")["layer"].transform(
-    "max"
-)
+# %% tags=["hide-input"]
+wic_table = t["wic"]
+wic_raw = wic_table[wic_table["transform"] == "raw"]
 show(
-    plots.lines_by_layer(
-        wic_results, "dev_accuracy", x="depth", dash="transform",
-        title="WiC dev accuracy of a cosine threshold", y_title="accuracy",
-        reference=0.5, reference_name="chance",
-    ),
+    plots.lines_by_layer(wic_raw, "test_accuracy", x="depth", lower="test_accuracy_lo",
+                         upper="test_accuracy_hi", dash="control",
+                         title="WiC test accuracy of a cosine threshold (raw vectors)",
+                         y_title="accuracy", reference=senses.WIC_ACCURACY,
+                         reference_name="threshold 55%"),
     "wic",
 )
-wic_raw = wic_results[wic_results["transform"] == "raw"]
-show(
-    plots.lines_by_layer(
-        pd.concat([wic_raw.assign(split=split, accuracy=wic_raw[f"{split}_accuracy"])
-                   for split in ("dev", "test")], ignore_index=True),
-        "accuracy", x="depth", dash="split",
-        title="WiC accuracy of a cosine threshold (raw vectors): dev and test",
-        y_title="accuracy", reference=0.5, reference_name="chance",
-    ),
-    "wic-test",
-)
+chosen = wic_table.loc[wic_table.groupby(["model", "control", "transform"])["dev_accuracy"]
+                       .idxmax()]
+display(chosen[["model", "control", "transform", "layer", "train_accuracy", "dev_accuracy",
+                "test_accuracy", "test_accuracy_lo", "test_accuracy_hi"]].round(3))
 
 # %% [markdown]
 # ## Polysemy or context?
 #
-# Per layer, the standardised coefficients of a regression of a word's self-similarity
-# (`corrected` estimators) on log(number of WordNet senses) and log(number of distinct
-# contexts), with 95% intervals, over STS words that occur in at least 5 sentences and have a
-# WordNet entry. A negative coefficient means more senses (or more contexts) go with less
-# self-similar vectors.
+# Figure `polysemy`: per layer, the standardised coefficients of log(WordNet senses) and
+# log(distinct contexts) in the regression of a word's self-similarity on both, with 95%
+# intervals (a bootstrap over words), over the words with a WordNet entry. A negative
+# coefficient means that more senses (or more contexts) go with less self-similar vectors;
+# the dotted line is -0.1, Cohen's small effect. The figures after it show the raw picture:
+# mean self-similarity per layer of the words grouped by their number of senses, then by their
+# number of contexts.
 
-# %%
-sts = corpus.sts(n=n_sts_sentences, seed=seed)
-word_tables = {spec: senses.polysemy_tables(store.activations(spec, sts), seed=seed)
-               for spec in models}
-polysemy = pd.concat(
-    [senses.polysemy_by_layer(t).assign(model=spec) for spec, t in word_tables.items()],
-    ignore_index=True,
-)
-polysemy["depth"] = polysemy["layer"] / polysemy.groupby("model")["layer"].transform("max")
+# %% tags=["hide-input"]
+poly = t["polysemy"]
 coefficients = pd.concat(
-    [
-        polysemy.assign(
-            predictor=name, coef=polysemy[f"coef_{col}"], lo=polysemy[f"ci_low_{col}"],
-            hi=polysemy[f"ci_high_{col}"],
-        )
-        for name, col in (("senses", "log_senses"), ("contexts", "log_contexts"))
-    ],
-    ignore_index=True,
-)
+    [poly.assign(predictor=name, beta=poly[f"beta_{col}"], lo=poly[f"beta_{col}_lo"],
+                 hi=poly[f"beta_{col}_hi"])
+     for name, col in (("senses", "senses"), ("contexts", "contexts"))],
+    ignore_index=True)
+shown = coefficients[(coefficients["sample"] == "WordNet words")
+                     & (coefficients["control"] == "none")]
 show(
-    plots.lines_by_layer(
-        coefficients, "coef", x="depth", dash="predictor", lower="lo", upper="hi",
-        title="Self-similarity regressed on sense count and context count",
-        y_title="standardised coefficient", reference=0.0,
-    ),
+    plots.lines_by_layer(shown, "beta", x="depth", dash="predictor", lower="lo", upper="hi",
+                         title="Self-similarity regressed on sense count and context count",
+                         y_title="standardised coefficient", reference=-senses.BETA,
+                         reference_name="-0.1"),
     "polysemy",
 )
-
-# %% [markdown]
-# The raw picture behind the regression: mean self-similarity per layer of the words grouped by
-# their number of WordNet senses, then by their number of contexts (sentences).
-
-# %%
-for column, edges, name in (("n_senses", [1, 2, 4, 8, np.inf], "WordNet senses"),
-                            ("n_sentences", [5, 10, 20, 50, np.inf], "contexts")):
-    bins = pd.concat(
-        [senses.selfsim_by_bins(t, column, edges).assign(model=spec)
-         for spec, t in word_tables.items()],
-        ignore_index=True,
-    )
-    bins["depth"] = bins["layer"] / bins.groupby("model")["layer"].transform("max")
-    bins["group"] = name + " " + bins["bin"]
+for grouping, frame in t["selfsim_bins"].groupby("grouping", sort=False):
     show(
-        plots.lines_by_layer(
-            bins, "mean_selfsim", color="group", x="depth", dash="model",
-            title=f"Mean self-similarity by number of {name}", y_title="mean self-similarity",
-        ),
-        f"selfsim-by-{column}",
+        plots.lines_by_layer(frame.assign(group=grouping + " " + frame["bin"]), "mean_selfsim",
+                             color="group", x="depth", dash="model",
+                             title=f"Mean self-similarity by number of {grouping}",
+                             y_title="mean self-similarity"),
+        f"selfsim-by-{grouping.split()[-1]}",
     )
+display(poly.groupby(["model", "control", "sample"])[
+    ["n_words", "n_without_entry", "beta_senses", "beta_contexts", "r2"]].mean().round(3))
 
 # %% [markdown]
 # ## What this run shows
 #
-# The seed concluded, from pictures, that senses are not visible along the principal
-# components but form local clusters. Measured:
+# The sentences are generated from the tables and the claims; a finding is stated for "both
+# encoders" or "both decoders" only when it holds for both models of that kind. A verdict that
+# changes when the first word is left out is the first token's (the attention sink's), not the
+# other words'.
 
-# %%
-lines = []
-for spec in models:
-    lines += senses.findings(
-        separability[separability["model"] == spec], wic_results[wic_results["model"] == spec],
-        spec, view_scores[view_scores["model"] == spec],
-    )
-    lines += senses.polysemy_findings(polysemy[polysemy["model"] == spec], spec)
-display(Markdown("\n\n".join(lines)))
+# %% tags=["remove-input"]
+display(Markdown("\n\n".join(result.sentences)))
+display(result.claims.assign(driven_by_first_token=first_token_flags(result.claims))
+        .drop(columns=["seed"]).round(3))
 
-# %%
+# %% tags=["remove-cell"]
 # NBVAL_CHECK_OUTPUT
-print(senses.summary(separability, wic_results).to_string())
+for row in result.claims.itertuples():
+    print(row.model, "|", row.control, "|", row.claim, "|", row.verdict)
+print("targets:", tagged["target"].nunique(), "WiC test pairs:",
+      int((wic_pairs["split"] == "test").sum()))
 
-# %%
+# %% tags=["remove-cell"]
 results.save_results(
     results_path,
     {
-        "models": models,
-        "seed": seed,
+        "parameters": {"models": models, "n_semcor_words": n_semcor_words,
+                       "wic_train_pairs": wic_train_pairs, "wic_test_pairs": wic_test_pairs,
+                       "n_sts_sentences": n_sts_sentences, "n_mnli_sentences": n_mnli_sentences,
+                       "n_umap_words": n_umap_words, "max_view_layers": max_view_layers,
+                       "point_budget": point_budget, "n_boot": n_boot, "n_draws": n_draws,
+                       "fit_rows": fit_rows, "seed": seed},
         "semcor_targets": sorted(tagged["target"].unique()),
         "wic_pairs": wic_pairs["split"].value_counts().to_dict(),
-        "separability": separability,
-        "wic": wic_results,
-        "view_separability": view_scores,
-        "polysemy_regression": polysemy,
+        "sentences": result.sentences,
+        **result.results(),
     },
 )

@@ -82,12 +82,16 @@ def hard_corpus():
     return sentences(HARD, name="hard")
 
 
-def array_store(folder, layers, words, *, name: str = "test-model", kind: str | None = None):
+def array_store(folder, layers, words, *, name: str = "test-model", kind: str | None = None,
+                special=None, special_words=None):
     """A real store entry written from arrays, opened with :class:`Store`.
 
     ``layers`` is a list of ``(n_words, width)`` arrays (kept in their own dtype) and ``words``
     the word table; the files follow the store's documented layout. ``kind`` ("encoder" or
     "decoder") goes into the model's meta, where the first-word controls read it.
+    ``special`` is an optional list of ``(n_special, width)`` arrays, one per layer, and
+    ``special_words`` their table (``sentence_id``, ``position``, ``n_tokens``, ``token``, ...);
+    without them the entry has no special tokens.
     """
     import json
     from pathlib import Path
@@ -104,9 +108,20 @@ def array_store(folder, layers, words, *, name: str = "test-model", kind: str | 
     for i, X in enumerate(layers):
         np.save(folder / layer_file(i), X)
     pd.DataFrame(words).assign(row=np.arange(n)).to_parquet(folder / "words.parquet")
+    if special is None:
+        special = [np.zeros((0, width), np.float32) for _ in layers]
+        special_words = pd.DataFrame({"sentence_id": np.zeros(0, np.int32),
+                                      "position": np.zeros(0, np.int32),
+                                      "n_tokens": np.zeros(0, np.int32),
+                                      "token_id": np.zeros(0, np.int64),
+                                      "token": np.zeros(0, dtype=object)})
+    np.save(folder / "special.npy", np.stack([np.asarray(S, np.float32) for S in special]))
+    n_special = len(special[0])
+    pd.DataFrame(special_words).assign(row=np.arange(n_special)).to_parquet(
+        folder / "special.parquet")
     meta = {"format": FORMAT_VERSION, "n_layers": len(layers), "width": width,
             "dtype": str(layers[0].dtype), "model": {"name": name, "spec": name, "kind": kind},
             "corpus": {"name": "test"},
-            "counts": {"words": n}, "skipped_sentence_ids": []}
+            "counts": {"words": n, "special": n_special}, "skipped_sentence_ids": []}
     (folder / "meta.json").write_text(json.dumps(meta))
     return Store(folder)

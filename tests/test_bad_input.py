@@ -212,8 +212,11 @@ def drop_word_rows(path: Path) -> None:
         ("layer_01.npy", truncate, "truncated"),
         ("meta.json", edit_meta, "says n_layers=2 but the entry holds 3 layer files"),
         ("words.parquet", drop_word_rows, "rows but the layers hold"),
+        ("special.npy", truncate, "truncated"),
+        ("special.parquet", drop_word_rows, "rows but the layers hold"),
     ],
-    ids=["truncated-layer", "n_layers-edited", "word-rows-removed"],
+    ids=["truncated-layer", "n_layers-edited", "word-rows-removed", "truncated-special",
+         "special-rows-removed"],
 )
 def test_damaged_entry_is_refused_on_every_open(entry, tiny, corpus, file, damage, problem):
     store, _ = entry

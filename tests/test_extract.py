@@ -109,7 +109,12 @@ def test_special_tokens_are_not_words(minilm, hard_corpus):
     for s in enc.sentences:
         assert s.input_ids[0] == cls and s.input_ids[-1] == sep
         assert not np.isin([0, s.n_tokens - 1], s.alignment.piece_pos).any()
+        assert s.special_pos.tolist() == [0, s.n_tokens - 1]  # kept apart, not dropped
     assert enc.bos_prepended and enc.add_special_tokens
+    table = enc.special_columns(minilm.tokenizer)
+    assert len(table) == enc.n_special == 2 * len(enc.sentences)
+    assert table["token"].tolist() == ["[CLS]", "[SEP]"] * len(enc.sentences)
+    assert (table["position"].to_numpy()[1::2] == table["n_tokens"].to_numpy()[1::2] - 1).all()
 
 
 def test_encoder_refuses_forced_bos(minilm, hard_corpus):

@@ -180,6 +180,11 @@ def test_analyse_finds_the_planted_decoder_geometry(tmp_path):
     # the sentence's split count comes from the same table
     assert "dec 3 of 5 (layers 1-3)" in result.sentences[0]
     assert result.views["dec"].split_layer in (1, 2, 3)
+    # no BOS in the template: the first word is the sequence's first token (the roll's own
+    # points have negative cosines with each other, so it is not the least similar here)
+    first = result.claims.set_index("claim").loc[
+        "the first token is the least similar to the rest of its sentence, in every layer"]
+    assert first["control"] == "none" and "first word (first token)" in first["evidence"]
 
 
 def test_analyse_calls_an_encoder_of_word_clouds_unsplit_and_not_led_by_position(tmp_path):
@@ -238,3 +243,136 @@ def test_knn_r2_is_about_one_on_a_swiss_roll_and_about_zero_for_random_values():
     assert result.r2_reps.shape == result.shuffled_reps.shape == (200,)
     # grouped folds (all rows of a group held out together) give the same answer on the roll
     assert knn_r2(coords, t, groups=groups) > 0.98
+
+
+def _with_special_tokens(tmp_path, kind, sep_like_words=False, seed=2):
+    """Sentences of word clouds sharing a common direction, with [CLS] ... [SEP] (encoder) or
+    <bos> (decoder) stored as special tokens. In the upper layers [SEP] (or <bos>) points away
+    from the words, unless ``sep_like_words``."""
+    rng, words = _sentences(n_sent=60, length=10, seed=seed)
+    n_sent, length, width = 60, 10, 16
+    words["first_piece"] = words["word_index"] + 1
+    codes = pd.factorize(words["text"])[0]
+    centres = rng.normal(size=(10, width))
+    common = np.zeros(width)
+    common[0] = 6.0
+    tokens = ["[CLS]", "[SEP]"] if kind == "encoder" else ["<bos>"]
+    rows = [{"sentence_id": s, "position": 0 if t != "[SEP]" else length + 1,
+             "n_tokens": length + len(tokens), "token_id": i, "token": t}
+            for s in range(n_sent) for i, t in enumerate(tokens)]
+    special = pd.DataFrame(rows)
+    layers, specials = [], []
+    for layer in range(5):
+        X = common + centres[codes] + rng.normal(size=(len(words), width))
+        S = common + rng.normal(size=(len(special), width))
+        apart = layer >= 2 and not sep_like_words
+        target = special["token"].to_numpy() != "[CLS]"
+        if apart:
+            S[target] = -common + rng.normal(size=(target.sum(), width))
+        layers.append(X.astype(np.float32))
+        specials.append(S.astype(np.float32))
+    store = array_store(tmp_path / f"{kind}-{sep_like_words}", layers, words,
+                        name=f"toy-{kind}", kind=kind, special=specials, special_words=special)
+    return store
+
+
+def test_special_tokens_set_apart_are_found(tmp_path):
+    from lmgeometry.chapters import geometry
+
+    enc = _with_special_tokens(tmp_path, "encoder")
+    dec = _with_special_tokens(tmp_path, "decoder")
+    result = geometry.analyse({"enc": enc, "dec": dec}, n_words=400, point_budget=100,
+                              umap_layers=0, n_boot=200)
+    special = result.tables["special"]
+    assert list(special.columns[:4]) == ["model", "layer", "depth", "token"]
+    assert set(special["token"]) == {"[CLS] (first token)", "[SEP] (last token)",
+                                     "<bos> (first token)"}
+    sep = special[special["token"] == "[SEP] (last token)"].set_index("layer")
+    assert (sep.loc[2:, "difference_hi"] < 0).all()  # apart from layer 2 on
+    assert (sep.loc[:1, "difference_lo"] > 0).all()  # like the words before
+    assert (sep["n"] == 60).all() and (sep["intra_lo"] <= sep["intra"]).all()
+    claims = result.claims
+    sep_claim = claims[(claims["model"] == "enc") & claims["claim"].str.startswith("[SEP]")]
+    assert sep_claim["verdict"].tolist() == ["holds"]
+    bos = claims[(claims["model"] == "dec")
+                 & claims["claim"].str.startswith("the first token")].iloc[0]
+    # <bos> is like the words in layer 1: not the least similar in *every* layer
+    assert bos["verdict"] == "does not hold" and "<bos> (first token)" in bos["evidence"]
+    assert "stored apart from the words" not in result.sentences[0]  # meta has no template
+
+
+def test_special_token_like_the_words_is_not_the_lowest(tmp_path):
+    from lmgeometry.chapters import geometry
+
+    enc = _with_special_tokens(tmp_path, "encoder", sep_like_words=True)
+    result = geometry.analyse({"enc": enc}, n_words=400, point_budget=100, umap_layers=0,
+                              n_boot=200)
+    claim = result.claims.set_index("claim").loc[
+        "[SEP] has the lowest token intra-sentence similarity in the upper layers"]
+    assert claim["verdict"] == "does not hold" and claim["ci_low"] > 0
+    ratio = result.tables["special"].query("token == '[SEP] (last token)'")["norm_ratio"]
+    assert ratio.between(0.8, 1.2).all()  # same norms as the words
+
+
+def test_special_measures_known_answers(tmp_path):
+    """Words along e1 (norm 1), [CLS] along e1 (norm 2), [SEP] along -e1 (norm 3), in
+    sentences of L words: a word's and [CLS]'s mean cosine to the other L + 1 tokens is
+    (L - 1) / (L + 1), [SEP]'s is -1; the norm ratios are 2 and 3; every token of a kind
+    alike, so every interval is a point."""
+    from lmgeometry.chapters import geometry
+
+    n_sent, length, width = 20, 6, 4
+    words = pd.DataFrame({
+        "sentence_id": np.repeat(np.arange(n_sent), length),
+        "word_index": np.tile(np.arange(length), n_sent),
+        "first_piece": np.tile(np.arange(length), n_sent) + 1,
+        "text": "w", "upos": np.tile(["NOUN", "VERB"], n_sent * length // 2)})
+    special = pd.DataFrame([{"sentence_id": s, "position": p, "n_tokens": length + 2,
+                             "token_id": i, "token": t} for s in range(n_sent)
+                            for i, (t, p) in enumerate((("[CLS]", 0), ("[SEP]", length + 1)))])
+    e1 = np.eye(width, dtype=np.float32)[0]
+    X = np.tile(e1, (len(words), 1))
+    S = np.where((special["token"] == "[CLS]").to_numpy()[:, None], 2 * e1, -3 * e1)
+    store = array_store(tmp_path / "known", [X, X], words, kind="encoder",
+                        special=[S, S], special_words=special)
+    plan = geometry.special_plan(store, n_boot=50, seed=0)
+    rows, reps = geometry.special_measures(store.layer(1), store.special_layer(1), plan)
+    found = pd.DataFrame(rows).set_index("token")
+    assert set(found.index) == {"[CLS] (first token)", "[SEP] (last token)"}
+    word_intra = (length - 1) / (length + 1)
+    sep, cls = found.loc["[SEP] (last token)"], found.loc["[CLS] (first token)"]
+    assert sep["intra"] == pytest.approx(-1) and sep["reference"] in ("NOUN", "VERB")
+    assert sep["reference_intra"] == pytest.approx(word_intra)
+    assert sep["difference"] == pytest.approx(-1 - word_intra)
+    assert sep["norm_ratio"] == pytest.approx(3) and cls["norm_ratio"] == pytest.approx(2)
+    assert cls["difference"] == pytest.approx(0, abs=1e-6)
+    # the words fill positions 1 to 6 (after [CLS]): three groups, all alike here
+    assert cls["reference"] in ("position 1", "positions 2-3", "positions 4-7")
+    for name in ("intra", "difference", "norm_ratio"):
+        assert sep[f"{name}_lo"] == pytest.approx(sep[name])
+        assert sep[f"{name}_hi"] == pytest.approx(sep[name])
+    assert reps["[SEP] (last token)"].shape == (50,)
+    text = geometry.special_sentences(
+        pd.DataFrame([{"model": "m", "layer": 1, "depth": 1.0, **r} for r in rows]))
+    assert text[1].startswith("m, [SEP] (last token): less similar to the rest of its sentence "
+                              "than every part of speech (punctuation left out) in 1 of 1 "
+                              "layer (1)")
+    assert "its norm is 3.00 times the words' mean norm" in text[1]
+
+
+def test_special_measures_skip_a_token_alone_in_its_sentence(tmp_path):
+    """A decoder without BOS: the first word is the subject; a one-word sentence has no
+    intra-sentence similarity and is left out of the means instead of making them NaN."""
+    from lmgeometry.chapters import geometry
+
+    rng, words = _sentences(n_sent=30, length=8, seed=4)
+    words = words[(words["sentence_id"] != 0) | (words["word_index"] == 0)]
+    words = words.reset_index(drop=True)
+    X = rng.normal(size=(len(words), 6)).astype(np.float32)
+    store = array_store(tmp_path / "alone", [X], words, kind="decoder")
+    plan = geometry.special_plan(store, n_boot=50, seed=0)
+    rows, _ = geometry.special_measures(store.layer(0), store.special_layer(0), plan)
+    (row,) = rows
+    assert row["token"] == "first word (first token)" and row["n"] == 30
+    assert np.isfinite([row["intra"], row["difference"], row["difference_lo"],
+                        row["norm_ratio"]]).all()

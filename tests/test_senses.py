@@ -317,61 +317,6 @@ def test_transforms_have_their_defining_properties() -> None:
         senses.transform(X, "whitened")
 
 
-def _toy_tables(gain: list[float], test: list[float] | None) -> tuple[pd.DataFrame, ...]:
-    sep = pd.DataFrame({
-        "layer": [0, 1, 2, 0, 1, 2], "transform": ["raw"] * 3 + ["standardised"] * 3,
-        "accuracy_1nn": [0.4 + g for g in gain] + [0.3, 0.7, 0.5], "mfs_baseline": [0.4] * 6,
-        "gain": gain + [-0.1, 0.3, 0.1], "n_words": [10] * 6, "model": "toy",
-        "n_occurrences": [400] * 6,
-        "silhouette": [0.01, 0.08, 0.05, 0.0, 0.1, 0.0],
-    })
-    wic = pd.DataFrame({"layer": [0, 1, 2], "transform": "raw", "model": "toy",
-                        "dev_accuracy": [0.5, 0.52, 0.61],
-                        "test_accuracy": test if test else [math.nan] * 3,
-                        "n_test": [400 if test else 0] * 3})
-    return sep, wic
-
-
-def test_chapter_findings_and_summary_follow_the_numbers() -> None:
-    from lmgeometry.chapters import senses as senses_chapter
-    from lmgeometry.measures import stats
-
-    sep, wic = _toy_tables([-0.1, 0.2, 0.1], [0.5, 0.5, 0.6])
-    views = pd.DataFrame({"layer": [0, 2, 0, 2], "method": ["pca", "pca", "umap", "umap"],
-                          "n_words": 3, "accuracy_1nn": [0.3, 0.35, 0.5, 0.45],
-                          "accuracy_full": [0.5, 0.6, 0.5, 0.6], "mfs_baseline": 0.4})
-    text = " ".join(senses_chapter.findings(sep, wic, "toy", views))
-    assert "beats the most-frequent-sense baseline in 2 of 3 layers" in text
-    assert "best at layer 1 of 2 (50% of the depth), with 60.0% against 40.0% (+20.0 points" in text
-    assert "at layer 0 the gain is -10.0 points" in text
-    lo, hi = stats.wilson_interval(0.6, 400)  # layer 2 (50%) is below lo: no plateau
-    assert f"No other layer reaches the 95% Wilson interval of the best accuracy ({lo:.1%}" in text
-    flat, _ = _toy_tables([-0.1, 0.2, 0.19], None)
-    assert "Layers 1-2 all reach" in " ".join(senses_chapter.findings(flat, wic, "toy"))
-    assert "silhouette peaks at 0.08 (layer 1;" in text
-    assert "best on dev at layer 2 (61.0%; layer 0: 50.0%" in text
-    lo, hi = stats.wilson_interval(0.6, 400)
-    assert f"test accuracy is 60.0% (95% interval {lo:.1%} to {hi:.1%}" in text
-    assert "above chance" in text
-    assert "With standardised, the best 1-NN gain is +30.0 points (layer 1; raw: +20.0" in text
-    assert "2-D PCA views (3 words) at most 35.0% (layer 2; the same occurrences" in text
-    assert "full space: 60.0%, MFS 40.0%; the view keeps -25% of the full space's gain" in text
-    assert "2-D UMAP views (3 words) at most 50.0% (layer 0" in text and "keeps 100%" in text
-    summ = senses_chapter.summary(sep, wic).loc["toy"]
-    assert summ["1-NN beats MFS by > 5 points somewhere"] and summ["WiC dev > 55% somewhere"]
-
-
-def test_chapter_findings_say_when_baselines_win_and_test_labels_are_missing() -> None:
-    from lmgeometry.chapters import senses as senses_chapter
-
-    sep, wic = _toy_tables([-0.1, -0.02, -0.05], None)
-    text = " ".join(senses_chapter.findings(sep, wic, "toy"))
-    assert "never beats the most-frequent-sense baseline (in any of 3 layers)" in text
-    assert "comes closest at layer 1 of 2" in text
-    assert "no test labels were available, so only dev is reported" in text
-    assert not senses_chapter.summary(sep, wic).loc["toy", "1-NN beats MFS by > 5 points somewhere"]
-
-
 def test_wilson_interval_textbook_value() -> None:
     from lmgeometry.measures.stats import wilson_interval
 
@@ -401,28 +346,6 @@ def test_context_snippet_brackets_the_word() -> None:
     assert context_snippet("I ran home", 2, 5, 3) == "I [ran] ho..."
     assert context_snippet("We ran", 3, 6, 40) == "We [ran]"
     assert context_snippet("abcdefgh ran", 9, 12, 2) == "...h [ran]"
-
-
-def test_view_separability_scores_the_projection_not_the_full_space(tmp_path) -> None:
-    from lmgeometry.chapters.senses import view_separability
-
-    # the full space: senses perfectly separated along one axis each
-    full = np.array([[1, 0], [1, 0.1], [0, 1], [0.1, 1]], dtype=np.float64)
-    store = array_store(tmp_path, [full] * 4, {"text": ["w"] * 4})
-
-    # 2-D view at layer 0 mixes the senses (each point's nearest is the other sense);
-    # at layer 3 it separates them.
-    mixed = np.array([[0.0, 0], [2, 0], [1, 0], [3, 0]])
-    clean = np.array([[0.0, 0], [0.1, 0], [5, 0], [5.1, 0]])
-    views = {"coords": {"w": [mixed, clean]}, "keys": {"w": np.array(["a", "a", "b", "b"])},
-             "rows": {"w": np.arange(4)}}
-    out = view_separability(views, [0, 3], "pca", store)
-    assert out["layer"].tolist() == [0, 3] and (out["n_words"] == 1).all()
-    # mixed: 0->[1] b wrong; 2->ties 1 and 3 (b, b) wrong; 1->ties 0 and 2 (a, a) wrong;
-    # 3->2 a wrong
-    assert out["accuracy_1nn"].tolist() == pytest.approx([0.0, 1.0])
-    assert out["accuracy_full"].tolist() == pytest.approx([1.0, 1.0])
-    assert out["mfs_baseline"].tolist() == pytest.approx([0.0, 0.0])
 
 
 def test_choice_layer_slider_dropdown_and_slider_touch_different_properties() -> None:
@@ -455,33 +378,6 @@ def test_spread_layers_keeps_ends() -> None:
     assert spread_layers(5, 1) == [4]
 
 
-def _polysemy_toy() -> pd.DataFrame:
-    ctx = np.array([5, 6, 8, 10, 20, 40, 7, 12], dtype=float)
-    sen = np.array([1, 2, 1, 2, 1, 2, 1, 2], dtype=float)  # uncorrelated with ctx
-    frames = []
-    for layer, slope in ((1, -0.2), (2, 0.0)):
-        frames.append(pd.DataFrame({
-            "layer": layer, "word": [f"w{i}" for i in range(8)], "n_senses": sen,
-            "n_sentences": ctx, "log_senses": np.log(sen), "log_contexts": np.log(ctx),
-            "selfsim": 0.9 + slope * np.log(ctx) + 0.05 * (layer == 2) * np.log(sen),
-        }))
-    return pd.concat(frames, ignore_index=True)
-
-
-def test_polysemy_by_layer_recovers_exact_coefficients() -> None:
-    from lmgeometry.chapters.senses import polysemy_by_layer
-
-    tables = _polysemy_toy()
-    out = polysemy_by_layer(tables).set_index("layer")
-    sd_ctx = np.log(tables["n_sentences"][:8]).std(ddof=0)
-    sd_sen = np.log(tables["n_senses"][:8]).std(ddof=0)
-    assert out.loc[1, "coef_log_contexts"] == pytest.approx(-0.2 * sd_ctx)
-    assert out.loc[1, "coef_log_senses"] == pytest.approx(0.0, abs=1e-12)
-    assert out.loc[2, "coef_log_contexts"] == pytest.approx(0.0, abs=1e-12)
-    assert out.loc[2, "coef_log_senses"] == pytest.approx(0.05 * sd_sen)
-    assert out.loc[1, "r2"] == pytest.approx(1.0) and (out["n_words"] == 8).all()
-
-
 def test_selfsim_by_bins_means_and_labels() -> None:
     from lmgeometry.chapters.senses import selfsim_by_bins
 
@@ -494,43 +390,288 @@ def test_selfsim_by_bins_means_and_labels() -> None:
     assert out["n_words"].tolist() == [1, 2, 1, 1]
 
 
-def test_polysemy_findings_count_layers_from_the_intervals() -> None:
-    from lmgeometry.chapters.senses import polysemy_findings
-
-    frame = pd.DataFrame({
-        "layer": [1, 2, 3], "n_words": 50, "r2": [0.1, 0.2, 0.3],
-        "coef_log_contexts": [-0.3, -0.2, 0.01], "ci_low_log_contexts": [-0.4, -0.3, -0.1],
-        "ci_high_log_contexts": [-0.2, -0.1, 0.1],
-        "coef_log_senses": [-0.1, 0.3, 0.0], "ci_low_log_senses": [-0.2, 0.1, -0.1],
-        "ci_high_log_senses": [0.05, 0.5, 0.1],
-    })
-    text = polysemy_findings(frame, "toy")[0]
-    assert "(50 words)" in text
-    assert "excludes zero in 2 of 3 layers (2 of them negative" in text
-    assert "the number of senses in 1 of 3 (0 negative)" in text
-    assert "larger in size in 2 of 3 layers" in text and "median R^2 is 0.20" in text
+# --- per-occurrence credits, silhouette from similarities, natural samples --------------------
 
 
-def test_occurrence_views_lump_rare_senses_but_keep_their_keys(tmp_path) -> None:
-    from lmgeometry.chapters.senses import RARE_SENSES, occurrence_views, word_views
+def test_credits_average_to_the_accuracies() -> None:
+    from lmgeometry.measures.senses import mfs_credit, nn_credit, similarity_matrix
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(12, 4))
+    y = list("aaabbbbccdda")
+    S = similarity_matrix(X)
+    assert nn_credit(S, y).mean() == pytest.approx(loo_1nn_sense_accuracy(X, y))
+    assert mfs_credit(y).mean() == pytest.approx(most_frequent_sense_baseline(y))
+    # integer codes give the same credits as the labels they stand for
+    codes = np.array([ord(c) for c in y])
+    np.testing.assert_allclose(nn_credit(S, codes), nn_credit(S, y))
+    # a singleton sense can never be right: its occurrence earns 0 under both rules
+    assert nn_credit(S, y)[list(y).index("c")] >= 0 and mfs_credit(y)[7] == 0.0
+
+
+def test_similarity_silhouette_equals_sklearn() -> None:
+    from sklearn.metrics import silhouette_score
+
+    from lmgeometry.measures.senses import similarity_matrix, similarity_silhouette
+
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(30, 5)) + np.repeat(np.eye(5)[:3] * 2, 10, axis=0)
+    y = np.repeat(np.array(["a", "b", "c"], dtype=object), 10)
+    y[0] = "lonely"  # a singleton sense is dropped, as sense_silhouette drops it
+    keep = y != "lonely"
+    expected = silhouette_score(X[keep], y[keep], metric="cosine")
+    assert similarity_silhouette(similarity_matrix(X), y) == pytest.approx(expected)
+    assert sense_silhouette(X, y) == pytest.approx(expected)
+    assert math.isnan(similarity_silhouette(similarity_matrix(X[:3]), ["a", "a", "b"]))
+
+
+def test_natural_sample_keeps_the_natural_proportions() -> None:
+    from lmgeometry.measures.senses import most_frequent_sense_baseline, natural_sample
+
+    # as sampled: 20 / 15 / 12 (round-robin); in running text 76% / 20% / 4%
+    y = np.repeat(["a", "b", "c"], [20, 15, 12])
+    w = np.select([y == "a", y == "b"], [76.0, 20.0], 4.0)
+    idx = natural_sample(y, w, np.random.default_rng(0))
+    # m = min(20 / .76, 15 / .2, 12 / .04) = 26.3: floor(26.3 p) = 20, 5, 1
+    assert pd.Series(y[idx]).value_counts().to_dict() == {"a": 20, "b": 5, "c": 1}
+    assert (np.diff(idx) > 0).all()
+    # the MFS baseline of the natural sample is the one a WSD paper reports, not the
+    # deflated one of the balanced sample
+    assert most_frequent_sense_baseline(y) == pytest.approx(20 / 47)
+    assert most_frequent_sense_baseline(y[idx]) == pytest.approx(20 / 26)
+    other = natural_sample(y, w, np.random.default_rng(1))
+    assert len(other) == 26 and not np.array_equal(other, idx)  # a different draw
+    with pytest.raises(ValueError, match="positive"):
+        natural_sample(y, np.zeros(len(y)), np.random.default_rng(0))
+
+
+def test_cohens_h_known_values() -> None:
+    from lmgeometry.measures.stats import cohens_h
+
+    assert cohens_h(0.6, 0.5) == pytest.approx(0.2014, abs=1e-4)  # 10 points above 50%
+    assert cohens_h(0.5, 0.5) == 0.0 and cohens_h(1.0, 0.0) == pytest.approx(math.pi)
+    np.testing.assert_allclose(cohens_h([0.95, 0.5], 0.85), [0.3444, -0.7754], atol=1e-4)
+
+
+def test_standardised_coefficients_match_the_regression_and_pearson() -> None:
+    from lmgeometry.measures.senses import standardised_coefficients
+
+    rng = np.random.default_rng(3)
+    n = 200
+    X = np.column_stack([rng.normal(size=n), rng.normal(size=n)])
+    Y = np.column_stack([0.5 * X[:, 0] - 0.2 * X[:, 1] + rng.normal(size=n),
+                         X[:, 1] + 0.1 * rng.normal(size=n)])
+    beta, reps, r2 = standardised_coefficients(X, Y, n_boot=300, rng=0)
+    for layer in range(2):
+        frame = pd.DataFrame({"y": Y[:, layer], "a": X[:, 0], "b": X[:, 1]})
+        fit = polysemy_regression(frame, "y", ("a", "b"))
+        sd_y = Y[:, layer].std()
+        assert beta[0, layer] == pytest.approx(fit["coefficients"]["a"]["coef"] / sd_y)
+        assert beta[1, layer] == pytest.approx(fit["coefficients"]["b"]["coef"] / sd_y)
+        assert r2[layer] == pytest.approx(fit["r2"])
+    one, _, _ = standardised_coefficients(X[:, :1], Y[:, :1], n_boot=0)
+    assert one[0, 0] == pytest.approx(np.corrcoef(X[:, 0], Y[:, 0])[0, 1])  # Pearson's r
+    assert reps.shape == (300, 2, 2)
+    lo, hi = np.quantile(reps[:, 0, 0], [0.025, 0.975])
+    assert lo < beta[0, 0] < hi and hi - lo < 0.3
+
+
+def test_layer_fit_applies_statistics_of_another_sample() -> None:
+    from lmgeometry.measures.senses import LayerFit, transform
+
+    rng = np.random.default_rng(4)
+    F = rng.normal(size=(400, 150)) * np.linspace(1, 30, 150) + 3.0
+    X = rng.normal(size=(20, 150))
+    fit = LayerFit.of(F)
+    Fc = F - F.mean(axis=0)
+    top = np.linalg.svd(Fc, full_matrices=False)[2][:2]
+    R = fit.apply(X, "top PCs removed")
+    np.testing.assert_allclose(R @ top.T, 0, atol=1e-8)  # F's top directions, not X's
+    np.testing.assert_allclose(transform(X, "top PCs removed", fit=F), R)
+    np.testing.assert_allclose(fit.apply(X, "standardised"), (X - F.mean(0)) / F.std(0))
+    coords = fit.project(X)
+    np.testing.assert_allclose(np.abs(coords), np.abs((X - F.mean(0)) @ top.T), atol=1e-8)
+
+
+# --- the chapter on planted stores --------------------------------------------------------------
+
+
+def _semcor_store(folder, rng, *, n_words=6, kind="decoder"):
+    """Targets whose two senses separate from layer 1 on (mixed at layer 0), sampled
+    60/40 while the natural weights are 3:1; and filler words for the fits."""
+    rows, vectors = [], []
+    d = 16
+    for w in range(n_words):
+        base = rng.normal(size=d) * 3
+        direction = rng.normal(size=d)
+        for k, count in enumerate((30, 20)):
+            for _ in range(count):
+                sid = len(rows)
+                rows.append({"sentence_id": sid, "word_index": int(sid % 7 != 0),
+                             "text": f"w{w}", "target": f"w{w}.n",
+                             "sense_key": f"w{w}%1:0{k}:00::"})
+                noise = rng.normal(size=d) * 0.3
+                vectors.append((base + noise, base + (2 * k - 1) * 2 * direction + noise))
+    for i in range(300):
+        rows.append({"sentence_id": 1000 + i, "word_index": i % 5, "text": "filler",
+                     "target": None, "sense_key": None})
+        v = rng.normal(size=d) * 3
+        vectors.append((v, v))
+    layer0 = np.array([v[0] for v in vectors])
+    later = np.array([v[1] for v in vectors])
+    words = pd.DataFrame(rows)
+    weights = {k: (3.0 if k.endswith("%1:00:00::") else 1.0)
+               for k in words["sense_key"].dropna().unique()}
+    store = array_store(folder, [layer0, later, later * 1.1], words, name=f"toy-{kind}",
+                        kind=kind)
+    return store, weights
+
+
+def _wic_store(folder, rng, kind="decoder"):
+    """Same-sense pairs share a vector (up to noise) from layer 1 on; other pairs do not."""
+    d, pairs, vectors, words = 8, [], [], []
+    for i, split in enumerate(["train"] * 100 + ["dev"] * 60 + ["test"] * 80):
+        same = i % 2 == 0
+        a = rng.normal(size=d)
+        b = a + rng.normal(size=d) * 0.1 if same else rng.normal(size=d)
+        for k, v in enumerate((a, b)):
+            words.append({"sentence_id": 2 * i + k, "word_index": 1, "text": "t"})
+            vectors.append((rng.normal(size=d), v))
+        pairs.append({"split": split, "label": same, "row1": 2 * i, "row2": 2 * i + 1})
+    layer0 = np.array([v[0] for v in vectors])
+    later = np.array([v[1] for v in vectors])
+    store = array_store(folder, [layer0, later, later], pd.DataFrame(words),
+                        name=f"toy-{kind}", kind=kind)
+    return store, pd.DataFrame(pairs)
+
+
+def _sts_store(folder, rng, kind="decoder"):
+    """A word's vectors spread more the more sentences it is in; its sense count is
+    unrelated; 'the' has no WordNet entry."""
+    d, words, vectors, sid = 12, [], [], 0
+    for w in range(120):
+        contexts = int(rng.integers(5, 60))
+        senses = int(rng.integers(1, 12))
+        base = rng.normal(size=d)
+        spread = 0.2 + 0.4 * np.log(contexts)
+        for _ in range(contexts):
+            words.append({"sentence_id": sid, "word_index": 1, "text": f"w{w}",
+                          "n_senses": senses, "is_punct": False})
+            vectors.append(base + rng.normal(size=d) * spread)
+            sid += 1
+    for _ in range(30):
+        words.append({"sentence_id": sid, "word_index": 0, "text": "the", "n_senses": None,
+                      "is_punct": False})
+        vectors.append(rng.normal(size=d))
+        sid += 1
+    X = np.array(vectors)
+    frame = pd.DataFrame(words).astype({"n_senses": "Int16"})
+    return array_store(folder, [X, X, X * 2], frame, name=f"toy-{kind}", kind=kind)
+
+
+@pytest.fixture(scope="module")
+def planted(tmp_path_factory):
+    from lmgeometry.chapters import senses as chapter
 
     rng = np.random.default_rng(0)
-    keys = ["x%1"] * 4 + ["y%1"] * 3 + ["z%1"] * 2 + [None]
-    words = pd.DataFrame({
-        "target": ["w.n"] * 9 + ["w.n"], "sense_key": keys, "text": ["w"] * 10,
-        "sentence_id": range(10), "start": 2, "end": 3,
-    })
+    root = tmp_path_factory.mktemp("senses")
+    semcor, weights = _semcor_store(root / "semcor", rng)
+    wic, pairs = _wic_store(root / "wic", rng)
+    sts = _sts_store(root / "sts", rng)
+    result = chapter.analyse({"toy": semcor}, {"toy": wic}, {"toy": sts}, wic_pairs=pairs,
+                             sense_weights=weights, n_boot=200, n_draws=3, fit_rows=200,
+                             umap_words=0, view_layers=3)  # UMAP: see the slow test
+    return result, weights
 
-    X = rng.normal(size=(10, 5))
-    st = array_store(tmp_path, [X * (i + 1) for i in range(3)], words)
-    v = occurrence_views(st, "w.n", [0, 2], "pca", sentences=["a w b"] * 10)
-    assert v["rows"].tolist() == list(range(9))  # the untagged occurrence is left out
-    assert v["keys"].tolist() == keys[:9]
-    assert (v["senses"][7:] == RARE_SENSES.format(k=3)).all()
-    assert len(set(v["senses"][:7])) == 2 and v["hover"][0] == "a [w] b"
-    assert len(v["panels"]) == 2 and v["panels"][1].shape == (9, 2)
-    both = word_views(st, ["w.n"], [0], "pca")
-    assert set(both) == {"coords", "color", "hover", "keys", "rows", "background"}
-    assert both["background"] == RARE_SENSES.format(k=3)
-    with pytest.raises(ValueError, match="method"):
-        occurrence_views(st, "w.n", [0], "tsne")
+
+def test_chapter_tables_are_tidy_per_layer(planted) -> None:
+    result, _ = planted
+    sep = result.tables["separability"]
+    assert list(sep.columns[:4]) == ["model", "layer", "depth", "control"]
+    assert set(sep["control"]) == {"none", "first word excluded"}
+    assert set(sep["protocol"]) == {"natural", "as sampled"}
+    raw = sep[(sep["transform"] == "raw") & (sep["control"] == "none")].set_index(
+        ["protocol", "layer"])
+    # planted: senses mixed at layer 0, separated after; the natural MFS is 3/4-ish, the
+    # balanced sample's 60%
+    assert raw.loc[("natural", 2), "accuracy_1nn"] == pytest.approx(1.0)
+    assert raw.loc[("natural", 0), "mfs_baseline"] > 0.7
+    assert raw.loc[("as sampled", 0), "mfs_baseline"] == pytest.approx(0.6, abs=0.02)
+    assert raw.loc[("as sampled", 2), "silhouette"] > 0.5
+    for col in ("accuracy_1nn", "cohen_h", "gain"):
+        assert (sep[f"{col}_lo"] <= sep[col] + 1e-12).all()
+        assert (sep[col] <= sep[f"{col}_hi"] + 1e-12).all()
+    views = result.tables["views"]
+    assert set(views["method"]) == {"PCA of all words", "PCA of one word"}
+    by = views[(views["control"] == "none")].set_index(["method", "layer"])
+    # senses separated from layer 1 on: each word's own PCA shows them, the PCA of all
+    # words (dominated by the words' own offsets) less so
+    assert by.loc[("PCA of one word", 2), "accuracy_view"] == pytest.approx(1.0)
+    assert by.loc[("PCA of one word", 0), "accuracy_full"] < 0.9
+    wic = result.tables["wic"]
+    best = wic[(wic["transform"] == "raw") & (wic["layer"] == 1)].iloc[0]
+    assert best["test_accuracy"] == 1.0 and best["n_test"] == 80
+    poly = result.tables["polysemy"]
+    assert set(poly["sample"]) == {"WordNet words", "all words, no entry = 1 sense"}
+    wn = poly[(poly["sample"] == "WordNet words") & (poly["control"] == "none")]
+    assert (wn["n_words"] == 120).all() and (wn["n_without_entry"] == 1).all()  # "the"
+    assert (poly["layer"] >= 1).all()
+
+
+def test_chapter_claims_follow_the_planted_structure(planted) -> None:
+    result, _ = planted
+    claims = result.claims.set_index(["claim", "control"])
+    verdict = claims["verdict"]
+    for control in ("none", "first word excluded"):
+        def v(prefix: str, control: str = control) -> str:
+            return verdict[[c for c, k in verdict.index if c.startswith(prefix)
+                            and k == control][0], control]
+        assert v("senses separate") == "holds"  # 100% against ~75%
+        assert v("a word's occurrences are not") == "does not hold"  # tight sense clusters
+        assert v("a cosine threshold") == "holds"
+        assert v("words seen in more contexts") == "holds"
+    assert len(result.claims) == 2 * len(senses_chapter_claims())
+    finite = result.claims.dropna(subset=["value"])
+    assert (finite["ci_low"] <= finite["value"] + 1e-12).all()
+    senses = claims.loc[[c for c in claims.index if c[0].startswith("more senses")]]
+    assert (senses["value"].abs() < 0.2).all()  # planted: the sense count does nothing
+    assert any("no WordNet entry" in s for s in result.sentences)
+    assert any(s.startswith("The most-frequent-sense baseline is") for s in result.sentences)
+
+
+def test_chapter_views_are_drawn_for_the_figures(planted) -> None:
+    result, _ = planted
+    views = result.views["toy"]
+    assert set(views) == {"pca"}
+    pca = views["pca"]
+    assert pca["layers"] == [0, 1, 2] and len(pca["coords"]) == 6
+    assert len(pca["coords"]["w0.n"]) == 3 and pca["coords"]["w0.n"][0].shape == (50, 2)
+    assert pca["hover"]["w0.n"][0] == "w0"
+    umap = result.claims[result.claims["claim"] == "senses cluster in UMAP views"]
+    assert (umap["verdict"] == "inconclusive").all()
+    assert umap["evidence"].str.contains("not computed").all()
+
+
+@pytest.mark.slow
+def test_chapter_umap_views_show_planted_senses(tmp_path) -> None:
+    from lmgeometry.chapters import senses as chapter
+
+    rng = np.random.default_rng(5)
+    semcor, weights = _semcor_store(tmp_path / "semcor", rng, n_words=3, kind="encoder")
+    wic, pairs = _wic_store(tmp_path / "wic", rng, kind="encoder")
+    sts = _sts_store(tmp_path / "sts", rng, kind="encoder")
+    result = chapter.analyse({"toy": semcor}, {"toy": wic}, {"toy": sts}, wic_pairs=pairs,
+                             sense_weights=weights, n_boot=100, n_draws=2, fit_rows=200,
+                             umap_words=2, view_layers=3)
+    views = result.tables["views"]
+    umap = views[views["method"] == "UMAP of one word"].set_index("layer")
+    assert (umap["n_words"] == 2).all() and umap.loc[2, "accuracy_view"] > 0.95
+    claim = result.claims.set_index("claim").loc["senses cluster in UMAP views"]
+    assert claim["verdict"] == "holds"
+    assert len(result.views["toy"]["umap"]["coords"]) == 2
+
+
+def senses_chapter_claims():
+    from lmgeometry.chapters.senses import CLAIMS
+
+    return CLAIMS

@@ -106,9 +106,93 @@ def test_round_trip_with_numpy_and_pyarrow(tiny, corpus, tmp_path):
     assert open_store(store.path).meta == store.meta
     # every file's sha256 is recorded, and the full check passes
     assert set(meta["checksums"]) == {"words.parquet", "layer_00.npy", "layer_01.npy",
-                                      "layer_02.npy"}
+                                      "layer_02.npy", "special.parquet", "special.npy"}
     store.verify()
     assert open_store(store.path, verify=True).n_words == store.n_words
+
+
+def _direct_hidden(model, ids):
+    """(layers, tokens, width) hidden states of one sentence from a direct model call."""
+    with torch.inference_mode():
+        out = model.model(input_ids=torch.as_tensor(ids)[None], output_hidden_states=True)
+    return torch.stack(out.hidden_states)[:, 0].numpy()
+
+
+def test_special_tokens_are_stored_apart_and_aligned(tiny, corpus, tmp_path):
+    store = activations(tiny, corpus, root=tmp_path, progress=False)
+    special = store.special
+    n = len(corpus.sentences)
+    # [CLS] and [SEP] of every sentence, flagged by their own table, in input order
+    assert store.n_special == len(special) == 2 * n == store.meta["counts"]["special"]
+    assert special["row"].tolist() == list(range(2 * n))
+    assert special["token"].tolist() == ["[CLS]", "[SEP]"] * n
+    assert special["sentence_id"].tolist() == np.repeat(np.arange(n), 2).tolist()
+    assert (special["position"].to_numpy()[0::2] == 0).all()
+    assert (special["position"] == special["n_tokens"] - 1).to_numpy()[1::2].all()
+    # excluded from the words by default: the word table and layers hold words only
+    assert store.n_words == len(store.words) == len(corpus.words) == store.layer(0).shape[0]
+    assert store.words["text"].tolist() == corpus.words["text"].tolist()
+    # each special row is the model's hidden state at that token's input position
+    for sid in (0, 3, n - 1):
+        ids = tiny.tokenizer(corpus.sentences[sid])["input_ids"]
+        hidden = _direct_hidden(tiny, ids)
+        rows = special.index[special["sentence_id"] == sid].to_numpy()
+        assert special.loc[rows, "n_tokens"].eq(len(ids)).all()
+        for i in range(store.n_layers):
+            got = store.special_layer(i, rows)
+            assert got.dtype == np.float32 and got.shape == (2, 32)
+            np.testing.assert_allclose(got, hidden[i][[0, len(ids) - 1]], rtol=1e-4, atol=1e-5)
+    assert store.special_layer(-1).shape == (2 * n, 32)
+
+
+@pytest.fixture(scope="module")
+def tiny_decoder(tmp_path_factory):
+    """A 2-layer Llama (random weights) with SmolLM2's real tokenizer (no BOS by default)."""
+    from importlib import metadata
+    from pathlib import Path
+
+    from transformers import AutoTokenizer, LlamaConfig, LlamaModel
+
+    from lmgeometry.io.models import ALIASES, models_table
+
+    if models_table().set_index("alias").loc["smollm2-135m", "converted"] == "yes":
+        tok = AutoTokenizer.from_pretrained(models.alias_folder("smollm2-135m"))
+    else:  # straight from the GGUF file (a few seconds, no conversion)
+        pf = ALIASES["smollm2-135m"].files[0]
+        gguf = Path(str(metadata.distribution(pf.dist).locate_file(pf.path)))
+        tok = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+    torch.manual_seed(0)
+    config = LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=48,
+                         num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=2,
+                         max_position_embeddings=128, bos_token_id=tok.bos_token_id,
+                         eos_token_id=tok.eos_token_id)
+    folder = tmp_path_factory.mktemp("tiny-llama")
+    LlamaModel(config).eval().save_pretrained(folder)
+    tok.save_pretrained(folder)
+    return models.load_model(str(folder), device="cpu")
+
+
+def test_decoder_bos_is_stored_only_when_prepended(tiny_decoder, corpus, tmp_path):
+    plain = activations(tiny_decoder, corpus, root=tmp_path, progress=False)
+    assert plain.n_special == 0 and plain.special.empty
+    assert plain.special_layer(0).shape == (0, 32)
+    forced = activations(tiny_decoder, corpus, root=tmp_path, prepend_bos=True,
+                         progress=False)
+    special = forced.special
+    bos = tiny_decoder.tokenizer.bos_token_id
+    assert len(special) == len(corpus.sentences)
+    assert (special["position"] == 0).all() and (special["token_id"] == bos).all()
+    assert special["token"].eq(tiny_decoder.tokenizer.bos_token).all()
+    # the BOS row is the hidden state at position 0 of the BOS-prefixed input
+    ids = [bos, *tiny_decoder.tokenizer(corpus.sentences[1], add_special_tokens=False)
+           ["input_ids"]]
+    hidden = _direct_hidden(tiny_decoder, ids)
+    for i in range(forced.n_layers):
+        np.testing.assert_allclose(forced.special_layer(i, [1])[0], hidden[i][0], rtol=1e-4,
+                                   atol=1e-5)
+    # the words are the same words in both entries (the BOS never joins them)
+    assert forced.words["text"].tolist() == plain.words["text"].tolist()
+    assert (forced.words["first_piece"] == plain.words["first_piece"] + 1).all()
 
 
 def test_float16_agrees_with_float32(tiny, corpus, tmp_path):

@@ -31,6 +31,13 @@ is a scatter (``index_add_``) on the device; each batch's word vectors then move
 so peak memory is set by the batch, not by the corpus (after each batch the freed heap is
 returned to the OS: :func:`release_freed_memory`).
 
+Special tokens
+--------------
+The template's special tokens ([CLS] and [SEP], MPNet's ``<s>`` and ``</s>``, a decoder's BOS)
+belong to no word, so no word vector contains them; their hidden states are kept apart
+(:attr:`WordBatch.special`, always float32) and the store writes them to their own files, so
+that no word measure can mix them in by accident.
+
 Hidden states are what ``transformers`` returns with ``output_hidden_states=True``: layer 0
 is the embedding output (for Gemma the embeddings scaled by sqrt(width)), layer L is the last
 block's output, after the final normalisation for the models whose ``last_hidden_state`` has
@@ -116,11 +123,18 @@ def default_batch_tokens(device: torch.device | str) -> int:
 
 @dataclass(frozen=True)
 class EncodedSentence:
-    """One sentence ready for the model: its input ids and its word alignment."""
+    """One sentence ready for the model: its input ids, its word alignment and the input
+    positions of its special tokens ([CLS], [SEP], BOS, ...; ascending)."""
 
     sentence_id: int
     input_ids: np.ndarray
     alignment: Alignment
+    special_pos: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+
+    @property
+    def n_special(self) -> int:
+        """Special tokens in the model input."""
+        return len(self.special_pos)
 
     @property
     def n_tokens(self) -> int:
@@ -156,15 +170,23 @@ class Encoding:
     add_special_tokens: bool
     max_positions: int
     row_start: np.ndarray = field(init=False)
+    special_start: np.ndarray = field(init=False)
 
     def __post_init__(self) -> None:
         counts = np.array([s.alignment.n_words for s in self.sentences], dtype=np.int64)
         self.row_start = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        special = np.array([s.n_special for s in self.sentences], dtype=np.int64)
+        self.special_start = np.concatenate([[0], np.cumsum(special)]).astype(np.int64)
 
     @property
     def n_words(self) -> int:
         """Word occurrences kept (rows of the output)."""
         return int(self.row_start[-1])
+
+    @property
+    def n_special(self) -> int:
+        """Special tokens of the kept sentences (rows of the special-token output)."""
+        return int(self.special_start[-1])
 
     @property
     def n_tokens(self) -> int:
@@ -174,6 +196,30 @@ class Encoding:
     def kept_ids(self) -> np.ndarray:
         """Sentence ids of the kept sentences, in output order."""
         return np.array([s.sentence_id for s in self.sentences], dtype=np.int64)
+
+    def special_columns(self, tokenizer: object | None = None) -> pd.DataFrame:
+        """Per stored special token, in output order (kept sentences, then input position).
+
+        Columns: ``sentence_id``, ``position`` (input position, 0 = the first token),
+        ``n_tokens`` (the sentence's input length, so ``position == n_tokens - 1`` is its last
+        token), ``token_id`` and, given the ``tokenizer``, ``token`` (its text: ``[CLS]``,
+        ``</s>``, ``<bos>``).
+        """
+        sid = np.concatenate([np.full(s.n_special, s.sentence_id, dtype=np.int64)
+                              for s in self.sentences] or [np.zeros(0, np.int64)])
+        pos = np.concatenate([s.special_pos for s in self.sentences]
+                             or [np.zeros(0, np.int64)]).astype(np.int32)
+        n_tokens = np.concatenate([np.full(s.n_special, s.n_tokens, dtype=np.int32)
+                                   for s in self.sentences] or [np.zeros(0, np.int32)])
+        ids = np.concatenate([s.input_ids[s.special_pos] for s in self.sentences]
+                             or [np.zeros(0, np.int64)])
+        table = pd.DataFrame({"sentence_id": sid.astype(np.int32), "position": pos,
+                              "n_tokens": n_tokens, "token_id": ids.astype(np.int64)})
+        if tokenizer is not None:
+            names = tokenizer.convert_ids_to_tokens(sorted(set(ids.tolist())))
+            lookup = dict(zip(sorted(set(ids.tolist())), names, strict=True))
+            table["token"] = [str(lookup[i]) for i in ids.tolist()]
+        return table
 
     def word_columns(self) -> pd.DataFrame:
         """Per stored word: ``n_pieces``, ``first_piece`` (input position), ``shared_piece``,
@@ -311,7 +357,8 @@ def encode(
                 continue
             alignment = align_sentence(text, offsets, special, starts[a:b], ends[a:b],
                                        sentence_id=sid)
-            kept.append(EncodedSentence(sid, ids, alignment))
+            kept.append(EncodedSentence(sid, ids, alignment,
+                                        np.flatnonzero(special).astype(np.int64)))
     if too_long_ids and too_long == "error":
         sid, n = too_long_ids[0]
         more = f" ({len(too_long_ids) - 1} more sentences too)" if len(too_long_ids) > 1 else ""
@@ -359,7 +406,7 @@ def plan_batches(lengths: Sequence[int] | np.ndarray, batch_tokens: int) -> list
 
 @dataclass(frozen=True)
 class WordBatch:
-    """Word vectors of one batch of sentences.
+    """Word vectors of one batch of sentences, and the hidden states of its special tokens.
 
     Attributes
     ----------
@@ -369,10 +416,15 @@ class WordBatch:
         (layers, words, width) in the ``dtype`` asked of :func:`iter_batches` (computed in
         float32, cast on the device): the words of those sentences, sentence after sentence,
         each sentence's words in order.
+    special : numpy.ndarray
+        (layers, special tokens, width) float32, always (a decoder's BOS, its attention sink,
+        can exceed float16's range): the special tokens of those sentences, sentence after
+        sentence, each sentence's in input order (:attr:`EncodedSentence.special_pos`).
     """
 
     sentence_index: np.ndarray
     vectors: np.ndarray
+    special: np.ndarray | None = None
 
 
 def release_freed_memory() -> None:
@@ -479,8 +531,9 @@ def iter_batches(
         with torch.inference_mode():
             for index in batches:
                 batch = [sentences[i] for i in index]
-                vectors = _pool_batch(model, net, batch, pooling, pad_id, device, dtype)
-                yield WordBatch(index, vectors)
+                vectors, special = _pool_batch(model, net, batch, pooling, pad_id, device,
+                                               dtype)
+                yield WordBatch(index, vectors, special)
                 done += len(index)
                 release_freed_memory()
                 bar.update(len(index))
@@ -491,16 +544,22 @@ def iter_batches(
 
 
 def _pool_batch(model: LoadedModel, net: torch.nn.Module, batch: list[EncodedSentence],
-                pooling: str, pad_id: int, device: torch.device, dtype: str) -> np.ndarray:
-    """Forward one batch and pool its pieces into words; returns (layers, words, width)."""
+                pooling: str, pad_id: int, device: torch.device, dtype: str
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """Forward one batch and pool its pieces into words.
+
+    Returns the words' (layers, words, width) vectors in ``dtype`` and the special tokens'
+    (layers, special tokens, width) hidden states in float32.
+    """
     width = max(s.n_tokens for s in batch)
     ids = np.full((len(batch), width), pad_id, dtype=np.int64)
     mask = np.zeros((len(batch), width), dtype=np.int64)
-    flat_parts, word_parts, count_parts = [], [], []
+    flat_parts, word_parts, count_parts, special_parts = [], [], [], []
     word_offset = 0
     for b, s in enumerate(batch):
         ids[b, :s.n_tokens] = s.input_ids
         mask[b, :s.n_tokens] = 1
+        special_parts.append(b * width + s.special_pos)
         al = s.alignment
         if pooling == "mean":
             flat_parts.append(b * width + al.piece_pos)
@@ -515,13 +574,15 @@ def _pool_batch(model: LoadedModel, net: torch.nn.Module, batch: list[EncodedSen
     flat = torch.from_numpy(np.concatenate(flat_parts)).to(device)
     rows = [h.reshape(-1, h.shape[-1]).index_select(0, flat) for h in hidden]
     stacked = torch.stack(rows)  # (layers, pieces or words, width)
+    at = torch.from_numpy(np.concatenate(special_parts).astype(np.int64)).to(device)
+    special = torch.stack([h.reshape(-1, h.shape[-1]).index_select(0, at) for h in hidden])
     if pooling == "mean":
         target = torch.from_numpy(np.concatenate(word_parts)).to(device)
         counts = torch.from_numpy(np.concatenate(count_parts)).to(device, torch.float32)
         sums = stacked.new_zeros((stacked.shape[0], word_offset, stacked.shape[-1]))
         sums.index_add_(1, target, stacked)
         stacked = sums / counts[None, :, None]
-    if not torch.isfinite(stacked).all():
+    if not (torch.isfinite(stacked).all() and torch.isfinite(special).all()):
         bad = sorted({int(s.sentence_id) for s in batch})
         raise FloatingPointError(
             f"{model.name} produced non-finite hidden states in a batch of sentences {bad[:10]}"
@@ -535,8 +596,8 @@ def _pool_batch(model: LoadedModel, net: torch.nn.Module, batch: list[EncodedSen
                 f"{float(peak[layer]):.4g}, beyond float16's range (65504); "
                 "rerun with dtype='float32'."
             )
-        return stacked.half().cpu().numpy()
-    return stacked.float().cpu().numpy()
+        return stacked.half().cpu().numpy(), special.float().cpu().numpy()
+    return stacked.float().cpu().numpy(), special.float().cpu().numpy()
 
 
 def extract_words(
@@ -571,14 +632,17 @@ def extract_words(
     return out, encoding
 
 
-def block_rows(encoding: Encoding, sentence_index: np.ndarray) -> list[tuple[int, int, int, int]]:
-    """Map a batch's word block to output rows.
+def block_rows(encoding: Encoding, sentence_index: np.ndarray, *, special: bool = False
+               ) -> list[tuple[int, int, int, int]]:
+    """Map a batch's word block (or special-token block) to output rows.
 
     Parameters
     ----------
     encoding : Encoding
     sentence_index : numpy.ndarray
         ``WordBatch.sentence_index``.
+    special : bool
+        Map ``WordBatch.special`` to the special-token rows instead of the words.
 
     Returns
     -------
@@ -587,9 +651,10 @@ def block_rows(encoding: Encoding, sentence_index: np.ndarray) -> list[tuple[int
         ``block_start:block_stop``. Consecutive sentences merge into one run.
     """
     runs: list[tuple[int, int, int, int]] = []
+    starts = encoding.special_start if special else encoding.row_start
     lo = 0
     for i in sentence_index:
-        start, stop = int(encoding.row_start[i]), int(encoding.row_start[i + 1])
+        start, stop = int(starts[i]), int(starts[i + 1])
         hi = lo + stop - start
         if runs and runs[-1][1] == start and runs[-1][3] == lo:
             runs[-1] = (runs[-1][0], stop, runs[-1][2], hi)

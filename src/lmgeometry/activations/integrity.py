@@ -11,7 +11,9 @@ no data):
 - every layer file is a ``.npy`` array of shape ``(words, width)`` whose size is its header
   plus words x width x itemsize bytes (the itemsize of the dtype its header names: float16
   for a default entry);
-- ``words.parquet`` has one row per layer row.
+- ``words.parquet`` has one row per layer row;
+- ``special.npy`` holds ``(n_layers, special tokens, width)`` and ``special.parquet`` one row
+  per special token (``counts.special`` of ``meta.json``).
 
 With ``full=True`` (``lmgeometry extract`` on a cache hit, ``lmgeometry store verify``) it also
 compares each file's sha256 with the one recorded in ``meta.json`` (``checksums``) when the
@@ -40,11 +42,18 @@ __all__ = [
     "damaged",
     "file_sha256",
     "layer_file",
+    "SPECIAL_FILE",
+    "SPECIAL_TABLE",
     "WORDS_FILE",
 ]
 
 
 WORDS_FILE = "words.parquet"
+
+#: The special tokens' hidden states, ``(n_layers, special tokens, width)`` float32, and their
+#: table (one row per special token, in the array's order).
+SPECIAL_FILE = "special.npy"
+SPECIAL_TABLE = "special.parquet"
 
 _LAYER_NAME = re.compile(r"^layer_\d+\.npy$")
 
@@ -94,12 +103,15 @@ def check_entry(path: Path, meta: dict[str, Any], *, full: bool = False) -> None
     try:
         n_layers, n_words = int(meta["n_layers"]), int(meta["counts"]["words"])
         shape = (n_words, int(meta["width"]))
+        n_special = int(meta["counts"]["special"])
     except (KeyError, TypeError, ValueError) as exc:
         raise damaged(path, "meta.json", f"lacks or garbles a field ({exc})") from exc
     _check_files(path, meta, n_layers)
     for i in range(n_layers):
         _check_layer(path, layer_file(i), shape)
     _check_words(path, n_words)
+    _check_layer(path, SPECIAL_FILE, (n_layers, n_special, shape[1]))
+    _check_words(path, n_special, SPECIAL_TABLE, "special tokens")
     if full:
         _check_checksums(path, meta.get("checksums") or {})
 
@@ -107,8 +119,9 @@ def check_entry(path: Path, meta: dict[str, Any], *, full: bool = False) -> None
 def _check_files(path: Path, meta: dict[str, Any], n_layers: int) -> None:
     expected = {layer_file(i) for i in range(n_layers)}
     on_disk = {p.name for p in path.iterdir() if _LAYER_NAME.match(p.name)}
-    if not (path / WORDS_FILE).is_file():
-        raise damaged(path, WORDS_FILE, "is missing")
+    for name in (WORDS_FILE, SPECIAL_FILE, SPECIAL_TABLE):
+        if not (path / name).is_file():
+            raise damaged(path, name, "is missing")
     missing = sorted(expected - on_disk)
     if missing:
         raise damaged(path, missing[0], "is missing")
@@ -120,7 +133,7 @@ def _check_files(path: Path, meta: dict[str, Any], n_layers: int) -> None:
                                          f"{len(on_disk)} layer files{model}")
 
 
-def _check_layer(path: Path, name: str, shape: tuple[int, int]) -> None:
+def _check_layer(path: Path, name: str, shape: tuple[int, ...]) -> None:
     fmt = np.lib.format
     try:
         with open(path / name, "rb") as handle:
@@ -134,23 +147,23 @@ def _check_layer(path: Path, name: str, shape: tuple[int, int]) -> None:
     if tuple(found) != shape or fortran:
         raise damaged(path, name, f"holds an array of shape {tuple(found)}, but meta.json says "
                                   f"{shape}")
-    expected = offset + shape[0] * shape[1] * dtype.itemsize
+    expected = offset + int(np.prod(shape)) * dtype.itemsize
     if size != expected:
         raise damaged(path, name, f"has {size:,} bytes instead of {expected:,} "
                                   f"({'truncated' if size < expected else 'overlong'})")
 
 
-def _check_words(path: Path, n_words: int) -> None:
+def _check_words(path: Path, n_words: int, name: str = WORDS_FILE, what: str = "words"
+                 ) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     try:
-        rows = pq.ParquetFile(path / WORDS_FILE).metadata.num_rows
+        rows = pq.ParquetFile(path / name).metadata.num_rows
     except (OSError, pa.ArrowException) as exc:
-        raise damaged(path, WORDS_FILE, f"is not a readable parquet file ({exc})") from exc
+        raise damaged(path, name, f"is not a readable parquet file ({exc})") from exc
     if rows != n_words:
-        raise damaged(path, WORDS_FILE, f"has {rows:,} rows but the layers hold {n_words:,} "
-                                        "words")
+        raise damaged(path, name, f"has {rows:,} rows but the layers hold {n_words:,} {what}")
 
 
 def _check_checksums(path: Path, recorded: dict[str, str]) -> None:

@@ -8,6 +8,12 @@ Layout of one entry (a directory; see ``docs/store.md``)::
         layer_00.npy       (words, width) float16 or float32: layer 0 = embedding output
         ...
         layer_LL.npy       the last layer
+        special.parquet    one row per special token ([CLS], [SEP], BOS, ...; column ``row``)
+        special.npy        (layers, special tokens, width) float32: their hidden states
+
+Special tokens are kept apart from the words on purpose: ``Store.words``, ``Store.layer`` and
+``Store.n_words`` see words only, as before, so no word measure can take them in by accident;
+``Store.special`` and ``Store.special_layer`` read them when a measure asks (format 2).
 
 ``key`` is a sha256 over the model fingerprint, the corpus digest and the options that
 change the numbers (pooling, prepend_bos, too_long, dtype, format version). An entry is
@@ -56,6 +62,8 @@ from lmgeometry.activations.extract import (
     iter_batches,
 )
 from lmgeometry.activations.integrity import (
+    SPECIAL_FILE,
+    SPECIAL_TABLE,
     WORDS_FILE,
     check_entry,
     checksums,
@@ -90,7 +98,9 @@ __all__ = [
 ]
 
 
-FORMAT_VERSION = 1
+#: 2: special tokens stored (``special.npy``, ``special.parquet``); entries of format 1 are
+#: rebuilt (the version is part of the key).
+FORMAT_VERSION = 2
 
 DTYPES: tuple[str, ...] = OUTPUT_DTYPES
 
@@ -113,6 +123,9 @@ class Store:
         spec recorded in ``meta.json``): the ``model`` column of every per-layer table.
     words : pandas.DataFrame
         ``words.parquet``: one row per stored word, in store order (read on first access).
+    special : pandas.DataFrame
+        ``special.parquet``: one row per stored special token, in the order of
+        :meth:`special_layer`'s rows (never mixed with the words).
     """
 
     def __init__(self, path: str | Path, label: str | None = None, *,
@@ -144,10 +157,23 @@ class Store:
         """The stored words (``words.parquet``), one row per layer row."""
         return pd.read_parquet(self.path / WORDS_FILE)
 
+    @cached_property
+    def special(self) -> pd.DataFrame:
+        """The stored special tokens (``special.parquet``): ``row``, ``sentence_id``,
+        ``position`` (input position), ``n_tokens`` (the sentence's input length),
+        ``token_id``, ``token`` (``[CLS]``, ``</s>``, ``<bos>``); one row per row of
+        :meth:`special_layer`."""
+        return pd.read_parquet(self.path / SPECIAL_TABLE)
+
     @property
     def n_words(self) -> int:
         """Rows of every layer array."""
         return int(self.meta["counts"]["words"])
+
+    @property
+    def n_special(self) -> int:
+        """Rows of every special-token layer."""
+        return int(self.meta["counts"]["special"])
 
     @property
     def width(self) -> int:
@@ -198,6 +224,28 @@ class Store:
             X = X[rows]
         return X if dtype is None else np.asarray(X, dtype=dtype)
 
+    def special_layer(self, i: int, rows: np.ndarray | slice | None = None,
+                      dtype: npt.DTypeLike | None = np.float32) -> np.ndarray:
+        """Hidden states of the special tokens at layer ``i`` (rows of :attr:`special`).
+
+        Same call as :meth:`layer`; the array is stored in float32 whatever the words' dtype
+        (a decoder's BOS, its attention sink, can exceed float16's range).
+
+        Returns
+        -------
+        numpy.ndarray
+            ``(n_rows, width)``.
+        """
+        if not -self.n_layers <= i < self.n_layers:
+            raise IndexError(f"layer {i} out of range for {self.n_layers} layers")
+        try:
+            X = np.load(self.path / SPECIAL_FILE, mmap_mode="r")[i % self.n_layers]
+        except (OSError, ValueError) as exc:
+            raise damaged(self.path, SPECIAL_FILE, f"cannot be read ({exc})") from exc
+        if rows is not None:
+            X = X[rows]
+        return X if dtype is None else np.asarray(X, dtype=dtype)
+
     def layers(self) -> Iterator[np.ndarray]:
         """Iterate over all layers, layer 0 first (memory maps in the store's dtype)."""
         for i in range(self.n_layers):
@@ -215,7 +263,8 @@ class Store:
     def __repr__(self) -> str:
         m = self.meta
         return (f"Store({m['model'].get('name')!r}, corpus={m['corpus']['name']!r}, "
-                f"words={self.n_words}, layers={self.n_layers}, width={self.width}, "
+                f"words={self.n_words}, special={self.n_special}, layers={self.n_layers}, "
+                f"width={self.width}, "
                 f"dtype={m['dtype']}, path='{self.path}')")
 
 
@@ -352,6 +401,26 @@ class _LayerWriter:
             self.fd = -1
 
 
+class _SpecialWriter(_LayerWriter):
+    """``special.npy``, ``(n_layers, rows, width)`` float32, written by (layer, row range)."""
+
+    def __init__(self, path: Path, n_layers: int, n_rows: int, width: int) -> None:
+        dtype = np.dtype(np.float32)
+        mm = np.lib.format.open_memmap(path, mode="w+", dtype=dtype,
+                                       shape=(n_layers, n_rows, width))
+        self.offset = int(mm.offset)
+        del mm
+        self.row_bytes = width * dtype.itemsize
+        self.layer_rows = n_rows
+        self.dtype = dtype
+        self.fd = os.open(path, os.O_WRONLY)
+
+    def write_layers(self, row_start: int, block: np.ndarray) -> None:
+        """``block`` is (n_layers, rows, width): rows ``row_start...`` of every layer."""
+        for i, rows in enumerate(block):
+            self.write(i * self.layer_rows + row_start, rows)
+
+
 def _versions() -> dict[str, str]:
     import pyarrow
     import tokenizers
@@ -389,6 +458,8 @@ def _write_entry(tmp: Path, model: LoadedModel, corpus: Corpus, encoding: Encodi
     n_layers = model.n_layers + 1
     writers = [_LayerWriter(tmp / layer_file(i), encoding.n_words, model.hidden_size, dtype)
                for i in range(n_layers)]
+    special = _SpecialWriter(tmp / SPECIAL_FILE, n_layers, encoding.n_special,
+                             model.hidden_size)
     t0 = time.perf_counter()
     try:
         for wb in iter_batches(model, encoding, pooling=options["pooling"],
@@ -397,11 +468,16 @@ def _write_entry(tmp: Path, model: LoadedModel, corpus: Corpus, encoding: Encodi
             for start, _stop, lo, hi in block_rows(encoding, wb.sentence_index):
                 for i, writer in enumerate(writers):
                     writer.write(start, wb.vectors[i, lo:hi])
+            for start, _stop, lo, hi in block_rows(encoding, wb.sentence_index, special=True):
+                special.write_layers(start, wb.special[:, lo:hi])
     finally:
-        for writer in writers:
+        for writer in [*writers, special]:
             writer.close()
     seconds = time.perf_counter() - t0
     _stored_words(corpus, encoding).to_parquet(tmp / WORDS_FILE, index=False)
+    table = encoding.special_columns(model.tokenizer)
+    table.insert(0, "row", np.arange(len(table), dtype=np.int64))
+    table.to_parquet(tmp / SPECIAL_TABLE, index=False)
     n_shared = int(sum(int(s.alignment.shared.sum()) for s in encoding.sentences))
     meta = {
         "format": FORMAT_VERSION,
@@ -424,6 +500,7 @@ def _write_entry(tmp: Path, model: LoadedModel, corpus: Corpus, encoding: Encodi
             "sentences_without_words": (encoding.n_sentences - len(encoding.sentences)
                                         - len(encoding.skipped)),
             "words": encoding.n_words,
+            "special": encoding.n_special,
             "tokens": encoding.n_tokens,
             "words_with_shared_piece": n_shared,
             "invisible_words_dropped": corpora.invisible_words_dropped(corpus),
@@ -434,7 +511,8 @@ def _write_entry(tmp: Path, model: LoadedModel, corpus: Corpus, encoding: Encodi
                        "batch_tokens": batch_tokens or default_batch_tokens(model.device),
                        "device": str(model.device)},
         "versions": _versions(),
-        "checksums": checksums(tmp, [WORDS_FILE, *(layer_file(i) for i in range(n_layers))]),
+        "checksums": checksums(tmp, [WORDS_FILE, SPECIAL_TABLE, SPECIAL_FILE,
+                                     *(layer_file(i) for i in range(n_layers))]),
     }
 
     (tmp / "meta.json").write_text(json.dumps(to_jsonable(meta), indent=1, sort_keys=True) + "\n")
@@ -651,7 +729,8 @@ def extract_cli(args: argparse.Namespace) -> int:
     counts = store.meta["counts"]
     print(store.path)
     print(f"{human_size(_du(store.path))} on disk: {counts['words']} words x {store.n_layers} "
-          f"layers x {store.width} ({store.meta['dtype']}), "
+          f"layers x {store.width} ({store.meta['dtype']}), {counts['special']} special "
+          f"tokens, "
           f"{counts['sentences_stored']} sentences stored, "
           f"{counts['sentences_skipped']} skipped")
     return 0

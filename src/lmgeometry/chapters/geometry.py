@@ -8,11 +8,17 @@ and its identity explain, and whether position runs along a manifold. Each numbe
 95% interval over sentences, and seed 000's claims are tested as :class:`Claim` records. The
 measures are in :mod:`lmgeometry.measures.clusters`.
 
+Special tokens (:func:`special_measures`): the store keeps the template's special tokens
+([CLS] and [SEP], MPNet's ``<s>`` and ``</s>``, a decoder's BOS) apart from the words; this
+chapter reads them to test seed 000's token-level statements about them: BERT's [SEP] has the
+lowest token intra-sentence similarity in the upper layers, and GPT-2's first token the lowest
+similarity to the rest of its sentence throughout.
+
 Intervals: a cluster bootstrap over sentences (:class:`GroupBootstrap`, the same draws for
 every layer and measure of a model, conditional on the fitted clusters and regressions) for the
-silhouette, separation, first-word shares and k-NN R^2; a delete-a-group jackknife over blocks
-of sentences for omega-squared, whose many small groups (word identity) a bootstrap would
-inflate with the duplicated sentences' identical rows.
+silhouette, separation, first-word shares, k-NN R^2 and the special tokens' measures; a
+delete-a-group jackknife over blocks of sentences for omega-squared, whose many small groups
+(word identity) a bootstrap would inflate with the duplicated sentences' identical rows.
 """
 
 from __future__ import annotations
@@ -38,6 +44,7 @@ from lmgeometry.measures.clusters import (
     umap_project,
     variance_explained_jackknife,
 )
+from lmgeometry.measures.contextual import token_measures
 from lmgeometry.measures.similarity import subsample
 from lmgeometry.measures.stats import (
     GroupBootstrap,
@@ -46,7 +53,7 @@ from lmgeometry.measures.stats import (
     percentile_interval,
 )
 from lmgeometry.report.claims import Claim, claim_sentences, claims_frame
-from lmgeometry.report.prose import layer_ranges, layers_phrase, plural
+from lmgeometry.report.prose import layer_ranges, layers_phrase, number, plural, span
 
 __all__ = [
     "FIGURES",
@@ -56,7 +63,10 @@ __all__ = [
     "KNN_COMPONENTS",
     "KNN_NEIGHBORS",
     "MANIFOLD_GAIN",
+    "MIN_CLASS_TOKENS",
+    "POSITION_BINS",
     "SILHOUETTE",
+    "SpecialPlan",
     "Views",
     "analyse",
     "claim_layers",
@@ -64,6 +74,9 @@ __all__ = [
     "cluster_projections",
     "hover_labels",
     "layer_measures",
+    "special_measures",
+    "special_plan",
+    "special_sentences",
 ]
 
 #: Kaufman & Rousseeuw (1990): an average silhouette above 0.5 is a reasonable cluster
@@ -87,12 +100,20 @@ KNN_NEIGHBORS = 10
 #: Blocks of sentences of the omega-squared jackknife.
 JACKKNIFE_BLOCKS = 20
 
+#: Input positions (after the first token) grouped as the seed's position figures group them:
+#: the first token is compared with each group's mean.
+POSITION_BINS: tuple[tuple[int, int], ...] = ((1, 1), (2, 3), (4, 7), (8, 15), (16, 31),
+                                             (32, 1 << 30))
+
+#: A part of speech with fewer tokens is not compared with [SEP] (its mean is too noisy).
+MIN_CLASS_TOKENS = 50
+
 #: The layers of a claim about "the layers", as statistics name them (see :func:`claim_layers`).
 _SPAN = "layers 1 to L - 1"
 
 #: Figure labels (the notebook's ``show`` names) of the claims' evidence.
 FIGURES = {"split": "silhouette", "first": "first-word-share", "last": "separation",
-           "manifold": "position-knn", "position": "position-lead"}
+           "manifold": "position-knn", "position": "position-lead", "special": "special-intra"}
 
 _PUBLISHED = {
     "split_decoder": "GPT-2: two very separate clusters (PCA views of every layer, by eye)",
@@ -104,6 +125,10 @@ _PUBLISHED = {
                 "the token's absolute position runs",
     "position_decoder": "GPT-2: position is the globally most important feature",
     "position_encoder": "BERT: position is encoded only locally, within each cluster",
+    "sep": "BERT: 'the [SEP] and punctuation marks have the lowest token-based-intra-sentence-"
+           "similarity in the upper layers'",
+    "first_token": "GPT-2: 'throughout all layers', tokens at position 0 have the lowest "
+                   "similarity to the remaining tokens in the sentence",
 }
 
 
@@ -329,12 +354,133 @@ def _blocks(sentences: np.ndarray, n_blocks: int, seed: int) -> np.ndarray:
     return deal[codes]
 
 
+@dataclass
+class SpecialPlan:
+    """The tokens of a store's sentences (words, then special tokens) and their groups.
+
+    ``subjects`` maps a name ("[SEP] (last token)", "<bos> (first token)", "first word (first
+    token)") to its token rows and the reference it is compared with: ``"classes"`` (the
+    parts of speech of the words, punctuation left out, each with at least
+    :data:`MIN_CLASS_TOKENS` tokens) for a last token, ``"positions"`` (:data:`POSITION_BINS`
+    of the words' input positions) for a first token.
+    """
+
+    frame: pd.DataFrame
+    n_words: int
+    subjects: dict[str, tuple[np.ndarray, str]]
+    references: dict[str, dict[str, np.ndarray]]
+    boot: GroupBootstrap
+
+
+def special_plan(store: Store, n_boot: int, seed: int) -> SpecialPlan:
+    """Every token of ``store``'s sentences (its words, then its special tokens), the subjects
+    of :func:`special_measures` and their reference groups, and a bootstrap over sentences."""
+    words, special = store.words, store.special
+    # a word's input position (special tokens counted); a table without the alignment
+    # columns (a store written from arrays) counts words
+    position = words.get("first_piece", words["word_index"]).to_numpy()
+    frame = pd.concat([
+        pd.DataFrame({"sentence_id": words["sentence_id"].to_numpy(),
+                      "text": words["text"].to_numpy(), "upos": words["upos"].to_numpy(),
+                      "position": position}),
+        pd.DataFrame({"sentence_id": special["sentence_id"].to_numpy(),
+                      "text": special["token"].to_numpy(), "upos": "SPECIAL",
+                      "position": special["position"].to_numpy()}),
+    ], ignore_index=True)
+    n = len(words)
+    subjects = {}
+    at = n + np.arange(len(special))
+    for role, mask in (("first", special["position"].to_numpy() == 0),
+                       ("last", (special["position"] == special["n_tokens"] - 1).to_numpy())):
+        for token in pd.unique(special["token"].to_numpy()[mask]):
+            rows = at[mask & (special["token"].to_numpy() == token)]
+            subjects[f"{token} ({role} token)"] = (rows, "positions" if role == "first"
+                                                   else "classes")
+    if not (special["position"].to_numpy() == 0).any():  # no BOS: the first word is first
+        subjects["first word (first token)"] = (np.flatnonzero(position == 0), "positions")
+    upos = words["upos"].to_numpy()
+    counts = pd.Series(upos[upos != "PUNCT"]).value_counts()
+    references = {
+        "classes": {c: np.flatnonzero(upos == c) for c in counts.index[counts >= MIN_CLASS_TOKENS]},
+        "positions": {(f"position {a}" if a == b else f"positions {a}+" if b >= 1 << 29
+                       else f"positions {a}-{b}"): np.flatnonzero((position >= a)
+                                                                  & (position <= b))
+                      for a, b in POSITION_BINS},
+    }
+    references["positions"] = {k: v for k, v in references["positions"].items() if len(v)}
+    boot = GroupBootstrap(frame["sentence_id"].to_numpy(), n_boot, seed)
+    return SpecialPlan(frame, n, subjects, references, boot)
+
+
+def special_measures(Xw: np.ndarray, Xs: np.ndarray, plan: SpecialPlan
+                     ) -> tuple[list[dict], dict[str, np.ndarray]]:
+    """Seed 000's token measures of the special tokens in one layer, with intervals.
+
+    Every token of a sentence, words and special tokens alike (seed 000's BERT tokens included
+    [CLS] and [SEP]), gets its token intra-sentence similarity, the mean cosine to the other
+    tokens of its sentence (:func:`lmgeometry.measures.contextual.token_measures`). Per
+    subject (a special token, or a decoder's first word when its template adds no BOS):
+    its mean token intra-sentence similarity, the lowest mean of its reference groups (parts
+    of speech for a last token, input positions for a first token) and the difference, and
+    the ratio of its mean norm to the words' mean norm; each with a 95% interval over
+    sentences.
+
+    Parameters
+    ----------
+    Xw : (n_words, d) the layer's vectors of every word of the store, in store order
+    Xs : (n_special, d) the layer's special tokens (:meth:`Store.special_layer`)
+    plan : :func:`special_plan` of the store
+
+    Returns
+    -------
+    rows : one dict per subject: ``token``, ``role`` ("first token" or "last token"), ``n``,
+        ``intra``, ``reference`` (the lowest group), ``reference_intra``, ``difference``,
+        ``norm_ratio``, each statistic with ``_lo``/``_hi``
+    replicates : ``difference`` replicates per subject
+    """
+    T = np.vstack([np.asarray(Xw, np.float32), np.asarray(Xs, np.float32)])
+    intra = token_measures(T, plan.frame)["token_intra"].to_numpy()
+    norms = np.linalg.norm(T.astype(np.float64), axis=1)
+    boot = plan.boot
+    word_norm = boot.ratio(norms[:plan.n_words], rows=np.arange(plan.n_words))
+    nan = (float("nan"), np.full(boot.n_boot, np.nan))
+
+    def mean_intra(r: np.ndarray) -> tuple[float, np.ndarray]:
+        # a token alone in its sentence (or a zero vector) has no intra-sentence similarity
+        r = r[np.isfinite(intra[r])]
+        return boot.ratio(intra[r], rows=r) if len(r) else nan
+
+    rows, reps = [], {}
+    for name, (subject, kind) in plan.subjects.items():
+        value, rep = mean_intra(subject)
+        groups = {g: mean_intra(r) for g, r in plan.references[kind].items()}
+        groups = {g: v for g, v in groups.items() if np.isfinite(v[0])}
+        lowest = min(groups, key=lambda g: groups[g][0]) if groups else ""
+        ref_value, ref_reps = ((groups[lowest][0],
+                                np.min(np.stack([g[1] for g in groups.values()]), axis=0))
+                               if groups else nan)
+        norm_value, norm_rep = boot.ratio(norms[subject], rows=subject)
+        row = {"token": name, "role": "first token" if kind == "positions" else "last token",
+               "n": len(subject), "reference": lowest}
+        for key, (v, r) in {"intra": (value, rep), "reference_intra": (ref_value, ref_reps),
+                            "difference": (value - ref_value, rep - ref_reps),
+                            "norm_ratio": (norm_value / word_norm[0],
+                                           norm_rep / word_norm[1])}.items():
+            row.update(_interval(key, v, r))
+        rows.append(row)
+        reps[name] = rep - ref_reps
+    return rows, reps
+
+
 def _model_pass(store: Store, *, seed: int, n_words: int, point_budget: int,
-                umap_layers: int, n_boot: int) -> tuple[pd.DataFrame, dict, Views, pd.DataFrame]:
-    """:func:`layer_measures` of every layer and control of one store, reading each layer once.
+                umap_layers: int, n_boot: int
+                ) -> tuple[pd.DataFrame, dict, Views, pd.DataFrame, pd.DataFrame]:
+    """:func:`layer_measures` of every layer and control of one store, and
+    :func:`special_measures` of every layer, reading each layer once.
 
     Returns the model's per-layer table, the replicates by ``(control, measure)`` (arrays of
-    layers x replicates), the figures' :class:`Views` and the widest split's cluster profile.
+    layers x replicates; the special tokens' under ``("special", token)``), the figures'
+    :class:`Views`, the widest split's cluster profile and the special tokens' table.
     """
     rows = subsample(store.n_words, n_words, seed)
     words = store.words.iloc[rows].reset_index(drop=True)
@@ -346,10 +492,17 @@ def _model_pass(store: Store, *, seed: int, n_words: int, point_budget: int,
     chosen = set(np.linspace(0, store.n_layers - 1, umap_layers).round().astype(int).tolist()
                  if umap_layers > 0 else [])
     views = Views(words.iloc[drawn].reset_index(drop=True))
-    table, reps, previous = [], {}, {}
+    table, reps, previous, special = [], {}, {}, []
+    plan = special_plan(store, n_boot, seed)
     widest = (-np.inf, None, None, None)
     for layer in range(store.n_layers):
-        X = store.layer(layer, rows)
+        full = store.layer(layer)
+        X = full[rows]
+        with threadpool_limits(limits=1):
+            found_rows, found_reps = special_measures(full, store.special_layer(layer), plan)
+        special += [{"layer": layer, "depth": store.depth(layer), **r} for r in found_rows]
+        for name, values in found_reps.items():
+            reps.setdefault(("special", name), []).append(values)
         for control, idx in keep.items():
             with threadpool_limits(limits=1):  # small problems: threads only contend
                 row, rep, found = layer_measures(X[idx], words.iloc[idx], boot, idx,
@@ -375,7 +528,7 @@ def _model_pass(store: Store, *, seed: int, n_words: int, point_budget: int,
     else:
         profile = pd.DataFrame()
     return (pd.DataFrame(table), {k: np.stack(v) for k, v in reps.items()}, views,
-            profile)
+            profile, pd.DataFrame(special))
 
 
 def _over_layers(part: pd.DataFrame, reps: dict, control: str, name: str,
@@ -507,6 +660,84 @@ def _position_claim(part: pd.DataFrame, reps: dict, layers: list[int], decoder: 
                  f"{sel['var_upos'].mean():.2f}, word identity {sel['var_word'].mean():.2f}")
 
 
+def _special_claim(part: pd.DataFrame, reps: dict, decoder: bool) -> Claim | None:
+    """Seed 000's [SEP] claim (encoders) or first-token claim (decoders), if the store has
+    the token: [SEP] against the parts of speech in the upper half of the layers, the first
+    token against the later positions in every layer from 1 on."""
+    suffix = "(first token)" if decoder else "(last token)"
+    names = [t for t in pd.unique(part["token"]) if t.endswith(suffix)]
+    if not names:
+        return None
+    name = names[0]
+    sub = part[part["token"] == name].set_index("layer")
+    rep = reps[("special", name)]
+    base = {"seed": "000", "model": str(part["model"].iloc[0]), "control": "none",
+            "threshold": 0.0, "direction": "below", "figure": FIGURES["special"]}
+    if decoder:
+        layers = [layer for layer in sub.index if layer >= 1]
+        at = int(sub.loc[layers, "difference"].idxmax())
+        value = float(sub.loc[at, "difference"])
+        lo, hi = percentile_interval(np.max(rep[layers], axis=0), value)
+        return Claim(
+            claim="the first token is the least similar to the rest of its sentence, in every "
+                  "layer",
+            statistic="largest over layers 1 to L of the first token's mean token intra-"
+                      "sentence similarity minus the lowest mean of the later input positions "
+                      "(grouped 1, 2-3, 4-7, 8-15, 16-31, 32+)",
+            value=value, ci_low=lo, ci_high=hi,
+            rule="'lowest' is an ordering: below every later position in every layer, so the "
+                 "largest difference is below 0",
+            published=_PUBLISHED["first_token"],
+            evidence=f"first token: {name}; closest at layer {at} (to "
+                     f"{sub.loc[at, 'reference']}); a claim about the first token itself, so "
+                     f"it has no first-word control", **base)
+    upper = [layer for layer in sub.index if layer >= 1 and sub.loc[layer, "depth"] >= 0.5]
+    value = float(sub.loc[upper, "difference"].mean())
+    lo, hi = percentile_interval(rep[upper].mean(axis=0), value)
+    lowest = sub.loc[upper, "reference"].value_counts().index[0]
+    return Claim(
+        claim="[SEP] has the lowest token intra-sentence similarity in the upper layers",
+        statistic="mean over the upper half of the layers (depth >= 0.5) of the closing "
+                  "special token's ([SEP], </s>) mean token intra-sentence similarity minus the "
+                  "lowest mean of a part of speech (punctuation, which the seed names with "
+                  "[SEP], left out)",
+        value=value, ci_low=lo, ci_high=hi,
+        rule="'lowest' is an ordering: below every part of speech, so the difference from "
+             "the lowest is below 0",
+        published=_PUBLISHED["sep"],
+        evidence=f"closing token: {name}; {layers_phrase(upper)}; lowest part of speech most "
+                 f"often {lowest}; norm ratio to the words "
+                 f"{sub.loc[upper, 'norm_ratio'].min():.2f} to "
+                 f"{sub.loc[upper, 'norm_ratio'].max():.2f}", **base)
+
+
+def special_sentences(special: pd.DataFrame) -> list[str]:
+    """One sentence per model and special token from ``tables["special"]``: the layers where
+    its token intra-sentence similarity is, with its 95% interval, wholly below or wholly
+    above the lowest of its reference groups, and its norm relative to the words' (layers 1
+    on; layer 0, the embedding output, apart)."""
+    out = []
+    for (model, token), part in special.groupby(["model", "token"], sort=False):
+        part = part.sort_values("layer")
+        groups = ("the later input positions" if part["role"].iloc[0] == "first token"
+                  else "every part of speech (punctuation left out)")
+        below = part.loc[part["difference_hi"] < 0, "layer"].tolist()
+        above = part.loc[part["difference_lo"] > 0, "layer"].tolist()
+        later = part[part["layer"] >= 1]
+        ratio = later if len(later) else part
+        text = (f"{model}, {token}: less similar to the rest of its sentence than {groups} in "
+                f"{len(below)} of {plural(len(part), 'layer')}"
+                + (f" ({layer_ranges(below)})" if below else "")
+                + (f", more similar than the least similar of them in {layers_phrase(above)}"
+                   if above else "")
+                + f"; its norm is {span(ratio['norm_ratio'].min(), ratio['norm_ratio'].max())}"
+                f" times the words' mean norm"
+                + (" from layer 1 on" if len(later) else "")
+                + f" ({number(float(part.iloc[0]['norm_ratio']))} in layer 0).")
+        out.append(text)
+    return out
+
+
 def _model_claims(part: pd.DataFrame, reps: dict, decoder: bool) -> list[Claim]:
     """Seed 000's claims on one model, per control: GPT-2's for decoders, BERT's otherwise."""
     layers = claim_layers(int(part["layer"].max()) + 1)
@@ -527,7 +758,8 @@ def _split_sentence(layers: pd.DataFrame, bos: Mapping[str, bool]) -> str:
     """How many of each model's layers split, from the per-layer table (control "none").
 
     ``bos`` names the decoders whose tokenizer prepends a beginning-of-sequence token: their
-    first stored word is not the sequence's first token, which is not stored.
+    first word is not the sequence's first token (which the store keeps with the special
+    tokens).
     """
     parts = []
     for model, part in layers[layers["control"] == "none"].groupby("model", sort=False):
@@ -539,8 +771,8 @@ def _split_sentence(layers: pd.DataFrame, bos: Mapping[str, bool]) -> str:
     prepends = [model for model, flag in bos.items() if flag]
     if prepends:
         sentence += (f" The tokenizer of {' and '.join(prepends)} prepends a "
-                     f"beginning-of-sequence token, which is not stored: there the first "
-                     f"stored word is not the sequence's first token.")
+                     f"beginning-of-sequence token, stored apart from the words: there the "
+                     f"first word is not the sequence's first token.")
     return sentence
 
 
@@ -569,12 +801,14 @@ def analyse(stores: Mapping[str, Store], *, seed: int = 0, n_words: int = 2000,
     GeometryResult
         ``tables["layers"]``: one row per (model, layer, control) with :func:`layer_measures`'
         columns; ``tables["clusters"]``: :func:`cluster_profile` of each model's widest split;
-        ``claims``: seed 000's claims (GPT-2's for decoders, under both controls; BERT's for
-        encoders); ``sentences``; ``views``: the figures' arrays.
+        ``tables["special"]``: one row per (model, layer, special token) with
+        :func:`special_measures`' columns; ``claims``: seed 000's claims (GPT-2's for
+        decoders, under both controls, and the first-token claim; BERT's for encoders, and the
+        [SEP] claim); ``sentences``; ``views``: the figures' arrays.
     """
-    tables, profiles, claims, views, kinds, bos = [], [], [], {}, {}, {}
+    tables, profiles, claims, views, kinds, bos, specials = [], [], [], {}, {}, {}, []
     for spec, store in stores.items():
-        part, reps, views[spec], profile = _model_pass(
+        part, reps, views[spec], profile, special = _model_pass(
             store, seed=seed, n_words=n_words, point_budget=point_budget,
             umap_layers=umap_layers, n_boot=n_boot)
         kinds[spec] = _kind(store)
@@ -585,11 +819,17 @@ def analyse(stores: Mapping[str, Store], *, seed: int = 0, n_words: int = 2000,
         if not profile.empty:
             profiles.append(profile.assign(model=spec))
         claims += _model_claims(part, reps, kinds[spec] == "decoder")
+        if not special.empty:
+            special.insert(0, "model", spec)
+            specials.append(special)
+            found = _special_claim(special, reps, kinds[spec] == "decoder")
+            claims += [found] if found is not None else []
     layers = pd.concat(tables, ignore_index=True)
     clusters = (pd.concat(profiles, ignore_index=True)[
         ["model", "layer", "cluster", "share", "position0_share", "mean_position", "top_words"]]
         if profiles else pd.DataFrame())
     frame = claims_frame(claims)
+    special = pd.concat(specials, ignore_index=True) if specials else pd.DataFrame()
     return GeometryResult(
-        tables={"layers": layers, "clusters": clusters}, claims=frame,
+        tables={"layers": layers, "clusters": clusters, "special": special}, claims=frame,
         sentences=[_split_sentence(layers, bos), *claim_sentences(frame, kinds)], views=views)

@@ -91,6 +91,7 @@ __all__ = [
     "load_mnli",
     "load_qnli",
     "load_semcor",
+    "semcor_sense_counts",
     "load_semeval2012",
     "load_sst2",
     "load_sts",
@@ -969,6 +970,22 @@ def load_semcor() -> pd.DataFrame:
     finally:
         tmp.unlink(missing_ok=True)
     return frame
+
+
+def semcor_sense_counts() -> pd.Series:
+    """How often each WordNet 3.0 sense key is annotated in all of SemCor 3.0.
+
+    The natural frequency of a word's senses in running text, e.g. to draw sense-tagged
+    occurrences in their natural proportions (a sample drawn evenly over senses deflates the
+    most-frequent-sense baseline).
+
+    Returns
+    -------
+    pandas.Series
+        Counts indexed by sense key (:func:`load_semcor`'s annotations).
+    """
+    keys = load_semcor()["sense_key"].dropna()
+    return keys.value_counts().rename("count").rename_axis("sense_key")
 
 
 _WORDNET_POS = {"NOUN": "n", "VERB": "v", "ADJ": "a", "ADV": "r"}

@@ -62,20 +62,25 @@ def as_float(X: np.ndarray) -> np.ndarray:
 
 
 def pca_project(
-    X: np.ndarray, n_components: int = 3, seed: int = 0
+    X: np.ndarray, n_components: int = 3, seed: int = 0, *, fit: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Project the rows of ``X`` on their first principal components.
 
     PCA centres the data: coordinates are ``(X - mean) @ V[:, :k]`` with ``V`` the right singular
-    vectors of the centred matrix.
+    vectors of the centred matrix. With ``fit``, the mean and ``V`` are those of ``fit`` (e.g. a
+    sample of all the layer's words, as seed 000 projected every token at once) and ``X`` is
+    only projected.
 
     Returns
     -------
     coords : (n, n_components) array
-    explained : (n_components,) explained-variance ratios
+    explained : (n_components,) explained-variance ratios (of ``fit`` when given)
     """
     pca = PCA(n_components=n_components, random_state=seed, svd_solver="randomized")
-    coords = pca.fit_transform(as_float(X))
+    if fit is None:
+        coords = pca.fit_transform(as_float(X))
+    else:
+        coords = pca.fit(as_float(fit)).transform(as_float(X))
     return coords.astype(np.float32), pca.explained_variance_ratio_.astype(np.float64)
 
 

@@ -9,7 +9,13 @@ match the word's senses:
 * :func:`sense_separability` -- both, per target word of a sense-tagged word table;
 * :func:`fit_wic_threshold` / :func:`evaluate_wic` -- the Word-in-Context task (Pilehvar &
   Camacho-Collados 2019) solved by thresholding the similarity of the two occurrences;
-* :func:`polysemy_regression` -- OLS of self-similarity on sense count and context count.
+* :func:`polysemy_regression` -- OLS of self-similarity on sense count and context count;
+  :func:`standardised_coefficients` -- its standardised coefficients for many layers at
+  once, with a bootstrap over words;
+* :func:`nn_credit`, :func:`mfs_credit` -- the per-occurrence credits behind the 1-NN and MFS
+  accuracies, :func:`similarity_silhouette` -- the silhouette from a similarity matrix, and
+  :func:`natural_sample` -- a subsample of a word's occurrences in its senses' natural
+  proportions, so that the MFS baseline is the one a reader of WSD papers knows.
 
 Every function takes vectors already transformed as the caller wants (centred, top principal
 components removed, standardised: :func:`transform`).
@@ -29,6 +35,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
@@ -36,15 +43,21 @@ import pandas as pd
 from numpy.typing import ArrayLike
 from scipy import stats
 
-from lmgeometry.measures.isotropy import remove_top_pcs
 from lmgeometry.measures.similarity import unit_rows
 
 __all__ = [
     "evaluate_wic",
     "fit_wic_threshold",
+    "LayerFit",
     "loo_1nn_sense_accuracy",
+    "mfs_credit",
     "most_frequent_sense_baseline",
+    "natural_sample",
+    "nn_credit",
     "polysemy_regression",
+    "similarity_silhouette",
+    "similarity_matrix",
+    "standardised_coefficients",
     "sense_separability",
     "sense_silhouette",
     "separability_summary",
@@ -65,6 +78,9 @@ TIE_TOL = 1e-9
 
 def _codes(senses: ArrayLike) -> np.ndarray:
     """Integer codes of the labels (in order of first appearance)."""
+    a = np.asarray(senses)
+    if a.dtype.kind in "iu" and a.ndim == 1:  # already codes: keep their order of appearance
+        return pd.factorize(a, sort=False)[0]
     codes, _ = pd.factorize(pd.Series(list(np.asarray(senses, dtype=object))), sort=False)
     if (codes < 0).any():
         raise ValueError("senses contain missing values")
@@ -113,30 +129,61 @@ def loo_1nn_sense_accuracy(
     """
     X = np.asarray(X, dtype=np.float64)
     y = _codes(senses)
-    n = len(y)
-    if X.ndim != 2 or X.shape[0] != n:
+    if X.ndim != 2 or X.shape[0] != len(y):
         raise ValueError("X must be (n, d) with one row per sense label")
+    return float(nn_credit(similarity_matrix(X, metric), y, ties=ties, tie_tol=tie_tol).mean())
+
+
+def similarity_matrix(X: ArrayLike, metric: Literal["cosine", "euclidean"] = "cosine"
+                      ) -> np.ndarray:
+    """``(n, n)`` similarities of the rows: cosine, or minus the squared Euclidean distance."""
+    X = np.asarray(X, dtype=np.float64)
+    if metric == "cosine":
+        U = unit_rows(X)[0]
+        return U @ U.T
+    if metric == "euclidean":
+        sq = (X * X).sum(axis=1)
+        return -(sq[:, None] + sq[None, :] - 2.0 * (X @ X.T))
+    raise ValueError(f"metric must be 'cosine' or 'euclidean', not {metric!r}")
+
+
+def nn_credit(S: ArrayLike, senses: ArrayLike, *, ties: Ties = "split",
+              tie_tol: float = TIE_TOL) -> np.ndarray:
+    """Each occurrence's leave-one-out 1-nearest-neighbour credit, from a similarity matrix.
+
+    ``credit_i = [sense(j*(i)) = sense(i)]`` with ``j*(i) = argmax_{j != i} S_ij``; the mean
+    of the credits is :func:`loo_1nn_sense_accuracy`. Ties within ``tie_tol`` of the row
+    maximum are resolved as that function describes (``"split"``: the share of the tied
+    neighbours that share the sense). The diagonal of ``S`` is ignored. An occurrence whose
+    sense has no other occurrence always earns 0.
+
+    Parameters
+    ----------
+    S : (n, n) similarities (e.g. :func:`similarity_matrix`), ``n >= 2``
+    senses : n sense labels (any hashables, or integer codes)
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(n,)`` credits in [0, 1].
+    """
+    S = np.array(S, dtype=np.float64)
+    y = _codes(senses)
+    n = len(y)
+    if S.shape != (n, n):
+        raise ValueError("S must be (n, n) with one row per sense label")
     if n < 2:
         raise ValueError("leave-one-out needs at least two occurrences")
     if ties not in ("split", "first"):
         raise ValueError(f"ties must be 'split' or 'first', not {ties!r}")
-    if metric == "cosine":
-        U = unit_rows(X)[0]
-        S = U @ U.T
-    elif metric == "euclidean":
-        sq = (X * X).sum(axis=1)
-        S = -(sq[:, None] + sq[None, :] - 2.0 * (X @ X.T))
-    else:
-        raise ValueError(f"metric must be 'cosine' or 'euclidean', not {metric!r}")
     np.fill_diagonal(S, -np.inf)
     best = S.max(axis=1, keepdims=True)
     tied = S >= best - tie_tol
     same = y[:, None] == y[None, :]
     if ties == "split":
-        credit = (tied & same).sum(axis=1) / tied.sum(axis=1)
-        return float(credit.mean())
+        return (tied & same).sum(axis=1) / tied.sum(axis=1)
     first = np.argmax(tied, axis=1)
-    return float((y[first] == y).mean())
+    return (y[first] == y).astype(np.float64)
 
 
 def most_frequent_sense_baseline(senses: ArrayLike, *, ties: Ties = "split") -> float:
@@ -167,6 +214,12 @@ def most_frequent_sense_baseline(senses: ArrayLike, *, ties: Ties = "split") -> 
     float
         Accuracy in [0, 1].
     """
+    return float(mfs_credit(senses, ties=ties).mean())
+
+
+def mfs_credit(senses: ArrayLike, *, ties: Ties = "split") -> np.ndarray:
+    """Each occurrence's leave-one-out most-frequent-sense credit (the terms of
+    :func:`most_frequent_sense_baseline`, whose mean it is)."""
     y = _codes(senses)
     n = len(y)
     if n < 2:
@@ -181,11 +234,80 @@ def most_frequent_sense_baseline(senses: ArrayLike, *, ties: Ties = "split") -> 
     top = others.max(axis=1, keepdims=True)
     tied = others == top
     if ties == "split":
-        credit = tied[np.arange(n), y] / tied.sum(axis=1)
-        return float(credit.mean())
+        return tied[np.arange(n), y] / tied.sum(axis=1)
     # codes follow first appearance, so the lowest tied code is the first to appear
     pred = np.argmax(tied, axis=1)
-    return float((pred == y).mean())
+    return (pred == y).astype(np.float64)
+
+
+def similarity_silhouette(S: ArrayLike, senses: ArrayLike, *, min_per_sense: int = 2) -> float:
+    """:func:`sense_silhouette` from a cosine-similarity matrix (distance ``1 - S``).
+
+    The same number as ``sklearn.metrics.silhouette_score(X, senses, metric="cosine")`` on
+    the rows that ``S`` compares (after dropping senses with fewer than
+    ``max(min_per_sense, 2)`` occurrences), without recomputing the similarities: a chapter
+    that already has ``S`` for the 1-NN credits reuses it. NaN with fewer than two senses left.
+    """
+    S = np.asarray(S, dtype=np.float64)
+    y = _codes(senses)
+    if S.shape != (len(y), len(y)):
+        raise ValueError("S must be (n, n) with one row per sense label")
+    counts = np.bincount(y)
+    keep = counts[y] >= max(min_per_sense, 2)
+    if len(np.unique(y[keep])) < 2:
+        return math.nan
+    D = np.clip(1.0 - S[np.ix_(keep, keep)], 0.0, 2.0)
+    np.fill_diagonal(D, 0.0)
+    _, codes = np.unique(y[keep], return_inverse=True)
+    onehot = np.eye(codes.max() + 1)[codes]
+    sizes = onehot.sum(axis=0)
+    mean_to = (D @ onehot) / sizes  # mean distance of each row to each sense
+    own = (D @ onehot)[np.arange(len(codes)), codes] / (sizes[codes] - 1)
+    mean_to[np.arange(len(codes)), codes] = np.inf
+    nearest = mean_to.min(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        sil = np.nan_to_num((nearest - own) / np.maximum(own, nearest))
+    return float(sil.mean())
+
+
+def natural_sample(senses: ArrayLike, weights: ArrayLike,
+                   rng: np.random.Generator) -> np.ndarray:
+    """A subsample of one word's occurrences whose senses follow the natural proportions.
+
+    A sense-tagged sample drawn evenly over senses (as ``semcor_targets`` draws it, so that
+    every sense is seen) has a lower most-frequent-sense share than the word's text, which
+    deflates the MFS baseline. This keeps, of each sense ``s`` with natural weight ``w_s``
+    (e.g. its count in the whole of SemCor), ``floor(m p_s)`` occurrences drawn at random,
+    ``p_s = w_s / sum_t w_t``, with ``m = min_s a_s / p_s`` (``a_s`` the occurrences at
+    hand): the largest sample with those proportions. A sense left with one occurrence stays
+    (in a natural sample a rare sense is rare): neither the 1-NN nor the MFS rule can label it
+    right.
+
+    Parameters
+    ----------
+    senses : the labels of the word's occurrences
+    weights : ``w_s`` of each occurrence's sense (one per occurrence, equal within a sense;
+        positive)
+    rng : numpy Generator
+
+    Returns
+    -------
+    numpy.ndarray
+        Sorted indices into ``senses``.
+    """
+    y = _codes(senses)
+    w = np.asarray(weights, dtype=np.float64)
+    if w.shape != y.shape or not (w > 0).all():
+        raise ValueError("weights must be positive, one per occurrence")
+    available = np.bincount(y)
+    weight = np.zeros(len(available))
+    weight[y] = w
+    p = weight / weight.sum()
+    m = float((available / p).min())
+    take = np.floor(m * p + 1e-9).astype(np.int64)
+    picks = [rng.choice(np.flatnonzero(y == s), size=k, replace=False)
+             for s, k in enumerate(take) if k > 0]
+    return np.sort(np.concatenate(picks))
 
 
 def _silhouette(X: np.ndarray, y: np.ndarray, min_per_sense: int) -> tuple[float, str]:
@@ -618,10 +740,122 @@ def _coefficients(predictors: list[str], beta: np.ndarray, se: np.ndarray, tcrit
     return out
 
 
+def standardised_coefficients(
+    X: ArrayLike, Y: ArrayLike, n_boot: int = 1000, rng: np.random.Generator | int | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Standardised OLS coefficients of many outcomes on the same predictors, with a bootstrap.
+
+    For each column ``l`` of ``Y`` (a layer), the OLS fit ``y_l = b0 + X b_l + e`` gives
+    ``beta_kl = b_kl sd(x_k) / sd(y_l)``: the change of ``y_l``, in its standard deviations,
+    per standard deviation of predictor ``k`` with the others held fixed (for one predictor,
+    Pearson's r; Cohen's 0.1, 0.3 and 0.5 read as small, medium and large). The items (rows:
+    words) are resampled with replacement ``n_boot`` times, the same draw for every column,
+    and every replicate is fitted from weighted moments, so a mean of ``beta`` over layers
+    keeps the layers' correlation.
+
+    Parameters
+    ----------
+    X : (n, p) predictors (e.g. log sense count, log number of contexts)
+    Y : (n, L) outcomes (e.g. self-similarity in each of L layers); finite
+    n_boot : replicates (0: none)
+    rng : seed or Generator
+
+    Returns
+    -------
+    beta : (p, L)
+    replicates : (n_boot, p, L) (NaN where a replicate's design is singular)
+    r2 : (L,) the full-sample R^2 of each column
+    """
+    X = np.asarray(X, dtype=np.float64)
+    Y = np.asarray(Y, dtype=np.float64)
+    if X.ndim != 2 or Y.ndim != 2 or len(X) != len(Y):
+        raise ValueError(f"X and Y must be (n, p) and (n, L), not {X.shape} and {Y.shape}")
+    if not (np.isfinite(X).all() and np.isfinite(Y).all()):
+        raise ValueError("X and Y must be finite")
+    if len(X) <= X.shape[1] + 1:
+        raise ValueError(f"{len(X)} items cannot fit {X.shape[1]} predictors and an intercept")
+    beta, r2 = _weighted_beta(X, Y, np.ones((1, len(X))))
+    gen = np.random.default_rng(rng)
+    counts = np.stack([np.bincount(gen.integers(0, len(X), len(X)), minlength=len(X))
+                       for _ in range(n_boot)]).astype(np.float64) if n_boot > 0 \
+        else np.zeros((0, len(X)))
+    reps = _weighted_beta(X, Y, counts)[0] if n_boot > 0 else np.zeros((0, *beta.shape[1:]))
+    return beta[0], reps, r2[0]
+
+
+def _weighted_beta(X: np.ndarray, Y: np.ndarray, W: np.ndarray
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """Standardised coefficients (B, p, L) and R^2 (B, L) under B rows of item weights."""
+    n_w = W.sum(axis=1)
+    sx, sy = W @ X, W @ Y
+    Cxx = np.einsum("bn,ni,nj->bij", W, X, X) - sx[:, :, None] * sx[:, None, :] / n_w[:, None,
+                                                                                        None]
+    Cxy = np.einsum("bn,ni,nl->bil", W, X, Y) - sx[:, :, None] * sy[:, None, :] / n_w[:, None,
+                                                                                       None]
+    Cyy = W @ (Y * Y) - sy * sy / n_w[:, None]
+    out = np.full(Cxy.shape, np.nan)
+    r2 = np.full(Cyy.shape, np.nan)
+    ok = np.linalg.matrix_rank(Cxx) == X.shape[1]
+    if ok.any():
+        raw = np.linalg.solve(Cxx[ok], Cxy[ok])
+        sdx = np.sqrt(np.einsum("bii->bi", Cxx[ok]))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out[ok] = raw * sdx[:, :, None] / np.sqrt(Cyy[ok])[:, None, :]
+            r2[ok] = np.einsum("bil,bil->bl", raw, Cxy[ok]) / Cyy[ok]
+    return out, r2
+
+
 TRANSFORMS: tuple[str, ...] = ("raw", "top PCs removed", "standardised")
 
 
-def transform(X: ArrayLike, how: str = "raw") -> np.ndarray:
+@dataclass(frozen=True)
+class LayerFit:
+    """What the sense measures estimate on a sample of one layer's rows, once.
+
+    ``mean`` and ``sd`` of every dimension and the ``axes``, the leading principal directions
+    of the centred sample (rows of a ``(k, d)`` array, largest variance first; eigenvectors of
+    its scatter matrix). :meth:`apply` gives the :data:`TRANSFORMS` of other rows,
+    :meth:`project` their coordinates on the first axes.
+    """
+
+    mean: np.ndarray
+    sd: np.ndarray
+    axes: np.ndarray
+
+    @classmethod
+    def of(cls, F: ArrayLike, k: int | None = None) -> LayerFit:
+        """Fit on the rows of ``F``; ``k`` axes (default ``max(2, ceil(d / 100))``)."""
+        from scipy.linalg import eigh
+
+        F = np.asarray(F, dtype=np.float64)
+        if F.ndim != 2 or len(F) < 2:
+            raise ValueError(f"F must be (m >= 2, d), not {F.shape}")
+        d = F.shape[1]
+        k = max(2, math.ceil(d / 100)) if k is None else int(k)
+        mean = F.mean(axis=0)
+        Fc = F - mean
+        _, vecs = eigh(Fc.T @ Fc, subset_by_index=[d - k, d - 1])
+        return cls(mean, Fc.std(axis=0), vecs[:, ::-1].T.copy())
+
+    def apply(self, X: ArrayLike, how: str = "raw") -> np.ndarray:
+        """``X`` as :func:`transform` ``how`` sees it, with this fit's statistics."""
+        X = np.asarray(X, dtype=np.float64)
+        if how == "raw":
+            return X
+        if how == "top PCs removed":
+            top = self.axes[:math.ceil(X.shape[1] / 100)]
+            Xc = X - self.mean
+            return Xc - (Xc @ top.T) @ top
+        if how == "standardised":
+            return (X - self.mean) / np.where(self.sd > 0, self.sd, 1.0)
+        raise ValueError(f"how must be one of {TRANSFORMS}, not {how!r}")
+
+    def project(self, X: ArrayLike, k: int = 2) -> np.ndarray:
+        """Coordinates of ``X`` on the first ``k`` axes (a PCA of the fitted rows)."""
+        return (np.asarray(X, dtype=np.float64) - self.mean) @ self.axes[:k].T
+
+
+def transform(X: ArrayLike, how: str = "raw", *, fit: ArrayLike | None = None) -> np.ndarray:
     """One layer's vectors as the sense measures see them.
 
     ``"raw"``; ``"top PCs removed"``: centred, then the top ``ceil(d / 100)`` principal
@@ -629,14 +863,17 @@ def transform(X: ArrayLike, how: str = "raw") -> np.ndarray:
     :func:`lmgeometry.measures.isotropy.remove_top_pcs`);
     ``"standardised"``: every dimension centred and divided by its standard deviation (so no
     rogue dimension dominates a cosine; Timkey & van Schijndel 2021).
+
+    The mean, the principal directions and the standard deviations are estimated on ``fit``
+    (default ``X`` itself: e.g. a sample of all the layer's words) and applied to ``X``
+    (:class:`LayerFit`).
     """
     X = np.asarray(X, dtype=np.float64)
     if how == "raw":
         return X
-    if how == "top PCs removed":
-
-        return np.asarray(remove_top_pcs(X), dtype=np.float64)
-    if how == "standardised":
-        sd = X.std(axis=0)
-        return (X - X.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
-    raise ValueError(f"how must be one of {TRANSFORMS}, not {how!r}")
+    if how not in TRANSFORMS:
+        raise ValueError(f"how must be one of {TRANSFORMS}, not {how!r}")
+    F = X if fit is None else np.asarray(fit, dtype=np.float64)
+    if F.ndim != 2 or F.shape[1] != X.shape[1]:
+        raise ValueError(f"fit must be (m, {X.shape[1]}), not {F.shape}")
+    return LayerFit.of(F).apply(X, how)

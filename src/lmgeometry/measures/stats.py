@@ -7,14 +7,15 @@
 * :func:`percentile_interval`, :func:`poisson_weights`, :func:`bootstrap_spearman`,
   :func:`spearman_rows` -- building blocks for statistics whose replicates a measure computes
   itself (a streaming bootstrap over the rows of an embedding matrix, a trend over bins);
-* :func:`extreme_over_layers` -- the interval of a claim about every layer;
-* :func:`plateau` -- the layers whose interval overlaps the best layer's (a "best layer");
+* :func:`extreme_over_layers` -- the interval of a claim about every layer; :func:`plateau` --
+  the layers that could be the best one;
 * :class:`GroupBootstrap` -- one set of resamples of the groups (sentences) shared by every
   statistic built from per-group sums, so that statistics of several layers or measures keep
   their correlation; :func:`jackknife_interval` -- the delete-a-group jackknife, for
   statistics the bootstrap's duplicated groups would bias;
 * :func:`standardised_difference` -- Cohen's d between two groups, with a bootstrap interval
-  over items or over clusters of items (tokens of one sentence);
+  over items or over clusters of items (tokens of one sentence); :func:`cohens_h`, the
+  effect size of a difference between two proportions;
 * :func:`verdict` -- the book's one rule that turns an interval into a verdict on a claim.
 """
 
@@ -34,12 +35,14 @@ __all__ = [
     "VERDICTS",
     "bootstrap_ci",
     "bootstrap_spearman",
+    "cohens_h",
     "extreme_over_layers",
     "plateau",
     "group_sums",
     "jackknife_interval",
     "GroupBootstrap",
     "percentile_interval",
+    "plateau",
     "poisson_weights",
     "spearman_rows",
     "spearman_trend",
@@ -317,7 +320,7 @@ def extreme_over_layers(value: np.ndarray, low: np.ndarray, high: np.ndarray,
     return float(pick(v)), float(pick(lo)), float(pick(hi)), int(arg(v))
 
 
-def plateau(value: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
+def plateau(value: npt.ArrayLike, low: npt.ArrayLike, high: npt.ArrayLike) -> np.ndarray:
     """Positions whose interval overlaps the best (largest) value's interval.
 
     The best layer of a noisy curve is not known exactly: every layer whose upper bound
@@ -486,6 +489,22 @@ def standardised_difference(
         return d, math.nan, math.nan
     lo, hi = np.quantile(reps, [(1 - level) / 2, (1 + level) / 2])
     return d, float(min(lo, d)), float(max(hi, d))
+
+
+def cohens_h(p1: npt.ArrayLike, p2: npt.ArrayLike) -> np.ndarray | float:
+    """Cohen's h, the effect size of the difference between two proportions.
+
+    .. math:: h = 2 \\arcsin\\sqrt{p_1} - 2 \\arcsin\\sqrt{p_2}
+
+    (Cohen 1988, ch. 6). The arcsine square root makes equal differences of ``h`` equally
+    detectable whatever the baseline: 10 points above 50% is h = 0.20, 10 points above 85%
+    is h = 0.34. Cohen calls 0.2 a small, 0.5 a medium and 0.8 a large effect. NaN where a
+    proportion is NaN; proportions are clipped to [0, 1].
+    """
+    a = np.clip(np.asarray(p1, dtype=np.float64), 0.0, 1.0)
+    b = np.clip(np.asarray(p2, dtype=np.float64), 0.0, 1.0)
+    h = 2.0 * np.arcsin(np.sqrt(a)) - 2.0 * np.arcsin(np.sqrt(b))
+    return float(h) if np.ndim(h) == 0 else h
 
 
 def _cohens_d(S: np.ndarray) -> np.ndarray:
