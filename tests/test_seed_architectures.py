@@ -42,7 +42,7 @@ SMALL = {
     "wic_test_pairs": 60, "n_sts_sentences": 100, "n_mnli_sentences": 60, "n_umap_words": 2,
     "max_view_layers": 4, "n_train": 200, "n_qnli_train": 100, "n_qnli_test": 60,
     "ablation_ks": [0, 1, 3], "ablation_k": 1, "cka_words": 300, "w_boot": 20, "static_k": 2,
-    "static_window": 2,
+    "static_window": 2, "n_draws": 2, "fit_rows": 300,
 }
 
 #: Sentences for the alignment check: leading-space pieces, punctuation, contractions, numbers,
