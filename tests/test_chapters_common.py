@@ -52,3 +52,38 @@ def test_chapter_result_saves_tables_and_claims():
     result = ChapterResult(tables={"per_layer": pd.DataFrame({"layer": [0]})})
     saved = result.results()
     assert set(saved) == {"per_layer", "claims"} and saved["claims"].empty
+
+
+def _blas_threads_now() -> set[int]:
+    from threadpoolctl import threadpool_info
+
+    return {pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"}
+
+
+def test_with_blas_threads_limits_blas_inside_and_restores_it(monkeypatch) -> None:
+    import numpy  # noqa: F401  (loads a BLAS)
+
+    from lmgeometry.chapters.common import BLAS_THREADS_ENV, with_blas_threads
+
+    before = _blas_threads_now()
+
+    @with_blas_threads
+    def analyse(x: int) -> tuple[int, set[int]]:
+        """Docstring kept."""
+        return x, _blas_threads_now()
+
+    monkeypatch.delenv(BLAS_THREADS_ENV, raising=False)
+    assert analyse(3) == (3, {1})
+    assert analyse.__doc__ == "Docstring kept."
+    assert _blas_threads_now() == before
+    monkeypatch.setenv(BLAS_THREADS_ENV, "2")
+    assert analyse(0)[1] == {2}
+
+
+@pytest.mark.parametrize("raw", ["0", "-1", "two", ""])
+def test_blas_threads_rejects_what_is_not_a_positive_count(monkeypatch, raw: str) -> None:
+    from lmgeometry.chapters.common import BLAS_THREADS_ENV, blas_threads
+
+    monkeypatch.setenv(BLAS_THREADS_ENV, raw)
+    with pytest.raises(ValueError, match="LMGEOMETRY_BLAS_THREADS"):
+        blas_threads()

@@ -7,24 +7,70 @@ axis). :func:`per_layer` builds one from a function of one store.
 
 from __future__ import annotations
 
+import functools
+import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
+from threadpoolctl import threadpool_limits
 
 from lmgeometry.activations.store import Store
 from lmgeometry.report.claims import CLAIM_COLUMNS
 
 __all__ = [
+    "BLAS_THREADS_ENV",
+    "blas_threads",
     "CONTROLS",
     "ChapterResult",
     "control_rows",
     "controls_for",
     "first_token_flags",
     "per_layer",
+    "with_blas_threads",
 ]
+
+#: Environment variable: BLAS threads of a chapter's analysis (default 1, see :func:`blas_threads`).
+BLAS_THREADS_ENV = "LMGEOMETRY_BLAS_THREADS"
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def blas_threads() -> int:
+    """BLAS threads a chapter's analysis runs with: ``$LMGEOMETRY_BLAS_THREADS``, else 1.
+
+    A chapter's analysis is many small dense problems (a logistic head on 2,000 x 768 per layer,
+    eigenproblems of 768 x 768, Gram matrices of 872 items). Two OpenBLAS threads gain little on
+    them, and when anything else runs on the cores their spin-waiting makes them many times
+    slower: on the 2-core development machine, with another job running, chapter 6's tables
+    for SmolLM2 took 303 s with two threads and 16 s with one, chapter 4's analysis of SmolLM2
+    84 s and 34 s. Wider models (d = 4,096) on many cores gain from threads: set the variable.
+    """
+    raw = os.environ.get(BLAS_THREADS_ENV, "1")
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise ValueError(f"{BLAS_THREADS_ENV}={raw!r} is not a positive number of threads; "
+                         f"set it to e.g. 1 or 4, or unset it for 1")
+    return value
+
+
+def with_blas_threads(fn: F) -> F:
+    """Decorator: run ``fn`` (a chapter's ``analyse``) with :func:`blas_threads` BLAS threads.
+
+    Only BLAS libraries are limited (``threadpoolctl``); torch's own threads, which extraction
+    uses, are not.
+    """
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        with threadpool_limits(limits=blas_threads(), user_api="blas"):
+            return fn(*args, **kwargs)
+    return wrapper  # type: ignore[return-value]
+
 
 #: The seeds' protocol, and the control that leaves out each sentence's first word.
 CONTROLS: tuple[str, ...] = ("none", "first word excluded")

@@ -32,7 +32,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from lmgeometry.activations.store import Store
-from lmgeometry.chapters.common import ChapterResult, control_rows, controls_for
+from lmgeometry.chapters.common import ChapterResult, control_rows, controls_for, with_blas_threads
 from lmgeometry.io import data
 from lmgeometry.measures import contextual, stats, wordbench
 from lmgeometry.measures.contextual import ContextTables, UnitRows
@@ -959,6 +959,7 @@ def _run_results(run: _Run, p: dict[str, Any], published: Mapping[str, str]
     return frames, claims
 
 
+@with_blas_threads
 def analyse(
     stores: Mapping[str, Store],
     *,

@@ -43,6 +43,7 @@ from lmgeometry.chapters.common import (
     controls_for,
     first_token_flags,
     per_layer,
+    with_blas_threads,
 )
 from lmgeometry.io import data, models
 from lmgeometry.measures import isotropy, similarity, wordbench
@@ -900,6 +901,7 @@ def _sentences(tables: Mapping[str, pd.DataFrame], claims: pd.DataFrame) -> list
     return out
 
 
+@with_blas_threads
 def analyse(
     specs: Sequence[str],
     stores: Mapping[str, Store],

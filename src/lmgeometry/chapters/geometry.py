@@ -31,7 +31,7 @@ import pandas as pd
 from threadpoolctl import threadpool_limits
 
 from lmgeometry.activations.store import Store
-from lmgeometry.chapters.common import ChapterResult, control_rows, controls_for
+from lmgeometry.chapters.common import ChapterResult, control_rows, controls_for, with_blas_threads
 from lmgeometry.measures.clusters import (
     Clusters,
     as_float,
@@ -776,6 +776,7 @@ def _split_sentence(layers: pd.DataFrame, bos: Mapping[str, bool]) -> str:
     return sentence
 
 
+@with_blas_threads
 def analyse(stores: Mapping[str, Store], *, seed: int = 0, n_words: int = 2000,
             point_budget: int = 1000, umap_layers: int = 4, n_boot: int = 1000
             ) -> GeometryResult:

@@ -42,7 +42,13 @@ import pandas as pd
 from threadpoolctl import threadpool_limits
 
 from lmgeometry.activations.store import Store
-from lmgeometry.chapters.common import CONTROLS, ChapterResult, control_rows, controls_for
+from lmgeometry.chapters.common import (
+    CONTROLS,
+    ChapterResult,
+    control_rows,
+    controls_for,
+    with_blas_threads,
+)
 from lmgeometry.chapters.geometry import JACKKNIFE_BLOCKS, SILHOUETTE
 from lmgeometry.io import data, models
 from lmgeometry.measures import clusters, contextual, isotropy, similarity
@@ -459,6 +465,7 @@ def _cka_sentence(cka: pd.DataFrame) -> str:
     return f"Linear CKA between the models, same words: {'; '.join(parts)}."
 
 
+@with_blas_threads
 def analyse(stores: Mapping[str, Store], *, facts: Mapping[str, Mapping[str, Any]] | None = None,
             seed: int = 0, n_words: int = 2000, point_budget: int = 1000, n_boot: int = 1000,
             w_boot: int = 200, min_contexts: int = 5, n_intra_sentences: int = 500) -> ZooResult:

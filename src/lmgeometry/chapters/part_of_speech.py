@@ -21,7 +21,7 @@ import pandas as pd
 from threadpoolctl import threadpool_limits
 
 from lmgeometry.activations.store import Store
-from lmgeometry.chapters.common import ChapterResult, control_rows, controls_for
+from lmgeometry.chapters.common import ChapterResult, control_rows, controls_for, with_blas_threads
 from lmgeometry.measures.clusters import pca_project, purity_credit, unit_kmeans
 from lmgeometry.measures.probes import linear_probe, sentence_split
 from lmgeometry.measures.similarity import subsample
@@ -242,6 +242,7 @@ def _plateau_sentence(layers: pd.DataFrame) -> str:
             f"best layer's), over all words: {'; '.join(parts)}.")
 
 
+@with_blas_threads
 def analyse(stores: Mapping[str, Store], *, seed: int = 0, probe_words: int = 6000,
             point_budget: int = 1000, n_boot: int = 1000) -> PartOfSpeechResult:
     """Seed 000's part-of-speech measures and claims for every model, each layer read once.

@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from lmgeometry.activations.store import Store
-from lmgeometry.chapters.common import ChapterResult, per_layer
+from lmgeometry.chapters.common import ChapterResult, per_layer, with_blas_threads
 from lmgeometry.measures import probes, similarity
 from lmgeometry.measures.stats import (
     bootstrap_ci,
@@ -443,6 +443,7 @@ def _cross(cross: Mapping[str, Store], n_words: int, seed: int) -> dict[str, pd.
             for name, key in (("cross_cka", "layers"), ("cross_cka_matrix", "matrix"))}
 
 
+@with_blas_threads
 def analyse(
     tasks: Sequence[Task],
     cross: Mapping[str, Store] | None = None,

@@ -41,7 +41,7 @@ import pandas as pd
 from threadpoolctl import threadpool_limits
 
 from lmgeometry.activations.store import Store
-from lmgeometry.chapters.common import ChapterResult, control_rows, controls_for
+from lmgeometry.chapters.common import ChapterResult, control_rows, controls_for, with_blas_threads
 from lmgeometry.io.data import sense_labels
 from lmgeometry.measures import clusters
 from lmgeometry.measures.contextual import word_measures
@@ -794,6 +794,7 @@ def _sentences(separability: pd.DataFrame, polysemy: pd.DataFrame, claims: pd.Da
     return out + claim_sentences(claims, kinds)
 
 
+@with_blas_threads
 def analyse(semcor: Mapping[str, Store], wic: Mapping[str, Store], sts: Mapping[str, Store],
             *, wic_pairs: pd.DataFrame, sense_weights: Mapping[str, float],
             sentences: Sequence[str] | None = None, seed: int = 0, n_boot: int = 1000,
