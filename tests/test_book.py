@@ -151,7 +151,8 @@ def test_repository_book_config_is_consistent() -> None:
     assert chapters[0].name == "00_introduction"
     declared = {c.name: chapter_parameters(read_chapter(c.source), c.name) for c in chapters}
     config = load_book_params(ROOT / "book_params.yml")
-    assert config["defaults"]["models"] == ["mpnet-base", "smollm2-135m"]
+    assert config["defaults"]["models"] == ["minilm-l6", "mpnet-base", "smollm2-135m",
+                                            "gemma3-270m"]
     check_parameter_names(chapters, declared, config, {})
     for chapter in chapters:
         assert "results_path" in declared[chapter.name]
