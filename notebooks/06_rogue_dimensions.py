@@ -24,11 +24,10 @@
 # 89.7%). Zeroing the highest-variance dimensions hurt the trained classifier; zeroing the
 # lowest-variance ones barely did.
 #
-# **What this chapter does not do.** Fine-tuning, the core of seed 003, is not repeated:
-# training even the smallest model of this build for a few epochs of SST-2 takes hours on
-# the two CPU cores the book is built on, and CI re-executes every chapter (a fine-tuning
-# chapter is planned separately). The chapter asks the seed's questions of the *pretrained*
-# models instead, on both of the seed's tasks: how similar their layers are, whether they have
+# **What this chapter does not do.** Fine-tuning, the core of seed 003, is the subject of the
+# next chapter, "Fine-tuning and rogue dimensions", which fine-tunes an encoder and a decoder
+# on both tasks. This chapter asks the seed's questions of the *pretrained* models, on both
+# of the seed's tasks and for all four models: how similar their layers are, whether they have
 # rogue dimensions, and how much of each task a single such dimension carries before any task
 # training. The sentence vector is the last word's vector for a decoder (the only position a
 # decoder lets see the whole input; seed 003's GPT-2 representation) and the mean of the words

@@ -74,6 +74,35 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     pytest.skip(reason)
 
 
+@pytest.fixture(scope="session")
+def minilm_tokenizer():
+    """MiniLM's real WordPiece tokenizer (bert-base-uncased vocabulary)."""
+    from transformers import AutoTokenizer
+
+    from lmgeometry.io import models
+
+    return AutoTokenizer.from_pretrained(models.alias_folder("minilm-l6"))
+
+
+@pytest.fixture(scope="session")
+def smollm2_tokenizer():
+    """SmolLM2's real byte-level BPE tokenizer: from the converted folder when the user cache
+    has it, else straight from the GGUF file (a few seconds, no conversion)."""
+    import importlib.metadata as metadata
+    from pathlib import Path
+
+    from transformers import AutoTokenizer
+
+    from lmgeometry.io import models
+
+    table = models.models_table().set_index("alias")
+    if table.loc["smollm2-135m", "converted"] == "yes":
+        return AutoTokenizer.from_pretrained(models.alias_folder("smollm2-135m"))
+    pf = models.ALIASES["smollm2-135m"].files[0]
+    gguf = Path(str(metadata.distribution(pf.dist).locate_file(pf.path)))
+    return AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+
+
 @pytest.fixture(scope="module")
 def hard_corpus():
     """:data:`HARD` as a corpus with its spaCy word table."""

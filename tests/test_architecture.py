@@ -2,6 +2,7 @@
 
     chapters -> measures            (arrays in, numbers out)
     chapters -> activations -> io   (models, data, corpora -> hidden states on disk)
+    chapters -> training -> io      (models fine-tuned on a task -> model folders)
     report                          (plots, figures, results, claims, the book) beside,
                                     used by chapters and notebooks
 
@@ -16,15 +17,16 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "lmgeometry"
-LAYERS = ("io", "activations", "measures", "chapters", "report")
+LAYERS = ("io", "activations", "training", "measures", "chapters", "report")
 
 #: For each layer, the layers it must not import (anything else in the package is allowed;
 #: ``lmgeometry.errors`` and the package root are open to all).
 FORBIDDEN = {
-    "measures": {"io", "activations", "chapters", "report"},
-    "io": {"activations", "measures", "chapters", "report"},
-    "activations": {"measures", "chapters", "report"},
-    "report": {"activations", "chapters"},
+    "measures": {"io", "activations", "training", "chapters", "report"},
+    "io": {"activations", "training", "measures", "chapters", "report"},
+    "activations": {"training", "measures", "chapters", "report"},
+    "training": {"activations", "measures", "chapters", "report"},
+    "report": {"activations", "training", "chapters"},
     "chapters": set(),
 }
 

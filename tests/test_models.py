@@ -8,7 +8,6 @@ tokenizers of the offline models.
 
 from __future__ import annotations
 
-import importlib.metadata as metadata
 import json
 import os
 import shutil
@@ -21,7 +20,6 @@ import numpy as np
 import pytest
 import torch
 from transformers import (
-    AutoTokenizer,
     BartConfig,
     BertConfig,
     BertModel,
@@ -53,26 +51,8 @@ def expected_device() -> torch.device:
 
 
 # --------------------------------------------------------------------------------------------
-# Tokenizers of the offline models, for tiny locally built models
+# Tiny locally built models with the real tokenizers of the offline models (conftest.py)
 # --------------------------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def minilm_tokenizer():
-    """MiniLM's real WordPiece tokenizer (bert-base-uncased vocabulary)."""
-    return AutoTokenizer.from_pretrained(models.alias_folder("minilm-l6"))
-
-
-@pytest.fixture(scope="module")
-def smollm2_tokenizer():
-    """SmolLM2's real byte-level BPE tokenizer: from the converted folder when the user cache
-    has it, else straight from the GGUF file (a few seconds, no conversion)."""
-    table = models_table().set_index("alias")
-    if table.loc["smollm2-135m", "converted"] == "yes":
-        return AutoTokenizer.from_pretrained(models.alias_folder("smollm2-135m"))
-    pf = ALIASES["smollm2-135m"].files[0]
-    gguf = Path(str(metadata.distribution(pf.dist).locate_file(pf.path)))
-    return AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
 
 
 def save_tiny(model: torch.nn.Module, tokenizer, folder: Path) -> Path:

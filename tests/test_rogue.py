@@ -254,6 +254,83 @@ def test_variance_share_replicates_reselect_the_top_dimensions() -> None:
     assert reps[1, 1] == pytest.approx(similarity.variance_share(X[rows], 3))
 
 
+def test_debiased_cka_of_identical_representations_is_one() -> None:
+    rng = np.random.default_rng(13)
+    X = rng.normal(size=(60, 30))
+    Q = ortho_group.rvs(30, random_state=2)
+    assert similarity.linear_cka(X, X, debiased=True) == pytest.approx(1.0)
+    assert similarity.linear_cka(X, 2.0 * X @ Q - 7.0, debiased=True) == pytest.approx(1.0)
+    matrix, reps = similarity.gram_cka([X, X @ Q], debiased=True)
+    assert np.allclose(matrix, 1.0) and reps.shape == (0, 0)
+    with pytest.raises(ValueError, match="no bootstrap"):
+        similarity.gram_cka([X, X], [(0, 1)], n_boot=5, debiased=True)
+    with pytest.raises(ValueError, match="at least 4"):
+        similarity.linear_cka(X[:3], X[:3], debiased=True)
+
+
+def test_debiased_cka_removes_the_bias_of_few_items() -> None:
+    """Independent isotropic Gaussians, n = 200 points in d = 400 dimensions: plain CKA is
+    about d / (n + d) = 2/3, the debiased estimate about 0."""
+    rng = np.random.default_rng(14)
+    X, Y = rng.normal(size=(200, 400)), rng.normal(size=(200, 400))
+    assert similarity.linear_cka(X, Y) == pytest.approx(400 / 600, abs=0.02)
+    assert abs(similarity.linear_cka(X, Y, debiased=True)) < 0.02
+
+
+def test_debiased_cka_matches_the_feature_space_formula() -> None:
+    """Kornblith et al.'s feature-space form of the unbiased HSIC (their CKA notebook)."""
+    rng = np.random.default_rng(15)
+    X = rng.normal(size=(40, 12))
+    Y = X[:, :5] @ rng.normal(size=(5, 7)) + rng.normal(size=(40, 7))
+
+    def debiased(x: np.ndarray, y: np.ndarray) -> float:
+        x, y = x - x.mean(0), y - y.mean(0)
+        n = len(x)
+
+        def unbiased(xty, sx, sy):
+            return xty - n / (n - 2) * sx @ sy + sx.sum() * sy.sum() / ((n - 1) * (n - 2))
+
+        sx, sy = (x * x).sum(1), (y * y).sum(1)
+        num = unbiased(np.linalg.norm(x.T @ y) ** 2, sx, sy)
+        return num / np.sqrt(unbiased(np.linalg.norm(x.T @ x) ** 2, sx, sx)
+                             * unbiased(np.linalg.norm(y.T @ y) ** 2, sy, sy))
+
+    assert similarity.linear_cka(X, Y, debiased=True) == pytest.approx(debiased(X, Y),
+                                                                       rel=1e-10)
+
+
+def test_top_overlap_and_its_replicates() -> None:
+    rng = np.random.default_rng(16)
+    X, Y = rng.normal(size=(300, 40)), rng.normal(size=(200, 40))
+    X[:, :10] *= np.arange(20, 10, -1)
+    Y[:, 5:15] *= np.arange(20, 10, -1)  # shares dimensions 5-9 with X's top 10
+    assert similarity.top_overlap(X, Y, 10) == 5
+    assert similarity.top_overlap(X, X, 10) == 10
+    cx = np.vstack([np.ones(300), rng.multinomial(300, np.full(300, 1 / 300), size=50)])
+    cy = np.vstack([np.ones(200), rng.multinomial(200, np.full(200, 1 / 200), size=50)])
+    reps = similarity.top_overlap_replicates(X, Y, cx, cy, 10)
+    assert reps[0] == 5 and reps.min() >= 4 and reps.max() <= 6
+    rows = np.repeat(np.arange(300), cx[1].astype(int))
+    rows_y = np.repeat(np.arange(200), cy[1].astype(int))
+    assert reps[1] == similarity.top_overlap(X[rows], Y[rows_y], 10)
+    with pytest.raises(ValueError, match="same width"):
+        similarity.top_overlap(X, Y[:, :30])
+
+
+def test_tsne_separates_two_planted_clusters() -> None:
+    from lmgeometry.measures.clusters import tsne_project
+
+    rng = np.random.default_rng(17)
+    y = np.arange(120) % 2
+    X = rng.normal(size=(120, 20)) + 8.0 * y[:, None]
+    xy = tsne_project(X, seed=0)
+    assert xy.shape == (120, 2)
+    assert np.array_equal(xy, tsne_project(X, seed=0))  # deterministic for a seed
+    centre = [xy[y == k].mean(axis=0) for k in (0, 1)]
+    nearest = np.argmin([[np.linalg.norm(p - c) for c in centre] for p in xy], axis=1)
+    assert (nearest == y).all()
+
+
 def _planted_task(folder, kind: str = "decoder", n_sent: int = 600, seed: int = 0,
                   sink: bool = True):
     """Sentences of 5 words and 7 layers: blocks 1-3 share one representation of the last

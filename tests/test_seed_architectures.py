@@ -42,7 +42,10 @@ SMALL = {
     "wic_test_pairs": 60, "n_sts_sentences": 100, "n_mnli_sentences": 60, "n_umap_words": 2,
     "max_view_layers": 4, "n_train": 200, "n_qnli_train": 100, "n_qnli_test": 60,
     "ablation_ks": [0, 1, 3], "ablation_k": 1, "cka_words": 300, "w_boot": 20, "static_k": 2,
-    "static_window": 2, "n_draws": 2, "fit_rows": 300,
+    "static_window": 2, "n_draws": 2, "fit_rows": 300, "n_fit": 32, "n_boot_cka": 10, "keep": 1,
+    "overlap_k": 5, "tsne_points": 60,
+    "finetune_settings": {kind: {task: {"train_size": 32, "epochs": 1, "max_length": 32}
+                                 for task in ("sst2", "qnli")} for kind in ("encoder", "decoder")},
 }
 
 #: Sentences for the alignment check: leading-space pieces, punctuation, contractions, numbers,
@@ -67,7 +70,8 @@ def seed_models(tmp_path_factory) -> dict[str, Path]:
 def test_every_numeric_chapter_parameter_has_a_small_value():
     numeric = {name for chapter in toc_chapters(ROOT)
                for name, value in chapter_parameters(read_chapter(chapter.source)).items()
-               if isinstance(value, int | float | list) and name not in ("seed", "models")}
+               if isinstance(value, int | float | list | dict)
+               and name not in ("seed", "models")}
     assert numeric <= set(SMALL), f"add small values to SMALL for {sorted(numeric - set(SMALL))}"
 
 

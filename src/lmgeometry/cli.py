@@ -1,4 +1,4 @@
-"""The ``lmgeometry`` command: models, data, extract, store, book.
+"""The ``lmgeometry`` command: models, data, extract, finetune, store, book.
 
 An error of the package (:class:`~lmgeometry.errors.LmgeometryError`) ends the command with one
 line, ``lmgeometry <command>: error: <what went wrong and the fix>``, and exit status 2 for a
@@ -79,6 +79,12 @@ def _extract(args: argparse.Namespace) -> int:
     return extract_cli(args)
 
 
+def _finetune(args: argparse.Namespace) -> int:
+    from lmgeometry.training.finetune import finetune_cli
+
+    return finetune_cli(args)
+
+
 def _book(args: argparse.Namespace) -> int:
     from lmgeometry.report.book import build_book_cli
 
@@ -120,6 +126,47 @@ def _add_extract(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_extract)
 
 
+def _add_finetune(sub: argparse._SubParsersAction) -> None:
+    from lmgeometry.training.settings import Settings
+
+    d = Settings()
+    p = sub.add_parser(
+        "finetune", help="fine-tune a model on SST-2 or QNLI (cached); prints the folder",
+        description="Fine-tune a model's sequence-classification head and body on SST-2 or "
+        "QNLI (AdamW, linear warm-up and decay, gradient clipping; deterministic for a seed "
+        "on a CPU). The checkpoint is cached under a key over the base model, the task, the "
+        "training sample and every setting; a rerun is a cache hit. The last line printed is "
+        "the checkpoint folder, which loads with AutoModelForSequenceClassification and "
+        "AutoTokenizer.from_pretrained, and which `lmgeometry extract --model` accepts.")
+    p.add_argument("--model", required=True,
+                   help="offline alias (see `lmgeometry models`), Hugging Face hub id, or a "
+                        "folder holding a saved model and its tokenizer")
+    p.add_argument("--task", required=True, help="sst2 or qnli")
+    p.add_argument("--train-size", type=int, default=d.train_size,
+                   help=f"training examples, a seeded sample (default {d.train_size}); SST-2: "
+                        "train rows of at least four words; QNLI: the dev pairs not held out")
+    p.add_argument("--epochs", type=int, default=d.epochs, help=f"default {d.epochs}")
+    p.add_argument("--lr", type=float, default=d.lr, help=f"peak learning rate (default {d.lr})")
+    p.add_argument("--batch-size", type=int, default=d.batch_size,
+                   help=f"examples per step (default {d.batch_size})")
+    p.add_argument("--max-length", type=int, default=d.max_length,
+                   help=f"tokens per example, longer ones truncated (default {d.max_length})")
+    p.add_argument("--seed", type=int, default=d.seed,
+                   help="training sample, head initialisation, dropout and batch order "
+                        f"(default {d.seed})")
+    p.add_argument("--warmup", type=float, default=d.warmup,
+                   help=f"share of the steps the learning rate warms up over (default "
+                        f"{d.warmup})")
+    p.add_argument("--weight-decay", type=float, default=d.weight_decay,
+                   help=f"AdamW weight decay (default {d.weight_decay})")
+    p.add_argument("--out", default=None,
+                   help="checkpoint root folder (default: $LMGEOMETRY_CACHE/finetuned)")
+    p.add_argument("--no-eval", action="store_true",
+                   help="skip scoring the checkpoint on the held-out set")
+    _add_debug(p, argparse.SUPPRESS)
+    p.set_defaults(func=_finetune)
+
+
 def _positive(text: str) -> int:
     try:
         value = int(text)
@@ -150,6 +197,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_data)
 
     _add_extract(sub)
+    _add_finetune(sub)
 
     p = sub.add_parser("store", help="activation store: verify entries")
     p.add_argument("action", choices=["verify"],

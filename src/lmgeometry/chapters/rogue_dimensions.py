@@ -8,15 +8,16 @@ classifies SST-2 almost as well as the whole fine-tuned model (91.3% vs 92.8%) f
 not for BERT (76.0% vs 92.2%); (4) zeroing the top-variance dimensions hurts the trained
 classifier while zeroing the bottom ones barely does.
 
-:func:`analyse` asks these questions of *pretrained* models (fine-tuning is not repeated) on
-SST-2 and QNLI (:class:`Task`): per task and model, :func:`task_tables` reads every layer's
-sentence vectors once and computes the rogue-dimension statistics, the 1-D threshold against
-a linear head on held-out sentences, the majority baseline, the ablation curves and the
-layer-by-layer CKA, each with an interval; :func:`task_claims` states the seed's claims as
-:class:`Claim` records. Beyond the seed, :func:`cross_tables` compares the layers of an encoder
-and a decoder on the same words, with and without each sentence's first word (a decoder's
-attention sink: Xiao et al. 2023; Sun et al. 2024). The measures live in
-:mod:`lmgeometry.measures.similarity` and :mod:`lmgeometry.measures.probes`.
+:func:`analyse` asks these questions of *pretrained* models (chapter 7,
+:mod:`lmgeometry.chapters.finetuning`, fine-tunes) on SST-2 and QNLI (:class:`Task`): per task
+and model, :func:`task_tables` reads every layer's sentence vectors once and computes the
+rogue-dimension statistics, the 1-D threshold against a linear head on held-out sentences, the
+majority baseline, the ablation curves and the layer-by-layer CKA, each with an interval;
+:func:`task_claims` states the seed's claims as :class:`Claim` records. Beyond the seed,
+:func:`cross_tables` compares the layers of an encoder and a decoder on the same words, with
+and without each sentence's first word (a decoder's attention sink: Xiao et al. 2023; Sun et
+al. 2024). The measures live in :mod:`lmgeometry.measures.similarity` and
+:mod:`lmgeometry.measures.probes`.
 """
 
 from __future__ import annotations

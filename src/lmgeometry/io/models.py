@@ -58,6 +58,7 @@ from lmgeometry.errors import ModelLoadError, ModelSpecError
 
 __all__ = [
     "check_spec",
+    "head_token",
     "input_embeddings",
     "load_model",
     "LoadedModel",
@@ -67,6 +68,7 @@ __all__ = [
     "tied_embeddings",
     "training_objective",
     "pair_separator",
+    "pretrained_source",
     "resolve_fingerprint",
 ]
 
@@ -111,7 +113,9 @@ def load_model(spec: str, device: str | None = None) -> LoadedModel:
 
     tokenizer = _load_tokenizer(spec, source, options)
     target = _default_device(device)
-    model, caveats = _load_weights(spec, source, kind, options, target)
+    classifier = any(str(a).endswith("ForSequenceClassification")
+                     for a in getattr(config, "architectures", None) or [])
+    model, caveats = _load_weights(spec, source, kind, options, target, quiet=classifier)
     _check_vocabulary(spec, tokenizer, model)
     if tokenizer.pad_token is None and tokenizer.eos_token is not None:
         tokenizer.pad_token = tokenizer.eos_token
@@ -227,12 +231,21 @@ def _load_tokenizer(spec: str, source: _Source, options: dict[str, Any]) -> Any:
 
 
 def _load_weights(spec: str, source: _Source, kind: str, options: dict[str, Any],
-                  target: torch.device) -> tuple[torch.nn.Module, list[str]]:
-    """The model in eval mode and float32 on ``target``, and its caveats."""
+                  target: torch.device, quiet: bool = False) -> tuple[torch.nn.Module, list[str]]:
+    """The model in eval mode and float32 on ``target``, and its caveats.
+
+    ``quiet``: a sequence-classification checkpoint (``lmgeometry finetune``) holds a head
+    the loaded model has no place for; transformers' report of it as unexpected weights is
+    silenced (missing weights still become caveats).
+    """
     import torch
     from transformers import AutoModel, AutoModelForCausalLM
+    from transformers.utils import logging as hf_logging
 
     auto = AutoModelForCausalLM if kind == "decoder" else AutoModel
+    verbosity = hf_logging.get_verbosity()
+    if quiet:
+        hf_logging.set_verbosity_error()
     try:
         model, info = auto.from_pretrained(
             source.location, dtype=torch.float32, output_loading_info=True, **options
@@ -241,6 +254,8 @@ def _load_weights(spec: str, source: _Source, kind: str, options: dict[str, Any]
         raise ModelLoadError(
             f"cannot load {spec!r} with {auto.__name__} ({kind}): {exc}"
         ) from exc
+    finally:
+        hf_logging.set_verbosity(verbosity)
     model = model.to(device=target, dtype=torch.float32).eval()
     caveats = list(source.caveats)
     missing = sorted(k for k in info.get("missing_keys", ()) if not k.startswith("pooler."))
@@ -531,6 +546,46 @@ def resolve_fingerprint(spec: str) -> str:
         except ModelLoadError:  # config cached but no weights yet
             pass
     return load_model(spec).fingerprint
+
+
+def head_token(kind: str) -> str:
+    """Which token a transformers sequence-classification head reads, by model kind.
+
+    ``"first"`` for an encoder (``[CLS]`` for BERT, through its pooler; ``<s>`` for MPNet and
+    RoBERTa) and ``"last"`` for a decoder (the last token that is not padding:
+    ``GPT2ForSequenceClassification``, ``LlamaForSequenceClassification`` and the other
+    ``*ForSequenceClassification`` decoders, which read the final hidden state there). Seed 003
+    reads the same positions (GPT-2's last token, BERT's ``[CLS]``).
+    """
+    if kind not in ("encoder", "decoder"):
+        raise ValueError(f"kind must be 'encoder' or 'decoder', not {kind!r}")
+    return "first" if kind == "encoder" else "last"
+
+
+def pretrained_source(spec: str) -> tuple[str, dict[str, Any], str]:
+    """Where ``from_pretrained`` finds a spec's files, without loading any weights.
+
+    An offline alias resolves to its (converted, once) folder, a local folder to itself, a hub
+    id to itself with ``local_files_only`` set when the hub cannot be reached. Used to build
+    other heads on the same weights (``AutoModelForSequenceClassification`` for fine-tuning).
+
+    Parameters
+    ----------
+    spec : str
+        As for :func:`load_model`.
+
+    Returns
+    -------
+    location : str
+        The first argument of ``from_pretrained``.
+    options : dict
+        Its keyword arguments (``local_files_only`` for a hub id; else empty).
+    kind : str
+        ``"encoder"`` or ``"decoder"`` (:func:`model_kind`).
+    """
+    source, config = _resolve(spec)
+    options: dict[str, Any] = {"local_files_only": source.local_only} if source.hub else {}
+    return source.location, options, model_kind(config)
 
 
 def models_table() -> pd.DataFrame:

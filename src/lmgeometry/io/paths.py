@@ -1,15 +1,24 @@
 """Where lmgeometry keeps its caches, and how a path given by a user is read.
+
+:func:`building` writes a cache folder atomically: a temporary sibling renamed into place.
 """
 
 from __future__ import annotations
 
 import os
+import re
+import secrets
+import shutil
+import socket
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from lmgeometry.errors import PathError
 
 __all__ = [
+    "building",
     "cache_dir",
     "CACHE_ENV",
     "cache_root",
@@ -138,3 +147,62 @@ def data_mirror() -> Path | None:
     """The local data mirror named by ``$LMGEOMETRY_DATA_MIRROR``, or None."""
     value = os.environ.get(MIRROR_ENV)
     return user_path(value) if value else None
+
+
+_TMP_PREFIX = ".tmp-"
+
+
+def _host() -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "", socket.gethostname())[:32] or "host"
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _remove_stale(parent: Path) -> None:
+    """Remove temporary folders under ``parent`` left by dead processes of this host."""
+    host = _host()
+    for tmp in parent.glob(_TMP_PREFIX + "*"):
+        parts = tmp.name.rsplit("-", 3)
+        if len(parts) == 4 and parts[1] == host and parts[2].isdigit() \
+                and not _pid_alive(int(parts[2])):
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+@contextmanager
+def building(final: Path) -> Iterator[Path]:
+    """A temporary folder that becomes ``final`` when the ``with`` block ends without error.
+
+    The folder is a sibling of ``final`` named ``.tmp-<name>-<host>-<pid>-<token>``; it is
+    renamed into place (atomic on one file system) once the block has written everything, and
+    removed when the block raises (Ctrl-C included), so a folder with the final name is always
+    whole. Temporary folders of dead processes on this host are removed first. When another
+    process published ``final`` first, this one's folder is discarded and theirs is kept.
+
+    Yields
+    ------
+    pathlib.Path
+        The empty temporary folder to write into.
+    """
+    final.parent.mkdir(parents=True, exist_ok=True)
+    _remove_stale(final.parent)
+    tmp = final.with_name(f"{_TMP_PREFIX}{final.name}-{_host()}-{os.getpid()}-"
+                          f"{secrets.token_hex(4)}")
+    tmp.mkdir()
+    try:
+        yield tmp
+        try:
+            os.rename(tmp, final)
+        except OSError:
+            if not final.is_dir():
+                raise
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)

@@ -6,10 +6,12 @@
 * :func:`linear_cka`, :func:`cka_matrix`, :func:`cross_model_cka` -- linear centred kernel
   alignment (Kornblith et al. 2019) between layers of one model or of two;
   :func:`gram_cka` -- the same from the items' Gram matrices, with bootstrap replicates over
-  the items for chosen pairs of layers;
+  the items for chosen pairs of layers, or debiased (unbiased HSIC: Song et al. 2012; Nguyen
+  et al. 2021), which :func:`linear_cka` also offers;
 * :func:`cosine_contributions`, :func:`top_dimensions`, :func:`variance_share`,
-  :func:`variance_share_replicates` -- rogue dimensions (Timkey & van Schijndel 2021):
-  coordinates whose variance or share of the mean cosine dwarfs the rest;
+  :func:`variance_share_replicates`, :func:`top_overlap`, :func:`top_overlap_replicates` --
+  rogue dimensions (Timkey & van Schijndel 2021): coordinates whose variance or share of the
+  mean cosine dwarfs the rest, and how many of the top ones two representations share;
 * :func:`subsample` -- a seeded, sorted subset of row indices.
 """
 
@@ -32,6 +34,8 @@ __all__ = [
     "norm_ratio",
     "subsample",
     "top_dimensions",
+    "top_overlap",
+    "top_overlap_replicates",
     "unit_rows",
     "variance_share",
     "variance_share_replicates",
@@ -137,7 +141,7 @@ def _centered(X: np.ndarray) -> np.ndarray:
     return X - X.mean(axis=0)
 
 
-def linear_cka(X: np.ndarray, Y: np.ndarray) -> float:
+def linear_cka(X: np.ndarray, Y: np.ndarray, *, debiased: bool = False) -> float:
     """Linear centred kernel alignment of two representations of the same n items.
 
     .. math:: \\mathrm{CKA}(X, Y) = \\frac{\\lVert \\tilde Y^\\top \\tilde X \\rVert_F^2}
@@ -149,16 +153,27 @@ def linear_cka(X: np.ndarray, Y: np.ndarray) -> float:
     orthogonal transforms, isotropic scaling and translation of either one; the widths of X
     and Y may differ (two models on the same words).
 
+    This estimator is biased upwards when the items are few for the widths: two independent
+    isotropic Gaussian clouds of n points score about
+    :math:`\\sqrt{d_1 d_2 / ((n + d_1)(n + d_2))}`, not 0 (d / (n + d) for equal widths).
+    ``debiased=True`` replaces each HSIC by its unbiased estimator (:func:`gram_cka`), which
+    is near 0 for independent representations at any n (Nguyen et al. 2021; it can then be
+    slightly negative).
+
     Parameters
     ----------
     X : ndarray of shape (n, d1)
     Y : ndarray of shape (n, d2)
+    debiased : bool
+        Unbiased HSIC estimates (needs n >= 4).
 
     Returns
     -------
     float
-        In [0, 1]; NaN when one representation is constant.
+        In [0, 1] (debiased: at most 1); NaN when one representation is constant.
     """
+    if debiased:
+        return float(gram_cka([X, Y], debiased=True)[0][0, 1])
     Xc, Yc = _centered(X), _centered(Y)
     if len(Xc) != len(Yc):
         raise ValueError(f"X and Y must describe the same items: {len(Xc)} vs {len(Yc)} rows")
@@ -299,9 +314,32 @@ def variance_share(X: np.ndarray, k: int = 1) -> float:
     return float(np.sort(var)[::-1][:k].sum() / total) if total > 0 else float("nan")
 
 
+def _u_centred(K: np.ndarray) -> np.ndarray:
+    """A Gram matrix U-centred in place: the unbiased HSIC is the inner product of two of them.
+
+    .. math:: \\tilde K_{ij} = K_{ij} - \\frac{1}{n-2}\\sum_{l} K_{il}
+              - \\frac{1}{n-2}\\sum_{k} K_{kj} + \\frac{1}{(n-1)(n-2)}\\sum_{k,l} K_{kl}
+              \\ (i \\ne j), \\qquad \\tilde K_{ii} = 0,
+
+    sums over off-diagonal entries (the diagonal is zeroed first). Then
+    :math:`\\mathrm{HSIC}_1(K, L) = \\langle \\tilde K, \\tilde L\\rangle_F / (n(n-3))`, Song et
+    al. (2012)'s unbiased estimator, as in Kornblith et al.'s ``center_gram(unbiased=True)``.
+    """
+    n = len(K)
+    if n < 4:
+        raise ValueError(f"debiased CKA needs at least 4 items, got {n}")
+    np.fill_diagonal(K, 0.0)
+    means = K.sum(axis=0) / (n - 2)
+    means -= means.sum() / (2 * (n - 1))
+    K -= means[:, None]
+    K -= means[None, :]
+    np.fill_diagonal(K, 0.0)
+    return K
+
+
 def gram_cka(layers: Sequence[np.ndarray], pairs: Sequence[tuple[int, int]] = (),
              n_boot: int = 0, rng: np.random.Generator | int | None = None,
-             counts: np.ndarray | None = None,
+             counts: np.ndarray | None = None, *, debiased: bool = False,
              ) -> tuple[np.ndarray, np.ndarray]:
     """Linear CKA between layers from the items' Gram matrices, with bootstrap replicates.
 
@@ -311,9 +349,17 @@ def gram_cka(layers: Sequence[np.ndarray], pairs: Sequence[tuple[int, int]] = ()
     the items are fewer than the dimensions squared over n (every pair of 31 layers of 872
     sentences).
 
-    Bootstrap: a replicate that draws item i k_i times has weights w = k / sum k, and its
-    centred Gram matrix is K_ij - a_i - a_j + alpha with a = K w, alpha = w^T a. Because the
-    weighted rows of a centred matrix sum to zero,
+    Debiased (``debiased=True``; Nguyen, Raghu & Kornblith 2021, appendix): each Gram matrix
+    is U-centred (:func:`_u_centred`), so that every HSIC above is Song et al. (2012)'s
+    unbiased estimator, and CKA = HSIC_1(K, L) / sqrt(HSIC_1(K, K) HSIC_1(L, L)). The plain
+    estimator is biased upwards when n is small against the widths (two independent
+    representations score well above 0); the debiased one is near 0 for them and equals 1 for
+    identical representations. No bootstrap replicates for it: a resample repeats items, which
+    the unbiased estimator takes for distinct ones.
+
+    Bootstrap (plain CKA): a replicate that draws item i k_i times has weights w = k / sum k,
+    and its centred Gram matrix is K_ij - a_i - a_j + alpha with a = K w, alpha = w^T a.
+    Because the weighted rows of a centred matrix sum to zero,
 
     HSIC_w(K, L) = sum_ij w_i w_j K~_ij L~_ij = w^T (K o L) w - 2 sum_i w_i a_i b_i + alpha beta
 
@@ -335,6 +381,9 @@ def gram_cka(layers: Sequence[np.ndarray], pairs: Sequence[tuple[int, int]] = ()
         bootstrap over sentences with every word of a drawn sentence counted
         (:class:`lmgeometry.measures.stats.GroupBootstrap`'s ``counts[:, codes]``), so that
         words of one sentence are never split between draws.
+    debiased : bool
+        Unbiased HSIC estimates (then there are no replicates: ``n_boot`` must be 0 and
+        ``counts`` None).
 
     Returns
     -------
@@ -342,15 +391,19 @@ def gram_cka(layers: Sequence[np.ndarray], pairs: Sequence[tuple[int, int]] = ()
         CKA of every pair of layers on all items.
     replicates : ndarray of shape (n_boot or n_replicates, len(pairs))
     """
+    if debiased and (n_boot or counts is not None):
+        raise ValueError("debiased CKA has no bootstrap replicates (a resample repeats items)")
     grams = []
     for X in layers:
         Xc = _centered(X)
-        grams.append(Xc @ Xc.T)
+        grams.append(_u_centred(Xc @ Xc.T) if debiased else Xc @ Xc.T)
     n = len(grams[0])
     if any(len(G) != n for G in grams):
         raise ValueError("every layer must describe the same items (same number of rows)")
     norms = np.array([np.linalg.norm(G) for G in grams])
-    matrix = np.array([[np.vdot(a, b) for b in grams] for a in grams]) / np.outer(norms, norms)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        matrix = np.array([[np.vdot(a, b) for b in grams] for a in grams]) / np.outer(norms,
+                                                                                       norms)
     if counts is None:
         gen = np.random.default_rng(rng)
         counts = gen.multinomial(n, np.full(n, 1.0 / n), size=n_boot)
@@ -375,6 +428,58 @@ def gram_cka(layers: Sequence[np.ndarray], pairs: Sequence[tuple[int, int]] = ()
     return matrix, reps
 
 
+def _replicate_variances(X: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Column variances of bootstrap replicates given as item counts, (n_replicates, d).
+
+    ``counts[b, i]`` is how often replicate b draws row i; the variances come from the
+    count-weighted first two moments of the rows centred on the sample mean (so nothing
+    cancels).
+    """
+    Xc = _centered(X)
+    K = np.asarray(counts, dtype=np.float64)
+    N = K.sum(axis=1, keepdims=True)
+    m1 = K @ Xc / N
+    return np.clip(K @ (Xc * Xc) / N - m1 * m1, 0.0, None)
+
+
+def top_overlap(X: np.ndarray, Y: np.ndarray, k: int = 10) -> int:
+    """How many of the ``k`` highest-variance dimensions of ``X`` are among those of ``Y``.
+
+    .. math:: |\\mathrm{top}_k(X) \\cap \\mathrm{top}_k(Y)|
+
+    with :math:`\\mathrm{top}_k` the :func:`top_dimensions` by variance; ``X`` and ``Y`` are
+    two representations in the same coordinates (one model's layer on two data sets, e.g. two
+    fine-tunes of one model: seed 003 finds 8 of 10 rogue dimensions shared by GPT-2's SST-2
+    and QNLI fine-tunes). Two independent random choices share :math:`k^2 / d` on average.
+    """
+    X, Y = np.asarray(X), np.asarray(Y)
+    if X.shape[1] != Y.shape[1]:
+        raise ValueError(f"X and Y must have the same width, not {X.shape[1]} and {Y.shape[1]}")
+    return len(set(top_dimensions(X, k).tolist()) & set(top_dimensions(Y, k).tolist()))
+
+
+def top_overlap_replicates(X: np.ndarray, Y: np.ndarray, counts_x: np.ndarray,
+                           counts_y: np.ndarray, k: int = 10) -> np.ndarray:
+    """:func:`top_overlap` for bootstrap replicates of the rows of ``X`` and of ``Y``.
+
+    Replicate b draws row i of ``X`` ``counts_x[b, i]`` times and row j of ``Y``
+    ``counts_y[b, j]`` times (independent resamples: two data sets); each replicate ranks
+    the dimensions again by its weighted variances.
+
+    Returns
+    -------
+    ndarray of shape (n_replicates,), int
+    """
+    vx, vy = _replicate_variances(X, counts_x), _replicate_variances(Y, counts_y)
+    if vx.shape != vy.shape:
+        raise ValueError("X and Y need the same width and as many replicates")
+    tx = np.argsort(-vx, axis=1, kind="stable")[:, :k]
+    ty = np.argsort(-vy, axis=1, kind="stable")[:, :k]
+    hit = np.zeros(vx.shape, dtype=bool)
+    np.put_along_axis(hit, tx, True, axis=1)
+    return np.take_along_axis(hit, ty, axis=1).sum(axis=1)
+
+
 def variance_share_replicates(X: np.ndarray, counts: np.ndarray,
                               ks: Sequence[int] = (1, 3)) -> np.ndarray:
     """:func:`variance_share` for bootstrap replicates given as item counts.
@@ -387,12 +492,7 @@ def variance_share_replicates(X: np.ndarray, counts: np.ndarray,
     -------
     ndarray of shape (n_replicates, len(ks))
     """
-    Xc = _centered(X)
-    K = np.asarray(counts, dtype=np.float64)
-    N = K.sum(axis=1, keepdims=True)
-    m1 = K @ Xc / N
-    var = np.clip(K @ (Xc * Xc) / N - m1 * m1, 0.0, None)
-    var = -np.sort(-var, axis=1)
+    var = -np.sort(-_replicate_variances(X, counts), axis=1)
     total = var.sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.stack([var[:, :k].sum(axis=1) / total for k in ks], axis=1)

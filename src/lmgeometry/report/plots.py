@@ -23,6 +23,7 @@ __all__ = [
     "dimension_profile",
     "facet_lines",
     "heatmap",
+    "heatmap_grid",
     "interval_points",
     "layer_grid",
     "layer_slider_3d",
@@ -497,6 +498,39 @@ def heatmap(
         height=460,
         margin={"l": 60, "r": 10, "t": 50, "b": 40},
     )
+    return fig
+
+
+def heatmap_grid(
+    matrices: Sequence[Sequence[np.ndarray]],
+    row_titles: Sequence[str],
+    col_titles: Sequence[str],
+    title: str = "",
+    x_title: str = "",
+    y_title: str = "",
+    colorbar_title: str = "",
+    zmin: float | None = 0.0,
+    zmax: float | None = 1.0,
+) -> go.Figure:
+    """Heatmaps in a grid (``matrices[row][col]``) on one colour scale (e.g. CKA before and
+    after fine-tuning, linear and debiased); each panel's axes count from 0."""
+    n_rows, n_cols = len(matrices), max(len(r) for r in matrices)
+    fig = make_subplots(rows=n_rows, cols=n_cols, horizontal_spacing=0.06,
+                        vertical_spacing=0.12 if n_rows > 1 else 0.0,
+                        subplot_titles=[f"{c}<br>({r})" if n_rows > 1 else c
+                                        for r in row_titles for c in col_titles])
+    for i, row in enumerate(matrices):
+        for j, matrix in enumerate(row):
+            m = np.asarray(matrix, dtype=np.float64)
+            fig.add_trace(go.Heatmap(z=_r(m, 3), x=np.arange(m.shape[1]), y=np.arange(m.shape[0]),
+                                     coloraxis="coloraxis"), row=i + 1, col=j + 1)
+            fig.update_xaxes(title_text=x_title if i == n_rows - 1 else "", row=i + 1,
+                             col=j + 1)
+            fig.update_yaxes(title_text=y_title if j == 0 else "", row=i + 1, col=j + 1)
+    fig.update_layout(title=title, height=330 * n_rows + 80,
+                      coloraxis={"colorscale": "Viridis", "cmin": zmin, "cmax": zmax,
+                                 "colorbar": {"title": colorbar_title}},
+                      margin={"l": 60, "r": 10, "t": 90, "b": 40})
     return fig
 
 

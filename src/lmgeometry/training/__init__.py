@@ -1,0 +1,1 @@
+"""Training: models fine-tuned on a task, cached as plain transformers folders."""

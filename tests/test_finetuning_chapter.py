@@ -1,0 +1,185 @@
+"""Chapter "Fine-tuning and rogue dimensions": analyse() on planted before/after states.
+
+A planted fine-tune keeps the first half of the blocks as they were and replaces the last half
+by a cloud with a few high-variance dimensions, one of which carries the label; a planted
+non-fine-tune leaves every layer as it was. The verdicts of seed 003's claims must follow.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from lmgeometry.chapters import finetuning
+from lmgeometry.measures import probes
+
+N_TEST, N_FIT, WIDTH, BLOCKS = 240, 160, 48, 6
+
+
+def planted(task: str, *, tuned: bool = True, rogue: tuple[int, ...] = (0, 1, 2),
+            seed: int = 0, model: str = "planted") -> finetuning.Run:
+    """Layers 0..BLOCKS of a pretrained model (one noisy cloud) and of its fine-tune."""
+    rng = np.random.default_rng(seed)
+    n = N_TEST + N_FIT
+    y = np.arange(n) % 2
+    base = rng.normal(size=(n, WIDTH))
+    before = np.stack([base + 0.3 * rng.normal(size=(n, WIDTH)) for _ in range(BLOCKS + 1)])
+    after = before.copy()
+    if tuned:
+        top = rng.normal(size=(n, WIDTH))
+        top[:, rogue[0]] += 12.0 * (2 * y - 1)  # the principal rogue dimension holds the label
+        for dim in rogue[1:]:
+            top[:, dim] *= 6.0
+        for layer in range(BLOCKS // 2 + 1, BLOCKS + 1):
+            after[layer] = top + 0.3 * rng.normal(size=(n, WIDTH))
+    head = probes.fit_logistic(after[-1, N_TEST:], y[N_TEST:], standardise=False,
+                               solver="newton-cholesky")
+    return finetuning.Run(model=model, kind="decoder", task=task,
+                          before=before[:, :N_TEST].astype(np.float32),
+                          after=after[:, :N_TEST].astype(np.float32),
+                          after_fit=after[:, N_TEST:].astype(np.float32),
+                          y_test=y[:N_TEST], y_fit=y[N_TEST:], head=head,
+                          info={"settings": {"train_size": N_FIT}, "log": {"loss": [0.7, 0.1]}})
+
+
+def verdicts(result, model: str = "planted", task: str = "SST-2") -> dict[str, str]:
+    claims = result.claims[result.claims["model"] == model]
+    rows = claims[claims["statistic"].str.contains(f"({task}, fine-tuned)", regex=False)]
+    return {r.statistic.split(" (")[0]: r.verdict for r in rows.itertuples()}
+
+
+@pytest.fixture(scope="module")
+def result():
+    runs = [planted("SST-2", seed=0), planted("QNLI", seed=1),
+            planted("SST-2", tuned=False, seed=2, model="untouched")]
+    return finetuning.analyse(runs, n_boot=200, n_boot_cka=100, ablation_ks=(0, 1, 3, 10),
+                              tsne_points=60)
+
+
+def test_a_planted_fine_tune_satisfies_every_claim(result):
+    v = verdicts(result)
+    statistic = {key: [s for s in v if s.startswith(prefix)] for key, prefix in (
+        ("refines", "mean CKA(pretrained block, same fine-tuned block), first half"),
+        ("early", "mean CKA(pretrained block, same fine-tuned block) over blocks 1-3"),
+        ("two_blocks", "mean CKA within halves"), ("bow_tie", "two-half contrast"),
+        ("dominance", "variance share of the top 3"), ("emergence", "Spearman rho"),
+        ("exacerbated", "variance share of the top dimension"),
+        ("majority", "1-D threshold accuracy minus majority"),
+        ("gap", "full fine-tuned model accuracy minus"),
+        ("ablation", "accuracy with the bottom 3"), ("keep", "accuracy unablated minus"))}
+    assert all(len(found) >= 1 for found in statistic.values()), statistic
+    assert all(v[s] == "holds" for found in statistic.values() for s in found), v
+    assert len(statistic["ablation"]) == len(statistic["keep"]) == 2  # zero and mean ablation
+
+
+def test_an_untouched_model_fails_the_fine_tuning_claims(result):
+    v = verdicts(result, "untouched")
+    for prefix in ("mean CKA(pretrained block, same fine-tuned block), first half",
+                   "two-half contrast", "variance share of the top dimension"):
+        (statistic,) = [s for s in v if s.startswith(prefix)]
+        assert v[statistic] == "does not hold", (statistic, v[statistic])
+    (early,) = [s for s in v if "over blocks 1-3" in s]
+    assert v[early] == "holds"  # nothing changed, so the first blocks are preserved too
+
+
+def test_tables_hold_the_numbers_behind_the_claims(result):
+    t = result.tables
+    runs = t["runs"].set_index(["model", "task"])
+    assert runs.loc[("planted", "SST-2"), "accuracy"] > 0.95
+    assert runs.loc[("planted", "SST-2"), "n_test"] == N_TEST
+    assert runs.loc[("planted", "SST-2"), "seed_gpt2"] == pytest.approx(0.928)  # a share
+    layers = t["layers"]
+    last = layers[(layers["model"] == "planted") & (layers["task"] == "SST-2")
+                  & (layers["layer"] == BLOCKS)].set_index("state")
+    assert last.loc["fine-tuned", "rogue_dim"] == 0 and last.loc["fine-tuned", "threshold_dim"] == 0
+    assert last.loc["fine-tuned", "threshold_accuracy"] > 0.95
+    assert last.loc["fine-tuned", "variance_share_top3"] > 0.8
+    assert last.loc["pretrained", "variance_share_top3"] < 0.2
+    assert np.isnan(last.loc["pretrained", "threshold_accuracy"])  # fine-tuned only
+    profile = t["profile"]
+    tuned = profile[(profile["model"] == "planted") & (profile["task"] == "SST-2")
+                    & (profile["state"] == "fine-tuned")]
+    assert len(tuned) == WIDTH and tuned["std"].idxmax() == tuned.index[0]  # dimension 0
+    # the dimensions' cosine contributions add up to the layer's mean cosine
+    assert tuned["cosine_contribution"].sum() == pytest.approx(last.loc["fine-tuned",
+                                                                        "mean_cosine"])
+    cka = t["cka"]
+    one = cka[(cka["model"] == "planted") & (cka["task"] == "SST-2")]
+    assert set(one["comparison"]) == {"pretrained", "fine-tuned", "pretrained vs fine-tuned"}
+    assert set(one["estimator"]) == {"linear", "debiased"}
+    diag = one[(one["comparison"] == "pretrained vs fine-tuned") & (one["layer"] == 1)
+               & (one["other_layer"] == 1)]
+    assert np.allclose(diag["cka"], 1.0)  # block 1 untouched: identical states
+    ablation = t["ablation"]
+    none = ablation[(ablation["model"] == "planted") & (ablation["task"] == "SST-2")
+                    & (ablation["k"] == 0)]
+    assert np.allclose(none["accuracy"], runs.loc[("planted", "SST-2"), "accuracy"])
+    assert WIDTH - 3 in set(ablation["k"])  # all but the top 3
+    assert set(t["tsne"]["state"]) == {"pretrained", "fine-tuned"}
+    assert len(t["tsne"]) == 3 * 2 * 60
+
+
+def test_the_same_rogue_dimensions_in_both_tasks_overlap(result):
+    overlap = result.tables["overlap"].set_index("model")
+    assert overlap.loc["planted", "overlap"] >= 3  # the three planted dimensions
+    (row,) = result.claims[result.claims["claim"].str.startswith("the same rogue")].itertuples()
+    assert row.model == "planted" and row.value == overlap.loc["planted", "overlap"]
+
+
+def test_different_rogue_dimensions_do_not_overlap():
+    a = planted("SST-2", rogue=tuple(range(10)), seed=3)
+    b = planted("QNLI", rogue=tuple(range(20, 30)), seed=4)
+    out = finetuning.analyse([a, b], n_boot=100, n_boot_cka=20, tsne_points=0)
+    (row,) = out.claims[out.claims["claim"].str.startswith("the same rogue")].itertuples()
+    assert row.value <= 2 and row.verdict == "does not hold"
+    assert "tsne" not in out.tables
+
+
+def test_claims_carry_thresholds_rules_and_the_seeds_numbers(result):
+    claims = result.claims
+    assert claims["rule"].str.len().gt(20).all() and claims["published"].str.len().gt(10).all()
+    assert set(claims["seed"]) == {"003"} and set(claims["control"]) == {"none"}
+    assert ((claims["ci_low"] <= claims["value"]) & (claims["value"] <= claims["ci_high"])).all()
+    # one claim row per statistic, model and task: the scorecard's index stays unique
+    assert not claims.duplicated(["claim", "statistic", "model"]).any()
+    assert any("held-out accuracy of the fine-tuned models" in s for s in result.sentences)
+
+
+@pytest.mark.data
+def test_prepare_fine_tunes_and_reads_head_states(tmp_path, monkeypatch, minilm_tokenizer):
+    """prepare() end to end on a tiny BERT (random weights, MiniLM's tokenizer), both tasks."""
+    import torch
+    from transformers import BertConfig, BertModel
+
+    monkeypatch.setenv("LMGEOMETRY_CACHE", str(tmp_path / "cache"))
+    torch.manual_seed(0)
+    config = BertConfig(vocab_size=len(minilm_tokenizer), hidden_size=32, num_hidden_layers=2,
+                        num_attention_heads=2, intermediate_size=64, max_position_embeddings=128)
+    folder = tmp_path / "tiny-bert"
+    BertModel(config).save_pretrained(folder)
+    minilm_tokenizer.save_pretrained(folder)
+    small = {"train_size": 40, "epochs": 1, "batch_size": 8, "max_length": 48}
+    runs = finetuning.prepare([str(folder)], {"encoder": {"sst2": small, "qnli": small}},
+                              n_fit=24, progress=False)
+    assert [(r.task, r.kind) for r in runs] == [("SST-2", "encoder"), ("QNLI", "encoder")]
+    sst2, qnli = runs
+    assert sst2.before.shape == sst2.after.shape == (3, 872, 32)
+    assert sst2.after_fit.shape == (3, 24, 32) and len(sst2.y_fit) == 24
+    assert qnli.after.shape[1] == len(qnli.y_test) == 500
+    assert not np.array_equal(sst2.before[-1], sst2.after[-1])  # fine-tuning moved the states
+    out = finetuning.analyse(runs, n_boot=50, n_boot_cka=10, tsne_points=30)
+    runs_table = out.tables["runs"].set_index("task")
+    assert runs_table.loc["SST-2", "train_size"] == 40
+    assert 0.0 <= runs_table.loc["SST-2", "accuracy"] <= 1.0
+    assert len(out.tables["overlap"]) == 1
+    # the chapter's accuracy (the model's head on its head-token states) is plain transformers'
+    from lmgeometry.training.finetune import evaluate
+
+    for run in runs:
+        (checkpoint,) = [f for f in (tmp_path / "cache" / "finetuned").iterdir()
+                         if run.info["key"][:16] in f.name]
+        assert runs_table.loc[run.task, "accuracy"] == pytest.approx(
+            evaluate(checkpoint).accuracy, abs=1.5 / len(run.y_test))
+    again = finetuning.prepare([str(folder)], {"encoder": {"sst2": small}}, tasks=("sst2",),
+                               n_fit=24, progress=False)
+    assert again[0].info["key"] == sst2.info["key"]  # the checkpoint came from the cache
