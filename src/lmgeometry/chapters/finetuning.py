@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from lmgeometry.chapters.common import ChapterResult
+from lmgeometry.chapters.common import ChapterResult, with_blas_threads
 from lmgeometry.chapters.rogue_dimensions import SEED003
 from lmgeometry.chapters.rogue_dimensions import THRESHOLDS as CHAPTER6_THRESHOLDS
 from lmgeometry.measures import clusters, probes, similarity
@@ -495,6 +495,7 @@ def _runs_row(run: Run, s: Mapping[str, Any]) -> dict[str, Any]:
             "seed_bert": seed.get("BERT (fine-tuned)")}
 
 
+@with_blas_threads
 def analyse(runs: Sequence[Run], *, seed: int = 0, n_boot: int = 1000, n_boot_cka: int = 200,
             ablation_ks: Sequence[int] = (0, 1, 3, 10, 30, 100, 300), ablation_k: int = 3,
             keep: int = 3, overlap_k: int = 10, tsne_points: int = 400) -> ChapterResult:
