@@ -103,11 +103,12 @@ results_path = "00_introduction.results.json"
 
 # %% tags=["hide-input"]
 import pandas as pd
-from IPython.display import HTML, Markdown, display
+from IPython.display import Markdown, display
 
 from lmgeometry.io import data
 from lmgeometry.io.models import load_model
 from lmgeometry.report import results
+from lmgeometry.report.figures import show_table
 
 facts = [load_model(spec).facts() for spec in models]
 table = pd.DataFrame(
@@ -124,7 +125,9 @@ table = pd.DataFrame(
     }
 )
 results.save_results(results_path, {"models": facts})
-display(HTML(table.to_html(index=False)))
+show_table(table,
+           'The models of this build: kind, size, position scheme, context window and whether '
+           'the template prepends a beginning-of-sequence token.')
 
 # %% [markdown]
 # What each model is, and what to keep in mind when reading its results:
@@ -221,4 +224,5 @@ sources = (
     .reset_index()
 )
 sources["MB"] = (sources["MB"] / 1e6).round(1)
-display(HTML(sources.to_html(index=False)))
+show_table(sources,
+           'The datasets this book reads: number of files, size, licence, source and citation.')

@@ -98,7 +98,7 @@ from lmgeometry.chapters import geometry
 from lmgeometry.chapters.common import first_token_flags
 from lmgeometry.io import corpus
 from lmgeometry.report import claims, plots, results
-from lmgeometry.report.figures import show
+from lmgeometry.report.figures import show, show_table
 
 words_corpus = corpus.mnli_polysemy(n=n_sentences, seed=seed)
 stores = {spec: store.activations(spec, words_corpus) for spec in models}
@@ -118,7 +118,10 @@ print(f"{len(words_corpus.sentences)} MNLI sentences, {len(words_corpus.words)} 
 # their reasons are in the `rule` column of the table at the end of the chapter.
 
 # %% tags=["remove-input"]
-display(claims.scorecard(result.claims, models))
+show_table(claims.scorecard(result.claims, models),
+           "Scorecard: seed 000's claims on this build's models. Each cell reads <i>verdict: "
+           'statistic [95% interval]</i>; an empty cell is a claim that does not apply to that '
+           'model.')
 
 # %% [markdown]
 # ## Every layer in two dimensions
@@ -261,7 +264,10 @@ for spec, view in result.views.items():
         ),
         f"clusters-{spec}",
     )
-display(result.tables["clusters"].round(3))
+show_table(result.tables["clusters"].round(3),
+           'The best k-means split (k = 2 to 4) of every layer: silhouette, cluster sizes, '
+           'separation of the two largest clusters and the share of first words outside the '
+           'largest one.')
 
 # %% [markdown]
 # ## Interactive 3-D views
@@ -353,8 +359,10 @@ display(Markdown("\n\n".join(f"* {line}"
 
 # %% tags=["remove-input"]
 display(Markdown("\n\n".join(result.sentences)))
-display(result.claims.assign(driven_by_first_token=first_token_flags(result.claims))
-        .drop(columns=["seed"]).round(3))
+show_table(result.claims.assign(driven_by_first_token=first_token_flags(result.claims))
+           .drop(columns=["seed"]).round(3),
+           'Every claim of this chapter: statistic, 95% interval, threshold and direction, '
+           "verdict, the seed's published value, the rule and its evidence.")
 
 # %% tags=["remove-cell"]
 # NBVAL_CHECK_OUTPUT

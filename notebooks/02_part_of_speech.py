@@ -73,7 +73,7 @@ from lmgeometry.chapters import geometry, part_of_speech
 from lmgeometry.chapters.common import first_token_flags
 from lmgeometry.io import corpus
 from lmgeometry.report import claims, plots, results
-from lmgeometry.report.figures import show
+from lmgeometry.report.figures import show, show_table
 
 words_corpus = corpus.mnli_polysemy(n=n_sentences, seed=seed)
 stores = {spec: store.activations(spec, words_corpus) for spec in models}
@@ -81,7 +81,8 @@ result = part_of_speech.analyse(stores, seed=seed, probe_words=probe_words,
                                 point_budget=point_budget, n_boot=n_boot)
 layers = result.tables["layers"]
 upos_counts = words_corpus.words["upos"].value_counts()
-display(upos_counts.rename("words").to_frame().T)
+show_table(upos_counts.rename("words").to_frame().T,
+           'Words of the sample per part of speech (Universal POS tags).')
 
 # %% [markdown]
 # ## Scorecard
@@ -92,7 +93,10 @@ display(upos_counts.rename("words").to_frame().T)
 # 0.5 and its interval spans the plateau; the threshold 1/6 is the edge of the middle third.
 
 # %% tags=["remove-input"]
-display(claims.scorecard(result.claims, models))
+show_table(claims.scorecard(result.claims, models),
+           "Scorecard: seed 000's claims on this build's models. Each cell reads <i>verdict: "
+           'statistic [95% interval]</i>; an empty cell is a claim that does not apply to that '
+           'model.')
 
 # %% [markdown]
 # ## Projections coloured by part of speech
@@ -154,10 +158,13 @@ show(
         reference=part_of_speech.PURITY_ADJUSTED, reference_name="half-way"),
     "purity-lines",
 )
-display(layers[["model", "layer", "control", "probe_accuracy", "majority_baseline",
-                "word_baseline", "probe_gain", "probe_gain_lo", "probe_gain_hi",
-                "cluster_purity", "purity_chance", "purity_adjusted", "n_train",
-                "n_test"]].round(3))
+show_table(layers[["model", "layer", "control", "probe_accuracy", "majority_baseline",
+                   "word_baseline", "probe_gain", "probe_gain_lo", "probe_gain_hi",
+                   "cluster_purity", "purity_chance", "purity_adjusted", "n_train",
+                   "n_test"]].round(3),
+           "Per model, layer and control: the part-of-speech probe's held-out accuracy against "
+           'the majority and word-identity baselines, its gain with 95% interval, and the '
+           'purity of k-means clusters against chance.')
 
 # %% [markdown]
 # ## What this run shows
@@ -169,8 +176,10 @@ display(layers[["model", "layer", "control", "probe_accuracy", "majority_baselin
 
 # %% tags=["remove-input"]
 display(Markdown("\n\n".join(result.sentences)))
-display(result.claims.assign(driven_by_first_token=first_token_flags(result.claims))
-        .drop(columns=["seed"]).round(3))
+show_table(result.claims.assign(driven_by_first_token=first_token_flags(result.claims))
+           .drop(columns=["seed"]).round(3),
+           'Every claim of this chapter: statistic, 95% interval, threshold and direction, '
+           "verdict, the seed's published value, the rule and its evidence.")
 
 # %% tags=["remove-cell"]
 # NBVAL_CHECK_OUTPUT

@@ -97,7 +97,7 @@ from lmgeometry.chapters.common import first_token_flags
 from lmgeometry.io import corpus, data
 from lmgeometry.report import plots, results
 from lmgeometry.report.claims import scorecard
-from lmgeometry.report.figures import show
+from lmgeometry.report.figures import show, show_table
 
 sts = corpus.sts(n=n_sentences, seed=seed)
 stores = {spec: store.activations(spec, sts) for spec in models}
@@ -131,7 +131,9 @@ print(
 # %% tags=["hide-input"]
 short = claims[~claims["statistic"].str.endswith("[ethayarajh2019 estimators]")]
 with pd.option_context("display.max_colwidth", 120):
-    display(scorecard(short, models=models))
+    show_table(scorecard(short, models=models),
+               "Scorecard: seed 001's claims on this build's models (one table per part). Each "
+               'cell reads <i>verdict: statistic [95% interval]</i>.')
 
 # %% [markdown]
 # ```{admonition} How this run differs from the seed
@@ -263,10 +265,12 @@ show(
 lowest = result.tables["lowest_self_similarity"]
 low = lowest[(lowest["preset"] == "corrected") & (lowest["control"] == "none")]
 with pd.option_context("display.max_rows", 100):
-    display(
-        low[low["layer"].isin([1, 2]) | (low["depth"] == 1.0)]
-        .pivot_table(index=["model", "layer"], columns="rank", values="word", aggfunc="first")
-    )
+    show_table(
+           low[low["layer"].isin([1, 2]) | (low["depth"] == 1.0)]
+           .pivot_table(index=["model", "layer"], columns="rank", values="word", aggfunc="first")
+       ,
+               'The words with the lowest self-similarity in layers 1, 2 and the last layer of '
+               "each model, ranked (corrected estimators, the seed's protocol).")
 
 # %% [markdown]
 # (fig-ch03-intrasim)=
@@ -428,15 +432,19 @@ display(Markdown(
     f"{info['plural_target_rows']} of the target occurrences are plural forms. Share of each "
     "benchmark's items whose words got at least 5 contexts:"
 ))
-display(pd.DataFrame(info["benchmarks"]).T)
+show_table(pd.DataFrame(info["benchmarks"]).T,
+           "The word-similarity benchmarks: pairs, and pairs covered by the static embeddings' "
+           'vocabulary.')
 mean_rows = static_layers[static_layers["benchmark"] == "mean"]
 best = mean_rows[mean_rows["embedding"] == "PC1"].sort_values("rho").groupby(
     ["model", "control"]).tail(1)
 display(Markdown("Per model and control: the best PC1 layer and the baselines on the same "
                  "items (mean Spearman rho over the scored benchmarks, 95% interval):"))
-display(pd.concat([best, mean_rows[mean_rows["embedding"].isin(
-    [context_measures.INPUT, context_measures.GLOVE])]]).sort_values(["model", "control"])[
-    ["model", "control", "embedding", "layer", "rho", "rho_lo", "rho_hi", "items"]].round(3))
+show_table(pd.concat([best, mean_rows[mean_rows["embedding"].isin(
+       [context_measures.INPUT, context_measures.GLOVE])]]).sort_values(["model", "control"])[
+       ["model", "control", "embedding", "layer", "rho", "rho_lo", "rho_hi", "items"]].round(3),
+           'Per model and control: the best PC1 layer beside the input embeddings and GloVe '
+           '(mean Spearman ρ over the scored benchmarks, 95% interval, items scored).')
 strict = result.tables["static_scores"]
 strict = strict[(strict["protocol"] == "strict") & (strict["embedding"] == "PC1")]
 for spec in models:
@@ -460,7 +468,10 @@ for spec in models:
 # results of this run). Empty cells are benchmarks with fewer than 20 covered items.
 
 # %% tags=["hide-input"]
-display(context_measures.table1_beside(result.tables["static_scores"]).round(3))
+show_table(context_measures.table1_beside(result.tables["static_scores"]).round(3),
+           "The seed's protocol on the paper's layers: this run's Spearman ρ per benchmark "
+           "beside the paper's Table 1 (GPT-2, BERT, ELMo, GloVe and FastText: reference "
+           'values, not results of this run).')
 
 # %% [markdown]
 # ## Every claim
@@ -473,7 +484,9 @@ display(context_measures.table1_beside(result.tables["static_scores"]).round(3))
 columns = ["claim", "model", "control", "statistic", "value", "ci_low", "ci_high",
            "threshold", "direction", "verdict", "first_token", "evidence", "published", "rule"]
 with pd.option_context("display.max_colwidth", None, "display.max_rows", 400):
-    display(claims[columns].round(3))
+    show_table(claims[columns].round(3),
+               'Every claim of this chapter: statistic, 95% interval, threshold and direction, '
+               "verdict, the seed's published value, the rule and its evidence.")
 
 # %% [markdown]
 # ## What this run shows

@@ -71,7 +71,7 @@ from lmgeometry.chapters import drift
 from lmgeometry.io import corpus
 from lmgeometry.report import plots, results
 from lmgeometry.report.claims import scorecard
-from lmgeometry.report.figures import show
+from lmgeometry.report.figures import show, show_table
 
 texts = corpus.frequency_texts()
 words_corpus = corpus.mnli_polysemy(n=n_sentences, seed=seed)
@@ -79,7 +79,8 @@ stores = {spec: store.activations(spec, words_corpus) for spec in models}
 result = drift.analyse(models, stores, texts, seed=seed, point_budget=point_budget,
                        hidden_rows=hidden_rows, n_bins=n_bins, n_boot=n_boot)
 t = result.tables
-display(t["models"])
+show_table(t["models"],
+           "The models' embedding matrices: vocabulary, width and the rows kept for the measures.")
 
 # %% [markdown]
 # ## Scorecard
@@ -92,7 +93,10 @@ display(t["models"])
 # each sentence's first word left out.
 
 # %% tags=["remove-input"]
-display(scorecard(result.claims, models))
+show_table(scorecard(result.claims, models),
+           "Scorecard: seed 004's claims on this build's models. Each cell reads <i>verdict: "
+           'statistic [95% interval]</i>; an empty cell is a claim that does not apply to that '
+           'model.')
 
 # %% [markdown]
 # ```{admonition} How this differs from the seed
@@ -137,9 +141,13 @@ table1_columns = ["model", "n_rows", "width", "isotropy_raw", "isotropy_centered
                   "mean_norm", "mean_vector_norm", "mean_vector_ratio", "mean_cosine",
                   "mean_cosine_centered", "isoscore", "top_eigvec_mean_cosine",
                   "norm_count_spearman"]
-display(t["table1"][table1_columns].round(3))
+show_table(t["table1"][table1_columns].round(3),
+           "Isotropy of each model's embedding matrix W: I(W), after centring, after scaled "
+           'centring and after removing the top principal components, with the mean cosine and '
+           'the related diagnostics.')
 display(Markdown("*Biš et al. (2021), Table 1 (reference):*"))
-display(t["table1_reference"])
+show_table(t["table1_reference"],
+           "Biš et al. (2021), Table 1: the paper's values, for reference.")
 
 # %% [markdown]
 # The figure shows I(W), I(W_c) and the mean cosine of each model with their 95% intervals
@@ -262,7 +270,9 @@ for protocol, title, x, x_title in (
                                   lower="mean_cosine_lo", upper="mean_cosine_hi", title=title,
                                   x_title=x_title, y_title="mean cosine"),
              f"rare-{protocol}")
-display(t["rare_trends"].round(3))
+show_table(t["rare_trends"].round(3),
+           "How the cosine between rare tokens' rows changes with frequency rank: trend per "
+           'model with its 95% interval.')
 
 # %% [markdown]
 # ## Token frequencies are Zipfian (seed 004, appendix B)
@@ -276,7 +286,9 @@ display(t["rare_trends"].round(3))
 fig = plots.lines_by_layer(t["zipf"], "count", x="rank", title="Rank-frequency (Zipf) plot",
                            x_title="rank", y_title="count")
 show(fig.update_xaxes(type="log").update_yaxes(type="log"), "zipf")
-display(t["coverage"])
+show_table(t["coverage"],
+           'How many of the most frequent tokens cover 30%, 50% and 98% of the corpus, per '
+           'tokenizer.')
 
 # %% [markdown]
 # ## Norms, frequency, and what centring does to them (seed 004, Sec. 5.2, Figs. 5-6)
@@ -321,12 +333,17 @@ show(
                           y_title="change of Pearson r x 100"),
     "wordsim-change",
 )
-display(t["wordsim"].pivot_table(index=["model", "benchmark"], columns=["score", "variant"],
-                                 values="pearson_x100", sort=False).round(1))
+show_table(t["wordsim"].pivot_table(index=["model", "benchmark"], columns=["score", "variant"],
+                                    values="pearson_x100", sort=False).round(1),
+           'Word similarity (Pearson r × 100) per model and benchmark, for each score and each '
+           'variant of the embedding matrix (original, centred, scaled centred, top PCs '
+           'removed).')
 display(Markdown("*Coverage: pairs with two single-token words.*"))
 ws = t["wordsim"]
-display(ws[(ws["variant"] == "original") & (ws["score"] == "cosine")][
-    ["model", "benchmark", "n_pairs", "n_total", "coverage"]].round(3))
+show_table(ws[(ws["variant"] == "original") & (ws["score"] == "cosine")][
+       ["model", "benchmark", "n_pairs", "n_total", "coverage"]].round(3),
+           'Coverage of the word-similarity benchmarks: pairs whose two words are single '
+           'tokens, of all pairs.')
 
 # %% [markdown]
 # ## Beyond the paper: the hidden states of every layer
@@ -407,9 +424,12 @@ show(
     ),
     "hidden-log-isotropy",
 )
-display(hidden[["model", "layer", "control", "n_rows", "mean_cosine", "shift_prediction",
-                "shift_residual", "shift_residual_lo", "shift_residual_hi",
-                "mean_cosine_centered", "isoscore", "mean_vector_ratio"]].round(3))
+show_table(hidden[["model", "layer", "control", "n_rows", "mean_cosine", "shift_prediction",
+                   "shift_residual", "shift_residual_lo", "shift_residual_hi",
+                   "mean_cosine_centered", "isoscore", "mean_vector_ratio"]].round(3),
+           'Hidden states per layer and control: mean cosine, what the mean vector predicts of '
+           'it, the residual with its 95% interval, the cosine after centring, IsoScore and '
+           'the share of the mean vector in the norms.')
 
 # %% [markdown]
 # Where the mean-vector prediction still misses once the first words are left out, something
@@ -418,8 +438,10 @@ display(hidden[["model", "layer", "control", "n_rows", "mean_cosine", "shift_pre
 # rows, and the median norm of its occurrences over that of the other words.
 
 # %% tags=["remove-input"]
-display(t["hidden_layers"][["model", "layer", "first_word_norm_ratio", "longest_word",
-                            "longest_share", "longest_norm_ratio"]].round(3))
+show_table(t["hidden_layers"][["model", "layer", "first_word_norm_ratio", "longest_word",
+                               "longest_share", "longest_norm_ratio"]].round(3),
+           "Per layer: the norm of first words over the others', and the word most common "
+           'among the 1% longest other rows, with its share and median norm ratio.')
 
 # %% [markdown]
 # ## What this run shows
@@ -430,9 +452,11 @@ display(t["hidden_layers"][["model", "layer", "first_word_norm_ratio", "longest_
 
 # %% tags=["remove-input"]
 display(Markdown("\n\n".join(result.sentences)))
-display(result.claims[["claim", "model", "control", "statistic", "value", "ci_low", "ci_high",
-                       "threshold", "direction", "verdict", "published", "rule",
-                       "evidence"]].round(3))
+show_table(result.claims[["claim", "model", "control", "statistic", "value", "ci_low", "ci_high",
+                          "threshold", "direction", "verdict", "published", "rule",
+                          "evidence"]].round(3),
+           'Every claim of this chapter: statistic, 95% interval, threshold and direction, '
+           "verdict, the seed's published value, the rule and its evidence.")
 
 # %% tags=["remove-cell"]
 # NBVAL_CHECK_OUTPUT

@@ -96,7 +96,7 @@ from lmgeometry.chapters.common import first_token_flags
 from lmgeometry.io import corpus, data
 from lmgeometry.measures import clusters, similarity
 from lmgeometry.report import claims, plots, results
-from lmgeometry.report.figures import show
+from lmgeometry.report.figures import show, show_table
 
 warnings.filterwarnings("ignore", message="n_jobs value")  # UMAP: seeded, so single-threaded
 
@@ -131,7 +131,10 @@ display(Markdown(
 # out.
 
 # %% tags=["remove-input"]
-display(claims.scorecard(result.claims, models))
+show_table(claims.scorecard(result.claims, models),
+           "Scorecard: seed 000's claims on this build's models. Each cell reads <i>verdict: "
+           'statistic [95% interval]</i>; an empty cell is a claim that does not apply to that '
+           'model.')
 
 # %% [markdown]
 # ```{admonition} How this differs from the seed
@@ -196,8 +199,11 @@ show(
                       y_title="Cohen's h (view accuracy vs MFS)"),
     "view-accuracy",
 )
-display(views[views["control"] == "none"].groupby(["model", "method"])[
-    ["accuracy_view", "accuracy_full", "mfs_baseline"]].max().round(3))
+show_table(views[views["control"] == "none"].groupby(["model", "method"])[
+       ["accuracy_view", "accuracy_full", "mfs_baseline"]].max().round(3),
+           'Sense separation in the projections: the best 1-nearest-neighbour sense accuracy '
+           'in the 2-D view and in the full space, against the most-frequent-sense baseline, '
+           'per model and projection method.')
 
 # %% [markdown]
 # And the seed's own view: the polysemous target words of the MultiNLI sentences (chapter
@@ -254,9 +260,12 @@ show(
     "sense-silhouette",
 )
 best = sep.loc[sep.groupby(["model", "control", "transform", "protocol"])["cohen_h"].idxmax()]
-display(best[["model", "control", "transform", "protocol", "layer", "accuracy_1nn",
-              "mfs_baseline", "gain", "cohen_h", "cohen_h_lo", "cohen_h_hi", "n_words",
-              "n_occurrences"]].round(3))
+show_table(best[["model", "control", "transform", "protocol", "layer", "accuracy_1nn",
+                 "mfs_baseline", "gain", "cohen_h", "cohen_h_lo", "cohen_h_hi", "n_words",
+                 "n_occurrences"]].round(3),
+           'The best layer per model, control, transform and protocol for nearest-neighbour '
+           'sense classification on SemCor: accuracy, most-frequent-sense baseline, gain and '
+           "Cohen's h with 95% interval.")
 
 # %% [markdown]
 # ## WiC per layer
@@ -279,8 +288,10 @@ show(
 )
 chosen = wic_table.loc[wic_table.groupby(["model", "control", "transform"])["dev_accuracy"]
                        .idxmax()]
-display(chosen[["model", "control", "transform", "layer", "train_accuracy", "dev_accuracy",
-                "test_accuracy", "test_accuracy_lo", "test_accuracy_hi"]].round(3))
+show_table(chosen[["model", "control", "transform", "layer", "train_accuracy", "dev_accuracy",
+                   "test_accuracy", "test_accuracy_lo", "test_accuracy_hi"]].round(3),
+           'Word-in-Context (WiC): the chosen layer and transform per model and control, with '
+           'train, dev and test accuracy (95% interval on test).')
 
 # %% [markdown]
 # ## Polysemy or context?
@@ -317,8 +328,10 @@ for grouping, frame in t["selfsim_bins"].groupby("grouping", sort=False):
                              y_title="mean self-similarity"),
         f"selfsim-by-{grouping.split()[-1]}",
     )
-display(poly.groupby(["model", "control", "sample"])[
-    ["n_words", "n_without_entry", "beta_senses", "beta_contexts", "r2"]].mean().round(3))
+show_table(poly.groupby(["model", "control", "sample"])[
+       ["n_words", "n_without_entry", "beta_senses", "beta_contexts", "r2"]].mean().round(3),
+           'Self-similarity against the number of senses and contexts of a word: the '
+           "regression's coefficients and R², mean over layers, per model, control and sample.")
 
 # %% [markdown]
 # ## What this run shows
@@ -330,8 +343,10 @@ display(poly.groupby(["model", "control", "sample"])[
 
 # %% tags=["remove-input"]
 display(Markdown("\n\n".join(result.sentences)))
-display(result.claims.assign(driven_by_first_token=first_token_flags(result.claims))
-        .drop(columns=["seed"]).round(3))
+show_table(result.claims.assign(driven_by_first_token=first_token_flags(result.claims))
+           .drop(columns=["seed"]).round(3),
+           'Every claim of this chapter: statistic, 95% interval, threshold and direction, '
+           "verdict, the seed's published value, the rule and its evidence.")
 
 # %% tags=["remove-cell"]
 # NBVAL_CHECK_OUTPUT

@@ -78,7 +78,7 @@ from lmgeometry.io import corpus
 from lmgeometry.io.models import pair_separator
 from lmgeometry.report import plots, results
 from lmgeometry.report.claims import scorecard
-from lmgeometry.report.figures import show
+from lmgeometry.report.figures import show, show_table
 
 sst2, sst2_labels, sst2_dev = corpus.sst2_corpus(n_train=n_train, seed=seed)
 qnli = {spec: corpus.qnli_corpus(n_qnli_train, n_qnli_test, seed, pair_separator(spec))
@@ -96,7 +96,8 @@ result = rogue_dimensions.analyse(tasks, cross, seed=seed, n_boot=n_boot, poolin
                                   ablation_ks=ablation_ks, ablation_k=ablation_k,
                                   cka_words=cka_words)
 t = result.tables
-display(t["tasks"])
+show_table(t["tasks"],
+           'The tasks of this chapter: sentences and labels read from SST-2 and QNLI.')
 
 # %% [markdown]
 # **Data.** SST-2: a seeded sample of `n_train` training sentences of at least four words,
@@ -119,7 +120,10 @@ display(t["tasks"])
 # says what fine-tuning would have to create.
 
 # %% tags=["remove-input"]
-display(scorecard(result.claims, models))
+show_table(scorecard(result.claims, models),
+           "Scorecard: seed 003's claims on this build's models. Each cell reads <i>verdict: "
+           'statistic [95% interval]</i>; an empty cell is a claim that does not apply to that '
+           'model.')
 
 # %% [markdown]
 # ```{admonition} How this differs from the seed
@@ -236,11 +240,14 @@ show(
                       y_title="accuracy"),
     "threshold-vs-head",
 )
-display(layers[["model", "layer", "task", "rogue_dim", "variance_share_top1",
-                "cosine_dim", "cosine_share_cosine_dim", "threshold_accuracy",
-                "head_accuracy", "majority_accuracy", "threshold_one_class",
-                "threshold_minus_majority",
-                "threshold_minus_majority_lo", "threshold_minus_majority_hi"]].round(3))
+show_table(layers[["model", "layer", "task", "rogue_dim", "variance_share_top1",
+                   "cosine_dim", "cosine_share_cosine_dim", "threshold_accuracy",
+                   "head_accuracy", "majority_accuracy", "threshold_one_class",
+                   "threshold_minus_majority",
+                   "threshold_minus_majority_lo", "threshold_minus_majority_hi"]].round(3),
+           'Per model, layer and task: the rogue dimension (largest variance share), the '
+           'dimension that contributes most to the mean cosine, and the 1-D threshold '
+           "classifier's accuracy against the model's own head and the majority class.")
 
 # %% [markdown]
 # ## Ablation
@@ -306,14 +313,18 @@ show(plots.lines_by_layer(cross_table, "first_word_norm_ratio", x="depth",
 # generated from the same tables. Seed 003's accuracies, for reference (fine-tuned models):
 
 # %% tags=["remove-input"]
-display(pd.DataFrame([{"task": task, "model": m, "1-D threshold (%)": v["threshold"],
-                       "full model (%)": v["full"]}
-                      for task, rows in rogue_dimensions.SEED003.items()
-                      for m, v in rows.items()]))
+show_table(pd.DataFrame([{"task": task, "model": m, "1-D threshold (%)": v["threshold"],
+                          "full model (%)": v["full"]}
+                         for task, rows in rogue_dimensions.SEED003.items()
+                         for m, v in rows.items()]),
+           "Seed 003's reported accuracies (%) of the 1-D threshold classifier and the full "
+           'fine-tuned model, for reference.')
 display(Markdown("\n\n".join(result.sentences)))
-display(result.claims[["claim", "model", "statistic", "value", "ci_low", "ci_high",
-                       "threshold", "direction", "verdict", "published", "rule",
-                       "evidence"]].round(3))
+show_table(result.claims[["claim", "model", "statistic", "value", "ci_low", "ci_high",
+                          "threshold", "direction", "verdict", "published", "rule",
+                          "evidence"]].round(3),
+           'Every claim of this chapter: statistic, 95% interval, threshold and direction, '
+           "verdict, the seed's published value, the rule and its evidence.")
 
 # %% tags=["remove-cell"]
 # NBVAL_CHECK_OUTPUT

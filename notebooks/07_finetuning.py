@@ -81,7 +81,7 @@ from IPython.display import Markdown, display
 from lmgeometry.chapters import finetuning
 from lmgeometry.report import plots, results
 from lmgeometry.report.claims import scorecard
-from lmgeometry.report.figures import show
+from lmgeometry.report.figures import show, show_table
 from lmgeometry.training.finetune import QNLI_HELD_OUT, TASKS
 
 runs = finetuning.prepare(models, finetune_settings, n_fit=n_fit, progress=False)
@@ -92,7 +92,9 @@ t = result.tables
 kinds = {r.model: r.kind for r in runs}
 budget = t["runs"][["model", "kind", "task", "train_size", "epochs", "lr", "batch_size",
                     "max_length", "n_fit", "n_test", "train_seconds", "examples_per_second"]]
-display(budget)
+show_table(budget,
+           'The fine-tuning runs of this build: model, task, training examples, epochs, '
+           'learning rate and sequence length.')
 display(Markdown("Runs of this build: " + "; ".join(
     f"{r.model} on {r.task}, {r.train_size:,} training examples for {r.epochs} "
     f"epoch{'s' if r.epochs > 1 else ''} (learning rate {r.lr:g}, at most {r.max_length} "
@@ -133,7 +135,10 @@ display(Markdown("Runs of this build: " + "; ".join(
 # table at the end.
 
 # %% tags=["remove-input"]
-display(scorecard(result.claims, models))
+show_table(scorecard(result.claims, models),
+           "Scorecard: seed 003's claims on this build's models. Each cell reads <i>verdict: "
+           'statistic [95% interval]</i>; an empty cell is a claim that does not apply to that '
+           'model.')
 
 # %% [markdown]
 # ```{admonition} How this differs from the seed
@@ -168,8 +173,11 @@ display(scorecard(result.claims, models))
 # training sample's more frequent label) and the seed's fine-tuned GPT-2 and BERT.
 
 # %% tags=["remove-input"]
-display(t["runs"][["model", "task", "train_size", "epochs", "accuracy", "accuracy_lo",
-                   "accuracy_hi", "majority", "seed_gpt2", "seed_bert", "final_loss"]].round(3))
+show_table(t["runs"][["model", "task", "train_size", "epochs", "accuracy", "accuracy_lo",
+                      "accuracy_hi", "majority", "seed_gpt2", "seed_bert", "final_loss"]].round(3),
+           "Accuracy of each fine-tuned model on its task's held-out set, with 95% interval, "
+           "beside the majority class and the seed's GPT-2 and BERT (as shares), and the final "
+           'training loss.')
 display(Markdown("\n\n".join(result.sentences[:2])))
 
 # %% [markdown]
@@ -239,9 +247,12 @@ show(plots.facet_lines(layers, "variance_share_top1", "task", x="depth", dash="s
                        y_title="variance share of the top dimension"),
      "variance-share")
 last = layers[layers["layer"] == layers.groupby("model")["layer"].transform("max")]
-display(last[["model", "task", "state", "rogue_dim", "variance_share_top1",
-              "variance_share_top3", "variance_share_top10", "cosine_dim", "mean_cosine",
-              "cosine_share_top1", "cosine_share_top3", "cosine_share_top10"]].round(3))
+show_table(last[["model", "task", "state", "rogue_dim", "variance_share_top1",
+                 "variance_share_top3", "variance_share_top10", "cosine_dim", "mean_cosine",
+                 "cosine_share_top1", "cosine_share_top3", "cosine_share_top10"]].round(3),
+           'The last layer before and after fine-tuning: rogue dimension, variance shares of '
+           'the top 1, 3 and 10 dimensions, the dimension that dominates the mean cosine, and '
+           'its share.')
 
 # %% [markdown]
 # The table gives, for the last layer, the principal rogue dimension (highest variance), the
@@ -257,7 +268,8 @@ display(last[["model", "task", "state", "rogue_dim", "variance_share_top1",
 # putting anything into them.
 
 # %% tags=["remove-input"]
-display(t["overlap"].round(2))
+show_table(t["overlap"].round(2),
+           "Overlap of the top-10 rogue dimensions between the two tasks' fine-tuned models.")
 
 # %% [markdown]
 # ## How much of the task does one dimension carry?
@@ -292,10 +304,13 @@ show(plots.facet_lines(long, "accuracy", "task", x="depth", dash="classifier", l
                        upper="hi", title="Held-out accuracy: a threshold on one dimension "
                        "against the whole fine-tuned model", y_title="accuracy"),
      "threshold-vs-full")
-display(tuned[["model", "task", "layer", "rogue_dim", "threshold_dim", "threshold_accuracy",
-               "threshold_minus_majority", "threshold_minus_majority_lo",
-               "threshold_minus_majority_hi", "full_minus_threshold"]]
-        .astype({"threshold_dim": int}).round(3))
+show_table(tuned[["model", "task", "layer", "rogue_dim", "threshold_dim", "threshold_accuracy",
+                  "threshold_minus_majority", "threshold_minus_majority_lo",
+                  "threshold_minus_majority_hi", "full_minus_threshold"]]
+           .astype({"threshold_dim": int}).round(3),
+           'Per fine-tuned model and layer: the 1-D threshold classifier on the best single '
+           'dimension, its gain over the majority class with 95% interval, and what the full '
+           'model adds.')
 
 # %% [markdown]
 # ## Ablation
@@ -351,9 +366,11 @@ for (spec, task), part in tsne.groupby(["model", "task"], sort=False):
 
 # %% tags=["remove-input"]
 display(Markdown("\n\n".join(result.sentences[2:])))
-display(result.claims[["claim", "model", "statistic", "value", "ci_low", "ci_high",
-                       "threshold", "direction", "verdict", "published", "rule",
-                       "evidence"]].round(3))
+show_table(result.claims[["claim", "model", "statistic", "value", "ci_low", "ci_high",
+                          "threshold", "direction", "verdict", "published", "rule",
+                          "evidence"]].round(3),
+           'Every claim of this chapter: statistic, 95% interval, threshold and direction, '
+           "verdict, the seed's published value, the rule and its evidence.")
 
 # %% tags=["remove-cell"]
 # NBVAL_CHECK_OUTPUT

@@ -96,7 +96,7 @@ from lmgeometry.chapters import model_zoo
 from lmgeometry.chapters.common import first_token_flags
 from lmgeometry.io import corpus
 from lmgeometry.report import claims, plots, results
-from lmgeometry.report.figures import show
+from lmgeometry.report.figures import show, show_table
 
 words_corpus = corpus.mnli_polysemy(n=n_sentences, seed=seed)
 stores = {spec: store.activations(spec, words_corpus) for spec in models}
@@ -115,7 +115,10 @@ print(f"{len(words_corpus.sentences)} MNLI sentences, {len(words_corpus.words)} 
 # *inconclusive* otherwise). The thresholds and their reasons are in the table at the end.
 
 # %% tags=["remove-input"]
-display(claims.scorecard(result.claims, models))
+show_table(claims.scorecard(result.claims, models),
+           "Scorecard: seed 000's claims on this build's models. Each cell reads <i>verdict: "
+           'statistic [95% interval]</i>; an empty cell is a claim that does not apply to that '
+           'model.')
 
 # %% [markdown]
 # ## The models
@@ -131,7 +134,8 @@ display(claims.scorecard(result.claims, models))
 # objective, and fine-tuning, if any, is not known.
 
 # %% tags=["remove-input"]
-display(result.tables["models"].set_index("model").T)
+show_table(result.tables["models"].set_index("model").T,
+           "The zoo's models: architecture facts as read from their configurations.")
 
 # %% [markdown]
 # ## The gallery: layer 0 and the first block
@@ -206,7 +210,8 @@ show(
         y_title="I(W)"),
     "zoo-isotropy",
 )
-display(result.tables["summary"].round(3))
+show_table(result.tables["summary"].round(3),
+           'Per model: the summary measures of layer 0 and the first block.')
 
 # %% [markdown]
 # ## What this run shows
@@ -220,8 +225,10 @@ display(result.tables["summary"].round(3))
 
 # %% tags=["remove-input"]
 display(Markdown("\n\n".join(result.sentences)))
-display(result.claims.assign(driven_by_first_token=first_token_flags(result.claims))
-        .drop(columns=["seed"]).round(3))
+show_table(result.claims.assign(driven_by_first_token=first_token_flags(result.claims))
+           .drop(columns=["seed"]).round(3),
+           'Every claim of this chapter: statistic, 95% interval, threshold and direction, '
+           "verdict, the seed's published value, the rule and its evidence.")
 
 # %% tags=["remove-cell"]
 # NBVAL_CHECK_OUTPUT

@@ -44,10 +44,11 @@ results_path = "90_scorecard.results.json"
 # %% tags=["remove-input"]
 from pathlib import Path
 
-from IPython.display import HTML, Markdown, display
+from IPython.display import Markdown, display
 
 from lmgeometry.report import claims as claim_tables
 from lmgeometry.report import results
+from lmgeometry.report.figures import show_table
 from lmgeometry.report.prose import plural
 
 folder = Path(results_path).resolve().parent
@@ -70,7 +71,8 @@ display(Markdown(
 # %% tags=["remove-input"]
 counts = (found.groupby(["model", "control", "verdict"]).size().unstack(fill_value=0)
           .reindex(columns=["holds", "inconclusive", "does not hold"], fill_value=0))
-display(HTML(counts.to_html()))
+show_table(counts, "Verdicts per model and control: how many of the claims tested hold, are "
+                   "inconclusive or do not hold.")
 
 # %% [markdown]
 # ## For encoders, for decoders
@@ -80,7 +82,8 @@ display(HTML(counts.to_html()))
 
 # %% tags=["remove-input"]
 by_kind = claim_tables.kind_verdicts(found, kinds)
-display(HTML(by_kind.to_html(index=False)))
+show_table(by_kind, "Verdicts per kind of model: the models' common verdict, or <i>mixed</i> "
+                    "when the models of a kind disagree.")
 
 # %% [markdown]
 # ## Every claim
@@ -91,7 +94,9 @@ display(HTML(by_kind.to_html(index=False)))
 # %% tags=["remove-input"]
 for seed_doc, part in found.groupby("seed", sort=True):
     display(Markdown(f"### Seed {seed_doc}"))
-    display(HTML(claim_tables.scorecard(part, models=models).to_html()))
+    show_table(claim_tables.scorecard(part, models=models),
+               f"Seed {seed_doc}'s claims: each cell reads <i>verdict: statistic [95% "
+               "interval]</i>.")
 
 # %% tags=["remove-cell"]
 # NBVAL_CHECK_OUTPUT

@@ -30,8 +30,10 @@ import json
 import os
 import shutil
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 import pytest
 from fixtures.book_project import make_project
@@ -133,6 +135,38 @@ const ready = s => s.every(f => f.svg > 0 && (!f.gl || f.canvas > 0));
     setTimeout(poll, 100);
   }
 })();
+"""
+
+_LAYOUT = """
+// What a reader would see wrong at this width: code, overflow, unnumbered or titled figures.
+const visible = el => el.getClientRects().length > 0
+  && getComputedStyle(el).visibility !== "hidden";
+const problems = [];
+const code = [...document.querySelectorAll("div.cell_input, div.highlight-ipython3")]
+  .filter(visible);
+if (code.length) problems.push(`${code.length} code cell(s) visible`);
+const width = document.documentElement.clientWidth;
+if (document.documentElement.scrollWidth > width + 1) {
+  const wide = [...document.querySelectorAll("body *")].filter(
+    el => visible(el) && el.getBoundingClientRect().right > width + 1
+      && !el.closest(".lmg-scroll"));
+  const names = wide.slice(0, 3).map(el => el.tagName.toLowerCase() + "." + el.className);
+  problems.push(`page is ${document.documentElement.scrollWidth} px wide in a ${width} px `
+                + `viewport (${names.join(", ")})`);
+}
+for (const gd of document.querySelectorAll("div.plotly-graph-div")) {
+  const caption = gd.closest("figure") && gd.closest("figure").querySelector("figcaption");
+  if (!caption || !/^Figure \\d+\\./.test(caption.textContent.trim()))
+    problems.push(`figure ${gd.id} has no numbered caption`);
+  if (gd.querySelector(".g-gtitle .gtitle"))
+    problems.push(`figure ${gd.id} has a title inside the plot (it belongs in the caption)`);
+}
+for (const table of document.querySelectorAll("div.cell_output table")) {
+  const caption = table.closest("figure") && table.closest("figure").querySelector("figcaption");
+  if (!caption || !/^Table \\d+\\./.test(caption.textContent.trim()))
+    problems.push("a table has no numbered caption");
+}
+return problems;
 """
 
 _PLOTTED = """
@@ -261,48 +295,83 @@ def _console_errors(entries: list[dict], name: str, interrupted: bool) -> list[s
     return problems
 
 
-def _check_book(driver: object, html_dir: Path, label: str) -> list[str]:
-    """Open every page of ``html_dir``; return the problems found (empty when all is well)."""
+def _page_weight(page: Path, urls: list[str], html_dir: Path) -> tuple[int, int]:
+    """Bytes of the page's HTML, and of the HTML with every local file it requested."""
+    files = {page} | {Path(unquote(urlsplit(u).path)) for u in urls
+                      if u.startswith(html_dir.as_uri() + "/")}
+    return page.stat().st_size, sum(f.stat().st_size for f in files if f.is_file())
+
+
+def _check_book(driver: object, html_dir: Path, label: str,
+                widths: tuple[int, ...] = (1400,), layout: bool = False) -> list[str]:
+    """Open every page of ``html_dir`` at each width; return the problems found.
+
+    At the first width the figures' sliders and menus are used; at every width, with
+    ``layout``, the page is checked as a reader sees it (:data:`_LAYOUT`). The page weight
+    (its HTML, and everything it loaded) and the time until every figure had drawn are
+    printed.
+    """
     problems: list[str] = []
     html_dir = html_dir.resolve()
-    allowed = html_dir.as_uri() + "/"
     # every page, not the theme's template fragments under _static/
     pages = sorted(p for p in html_dir.rglob("*.html") if "_static" not in p.parts)
     assert pages, f"no HTML pages in {html_dir}"
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    for width in widths:
+        driver.set_window_size(width, 1000)
+        for page in pages:
+            problems += _check_page(driver, html_dir, page, f"{label}-{width}",
+                                    interact=width == widths[0], layout=layout)
+    return problems
+
+
+def _check_page(driver: object, html_dir: Path, page: Path, label: str, interact: bool,
+                layout: bool) -> list[str]:
+    """One page of :func:`_check_book`."""
+    problems: list[str] = []
+    allowed = html_dir.as_uri() + "/"
+    name = f"{page.relative_to(html_dir).as_posix()} ({label})"
     driver.get("about:blank")
     driver.get_log("browser")
-    driver.get_log("performance")  # forget what the browser did before the first page
-    for page in pages:
-        name = page.relative_to(html_dir).as_posix()
-        driver.get(page.as_uri())
-        figures = driver.execute_async_script(_WAIT_FOR_FIGURES, DRAW_TIMEOUT_S)
-        # loading the page: no console error at all
-        problems += _console_errors(driver.get_log("browser"), name, interrupted=False)
-        for fig in figures:
-            if fig["svg"] == 0 or (fig["gl"] and fig["canvas"] == 0):
-                problems.append(f"{name}: figure {fig['id']} did not draw ({fig})")
-            if fig["height"] < 100:
-                problems.append(f"{name}: figure {fig['id']} is {fig['height']} px high")
-        for key, what, act in (("sliders", "slider", _move_slider),
-                               ("menus", "dropdown", _use_dropdown)):
-            for fig in figures:
-                problem = act(driver, fig["id"]) if fig[key] else None
-                if problem:
-                    problems.append(f"{name}: {what} of figure {fig['id']}: {problem}")
-        shot = SCREENSHOTS / f"{label}__{name.replace('/', '__').removesuffix('.html')}.png"
-        driver.save_screenshot(str(shot))
-        interrupted = bool(driver.execute_script("return window.__plotlyInterrupted === true;"))
-        # leave the page first, so that everything it logged or requested is attributed to it
-        driver.get("about:blank")
-        problems += _console_errors(driver.get_log("browser"), name, interrupted)
-        for entry in driver.get_log("performance"):
-            message = json.loads(entry["message"])["message"]
-            if message["method"] != "Network.requestWillBeSent":
-                continue
-            url = message["params"]["request"]["url"]
-            if not (url.startswith(allowed) or url.startswith(LOCAL_SCHEMES)):
-                problems.append(f"{name}: request leaves the book's file tree: {url[:200]}")
+    driver.get_log("performance")  # forget what the browser did before this page
+    start = time.perf_counter()
+    driver.get(page.as_uri())
+    figures = driver.execute_async_script(_WAIT_FOR_FIGURES, DRAW_TIMEOUT_S)
+    drawn_s = time.perf_counter() - start
+    # loading the page: no console error at all
+    problems += _console_errors(driver.get_log("browser"), name, interrupted=False)
+    for fig in figures:
+        if fig["svg"] == 0 or (fig["gl"] and fig["canvas"] == 0):
+            problems.append(f"{name}: figure {fig['id']} did not draw ({fig})")
+        if fig["height"] < 100:
+            problems.append(f"{name}: figure {fig['id']} is {fig['height']} px high")
+    if layout:
+        problems += [f"{name}: {p}" for p in driver.execute_script(_LAYOUT)]
+    for key, what, act in (("sliders", "slider", _move_slider),
+                           ("menus", "dropdown", _use_dropdown)):
+        for fig in figures if interact else []:
+            problem = act(driver, fig["id"]) if fig[key] else None
+            if problem:
+                problems.append(f"{name}: {what} of figure {fig['id']}: {problem}")
+    shot = SCREENSHOTS / (f"{label}__{page.relative_to(html_dir).as_posix()}"
+                          .replace("/", "__").removesuffix(".html") + ".png")
+    driver.save_screenshot(str(shot))
+    interrupted = bool(driver.execute_script("return window.__plotlyInterrupted === true;"))
+    # leave the page first, so that everything it logged or requested is attributed to it
+    driver.get("about:blank")
+    problems += _console_errors(driver.get_log("browser"), name, interrupted)
+    urls = []
+    for entry in driver.get_log("performance"):
+        message = json.loads(entry["message"])["message"]
+        if message["method"] != "Network.requestWillBeSent":
+            continue
+        url = message["params"]["request"]["url"]
+        urls.append(url)
+        if not (url.startswith(allowed) or url.startswith(LOCAL_SCHEMES)):
+            problems.append(f"{name}: request leaves the book's file tree: {url[:200]}")
+    html_bytes, total = _page_weight(page, urls, html_dir)
+    print(f"[page] {name}: {html_bytes / 1e6:.2f} MB HTML, {total / 1e6:.2f} MB loaded, "
+          f"{len(figures)} figures drawn in {drawn_s:.1f} s")
     return problems
 
 
@@ -311,7 +380,7 @@ def test_fixture_book_in_browser(driver: object, tmp_path: Path) -> None:
     """A fixture book with restyle, animate and WebGL sliders works offline."""
     project = make_project(tmp_path / "project", {"00_fixture": "slider_chapter.py"})
     html_dir = build_book(root=project)
-    problems = _check_book(driver, html_dir, "fixture")
+    problems = _check_book(driver, html_dir, "fixture", widths=(1400, 420), layout=True)
     assert not problems, "\n".join(problems)
     # the fixture's three figures were found and drawn
     driver.get((html_dir / "book" / "00_fixture.html").as_uri())
@@ -329,7 +398,7 @@ def test_committed_book_in_browser(driver: object, tmp_path: Path) -> None:
         pytest.fail(f"_toc.yml lists chapters that are not executed in book/: {missing}; "
                     "run `make book`")
     html_dir = build_html(ROOT, tmp_path)
-    problems = _check_book(driver, html_dir, "book")
+    problems = _check_book(driver, html_dir, "book", widths=(1400, 420), layout=True)
     assert not problems, "\n".join(problems)
 
 

@@ -78,6 +78,9 @@ PACKAGE_DIR = Path(__file__).resolve().parents[1]
 
 #: Files of the package tree that count as its source: code and package data.
 PACKAGE_SUFFIXES = (".py", ".json", ".txt")
+#: Files of the package tree that only the HTML build reads (the book's scripts and styles):
+#: a change rebuilds the HTML without re-executing a chapter.
+ASSET_SUFFIXES = (".js", ".css")
 
 #: Parameters whose value names models (a spec or a list of specs).
 MODEL_PARAMS = ("models",)
@@ -103,13 +106,16 @@ def file_digest(path: Path) -> str | None:
         return None
 
 
-def package_files(folder: Path | None = None) -> dict[str, str]:
+def package_files(folder: Path | None = None,
+                  suffixes: tuple[str, ...] = PACKAGE_SUFFIXES) -> dict[str, str]:
     """Digest of every source and data file of the package tree.
 
     Parameters
     ----------
     folder : pathlib.Path, optional
         The package folder (default :data:`PACKAGE_DIR`).
+    suffixes : tuple of str
+        The file suffixes that count (default :data:`PACKAGE_SUFFIXES`).
 
     Returns
     -------
@@ -121,7 +127,7 @@ def package_files(folder: Path | None = None) -> dict[str, str]:
     found = {}
     for path in sorted(folder.rglob("*")):
         rel = path.relative_to(folder)
-        if (path.suffix not in PACKAGE_SUFFIXES or not path.is_file()
+        if (path.suffix not in suffixes or not path.is_file()
                 or any(p == "__pycache__" or p.startswith(".") for p in rel.parts)):
             continue
         found[rel.as_posix()] = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
@@ -446,6 +452,7 @@ def html_inputs(book_dir: Path, docnames: Iterable[str], inputs: BookInputs) -> 
         "toc": file_digest(book_dir / "_toc.yml"),
         "notebooks": {d: file_digest(book_dir / f"{d}.ipynb") for d in docnames},
         "package": inputs.package_digest,
+        "assets": package_files(suffixes=ASSET_SUFFIXES),
         "versions": {dist: _version(dist) for dist in HTML_LIBRARIES},
     }
 

@@ -1,25 +1,70 @@
-"""Show plotly figures in executed notebooks so that the static book renders them offline.
+"""Numbered, captioned figures and tables in executed notebooks, compact enough for a book.
 
 Under papermill a plotly figure's default output is only the plotly JSON mimetype, which
-myst-nb drops. :func:`show` instead emits an HTML fragment (no plotly.js inside, a stable div
-id); the book's Sphinx extension (``lmgeometry/_ext/plotly_offline.py``) loads plotly.js once
-per page from the book's own static files.
+myst-nb drops. :func:`show` instead emits an HTML ``<figure>``: a div, a caption numbered in
+the order of the chapter ("Figure 3. ..."), and a one-line script that hands a compact copy
+of the figure to ``lmgFigure`` (``_ext/lmgeometry_figures.js``, which the book's Sphinx
+extension serves with plotly.js on the pages that have figures). Compact means:
+
+- every numeric array (trace data, slider and menu arguments) is sent as base64 float32 or
+  int32 (:func:`encode_figure`), which halves float64 and is a quarter of decimal text;
+- an array that occurs more than once in a figure (the hover text shared by the panels of
+  small multiples, the same colours in every layer) is sent once;
+- plotly's default template (7 kB) is left out and restored by the script.
+
+:func:`show_table` does the same for tables: no index, readable headers, formatted numbers, a
+numbered caption, a box that scrolls sideways when the table is wider than the text, and long
+tables folded behind a toggle.
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import html
+import json
 import re
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
 
+import numpy as np
+import pandas as pd
 import plotly.graph_objects as go
 import plotly.io as pio
+from plotly.utils import PlotlyJSONEncoder
 
 from lmgeometry import trace
 
 __all__ = [
+    "encode_figure",
     "figure_html",
     "show",
+    "show_table",
+    "table_html",
 ]
+
+#: Numeric arrays with at least this many values are sent as base64 typed arrays.
+MIN_TYPED = 8
+#: Arrays whose encoding is at least this long are sent once when they repeat.
+MIN_SHARED_CHARS = 200
+#: Tables with more rows are folded behind a "show" toggle.
+FOLD_ROWS = 20
+#: A figure with more subplot columns keeps this width and scrolls sideways on a phone.
+WIDE_GRID_COLUMNS = 4
+WIDE_GRID_MIN_PX = 720
+
+_numbers = {"figure": 0, "table": 0}
+
+
+def _next_number(kind: str) -> int:
+    _numbers[kind] += 1
+    return _numbers[kind]
+
+
+def reset_numbering() -> None:
+    """Start figure and table numbers again at 1 (a chapter's kernel starts there anyway)."""
+    _numbers.update(figure=0, table=0)
 
 
 def _div_id(name: str) -> str:
@@ -27,20 +72,254 @@ def _div_id(name: str) -> str:
     return f"fig-{slug}-{hashlib.sha256(name.encode()).hexdigest()[:8]}"
 
 
-def figure_html(fig: go.Figure, name: str) -> str:
-    """HTML fragment for ``fig`` with a div id derived from ``name`` (stable across runs)."""
-    return pio.to_html(
-        fig,
-        include_plotlyjs=False,
-        full_html=False,
-        div_id=_div_id(name),
-        config={"displaylogo": False, "responsive": True},
+def _typed(values: np.ndarray) -> dict[str, Any] | None:
+    """``{"$f4"|"$i1"|"$i2"|"$i4": base64, "shape": [...]}`` for a numeric array, else None.
+
+    Floats travel as float32, integers in the narrowest of int8, int16 and int32 that holds
+    them (an integer beyond int32 is not encoded).
+    """
+    if values.dtype == bool or values.size < MIN_TYPED:
+        return None
+    if np.issubdtype(values.dtype, np.integer):
+        kind = next((k for k in ("i1", "i2", "i4")
+                     if np.iinfo(k).min <= values.min() and values.max() <= np.iinfo(k).max),
+                    None)
+        if kind is None:
+            return None
+    elif np.issubdtype(values.dtype, np.floating):
+        kind = "f4"
+    else:
+        return None
+    data = values.astype("<" + kind)
+    spec: dict[str, Any] = {"$" + kind: base64.b64encode(data.tobytes()).decode("ascii")}
+    if data.ndim > 1:
+        spec["shape"] = list(data.shape)
+    return spec
+
+
+def _as_array(value: Any) -> np.ndarray | None:
+    """``value`` as a numeric numpy array when it is a flat or rectangular list of numbers."""
+    if isinstance(value, np.ndarray):
+        return value
+    if (isinstance(value, (list, tuple)) and len(value) >= MIN_TYPED
+            and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)):
+        return np.asarray(value)
+    return None
+
+
+def _from_bdata(spec: dict[str, Any]) -> np.ndarray:
+    """The array behind plotly's own ``{"dtype", "bdata", "shape"}`` encoding."""
+    values = np.frombuffer(base64.b64decode(spec["bdata"]), dtype=np.dtype(spec["dtype"]))
+    shape = spec.get("shape")
+    if isinstance(shape, str):
+        shape = [int(s) for s in shape.split(",")]
+    return values.reshape(shape) if shape else values
+
+
+def _encode(value: Any) -> Any:
+    """Replace numeric arrays by typed-array specs, recursively; other values unchanged."""
+    if isinstance(value, dict) and {"dtype", "bdata"} <= value.keys():
+        value = _from_bdata(value)
+    if isinstance(value, dict):
+        return {k: _encode(v) for k, v in value.items()}
+    array = _as_array(value)
+    if array is not None:
+        spec = _typed(array)
+        if spec is not None:
+            return spec
+        return [_encode(v) for v in array.tolist()] if array.dtype != object else [
+            _encode(v) for v in array]
+    if isinstance(value, (list, tuple)):
+        return [_encode(v) for v in value]
+    return value
+
+
+def _share(value: Any, shared: list[Any]) -> Any:
+    """Replace repeated large arrays by ``{"$ref": i}`` into ``shared`` (filled here)."""
+    def key(v: Any) -> str:
+        return json.dumps(v, cls=PlotlyJSONEncoder, separators=(",", ":"))
+
+    def walk(v: Any, visit: Any) -> Any:
+        if isinstance(v, dict) and not any(k.startswith("$") for k in v):
+            return {k: walk(x, visit) for k, x in v.items()}
+        if isinstance(v, list) and not all(isinstance(x, (str, int, float)) for x in v):
+            return [walk(x, visit) for x in v]
+        return visit(v)
+
+    counts: Counter[str] = Counter()
+
+    def count(v: Any) -> Any:
+        if isinstance(v, (list, dict)):
+            k = key(v)
+            if len(k) >= MIN_SHARED_CHARS:
+                counts[k] += 1
+        return v
+
+    walk(value, count)
+    index: dict[str, int] = {}
+
+    def replace(v: Any) -> Any:
+        if not isinstance(v, (list, dict)):
+            return v
+        k = key(v)
+        if counts.get(k, 0) < 2:
+            return v
+        if k not in index:
+            index[k] = len(shared)
+            shared.append(v)
+        return {"$ref": index[k]}
+
+    return walk(value, replace)
+
+
+def encode_figure(fig: go.Figure) -> dict[str, Any]:
+    """The compact form of ``fig`` that ``lmgFigure`` draws: data, layout and shared arrays.
+
+    Returns
+    -------
+    dict
+        ``{"data": [...], "layout": {...}, "shared": [...]}`` (and ``"frames"`` for an
+        animated figure) where numeric arrays are
+        ``{"$f4": base64}`` or ``{"$i1"|"$i2"|"$i4": base64}`` (little-endian float32 or
+        int8/16/32, with
+        ``"shape"`` for 2-D arrays), repeated arrays are ``{"$ref": i}`` into ``shared``, and
+        ``layout["$template"]`` is true when plotly's default template was left out.
+    """
+    spec = fig.to_plotly_json()
+    layout = dict(spec.get("layout", {}))
+    default = pio.templates[pio.templates.default].to_plotly_json()
+    if not layout.get("title"):
+        layout.pop("title", None)
+    if layout.get("template") == default:
+        del layout["template"]
+        layout["$template"] = True
+    parts = {"data": spec.get("data", []), "layout": layout}
+    if spec.get("frames"):
+        parts["frames"] = spec["frames"]
+    shared: list[Any] = []
+    body = _share(_encode(parts), shared)
+    return {**body, "shared": shared}
+
+
+def _title_text(fig: go.Figure) -> str:
+    title = fig.layout.title
+    return (title.text or "") if title is not None else ""
+
+
+def _grid_columns(fig: go.Figure) -> int:
+    """How many subplot columns ``fig`` has (1 for a single plot)."""
+    starts: set[float] = set()
+    for name in fig.layout:
+        if re.fullmatch(r"xaxis\d*", name) and fig.layout[name].domain is not None:
+            starts.add(round(fig.layout[name].domain[0], 3))
+    return max(len(starts), 1)
+
+
+def figure_html(fig: go.Figure, name: str, caption: str | None = None,
+                number: int | None = None) -> str:
+    """HTML ``<figure>`` for ``fig``: its div (id stable across runs), caption and script.
+
+    The caption is ``caption``, or else the figure's title, which is then taken out of the
+    plot (a title inside the plot sits under plotly's toolbar and is cut off on a phone).
+    """
+    fig = go.Figure(fig)
+    text = caption if caption is not None else _title_text(fig)
+    if _title_text(fig):
+        top = fig.layout.margin.t
+        fig.update_layout(title=None, margin_t=min(top, 40) if top is not None else 40)
+    div_id = _div_id(name)
+    height = fig.layout.height or 450
+    wide = _grid_columns(fig) >= WIDE_GRID_COLUMNS
+    style = f"height:{height}px;width:100%" + (f";min-width:{WIDE_GRID_MIN_PX}px" if wide else "")
+    payload = json.dumps(encode_figure(fig), cls=PlotlyJSONEncoder, separators=(",", ":"))
+    label = f"Figure {number}." if number is not None else "Figure."
+    return (
+        f'<figure class="lmg-figure" id="{div_id}-figure">'
+        f'<div class="lmg-scroll"><div id="{div_id}" class="plotly-graph-div" '
+        f'style="{style}"></div></div>'
+        f'<figcaption><span class="lmg-label">{label}</span> {text}</figcaption></figure>'
+        f'<script type="text/javascript">lmgFigure("{div_id}", {payload});</script>'
     )
 
 
-def show(fig: go.Figure, name: str) -> None:
-    """Display ``fig`` as static-book-friendly HTML; ``name`` must be unique in the chapter."""
+def show(fig: go.Figure, name: str, caption: str | None = None) -> None:
+    """Display ``fig`` as the chapter's next numbered figure; ``name`` is unique in the chapter.
+
+    ``caption`` (HTML allowed) says what is plotted and what to look at; without it the
+    figure's title is the caption.
+    """
     from IPython.display import HTML, display
 
     with trace.timed("figure", name=name):  # for `lmgeometry book --profile`
-        display(HTML(figure_html(fig, name)))
+        display(HTML(figure_html(fig, name, caption, _next_number("figure"))))
+
+
+def _header(column: Any) -> str:
+    parts = column if isinstance(column, tuple) else (column,)
+    text = " / ".join(str(p) for p in parts if str(p) != "")
+    return text.replace("_", " ")
+
+
+def _cell(value: Any, digits: int) -> str:
+    if isinstance(value, (bool, np.bool_)):
+        return "yes" if value else "no"
+    if isinstance(value, (int, np.integer)):
+        return f"{value:,}"
+    if isinstance(value, (float, np.floating)):
+        if np.isnan(value):
+            return "–"
+        if float(value).is_integer() and abs(value) >= 1000:
+            return f"{value:,.0f}"
+        return f"{value:.{digits}f}"
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return "–"
+    return html.escape(str(value))
+
+
+def table_html(table: pd.DataFrame, caption: str, number: int | None = None,
+               digits: int = 3, fold_rows: int = FOLD_ROWS) -> str:
+    """HTML for ``table`` as a numbered, captioned figure (see :func:`show_table`)."""
+    named = any(n is not None for n in table.index.names)
+    if named or not pd.api.types.is_integer_dtype(table.index.dtype):
+        table = table.reset_index()
+    else:  # a row number (a default or filtered index) is not data
+        table = table.reset_index(drop=True)
+    headers = "".join(f"<th>{html.escape(_header(c))}</th>" for c in table.columns)
+    numeric = [pd.api.types.is_numeric_dtype(t) and not pd.api.types.is_bool_dtype(t)
+               for t in table.dtypes]
+    rows = "".join(
+        "<tr>" + "".join(f'<td class="{"num" if n else "txt"}">{_cell(v, digits)}</td>'
+                         for v, n in zip(row, numeric, strict=True)) + "</tr>"
+        for row in table.itertuples(index=False, name=None)
+    )
+    label = f"Table {number}." if number is not None else "Table."
+    body = (f'<div class="lmg-scroll"><table class="lmg-table"><thead><tr>{headers}</tr>'
+            f"</thead><tbody>{rows}</tbody></table></div>")
+    if len(table) > fold_rows:
+        body = (f"<details><summary>Show the {len(table)} rows</summary>{body}</details>")
+    return (f'<figure class="lmg-table-figure"><figcaption><span class="lmg-label">{label}'
+            f"</span> {caption}</figcaption>{body}</figure>")
+
+
+def show_table(table: pd.DataFrame, caption: str, digits: int = 3,
+               columns: Sequence[str] | None = None, fold_rows: int = FOLD_ROWS) -> None:
+    """Display ``table`` as the chapter's next numbered table.
+
+    Parameters
+    ----------
+    table
+        The rows to show; a named or non-default index becomes the first columns.
+    caption
+        What the table holds and how to read it (HTML allowed).
+    digits
+        Decimals of floating-point cells (integers get thousands separators).
+    columns
+        The columns to show, in order (default: all).
+    fold_rows
+        A table with more rows is folded behind a toggle.
+    """
+    from IPython.display import HTML, display
+
+    if columns is not None:
+        table = table[list(columns)]
+    display(HTML(table_html(table, caption, _next_number("table"), digits, fold_rows)))

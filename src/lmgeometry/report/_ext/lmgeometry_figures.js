@@ -1,0 +1,67 @@
+/* Draw the book's compact plotly figures (lmgeometry.report.figures.encode_figure).
+ *
+ * lmgFigure(id, spec) decodes {"$f4"|"$i1"|"$i2"|"$i4": base64, "shape"} into typed arrays (2-D arrays
+ * into arrays of rows), {"$ref": i} into spec.shared[i], restores plotly's default template
+ * (lmgFigure.template, appended by the Sphinx extension) and calls Plotly.newPlot. Below
+ * PHONE_PX of width the legend moves under the plot, and back when the page widens.
+ */
+(function () {
+  "use strict";
+  var PHONE_PX = 600;
+
+  var ARRAYS = {f4: Float32Array, i1: Int8Array, i2: Int16Array, i4: Int32Array};
+
+  function typed(spec, kind) {
+    var bytes = Uint8Array.from(atob(spec["$" + kind]), function (c) { return c.charCodeAt(0); });
+    var flat = new ARRAYS[kind](bytes.buffer);
+    if (!spec.shape || spec.shape.length < 2) return flat;
+    var rows = [], n = spec.shape[1];
+    for (var r = 0; r < spec.shape[0]; r++) rows.push(Array.from(flat.subarray(r * n, (r + 1) * n)));
+    return rows;
+  }
+
+  function decode(value, shared) {
+    if (Array.isArray(value)) return value.map(function (v) { return decode(v, shared); });
+    if (value === null || typeof value !== "object") return value;
+    if ("$ref" in value) return shared[value.$ref];
+    for (var kind in ARRAYS) if (("$" + kind) in value) return typed(value, kind);
+    var out = {};
+    Object.keys(value).forEach(function (k) { out[k] = decode(value[k], shared); });
+    return out;
+  }
+
+  function fitLegend(gd) {
+    var layout = gd.layout || {};
+    if (layout.showlegend === false || !gd.data || gd.data.length < 2) return;
+    var narrow = gd.clientWidth < PHONE_PX;
+    if (narrow === !!gd._lmgNarrow) return;
+    gd._lmgNarrow = narrow;
+    if (narrow) {
+      gd._lmgLegend = JSON.parse(JSON.stringify(layout.legend || {}));
+      Plotly.relayout(gd, {"legend.orientation": "h", "legend.x": 0, "legend.xanchor": "left",
+                           "legend.y": -0.08, "legend.yanchor": "top"});
+    } else {
+      var old = gd._lmgLegend || {};
+      Plotly.relayout(gd, {"legend.orientation": old.orientation || "v",
+                           "legend.x": old.x, "legend.xanchor": old.xanchor,
+                           "legend.y": old.y, "legend.yanchor": old.yanchor});
+    }
+  }
+
+  window.lmgFigure = function (id, spec) {
+    var shared = spec.shared.map(function (v) { return decode(v, []); });
+    var layout = decode(spec.layout, shared);
+    if (layout.$template) {
+      delete layout.$template;
+      if (window.lmgFigure.template) layout.template = window.lmgFigure.template;
+    }
+    var gd = document.getElementById(id);
+    var config = {displaylogo: false, responsive: true};
+    var figure = {data: decode(spec.data, shared), layout: layout, config: config};
+    if (spec.frames) figure.frames = decode(spec.frames, shared);
+    Plotly.newPlot(gd, figure).then(function () {
+      fitLegend(gd);
+      window.addEventListener("resize", function () { fitLegend(gd); });
+    });
+  };
+})();

@@ -1,0 +1,146 @@
+"""Figures and tables as the book shows them: compact encoding, numbers, captions."""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import pytest
+from plotly.subplots import make_subplots
+
+from lmgeometry.report import figures
+
+
+def _decode(value, shared):
+    """Python twin of lmgFigure's decoder (_ext/lmgeometry_figures.js)."""
+    if isinstance(value, list):
+        return [_decode(v, shared) for v in value]
+    if not isinstance(value, dict):
+        return value
+    if "$ref" in value:
+        return _decode(shared[value["$ref"]], shared)
+    for kind, dtype in (("$f4", "<f4"), ("$i1", "<i1"), ("$i2", "<i2"), ("$i4", "<i4")):
+        if kind in value:
+            flat = np.frombuffer(base64.b64decode(value[kind]), dtype=dtype)
+            return flat.reshape(value.get("shape", flat.shape))
+    return {k: _decode(v, shared) for k, v in value.items()}
+
+
+def _payload(html: str) -> dict:
+    return json.loads(re.search(r'lmgFigure\("[^"]+", (.*)\);</script>', html).group(1))
+
+
+def test_numeric_arrays_travel_as_float32_and_decode_to_the_same_values():
+    rng = np.random.default_rng(0)
+    x, y = rng.normal(size=500), rng.normal(size=500)
+    fig = go.Figure(go.Scatter(x=x, y=y, marker={"color": np.arange(500)}, mode="markers"))
+    spec = figures.encode_figure(fig)
+    trace = spec["data"][0]
+    assert set(trace["x"]) == {"$f4"} and set(trace["marker"]["color"]) == {"$i2"}
+    back = _decode(spec["data"], spec["shared"])[0]
+    np.testing.assert_allclose(back["x"], x, rtol=1e-6)
+    np.testing.assert_allclose(back["y"], y, rtol=1e-6)
+    np.testing.assert_array_equal(back["marker"]["color"], np.arange(500))
+    # base64 float32 is 5.3 characters a value against about 20 for decimal float64 text
+    assert len(json.dumps(spec)) < 0.4 * len(fig.to_json(engine="json")) + 8000
+
+
+def test_repeated_arrays_are_sent_once_and_short_ones_inline():
+    hover = [f"word {i}" for i in range(300)]
+    fig = make_subplots(rows=1, cols=3)
+    for col in (1, 2, 3):
+        fig.add_trace(go.Scatter(x=np.arange(300) * col, y=np.arange(300.0), text=hover,
+                                 name="ab"), row=1, col=col)
+    spec = figures.encode_figure(fig)
+    assert [t["text"] for t in spec["data"]] == [{"$ref": 0}] * 3
+    assert spec["shared"][0] == hover
+    assert [t["name"] for t in spec["data"]] == ["ab"] * 3
+    back = _decode(spec["data"], spec["shared"])
+    assert [list(t["text"]) for t in back] == [hover] * 3
+    np.testing.assert_array_equal(back[2]["x"], np.arange(300) * 3)
+
+
+def test_slider_arguments_frames_and_2d_arrays_are_encoded():
+    z = np.arange(12.0).reshape(3, 4) / 7
+    steps = [{"method": "restyle", "label": str(i),
+              "args": [{"x": [list(np.linspace(0, i, 10))]}]} for i in range(3)]
+    fig = go.Figure(go.Heatmap(z=z), frames=[go.Frame(data=[go.Scatter(y=np.ones(9))])])
+    fig.update_layout(sliders=[{"steps": steps}])
+    spec = figures.encode_figure(fig)
+    back = _decode(spec, spec["shared"])
+    np.testing.assert_allclose(back["data"][0]["z"], z, rtol=1e-6)
+    assert back["data"][0]["z"].shape == (3, 4)
+    np.testing.assert_allclose(back["layout"]["sliders"][0]["steps"][2]["args"][0]["x"][0],
+                               np.linspace(0, 2, 10), rtol=1e-6)
+    np.testing.assert_array_equal(back["frames"][0]["data"][0]["y"], np.ones(9))
+
+
+def test_default_template_is_left_out_and_flagged():
+    spec = figures.encode_figure(go.Figure(go.Bar(x=[1, 2], y=[3, 4])))
+    assert "template" not in spec["layout"] and spec["layout"]["$template"] is True
+    plain = figures.encode_figure(go.Figure(go.Bar(x=[1, 2], y=[3, 4]),
+                                            layout={"template": "simple_white"}))
+    assert "template" in plain["layout"] and "$template" not in plain["layout"]
+
+
+def test_title_becomes_a_numbered_caption_and_leaves_the_plot():
+    fig = go.Figure(go.Scatter(x=[1, 2], y=[1, 2]), layout={"title": "Cosine by layer"})
+    html = figures.figure_html(fig, "cosines", number=4)
+    assert '<span class="lmg-label">Figure 4.</span> Cosine by layer</figcaption>' in html
+    assert "title" not in _payload(html)["layout"]
+    assert fig.layout.title.text == "Cosine by layer"  # the caller's figure is left alone
+    own = figures.figure_html(fig, "cosines", caption="Mean cosine <i>per</i> layer", number=1)
+    assert "Figure 1.</span> Mean cosine <i>per</i> layer" in own
+
+
+def test_show_numbers_figures_in_order(monkeypatch):
+    shown = []
+    monkeypatch.setattr("IPython.display.display", lambda obj: shown.append(obj.data))
+    figures.reset_numbering()
+    for name in ("a", "b"):
+        figures.show(go.Figure(go.Scatter(x=[1], y=[1])), name, caption=name)
+    figures.show_table(pd.DataFrame({"x": [1]}), "t")
+    assert ["Figure 1.", "Figure 2.", "Table 1."] == [
+        re.search(r'lmg-label">([^<]+)<', s).group(1) for s in shown]
+
+
+def test_wide_grids_keep_a_minimum_width_and_scroll():
+    wide = make_subplots(rows=1, cols=6)
+    for col in range(1, 7):
+        wide.add_trace(go.Scatter(x=[1], y=[1]), row=1, col=col)
+    assert f"min-width:{figures.WIDE_GRID_MIN_PX}px" in figures.figure_html(wide, "w")
+    narrow = make_subplots(rows=2, cols=2)
+    assert "min-width" not in figures.figure_html(narrow, "n")
+
+
+def test_table_has_no_row_numbers_readable_headers_and_formatted_numbers():
+    table = pd.DataFrame({"model": ["a<b", "c"], "mean_cosine": [0.123456, np.nan],
+                          "n_words": [12000, 7], "ok": [True, False]}).iloc[[1, 0]]
+    html = figures.table_html(table, "Cosines.", number=2)
+    headers = re.findall(r"<th>([^<]*)</th>", html)
+    assert headers == ["model", "mean cosine", "n words", "ok"]
+    cells = re.findall(r'<td class="(\w+)">([^<]*)</td>', html)
+    assert cells == [("txt", "c"), ("num", "–"), ("num", "7"), ("txt", "no"),
+                     ("txt", "a&lt;b"), ("num", "0.123"), ("num", "12,000"), ("txt", "yes")]
+    assert "Table 2.</span> Cosines." in html and "<details>" not in html
+
+
+def test_named_index_becomes_columns_and_long_tables_fold():
+    wide = pd.DataFrame({("cos", "a"): range(30), ("cos", "b"): range(30)},
+                        index=pd.Index(range(30), name="layer"))
+    html = figures.table_html(wide, "Long.", fold_rows=20)
+    assert re.findall(r"<th>([^<]*)</th>", html) == ["layer", "cos / a", "cos / b"]
+    assert "<details><summary>Show the 30 rows</summary>" in html
+    pivot = pd.DataFrame({"x": [1.5]}, index=pd.Index(["minilm"]))
+    assert re.findall(r"<th>([^<]*)</th>", figures.table_html(pivot, "P.")) == ["index", "x"]
+
+
+@pytest.mark.parametrize("values", [np.array([True] * 10), np.arange(5.0),
+                                    np.array(["a"] * 10), np.array([2**40] * 10)])
+def test_arrays_that_are_not_sent_as_typed_stay_plain(values):
+    encoded = figures._encode(values)
+    assert isinstance(encoded, list) and len(encoded) == len(values)
