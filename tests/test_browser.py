@@ -139,11 +139,11 @@ const ready = s => s.every(f => f.svg > 0 && (!f.gl || f.canvas > 0));
 
 _LAYOUT = """
 // What a reader would see wrong at this width: code, overflow, unnumbered or titled figures.
-const visible = el => el.getClientRects().length > 0
+// folded (hide-input puts a cell in a closed <details>) is not visible
+const visible = el => !el.closest("details:not([open])") && el.getClientRects().length > 0
   && getComputedStyle(el).visibility !== "hidden";
 const problems = [];
-const code = [...document.querySelectorAll("div.cell_input, div.highlight-ipython3")]
-  .filter(visible);
+const code = [...document.querySelectorAll("div.cell_input")].filter(visible);
 if (code.length) problems.push(`${code.length} code cell(s) visible`);
 const width = document.documentElement.clientWidth;
 if (document.documentElement.scrollWidth > width + 1) {
@@ -403,15 +403,16 @@ def test_committed_book_in_browser(driver: object, tmp_path: Path) -> None:
 
 
 def test_checker_reports_problems(driver: object, tmp_path: Path) -> None:
-    """The page checks catch an outside request, a console error, an inert slider and an
-    inert dropdown."""
+    """The page checks catch an outside request, a console error, an inert slider, an inert
+    dropdown, visible code, a page wider than the window, a figure without a numbered caption
+    or with a title inside the plot, and a table without a numbered caption."""
     from lmgeometry.report._ext.plotly_offline import plotly_js_source
 
     (tmp_path / "_static").mkdir()
     shutil.copyfile(plotly_js_source(), tmp_path / "_static" / "plotly.min.js")
     figure = {
         "data": [{"x": [1, 2, 3], "y": [3, 1, 2], "type": "scatter"}],
-        "layout": {"height": 300, "sliders": [{"active": 0, "steps": [
+        "layout": {"height": 300, "title": {"text": "a title inside the plot"}, "sliders": [{"active": 0, "steps": [
             {"method": "restyle", "label": "a", "args": [{"visible": [True]}]},
             {"method": "restyle", "label": "b", "args": [{"visible": [True]}]},
         ]}], "updatemenus": [{"buttons": [
@@ -422,11 +423,13 @@ def test_checker_reports_problems(driver: object, tmp_path: Path) -> None:
     (tmp_path / "page.html").write_text(
         '<html><head><script src="_static/plotly.min.js"></script></head><body>'
         '<img src="http://192.0.2.1/pixel.png">'
+        '<div class="cell_input">print("code")</div><div style="width: 3000px">wide</div>'
+        '<div class="cell_output"><table><tr><td>1</td></tr></table></div>'
         '<div id="fig" class="plotly-graph-div"></div>'
         f'<script>Plotly.newPlot("fig", {json.dumps(figure)});'
         'console.error("broken on purpose");</script></body></html>'
     )
-    problems = _check_book(driver, tmp_path, "checker")
+    problems = _check_book(driver, tmp_path, "checker", layout=True)
     assert any("request leaves the book's file tree: http://192.0.2.1/pixel.png" in p
                for p in problems), problems
     assert any("console error" in p and "broken on purpose" in p for p in problems), problems
@@ -434,3 +437,7 @@ def test_checker_reports_problems(driver: object, tmp_path: Path) -> None:
                for p in problems), problems
     assert any("dropdown" in p and "choosing 'some' did not change the plotted data" in p
                for p in problems), problems
+    for expected in ("1 code cell(s) visible", "px viewport (",
+                     "has no numbered caption", "has a title inside the plot",
+                     "a table has no numbered caption"):
+        assert any(expected in p for p in problems), (expected, problems)
