@@ -126,9 +126,27 @@ show_table(claims.scorecard(result.claims, models),
 # %% [markdown]
 # ## Every layer in two dimensions
 #
-# Each panel is one layer (layer 0 is the embedding output), projected on its first two
+# The first figure sets the models side by side under one layer slider, as seed 000 set
+# GPT-2 beside BERT; the figures after it show every layer of one model at once, one panel per
+# layer (layer 0 is the embedding output). Every panel projects a layer on its first two
 # principal components; colour is the word's position in its sentence. `point_budget` of the
 # sampled words, the same in every layer, are drawn.
+
+# %% tags=["hide-input"]
+show(
+    plots.models_side_by_side(
+        {spec: [xyz[:, :2] for xyz in view.coords] for spec, view in result.views.items()},
+        {spec: view.words["word_index"].to_numpy() for spec, view in result.views.items()},
+        "position",
+        hover={spec: geometry.hover_labels(view.words) for spec, view in result.views.items()},
+    ),
+    "pca-side-by-side",
+    caption="The models side by side, as seed 000 set GPT-2 beside BERT: each panel is one "
+    "model's layer projected on that layer's first two principal components, coloured by the "
+    "word's position in its sentence (the scale ends at the 95th percentile of positions). "
+    "The slider moves every model to the same relative depth (layer / last layer); the panel "
+    "titles name the layer shown. The figures after it show every layer of one model at once.",
+)
 
 # %% tags=["hide-input"]
 for spec, view in result.views.items():
@@ -146,15 +164,6 @@ for spec, view in result.views.items():
 
 # %% [markdown]
 # ## Do the layers split into clusters?
-#
-# Figure `silhouette`: the best k-means silhouette per layer, with its 95% interval (shaded),
-# for all words and, for decoders, without the first words; the dotted line is the 0.5 bound.
-# The x axis is the depth, layer / last layer, so models of different depths share it.
-# Figure `first-word-share`: in the layers that split, the share of first words among the
-# words outside the largest cluster (solid) and the share of all first words that lie there
-# (dashed). Figure `separation`: the separation of each layer's split (solid) and, from layer 1
-# on, that of the previous layer's clusters measured in this layer (dashed): at the last layer
-# the dashed value over the previous layer's solid one is the "separation decreases" statistic.
 
 # %% tags=["hide-input"]
 show(
@@ -164,6 +173,9 @@ show(
         y_title="mean silhouette (-1 to 1)", reference=geometry.SILHOUETTE,
         reference_name="0.5"),
     "silhouette",
+    caption="The best k-means silhouette per layer, with its 95% interval (shaded), for all words "
+            "and, for decoders, without the first words; the dotted line is the 0.5 bound. The x "
+            "axis is the depth, layer / last layer, so models of different depths share it.",
 )
 split = layers[(layers["control"] == "none") & layers["split"]]
 show(
@@ -173,6 +185,8 @@ show(
         legend="share", title="First words and the smaller clusters (layers that split)",
         y_title="share", reference=geometry.FIRST_SHARE, reference_name="0.5"),
     "first-word-share",
+    caption="In the layers that split, the share of first words among the words outside the "
+            "largest cluster (solid) and the share of all first words that lie there (dashed).",
 )
 show(
     plots.column_lines(
@@ -181,6 +195,10 @@ show(
         legend="clusters", title="Separation: centroid distance over mean radius (log scale)",
         y_title="separation (centroid distance / RMS radius)").update_layout(yaxis_type="log"),
     "separation",
+    caption="The separation of each layer's split (solid) and, from layer 1 on, that of the "
+            "previous layer's clusters measured in this layer (dashed): at the last layer the "
+            "dashed value over the previous layer's solid one is the \"separation decreases\" "
+            "statistic.",
 )
 show(
     plots.lines_by_layer(
@@ -193,11 +211,6 @@ show(
 
 # %% [markdown]
 # ## What decides where a word lies?
-#
-# Figure `variance-explained`: ω² of each attribute per layer, over all words (left) and
-# without the first words (right, decoders only). Figure `position-lead`: position's ω² minus
-# the larger of part of speech's and word identity's, with its jackknife interval; above 0,
-# position explains more of the layer's variance than either.
 
 # %% tags=["hide-input"]
 omega = {"var_position": "position", "var_first": "first word or not",
@@ -211,6 +224,8 @@ show(
         title="Variance explained (ω²) by each attribute",
         y_title="ω² (chance-corrected share of variance)", reference=0.0, reference_name="0"),
     "variance-explained",
+    caption="ω² of each attribute per layer, over all words (left) and without the first words "
+            "(right, decoders only).",
 )
 show(
     plots.lines_by_layer(
@@ -219,14 +234,13 @@ show(
         title="ω² of position minus the larger of part of speech's and word identity's",
         y_title="ω² difference (above 0: position leads)", reference=0.0, reference_name="0"),
     "position-lead",
+    caption="Position's ω² minus the larger of part of speech's and word identity's, with its "
+            "jackknife interval; above 0, position explains more of the layer's variance than "
+            "either.",
 )
 
 # %% [markdown]
 # ## Does position run along a manifold?
-#
-# Figure `position-knn`: the 10-NN R² of position within the larger cluster (top 3 principal
-# components) minus its value for shuffled positions, with its interval. A clean Swiss roll
-# gives about 1 (see `tests/test_geometry.py`); the claim's threshold is 0.5.
 
 # %% tags=["hide-input"]
 show(
@@ -237,6 +251,9 @@ show(
         y_title="R² minus R² for shuffled positions", reference=geometry.MANIFOLD_GAIN,
         reference_name=f"manifold: {geometry.MANIFOLD_GAIN}"),
     "position-knn",
+    caption="The 10-NN R² of position within the larger cluster (top 3 principal components) "
+            "minus its value for shuffled positions, with its interval. A clean Swiss roll gives "
+            "about 1; the claim's threshold is 0.5.",
 )
 
 # %% [markdown]
@@ -309,12 +326,6 @@ for spec, view in result.views.items():
 # beside [SEP]; a first token ([CLS], `<s>`, a decoder's beginning-of-sequence token, or the
 # first word of a decoder that prepends none) against the lowest mean of the later input
 # positions (grouped 1, 2-3, 4-7, 8-15, 16-31, 32+). Intervals are a bootstrap over sentences.
-#
-# Figure `special-intra`: the special token's mean token intra-sentence similarity minus the
-# lowest mean of its reference groups, per layer, with its 95% interval; below the dotted 0
-# line the token is the least similar to its sentence. Figure `special-norm`: the token's mean
-# norm over the words' mean norm (log scale); a first token far above 1 carries the *massive
-# activations* of an attention sink (Sun et al. 2024).
 
 # %% tags=["hide-input"]
 special = result.tables["special"]
@@ -326,6 +337,9 @@ show(
         y_title="difference in mean cosine (below 0: the least similar)",
     ).add_hline(y=0.0, line={"color": "gray", "dash": "dot"}),
     "special-intra",
+    caption="The special token's mean token intra-sentence similarity minus the lowest mean of "
+            "its reference groups, per layer, with its 95% interval; below the dotted 0 line the "
+            "token is the least similar to its sentence.",
 )
 show(
     plots.facet_lines(
@@ -335,6 +349,8 @@ show(
         y_title="norm ratio, token / words",
     ).add_hline(y=1.0, line={"color": "gray", "dash": "dot"}),
     "special-norm",
+    caption="The token's mean norm over the words' mean norm (log scale); a first token far above "
+            "1 carries the <i>massive activations</i> of an attention sink (Sun et al. 2024).",
 )
 
 # %% [markdown]

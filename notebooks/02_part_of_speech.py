@@ -107,6 +107,22 @@ show_table(claims.scorecard(result.claims, models),
 # menu for the number of words drawn.
 
 # %% tags=["hide-input"]
+show(
+    plots.models_side_by_side(
+        {spec: [xyz[:, :2] for xyz in coords] for spec, (_, coords) in result.views.items()},
+        {spec: words["upos"].to_numpy() for spec, (words, _) in result.views.items()},
+        "UPOS", categorical=True,
+        hover={spec: geometry.hover_labels(words) for spec, (words, _) in result.views.items()},
+    ),
+    "pos-side-by-side",
+    caption="The models side by side under one slider: each panel is one model's layer on "
+    "its first two principal components, coloured by part of speech (Universal POS tags; "
+    "click a tag in the legend to hide it in every panel, double-click to show it alone). The "
+    "slider moves every model to the same relative depth (layer / last layer); the panel "
+    "titles name the layer shown.",
+)
+
+# %% tags=["hide-input"]
 for spec, (words, coords) in result.views.items():
     upos = words["upos"].to_numpy()
     hover = geometry.hover_labels(words)
@@ -126,10 +142,6 @@ for spec, (words, coords) in result.views.items():
 
 # %% [markdown]
 # ## The probe, layer by layer
-#
-# Figure `probe-lines`: held-out probe accuracy per layer with its 95% interval (shaded), one
-# panel per control, against the word baseline (dashed; the majority baseline is in the table
-# below). The x axis is the depth, layer / last layer.
 
 # %% tags=["hide-input"]
 probe = layers.melt(
@@ -140,13 +152,13 @@ show(
                       title="UPOS probe accuracy and the most-frequent-tag-per-word baseline",
                       y_title="held-out accuracy"),
     "probe-lines",
+    caption="Held-out probe accuracy per layer with its 95% interval (shaded), one panel per "
+            "control, against the word baseline (dashed; the majority baseline is in the table "
+            "below). The x axis is the depth, layer / last layer.",
 )
 
 # %% [markdown]
 # ## Clusters, layer by layer
-#
-# Figure `purity-lines`: k-means purity as a share of the way from chance (shuffled tags) to 1,
-# with its 95% interval, per control; the dotted line is the claim's threshold, half-way.
 
 # %% tags=["hide-input"]
 show(
@@ -157,6 +169,8 @@ show(
         y_title="(purity - chance) / (1 - chance)",
         reference=part_of_speech.PURITY_ADJUSTED, reference_name="half-way"),
     "purity-lines",
+    caption="K-means purity as a share of the way from chance (shuffled tags) to 1, with its 95% "
+            "interval, per control; the dotted line is the claim's threshold, half-way.",
 )
 show_table(layers[["model", "layer", "control", "probe_accuracy", "majority_baseline",
                    "word_baseline", "probe_gain", "probe_gain_lo", "probe_gain_hi",

@@ -184,11 +184,7 @@ for spec, methods in result.views.items():
         )
 
 # %% [markdown]
-# How visible are the senses in these pictures? Figure `view-accuracy`: Cohen's h of the 1-NN
-# sense accuracy inside each 2-D view over the MFS baseline (natural samples), with its 95%
-# interval; above 0.2 (dotted) the view shows the senses better than guessing each word's most
-# frequent sense. The table below it gives the accuracies behind it, inside the view and in
-# the full space, for the same words.
+# How visible are the senses in these pictures?
 
 # %% tags=["hide-input"]
 views = t["views"]
@@ -198,6 +194,11 @@ show(
                       title="1-NN sense accuracy inside 2-D views over the MFS baseline",
                       y_title="Cohen's h (view accuracy vs MFS)"),
     "view-accuracy",
+    caption="Cohen's h of the 1-NN sense accuracy inside each 2-D view over the MFS baseline "
+            "(natural samples), with its 95% interval; above 0.2 (dotted) the view shows the "
+            "senses better than guessing each word's most frequent sense. The table below it "
+            "gives the accuracies behind it, inside the view and in the full space, for the same "
+            "words.",
 )
 show_table(views[views["control"] == "none"].groupby(["model", "method"])[
        ["accuracy_view", "accuracy_full", "mfs_baseline"]].max().round(3),
@@ -231,14 +232,6 @@ for spec in models:
 
 # %% [markdown]
 # ## Sense separability per layer
-#
-# Figure `sense-1nn`: Cohen's h of the leave-one-out 1-NN sense accuracy over the MFS baseline
-# per layer, with its 95% interval, in natural samples (left) and over the occurrences as
-# sampled (right), for the raw vectors; above 0.2 (dotted) a word's nearest other occurrence
-# is of its sense clearly more often than its most frequent sense is right. Figure
-# `sense-silhouette`: the silhouette of the senses (cosine), near 1 for one point per sense.
-# The table gives the accuracies and baselines at each model's best layer, for the three
-# versions of the vectors.
 
 # %% tags=["hide-input"]
 sep = t["separability"]
@@ -249,6 +242,10 @@ show(
                       title="SemCor: leave-one-out 1-NN sense accuracy over the MFS baseline",
                       y_title="Cohen's h (1-NN vs MFS)"),
     "sense-1nn",
+    caption="Cohen's h of the leave-one-out 1-NN sense accuracy over the MFS baseline per layer, "
+            "with its 95% interval, in natural samples (left) and over the occurrences as sampled "
+            "(right), for the raw vectors; above 0.2 (dotted) a word's nearest other occurrence "
+            "is of its sense clearly more often than its most frequent sense is right.",
 )
 sampled = raw[raw["protocol"] == "as sampled"]
 show(
@@ -258,6 +255,9 @@ show(
                          y_title="mean silhouette", reference=senses.SILHOUETTE,
                          reference_name="0.5"),
     "sense-silhouette",
+    caption="The silhouette of the senses (cosine), near 1 for one point per sense. The table "
+            "gives the accuracies and baselines at each model's best layer, for the three "
+            "versions of the vectors.",
 )
 best = sep.loc[sep.groupby(["model", "control", "transform", "protocol"])["cohen_h"].idxmax()]
 show_table(best[["model", "control", "transform", "protocol", "layer", "accuracy_1nn",
@@ -269,11 +269,6 @@ show_table(best[["model", "control", "transform", "protocol", "layer", "accuracy
 
 # %% [markdown]
 # ## WiC per layer
-#
-# Figure `wic`: WiC test accuracy of the cosine threshold fitted on the training pairs, per
-# layer, with its Wilson interval (raw vectors); the claim reads it at the layer chosen on the
-# dev pairs, which the table gives with the dev accuracies of the three versions of the
-# vectors.
 
 # %% tags=["hide-input"]
 wic_table = t["wic"]
@@ -285,6 +280,10 @@ show(
                          y_title="accuracy", reference=senses.WIC_ACCURACY,
                          reference_name="threshold 55%"),
     "wic",
+    caption="WiC test accuracy of the cosine threshold fitted on the training pairs, per layer, "
+            "with its Wilson interval (raw vectors); the claim reads it at the layer chosen on "
+            "the dev pairs, which the table gives with the dev accuracies of the three versions "
+            "of the vectors.",
 )
 chosen = wic_table.loc[wic_table.groupby(["model", "control", "transform"])["dev_accuracy"]
                        .idxmax()]
@@ -295,14 +294,6 @@ show_table(chosen[["model", "control", "transform", "layer", "train_accuracy", "
 
 # %% [markdown]
 # ## Polysemy or context?
-#
-# Figure `polysemy`: per layer, the standardised coefficients of log(WordNet senses) and
-# log(distinct contexts) in the regression of a word's self-similarity on both, with 95%
-# intervals (a bootstrap over words), over the words with a WordNet entry. A negative
-# coefficient means that more senses (or more contexts) go with less self-similar vectors;
-# the dotted line is -0.1, Cohen's small effect. The figures after it show the raw picture:
-# mean self-similarity per layer of the words grouped by their number of senses, then by their
-# number of contexts.
 
 # %% tags=["hide-input"]
 poly = t["polysemy"]
@@ -319,6 +310,13 @@ show(
                          y_title="standardised coefficient", reference=-senses.BETA,
                          reference_name="-0.1"),
     "polysemy",
+    caption="Per layer, the standardised coefficients of log(WordNet senses) and log(distinct "
+            "contexts) in the regression of a word's self-similarity on both, with 95% intervals "
+            "(a bootstrap over words), over the words with a WordNet entry. A negative "
+            "coefficient means that more senses (or more contexts) go with less self-similar "
+            "vectors; the dotted line is -0.1, Cohen's small effect. The figures after it show "
+            "the raw picture: mean self-similarity per layer of the words grouped by their number "
+            "of senses, then by their number of contexts.",
 )
 for grouping, frame in t["selfsim_bins"].groupby("grouping", sort=False):
     show(

@@ -139,12 +139,6 @@ show_table(result.tables["models"].set_index("model").T,
 
 # %% [markdown]
 # ## The gallery: layer 0 and the first block
-#
-# Figure `zoo-gallery`: each row is one model; left, layer 0 (the embedding output: token
-# embeddings, plus learned position embeddings where the model has them); right, the first
-# block's output. Both are projected on their own first two principal components, for the
-# same `point_budget` words in every panel, coloured by the word's position in its sentence.
-# The panel titles give the share of the variance the two components hold.
 
 # %% tags=["hide-input"]
 panels, titles = [], []
@@ -159,14 +153,15 @@ show(
                + result.gallery.words["word_index"].astype(str) + ")").to_numpy(),
         cols=2, title="Layer 0 and the first block of every model, same words"),
     "zoo-gallery",
+    caption="Each row is one model; left, layer 0 (the embedding output: token embeddings, plus "
+            "learned position embeddings where the model has them); right, the first block's "
+            "output. Both are projected on their own first two principal components, for the same "
+            "<i>point_budget</i> words in every panel, coloured by the word's position in its "
+            "sentence. The panel titles give the share of the variance the two components hold.",
 )
 
 # %% [markdown]
 # ## Are the first layers vastly different?
-#
-# Figure `zoo-cka`: linear CKA between every pair of models on the same words, at layer 0 and
-# at the first block, with its 95% interval; the dotted line is the claim's 0.5. A decoder's
-# first word is left out in the second panel (the same words for both models of the pair).
 
 # %% tags=["hide-input"]
 cka = result.tables["cka"]
@@ -180,20 +175,26 @@ show(
         y_title="linear CKA (1: same structure)", reference=model_zoo.CKA_DIFFERENT,
         reference_name=f"{model_zoo.CKA_DIFFERENT}"),
     "zoo-cka",
+    caption="Linear CKA between every pair of models on the same words, at layer 0 and at the "
+            "first block, with its 95% interval; the dotted line is the claim's 0.5. A decoder's "
+            "first word is left out in the second panel (the same words for both models of the "
+            "pair).",
 )
 
 # %% [markdown]
 # ## Fingerprints over depth
 #
-# Figure `zoo-fingerprint-geometry`: the anisotropy baseline, the variance share of the top
-# dimension and the first word's norm ratio (log scale) per layer; figure
-# `zoo-fingerprint-context`: the best k-means silhouette and the adjusted SelfSim and
-# IntraSim. The x axis is the depth, layer / last layer, so models of different depths share
-# it; shaded bands are 95% intervals; dashed lines are the decoders without their first words.
-# Figure `zoo-isotropy` gives I(W) of each model's input embedding matrix (1 for perfect
-# isotropy, Biš et al. 2021) with its interval, and the table the fingerprint in a few numbers.
+# The x axis of the fingerprints is the depth, layer / last layer, so models of different
+# depths share it; shaded bands are 95% intervals; dashed lines are the decoders without their
+# first words. The table gives the fingerprint in a few numbers.
 
 # %% tags=["hide-input"]
+fingerprint_captions = {
+    "geometry": "The anisotropy baseline, the variance share of the top dimension and the "
+                "first word's norm ratio (log scale) per layer.",
+    "context": "The best k-means silhouette and the anisotropy-adjusted SelfSim and IntraSim "
+               "per layer.",
+}
 for name, keys in (("geometry", ["baseline_cosine", "top_dim_share", "first_word_norm_ratio"]),
                    ("context", ["silhouette", "selfsim_adj", "intrasim_adj"])):
     show(
@@ -202,6 +203,7 @@ for name, keys in (("geometry", ["baseline_cosine", "top_dim_share", "first_word
             lower="lo", upper="hi", dash="control", shared_y=False,
             title=f"Fingerprint per layer: {name}", y_title="value"),
         f"zoo-fingerprint-{name}",
+        caption=fingerprint_captions[name],
     )
 show(
     plots.interval_points(
@@ -209,6 +211,8 @@ show(
         title="I(W) of the input embedding matrix (1: isotropic)", x_title="model",
         y_title="I(W)"),
     "zoo-isotropy",
+    caption="I(W) of each model's input embedding matrix (1 for perfect isotropy, Biš et al. "
+            "2021) with its 95% interval.",
 )
 show_table(result.tables["summary"].round(3),
            'Per model: the summary measures of layer 0 and the first block.')

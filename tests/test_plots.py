@@ -2,6 +2,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from lmgeometry.report import plots
 from lmgeometry.report.plots import (
     default_point_counts,
     heatmap,
@@ -135,3 +136,46 @@ def test_interval_points_draw_error_bars_per_colour():
     assert [t.name for t in fig.data] == ["a", "b"] and fig.data[0].mode == "markers"
     assert list(fig.data[0].error_y.array) == [0.1, 0.2]
     assert list(fig.data[1].error_y.arrayminus) == [0.1]
+
+
+def test_layer_at_depth_spans_first_to_last_layer():
+    assert [plots.layer_at_depth(7, d) for d in (0.0, 0.5, 1.0)] == [0, 3, 6]
+    assert [plots.layer_at_depth(31, d) for d in (0.0, 0.5, 1.0)] == [0, 15, 30]
+
+
+def test_color_bounds_cut_at_the_percentile():
+    values = np.r_[np.arange(100), 10_000]
+    low, high = plots.color_bounds(values, cap=95)
+    assert low == 0 and high == pytest.approx(np.percentile(values, 95))
+    assert plots.color_bounds(values, cap=None) == (0, 10_000)
+
+
+def test_models_side_by_side_one_slider_shows_each_model_at_the_same_depth():
+    rng = np.random.default_rng(0)
+    coords = {"deep": [rng.normal(size=(20, 2)) + i for i in range(31)],
+              "shallow": [rng.normal(size=(15, 2)) - i for i in range(7)]}
+    color = {"deep": np.array(["NOUN", "VERB"] * 10), "shallow": np.array(["NOUN"] * 15)}
+    fig = plots.models_side_by_side(coords, color, "UPOS", categorical=True, n_steps=3)
+    # one trace per (model, category); a category has one legend entry across models
+    assert [(t.name, t.showlegend) for t in fig.data] == [
+        ("NOUN", True), ("VERB", True), ("NOUN", False)]
+    assert fig.data[0].marker.color == fig.data[2].marker.color
+    steps = fig.layout.sliders[0].steps
+    assert [s.label for s in steps] == ["0.00", "0.50", "1.00"]
+    last = steps[-1].args
+    np.testing.assert_allclose(last[0]["x"][0], np.round(coords["deep"][30][0::2, 0], 3))
+    np.testing.assert_allclose(last[0]["y"][2], np.round(coords["shallow"][6][:, 1], 3))
+    assert steps[1].args[1] == {"annotations[0].text": "deep: layer 15 of 30",
+                                "annotations[1].text": "shallow: layer 3 of 6"}
+    assert fig.layout.annotations[0].text == "deep: layer 0 of 30"
+
+
+def test_continuous_colours_share_one_scale_capped_at_the_percentile():
+    coords = {m: [np.zeros((50, 2))] * 3 for m in ("a", "b")}
+    color = {"a": np.arange(50), "b": np.arange(50) * 10}
+    fig = plots.models_side_by_side(coords, color, "position")
+    every = np.r_[color["a"], color["b"]]
+    assert [(t.marker.cmin, t.marker.cmax) for t in fig.data] == [
+        (0, pytest.approx(np.percentile(every, 95)))] * 2
+    assert [t.marker.showscale for t in fig.data] == [True, False]
+    assert "95th pct" in fig.data[0].marker.colorbar.title.text

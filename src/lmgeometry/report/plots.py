@@ -12,7 +12,6 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
-from plotly.colors import qualitative
 from plotly.subplots import make_subplots
 
 __all__ = [
@@ -25,10 +24,14 @@ __all__ = [
     "heatmap",
     "heatmap_grid",
     "interval_points",
+    "layer_at_depth",
     "layer_grid",
+    "models_side_by_side",
     "layer_slider_3d",
     "lines_by_layer",
     "PALETTE",
+    "color_bounds",
+    "COLOR_CAP_PERCENTILE",
     "point_tiers",
     "SHADOW",
     "side_by_side",
@@ -37,7 +40,15 @@ __all__ = [
 
 SHADOW = "rgba(160,160,160,0.25)"
 
-PALETTE = qualitative.Dark24
+#: Kelly's (1965) colours of maximum contrast (white and black left out): 20 categories
+#: that stay distinct from each other and from the gray shadow.
+PALETTE = ["#875692", "#F38400", "#0067A5", "#BE0032", "#008856", "#F3C300", "#A1CAF1",
+           "#E68FAC", "#604E97", "#882D17", "#8DB600", "#F99379", "#C2B280", "#654522",
+           "#E25822", "#2B3D26", "#B3446C", "#DCD300", "#848482", "#F6A600"]
+
+#: Continuous colour scales end at this percentile of the values: a skewed attribute such as
+#: the position in the sentence would otherwise put most points in one end of the scale.
+COLOR_CAP_PERCENTILE = 95.0
 
 
 def _r(a: np.ndarray, decimals: int = 3) -> np.ndarray:
@@ -46,6 +57,27 @@ def _r(a: np.ndarray, decimals: int = 3) -> np.ndarray:
 
 def _category_colors(categories: Sequence[str]) -> dict[str, str]:
     return {c: PALETTE[i % len(PALETTE)] for i, c in enumerate(categories)}
+
+
+def color_bounds(values: np.ndarray, cap: float | None = COLOR_CAP_PERCENTILE
+                 ) -> tuple[float, float]:
+    """``(cmin, cmax)`` of a continuous colour scale: the minimum and the ``cap`` percentile
+    (the maximum when ``cap`` is None). Values above ``cmax`` get the top colour."""
+    values = np.asarray(values, dtype=np.float64)
+    top = float(np.nanmax(values)) if cap is None else float(np.nanpercentile(values, cap))
+    return float(np.nanmin(values)), top
+
+
+def _continuous_marker(color: np.ndarray, color_title: str, showscale: bool, size: int,
+                       scale_of: np.ndarray, cap: float | None) -> dict:
+    """Marker of ``color`` on the scale of all the values ``scale_of``, cut at the ``cap``
+    percentile; the colour bar says where it is cut."""
+    bounds = color_bounds(scale_of, cap)
+    title = color_title
+    if bounds[1] < np.nanmax(np.asarray(scale_of, dtype=np.float64)):
+        title = f"{color_title}<br><sup>top colour: {bounds[1]:g}<br>and more ({cap:g}th pct)</sup>"
+    return {"size": size, "color": color, "colorscale": "Viridis", "cmin": bounds[0],
+            "cmax": bounds[1], "showscale": showscale, "colorbar": {"title": title}}
 
 
 def layer_grid(
@@ -59,8 +91,12 @@ def layer_grid(
     title: str = "",
     shadow: bool = False,
     background: str | None = None,
+    color_cap: float | None = COLOR_CAP_PERCENTILE,
 ) -> go.Figure:
     """Small multiples: one 2-D scatter per panel (layer), all coloured by the same values.
+
+    A continuous colour runs on one scale for every panel, cut at the ``color_cap``
+    percentile (:func:`color_bounds`).
 
     ``categorical=True`` draws one trace per category and panel, grouped in the legend so a
     click toggles a category in every panel; ``shadow=True`` adds every point in gray beneath
@@ -79,8 +115,10 @@ def layer_grid(
     hover = None if hover is None else np.asarray(hover)
     categories = [c for c in sorted(pd.unique(color)) if c != background] if categorical else []
     colors = _category_colors(categories)
+    marker = None if categorical else _continuous_marker(color, color_title, True, 3, color,
+                                                         color_cap)
     for p, xy in enumerate(panels):
-        _add_grid_panel(fig, p, p // cols + 1, p % cols + 1, xy, color, color_title,
+        _add_grid_panel(fig, p, p // cols + 1, p % cols + 1, xy, color, marker,
                         categorical, categories, colors, hover, shadow)
     fig.update_xaxes(showticklabels=False)
     fig.update_yaxes(showticklabels=False)
@@ -94,7 +132,7 @@ def layer_grid(
 
 
 def _add_grid_panel(fig: go.Figure, p: int, row: int, col: int, xy: np.ndarray,
-                    color: np.ndarray, color_title: str, categorical: bool, categories: list,
+                    color: np.ndarray, marker: dict | None, categorical: bool, categories: list,
                     colors: dict[str, str], hover: np.ndarray | None, shadow: bool) -> None:
     """Add panel ``p``'s traces (gray shadow, then per-category or continuous points)."""
     x, y = _r(xy[:, 0]), _r(xy[:, 1])
@@ -137,13 +175,7 @@ def _add_grid_panel(fig: go.Figure, p: int, row: int, col: int, xy: np.ndarray,
                 x=x,
                 y=y,
                 mode="markers",
-                marker={
-                    "size": 3,
-                    "color": color,
-                    "colorscale": "Viridis",
-                    "showscale": p == 0,
-                    "colorbar": {"title": color_title},
-                },
+                marker={**marker, "showscale": p == 0},
                 text=hover,
                 hoverinfo="text",
                 showlegend=False,
@@ -201,8 +233,9 @@ def layer_slider_3d(
     time. The dropdown shows ``point_counts`` points (nested seeded random subsets, see
     :func:`point_tiers`; default :func:`default_point_counts`, at most ``n``); it starts at
     ``initial_points`` (default: the largest count up to 1000). Traces are one per (subset
-    tier, category): continuous colours share one colour scale (``cmin``/``cmax`` over all
-    points), categorical colours are grouped in the legend by category.
+    tier, category): continuous colours share one colour scale, cut at the
+    :data:`COLOR_CAP_PERCENTILE` (:func:`color_bounds`); categorical colours are grouped
+    in the legend by category.
     """
     coords = [np.asarray(c) for c in coords]
     n = len(coords[0])
@@ -275,15 +308,8 @@ def _add_tier_traces(fig: go.Figure, xyz0: np.ndarray, tiers: np.ndarray, n_tier
             if not m.any():
                 continue
             if c is None:
-                marker = {
-                    "size": 2,
-                    "color": color[m],
-                    "colorscale": "Viridis",
-                    "cmin": float(color.min()),
-                    "cmax": float(color.max()),
-                    "showscale": not masks,
-                    "colorbar": {"title": color_title},
-                }
+                marker = _continuous_marker(color[m], color_title, not masks, 2, color,
+                                            COLOR_CAP_PERCENTILE)
             else:
                 marker = {"size": 2, "color": colors[c]}
             xyz = xyz0[m]
@@ -713,3 +739,83 @@ def _choice_layer_steps(coords: dict[str, Sequence[np.ndarray]], layer_names: Se
         ys = [_r(np.asarray(coords[c][li])[m][:, 1]).tolist() for c, m in masks]
         steps.append({"method": "restyle", "label": str(name), "args": [{"x": xs, "y": ys}]})
     return steps
+
+
+def layer_at_depth(n_layers: int, depth: float) -> int:
+    """The layer of a model with ``n_layers`` hidden states nearest ``depth`` (0 is the
+    embedding output, 1 the last layer): ``round(depth * (n_layers - 1))``."""
+    return int(round(depth * (n_layers - 1)))
+
+
+def models_side_by_side(
+    coords: Mapping[str, Sequence[np.ndarray]],
+    color: Mapping[str, np.ndarray],
+    color_title: str,
+    categorical: bool = False,
+    hover: Mapping[str, Sequence[str]] | None = None,
+    n_steps: int = 9,
+    cols: int = 2,
+    title: str = "",
+    color_cap: float | None = COLOR_CAP_PERCENTILE,
+) -> go.Figure:
+    """Models in columns under one slider over depth, as seed 000 compared GPT-2 and BERT.
+
+    ``coords[m][l]`` is the ``(n_m, 2)`` projection of model ``m``'s points in its layer
+    ``l``; ``color[m]`` their colour values (categories when ``categorical``). Models differ in
+    depth, so the slider runs over ``n_steps`` relative depths from 0 (embedding output) to 1
+    (last layer) and shows each model's :func:`layer_at_depth`; each panel's title names the
+    layer shown. A step re-points every trace's ``x``/``y`` and retitles the panels (an
+    ``update``). Continuous colours share one scale across models, cut at the ``color_cap``
+    percentile; categories share colours and legend entries across models.
+    """
+    models = list(coords)
+    if not models:
+        raise ValueError("no models to show")
+    depths = np.linspace(0.0, 1.0, n_steps)
+    rows = int(np.ceil(len(models) / cols))
+    fig = make_subplots(rows=rows, cols=cols, subplot_titles=models, horizontal_spacing=0.04,
+                        vertical_spacing=0.1)
+    every = np.concatenate([np.asarray(color[m]) for m in models])
+    categories = sorted(pd.unique(every.astype(str))) if categorical else [None]
+    colors = _category_colors([c for c in categories if c is not None])
+    traces: list[tuple[str, np.ndarray]] = []
+    in_legend: set[str | None] = set()
+    for i, m in enumerate(models):
+        values = np.asarray(color[m])
+        text = None if hover is None else np.asarray(hover[m])
+        for c in categories:
+            mask = np.ones(len(values), bool) if c is None else values.astype(str) == c
+            if not mask.any():
+                continue
+            xy = np.asarray(coords[m][0])[mask]
+            marker = ({"size": 3, "color": colors[c]} if c is not None else
+                      _continuous_marker(values, color_title, i == 0, 3, every, color_cap))
+            fig.add_trace(go.Scattergl(
+                x=_r(xy[:, 0]), y=_r(xy[:, 1]), mode="markers", marker=marker,
+                name=str(c) if c is not None else m, legendgroup=str(c),
+                showlegend=c is not None and c not in in_legend,
+                text=None if text is None else text[mask],
+                hoverinfo="text+name" if c is not None else "text"),
+                row=i // cols + 1, col=i % cols + 1)
+            traces.append((m, mask))
+            in_legend.add(c)
+    steps = []
+    for depth in depths:
+        shown = {m: layer_at_depth(len(coords[m]), depth) for m in models}
+        xs = [_r(np.asarray(coords[m][shown[m]])[mask][:, 0]) for m, mask in traces]
+        ys = [_r(np.asarray(coords[m][shown[m]])[mask][:, 1]) for m, mask in traces]
+        titles = {f"annotations[{i}].text": f"{m}: layer {shown[m]} of {len(coords[m]) - 1}"
+                  for i, m in enumerate(models)}
+        steps.append({"method": "update", "label": f"{depth:.2f}",
+                      "args": [{"x": xs, "y": ys}, titles]})
+    for i, m in enumerate(models):
+        fig.layout.annotations[i].text = f"{m}: layer 0 of {len(coords[m]) - 1}"
+    fig.update_xaxes(showticklabels=False)
+    fig.update_yaxes(showticklabels=False)
+    fig.update_layout(
+        title=title, height=330 * rows + 150, margin={"l": 10, "r": 10, "t": 60, "b": 10},
+        legend={"itemsizing": "constant", "title": color_title},
+        sliders=[{"active": 0, "steps": steps, "pad": {"t": 20},
+                  "currentvalue": {"prefix": "depth (layer / last layer): "}}],
+    )
+    return fig
