@@ -35,6 +35,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+import numpy as np
 import pytest
 from fixtures.book_project import make_project
 
@@ -387,6 +388,14 @@ def test_fixture_book_in_browser(driver: object, tmp_path: Path) -> None:
     figures = driver.execute_async_script(_WAIT_FOR_FIGURES, DRAW_TIMEOUT_S)
     assert [f["sliders"] for f in figures] == [1, 1, 1]
     assert [f["gl"] for f in figures] == [False, False, True]
+    # what plotly draws is what the chapter computed: the 3-D helix, decoded from 16-bit steps
+    drawn = driver.execute_script(
+        "const t = document.getElementById(arguments[0]).data[0];"
+        "return [Array.from(t.x), Array.from(t.z)];", figures[2]["id"])
+    t = np.linspace(0.0, 4.0 * np.pi, 300)
+    for values, expected in zip(drawn, (np.cos(t), t), strict=True):
+        step = (expected.max() - expected.min()) / 65535
+        np.testing.assert_allclose(values, expected, atol=step)
 
 
 @pytest.mark.slow
@@ -412,7 +421,8 @@ def test_checker_reports_problems(driver: object, tmp_path: Path) -> None:
     shutil.copyfile(plotly_js_source(), tmp_path / "_static" / "plotly.min.js")
     figure = {
         "data": [{"x": [1, 2, 3], "y": [3, 1, 2], "type": "scatter"}],
-        "layout": {"height": 300, "title": {"text": "a title inside the plot"}, "sliders": [{"active": 0, "steps": [
+        "layout": {"height": 300, "title": {"text": "a title inside the plot"},
+                   "sliders": [{"active": 0, "steps": [
             {"method": "restyle", "label": "a", "args": [{"visible": [True]}]},
             {"method": "restyle", "label": "b", "args": [{"visible": [True]}]},
         ]}], "updatemenus": [{"buttons": [

@@ -23,6 +23,10 @@ def _decode(value, shared):
         return value
     if "$ref" in value:
         return _decode(shared[value["$ref"]], shared)
+    if "$q2" in value:
+        q = np.frombuffer(base64.b64decode(value["$q2"]), dtype="<i2").astype(np.float64)
+        flat = value["lo"] + (q + 32768) * (value["hi"] - value["lo"]) / 65535
+        return flat.reshape(value.get("shape", flat.shape))
     for kind, dtype in (("$f4", "<f4"), ("$i1", "<i1"), ("$i2", "<i2"), ("$i4", "<i4")):
         if kind in value:
             flat = np.frombuffer(base64.b64decode(value[kind]), dtype=dtype)
@@ -34,19 +38,26 @@ def _payload(html: str) -> dict:
     return json.loads(re.search(r'lmgFigure\("[^"]+", (.*)\);</script>', html).group(1))
 
 
-def test_numeric_arrays_travel_as_float32_and_decode_to_the_same_values():
+def test_numeric_arrays_travel_typed_and_decode_to_the_same_values():
     rng = np.random.default_rng(0)
     x, y = rng.normal(size=500), rng.normal(size=500)
-    fig = go.Figure(go.Scatter(x=x, y=y, marker={"color": np.arange(500)}, mode="markers"))
+    line = rng.normal(size=30)
+    fig = go.Figure([go.Scatter(x=x, y=y, marker={"color": np.arange(500)}, mode="markers"),
+                     go.Scatter(y=line)])
     spec = figures.encode_figure(fig)
-    trace = spec["data"][0]
-    assert set(trace["x"]) == {"$f4"} and set(trace["marker"]["color"]) == {"$i2"}
-    back = _decode(spec["data"], spec["shared"])[0]
-    np.testing.assert_allclose(back["x"], x, rtol=1e-6)
-    np.testing.assert_allclose(back["y"], y, rtol=1e-6)
-    np.testing.assert_array_equal(back["marker"]["color"], np.arange(500))
-    # base64 float32 is 5.3 characters a value against about 20 for decimal float64 text
-    assert len(json.dumps(spec)) < 0.4 * len(fig.to_json(engine="json")) + 8000
+    cloud = spec["data"][0]
+    assert set(cloud["x"]) == {"$q2", "lo", "hi"} and set(cloud["marker"]["color"]) == {"$i2"}
+    assert set(spec["data"][1]["y"]) == {"$f4"}  # a line's few values: float32
+    back = _decode(spec["data"], spec["shared"])
+    # 16-bit steps: at most half a step, (max - min) / 131070, from the value
+    for decoded, original in ((back[0]["x"], x), (back[0]["y"], y)):
+        half_step = (original.max() - original.min()) / 131070
+        assert np.abs(decoded - original).max() <= half_step * 1.0001
+        assert decoded.min() == pytest.approx(original.min())
+    np.testing.assert_allclose(back[1]["y"], line, rtol=1e-6)
+    np.testing.assert_array_equal(back[0]["marker"]["color"], np.arange(500))
+    # 2.7 characters a coordinate against about 20 for decimal float64 text
+    assert len(json.dumps(spec)) < 0.25 * len(fig.to_json(engine="json")) + 8000
 
 
 def test_repeated_arrays_are_sent_once_and_short_ones_inline():
@@ -137,6 +148,15 @@ def test_named_index_becomes_columns_and_long_tables_fold():
     assert "<details><summary>Show the 30 rows</summary>" in html
     pivot = pd.DataFrame({"x": [1.5]}, index=pd.Index(["minilm"]))
     assert re.findall(r"<th>([^<]*)</th>", figures.table_html(pivot, "P.")) == ["index", "x"]
+
+
+def test_constant_and_non_finite_clouds():
+    flat = figures._encode(np.full(300, 2.5))
+    assert _decode(flat, []).tolist() == [2.5] * 300
+    gaps = np.r_[np.arange(299.0), np.nan]
+    spec = figures._encode(gaps)
+    assert "$f4" in spec  # NaN (a gap) cannot be quantised: float32 keeps it
+    assert np.isnan(_decode(spec, [])[-1])
 
 
 @pytest.mark.parametrize("values", [np.array([True] * 10), np.arange(5.0),

@@ -1,6 +1,6 @@
 /* Draw the book's compact plotly figures (lmgeometry.report.figures.encode_figure).
  *
- * lmgFigure(id, spec) decodes {"$f4"|"$i1"|"$i2"|"$i4": base64, "shape"} into typed arrays (2-D arrays
+ * lmgFigure(id, spec) decodes {"$f4"|"$i1"|"$i2"|"$i4": base64, "shape"} and {"$q2": base64, "lo", "hi"} into typed arrays (2-D arrays
  * into arrays of rows), {"$ref": i} into spec.shared[i], restores plotly's default template
  * (lmgFigure.template, appended by the Sphinx extension) and calls Plotly.newPlot. Below
  * PHONE_PX of width the legend moves under the plot, and back when the page widens.
@@ -9,11 +9,17 @@
   "use strict";
   var PHONE_PX = 600;
 
-  var ARRAYS = {f4: Float32Array, i1: Int8Array, i2: Int16Array, i4: Int32Array};
+  var ARRAYS = {f4: Float32Array, i1: Int8Array, i2: Int16Array, i4: Int32Array,
+                q2: Int16Array};
 
   function typed(spec, kind) {
     var bytes = Uint8Array.from(atob(spec["$" + kind]), function (c) { return c.charCodeAt(0); });
     var flat = new ARRAYS[kind](bytes.buffer);
+    if (kind === "q2") {  // 16-bit steps over [lo, hi]
+      var values = new Float32Array(flat.length), step = (spec.hi - spec.lo) / 65535;
+      for (var i = 0; i < flat.length; i++) values[i] = spec.lo + (flat[i] + 32768) * step;
+      flat = values;
+    }
     if (!spec.shape || spec.shape.length < 2) return flat;
     var rows = [], n = spec.shape[1];
     for (var r = 0; r < spec.shape[0]; r++) rows.push(Array.from(flat.subarray(r * n, (r + 1) * n)));
