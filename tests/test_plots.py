@@ -179,3 +179,13 @@ def test_continuous_colours_share_one_scale_capped_at_the_percentile():
         (0, pytest.approx(np.percentile(every, 95)))] * 2
     assert [t.marker.showscale for t in fig.data] == [True, False]
     assert "95th pct" in fig.data[0].marker.colorbar.title.text
+
+
+def test_legends_and_axes_read_as_words_but_model_names_stay():
+    assert plots.label("mean_cosine_centered") == "mean cosine centered"
+    assert plots.label("sigma_1") == "σ₁" and plots.label("selfsim") == "SelfSim"
+    frame = pd.DataFrame({"model": ["my_model"] * 2, "layer": [0, 1], "v": [0.1, 0.2],
+                          "measure": ["mean_cosine"] * 2})
+    fig = lines_by_layer(frame, "v", dash="measure")
+    assert [t.name for t in fig.data] == ["my_model / mean cosine"]
+    assert fig.layout.xaxis.title.text == "layer"

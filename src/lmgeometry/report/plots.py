@@ -24,6 +24,8 @@ __all__ = [
     "heatmap",
     "heatmap_grid",
     "interval_points",
+    "label",
+    "LABELS",
     "layer_at_depth",
     "layer_grid",
     "models_side_by_side",
@@ -49,6 +51,27 @@ PALETTE = ["#875692", "#F38400", "#0067A5", "#BE0032", "#008856", "#F3C300", "#A
 #: Continuous colour scales end at this percentile of the values: a skewed attribute such as
 #: the position in the sentence would otherwise put most points in one end of the scale.
 COLOR_CAP_PERCENTILE = 95.0
+
+
+#: Reader-facing names of the measure and column names that reach legends and axes.
+LABELS = {
+    "upos": "part of speech (UPOS)",
+    "selfsim": "SelfSim",
+    "intrasim": "IntraSim",
+    "selfsim_adj": "SelfSim, anisotropy-adjusted",
+    "intrasim_adj": "IntraSim, anisotropy-adjusted",
+    "mev": "MEV",
+    "sigma_1": "σ₁",
+    "sigma_2": "σ₂",
+    "sigma_3": "σ₃",
+}
+
+
+def label(name: object) -> str:
+    """The reader-facing name of a measure or column: :data:`LABELS`, else underscores as
+    spaces (``mean_cosine_centered`` -> ``mean cosine centered``)."""
+    text = str(name)
+    return LABELS.get(text, text.replace("_", " "))
 
 
 def _r(a: np.ndarray, decimals: int = 3) -> np.ndarray:
@@ -367,7 +390,7 @@ def lines_by_layer(
         c = PALETTE[color_values.index(key[0]) % len(PALETTE)]
         d = dashes[dash_values.index(key[1]) % len(dashes)] if dash else "solid"
         part = part.sort_values(x)
-        label = " / ".join(str(k) for k in key)
+        name = " / ".join([str(key[0]), *(label(k) for k in key[1:])])
         if lower and upper:
             fig.add_trace(
                 go.Scatter(
@@ -379,7 +402,7 @@ def lines_by_layer(
                     line={"width": 0},
                     hoverinfo="skip",
                     showlegend=False,
-                    legendgroup=label,
+                    legendgroup=name,
                 )
             )
         fig.add_trace(
@@ -387,9 +410,9 @@ def lines_by_layer(
                 x=part[x],
                 y=_r(part[y], 4),
                 mode="lines+markers",
-                name=label,
+                name=name,
                 line={"color": c, "dash": d},
-                legendgroup=label,
+                legendgroup=name,
             )
         )
     if reference is not None:
@@ -398,8 +421,8 @@ def lines_by_layer(
         )
     fig.update_layout(
         title=title,
-        xaxis_title=x_title or (DEPTH_TITLE if x == "depth" else x),
-        yaxis_title=y_title or y,
+        xaxis_title=x_title or (DEPTH_TITLE if x == "depth" else label(x)),
+        yaxis_title=y_title or label(y),
         height=420,
         margin={"l": 50, "r": 10, "t": 50, "b": 40},
     )
@@ -482,7 +505,7 @@ def facet_lines(
     """
     keys = list(pd.unique(frame[facet]))
     fig = make_subplots(
-        rows=1, cols=len(keys), subplot_titles=[str(k) for k in keys], shared_yaxes=shared_y,
+        rows=1, cols=len(keys), subplot_titles=[label(k) for k in keys], shared_yaxes=shared_y,
         horizontal_spacing=0.06 if shared_y else 0.1,
     )
     for col, key in enumerate(keys, start=1):
@@ -493,7 +516,7 @@ def facet_lines(
         fig.update_xaxes(title_text=panel.layout.xaxis.title.text, row=1, col=col)
         if log_y:
             fig.update_yaxes(type="log", row=1, col=col)
-    fig.update_yaxes(title_text=y_title or y, row=1, col=1)
+    fig.update_yaxes(title_text=y_title or label(y), row=1, col=1)
     fig.update_layout(title=title, height=440, margin={"l": 60, "r": 10, "t": 80, "b": 40})
     return fig
 
