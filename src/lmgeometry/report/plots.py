@@ -521,6 +521,12 @@ def facet_lines(
     return fig
 
 
+def _heatmap_hover(x_title: str, y_title: str, z_title: str) -> str:
+    """Hover text of a heatmap cell in words: "layer (tuned) 15, layer 6: CKA 0.057"."""
+    return (f"{y_title or 'row'} %{{y}}<br>{x_title or 'column'} %{{x}}<br>"
+            f"{z_title or 'value'}: %{{z:.3f}}<extra></extra>")
+
+
 def heatmap(
     matrix: np.ndarray,
     x_labels: Sequence,
@@ -538,6 +544,7 @@ def heatmap(
             y=list(map(str, y_labels)),
             colorscale="Viridis",
             colorbar={"title": colorbar_title},
+            hovertemplate=_heatmap_hover(x_title, y_title, colorbar_title),
         )
     )
     fig.update_layout(
@@ -572,7 +579,10 @@ def heatmap_grid(
         for j, matrix in enumerate(row):
             m = np.asarray(matrix, dtype=np.float64)
             fig.add_trace(go.Heatmap(z=_r(m, 3), x=np.arange(m.shape[1]), y=np.arange(m.shape[0]),
-                                     coloraxis="coloraxis"), row=i + 1, col=j + 1)
+                                     coloraxis="coloraxis",
+                                     hovertemplate=_heatmap_hover(x_title, y_title,
+                                                                  colorbar_title)),
+                          row=i + 1, col=j + 1)
             fig.update_xaxes(title_text=x_title if i == n_rows - 1 else "", row=i + 1,
                              col=j + 1)
             fig.update_yaxes(title_text=y_title if j == 0 else "", row=i + 1, col=j + 1)
