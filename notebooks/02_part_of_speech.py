@@ -94,9 +94,7 @@ show_table(upos_counts.rename("words").to_frame().T,
 
 # %% tags=["remove-input"]
 show_table(claims.scorecard(result.claims, models),
-           "Scorecard: seed 000's claims on this build's models. Each cell reads <i>verdict: "
-           'statistic [95% interval]</i>; an empty cell is a claim that does not apply to that '
-           'model.')
+           claims.scorecard_caption("000"))
 
 # %% [markdown]
 # ## Projections coloured by part of speech
@@ -192,8 +190,7 @@ show_table(layers[["model", "layer", "control", "probe_accuracy", "majority_base
 display(Markdown("\n\n".join(result.sentences)))
 show_table(result.claims.assign(driven_by_first_token=first_token_flags(result.claims))
            .drop(columns=["seed"]).round(3),
-           'Every claim of this chapter: statistic, 95% interval, threshold and direction, '
-           "verdict, the seed's published value, the rule and its evidence.")
+           claims.CLAIMS_CAPTION)
 
 # %% tags=["remove-cell"]
 # NBVAL_CHECK_OUTPUT

@@ -96,7 +96,7 @@ from lmgeometry.chapters import context_measures
 from lmgeometry.chapters.common import first_token_flags
 from lmgeometry.io import corpus, data
 from lmgeometry.report import plots, results
-from lmgeometry.report.claims import scorecard
+from lmgeometry.report.claims import CLAIMS_CAPTION, scorecard
 from lmgeometry.report.figures import show, show_table
 
 sts = corpus.sts(n=n_sentences, seed=seed)
@@ -485,8 +485,7 @@ columns = ["claim", "model", "control", "statistic", "value", "ci_low", "ci_high
            "threshold", "direction", "verdict", "first_token", "evidence", "published", "rule"]
 with pd.option_context("display.max_colwidth", None, "display.max_rows", 400):
     show_table(claims[columns].round(3),
-               'Every claim of this chapter: statistic, 95% interval, threshold and direction, '
-               "verdict, the seed's published value, the rule and its evidence.")
+               CLAIMS_CAPTION)
 
 # %% [markdown]
 # ## What this run shows

@@ -70,7 +70,7 @@ from lmgeometry.activations import store
 from lmgeometry.chapters import drift
 from lmgeometry.io import corpus
 from lmgeometry.report import plots, results
-from lmgeometry.report.claims import scorecard
+from lmgeometry.report.claims import CLAIMS_CAPTION, scorecard, scorecard_caption
 from lmgeometry.report.figures import show, show_table
 
 texts = corpus.frequency_texts()
@@ -94,9 +94,7 @@ show_table(t["models"],
 
 # %% tags=["remove-input"]
 show_table(scorecard(result.claims, models),
-           "Scorecard: seed 004's claims on this build's models. Each cell reads <i>verdict: "
-           'statistic [95% interval]</i>; an empty cell is a claim that does not apply to that '
-           'model.')
+           scorecard_caption("004"))
 
 # %% [markdown]
 # ```{admonition} How this differs from the seed
@@ -455,8 +453,7 @@ display(Markdown("\n\n".join(result.sentences)))
 show_table(result.claims[["claim", "model", "control", "statistic", "value", "ci_low", "ci_high",
                           "threshold", "direction", "verdict", "published", "rule",
                           "evidence"]].round(3),
-           'Every claim of this chapter: statistic, 95% interval, threshold and direction, '
-           "verdict, the seed's published value, the rule and its evidence.")
+           CLAIMS_CAPTION)
 
 # %% tags=["remove-cell"]
 # NBVAL_CHECK_OUTPUT

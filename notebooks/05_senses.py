@@ -132,9 +132,7 @@ display(Markdown(
 
 # %% tags=["remove-input"]
 show_table(claims.scorecard(result.claims, models),
-           "Scorecard: seed 000's claims on this build's models. Each cell reads <i>verdict: "
-           'statistic [95% interval]</i>; an empty cell is a claim that does not apply to that '
-           'model.')
+           claims.scorecard_caption("000"))
 
 # %% [markdown]
 # ```{admonition} How this differs from the seed
@@ -343,8 +341,7 @@ show_table(poly.groupby(["model", "control", "sample"])[
 display(Markdown("\n\n".join(result.sentences)))
 show_table(result.claims.assign(driven_by_first_token=first_token_flags(result.claims))
            .drop(columns=["seed"]).round(3),
-           'Every claim of this chapter: statistic, 95% interval, threshold and direction, '
-           "verdict, the seed's published value, the rule and its evidence.")
+           claims.CLAIMS_CAPTION)
 
 # %% tags=["remove-cell"]
 # NBVAL_CHECK_OUTPUT

@@ -77,7 +77,7 @@ from lmgeometry.chapters import rogue_dimensions
 from lmgeometry.io import corpus
 from lmgeometry.io.models import pair_separator
 from lmgeometry.report import plots, results
-from lmgeometry.report.claims import scorecard
+from lmgeometry.report.claims import CLAIMS_CAPTION, scorecard, scorecard_caption
 from lmgeometry.report.figures import show, show_table
 
 sst2, sst2_labels, sst2_dev = corpus.sst2_corpus(n_train=n_train, seed=seed)
@@ -121,9 +121,7 @@ show_table(t["tasks"],
 
 # %% tags=["remove-input"]
 show_table(scorecard(result.claims, models),
-           "Scorecard: seed 003's claims on this build's models. Each cell reads <i>verdict: "
-           'statistic [95% interval]</i>; an empty cell is a claim that does not apply to that '
-           'model.')
+           scorecard_caption("003"))
 
 # %% [markdown]
 # ```{admonition} How this differs from the seed
@@ -323,8 +321,7 @@ display(Markdown("\n\n".join(result.sentences)))
 show_table(result.claims[["claim", "model", "statistic", "value", "ci_low", "ci_high",
                           "threshold", "direction", "verdict", "published", "rule",
                           "evidence"]].round(3),
-           'Every claim of this chapter: statistic, 95% interval, threshold and direction, '
-           "verdict, the seed's published value, the rule and its evidence.")
+           CLAIMS_CAPTION)
 
 # %% tags=["remove-cell"]
 # NBVAL_CHECK_OUTPUT

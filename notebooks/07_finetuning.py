@@ -80,7 +80,7 @@ from IPython.display import Markdown, display
 
 from lmgeometry.chapters import finetuning
 from lmgeometry.report import plots, results
-from lmgeometry.report.claims import scorecard
+from lmgeometry.report.claims import CLAIMS_CAPTION, scorecard, scorecard_caption
 from lmgeometry.report.figures import show, show_table
 from lmgeometry.training.finetune import QNLI_HELD_OUT, TASKS
 
@@ -136,9 +136,7 @@ display(Markdown("Runs of this build: " + "; ".join(
 
 # %% tags=["remove-input"]
 show_table(scorecard(result.claims, models),
-           "Scorecard: seed 003's claims on this build's models. Each cell reads <i>verdict: "
-           'statistic [95% interval]</i>; an empty cell is a claim that does not apply to that '
-           'model.')
+           scorecard_caption("003"))
 
 # %% [markdown]
 # ```{admonition} How this differs from the seed
@@ -369,8 +367,7 @@ display(Markdown("\n\n".join(result.sentences[2:])))
 show_table(result.claims[["claim", "model", "statistic", "value", "ci_low", "ci_high",
                           "threshold", "direction", "verdict", "published", "rule",
                           "evidence"]].round(3),
-           'Every claim of this chapter: statistic, 95% interval, threshold and direction, '
-           "verdict, the seed's published value, the rule and its evidence.")
+           CLAIMS_CAPTION)
 
 # %% tags=["remove-cell"]
 # NBVAL_CHECK_OUTPUT

@@ -116,9 +116,7 @@ print(f"{len(words_corpus.sentences)} MNLI sentences, {len(words_corpus.words)} 
 
 # %% tags=["remove-input"]
 show_table(claims.scorecard(result.claims, models),
-           "Scorecard: seed 000's claims on this build's models. Each cell reads <i>verdict: "
-           'statistic [95% interval]</i>; an empty cell is a claim that does not apply to that '
-           'model.')
+           claims.scorecard_caption("000"))
 
 # %% [markdown]
 # ## The models
@@ -231,8 +229,7 @@ show_table(result.tables["summary"].round(3),
 display(Markdown("\n\n".join(result.sentences)))
 show_table(result.claims.assign(driven_by_first_token=first_token_flags(result.claims))
            .drop(columns=["seed"]).round(3),
-           'Every claim of this chapter: statistic, 95% interval, threshold and direction, '
-           "verdict, the seed's published value, the rule and its evidence.")
+           claims.CLAIMS_CAPTION)
 
 # %% tags=["remove-cell"]
 # NBVAL_CHECK_OUTPUT

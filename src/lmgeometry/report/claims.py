@@ -126,6 +126,18 @@ def scorecard(claims: pd.DataFrame, models: Sequence[str] | None = None,
     return wide.reindex(columns=[m for m in order if m in wide.columns]).fillna("")
 
 
+#: Caption of the table of every claim at the end of a chapter.
+CLAIMS_CAPTION = ("Every claim of this chapter: statistic, 95% interval, threshold and "
+                  "direction, verdict, the seed's published value, the rule and its evidence.")
+
+
+def scorecard_caption(seed: str) -> str:
+    """Caption of a chapter's :func:`scorecard` of seed ``seed``'s claims."""
+    return (f"Scorecard: seed {seed}'s claims on this build's models. Each cell reads "
+            "<i>verdict: statistic [95% interval]</i>; an empty cell is a claim that does not "
+            "apply to that model.")
+
+
 def verdict_counts(claims: pd.DataFrame) -> pd.DataFrame:
     """How many claims hold, are inconclusive or do not hold, per model."""
     counts = claims.groupby(["model", "verdict"]).size().unstack(fill_value=0)
