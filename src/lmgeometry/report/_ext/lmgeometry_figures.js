@@ -3,7 +3,8 @@
  * lmgFigure(id, spec) decodes {"$f4"|"$i1"|"$i2"|"$i4": base64, "shape"} and {"$q2": base64, "lo", "hi"} into typed arrays (2-D arrays
  * into arrays of rows), {"$ref": i} into spec.shared[i], restores plotly's default template
  * (lmgFigure.template, appended by the Sphinx extension) and calls Plotly.newPlot. Below
- * PHONE_PX of width the legend moves under the plot, and back when the page widens.
+ * PHONE_PX of width the legend moves under the plot and the side margins narrow, and both
+ * come back when the page widens.
  */
 (function () {
   "use strict";
@@ -36,22 +37,37 @@
     return out;
   }
 
-  function fitLegend(gd) {
+  // Below PHONE_PX: the legend under the plot and narrow side margins (plotly's default is
+  // 80 px a side, half of a phone); back to the figure's own layout when the page widens.
+  function fitPhone(gd) {
     var layout = gd.layout || {};
-    if (layout.showlegend === false || !gd.data || gd.data.length < 2) return;
     var narrow = gd.clientWidth < PHONE_PX;
     if (narrow === !!gd._lmgNarrow) return;
     gd._lmgNarrow = narrow;
-    if (narrow) {
-      gd._lmgLegend = JSON.parse(JSON.stringify(layout.legend || {}));
-      Plotly.relayout(gd, {"legend.orientation": "h", "legend.x": 0, "legend.xanchor": "left",
-                           "legend.y": -0.08, "legend.yanchor": "top"});
-    } else {
-      var old = gd._lmgLegend || {};
-      Plotly.relayout(gd, {"legend.orientation": old.orientation || "v",
-                           "legend.x": old.x, "legend.xanchor": old.xanchor,
-                           "legend.y": old.y, "legend.yanchor": old.yanchor});
+    var margin = layout.margin || {};
+    if (!gd._lmgWide) {
+      gd._lmgWide = {legend: JSON.parse(JSON.stringify(layout.legend || {})),
+                     l: margin.l, r: margin.r};
     }
+    var wide = gd._lmgWide, legend = wide.legend, update;
+    if (narrow) {
+      update = {"margin.l": Math.min(wide.l === undefined ? 80 : wide.l, 40),
+                "margin.r": Math.min(wide.r === undefined ? 80 : wide.r, 10)};
+      if (layout.showlegend !== false && gd.data && gd.data.length > 1) {
+        update["legend.orientation"] = "h";
+        update["legend.x"] = 0;
+        update["legend.xanchor"] = "left";
+        update["legend.y"] = -0.08;
+        update["legend.yanchor"] = "top";
+      }
+    } else {  // null: back to plotly's default where the figure set nothing
+      var own = function (v) { return v === undefined ? null : v; };
+      update = {"margin.l": own(wide.l), "margin.r": own(wide.r),
+                "legend.orientation": own(legend.orientation), "legend.x": own(legend.x),
+                "legend.xanchor": own(legend.xanchor), "legend.y": own(legend.y),
+                "legend.yanchor": own(legend.yanchor)};
+    }
+    Plotly.relayout(gd, update);
   }
 
   window.lmgFigure = function (id, spec) {
@@ -66,8 +82,8 @@
     var figure = {data: decode(spec.data, shared), layout: layout, config: config};
     if (spec.frames) figure.frames = decode(spec.frames, shared);
     Plotly.newPlot(gd, figure).then(function () {
-      fitLegend(gd);
-      window.addEventListener("resize", function () { fitLegend(gd); });
+      fitPhone(gd);
+      window.addEventListener("resize", function () { fitPhone(gd); });
     });
   };
 })();
