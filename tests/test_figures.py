@@ -41,13 +41,14 @@ def _payload(html: str) -> dict:
 def test_numeric_arrays_travel_typed_and_decode_to_the_same_values():
     rng = np.random.default_rng(0)
     x, y = rng.normal(size=500), rng.normal(size=500)
-    line = rng.normal(size=30)
+    line = rng.normal(size=62)
     fig = go.Figure([go.Scatter(x=x, y=y, marker={"color": np.arange(500)}, mode="markers"),
                      go.Scatter(y=line)])
     spec = figures.encode_figure(fig)
     cloud = spec["data"][0]
     assert set(cloud["x"]) == {"$q2", "lo", "hi"} and set(cloud["marker"]["color"]) == {"$i2"}
     assert set(spec["data"][1]["y"]) == {"$f4"}  # a line's few values: float32
+    assert figures.MIN_QUANTISED > 2 * 31  # a 31-layer line with its band stays float32
     back = _decode(spec["data"], spec["shared"])
     # 16-bit steps: at most half a step, (max - min) / 131070, from the value
     for decoded, original in ((back[0]["x"], x), (back[0]["y"], y)):
@@ -148,6 +149,19 @@ def test_named_index_becomes_columns_and_long_tables_fold():
     assert "<details><summary>Show the 30 rows</summary>" in html
     pivot = pd.DataFrame({"x": [1.5]}, index=pd.Index(["minilm"]))
     assert re.findall(r"<th>([^<]*)</th>", figures.table_html(pivot, "P.")) == ["index", "x"]
+
+
+def test_figures_with_a_log_axis_keep_float32():
+    counts = np.geomspace(1, 1e6, 500)
+    fig = go.Figure(go.Scatter(x=np.arange(1, 501), y=counts))
+    assert "$q2" in figures.encode_figure(fig)["data"][0]["y"]
+    fig.update_yaxes(type="log")
+    spec = figures.encode_figure(fig)["data"][0]["y"]
+    assert "$f4" in spec
+    np.testing.assert_allclose(_decode(spec, []), counts, rtol=1e-6)  # 1, 2, 3 stay apart
+    scene = go.Figure(go.Scatter3d(x=counts, y=counts * 2, z=counts * 3),
+                      layout={"scene": {"zaxis": {"type": "log"}}})
+    assert "$f4" in figures.encode_figure(scene)["data"][0]["z"]
 
 
 def test_constant_and_non_finite_clouds():
