@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 DATA_MIRROR ?= $(LMGEOMETRY_DATA_MIRROR)
 ARGS ?=
 
-.PHONY: book test test-fast venv lint clean-book
+.PHONY: book test test-fast venv lint clean-book publish
 
 venv: $(STAMP)
 
@@ -21,6 +21,11 @@ $(STAMP): requirements.txt requirements-offline-models.txt pyproject.toml
 
 book: $(STAMP)
 	$(BIN)/lmgeometry book $(ARGS)
+
+# Push the built book (_build/html) to a gh-pages branch of REMOTE (a git remote or URL).
+publish: $(STAMP)
+	@test -n "$(REMOTE)" || { echo "make publish: set REMOTE=<git remote or URL>"; exit 2; }
+	$(BIN)/lmgeometry publish --remote "$(REMOTE)" $(ARGS)
 
 # Unit and integration tests, then nbval over the committed executed chapters.
 # pytest exits 5 when it collects nothing; that is not a failure of the project.

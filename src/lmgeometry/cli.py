@@ -1,4 +1,4 @@
-"""The ``lmgeometry`` command: models, data, extract, finetune, store, book.
+"""The ``lmgeometry`` command: models, data, extract, finetune, store, book, publish.
 
 An error of the package (:class:`~lmgeometry.errors.LmgeometryError`) ends the command with one
 line, ``lmgeometry <command>: error: <what went wrong and the fix>``, and exit status 2 for a
@@ -89,6 +89,12 @@ def _book(args: argparse.Namespace) -> int:
     from lmgeometry.report.book import build_book_cli
 
     return build_book_cli(args)
+
+
+def _publish(args: argparse.Namespace) -> int:
+    from lmgeometry.report.publish import publish_cli
+
+    return publish_cli(args)
 
 
 def _add_debug(parser: argparse.ArgumentParser, default: object) -> None:
@@ -183,8 +189,8 @@ def build_parser() -> argparse.ArgumentParser:
                                      description=__doc__.split("\n")[0].replace("``", ""))
     _add_debug(parser, False)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
-                                help="models, data, extract, store or book (COMMAND -h: its "
-                                     "options)")
+                                help="models, data, extract, finetune, store, book or publish "
+                                     "(COMMAND -h: its options)")
 
     p = sub.add_parser("models", help="list the offline model aliases and their state")
     _add_debug(p, argparse.SUPPRESS)
@@ -223,6 +229,19 @@ def build_parser() -> argparse.ArgumentParser:
                    help="print where the time went per chapter (also in _build/profile.json)")
     _add_debug(p, argparse.SUPPRESS)
     p.set_defaults(func=_book)
+
+    p = sub.add_parser(
+        "publish", help="push the built HTML book to a gh-pages-style branch (ghp-import)",
+        description="Commit _build/html to a branch of the project's git repository with "
+        "ghp-import (with .nojekyll) and force-push it. Refuses a book that is not the "
+        "successful build of the current chapters or that loads anything from another host.")
+    p.add_argument("--remote", required=True,
+                   help="git remote name or URL to push to (a local bare repository works)")
+    p.add_argument("--branch", default="gh-pages", help="branch to publish (default gh-pages)")
+    p.add_argument("--out", default=None,
+                   help="publish the separate book built with `lmgeometry book --out` here")
+    _add_debug(p, argparse.SUPPRESS)
+    p.set_defaults(func=_publish)
     return parser
 
 

@@ -1,0 +1,127 @@
+"""Publish the built book to a ``gh-pages``-style branch with ghp-import.
+
+``lmgeometry publish --remote URL`` (``make publish REMOTE=URL``) commits the HTML book in
+``_build/html`` to a branch (default ``gh-pages``) of the project's git repository with
+`ghp-import <https://github.com/c-w/ghp-import>`_, the tool Jupyter Book documents for
+GitHub Pages, with a ``.nojekyll`` file, and force-pushes that branch to ``URL`` (a remote
+name or any URL git accepts, a local bare repository included). It refuses a book that is
+not the successful build of the current sources:
+
+- no ``_build/html/index.html``: never built;
+- the HTML stamp (written only after every chapter executed and the HTML built, see
+  :func:`lmgeometry.report.cache.html_is_current`) does not match the current notebooks,
+  configuration, package and renderer versions: a chapter failed, or something changed
+  since the build;
+- a page loads a file from another host (:func:`lmgeometry.report.book.external_references`):
+  the published book must work offline.
+
+The branch's commit message names the project's commit and says when the working tree had
+uncommitted changes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+
+from lmgeometry.errors import BookError
+
+__all__ = ["publish", "publish_cli", "publishable_html", "source_state"]
+
+
+def _git(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
+                          check=False)
+
+
+def source_state(repo: Path) -> str:
+    """``"<commit>"`` or ``"<commit> with uncommitted changes"`` of the git checkout ``repo``.
+
+    Raises
+    ------
+    BookError
+        If ``repo`` is not inside a git work tree or has no commit.
+    """
+    head = _git(repo, "rev-parse", "--short=12", "HEAD")
+    if head.returncode != 0:
+        raise BookError(f"{repo} is not a git checkout with a commit ({head.stderr.strip()}): "
+                        "ghp-import commits the book to a branch of the project's repository; "
+                        "publish from a clone of the project")
+    dirty = _git(repo, "status", "--porcelain", "--untracked-files=no").stdout.strip()
+    return head.stdout.strip() + (" with uncommitted changes" if dirty else "")
+
+
+def publishable_html(book_dir: Path) -> Path:
+    """The HTML folder of ``book_dir`` if it may be published (see the module docstring).
+
+    Raises
+    ------
+    BookError
+        Naming the reason and the command that fixes it.
+    """
+    from lmgeometry.report.book import external_references, toc_docnames
+    from lmgeometry.report.cache import BookInputs, html_inputs, html_is_current
+
+    html_dir = book_dir / "_build" / "html"
+    if not (html_dir / "index.html").is_file():
+        raise BookError(f"no built book in {html_dir} (no index.html): run `make book` first")
+    current = html_inputs(book_dir, toc_docnames(book_dir / "_toc.yml"), BookInputs.current())
+    if not html_is_current(book_dir, html_dir, current):
+        raise BookError(f"{html_dir} is not the build of the current chapters (a chapter "
+                        "failed, or notebooks, _config.yml, _toc.yml or the package changed "
+                        "since it was built): run `make book` and publish after it succeeds")
+    external = external_references(html_dir)
+    if external:
+        raise BookError(f"{len(external)} reference(s) in {html_dir} load from another host "
+                        f"(first: {external[0]}): the published book must work offline; "
+                        "not published")
+    return html_dir
+
+
+def publish(book_dir: Path, remote: str, branch: str = "gh-pages") -> str:
+    """Commit ``book_dir``'s built HTML to ``branch`` with ghp-import and push it to ``remote``.
+
+    Parameters
+    ----------
+    book_dir : pathlib.Path
+        The project (or ``--out``) folder whose ``_build/html`` is published; it must be in a
+        git checkout.
+    remote : str
+        A git remote name or URL (``git push`` accepts either).
+    branch : str
+        The branch to replace (ghp-import keeps its history and adds one commit).
+
+    Returns
+    -------
+    str
+        The commit message of the published branch.
+
+    Raises
+    ------
+    BookError
+        If the book may not be published (:func:`publishable_html`), ``book_dir`` is not in a
+        git checkout, or ghp-import fails (its message is included).
+    """
+    book_dir = book_dir.resolve()
+    html_dir = publishable_html(book_dir)
+    message = f"lmgeometry book built from {source_state(book_dir)}"
+    done = subprocess.run(
+        [sys.executable, "-m", "ghp_import", "--no-jekyll", "--push", "--force",
+         "--remote", remote, "--branch", branch, "--message", message, str(html_dir)],
+        cwd=book_dir, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise BookError(f"ghp-import could not publish {html_dir} to {remote} {branch}: "
+                        f"{(done.stderr or done.stdout).strip()[-400:]}")
+    return message
+
+
+def publish_cli(args: argparse.Namespace) -> int:
+    """Entry point of ``lmgeometry publish`` (``remote``, ``branch``, ``out``)."""
+    from lmgeometry.report.book import project_root
+
+    book_dir = Path(args.out) if args.out else project_root()
+    message = publish(book_dir, args.remote, args.branch)
+    print(f"published {book_dir / '_build' / 'html'} to {args.remote} {args.branch}: {message}")
+    return 0

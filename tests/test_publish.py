@@ -1,0 +1,113 @@
+"""Publishing the built book to a gh-pages branch of a local bare repository (ghp-import)."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+from fixtures.book_project import make_project
+
+from lmgeometry.cli import main
+from lmgeometry.errors import BookError
+from lmgeometry.report.book import build_book, external_references
+from lmgeometry.report.publish import publish, source_state
+
+pytestmark = pytest.mark.slow
+
+
+def _git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A fixture book project in a git checkout with one commit (the book not built)."""
+    folder = make_project(tmp_path / "project", {"00_fixture": "slider_chapter.py"},
+                          params={"defaults": {"n_points": 20, "n_steps": 2}})
+    (folder / ".gitignore").write_text("_build/\n")
+    _git(folder, "init", "-q", "-b", "main")
+    _git(folder, "config", "user.name", "lmgeometry tests")
+    _git(folder, "config", "user.email", "tests@lmgeometry.invalid")
+    _git(folder, "add", "-A")
+    _git(folder, "commit", "-q", "-m", "sources")
+    return folder
+
+
+@pytest.fixture
+def remote(tmp_path: Path) -> Path:
+    bare = tmp_path / "site.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True)
+    return bare
+
+
+def _branch_files(remote: Path, branch: str = "gh-pages") -> list[str]:
+    return _git(remote, "ls-tree", "-r", "--name-only", branch).splitlines()
+
+
+def test_published_branch_holds_the_offline_book(project: Path, remote: Path,
+                                                 tmp_path: Path) -> None:
+    build_book(root=project)
+    _git(project, "add", "-A")
+    _git(project, "commit", "-q", "-m", "executed book")
+    head = _git(project, "rev-parse", "--short=12", "HEAD")
+    message = publish(project, str(remote))
+    assert message == f"lmgeometry book built from {head}"
+    files = _branch_files(remote)
+    assert {"index.html", ".nojekyll", "book/00_fixture.html",
+            "_static/plotly.min.js", "_static/lmgeometry_figures.js"} <= set(files)
+    assert _git(remote, "log", "-1", "--format=%s", "gh-pages") == message
+    # what a reader gets from the branch loads nothing from another host
+    site = tmp_path / "site"
+    subprocess.run(["git", "clone", "-q", "-b", "gh-pages", str(remote), str(site)], check=True)
+    assert (site / "index.html").is_file() and external_references(site) == []
+    # publishing again adds a commit on top (ghp-import keeps the branch's history)
+    publish(project, str(remote))
+    assert _git(remote, "rev-list", "--count", "gh-pages") == "2"
+
+
+def test_uncommitted_changes_are_said_in_the_commit_message(project: Path,
+                                                            remote: Path) -> None:
+    build_book(root=project)
+    (project / "notebooks" / "00_fixture.py").write_text(
+        (project / "notebooks" / "00_fixture.py").read_text() + "\n")
+    assert source_state(project).endswith(" with uncommitted changes")
+    assert publish(project, str(remote)).endswith(" with uncommitted changes")
+
+
+def test_refuses_an_unbuilt_stale_or_online_book(project: Path, remote: Path) -> None:
+    with pytest.raises(BookError, match=r"no built book .* run `make book` first"):
+        publish(project, str(remote))
+    build_book(root=project)
+    notebook = project / "book" / "00_fixture.ipynb"
+    original = notebook.read_text()
+    notebook.write_text(original.replace("Test fixture", "Test fixture, edited"))
+    with pytest.raises(BookError, match="not the build of the current chapters"):
+        publish(project, str(remote))
+    notebook.write_text(original)
+    page = project / "_build" / "html" / "book" / "00_fixture.html"
+    page.write_text(page.read_text().replace(
+        "</head>", '<script src="https://cdn.example.org/x.js"></script></head>'))
+    with pytest.raises(BookError, match="load from another host .*cdn.example.org"):
+        publish(project, str(remote))
+    assert _git(remote, "branch", "--list") == ""  # nothing was pushed
+
+
+def test_outside_a_git_checkout_the_error_says_so(tmp_path: Path, remote: Path) -> None:
+    folder = make_project(tmp_path / "loose", {"00_fixture": "slider_chapter.py"},
+                          params={"defaults": {"n_points": 20, "n_steps": 2}})
+    build_book(root=folder)
+    with pytest.raises(BookError, match="not a git checkout"):
+        publish(folder, str(remote))
+
+
+def test_cli_publishes_an_out_folder(project: Path, remote: Path,
+                                     capsys: pytest.CaptureFixture[str]) -> None:
+    build_book(root=project)
+    assert main(["publish", "--remote", str(remote), "--branch", "site",
+                 "--out", str(project)]) == 0
+    assert f"to {remote} site: lmgeometry book built from" in capsys.readouterr().out
+    assert "index.html" in _branch_files(remote, "site")
+    assert main(["publish", "--remote", str(remote), "--out", str(project / "nowhere")]) == 1
+    assert "no built book" in capsys.readouterr().err
