@@ -127,8 +127,9 @@ show_table(claims.scorecard(result.claims, models),
 # The first figure sets the models side by side under one layer slider, as seed 000 set
 # GPT-2 beside BERT; the figures after it show every layer of one model at once, one panel per
 # layer (layer 0 is the embedding output). Every panel projects a layer on its first two
-# principal components; colour is the word's position in its sentence. `point_budget` of the
-# sampled words, the same in every layer, are drawn.
+# principal components; colour is the word's position in its sentence. The side-by-side
+# figure and the 3-D views draw `point_budget` of the sampled words, the same in every layer;
+# each small panel of the grids draws 600 of them.
 
 # %% tags=["hide-input"]
 show(

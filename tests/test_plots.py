@@ -189,3 +189,20 @@ def test_legends_and_axes_read_as_words_but_model_names_stay():
     fig = lines_by_layer(frame, "v", dash="measure")
     assert [t.name for t in fig.data] == ["my_model / mean cosine"]
     assert fig.layout.xaxis.title.text == "layer"
+
+
+def test_small_multiples_draw_the_same_subset_in_every_panel():
+    rng = np.random.default_rng(0)
+    base = rng.normal(size=(1000, 2))
+    panels = [base + i for i in range(3)]  # the same points moved: panel i is panel 0 + i
+    tags = np.array(["A"] * 998 + ["RARE"] * 2)
+    fig = layer_grid(panels, ["0", "1", "2"], tags, "tag", categorical=True, max_points=600)
+    per_panel = [[t for t in fig.data if t.xaxis == ax] for ax in ("x", "x2", "x3")]
+    assert [sum(len(t.x) for t in traces) for traces in per_panel] == [600] * 3
+    np.testing.assert_allclose(np.asarray(per_panel[2][0].x), np.asarray(per_panel[0][0].x) + 2,
+                               atol=1e-3)
+    # every category keeps its legend entry (and colour) even if none of its points is drawn
+    assert [t.name for t in per_panel[0]] == ["A", "RARE"]
+    everything = layer_grid(panels, ["0", "1", "2"], tags, "tag", categorical=True,
+                            max_points=None)
+    assert sum(len(t.x) for t in everything.data if t.xaxis == "x") == 1000

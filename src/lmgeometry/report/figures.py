@@ -107,9 +107,23 @@ def _typed(values: np.ndarray, quantise: bool = True) -> dict[str, Any] | None:
     return spec
 
 
+def _short_bounds(lo: float, hi: float) -> tuple[float, float]:
+    """``[lo, hi]`` widened to multiples of 1e-5 of the span's magnitude: short decimals."""
+    span = hi - lo
+    if span <= 0:
+        return lo, hi
+    exponent = int(np.floor(np.log10(span))) - 5
+    unit, digits = 10.0 ** exponent, -exponent
+    low = round(float(np.floor(lo / unit)) * unit, digits)
+    high = round(float(np.ceil(hi / unit)) * unit, digits)
+    return (low if low <= lo else round(low - unit, digits),
+            high if high >= hi else round(high + unit, digits))
+
+
 def _quantised(values: np.ndarray) -> dict[str, Any]:
-    """``{"$q2": base64 int16, "lo", "hi"}``: value = lo + (q + 32768) * (hi - lo) / 65535."""
-    lo, hi = float(values.min()), float(values.max())
+    """``{"$q2": base64 int16, "lo", "hi"}``: value = lo + (q + 32768) * (hi - lo) / 65535,
+    with ``lo`` and ``hi`` short decimals just outside the values' range."""
+    lo, hi = _short_bounds(float(values.min()), float(values.max()))
     scale = (hi - lo) or 1.0
     q = np.round((values.astype(np.float64) - lo) / scale * 65535.0) - 32768.0
     spec: dict[str, Any] = {"$q2": base64.b64encode(q.astype("<i2").tobytes()).decode("ascii"),
@@ -138,12 +152,48 @@ def _from_bdata(spec: dict[str, Any]) -> np.ndarray:
     return values.reshape(shape) if shape else values
 
 
+def _numeric_parts(value: Any) -> list[np.ndarray] | None:
+    """The 1-D numeric arrays of a list of them (a slider step's data, one per trace)."""
+    if not isinstance(value, (list, tuple)) or len(value) < 2:
+        return None
+    parts = []
+    for item in value:
+        if isinstance(item, dict) and {"dtype", "bdata"} <= item.keys():
+            item = _from_bdata(item)
+        if isinstance(item, (list, tuple)) and all(
+                isinstance(v, (int, float)) and not isinstance(v, bool) for v in item):
+            item = np.asarray(item, dtype=np.float64)
+        if not (isinstance(item, np.ndarray) and item.ndim == 1 and item.dtype != bool
+                and np.issubdtype(item.dtype, np.number)):
+            return None
+        parts.append(item)
+    return parts if sum(len(p) for p in parts) >= MIN_TYPED else None
+
+
+def _packed(parts: list[np.ndarray], quantise: bool) -> dict[str, Any] | None:
+    """One typed spec for a list of numeric arrays, with ``"parts"``: their lengths."""
+    flat = np.concatenate([p.astype(np.float64) for p in parts])
+    spec = _typed(flat, quantise)
+    if spec is None or "shape" in spec:
+        return None
+    return {**spec, "parts": [len(p) for p in parts]}
+
+
 def _encode(value: Any, quantise: bool = True) -> Any:
-    """Replace numeric arrays by typed-array specs, recursively; other values unchanged."""
+    """Replace numeric arrays by typed-array specs, recursively; other values unchanged.
+
+    A list of numeric arrays (a slider step's coordinates, one array per trace) travels as
+    one packed spec with the arrays' lengths (``"parts"``), not one spec per array.
+    """
     if isinstance(value, dict) and {"dtype", "bdata"} <= value.keys():
         value = _from_bdata(value)
     if isinstance(value, dict):
         return {k: _encode(v, quantise) for k, v in value.items()}
+    parts = _numeric_parts(value)
+    if parts is not None and not all(np.ndim(v) == 0 for v in value):
+        packed = _packed(parts, quantise)
+        if packed is not None:
+            return packed
     array = _as_array(value)
     if array is not None:
         spec = _typed(array, quantise)

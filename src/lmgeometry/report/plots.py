@@ -23,6 +23,7 @@ __all__ = [
     "facet_lines",
     "heatmap",
     "heatmap_grid",
+    "GRID_POINTS",
     "interval_points",
     "label",
     "LABELS",
@@ -47,6 +48,9 @@ SHADOW = "rgba(160,160,160,0.25)"
 PALETTE = ["#875692", "#F38400", "#0067A5", "#BE0032", "#008856", "#F3C300", "#A1CAF1",
            "#E68FAC", "#604E97", "#882D17", "#8DB600", "#F99379", "#C2B280", "#654522",
            "#E25822", "#2B3D26", "#B3446C", "#DCD300", "#848482", "#F6A600"]
+
+#: How many points each panel of small multiples draws at most (:func:`layer_grid`).
+GRID_POINTS = 600
 
 #: Continuous colour scales end at this percentile of the values: a skewed attribute such as
 #: the position in the sentence would otherwise put most points in one end of the scale.
@@ -115,17 +119,29 @@ def layer_grid(
     shadow: bool = False,
     background: str | None = None,
     color_cap: float | None = COLOR_CAP_PERCENTILE,
+    max_points: int | None = GRID_POINTS,
+    seed: int = 0,
 ) -> go.Figure:
     """Small multiples: one 2-D scatter per panel (layer), all coloured by the same values.
 
-    A continuous colour runs on one scale for every panel, cut at the ``color_cap``
-    percentile (:func:`color_bounds`).
+    Each panel draws the same ``max_points`` points (a seeded random subset; all when None
+    or fewer): a panel is a few hundred pixels wide, and every point is drawn again in every
+    panel. A continuous colour runs on one scale for every panel, cut at the ``color_cap``
+    percentile (:func:`color_bounds`) of the points drawn.
 
     ``categorical=True`` draws one trace per category and panel, grouped in the legend so a
     click toggles a category in every panel; ``shadow=True`` adds every point in gray beneath
     (seed 000's "gray shadow" style), so isolating a category keeps the context visible.
     Points whose category is ``background`` appear only in the gray shadow.
     """
+    color = np.asarray(color)
+    # categories (and so their colours) of all the points, drawn or not
+    categories = [c for c in sorted(pd.unique(color)) if c != background] if categorical else []
+    if max_points is not None and len(color) > max_points:
+        keep = np.sort(np.random.default_rng(seed).permutation(len(color))[:max_points])
+        panels = [np.asarray(xy)[keep] for xy in panels]
+        color = color[keep]
+        hover = None if hover is None else np.asarray(hover)[keep]
     rows = int(np.ceil(len(panels) / cols))
     fig = make_subplots(
         rows=rows,
@@ -134,9 +150,7 @@ def layer_grid(
         horizontal_spacing=0.02,
         vertical_spacing=0.06,
     )
-    color = np.asarray(color)
     hover = None if hover is None else np.asarray(hover)
-    categories = [c for c in sorted(pd.unique(color)) if c != background] if categorical else []
     colors = _category_colors(categories)
     marker = None if categorical else _continuous_marker(color, color_title, True, 3, color,
                                                          color_cap)

@@ -1,6 +1,7 @@
 /* Draw the book's compact plotly figures (lmgeometry.report.figures.encode_figure).
  *
- * lmgFigure(id, spec) decodes {"$f4"|"$i1"|"$i2"|"$i4": base64, "shape"} and {"$q2": base64, "lo", "hi"} into typed arrays (2-D arrays
+ * lmgFigure(id, spec) decodes {"$f4"|"$i1"|"$i2"|"$i4": base64, "shape"} and {"$q2": base64, "lo", "hi"}
+ * into typed arrays (with "parts": a list of arrays sent as one) into typed arrays (2-D arrays
  * into arrays of rows), {"$ref": i} into spec.shared[i], restores plotly's default template
  * (lmgFigure.template, appended by the Sphinx extension) and calls Plotly.newPlot. Below
  * PHONE_PX of width the legend moves under the plot and the side margins narrow, and both
@@ -20,6 +21,11 @@
       var values = new Float32Array(flat.length), step = (spec.hi - spec.lo) / 65535;
       for (var i = 0; i < flat.length; i++) values[i] = spec.lo + (flat[i] + 32768) * step;
       flat = values;
+    }
+    if (spec.parts) {  // a list of arrays sent as one: split it again
+      var out = [], start = 0;
+      spec.parts.forEach(function (n) { out.push(flat.subarray(start, start + n)); start += n; });
+      return out;
     }
     if (!spec.shape || spec.shape.length < 2) return flat;
     var rows = [], n = spec.shape[1];
