@@ -129,7 +129,7 @@ show_table(claims.scorecard(result.claims, models),
 # layer (layer 0 is the embedding output). Every panel projects a layer on its first two
 # principal components; colour is the word's position in its sentence. The side-by-side
 # figure and the 3-D views draw `point_budget` of the sampled words, the same in every layer;
-# each small panel of the grids draws 600 of them.
+# each small panel of the grids draws 500 of them.
 
 # %% tags=["hide-input"]
 show(

@@ -100,7 +100,7 @@ show_table(claims.scorecard(result.claims, models),
 # ## Projections coloured by part of speech
 #
 # The first two principal components of every layer, `point_budget` sampled words (the same in
-# every layer; each small panel of the grids draws 600 of them); click a tag in the legend to
+# every layer; each small panel of the grids draws 500 of them); click a tag in the legend to
 # hide it, double-click to show it alone (in the grids the gray points are all words drawn, for
 # context). The 3-D view has a layer slider and, at the top left, a
 # menu for the number of words drawn.

@@ -72,9 +72,11 @@ def test_repeated_arrays_are_sent_once_and_short_ones_inline():
     spec = figures.encode_figure(fig)
     assert [t["text"] for t in spec["data"]] == [{"$ref": 0}] * 3
     assert spec["shared"][0] == hover
-    assert [t["name"] for t in spec["data"]] == ["ab"] * 3
     back = _decode(spec["data"], spec["shared"])
     assert [list(t["text"]) for t in back] == [hover] * 3
+    # what every trace shares travels once
+    assert spec["common"] == {"name": "ab", "type": "scatter"}
+    assert all("type" not in t for t in spec["data"])
     np.testing.assert_array_equal(back[2]["x"], np.arange(300) * 3)
 
 

@@ -264,7 +264,8 @@ def encode_figure(fig: go.Figure) -> dict[str, Any]:
         ``{"$f4": base64}``, ``{"$q2": base64, "lo", "hi"}`` (see :func:`_quantised`) or
         ``{"$i1"|"$i2"|"$i4": base64}`` (little-endian float32, int16 or int8/16/32, with
         ``"shape"`` for 2-D arrays), repeated arrays are ``{"$ref": i}`` into ``shared``, and
-        ``layout["$template"]`` is true when plotly's default template was left out.
+        ``layout["$template"]`` is true when plotly's default template was left out;
+        ``"common"`` holds the plain properties that every trace shares (sent once).
     """
     spec = fig.to_plotly_json()
     layout = dict(spec.get("layout", {}))
@@ -277,9 +278,22 @@ def encode_figure(fig: go.Figure) -> dict[str, Any]:
     parts = {"data": spec.get("data", []), "layout": layout}
     if spec.get("frames"):
         parts["frames"] = spec["frames"]
+    common = _common_trace_values(parts["data"])
+    if common:
+        parts["data"] = [{k: v for k, v in t.items() if k not in common} for t in parts["data"]]
     shared: list[Any] = []
     body = _share(_encode(parts, quantise=not _has_log_axis(layout)), shared)
-    return {**body, "shared": shared}
+    return {**body, "shared": shared, **({"common": common} if common else {})}
+
+
+def _common_trace_values(traces: list[dict[str, Any]]) -> dict[str, Any]:
+    """The plain (str, number, bool) properties every trace has with the same value."""
+    if len(traces) < 2:
+        return {}
+    first = traces[0]
+    return {k: v for k, v in first.items()
+            if isinstance(v, (str, int, float, bool))
+            and all(k in t and type(t[k]) is type(v) and t[k] == v for t in traces[1:])}
 
 
 def _title_text(fig: go.Figure) -> str:

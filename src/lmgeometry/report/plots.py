@@ -50,7 +50,7 @@ PALETTE = ["#875692", "#F38400", "#0067A5", "#BE0032", "#008856", "#F3C300", "#A
            "#E25822", "#2B3D26", "#B3446C", "#DCD300", "#848482", "#F6A600"]
 
 #: How many points each panel of small multiples draws at most (:func:`layer_grid`).
-GRID_POINTS = 600
+GRID_POINTS = 500
 
 #: Continuous colour scales end at this percentile of the values: a skewed attribute such as
 #: the position in the sentence would otherwise put most points in one end of the scale.

@@ -85,7 +85,10 @@
     }
     var gd = document.getElementById(id);
     var config = {displaylogo: false, responsive: true};
-    var figure = {data: decode(spec.data, shared), layout: layout, config: config};
+    var data = decode(spec.data, shared).map(function (trace) {
+      return Object.assign({}, spec.common || {}, trace);  // properties every trace shares
+    });
+    var figure = {data: data, layout: layout, config: config};
     if (spec.frames) figure.frames = decode(spec.frames, shared);
     Plotly.newPlot(gd, figure).then(function () {
       fitPhone(gd);
