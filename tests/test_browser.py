@@ -276,7 +276,8 @@ def _use_dropdown(driver: object, fig_id: str) -> str | None:
 
 
 def _console_errors(entries: list[dict], name: str, interrupted: bool) -> list[str]:
-    """SEVERE browser-log entries as problems.
+    """SEVERE browser-log entries as problems, and plotly's warning that the page has more
+    WebGL figures than the browser keeps (the oldest then go blank while their data stay).
 
     One entry is tolerated, and only after a slider click interrupted a plotly animation:
     plotly.js rejects the interrupted ``Plotly.animate`` promise without a reason and its
@@ -287,6 +288,10 @@ def _console_errors(entries: list[dict], name: str, interrupted: bool) -> list[s
     problems = []
     for entry in entries:
         message = entry["message"]
+        if "Too many active WebGL contexts" in message:
+            problems.append(f"{name}: more WebGL figures than the browser keeps; the oldest "
+                            f"go blank ({message[-80:]})")
+            continue
         if entry["level"] != "SEVERE":
             continue
         if (interrupted and "plotly.min.js" in message
@@ -447,6 +452,14 @@ def test_checker_reports_problems(driver: object, tmp_path: Path) -> None:
                for p in problems), problems
     assert any("dropdown" in p and "choosing 'some' did not change the plotted data" in p
                for p in problems), problems
+    (tmp_path / "gl.html").write_text(
+        '<html><head><script src="_static/plotly.min.js"></script></head><body><script>'
+        'for (let i = 0; i < 20; i++) { const div = document.createElement("div");'
+        'div.id = "g" + i; div.className = "plotly-graph-div"; document.body.append(div);'
+        'Plotly.newPlot(div, [{type: "scattergl", x: [1, 2], y: [2, 1]}],'
+        '{height: 150, width: 200}); }</script></body></html>')
+    problems = _check_book(driver, tmp_path, "checker", layout=True)
+    assert any("more WebGL figures than the browser keeps" in p for p in problems), problems
     for expected in ("1 code cell(s) visible", "px viewport (",
                      "has no numbered caption", "has a title inside the plot",
                      "a table has no numbered caption"):
