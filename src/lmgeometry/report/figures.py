@@ -190,7 +190,7 @@ def _encode(value: Any, quantise: bool = True) -> Any:
     if isinstance(value, dict):
         return {k: _encode(v, quantise) for k, v in value.items()}
     parts = _numeric_parts(value)
-    if parts is not None and not all(np.ndim(v) == 0 for v in value):
+    if parts is not None:
         packed = _packed(parts, quantise)
         if packed is not None:
             return packed
@@ -366,7 +366,7 @@ def _cell(value: Any, digits: int) -> str:
         if float(value).is_integer() and abs(value) >= 1000:
             return f"{value:,.0f}"
         return f"{value:.{digits}f}"
-    if value is None or (isinstance(value, float) and np.isnan(value)):
+    if value is None:
         return "–"
     return html.escape(str(value))
 

@@ -1,5 +1,9 @@
 """Plotly figure builders shared by the chapters.
 
+2-D point clouds are SVG ``Scatter`` traces, not WebGL: a browser keeps about 16 WebGL
+contexts per page and blanks the oldest beyond that, which a chapter's many small-multiple
+figures exceeded; only the 3-D views use WebGL.
+
 Every builder takes plain arrays and returns a ``plotly.graph_objects.Figure``; chapters show
 them with :func:`lmgeometry.report.figures.show`. Coordinates are rounded to 3 significant decimals
 before they go into a figure, which keeps the committed notebooks small without visible change.
@@ -175,7 +179,7 @@ def _add_grid_panel(fig: go.Figure, p: int, row: int, col: int, xy: np.ndarray,
     x, y = _r(xy[:, 0]), _r(xy[:, 1])
     if shadow:
         fig.add_trace(
-            go.Scattergl(
+            go.Scatter(
                 x=x,
                 y=y,
                 mode="markers",
@@ -192,7 +196,7 @@ def _add_grid_panel(fig: go.Figure, p: int, row: int, col: int, xy: np.ndarray,
         for c in categories:
             m = color == c
             fig.add_trace(
-                go.Scattergl(
+                go.Scatter(
                     x=x[m],
                     y=y[m],
                     mode="markers",
@@ -208,7 +212,7 @@ def _add_grid_panel(fig: go.Figure, p: int, row: int, col: int, xy: np.ndarray,
             )
     else:
         fig.add_trace(
-            go.Scattergl(
+            go.Scatter(
                 x=x,
                 y=y,
                 mode="markers",
@@ -618,7 +622,7 @@ def side_by_side(
     fig = make_subplots(rows=1, cols=len(panels), subplot_titles=list(titles))
     for i, (xy, c) in enumerate(zip(panels, color, strict=True)):
         fig.add_trace(
-            go.Scattergl(
+            go.Scatter(
                 x=_r(xy[:, 0]),
                 y=_r(xy[:, 1]),
                 mode="markers",
@@ -762,7 +766,7 @@ def _add_choice_traces(fig: go.Figure, coords: dict[str, Sequence[np.ndarray]],
             m = cats == cat
             xy = np.asarray(coords[c][0])[m]
             fig.add_trace(
-                go.Scattergl(
+                go.Scatter(
                     x=_r(xy[:, 0]),
                     y=_r(xy[:, 1]),
                     mode="markers",
@@ -837,7 +841,7 @@ def models_side_by_side(
             xy = np.asarray(coords[m][0])[mask]
             marker = ({"size": 3, "color": colors[c]} if c is not None else
                       _continuous_marker(values, color_title, i == 0, 3, every, color_cap))
-            fig.add_trace(go.Scattergl(
+            fig.add_trace(go.Scatter(
                 x=_r(xy[:, 0]), y=_r(xy[:, 1]), mode="markers", marker=marker,
                 name=str(c) if c is not None else m, legendgroup=str(c),
                 showlegend=c is not None and c not in in_legend,

@@ -86,11 +86,7 @@
     var gd = document.getElementById(id);
     var config = {displaylogo: false, responsive: true};
     var data = decode(spec.data, shared).map(function (trace) {
-      trace = Object.assign({}, spec.common || {}, trace);  // properties every trace shares
-      // 2-D clouds as SVG: a page keeps about 16 WebGL contexts and blanks the oldest
-      // beyond that, and a chapter has more 2-D WebGL figures than that; 3-D stays WebGL.
-      if (trace.type === "scattergl") trace.type = "scatter";
-      return trace;
+      return Object.assign({}, spec.common || {}, trace);  // properties every trace shares
     });
     var figure = {data: data, layout: layout, config: config};
     if (spec.frames) figure.frames = decode(spec.frames, shared);
