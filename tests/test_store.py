@@ -19,7 +19,7 @@ import pytest
 import torch
 
 from lmgeometry.activations.extract import SentenceTooLongError, extract_words
-from lmgeometry.activations.store import Store, _host, activations, model_fingerprint, open_store
+from lmgeometry.activations.store import Store, activations, host, model_fingerprint, open_store
 from lmgeometry.io import models
 from lmgeometry.io.corpus import sentences
 
@@ -266,8 +266,8 @@ def test_too_long_error_leaves_no_entry_and_skip_counts(tiny, tmp_path):
 def test_stale_temporary_directories_are_removed(tiny, corpus, tmp_path):
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
                           capture_output=True, text=True, check=True)
-    stale = tmp_path / f".tmp-x-{_host()}-{int(dead.stdout)}-abcd"
-    live = tmp_path / f".tmp-y-{_host()}-{os.getpid()}-abcd"
+    stale = tmp_path / f".tmp-x-{host()}-{int(dead.stdout)}-abcd"
+    live = tmp_path / f".tmp-y-{host()}-{os.getpid()}-abcd"
     stale.mkdir()
     live.mkdir()
     activations(tiny, corpus, root=tmp_path, progress=False)

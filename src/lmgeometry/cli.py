@@ -128,6 +128,23 @@ def _add_extract(sub: argparse._SubParsersAction) -> None:
                         "exceed float16's range)")
     p.add_argument("--out", default=None,
                    help="store root folder (default: $LMGEOMETRY_CACHE/activations)")
+    p.add_argument("--engine", choices=["local", "ray"], default="local",
+                   help="extract in this process, or on a Ray cluster into a sharded entry "
+                        "(default local)")
+    p.add_argument("--shard-sentences", type=_positive, default=4096,
+                   help="sentences per shard: batches never cross a shard, and on Ray a shard "
+                        "is the unit of work and retry (default 4096)")
+    p.add_argument("--address", default=None,
+                   help="--engine ray: a running Ray cluster ('auto' or host:port; default: "
+                        "start a local one for this job)")
+    p.add_argument("--workers", type=_positive, default=None,
+                   help="--engine ray: model copies (actors; default: as many as the "
+                        "cluster's CPUs or GPUs allow)")
+    p.add_argument("--cpus-per-worker", type=_positive, default=1,
+                   help="--engine ray: CPUs (torch threads) of each worker (default 1)")
+    p.add_argument("--gpus-per-worker", type=float, default=0,
+                   help="--engine ray: GPUs of each worker; above 0 the model runs on the GPU "
+                        "(default 0)")
     _add_debug(p, argparse.SUPPRESS)
     p.set_defaults(func=_extract)
 

@@ -79,6 +79,7 @@ __all__ = [
     "iter_batches",
     "OUTPUT_DTYPES",
     "plan_batches",
+    "plan_sharded",
     "Pooling",
     "POOLINGS",
     "release_freed_memory",
@@ -295,6 +296,7 @@ def encode(
     prepend_bos: bool | None = None,
     too_long: TooLong = "error",
     chunk: int = 1024,
+    span: tuple[int, int] | None = None,
 ) -> Encoding:
     """Tokenize every sentence of ``corpus`` and align its pieces with its words.
 
@@ -312,6 +314,9 @@ def encode(
         ``Encoding.skipped``. Nothing is ever truncated.
     chunk : int
         Sentences tokenized per tokenizer call.
+    span : (int, int), optional
+        Encode only sentences ``lo <= sentence_id < hi`` (one shard of the corpus; sentence
+        ids stay the corpus's own); default all.
 
     Returns
     -------
@@ -333,9 +338,12 @@ def encode(
     else:
         probe = tok("a", add_special_tokens=add_special, return_special_tokens_mask=True)
         bos_prepended = bool(probe["special_tokens_mask"][0])
+    first, end = (0, len(corpus.sentences)) if span is None else span
+    if not 0 <= first <= end <= len(corpus.sentences):
+        raise ValueError(f"span {span} is outside the corpus's {len(corpus.sentences)} sentences")
     texts = corpus.sentences
-    for lo in range(0, len(texts), chunk):
-        batch = list(texts[lo:lo + chunk])
+    for lo in range(first, end, chunk):
+        batch = list(texts[lo:min(lo + chunk, end)])
         enc = tok(batch, add_special_tokens=add_special, return_offsets_mapping=True,
                   return_special_tokens_mask=True, return_attention_mask=False,
                   return_token_type_ids=False, truncation=False)
@@ -367,7 +375,7 @@ def encode(
             f"accepts at most {limit}{more}. Shorten it, or pass too_long='skip' (--too-long "
             "skip) to leave such sentences out (the count is recorded)."
         )
-    return Encoding(kept, [s for s, _ in too_long_ids], len(texts), bos_prepended,
+    return Encoding(kept, [s for s, _ in too_long_ids], end - first, bos_prepended,
                     add_special, limit)
 
 
@@ -402,6 +410,34 @@ def plan_batches(lengths: Sequence[int] | np.ndarray, batch_tokens: int) -> list
         batches.append(np.sort(order[i:i + size]))
         i += size
     return batches
+
+
+def plan_sharded(encoding: Encoding, batch_tokens: int,
+                 shard_sentences: int | None = None) -> list[np.ndarray]:
+    """:func:`plan_batches` within each shard of ``shard_sentences`` consecutive sentence ids.
+
+    A batch never mixes sentences of two shards (sentence ids ``k * shard_sentences`` to
+    ``(k + 1) * shard_sentences - 1``), so extracting one shard on its own (a Ray worker:
+    :mod:`lmgeometry.activations.distributed`) forms exactly the batches the whole corpus
+    forms here: the same padded inputs, hence the same bytes. ``None``: one plan over all
+    sentences.
+
+    Returns
+    -------
+    list[numpy.ndarray]
+        Indices into ``encoding.sentences``, shard after shard.
+    """
+    lengths = np.array([s.n_tokens for s in encoding.sentences], dtype=np.int64)
+    if shard_sentences is None:
+        return plan_batches(lengths, batch_tokens)
+    if shard_sentences < 1:
+        raise ValueError("shard_sentences must be positive")
+    shard = encoding.kept_ids() // shard_sentences
+    bounds = np.flatnonzero(np.diff(shard)) + 1
+    plan: list[np.ndarray] = []
+    for lo, hi in zip([0, *bounds], [*bounds, len(shard)], strict=True):
+        plan.extend(lo + b for b in plan_batches(lengths[lo:hi], batch_tokens))
+    return plan
 
 
 @dataclass(frozen=True)
@@ -479,6 +515,7 @@ def iter_batches(
     progress: bool = True,
     callback: Callable[[int, int], None] | None = None,
     dtype: str = "float32",
+    shard_sentences: int | None = None,
 ) -> Iterator[WordBatch]:
     """Run the model over an encoded corpus and yield pooled word vectors batch by batch.
 
@@ -500,6 +537,9 @@ def iter_batches(
         Type of the yielded vectors. The model computes in float32 either way; float16 is
         cast on the device (half the transfer to the CPU) after checking that every value
         fits (an ``OverflowError`` names the layer otherwise).
+    shard_sentences : int, optional
+        Batches never cross a shard of this many sentence ids (:func:`plan_sharded`); None
+        plans over the whole encoding.
 
     Yields
     ------
@@ -523,7 +563,7 @@ def iter_batches(
     total = len(sentences)
     if batch_tokens is None:
         batch_tokens = default_batch_tokens(device)
-    batches = plan_batches([s.n_tokens for s in sentences], batch_tokens)
+    batches = plan_sharded(encoding, batch_tokens, shard_sentences)
     done = 0
     bar = tqdm(total=total, unit="sent", desc=f"extract {model.name}", file=sys.stderr,
                disable=not progress, dynamic_ncols=True, mininterval=1.0)

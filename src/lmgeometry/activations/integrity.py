@@ -13,7 +13,10 @@ no data):
   for a default entry);
 - ``words.parquet`` has one row per layer row;
 - ``special.npy`` holds ``(n_layers, special tokens, width)`` and ``special.parquet`` one row
-  per special token (``counts.special`` of ``meta.json``).
+  per special token (``counts.special`` of ``meta.json``);
+- in a sharded entry (:mod:`lmgeometry.activations.distributed`) the same holds of every shard
+  folder ``shards/<name>/`` for its ``rows`` and ``special_rows``, and the shards' row ranges
+  follow each other from 0 to the word (special-token) count.
 
 With ``full=True`` (``lmgeometry extract`` on a cache hit, ``lmgeometry store verify``) it also
 compares each file's sha256 with the one recorded in ``meta.json`` (``checksums``) when the
@@ -42,6 +45,7 @@ __all__ = [
     "damaged",
     "file_sha256",
     "layer_file",
+    "SHARDS_DIR",
     "SPECIAL_FILE",
     "SPECIAL_TABLE",
     "WORDS_FILE",
@@ -54,6 +58,9 @@ WORDS_FILE = "words.parquet"
 #: table (one row per special token, in the array's order).
 SPECIAL_FILE = "special.npy"
 SPECIAL_TABLE = "special.parquet"
+
+#: The folder of a sharded entry that holds one folder per shard.
+SHARDS_DIR = "shards"
 
 _LAYER_NAME = re.compile(r"^layer_\d+\.npy$")
 
@@ -102,35 +109,61 @@ def check_entry(path: Path, meta: dict[str, Any], *, full: bool = False) -> None
     """
     try:
         n_layers, n_words = int(meta["n_layers"]), int(meta["counts"]["words"])
-        shape = (n_words, int(meta["width"]))
+        width = int(meta["width"])
         n_special = int(meta["counts"]["special"])
+        parts = _parts(meta, n_words, n_special)
     except (KeyError, TypeError, ValueError) as exc:
         raise damaged(path, "meta.json", f"lacks or garbles a field ({exc})") from exc
-    _check_files(path, meta, n_layers)
-    for i in range(n_layers):
-        _check_layer(path, layer_file(i), shape)
+    for name in (WORDS_FILE, SPECIAL_TABLE):
+        if not (path / name).is_file():
+            raise damaged(path, name, "is missing")
+    for folder, rows, special_rows in parts:
+        _check_files(path, folder, meta, n_layers)
+        for i in range(n_layers):
+            _check_layer(path, f"{folder}{layer_file(i)}", (rows, width))
+        _check_layer(path, f"{folder}{SPECIAL_FILE}", (n_layers, special_rows, width))
     _check_words(path, n_words)
-    _check_layer(path, SPECIAL_FILE, (n_layers, n_special, shape[1]))
     _check_words(path, n_special, SPECIAL_TABLE, "special tokens")
     if full:
         _check_checksums(path, meta.get("checksums") or {})
 
 
-def _check_files(path: Path, meta: dict[str, Any], n_layers: int) -> None:
+def _parts(meta: dict[str, Any], n_words: int, n_special: int) -> list[tuple[str, int, int]]:
+    """``(folder prefix, rows, special rows)`` of each array folder: ``""`` for a single-file
+    entry, ``"shards/<name>/"`` per shard; the shards' ranges must tile the counts."""
+    shards = meta.get("shards")
+    if not shards:
+        return [("", n_words, n_special)]
+    parts, rows, special = [], 0, 0
+    for shard in shards:
+        (lo, hi), (slo, shi) = shard["rows"], shard["special_rows"]
+        if lo != rows or slo != special or hi < lo or shi < slo:
+            raise ValueError(f"shard {shard['name']} has rows {lo}:{hi} after row {rows}")
+        parts.append((f"{SHARDS_DIR}/{shard['name']}/", hi - lo, shi - slo))
+        rows, special = hi, shi
+    if (rows, special) != (n_words, n_special):
+        raise ValueError(f"the shards hold {rows} words, counts.words is {n_words}")
+    return parts
+
+
+def _check_files(path: Path, folder: str, meta: dict[str, Any], n_layers: int) -> None:
+    """The layer files of ``path / folder`` are exactly those of ``n_layers``."""
+    where = path / folder
+    if not where.is_dir():
+        raise damaged(path, folder.rstrip("/"), "is missing")
     expected = {layer_file(i) for i in range(n_layers)}
-    on_disk = {p.name for p in path.iterdir() if _LAYER_NAME.match(p.name)}
-    for name in (WORDS_FILE, SPECIAL_FILE, SPECIAL_TABLE):
-        if not (path / name).is_file():
-            raise damaged(path, name, "is missing")
+    on_disk = {p.name for p in where.iterdir() if _LAYER_NAME.match(p.name)}
+    if not (where / SPECIAL_FILE).is_file():
+        raise damaged(path, f"{folder}{SPECIAL_FILE}", "is missing")
     missing = sorted(expected - on_disk)
     if missing:
-        raise damaged(path, missing[0], "is missing")
+        raise damaged(path, f"{folder}{missing[0]}", "is missing")
     blocks = (meta.get("model") or {}).get("n_layers")
     extra = sorted(on_disk - expected)
     if extra or (blocks is not None and int(blocks) + 1 != n_layers):
         model = "" if blocks is None else f" for a model of {blocks} blocks (blocks + 1 layers)"
-        raise damaged(path, "meta.json", f"says n_layers={n_layers} but the entry holds "
-                                         f"{len(on_disk)} layer files{model}")
+        raise damaged(path, "meta.json", f"says n_layers={n_layers} but {folder or 'the entry'} "
+                                         f"holds {len(on_disk)} layer files{model}")
 
 
 def _check_layer(path: Path, name: str, shape: tuple[int, ...]) -> None:

@@ -45,7 +45,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -62,6 +62,7 @@ from lmgeometry.activations.extract import (
     iter_batches,
 )
 from lmgeometry.activations.integrity import (
+    SHARDS_DIR,
     SPECIAL_FILE,
     SPECIAL_TABLE,
     WORDS_FILE,
@@ -70,7 +71,7 @@ from lmgeometry.activations.integrity import (
     damaged,
     layer_file,
 )
-from lmgeometry.errors import PathError, SentenceTooLongError, StoreError
+from lmgeometry.errors import PathError, SentenceTooLongError, StoreError, UsageError
 from lmgeometry.io import corpus as corpora
 from lmgeometry.io import models, paths
 from lmgeometry.io.files import human_size, to_jsonable
@@ -86,15 +87,26 @@ __all__ = [
     "activations",
     "clean_stale",
     "DTYPES",
+    "encoding_counts",
+    "Engine",
+    "ENGINES",
+    "entry_files",
+    "entry_meta",
     "entry_name",
     "extract_cli",
     "FORMAT_VERSION",
+    "host",
     "layer_file",
     "model_fingerprint",
     "open_store",
+    "publish_entry",
+    "SHARD_SENTENCES",
     "Store",
     "store_key",
+    "template_facts",
     "verify_entries",
+    "write_arrays",
+    "write_meta",
 ]
 
 
@@ -103,6 +115,15 @@ __all__ = [
 FORMAT_VERSION = 2
 
 DTYPES: tuple[str, ...] = OUTPUT_DTYPES
+
+Engine = Literal["local", "ray"]
+
+ENGINES: tuple[str, ...] = ("local", "ray")
+
+SHARD_SENTENCES = 4096
+"""Sentence ids per shard (:func:`activations`): small enough that a 40,000-sentence corpus
+spreads over ten workers, large enough that length-sorted batches within a shard pad as
+little as over the whole corpus."""
 
 _TMP_PREFIX = ".tmp-"
 
@@ -190,9 +211,61 @@ class Store:
         """Sentence ids left out because they exceeded the model's window."""
         return list(self.meta["skipped_sentence_ids"])
 
+    @property
+    def shards(self) -> list[dict[str, Any]]:
+        """A sharded entry's shards (name, sentence ids, ``rows``, ``special_rows``); empty
+        for a single-file entry (:mod:`lmgeometry.activations.distributed`)."""
+        return list(self.meta.get("shards") or [])
+
+    def _folders(self) -> list[Path]:
+        """The folders holding the arrays: the entry, or its shards in row order."""
+        if not self.shards:
+            return [self.path]
+        return [self.path / SHARDS_DIR / shard["name"] for shard in self.shards]
+
+    def _map(self, folder: Path, name: str) -> np.ndarray:
+        try:
+            return np.load(folder / name, mmap_mode="r")
+        except (OSError, ValueError) as exc:
+            raise damaged(self.path, str((folder / name).relative_to(self.path)),
+                          f"cannot be read ({exc})") from exc
+
     def layer_paths(self) -> list[Path]:
-        """Paths of the layer files, layer 0 first."""
-        return [self.path / layer_file(i) for i in range(self.n_layers)]
+        """Paths of the layer files, layer 0 first (of every shard, shard after shard, for a
+        sharded entry)."""
+        return [folder / layer_file(i) for i in range(self.n_layers)
+                for folder in self._folders()]
+
+    def layer_blocks(self, i: int, block_rows: int | None = None
+                     ) -> Iterator[tuple[int, np.ndarray]]:
+        """Layer ``i`` block by block, as memory maps in the store's dtype (read lazily).
+
+        Parameters
+        ----------
+        i : int
+            Layer index (negative counts from the last).
+        block_rows : int, optional
+            At most this many rows per block; default one block per file (the whole layer of
+            a single-file entry, one shard of a sharded entry).
+
+        Yields
+        ------
+        (row_start, block)
+            ``block`` holds rows ``row_start:row_start + len(block)`` of the layer.
+        """
+        name = layer_file(self._index(i))
+        start = 0
+        for folder in self._folders():
+            X = self._map(folder, name)
+            step = len(X) if block_rows is None else block_rows
+            for lo in range(0, len(X), max(step, 1)):
+                yield start + lo, X[lo:lo + step]
+            start += len(X)
+
+    def _index(self, i: int) -> int:
+        if not -self.n_layers <= i < self.n_layers:
+            raise IndexError(f"layer {i} out of range for {self.n_layers} layers")
+        return i % self.n_layers
 
     def layer(self, i: int, rows: np.ndarray | slice | None = None,
               dtype: npt.DTypeLike | None = np.float32) -> np.ndarray:
@@ -206,20 +279,18 @@ class Store:
             Only these rows (word occurrences), in this order; default all.
         dtype : numpy dtype or None
             The returned array's dtype (default float32, a copy in memory); None returns the
-            file's memory map in the store's own dtype (float16 by default), read lazily.
+            array in the store's own dtype (float16 by default): the file's memory map, read
+            lazily, for a single-file entry; the shards' rows joined in memory for a sharded
+            one (:meth:`layer_blocks` reads those lazily).
 
         Returns
         -------
         numpy.ndarray
             ``(n_rows, width)``.
         """
-        if not -self.n_layers <= i < self.n_layers:
-            raise IndexError(f"layer {i} out of range for {self.n_layers} layers")
-        name = layer_file(i % self.n_layers)
-        try:
-            X = np.load(self.path / name, mmap_mode="r")
-        except (OSError, ValueError) as exc:
-            raise damaged(self.path, name, f"cannot be read ({exc})") from exc
+        name = layer_file(self._index(i))
+        maps = [self._map(folder, name) for folder in self._folders()]
+        X = maps[0] if len(maps) == 1 else np.concatenate(maps)
         if rows is not None:
             X = X[rows]
         return X if dtype is None else np.asarray(X, dtype=dtype)
@@ -236,12 +307,9 @@ class Store:
         numpy.ndarray
             ``(n_rows, width)``.
         """
-        if not -self.n_layers <= i < self.n_layers:
-            raise IndexError(f"layer {i} out of range for {self.n_layers} layers")
-        try:
-            X = np.load(self.path / SPECIAL_FILE, mmap_mode="r")[i % self.n_layers]
-        except (OSError, ValueError) as exc:
-            raise damaged(self.path, SPECIAL_FILE, f"cannot be read ({exc})") from exc
+        i = self._index(i)
+        maps = [self._map(folder, SPECIAL_FILE)[i] for folder in self._folders()]
+        X = maps[0] if len(maps) == 1 else np.concatenate(maps)
         if rows is not None:
             X = X[rows]
         return X if dtype is None else np.asarray(X, dtype=dtype)
@@ -258,7 +326,7 @@ class Store:
 
     def size_bytes(self) -> int:
         """Bytes on disk of the entry's files."""
-        return sum(p.stat().st_size for p in self.path.iterdir() if p.is_file())
+        return _du(self.path)
 
     def __repr__(self) -> str:
         m = self.meta
@@ -360,10 +428,10 @@ def clean_stale(root: Path) -> list[Path]:
         The directories removed.
     """
     removed = []
-    host = _host()
+    here = host()
     for tmp in paths.user_path(root).glob(_TMP_PREFIX + "*"):
         parts = tmp.name.rsplit("-", 3)
-        if len(parts) != 4 or parts[1] != host or not parts[2].isdigit():
+        if len(parts) != 4 or parts[1] != here or not parts[2].isdigit():
             continue
         if not _pid_alive(int(parts[2])):
             shutil.rmtree(tmp, ignore_errors=True)
@@ -371,7 +439,8 @@ def clean_stale(root: Path) -> list[Path]:
     return removed
 
 
-def _host() -> str:
+def host() -> str:
+    """This machine's name as temporary folders carry it."""
     return re.sub(r"[^A-Za-z0-9]+", "", socket.gethostname())[:32] or "host"
 
 
@@ -451,20 +520,31 @@ def _stored_words(corpus: Corpus, encoding: Encoding) -> pd.DataFrame:
     return table
 
 
-def _write_entry(tmp: Path, model: LoadedModel, corpus: Corpus, encoding: Encoding, *,
-                 key: str, options: dict[str, Any], batch_tokens: int | None, progress: bool,
-                 callback: Callable[[int, int], None] | None) -> None:
+def write_arrays(folder: Path, model: LoadedModel, corpus: Corpus, encoding: Encoding, *,
+                 options: dict[str, Any], batch_tokens: int | None, progress: bool,
+                 callback: Callable[[int, int], None] | None,
+                 shard_sentences: int | None) -> float:
+    """Extract ``encoding`` into ``folder``: the layer files, ``special.npy`` and both tables.
+
+    Rows are numbered from 0 in ``folder`` (a whole entry, or one shard of a sharded entry).
+
+    Returns
+    -------
+    float
+        Seconds spent in the forward passes and writes.
+    """
     dtype = np.dtype(options["dtype"])
     n_layers = model.n_layers + 1
-    writers = [_LayerWriter(tmp / layer_file(i), encoding.n_words, model.hidden_size, dtype)
+    writers = [_LayerWriter(folder / layer_file(i), encoding.n_words, model.hidden_size, dtype)
                for i in range(n_layers)]
-    special = _SpecialWriter(tmp / SPECIAL_FILE, n_layers, encoding.n_special,
+    special = _SpecialWriter(folder / SPECIAL_FILE, n_layers, encoding.n_special,
                              model.hidden_size)
     t0 = time.perf_counter()
     try:
         for wb in iter_batches(model, encoding, pooling=options["pooling"],
                                batch_tokens=batch_tokens, progress=progress,
-                               callback=callback, dtype=str(dtype)):
+                               callback=callback, dtype=str(dtype),
+                               shard_sentences=shard_sentences):
             for start, _stop, lo, hi in block_rows(encoding, wb.sentence_index):
                 for i, writer in enumerate(writers):
                     writer.write(start, wb.vectors[i, lo:hi])
@@ -474,48 +554,101 @@ def _write_entry(tmp: Path, model: LoadedModel, corpus: Corpus, encoding: Encodi
         for writer in [*writers, special]:
             writer.close()
     seconds = time.perf_counter() - t0
-    _stored_words(corpus, encoding).to_parquet(tmp / WORDS_FILE, index=False)
+    _stored_words(corpus, encoding).to_parquet(folder / WORDS_FILE, index=False)
     table = encoding.special_columns(model.tokenizer)
     table.insert(0, "row", np.arange(len(table), dtype=np.int64))
-    table.to_parquet(tmp / SPECIAL_TABLE, index=False)
-    n_shared = int(sum(int(s.alignment.shared.sum()) for s in encoding.sentences))
+    table.to_parquet(folder / SPECIAL_TABLE, index=False)
+    return seconds
+
+
+def encoding_counts(encoding: Encoding) -> dict[str, int]:
+    """The counts ``meta.json`` records of an encoding (summed over shards when sharded)."""
+    return {
+        "sentences": encoding.n_sentences,
+        "sentences_stored": len(encoding.sentences),
+        "sentences_skipped": len(encoding.skipped),
+        "sentences_without_words": (encoding.n_sentences - len(encoding.sentences)
+                                    - len(encoding.skipped)),
+        "words": encoding.n_words,
+        "special": encoding.n_special,
+        "tokens": encoding.n_tokens,
+        "words_with_shared_piece": int(sum(int(s.alignment.shared.sum())
+                                           for s in encoding.sentences)),
+    }
+
+
+def template_facts(encoding: Encoding) -> dict[str, Any]:
+    """How sentences were framed for the model (``meta.json``'s ``template``)."""
+    return {"bos_prepended": encoding.bos_prepended,
+            "add_special_tokens": encoding.add_special_tokens,
+            "max_positions": encoding.max_positions}
+
+
+def entry_meta(*, key: str, facts: dict[str, Any], fingerprint: str,
+               corpus: Corpus, options: dict[str, Any], template: dict[str, Any],
+               counts: dict[str, int], skipped: list[int], extraction: dict[str, Any],
+               digests: dict[str, str], shards: list[dict[str, Any]] | None = None
+               ) -> dict[str, Any]:
+    """``meta.json`` of a finished entry.
+
+    ``facts`` is :meth:`LoadedModel.facts`; ``digests`` the sha256 of every file, by path
+    relative to the entry; ``shards`` lists a sharded entry's shards
+    (:mod:`lmgeometry.activations.distributed`), absent for a single-file entry.
+    """
     meta = {
         "format": FORMAT_VERSION,
         "key": key,
         "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-        "model": model.facts(),
-        "fingerprint": model.fingerprint,
+        "model": facts,
+        "fingerprint": fingerprint,
         "corpus": {"name": corpus.name, "digest": corpus.digest(), "params": corpus.params},
         "options": options,
-        "template": {"bos_prepended": encoding.bos_prepended,
-                     "add_special_tokens": encoding.add_special_tokens,
-                     "max_positions": encoding.max_positions},
-        "n_layers": n_layers,
-        "width": int(model.hidden_size),
-        "dtype": str(dtype),
-        "counts": {
-            "sentences": encoding.n_sentences,
-            "sentences_stored": len(encoding.sentences),
-            "sentences_skipped": len(encoding.skipped),
-            "sentences_without_words": (encoding.n_sentences - len(encoding.sentences)
-                                        - len(encoding.skipped)),
-            "words": encoding.n_words,
-            "special": encoding.n_special,
-            "tokens": encoding.n_tokens,
-            "words_with_shared_piece": n_shared,
-            "invisible_words_dropped": corpora.invisible_words_dropped(corpus),
-        },
-        "skipped_sentence_ids": encoding.skipped,
-        "extraction": {"seconds": round(seconds, 3),
-                       "words_per_s": round(encoding.n_words / seconds, 1) if seconds else None,
-                       "batch_tokens": batch_tokens or default_batch_tokens(model.device),
-                       "device": str(model.device)},
+        "template": template,
+        "n_layers": int(facts["n_layers"]) + 1,
+        "width": int(facts["hidden_size"]),
+        "dtype": options["dtype"],
+        "counts": {**counts,
+                   "invisible_words_dropped": corpora.invisible_words_dropped(corpus)},
+        "skipped_sentence_ids": skipped,
+        "extraction": extraction,
         "versions": _versions(),
-        "checksums": checksums(tmp, [WORDS_FILE, SPECIAL_TABLE, SPECIAL_FILE,
-                                     *(layer_file(i) for i in range(n_layers))]),
+        "checksums": digests,
     }
+    if shards is not None:
+        meta["shards"] = shards
+    return meta
 
-    (tmp / "meta.json").write_text(json.dumps(to_jsonable(meta), indent=1, sort_keys=True) + "\n")
+
+def entry_files(n_layers: int) -> list[str]:
+    """The files of a single-file entry (and of one shard), ``meta.json`` aside."""
+    return [WORDS_FILE, SPECIAL_TABLE, SPECIAL_FILE, *(layer_file(i) for i in range(n_layers))]
+
+
+def write_meta(folder: Path, meta: dict[str, Any]) -> None:
+    """Write ``meta.json`` (the last file of an entry: its presence marks the entry whole)."""
+    (folder / "meta.json").write_text(json.dumps(to_jsonable(meta), indent=1, sort_keys=True)
+                                      + "\n")
+
+
+def _write_entry(tmp: Path, model: LoadedModel, corpus: Corpus, encoding: Encoding, *,
+                 key: str, options: dict[str, Any], batch_tokens: int | None, progress: bool,
+                 callback: Callable[[int, int], None] | None,
+                 shard_sentences: int | None) -> None:
+    seconds = write_arrays(tmp, model, corpus, encoding, options=options,
+                           batch_tokens=batch_tokens, progress=progress, callback=callback,
+                           shard_sentences=shard_sentences)
+    n_layers = model.n_layers + 1
+    extraction = {"seconds": round(seconds, 3),
+                  "words_per_s": round(encoding.n_words / seconds, 1) if seconds else None,
+                  "batch_tokens": batch_tokens or default_batch_tokens(model.device),
+                  "shard_sentences": shard_sentences,
+                  "engine": "local",
+                  "device": str(model.device)}
+    write_meta(tmp, entry_meta(key=key, facts=model.facts(), fingerprint=model.fingerprint,
+                               corpus=corpus, options=options, template=template_facts(encoding),
+                               counts=encoding_counts(encoding), skipped=encoding.skipped,
+                               extraction=extraction,
+                               digests=checksums(tmp, entry_files(n_layers))))
 
 
 def activations(
@@ -531,6 +664,12 @@ def activations(
     progress: bool = True,
     callback: Callable[[int, int], None] | None = None,
     verify: bool = False,
+    shard_sentences: int = SHARD_SENTENCES,
+    engine: Engine = "local",
+    workers: int | None = None,
+    address: str | None = None,
+    cpus_per_worker: float = 1,
+    gpus_per_worker: float = 0,
 ) -> Store:
     """Hidden states of every word of ``corpus`` at every layer of ``model``, cached.
 
@@ -568,6 +707,13 @@ def activations(
     verify : bool
         On a cache hit, also compare every file's sha256 with the one recorded when the entry
         was written (reads every byte; file sizes and counts are always checked).
+    shard_sentences : int
+        Batches never mix two shards of this many sentence ids (``plan_sharded``); on Ray a
+        shard is the unit of work and retry. Not in the key; same value, same bytes.
+    engine : {"local", "ray"}
+        This process, or a Ray cluster writing a sharded entry (needs a spec), with
+        ``workers``, ``address``, ``cpus_per_worker``, ``gpus_per_worker``
+        (:func:`lmgeometry.activations.distributed.build_sharded`).
 
     Returns
     -------
@@ -583,6 +729,7 @@ def activations(
         ``root`` is a file or cannot be written.
     """
     options = _options(pooling=pooling, prepend_bos=prepend_bos, too_long=too_long, dtype=dtype)
+    _check_engine(model, engine, shard_sentences)
     root = paths.writable_folder(root if root is not None else paths.cache_dir("activations"),
                                  "the store root")
     label = model if isinstance(model, str) else model.spec
@@ -592,9 +739,36 @@ def activations(
         final = root / entry_name(corpus.name, key)
         event.update(entry=final.name, hit=(final / "meta.json").is_file())
         if not event["hit"]:
-            _build_entry(model, fingerprint, corpus, final, key=key, options=options,
-                         batch_tokens=batch_tokens, progress=progress, callback=callback)
+            build = {"key": key, "options": options, "batch_tokens": batch_tokens,
+                     "progress": progress, "callback": callback,
+                     "shard_sentences": shard_sentences}
+            if engine == "ray":
+                _build_on_ray(str(model), fingerprint, corpus, final, workers=workers,
+                              address=address, cpus_per_worker=cpus_per_worker,
+                              gpus_per_worker=gpus_per_worker, **build)
+            else:
+                _build_entry(model, fingerprint, corpus, final, **build)
         return Store(final, label=label, verify=verify and event["hit"])
+
+
+def _build_on_ray(spec: str, fingerprint: str, corpus: Corpus, final: Path,
+                  **kwargs: Any) -> None:
+    """:func:`lmgeometry.activations.distributed.build_sharded` into ``final``."""
+    from lmgeometry.activations.distributed import build_sharded
+
+    if final.exists():
+        _move_aside(final)
+    build_sharded(spec, fingerprint, corpus, final, **kwargs)
+
+
+def _check_engine(model: str | LoadedModel, engine: str, shard_sentences: int) -> None:
+    if engine not in ENGINES:
+        raise UsageError(f"engine must be one of {ENGINES}, not {engine!r}")
+    if engine == "ray" and not isinstance(model, str):
+        raise UsageError("engine='ray' loads the model on every worker: pass its spec (a name "
+                         f"or folder, e.g. {model.spec!r}), not a loaded model")
+    if shard_sentences < 1:
+        raise UsageError(f"shard_sentences must be a positive number, not {shard_sentences}")
 
 
 def _options(*, pooling: str, prepend_bos: bool | None, too_long: str,
@@ -612,7 +786,7 @@ def _options(*, pooling: str, prepend_bos: bool | None, too_long: str,
             "dtype": dtype}
 
 
-def _publish(tmp: Path, final: Path) -> None:
+def publish_entry(tmp: Path, final: Path) -> None:
     """Rename a finished temporary entry into place (another process may have won)."""
     try:
         os.rename(tmp, final)
@@ -655,7 +829,7 @@ def _move_aside(final: Path) -> None:
 
 def _build_entry(model: str | LoadedModel, fingerprint: str, corpus: Corpus, final: Path, *,
                  key: str, options: dict[str, Any], batch_tokens: int | None, progress: bool,
-                 callback: Callable[[int, int], None] | None) -> None:
+                 callback: Callable[[int, int], None] | None, shard_sentences: int) -> None:
     """Extract ``corpus`` with ``model`` into the store entry ``final`` (see :func:`activations`).
 
     The entry is written into a temporary sibling directory and renamed into place when
@@ -672,13 +846,14 @@ def _build_entry(model: str | LoadedModel, fingerprint: str, corpus: Corpus, fin
     encoding = encode(model, corpus, prepend_bos=options["prepend_bos"],
                       too_long=options["too_long"])
     _report_skipped(model, encoding)
-    tmp = final.with_name(f"{_TMP_PREFIX}{final.name}-{_host()}-{os.getpid()}-"
+    tmp = final.with_name(f"{_TMP_PREFIX}{final.name}-{host()}-{os.getpid()}-"
                           f"{secrets.token_hex(4)}")
     tmp.mkdir()
     try:
         _write_entry(tmp, model, corpus, encoding, key=key, options=options,
-                     batch_tokens=batch_tokens, progress=progress, callback=callback)
-        _publish(tmp, final)
+                     batch_tokens=batch_tokens, progress=progress, callback=callback,
+                     shard_sentences=shard_sentences)
+        publish_entry(tmp, final)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -714,7 +889,8 @@ def extract_cli(args: argparse.Namespace) -> int:
     ----------
     args : argparse.Namespace
         ``model``, ``corpus``, ``n``, ``seed``, ``pooling``, ``prepend_bos``
-        ("auto" / "yes" / "no"), ``too_long``, ``dtype``, ``out``.
+        ("auto" / "yes" / "no"), ``too_long``, ``dtype``, ``out``, ``shard_sentences``,
+        ``engine``, ``address``, ``workers``, ``cpus_per_worker``, ``gpus_per_worker``.
 
     Returns
     -------
@@ -724,15 +900,24 @@ def extract_cli(args: argparse.Namespace) -> int:
     root = _check_extract_args(args)
     corpus = corpora.build(args.corpus, args.n, args.seed)
     bos = {"auto": None, "yes": True, "no": False}[args.prepend_bos]
+    engine = args.engine
+    if engine == "local" and (args.address or args.workers or args.gpus_per_worker):
+        raise UsageError("--address, --workers and --gpus-per-worker apply to --engine ray; "
+                         "add --engine ray or leave them out")
     store = activations(args.model, corpus, pooling=args.pooling, prepend_bos=bos,
-                        too_long=args.too_long, dtype=args.dtype, root=root, verify=True)
+                        too_long=args.too_long, dtype=args.dtype, root=root, verify=True,
+                        shard_sentences=args.shard_sentences, engine=engine,
+                        workers=args.workers, address=args.address,
+                        cpus_per_worker=args.cpus_per_worker,
+                        gpus_per_worker=args.gpus_per_worker)
     counts = store.meta["counts"]
     print(store.path)
     print(f"{human_size(_du(store.path))} on disk: {counts['words']} words x {store.n_layers} "
           f"layers x {store.width} ({store.meta['dtype']}), {counts['special']} special "
           f"tokens, "
           f"{counts['sentences_stored']} sentences stored, "
-          f"{counts['sentences_skipped']} skipped")
+          f"{counts['sentences_skipped']} skipped"
+          + (f", {len(store.shards)} shards" if store.shards else ""))
     return 0
 
 

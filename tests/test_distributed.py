@@ -1,0 +1,212 @@
+"""Sharded extraction on a local Ray cluster (lmgeometry.activations.distributed).
+
+One local cluster of 2 CPUs serves the module; every job runs 2 actors, each loading a real
+(randomly initialised) 2-layer BERT saved with the MiniLM tokenizer. The sharded entry must
+hold the same bytes as the single-process entry with the same ``shard_sentences``, also
+after a worker process is killed mid-job and after an interrupted job is run again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from lmgeometry.activations.distributed import SHARD_RECORD, shard_spans
+from lmgeometry.activations.store import activations
+from lmgeometry.cli import main
+from lmgeometry.errors import SentenceTooLongError, StoreError
+from lmgeometry.io import models
+from lmgeometry.io.corpus import sentences
+
+ray = pytest.importorskip("ray")
+
+pytestmark = [pytest.mark.data, pytest.mark.slow]
+
+TEXTS = [
+    "The bank raised its rates on Monday.",
+    "She sat on the river bank and watched the water.",
+    "Don't split co-operation: 3.14 naïve café words!",
+    "Antidisestablishmentarianism isn't a common word.",
+    "A short one.",
+    "Prices rose 4.5% in Zürich-based shops, analysts said.",
+    "I'm gonna wanna do it, y'all.",
+    "They banked the fire before bed.",
+]
+SHARD = 2  # sentences per shard: 12 shards over the 24 sentences
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
+             logging_level="ERROR")
+    yield
+    ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def tiny_folder(tmp_path_factory):
+    from transformers import AutoTokenizer, BertConfig, BertModel
+
+    tok = AutoTokenizer.from_pretrained(models.alias_folder("minilm-l6"))
+    torch.manual_seed(0)
+    config = BertConfig(vocab_size=tok.vocab_size, hidden_size=32, num_hidden_layers=2,
+                        num_attention_heads=2, intermediate_size=48,
+                        max_position_embeddings=64)
+    folder = tmp_path_factory.mktemp("tiny-bert")
+    BertModel(config).eval().save_pretrained(folder)
+    tok.save_pretrained(folder)
+    return str(folder)
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    return sentences(TEXTS * 3, name="ray-test")
+
+
+@pytest.fixture(scope="module")
+def local(tiny_folder, corpus, tmp_path_factory):
+    return activations(tiny_folder, corpus, root=tmp_path_factory.mktemp("local"),
+                       shard_sentences=SHARD, progress=False)
+
+
+def assert_same_entry(a, b) -> None:
+    """Byte-identical layers and special tokens, equal tables."""
+    assert (a.n_layers, a.n_words, a.n_special) == (b.n_layers, b.n_words, b.n_special)
+    for i in range(a.n_layers):
+        assert a.layer(i, dtype=None).tobytes() == b.layer(i, dtype=None).tobytes(), i
+        assert a.special_layer(i).tobytes() == b.special_layer(i).tobytes(), i
+    pd.testing.assert_frame_equal(a.words, b.words)
+    pd.testing.assert_frame_equal(a.special, b.special)
+
+
+def ray_entry(tiny_folder, corpus, root, **kwargs):
+    return activations(tiny_folder, corpus, root=root, shard_sentences=SHARD, engine="ray",
+                       workers=2, progress=False, **kwargs)
+
+
+def test_shard_spans_tile_the_corpus():
+    spans = shard_spans(7, 3)
+    assert [(s.first, s.stop) for s in spans] == [(0, 3), (3, 6), (6, 7)]
+    assert [s.name for s in spans] == ["shard_00000", "shard_00001", "shard_00002"]
+    with pytest.raises(ValueError, match="positive"):
+        shard_spans(7, 0)
+
+
+def test_sharded_entry_equals_the_local_one(cluster, tiny_folder, corpus, local, tmp_path):
+    store = ray_entry(tiny_folder, corpus, tmp_path)
+    assert store.path.name == local.path.name  # the same key: either is the other's cache hit
+    assert len(store.shards) == 12 and store.meta["extraction"]["engine"] == "ray"
+    assert store.meta["extraction"]["workers"] == 2
+    assert store.meta["counts"] == local.meta["counts"]
+    assert_same_entry(local, store)
+    store.verify()
+    blocks = list(store.layer_blocks(-1))
+    assert [start for start, _ in blocks] == [s["rows"][0] for s in store.shards]
+    assert np.array_equal(np.concatenate([b for _, b in blocks]), store.layer(-1, dtype=None))
+    rows = np.array([5, 0, store.n_words - 1])
+    assert np.array_equal(store.layer(1, rows), local.layer(1, rows))
+    assert not list(tmp_path.glob(".partial-*"))
+    # a second call is a cache hit: no Ray job
+    again = ray_entry(tiny_folder, corpus, tmp_path)
+    assert again.meta["created"] == store.meta["created"]
+
+
+def _worker_pids() -> list[int]:
+    """Processes of live ShardWorker actors (Ray names them ``ray::ShardWorker...``)."""
+    pids = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                cmd = (proc / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if cmd.startswith(b"ray::ShardWorker"):
+                pids.append(int(proc.name))
+    return pids
+
+
+def test_a_killed_worker_is_replaced_and_its_shard_retried(cluster, tiny_folder, corpus, local,
+                                                          tmp_path):
+    killed: list[int] = []
+
+    def kill_one(done: int, total: int) -> None:
+        if not killed:
+            pids = _worker_pids()
+            assert pids, "no ShardWorker process found"
+            os.kill(pids[0], signal.SIGKILL)
+            killed.append(pids[0])
+
+    store = ray_entry(tiny_folder, corpus, tmp_path, callback=kill_one)
+    assert killed
+    assert_same_entry(local, store)
+    store.verify()
+    after = {json.loads((store.path / "shards" / s["name"] / SHARD_RECORD).read_text())["pid"]
+             for s in store.shards}
+    assert store.meta["extraction"]["worker_processes"] == len(after) >= 2
+
+
+def test_an_interrupted_job_resumes_with_the_missing_shards(cluster, tiny_folder, corpus,
+                                                            local, tmp_path):
+    def stop_after_three(done: int, total: int) -> None:
+        if done >= 3 * SHARD:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        ray_entry(tiny_folder, corpus, tmp_path, callback=stop_after_three)
+    assert not (tmp_path / local.path.name).exists()  # nothing that looks complete
+    [partial] = tmp_path.glob(".partial-*")
+    finished = sorted(p for p in (partial / "shards").iterdir() if not p.name.startswith("."))
+    assert 3 <= len(finished) < 12
+    # a damaged finished shard is extracted again, not reused
+    damaged = finished[0] / "layer_01.npy"
+    data = bytearray(damaged.read_bytes())
+    data[-1] ^= 0xFF
+    damaged.write_bytes(bytes(data))
+    store = ray_entry(tiny_folder, corpus, tmp_path)
+    assert store.meta["extraction"]["shards_reused"] == len(finished) - 1
+    assert_same_entry(local, store)
+    assert not partial.exists()
+
+
+def test_a_damaged_shard_is_named_on_open(cluster, tiny_folder, corpus, tmp_path):
+    store = ray_entry(tiny_folder, corpus, tmp_path)
+    target = store.path / "shards" / "shard_00003" / "layer_02.npy"
+    with open(target, "r+b") as handle:
+        handle.truncate(target.stat().st_size - 8)
+    with pytest.raises(StoreError, match=r"shards/shard_00003/layer_02.npy has .*\(truncated\)"):
+        type(store)(store.path)
+
+
+def test_a_worker_error_is_raised_as_itself(cluster, tiny_folder, tmp_path):
+    long = sentences(["A fine sentence.", " ".join(["word"] * 80) + "."], name="too-long")
+    with pytest.raises(SentenceTooLongError, match="accepts at most 64"):
+        activations(tiny_folder, long, root=tmp_path, shard_sentences=1, engine="ray",
+                    workers=2, progress=False)
+    assert not list(tmp_path.glob("too-long-*"))
+
+
+def test_ray_needs_a_spec_not_a_loaded_model(tiny_folder, corpus, tmp_path):
+    loaded = models.load_model(tiny_folder, device="cpu")
+    with pytest.raises(ValueError, match="pass its spec"):
+        activations(loaded, corpus, root=tmp_path, engine="ray")
+
+
+def test_extract_cli_on_ray(cluster, tiny_folder, tmp_path, capsys, monkeypatch):
+    code = main(["extract", "--model", tiny_folder, "--corpus", "sts", "--n", "12",
+                 "--engine", "ray", "--workers", "2", "--shard-sentences", "5",
+                 "--out", str(tmp_path)])
+    assert code == 0
+    out = capsys.readouterr().out.strip().splitlines()
+    assert out[-1].endswith("3 shards")
+    assert Path(out[-2]).is_dir()
+    assert main(["extract", "--model", tiny_folder, "--corpus", "sts", "--n", "12",
+                 "--workers", "2", "--out", str(tmp_path)]) == 2
+    assert "apply to --engine ray" in capsys.readouterr().err
