@@ -19,6 +19,7 @@ from lmgeometry.activations.extract import (
     extract_words,
     iter_batches,
     plan_batches,
+    plan_sharded,
 )
 from lmgeometry.io.corpus import sentences
 
@@ -34,6 +35,31 @@ def test_plan_batches_respects_budget_and_covers_all():
         assert len(b) * lengths[b].max() <= 256
         assert (np.diff(b) > 0).all()
     assert [len(b) for b in plan_batches([500, 3], 100)] == [1, 1]
+
+
+def test_sharded_plan_keeps_batches_inside_shards(minilm_tokenizer):
+    """A shard's batches are the batches of that shard planned alone (what a Ray worker
+    forms), and no batch mixes two shards; without shards the plan is plan_batches'."""
+    from types import SimpleNamespace
+
+    texts = [" ".join(["word"] * (1 + (7 * i) % 13)) + "." for i in range(23)]
+    model = SimpleNamespace(tokenizer=minilm_tokenizer, kind="encoder", max_positions=512,
+                            name="minilm")
+    enc = encode(model, sentences(texts, name="plan"))
+    ids = enc.kept_ids()
+    lengths = [s.n_tokens for s in enc.sentences]
+    assert all(np.array_equal(a, b) for a, b in
+               zip(plan_sharded(enc, 40), plan_batches(lengths, 40), strict=True))
+    plan = plan_sharded(enc, 40, shard_sentences=5)
+    assert sorted(np.concatenate(plan).tolist()) == list(range(len(ids)))
+    for shard in range(5):
+        mine = [b for b in plan if (ids[b] // 5 == shard).all()]
+        part = encode(model, sentences(texts, name="plan"), span=(5 * shard,
+                                                                   min(5 * shard + 5, 23)))
+        alone = plan_sharded(part, 40)
+        offset = int(np.searchsorted(ids, 5 * shard))
+        assert [(b - offset).tolist() for b in mine] == [b.tolist() for b in alone]
+    assert all(len(set((ids[b] // 5).tolist())) == 1 for b in plan)
 
 
 # ------------------------------------------------------------------------------------------

@@ -131,9 +131,11 @@ def _add_extract(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--engine", choices=["local", "ray"], default="local",
                    help="extract in this process, or on a Ray cluster into a sharded entry "
                         "(default local)")
-    p.add_argument("--shard-sentences", type=_positive, default=4096,
+    p.add_argument("--shard-sentences", type=_positive, default=None,
                    help="sentences per shard: batches never cross a shard, and on Ray a shard "
-                        "is the unit of work and retry (default 4096)")
+                        "is the unit of work and retry (default 4096 on Ray; the local engine "
+                        "plans over the whole corpus, and writes the same bytes as Ray when "
+                        "given the same value)")
     p.add_argument("--address", default=None,
                    help="--engine ray: a running Ray cluster ('auto' or host:port; default: "
                         "start a local one for this job)")

@@ -1,6 +1,6 @@
 """On-disk activation store: every layer's word vectors of one (model, corpus, options).
 
-Layout of one entry (a directory; see ``docs/store.md``)::
+Layout of one entry (a directory; the README's "The activation store" lists the columns)::
 
     <root>/<corpus name>-<key[:20]>/
         meta.json          model facts, options, counts, library versions, creation time
@@ -10,6 +10,10 @@ Layout of one entry (a directory; see ``docs/store.md``)::
         layer_LL.npy       the last layer
         special.parquet    one row per special token ([CLS], [SEP], BOS, ...; column ``row``)
         special.npy        (layers, special tokens, width) float32: their hidden states
+
+An entry written on a Ray cluster (``engine="ray"``) holds the layer files and ``special.npy``
+once per shard of the corpus, under ``shards/<name>/``, and the same ``meta.json`` and tables
+at its top (:mod:`lmgeometry.activations.distributed`); :class:`Store` reads both layouts.
 
 Special tokens are kept apart from the words on purpose: ``Store.words``, ``Store.layer`` and
 ``Store.n_words`` see words only, as before, so no word measure can take them in by accident;
@@ -121,9 +125,10 @@ Engine = Literal["local", "ray"]
 ENGINES: tuple[str, ...] = ("local", "ray")
 
 SHARD_SENTENCES = 4096
-"""Sentence ids per shard (:func:`activations`): small enough that a 40,000-sentence corpus
-spreads over ten workers, large enough that length-sorted batches within a shard pad as
-little as over the whole corpus."""
+"""Sentence ids per shard on Ray (:func:`activations`): small enough that a 40,000-sentence
+corpus spreads over ten workers, large enough that length-sorted batches within a shard pad as
+little as over the whole corpus. The local engine plans over the whole corpus unless given
+``shard_sentences`` (then both engines write the same bytes)."""
 
 _TMP_PREFIX = ".tmp-"
 
@@ -664,7 +669,7 @@ def activations(
     progress: bool = True,
     callback: Callable[[int, int], None] | None = None,
     verify: bool = False,
-    shard_sentences: int = SHARD_SENTENCES,
+    shard_sentences: int | None = None,
     engine: Engine = "local",
     workers: int | None = None,
     address: str | None = None,
@@ -707,9 +712,10 @@ def activations(
     verify : bool
         On a cache hit, also compare every file's sha256 with the one recorded when the entry
         was written (reads every byte; file sizes and counts are always checked).
-    shard_sentences : int
+    shard_sentences : int, optional
         Batches never mix two shards of this many sentence ids (``plan_sharded``); on Ray a
-        shard is the unit of work and retry. Not in the key; same value, same bytes.
+        shard is the unit of work and retry (default :data:`SHARD_SENTENCES` there; one plan
+        over the corpus locally). Not in the key; same value, same bytes on both engines.
     engine : {"local", "ray"}
         This process, or a Ray cluster writing a sharded entry (needs a spec), with
         ``workers``, ``address``, ``cpus_per_worker``, ``gpus_per_worker``
@@ -743,6 +749,7 @@ def activations(
                      "progress": progress, "callback": callback,
                      "shard_sentences": shard_sentences}
             if engine == "ray":
+                build["shard_sentences"] = shard_sentences or SHARD_SENTENCES
                 _build_on_ray(str(model), fingerprint, corpus, final, workers=workers,
                               address=address, cpus_per_worker=cpus_per_worker,
                               gpus_per_worker=gpus_per_worker, **build)
@@ -761,13 +768,13 @@ def _build_on_ray(spec: str, fingerprint: str, corpus: Corpus, final: Path,
     build_sharded(spec, fingerprint, corpus, final, **kwargs)
 
 
-def _check_engine(model: str | LoadedModel, engine: str, shard_sentences: int) -> None:
+def _check_engine(model: str | LoadedModel, engine: str, shard_sentences: int | None) -> None:
     if engine not in ENGINES:
         raise UsageError(f"engine must be one of {ENGINES}, not {engine!r}")
     if engine == "ray" and not isinstance(model, str):
         raise UsageError("engine='ray' loads the model on every worker: pass its spec (a name "
                          f"or folder, e.g. {model.spec!r}), not a loaded model")
-    if shard_sentences < 1:
+    if shard_sentences is not None and shard_sentences < 1:
         raise UsageError(f"shard_sentences must be a positive number, not {shard_sentences}")
 
 
@@ -829,7 +836,8 @@ def _move_aside(final: Path) -> None:
 
 def _build_entry(model: str | LoadedModel, fingerprint: str, corpus: Corpus, final: Path, *,
                  key: str, options: dict[str, Any], batch_tokens: int | None, progress: bool,
-                 callback: Callable[[int, int], None] | None, shard_sentences: int) -> None:
+                 callback: Callable[[int, int], None] | None,
+                 shard_sentences: int | None) -> None:
     """Extract ``corpus`` with ``model`` into the store entry ``final`` (see :func:`activations`).
 
     The entry is written into a temporary sibling directory and renamed into place when
