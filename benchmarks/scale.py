@@ -32,6 +32,8 @@ import tempfile
 import time
 from typing import Any
 
+import numpy as np
+
 from lmgeometry.io import corpus as corpora
 
 
@@ -46,7 +48,8 @@ def _run(model: str, corpus: corpora.Corpus, root: str, shard_sentences: int,
 
 
 def _same_bytes(a: Any, b: Any) -> bool:
-    return all(a.layer(i, dtype=None).tobytes() == b.layer(i, dtype=None).tobytes()
+    return all(np.asarray(a.layer(i, dtype=None)).tobytes()
+               == np.asarray(b.layer(i, dtype=None)).tobytes()
                for i in range(a.n_layers)) and a.words.equals(b.words)
 
 

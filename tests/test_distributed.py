@@ -77,11 +77,17 @@ def local(tiny_folder, corpus, tmp_path_factory):
                        shard_sentences=SHARD, progress=False)
 
 
+@pytest.fixture(scope="module")
+def sharded(cluster, tiny_folder, corpus, tmp_path_factory):
+    return ray_entry(tiny_folder, corpus, tmp_path_factory.mktemp("ray"))
+
+
 def assert_same_entry(a, b) -> None:
     """Byte-identical layers and special tokens, equal tables."""
     assert (a.n_layers, a.n_words, a.n_special) == (b.n_layers, b.n_words, b.n_special)
     for i in range(a.n_layers):
-        assert a.layer(i, dtype=None).tobytes() == b.layer(i, dtype=None).tobytes(), i
+        assert np.asarray(a.layer(i, dtype=None)).tobytes() == \
+            np.asarray(b.layer(i, dtype=None)).tobytes(), i
         assert a.special_layer(i).tobytes() == b.special_layer(i).tobytes(), i
     pd.testing.assert_frame_equal(a.words, b.words)
     pd.testing.assert_frame_equal(a.special, b.special)
@@ -100,8 +106,8 @@ def test_shard_spans_tile_the_corpus():
         shard_spans(7, 0)
 
 
-def test_sharded_entry_equals_the_local_one(cluster, tiny_folder, corpus, local, tmp_path):
-    store = ray_entry(tiny_folder, corpus, tmp_path)
+def test_sharded_entry_equals_the_local_one(tiny_folder, corpus, local, sharded):
+    store = sharded
     assert store.path.name == local.path.name  # the same key: either is the other's cache hit
     assert len(store.shards) == 12 and store.meta["extraction"]["engine"] == "ray"
     assert store.meta["extraction"]["workers"] == 2
@@ -110,12 +116,12 @@ def test_sharded_entry_equals_the_local_one(cluster, tiny_folder, corpus, local,
     store.verify()
     blocks = list(store.layer_blocks(-1))
     assert [start for start, _ in blocks] == [s["rows"][0] for s in store.shards]
-    assert np.array_equal(np.concatenate([b for _, b in blocks]), store.layer(-1, dtype=None))
+    assert np.array_equal(np.concatenate([b for _, b in blocks]), store.layer(-1, dtype=None)[:])
     rows = np.array([5, 0, store.n_words - 1])
     assert np.array_equal(store.layer(1, rows), local.layer(1, rows))
-    assert not list(tmp_path.glob(".partial-*"))
+    assert not list(store.path.parent.glob(".partial-*"))
     # a second call is a cache hit: no Ray job
-    again = ray_entry(tiny_folder, corpus, tmp_path)
+    again = ray_entry(tiny_folder, corpus, store.path.parent)
     assert again.meta["created"] == store.meta["created"]
 
 
@@ -210,3 +216,31 @@ def test_extract_cli_on_ray(cluster, tiny_folder, tmp_path, capsys, monkeypatch)
     assert main(["extract", "--model", tiny_folder, "--corpus", "sts", "--n", "12",
                  "--workers", "2", "--out", str(tmp_path)]) == 2
     assert "apply to --engine ray" in capsys.readouterr().err
+
+
+def test_layer_view_indexes_across_shards(local, sharded):
+    store = sharded
+    view, full = store.layer(2, dtype=None), local.layer(2, dtype=None)
+    assert type(view).__name__ == "LayerView" and view.shape == full.shape
+    assert view.dtype == full.dtype and len(view) == len(full)
+    cut = store.shards[1]["rows"][0]
+    mask = np.zeros(len(full), bool)
+    mask[::3] = True
+    for key in (slice(None), slice(cut - 2, cut + 30), slice(5, 5), slice(-4, None),
+                np.array([cut, 0, len(full) - 1, cut - 1]), mask, (slice(3, cut + 1), [0, 5])):
+        assert np.array_equal(view[key], full[key]), key
+    assert np.array_equal(view[cut], full[cut])
+    assert np.array_equal(np.asarray(view, dtype=np.float32), local.layer(2))
+
+
+def test_isotropy_measures_stream_over_shards(local, sharded):
+    """Read 7 rows at a time from the shards' maps: the values of the in-memory layer."""
+    from lmgeometry.measures import isotropy
+
+    store = sharded
+    view, X = store.layer(-1, dtype=None), local.layer(-1)
+    for measure in (isotropy.isotropy_partition, isotropy.isoscore, isotropy.mean_cosine):
+        assert measure(view, chunk_rows=7) == pytest.approx(measure(X), rel=1e-9), measure
+    for transform in (isotropy.center, isotropy.scaled_center, isotropy.remove_top_pcs):
+        np.testing.assert_allclose(transform(view, chunk_rows=7), transform(X),
+                                   rtol=1e-5, atol=1e-6, err_msg=transform.__name__)

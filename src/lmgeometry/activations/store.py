@@ -101,6 +101,7 @@ __all__ = [
     "FORMAT_VERSION",
     "host",
     "layer_file",
+    "LayerView",
     "model_fingerprint",
     "open_store",
     "publish_entry",
@@ -131,6 +132,50 @@ little as over the whole corpus. The local engine plans over the whole corpus un
 ``shard_sentences`` (then both engines write the same bytes)."""
 
 _TMP_PREFIX = ".tmp-"
+
+
+class LayerView:
+    """One layer of a sharded entry as a lazy ``(rows, width)`` matrix: rows are read from the
+    shards' memory maps only when indexed, like a memory map of one file.
+
+    Supports ``shape``, ``dtype``, ``ndim``, ``len``, indexing by an int, a slice, an integer
+    or boolean row array (optionally followed by a column index), and ``numpy.asarray`` (which
+    reads every row). Measures that read a matrix in row chunks (``X[start:stop]``, e.g.
+    :mod:`lmgeometry.measures.isotropy`) therefore stream over the shards.
+    """
+
+    def __init__(self, maps: Sequence[np.ndarray]) -> None:
+        self._maps = list(maps)
+        self._starts = np.cumsum([0, *(len(m) for m in self._maps)])
+        self.shape: tuple[int, int] = (int(self._starts[-1]), int(self._maps[0].shape[1]))
+        self.dtype: np.dtype = self._maps[0].dtype
+        self.ndim = 2
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __getitem__(self, key: Any) -> np.ndarray:
+        rows, rest = (key[0], key[1:]) if isinstance(key, tuple) else (key, ())
+        if isinstance(rows, slice) and rows.step in (None, 1):
+            lo, hi, _ = rows.indices(self.shape[0])
+            parts = [m[max(lo - a, 0):max(min(hi - a, len(m)), 0)]
+                     for m, a in zip(self._maps, self._starts, strict=False)
+                     if a < hi and a + len(m) > lo]
+            out = np.concatenate(parts) if parts else np.zeros((0, self.shape[1]), self.dtype)
+        elif np.isscalar(rows):
+            out = self[np.array([rows])][0]
+        else:
+            index = np.arange(self.shape[0])[rows]
+            shard = np.searchsorted(self._starts, index, side="right") - 1
+            out = np.empty((len(index), self.shape[1]), self.dtype)
+            for k in np.unique(shard):
+                at = shard == k
+                out[at] = self._maps[k][index[at] - self._starts[k]]
+        return out[(slice(None), *rest)] if rest else out
+
+    def __array__(self, dtype: npt.DTypeLike | None = None, copy: bool | None = None
+                  ) -> np.ndarray:
+        return np.asarray(self[:], dtype=dtype)
 
 
 class Store:
@@ -284,18 +329,18 @@ class Store:
             Only these rows (word occurrences), in this order; default all.
         dtype : numpy dtype or None
             The returned array's dtype (default float32, a copy in memory); None returns the
-            array in the store's own dtype (float16 by default): the file's memory map, read
-            lazily, for a single-file entry; the shards' rows joined in memory for a sharded
-            one (:meth:`layer_blocks` reads those lazily).
+            layer in the store's own dtype (float16 by default), read lazily: the file's
+            memory map for a single-file entry, a :class:`LayerView` over the shards' maps
+            for a sharded one (both read only the rows a measure indexes).
 
         Returns
         -------
-        numpy.ndarray
+        numpy.ndarray or LayerView
             ``(n_rows, width)``.
         """
         name = layer_file(self._index(i))
         maps = [self._map(folder, name) for folder in self._folders()]
-        X = maps[0] if len(maps) == 1 else np.concatenate(maps)
+        X = maps[0] if len(maps) == 1 else LayerView(maps)
         if rows is not None:
             X = X[rows]
         return X if dtype is None else np.asarray(X, dtype=dtype)

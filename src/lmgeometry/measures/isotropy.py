@@ -261,8 +261,13 @@ BIS2021_TABLE1: dict[str, dict[str, Any]] = {
 
 
 def _as_matrix(W: npt.ArrayLike) -> np.ndarray:
-    """Return ``W`` as a 2-D array without copying numpy input (memmaps stay memmaps)."""
-    arr = W if isinstance(W, np.ndarray) else np.asarray(W)
+    """Return ``W`` as a 2-D array without copying numpy input (memmaps stay memmaps).
+
+    A lazy matrix with a numpy ``dtype``, ``shape`` and row slicing (a sharded store's
+    ``LayerView``) is kept as it is: the measures here read it in row chunks.
+    """
+    lazy = isinstance(getattr(W, "dtype", None), np.dtype) and hasattr(W, "__getitem__")
+    arr = W if isinstance(W, np.ndarray) or lazy else np.asarray(W)
     if arr.ndim != 2:
         raise ValueError(f"expected a 2-D (rows, width) matrix, got shape {arr.shape}")
     if arr.shape[0] == 0 or arr.shape[1] == 0:
