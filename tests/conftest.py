@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import os
 import socket
+from pathlib import Path
 
 import pytest
 
@@ -109,6 +110,42 @@ def hard_corpus():
     from lmgeometry.io.corpus import sentences
 
     return sentences(HARD, name="hard")
+
+
+#: Sentences with hard tokenization cases, for the store's round trips.
+STORE_TEXTS = [
+    "The bank raised its rates on Monday.",
+    "She sat on the river bank and watched the water.",
+    "Don't split co-operation: 3.14 naïve café words!",
+    "Antidisestablishmentarianism isn't a common word.",
+    "A short one.",
+    "Prices rose 4.5% in Zürich-based shops, analysts said.",
+    "I'm gonna wanna do it, y'all.",
+    "They banked the fire before bed.",
+]
+
+
+def save_bert(folder: Path, *, vocab_size: int | None = None, positions: int = 64,
+              tokenizer: object | None = True) -> Path:
+    """A real (randomly initialised, seed 0) 2-layer BERT of width 32 saved into ``folder``
+    with MiniLM's tokenizer (``tokenizer=None``: no tokenizer files), loadable with
+    ``load_model(folder)``; its 64-position window makes too-long sentences easy to write."""
+    import torch
+    from transformers import AutoTokenizer, BertConfig, BertModel
+
+    from lmgeometry.io import models
+
+    tok = AutoTokenizer.from_pretrained(models.alias_folder("minilm-l6"))
+    torch.manual_seed(0)
+    config = BertConfig(vocab_size=vocab_size or len(tok), hidden_size=32, num_hidden_layers=2,
+                        num_attention_heads=2, intermediate_size=48,
+                        max_position_embeddings=positions)
+    BertModel(config).eval().save_pretrained(folder)
+    if tokenizer is True:
+        tok.save_pretrained(folder)
+    elif tokenizer is not None:
+        tokenizer.save_pretrained(folder)
+    return folder
 
 
 def array_store(folder, layers, words, *, name: str = "test-model", kind: str | None = None,

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-import torch
+from conftest import save_bert
 
 from lmgeometry.activations import store as store_module
 from lmgeometry.activations.store import activations, open_store, verify_entries
@@ -48,24 +48,6 @@ LONG = " ".join(["word"] * 80) + "."
 
 # ---------------------------------------------------------------------------------------------
 # tiny models and helpers
-
-
-def save_bert(folder: Path, *, vocab_size: int | None = None, positions: int = 64,
-              tokenizer: object | None = True) -> Path:
-    """A 2-layer BERT saved with MiniLM's tokenizer (``tokenizer=None``: no tokenizer files)."""
-    from transformers import AutoTokenizer, BertConfig, BertModel
-
-    tok = AutoTokenizer.from_pretrained(models.alias_folder("minilm-l6"))
-    torch.manual_seed(0)
-    config = BertConfig(vocab_size=vocab_size or len(tok), hidden_size=32, num_hidden_layers=2,
-                        num_attention_heads=2, intermediate_size=48,
-                        max_position_embeddings=positions)
-    BertModel(config).eval().save_pretrained(folder)
-    if tokenizer is True:
-        tok.save_pretrained(folder)
-    elif tokenizer is not None:
-        tokenizer.save_pretrained(folder)
-    return folder
 
 
 @pytest.fixture(scope="module")

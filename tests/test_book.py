@@ -10,6 +10,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import tarfile
 from pathlib import Path
 
 import nbformat
@@ -264,6 +265,18 @@ def test_fixture_book_is_executed_and_rendered(fixture_book: tuple[Path, Path]) 
     assert nb.metadata["kernelspec"]["name"] == "python3"
 
     page = (html_dir / "book" / "00_fixture.html").read_text()
+    # the build's archive, linked from each page, holds the HTML and the executed chapter
+    [archive] = html_dir.glob("lmgeometry-book-*.tar.gz")
+    assert f'href="../{archive.name}" download>Download this build' in page
+    assert "How this chapter was built" not in page  # this book has no About page
+    with tarfile.open(archive) as tar:
+        names = set(tar.getnames())
+    top = archive.name.removesuffix(".tar.gz")
+    assert {f"{top}/html/index.html", f"{top}/html/book/00_fixture.html",
+            f"{top}/book/00_fixture.ipynb", f"{top}/book/00_fixture.results.json",
+            f"{top}/book/00_fixture.exec.json", f"{top}/book/00_fixture.run.json"} <= names
+    run = json.loads((project / "book" / "00_fixture.run.json").read_text())
+    assert run["seconds"] > 0 and run["machine"]["cores"] == os.cpu_count()
     assert page.count("plotly.min.js") == 1 and page.count("lmgeometry_figures.js") == 1
     assert page.count('class="plotly-graph-div"') == 3
     assert [f"Figure {i}." for i in (1, 2, 3)] == re.findall(r'lmg-label">(Figure \d+\.)<', page)
@@ -458,6 +471,40 @@ def test_manifest_is_deterministic_and_holds_until_an_input_changes(tmp_path: Pa
                          "results file 01_x.results.json changed since the execution"]
     path.unlink()
     assert reasons()[0].startswith("no execution manifest 01_x.exec.json")
+
+
+def test_book_files_a_chapter_read_decide_too(tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """A chapter that read another chapter's results file runs again when that file changes;
+    files outside the book folder are not its inputs."""
+    from lmgeometry import trace
+    from lmgeometry.report.results import load_results, save_results
+
+    source, notebook, results = _executed(tmp_path)
+    other = save_results(notebook.with_name("00_other.results.json"), {"claims": [1]})
+    outside = save_results(tmp_path / "elsewhere.json", {"x": 1})
+    events = tmp_path / "events.jsonl"
+    monkeypatch.setenv(trace.TRACE_ENV, str(events))
+    assert load_results(other) == {"claims": [1]} and load_results(outside) == {"x": 1}
+    recorded = cache.input_records(trace.read_events(events), notebook.parent)
+    assert recorded == [{"path": "00_other.results.json",
+                         "sha256": cache.file_digest(other)}]
+    declared = chapter_parameters(read_chapter(source))
+    values = {"results_path": "01_x.results.json"}
+    key = cache.chapter_key(source, values, declared, _inputs())
+    cache.write_manifest(notebook, key, [], results, recorded)
+
+    def reasons() -> list[str]:
+        return cache.stale_reasons(cache.read_manifest(notebook), key, notebook, results,
+                                   _inputs())
+
+    assert reasons() == []
+    save_results(outside, {"x": 2})
+    assert reasons() == []
+    save_results(other, {"claims": [1, 2]})
+    assert reasons() == ["input 00_other.results.json changed since the execution"]
+    other.unlink()
+    assert reasons() == ["input 00_other.results.json missing since the execution"]
 
 
 def test_store_entries_recorded_in_the_trace_decide_too(tmp_path: Path,

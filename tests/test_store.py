@@ -17,6 +17,8 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 import torch
+from conftest import STORE_TEXTS as TEXTS
+from conftest import save_bert
 
 from lmgeometry.activations.extract import SentenceTooLongError, extract_words
 from lmgeometry.activations.store import Store, activations, host, model_fingerprint, open_store
@@ -25,32 +27,12 @@ from lmgeometry.io.corpus import sentences
 
 pytestmark = pytest.mark.data
 
-TEXTS = [
-    "The bank raised its rates on Monday.",
-    "She sat on the river bank and watched the water.",
-    "Don't split co-operation: 3.14 naïve café words!",
-    "Antidisestablishmentarianism isn't a common word.",
-    "A short one.",
-    "Prices rose 4.5% in Zürich-based shops, analysts said.",
-    "I'm gonna wanna do it, y'all.",
-    "They banked the fire before bed.",
-]
 LONG = " ".join(["word"] * 80) + "."
 
 
 @pytest.fixture(scope="module")
 def tiny_folder(tmp_path_factory):
-    from transformers import AutoTokenizer, BertConfig, BertModel
-
-    tok = AutoTokenizer.from_pretrained(models.alias_folder("minilm-l6"))
-    torch.manual_seed(0)
-    config = BertConfig(vocab_size=tok.vocab_size, hidden_size=32, num_hidden_layers=2,
-                        num_attention_heads=2, intermediate_size=48,
-                        max_position_embeddings=64)
-    folder = tmp_path_factory.mktemp("tiny-bert")
-    BertModel(config).eval().save_pretrained(folder)
-    tok.save_pretrained(folder)
-    return folder
+    return save_bert(tmp_path_factory.mktemp("tiny-bert"))
 
 
 @pytest.fixture(scope="module")

@@ -52,11 +52,14 @@ import yaml
 
 from lmgeometry.errors import BookError, BookUsageError, ChapterExecutionError
 from lmgeometry.io import paths
+from lmgeometry.report._ext.build_links import ARCHIVE_ENV
+from lmgeometry.report.about import write_run_record
 from lmgeometry.report.cache import (
     BookInputs,
     chapter_key,
     html_inputs,
     html_is_current,
+    input_records,
     key_summary,
     read_manifest,
     stale_reasons,
@@ -74,6 +77,7 @@ from lmgeometry.report.profile import (
     read_profiles,
     write_profiles,
 )
+from lmgeometry.report.publish import archive_name, write_archive
 from lmgeometry.trace import TRACE_ENV, read_events
 
 __all__ = [
@@ -781,7 +785,7 @@ def run_chapter(
     source_nb = notebook if notebook is not None else read_chapter(chapter.source)
     kernel: dict[str, Any] = {}
     start = time.perf_counter()
-    with _tracing(events_file):
+    with _environment(TRACE_ENV, str(events_file)):  # the kernel records its trace there
         executed = _papermill(chapter, source_nb, work, parameters, kernel_name, nb_dir, kernel)
     cells = cell_times(executed)
     _print_stderr(chapter, executed)
@@ -795,17 +799,17 @@ def run_chapter(
 
 
 @contextmanager
-def _tracing(events_file: Path) -> Iterator[None]:
-    """Name ``events_file`` in the environment the kernel inherits (:data:`trace.TRACE_ENV`)."""
-    previous = os.environ.get(TRACE_ENV)
-    os.environ[TRACE_ENV] = str(events_file)
+def _environment(name: str, value: str) -> Iterator[None]:
+    """Set an environment variable that child processes inherit, restored afterwards."""
+    previous = os.environ.get(name)
+    os.environ[name] = value
     try:
         yield
     finally:
         if previous is None:
-            os.environ.pop(TRACE_ENV, None)
+            os.environ.pop(name, None)
         else:
-            os.environ[TRACE_ENV] = previous
+            os.environ[name] = previous
 
 
 def _papermill(chapter: Chapter, source_nb: Any, work: Path, parameters: dict[str, Any],
@@ -1198,7 +1202,9 @@ def _execute_chapters(book_dir: Path, selected: Sequence[Chapter], sources: dict
                   + "; ".join(reasons), flush=True)
             run = run_chapter(chapter, book_dir, values, kernel_name=kernel,
                               max_bytes=max_bytes, notebook=sources[chapter.name])
-            write_manifest(run.notebook, key, store_records(run.events), results)
+            write_manifest(run.notebook, key, store_records(run.events), results,
+                           input_records(run.events, run.notebook.parent))
+            write_run_record(run.notebook, run.seconds, run.peak_rss)
             print(f"[book] {chapter.name}: {run.seconds:.1f} s, "
                   f"{run.notebook.stat().st_size / 1e6:.2f} MB -> {run.notebook}", flush=True)
             rows.append(ChapterProfile.measured(chapter.name, run.seconds, run.cells,
@@ -1216,7 +1222,10 @@ def _html_step(book_dir: Path, inputs: BookInputs, *, force: bool) -> tuple[Path
               flush=True)
         return html_dir, None
     start = time.perf_counter()
-    html_dir = build_html(book_dir)
+    archive = archive_name(book_dir)
+    with _environment(ARCHIVE_ENV, archive):  # each page links to the archive
+        html_dir = build_html(book_dir)
+    write_archive(book_dir, html_dir, archive)
     write_html_stamp(book_dir, current)
     seconds = time.perf_counter() - start
     print(f"[book] HTML in {seconds:.1f} s: {html_dir / 'index.html'}", flush=True)

@@ -17,6 +17,9 @@ notebook and its results file were computed from:
 * ``stores``: the activation-store entries the chapter opened while it ran (recorded through
   :mod:`lmgeometry.trace`; a chapter cannot be asked in advance which ones it will read), with
   their key, model spec, model fingerprint and corpus digest;
+* ``inputs``: the book's own files the chapter read while it ran (other chapters' results
+  files and execution records, read with :func:`lmgeometry.report.results.load_results`), by
+  name relative to the notebook's folder, with their sha256;
 * ``outputs``: sha256 of the executed notebook and of the results file.
 
 The manifest holds no timestamps or paths of this machine (other than a local-folder model
@@ -49,6 +52,7 @@ __all__ = [
     "chapter_key",
     "file_digest",
     "html_inputs",
+    "input_records",
     "html_is_current",
     "HTML_STAMP",
     "HTML_LIBRARIES",
@@ -277,13 +281,34 @@ def store_records(events: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     return [seen[k] for k in sorted(seen)]
 
 
+def input_records(events: Iterable[dict[str, Any]], folder: Path) -> list[dict[str, str]]:
+    """The distinct book files read during an execution (``input`` trace events).
+
+    Returns
+    -------
+    list of dict
+        ``path`` (relative to ``folder``, the executed notebooks' folder; files outside it
+        are not the book's and are left out) and ``sha256``, sorted by path.
+    """
+    seen = {}
+    for event in events:
+        if event.get("event") != "input":
+            continue
+        try:
+            name = Path(str(event.get("path"))).relative_to(folder.resolve()).as_posix()
+        except ValueError:
+            continue
+        seen[name] = {"path": name, "sha256": str(event.get("sha256"))}
+    return [seen[k] for k in sorted(seen)]
+
+
 def manifest_path(notebook: Path) -> Path:
     """``book/NN_name.exec.json`` for ``book/NN_name.ipynb``."""
     return notebook.with_name(notebook.stem + MANIFEST_SUFFIX)
 
 
 def write_manifest(notebook: Path, key: dict[str, Any], stores: list[dict[str, Any]],
-                   results: Path) -> Path:
+                   results: Path, inputs: list[dict[str, str]] | None = None) -> Path:
     """Write a chapter's execution manifest next to its executed notebook.
 
     Parameters
@@ -296,6 +321,8 @@ def write_manifest(notebook: Path, key: dict[str, Any], stores: list[dict[str, A
         :func:`store_records` of the execution.
     results : pathlib.Path
         The chapter's results file (absent if the chapter wrote none).
+    inputs : list of dict, optional
+        :func:`input_records` of the execution.
 
     Returns
     -------
@@ -303,6 +330,7 @@ def write_manifest(notebook: Path, key: dict[str, Any], stores: list[dict[str, A
         The manifest (JSON, sorted keys, no timestamps: identical inputs give identical bytes).
     """
     manifest = {"format": MANIFEST_FORMAT, "chapter": notebook.stem, **key, "stores": stores,
+                "inputs": list(inputs or []),
                 "outputs": {"notebook": file_digest(notebook), "results": file_digest(results)}}
     path = manifest_path(notebook)
     tmp = path.with_name(path.name + ".tmp")
@@ -344,6 +372,16 @@ def _output_reasons(recorded: dict[str, Any], notebook: Path, results: Path) -> 
             state = "missing" if current is None else (
                 "present, but none was written" if digest is None else "changed")
             reasons.append(f"{what} {path.name} {state} since the execution")
+    return reasons
+
+
+def _input_reasons(recorded: dict[str, Any], folder: Path) -> list[str]:
+    reasons = []
+    for item in recorded.get("inputs") or []:
+        current = file_digest(folder / item["path"])
+        if current != item.get("sha256"):
+            state = "missing" if current is None else "changed"
+            reasons.append(f"input {item['path']} {state} since the execution")
     return reasons
 
 
@@ -416,7 +454,8 @@ def stale_reasons(recorded: dict[str, Any] | None, key: dict[str, Any], notebook
     if recorded.get("format") != MANIFEST_FORMAT:
         return [f"manifest format {recorded.get('format')} (this version writes "
                 f"{MANIFEST_FORMAT})"]
-    reasons = _output_reasons(recorded, notebook, results) + _key_reasons(recorded, key, inputs)
+    reasons = (_output_reasons(recorded, notebook, results) + _key_reasons(recorded, key, inputs)
+               + _input_reasons(recorded, notebook.parent))
     return reasons or _store_reasons(recorded, inputs)
 
 

@@ -372,8 +372,12 @@ def _cell(value: Any, digits: int) -> str:
 
 
 def table_html(table: pd.DataFrame, caption: str, number: int | None = None,
-               digits: int = 3, fold_rows: int = FOLD_ROWS) -> str:
+               digits: int = 3, fold_rows: int = FOLD_ROWS,
+               row_ids: Sequence[str] | None = None) -> str:
     """HTML for ``table`` as a numbered, captioned figure (see :func:`show_table`)."""
+    ids = [""] * len(table) if row_ids is None else [f' id="{html.escape(i)}"' for i in row_ids]
+    if len(ids) != len(table):
+        raise ValueError(f"{len(ids)} row ids for {len(table)} rows")
     named = any(n is not None for n in table.index.names)
     if named or not pd.api.types.is_integer_dtype(table.index.dtype):
         table = table.reset_index()
@@ -383,9 +387,9 @@ def table_html(table: pd.DataFrame, caption: str, number: int | None = None,
     numeric = [pd.api.types.is_numeric_dtype(t) and not pd.api.types.is_bool_dtype(t)
                for t in table.dtypes]
     rows = "".join(
-        "<tr>" + "".join(f'<td class="{"num" if n else "txt"}">{_cell(v, digits)}</td>'
-                         for v, n in zip(row, numeric, strict=True)) + "</tr>"
-        for row in table.itertuples(index=False, name=None)
+        f"<tr{row_id}>" + "".join(f'<td class="{"num" if n else "txt"}">{_cell(v, digits)}</td>'
+                                  for v, n in zip(row, numeric, strict=True)) + "</tr>"
+        for row, row_id in zip(table.itertuples(index=False, name=None), ids, strict=True)
     )
     label = f"Table {number}." if number is not None else "Table."
     body = (f'<div class="lmg-scroll"><table class="lmg-table"><thead><tr>{headers}</tr>'
@@ -397,7 +401,8 @@ def table_html(table: pd.DataFrame, caption: str, number: int | None = None,
 
 
 def show_table(table: pd.DataFrame, caption: str, digits: int = 3,
-               columns: Sequence[str] | None = None, fold_rows: int = FOLD_ROWS) -> None:
+               columns: Sequence[str] | None = None, fold_rows: int = FOLD_ROWS,
+               row_ids: Sequence[str] | None = None) -> None:
     """Display ``table`` as the chapter's next numbered table.
 
     Parameters
@@ -412,9 +417,12 @@ def show_table(table: pd.DataFrame, caption: str, digits: int = 3,
         The columns to show, in order (default: all).
     fold_rows
         A table with more rows is folded behind a toggle.
+    row_ids
+        An HTML id per row, for links to a row (``page.html#id``).
     """
     from IPython.display import HTML, display
 
     if columns is not None:
         table = table[list(columns)]
-    display(HTML(table_html(table, caption, _next_number("table"), digits, fold_rows)))
+    display(HTML(table_html(table, caption, _next_number("table"), digits, fold_rows,
+                            row_ids)))

@@ -22,18 +22,19 @@ uncommitted changes.
 from __future__ import annotations
 
 import argparse
+import datetime as _dt
 import subprocess
 import sys
 from pathlib import Path
 
 from lmgeometry.errors import BookError
+from lmgeometry.report.about import project_state
 
-__all__ = ["publish", "publish_cli", "publishable_html", "source_state"]
+__all__ = ["ARCHIVE_PREFIX", "archive_name", "publish", "publish_cli", "publishable_html",
+           "source_state", "write_archive"]
 
+ARCHIVE_PREFIX = "lmgeometry-book-"
 
-def _git(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
-                          check=False)
 
 
 def source_state(repo: Path) -> str:
@@ -44,13 +45,51 @@ def source_state(repo: Path) -> str:
     BookError
         If ``repo`` is not inside a git work tree or has no commit.
     """
-    head = _git(repo, "rev-parse", "--short=12", "HEAD")
-    if head.returncode != 0:
-        raise BookError(f"{repo} is not a git checkout with a commit ({head.stderr.strip()}): "
-                        "ghp-import commits the book to a branch of the project's repository; "
-                        "publish from a clone of the project")
-    dirty = _git(repo, "status", "--porcelain", "--untracked-files=no").stdout.strip()
-    return head.stdout.strip() + (" with uncommitted changes" if dirty else "")
+    state = project_state(repo)
+    if state["commit"] is None:
+        raise BookError(f"{repo} is not a git checkout with a commit: ghp-import commits the "
+                        "book to a branch of the project's repository; publish from a clone "
+                        "of the project")
+    return state["commit"][:12] + ("" if state["clean"] else " with uncommitted changes")
+
+
+def archive_name(book_dir: Path) -> str:
+    """``lmgeometry-book-<commit>[-dirty]-<YYYY-MM-DD>.tar.gz``: a build's archive, named by the
+    project's commit (12 hex digits; ``-dirty`` with uncommitted changes) and the UTC date."""
+    state = project_state(book_dir)
+    commit = (state["commit"] or "nocommit")[:12] + ("" if state["clean"] in (True, None)
+                                                     else "-dirty")
+    return f"{ARCHIVE_PREFIX}{commit}-{_dt.datetime.now(_dt.UTC):%Y-%m-%d}.tar.gz"
+
+
+def write_archive(book_dir: Path, html_dir: Path, name: str) -> Path:
+    """Write a build's archive into ``html_dir`` (beside ``index.html``, so it is published).
+
+    It holds the HTML (``html/``), and the executed notebooks, results files, execution
+    manifests and run records (``book/``), under one folder named like the archive, so that a
+    reader can diff two builds' numbers. Older archives in ``html_dir`` are removed.
+
+    Returns
+    -------
+    pathlib.Path
+        The archive.
+    """
+    import tarfile
+
+    for old in html_dir.glob(f"{ARCHIVE_PREFIX}*.tar.gz"):
+        old.unlink()
+    top = name.removesuffix(".tar.gz")
+    target = html_dir / name
+    tmp = target.with_name(f".{name}.tmp")
+    with tarfile.open(tmp, "w:gz") as tar:
+        for path in sorted(html_dir.rglob("*")):
+            if path.is_file() and not path.name.startswith("."):
+                tar.add(path, f"{top}/html/{path.relative_to(html_dir).as_posix()}")
+        for pattern in ("*.ipynb", "*.results.json", "*.exec.json", "*.run.json"):
+            for path in sorted((book_dir / "book").glob(pattern)):
+                tar.add(path, f"{top}/book/{path.name}")
+    tmp.replace(target)
+    return target
 
 
 def publishable_html(book_dir: Path) -> Path:

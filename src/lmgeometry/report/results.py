@@ -1,12 +1,19 @@
 """Machine-readable results files written next to each executed chapter.
+
+A chapter that reads another chapter's files (the scorecard reads the results files, the
+About page the execution records) reads them with :func:`load_results`, which records each
+file and its sha256 in the book's trace: the chapter's execution manifest then lists them as
+``inputs``, and the chapter runs again when one of them changes.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
 
+from lmgeometry import trace
 from lmgeometry.io.files import to_jsonable
 from lmgeometry.io.paths import user_path
 
@@ -27,6 +34,11 @@ def save_results(path: str | Path, results: dict[str, Any]) -> Path:
     return path
 
 
-def load_results(path: str | Path) -> dict[str, Any]:
-    """Read a results file written by :func:`save_results` (``~`` expanded)."""
-    return json.loads(user_path(path).read_text())
+def load_results(path: str | Path) -> Any:
+    """Read a results file written by :func:`save_results`, or any JSON file of the book
+    (``~`` expanded); under ``lmgeometry book`` the file is recorded as an input of the
+    chapter reading it (its name and sha256)."""
+    data = user_path(path).read_bytes()
+    trace.record("input", path=str(user_path(path).resolve()),
+                 sha256=hashlib.sha256(data).hexdigest())
+    return json.loads(data)

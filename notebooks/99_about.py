@@ -1,0 +1,123 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # About this build
+#
+# What produced the pages of this book: the project's commit, each chapter's parameters,
+# running time, peak memory and the sha256 of its results file, the models (with the
+# fingerprint of their files) and the store entries each chapter read, the data files and
+# their licences, the library versions and the machine. Everything here is read from the
+# records the book pipeline writes next to each executed chapter (`NN_name.exec.json`,
+# `NN_name.run.json`); none of it is typed by hand.
+
+# %% tags=["parameters"]
+results_path = "99_about.results.json"
+
+# %% tags=["remove-input"]
+from pathlib import Path
+
+import pandas as pd
+from IPython.display import Markdown, display
+
+from lmgeometry.report import about, results
+from lmgeometry.report.figures import show_table
+from lmgeometry.report.prose import plural
+
+folder = Path(results_path).resolve().parent
+chapters = about.book_chapters(folder, exclude=[Path(results_path).name.split(".")[0]])
+introduction = folder / "00_introduction.results.json"
+model_facts = results.load_results(introduction)["models"] if introduction.is_file() else []
+facts = about.build_facts(folder, chapters, model_facts)
+project = facts["project"]
+if project["commit"] is None:
+    state = "outside a git checkout, so no commit can be named"
+else:
+    state = (f"from commit `{project['commit'][:12]}`"
+             + ("" if project["clean"] else " **with uncommitted changes** to tracked files"))
+ran = facts["chapters"]["seconds"].dropna()
+display(Markdown(
+    f"The chapters were last executed {state}. Together they ran for "
+    f"{ran.sum() / 60:.1f} minutes ({plural(len(ran), 'chapter')} with a run record), on "
+    f"{plural(len(facts['machines']), 'machine')} and "
+    f"{plural(len(facts['environment']), 'set')} of library versions."
+))
+
+# %% [markdown]
+# ## How to rebuild exactly this book
+#
+# Check out the commit above, install with the README's two commands (`make venv`, which
+# installs the pinned `requirements.txt`), point `LMGEOMETRY_DATA_MIRROR` at a mirror of the
+# data files below (or let the package download them: each is checked against its sha256),
+# and run `make book`. A chapter whose execution record still matches (same source,
+# parameters, package files, library versions, model fingerprints, store entries and input
+# files) is not executed again; `lmgeometry book --force` executes every chapter. The results
+# files' sha256 below tell you whether your numbers are the same bytes as these.
+
+# %% [markdown]
+# ## Chapters
+
+# %% tags=["remove-input"]
+table = facts["chapters"].copy()
+for column in ("results sha256", "notebook sha256", "source sha256"):
+    table[column] = table[column].map(lambda v: "–" if v is None else str(v)[:16])
+show_table(table, "Each chapter's last execution: the parameters the book passed (beyond "
+                  "the chapter's defaults), wall time, the kernel's peak resident memory, "
+                  "when it ran, the first 16 hex digits of the sha256 of its results file, "
+                  "executed notebook and source, and how many activation-store entries it "
+                  "read.",
+           row_ids=[about.chapter_anchor(name) for name in table["chapter"]])
+
+# %% [markdown]
+# ## Models
+#
+# A model's fingerprint is a sha256 over its resolved configuration, weight and tokenizer
+# files: two runs with the same fingerprint used the same model bytes.
+
+# %% tags=["remove-input"]
+show_table(facts["models"], "The models the chapters used: the spec as the chapter named it, "
+                            "the checkpoint it resolved to, its kind, the fingerprint of its "
+                            "files, the chapters (by number) and its caveats.",
+           fold_rows=20)
+
+# %% [markdown]
+# ## Activation-store entries
+
+# %% tags=["remove-input"]
+show_table(facts["stores"], "The activation-store entries each chapter read: the entry's name "
+                            "(corpus and key), the model, the corpus and its digest, and the "
+                            "model's fingerprint.")
+
+# %% [markdown]
+# ## Data files
+#
+# The package's data manifest pins every data file the chapters can read, with its sha256;
+# each file is checked against it whenever it is read, and a mismatch stops the run.
+
+# %% tags=["remove-input"]
+show_table(facts["data"], "The data files, their sha256, size in bytes, licence and origin.")
+
+# %% [markdown]
+# ## Libraries and machine
+
+# %% tags=["remove-input"]
+versions = pd.DataFrame(facts["environment"]).T
+versions.columns = [f"set {i + 1}" for i in range(versions.shape[1])] or ["version"]
+show_table(versions.reset_index(names="library"),
+           "The versions of Python and of the libraries that compute or draw the numbers, as "
+           "the chapters' execution records hold them (one column per distinct set).")
+show_table(pd.DataFrame(facts["machines"]),
+           "The machines the chapters ran on: operating system, CPU, cores, memory (GiB) and "
+           "accelerator.")
+
+# %% tags=["remove-cell"]
+results.save_results(results_path, {k: v for k, v in facts.items()})

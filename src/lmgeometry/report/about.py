@@ -1,0 +1,208 @@
+"""The "About this build" page: what produced the book, read from what the run recorded.
+
+``lmgeometry book`` writes two files next to each executed chapter: its execution manifest
+``NN_name.exec.json`` (:mod:`lmgeometry.report.cache`: source, parameters, package, library
+versions, model fingerprints, store entries, sha256 of the notebook and results file) and its
+run record ``NN_name.run.json`` (:func:`write_run_record`: wall time, peak memory, when, on
+what machine). The last chapter, ``99_about``, reads them all with
+:func:`lmgeometry.report.results.load_results` (so it runs again whenever one of them
+changes) and :func:`build_facts` turns them into the page's tables; the data files come from
+the package's data manifest (every file the chapters can read, each checked against its
+sha256 when read).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import platform
+import subprocess
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from lmgeometry.report.results import load_results
+
+__all__ = [
+    "book_chapters",
+    "build_facts",
+    "chapter_anchor",
+    "machine",
+    "project_state",
+    "RUN_SUFFIX",
+    "run_record_path",
+    "write_run_record",
+]
+
+RUN_SUFFIX = ".run.json"
+
+
+def run_record_path(notebook: Path) -> Path:
+    """``book/NN_name.run.json`` for ``book/NN_name.ipynb``."""
+    return notebook.with_name(notebook.stem + RUN_SUFFIX)
+
+
+def chapter_anchor(name: str) -> str:
+    """The About page's anchor of a chapter's row (``build-03_context_measures``)."""
+    return f"build-{name}"
+
+
+def machine() -> dict[str, Any]:
+    """The machine a chapter ran on: OS, CPU model and cores, memory, accelerator."""
+    cpu = platform.processor() or platform.machine()
+    memory = None
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                memory = round(int(line.split()[1]) / 2**20, 1)
+    except OSError:
+        pass
+    import torch
+
+    accelerator = (torch.cuda.get_device_name(0) if torch.cuda.is_available() else "none")
+    return {"os": f"{platform.system()} {platform.release()}", "cpu": cpu,
+            "cores": os.cpu_count(), "memory_gib": memory, "accelerator": accelerator}
+
+
+def write_run_record(notebook: Path, seconds: float, peak_rss: int | None) -> Path:
+    """Write how a chapter's execution went (``NN_name.run.json``) next to its notebook."""
+    from lmgeometry.report.results import save_results
+
+    record = {"chapter": notebook.stem, "seconds": round(seconds, 1),
+              "peak_memory_mib": None if peak_rss is None else round(peak_rss / 2**20),
+              "executed": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+              "machine": machine()}
+    return save_results(run_record_path(notebook), record)
+
+
+def project_state(root: Path) -> dict[str, Any]:
+    """The git commit of ``root`` and whether its tracked files had uncommitted changes."""
+    def git(*args: str) -> str | None:
+        try:
+            done = subprocess.run(["git", "-C", str(root), *args], capture_output=True,
+                                  text=True, check=False, timeout=30)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return done.stdout.strip() if done.returncode == 0 else None
+
+    commit = git("rev-parse", "HEAD")
+    dirty = git("status", "--porcelain", "--untracked-files=no")
+    return {"commit": commit, "clean": None if commit is None else dirty == ""}
+
+
+def book_chapters(folder: str | Path, exclude: Sequence[str] = ()) -> list[str]:
+    """The chapters (``NN_name``) of the book whose executed notebooks are in ``folder``, in
+    the reading order of the book's ``_toc.yml`` (beside ``folder``)."""
+    from lmgeometry.report.book import toc_docnames
+
+    folder = Path(folder).resolve()
+    names = [d.rpartition("/")[2] for d in toc_docnames(folder.parent / "_toc.yml")]
+    return [n for n in names if n not in exclude and (folder / f"{n}.ipynb").is_file()]
+
+
+def _chapter_rows(folder: Path, names: list[str]) -> pd.DataFrame:
+    rows = []
+    for name in names:
+        exec_path = folder / f"{name}.exec.json"
+        run_path = folder / f"{name}{RUN_SUFFIX}"
+        manifest = load_results(exec_path) if exec_path.is_file() else {}
+        run = load_results(run_path) if run_path.is_file() else {}
+        parameters = {k: v for k, v in (manifest.get("parameters") or {}).items()
+                      if k != "results_path"}
+        rows.append({
+            "chapter": name,
+            "parameters": ", ".join(f"{k}={v}" for k, v in parameters.items()) or "defaults",
+            "seconds": run.get("seconds"),
+            "peak memory (MiB)": run.get("peak_memory_mib"),
+            "executed (UTC)": run.get("executed"),
+            "results sha256": (manifest.get("outputs") or {}).get("results"),
+            "notebook sha256": (manifest.get("outputs") or {}).get("notebook"),
+            "source sha256": (manifest.get("source") or {}).get("sha256"),
+            "store entries": len(manifest.get("stores") or []),
+            "machine": run.get("machine"),
+            "environment": manifest.get("environment"),
+            "models": manifest.get("models") or {},
+            "stores": manifest.get("stores") or [],
+        })
+    return pd.DataFrame(rows)
+
+
+def _model_rows(chapters: pd.DataFrame, facts: dict[str, dict[str, Any]]) -> pd.DataFrame:
+    used: dict[tuple[str, str], list[str]] = {}
+    for row in chapters.itertuples():
+        for spec, fingerprint in row.models.items():
+            used.setdefault((spec, fingerprint), []).append(row.chapter[:2])
+        for store in row.stores:
+            if store.get("fingerprint"):
+                key = (store["model"], store["fingerprint"])
+                used.setdefault(key, [])
+                if row.chapter[:2] not in used[key]:
+                    used[key].append(row.chapter[:2])
+    rows = []
+    for (spec, fingerprint), chapters_used in sorted(used.items()):
+        info = facts.get(spec, {})
+        caveats = info.get("caveats") or []
+        rows.append({"model": spec, "resolved name": info.get("name", spec),
+                     "kind": info.get("kind", "–"), "fingerprint": fingerprint,
+                     "chapters": ", ".join(sorted(chapters_used)),
+                     "caveats": "; ".join(caveats) if isinstance(caveats, list) else caveats})
+    return pd.DataFrame(rows, columns=["model", "resolved name", "kind", "fingerprint",
+                                       "chapters", "caveats"])
+
+
+def _store_rows(chapters: pd.DataFrame) -> pd.DataFrame:
+    rows = [{"chapter": row.chapter, "entry": store.get("entry"), "model": store.get("model"),
+             "corpus": store.get("corpus"), "corpus digest": store.get("corpus_digest"),
+             "model fingerprint": store.get("fingerprint")}
+            for row in chapters.itertuples() for store in row.stores]
+    return pd.DataFrame(rows, columns=["chapter", "entry", "model", "corpus", "corpus digest",
+                                       "model fingerprint"])
+
+
+def build_facts(folder: str | Path, chapters: list[str],
+                model_facts: list[dict[str, Any]] | None = None,
+                root: str | Path | None = None) -> dict[str, Any]:
+    """Everything the About page shows, from the book folder's records.
+
+    Parameters
+    ----------
+    folder : str or pathlib.Path
+        The executed notebooks' folder (``book/``).
+    chapters : list of str
+        The chapters to describe (``NN_name``), in reading order.
+    model_facts : list of dict, optional
+        :meth:`LoadedModel.facts` of the models (the introduction's results file holds
+        them): resolved name, kind and caveats per spec.
+    root : str or pathlib.Path, optional
+        The project checkout (its git state); default the folder's parent.
+
+    Returns
+    -------
+    dict
+        ``project`` (commit, clean), ``chapters``, ``models``, ``stores``, ``data``
+        (DataFrames) and ``environment`` and ``machines`` (lists of the distinct library
+        versions and machines the chapters recorded).
+    """
+    from lmgeometry.io import data
+
+    folder = Path(folder).resolve()
+    table = _chapter_rows(folder, chapters)
+    facts = {f["spec"]: f for f in model_facts or []}
+    manifest = data.manifest()
+    environments = [e for e in table["environment"] if e]
+    machines = [m for m in table["machine"] if m]
+    return {
+        "project": project_state(Path(root) if root else folder.parent),
+        "chapters": table.drop(columns=["machine", "environment", "models", "stores"]),
+        "models": _model_rows(table, facts),
+        "stores": _store_rows(table),
+        "data": manifest[["name", "dataset", "sha256", "size", "licence", "url"]],
+        "environment": [dict(t) for t in {tuple(sorted(e.items())) for e in environments}],
+        "machines": [dict(t) for t in {tuple(sorted(m.items())) for m in machines}],
+    }
