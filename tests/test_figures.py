@@ -23,6 +23,9 @@ def _decode(value, shared):
         return value
     if "$ref" in value:
         return _decode(shared[value["$ref"]], shared)
+    if "$b" in value:
+        bits = np.unpackbits(np.frombuffer(base64.b64decode(value["$b"]), dtype=np.uint8))
+        return [bool(b) for b in bits[:value["n"]]]
     flat = None
     if "$q2" in value:
         q = np.frombuffer(base64.b64decode(value["$q2"]), dtype="<i2").astype(np.float64)
@@ -93,6 +96,28 @@ def test_slider_arguments_frames_and_2d_arrays_are_encoded():
     np.testing.assert_allclose(back["layout"]["sliders"][0]["steps"][2]["args"][0]["x"][0],
                                np.linspace(0, 2, 10), rtol=1e-6)
     np.testing.assert_array_equal(back["frames"][0]["data"][0]["y"], np.ones(9))
+
+
+def test_menu_visibility_travels_as_bits():
+    """A button's visibility list (one boolean per trace) travels as packed bits; short lists
+    and lists mixing types stay as they are."""
+    visible = [i % 3 == 0 for i in range(45)]
+    buttons = [{"method": "update", "label": "a", "args": [{"visible": visible}]},
+               {"method": "update", "label": "b",
+                "args": [{"visible": [True, False, True]}]},
+               {"method": "update", "label": "c",
+                "args": [{"visible": [True, "legendonly"] * 5}]}]
+    fig = go.Figure([go.Scatter(y=[i, i + 1]) for i in range(45)])
+    fig.update_layout(updatemenus=[{"buttons": buttons}])
+    spec = figures.encode_figure(fig)
+    encoded = spec["layout"]["updatemenus"][0]["buttons"]
+    assert set(encoded[0]["args"][0]["visible"]) == {"$b", "n"}
+    assert len(encoded[0]["args"][0]["visible"]["$b"]) == 8  # 45 bits: 6 bytes, 8 base64
+    back = _decode(spec, spec["shared"])["layout"]["updatemenus"][0]["buttons"]
+    assert back[0]["args"][0]["visible"] == visible
+    assert back[1]["args"][0]["visible"] == [True, False, True]
+    assert back[2]["args"][0]["visible"] == [True, "legendonly"] * 5
+    assert _decode(figures._encode(np.array([False, True] * 5)), []) == [False, True] * 5
 
 
 def test_a_slider_steps_arrays_travel_packed_in_one_spec():
@@ -194,7 +219,7 @@ def test_constant_and_non_finite_clouds():
     assert np.isnan(_decode(spec, [])[-1])
 
 
-@pytest.mark.parametrize("values", [np.array([True] * 10), np.arange(5.0),
+@pytest.mark.parametrize("values", [np.array([True] * 5), np.arange(5.0),
                                     np.array(["a"] * 10), np.array([2**40] * 10)])
 def test_arrays_that_are_not_sent_as_typed_stay_plain(values):
     encoded = figures._encode(values)

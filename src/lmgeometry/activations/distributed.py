@@ -151,7 +151,7 @@ class ShardWorker:
         return record
 
 
-def _reusable(folder: Path, shard: Shard, n_files: int | None) -> dict[str, Any] | None:
+def _reusable(folder: Path, shard: Shard) -> dict[str, Any] | None:
     """A finished shard's record when every file matches its recorded sha256, else None."""
     path = folder / shard.name
     try:
@@ -159,8 +159,7 @@ def _reusable(folder: Path, shard: Shard, n_files: int | None) -> dict[str, Any]
     except (OSError, ValueError):
         return None
     files = record.get("checksums") or {}
-    if (record.get("sentences") != [shard.first, shard.stop]
-            or (n_files is not None and len(files) != n_files)):
+    if record.get("sentences") != [shard.first, shard.stop] or not files:
         return None
     try:
         if all(file_sha256(path / name) == digest for name, digest in files.items()):
@@ -258,6 +257,8 @@ def build_sharded(spec: str, fingerprint: str, corpus: Corpus, final: Path, *, k
     """
     from tqdm.std import tqdm
 
+    if Path(spec).expanduser().exists():  # a model folder: workers do not share our cwd
+        spec = str(Path(spec).expanduser().resolve())
     device = "cuda" if gpus_per_worker > 0 else "cpu"
     batch_tokens = batch_tokens or default_batch_tokens(device)
     shards = shard_spans(len(corpus.sentences), shard_sentences)
@@ -267,7 +268,7 @@ def build_sharded(spec: str, fingerprint: str, corpus: Corpus, final: Path, *, k
     folder = partial / SHARDS_DIR
     records: dict[int, dict[str, Any]] = {}
     for shard in shards:
-        record = _reusable(folder, shard, None)
+        record = _reusable(folder, shard)
         if record is not None:
             records[shard.index] = record
         else:

@@ -179,16 +179,36 @@ def _packed(parts: list[np.ndarray], quantise: bool) -> dict[str, Any] | None:
     return {**spec, "parts": [len(p) for p in parts]}
 
 
+def _bits(value: Any) -> dict[str, Any] | None:
+    """``{"$b": base64 of the packed bits, "n": length}`` for a list of :data:`MIN_TYPED` or
+    more booleans (a menu button's trace visibility), else None."""
+    if isinstance(value, np.ndarray) and value.dtype == bool and value.ndim == 1:
+        flags = value
+    elif (isinstance(value, (list, tuple)) and len(value) >= MIN_TYPED
+          and all(isinstance(v, (bool, np.bool_)) for v in value)):
+        flags = np.asarray(value, dtype=bool)
+    else:
+        return None
+    if flags.size < MIN_TYPED:
+        return None
+    return {"$b": base64.b64encode(np.packbits(flags).tobytes()).decode("ascii"),
+            "n": int(flags.size)}
+
+
 def _encode(value: Any, quantise: bool = True) -> Any:
     """Replace numeric arrays by typed-array specs, recursively; other values unchanged.
 
     A list of numeric arrays (a slider step's coordinates, one array per trace) travels as
-    one packed spec with the arrays' lengths (``"parts"``), not one spec per array.
+    one packed spec with the arrays' lengths (``"parts"``), not one spec per array; a list of
+    booleans as a bit string (:func:`_bits`).
     """
     if isinstance(value, dict) and {"dtype", "bdata"} <= value.keys():
         value = _from_bdata(value)
     if isinstance(value, dict):
         return {k: _encode(v, quantise) for k, v in value.items()}
+    bits = _bits(value)
+    if bits is not None:
+        return bits
     parts = _numeric_parts(value)
     if parts is not None:
         packed = _packed(parts, quantise)

@@ -2,7 +2,8 @@
  *
  * lmgFigure(id, spec) decodes {"$f4"|"$i1"|"$i2"|"$i4": base64, "shape"} and {"$q2": base64, "lo", "hi"}
  * into typed arrays (with "parts": a list of arrays sent as one) into typed arrays (2-D arrays
- * into arrays of rows), {"$ref": i} into spec.shared[i], restores plotly's default template
+ * into arrays of rows), {"$b": base64, "n"} into an array of n booleans (packed bits),
+ * {"$ref": i} into spec.shared[i], restores plotly's default template
  * (lmgFigure.template, appended by the Sphinx extension) and calls Plotly.newPlot. Below
  * PHONE_PX of width the legend moves under the plot and the side margins narrow, and both
  * come back when the page widens.
@@ -37,6 +38,11 @@
     if (Array.isArray(value)) return value.map(function (v) { return decode(v, shared); });
     if (value === null || typeof value !== "object") return value;
     if ("$ref" in value) return shared[value.$ref];
+    if ("$b" in value) {  // booleans as packed bits, most significant bit first
+      var packed = atob(value.$b), flags = new Array(value.n);
+      for (var b = 0; b < value.n; b++) flags[b] = ((packed.charCodeAt(b >> 3) >> (7 - (b & 7))) & 1) === 1;
+      return flags;
+    }
     for (var kind in ARRAYS) if (("$" + kind) in value) return typed(value, kind);
     var out = {};
     Object.keys(value).forEach(function (k) { out[k] = decode(value[k], shared); });
