@@ -110,14 +110,21 @@ show_table(facts["data"], "The data files, their sha256, size in bytes, licence 
 # ## Libraries and machine
 
 # %% tags=["remove-input"]
-versions = pd.DataFrame(facts["environment"]).T
-versions.columns = [f"set {i + 1}" for i in range(versions.shape[1])] or ["version"]
-show_table(versions.reset_index(names="library"),
-           "The versions of Python and of the libraries that compute or draw the numbers, as "
-           "the chapters' execution records hold them (one column per distinct set).")
-show_table(pd.DataFrame(facts["machines"]),
-           "The machines the chapters ran on: operating system, CPU, cores, memory (GiB) and "
-           "accelerator.")
+if facts["environment"]:
+    versions = pd.DataFrame(facts["environment"]).T
+    versions.columns = [f"set {i + 1}" for i in range(versions.shape[1])]
+    show_table(versions.reset_index(names="library"),
+               "The versions of Python and of the libraries that compute or draw the numbers, "
+               "as the chapters' execution records hold them (one column per distinct set).")
+else:
+    display(Markdown("No chapter of this book folder has an execution record yet."))
+if facts["machines"]:
+    show_table(pd.DataFrame(facts["machines"]),
+               "The machines the chapters ran on: operating system, CPU, cores, memory (GiB) "
+               "and accelerator.")
+else:
+    display(Markdown("No chapter has a run record yet (they are written when `lmgeometry "
+                     "book` executes a chapter), so the machine is not known."))
 
 # %% tags=["remove-cell"]
 results.save_results(results_path, {k: v for k, v in facts.items()})
