@@ -87,3 +87,21 @@ def test_outside_a_checkout(tmp_path: Path) -> None:
     assert archive_name(tmp_path).startswith("lmgeometry-book-nocommit-")
     with pytest.raises(Exception, match="not a git checkout"):
         source_state(tmp_path)
+
+
+def test_the_committed_about_page_lists_what_the_chapters_used() -> None:
+    """Every model fingerprint of every chapter's execution record (the models it named and
+    those behind the store entries it read) and every data file's sha256 are on the page."""
+    folder = Path(__file__).resolve().parents[1] / "book"
+    facts = json.loads((folder / "99_about.results.json").read_text())
+    listed = {(m["model"], m["fingerprint"]) for m in facts["models"]}
+    used = set()
+    for path in folder.glob("*.exec.json"):
+        if path.name.startswith("99_"):
+            continue
+        record = json.loads(path.read_text())
+        used |= set(record["models"].items())
+        used |= {(s["model"], s["fingerprint"]) for s in record["stores"] if s["fingerprint"]}
+    assert used and used <= listed
+    assert {d["sha256"] for d in facts["data"]} == set(data.manifest()["sha256"])
+    assert facts["project"]["commit"]

@@ -37,7 +37,7 @@ from urllib.parse import unquote, urlsplit
 
 import numpy as np
 import pytest
-from fixtures.book_project import make_project
+from fixtures.book_project import bare_remote, git_project, make_project
 
 from lmgeometry.report.book import build_book, build_html, toc_docnames
 
@@ -401,6 +401,26 @@ def test_fixture_book_in_browser(driver: object, tmp_path: Path) -> None:
     for values, expected in zip(drawn, (np.cos(t), t), strict=True):
         step = (expected.max() - expected.min()) / 65535
         np.testing.assert_allclose(values, expected, atol=step)
+
+
+@pytest.mark.slow
+def test_published_branch_in_browser(driver: object, tmp_path: Path) -> None:
+    """The book as a reader gets it: published to a local bare repository with
+    ``publish``, cloned, and opened from the clone's files (offline)."""
+    from lmgeometry.report.publish import publish
+
+    project = git_project(tmp_path / "project")
+    build_book(root=project)
+    publish(project, str(bare_remote(tmp_path / "site.git")))
+    site = tmp_path / "site"
+    subprocess.run(["git", "clone", "-q", "-b", "gh-pages", str(tmp_path / "site.git"),
+                    str(site)], check=True)
+    problems = _check_book(driver, site, "published", widths=(1400,), layout=True)
+    assert not problems, "\n".join(problems)
+    driver.get((site / "book" / "00_fixture.html").as_uri())
+    link = driver.find_element("partial link text", "Download this build")
+    archive = site / unquote(urlsplit(link.get_attribute("href")).path).rpartition("/")[2]
+    assert archive.is_file() and archive.name.startswith("lmgeometry-book-")
 
 
 @pytest.mark.slow

@@ -6,7 +6,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from fixtures.book_project import make_project
+from fixtures.book_project import bare_remote, git, git_project, make_project
 
 from lmgeometry.cli import main
 from lmgeometry.errors import BookError
@@ -16,55 +16,40 @@ from lmgeometry.report.publish import publish, source_state
 pytestmark = pytest.mark.slow
 
 
-def _git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
-                          check=True).stdout.strip()
-
-
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    """A fixture book project in a git checkout with one commit (the book not built)."""
-    folder = make_project(tmp_path / "project", {"00_fixture": "slider_chapter.py"},
-                          params={"defaults": {"n_points": 20, "n_steps": 2}})
-    (folder / ".gitignore").write_text("_build/\n")
-    _git(folder, "init", "-q", "-b", "main")
-    _git(folder, "config", "user.name", "lmgeometry tests")
-    _git(folder, "config", "user.email", "tests@lmgeometry.invalid")
-    _git(folder, "add", "-A")
-    _git(folder, "commit", "-q", "-m", "sources")
-    return folder
+    return git_project(tmp_path / "project")
 
 
 @pytest.fixture
 def remote(tmp_path: Path) -> Path:
-    bare = tmp_path / "site.git"
-    subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True)
-    return bare
+    return bare_remote(tmp_path / "site.git")
 
 
 def _branch_files(remote: Path, branch: str = "gh-pages") -> list[str]:
-    return _git(remote, "ls-tree", "-r", "--name-only", branch).splitlines()
+    return git(remote, "ls-tree", "-r", "--name-only", branch).splitlines()
 
 
 def test_published_branch_holds_the_offline_book(project: Path, remote: Path,
                                                  tmp_path: Path) -> None:
     build_book(root=project)
-    _git(project, "add", "-A")
-    _git(project, "commit", "-q", "-m", "executed book")
-    head = _git(project, "rev-parse", "--short=12", "HEAD")
+    git(project, "add", "-A")
+    git(project, "commit", "-q", "-m", "executed book")
+    head = git(project, "rev-parse", "--short=12", "HEAD")
     message = publish(project, str(remote))
     assert message == f"lmgeometry book built from {head}"
     files = _branch_files(remote)
     assert {"index.html", ".nojekyll", "book/00_fixture.html",
             "_static/plotly.min.js", "_static/lmgeometry_figures.js"} <= set(files)
-    assert _git(remote, "log", "-1", "--format=%s", "gh-pages") == message
+    assert any(f.startswith("lmgeometry-book-") and f.endswith(".tar.gz") for f in files)
+    assert git(remote, "log", "-1", "--format=%s", "gh-pages") == message
     # what a reader gets from the branch loads nothing from another host
     site = tmp_path / "site"
     subprocess.run(["git", "clone", "-q", "-b", "gh-pages", str(remote), str(site)], check=True)
     assert (site / "index.html").is_file() and external_references(site) == []
     # publishing again adds a commit on top (ghp-import keeps the branch's history)
     publish(project, str(remote))
-    assert _git(remote, "rev-list", "--count", "gh-pages") == "2"
+    assert git(remote, "rev-list", "--count", "gh-pages") == "2"
 
 
 def test_uncommitted_changes_are_said_in_the_commit_message(project: Path,
@@ -91,7 +76,7 @@ def test_refuses_an_unbuilt_stale_or_online_book(project: Path, remote: Path) ->
         "</head>", '<script src="https://cdn.example.org/x.js"></script></head>'))
     with pytest.raises(BookError, match="load from another host .*cdn.example.org"):
         publish(project, str(remote))
-    assert _git(remote, "branch", "--list") == ""  # nothing was pushed
+    assert git(remote, "branch", "--list") == ""  # nothing was pushed
 
 
 def test_outside_a_git_checkout_the_error_says_so(tmp_path: Path, remote: Path) -> None:
