@@ -210,7 +210,8 @@ def test_layer_view_indexes_across_shards(local, sharded):
     for key in (slice(None), slice(cut - 2, cut + 30), slice(5, 5), slice(-4, None),
                 np.array([cut, 0, len(full) - 1, cut - 1]), mask, (slice(3, cut + 1), [0, 5])):
         assert np.array_equal(view[key], full[key]), key
-    assert np.array_equal(view[cut], full[cut])
+    assert np.array_equal(view[cut], full[cut]) and np.array_equal(view[-1, 3], full[-1, 3])
+    assert np.array_equal(view[cut, 2:5], full[cut, 2:5])
     assert np.array_equal(np.asarray(view, dtype=np.float32), local.layer(2))
 
 

@@ -156,14 +156,14 @@ class LayerView:
 
     def __getitem__(self, key: Any) -> np.ndarray:
         rows, rest = (key[0], key[1:]) if isinstance(key, tuple) else (key, ())
+        if np.isscalar(rows):  # one row: a 1-D result, as numpy gives
+            return self[(np.array([rows]), *rest)][0]
         if isinstance(rows, slice) and rows.step in (None, 1):
             lo, hi, _ = rows.indices(self.shape[0])
             parts = [m[max(lo - a, 0):max(min(hi - a, len(m)), 0)]
                      for m, a in zip(self._maps, self._starts, strict=False)
                      if a < hi and a + len(m) > lo]
             out = np.concatenate(parts) if parts else np.zeros((0, self.shape[1]), self.dtype)
-        elif np.isscalar(rows):
-            out = self[np.array([rows])][0]
         else:
             index = np.arange(self.shape[0])[rows]
             shard = np.searchsorted(self._starts, index, side="right") - 1
