@@ -52,7 +52,6 @@ import yaml
 
 from lmgeometry.errors import BookError, BookUsageError, ChapterExecutionError
 from lmgeometry.io import paths
-from lmgeometry.report._ext.build_links import ARCHIVE_ENV
 from lmgeometry.report.about import write_run_record
 from lmgeometry.report.cache import (
     BookInputs,
@@ -77,7 +76,7 @@ from lmgeometry.report.profile import (
     read_profiles,
     write_profiles,
 )
-from lmgeometry.report.publish import archive_name, write_archive
+from lmgeometry.report.publish import ARCHIVE_ENV, archive_name, write_archive
 from lmgeometry.trace import TRACE_ENV, read_events
 
 __all__ = [

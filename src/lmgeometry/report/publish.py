@@ -30,10 +30,14 @@ from pathlib import Path
 from lmgeometry.errors import BookError
 from lmgeometry.report.about import project_state
 
-__all__ = ["ARCHIVE_PREFIX", "archive_name", "publish", "publish_cli", "publishable_html",
+__all__ = ["ARCHIVE_ENV", "ARCHIVE_PREFIX", "archive_name", "publish", "publish_cli", "publishable_html",
            "source_state", "write_archive"]
 
 ARCHIVE_PREFIX = "lmgeometry-book-"
+
+#: Set by ``lmgeometry book`` during the HTML build to the archive's file name (relative to
+#: the HTML root), so that each page can link to it (``report/_ext/build_links.py``).
+ARCHIVE_ENV = "LMGEOMETRY_BOOK_ARCHIVE"
 
 
 

@@ -4,7 +4,7 @@ Under every chapter page but the About page itself: "How this chapter was built"
 the About page, ``99_about.html#build-NN_name``, when the book has that page) and "Download
 this build" (the archive of the HTML, executed notebooks and results files that
 ``lmgeometry book`` writes beside the HTML, named by commit and date: the environment variable
-:data:`ARCHIVE_ENV` names it during the build).
+:data:`lmgeometry.report.publish.ARCHIVE_ENV` names it during the build).
 """
 
 from __future__ import annotations
@@ -14,12 +14,11 @@ from typing import Any
 
 from sphinx.application import Sphinx
 
-__all__ = ["ABOUT_DOC", "ARCHIVE_ENV", "setup"]
+from lmgeometry.report.publish import ARCHIVE_ENV
+
+__all__ = ["ABOUT_DOC", "setup"]
 
 ABOUT_DOC = "book/99_about"
-
-#: Set by ``lmgeometry book`` to the archive's file name (relative to the HTML root).
-ARCHIVE_ENV = "LMGEOMETRY_BOOK_ARCHIVE"
 
 
 def _links(app: Sphinx, pagename: str, templatename: str, context: dict[str, Any],
