@@ -30,8 +30,8 @@ from pathlib import Path
 from lmgeometry.errors import BookError
 from lmgeometry.report.about import project_state
 
-__all__ = ["ARCHIVE_ENV", "ARCHIVE_PREFIX", "archive_name", "publish", "publish_cli", "publishable_html",
-           "source_state", "write_archive"]
+__all__ = ["ARCHIVE_ENV", "ARCHIVE_PREFIX", "archive_name", "publish", "publish_cli",
+           "publishable_html", "source_state", "write_archive"]
 
 ARCHIVE_PREFIX = "lmgeometry-book-"
 
