@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+import torch
 from conftest import STORE_TEXTS as TEXTS
 from conftest import save_bert
 
@@ -54,8 +55,14 @@ def corpus():
 
 @pytest.fixture(scope="module")
 def local(tiny_folder, corpus, tmp_path_factory):
-    return activations(tiny_folder, corpus, root=tmp_path_factory.mktemp("local"),
-                       shard_sentences=SHARD, progress=False)
+    """The local entry, on one torch thread like each worker (the same summation order)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        return activations(tiny_folder, corpus, root=tmp_path_factory.mktemp("local"),
+                           shard_sentences=SHARD, progress=False)
+    finally:
+        torch.set_num_threads(threads)
 
 
 @pytest.fixture(scope="module")

@@ -7,8 +7,9 @@ each holding one copy of the model (``workers`` actors of ``cpus_per_worker`` CP
 the local path (:func:`lmgeometry.activations.store.write_arrays`) and writes the shard's files
 itself, so the driver never loads the model and no activation passes through it. Batches
 never cross a shard on either engine (:func:`lmgeometry.activations.extract.plan_sharded`), so
-with the same ``shard_sentences`` and ``batch_tokens`` both engines compute the same padded
-batches and write the same bytes (tested).
+with the same ``shard_sentences``, ``batch_tokens`` and torch threads per process both engines
+compute the same padded batches in the same order and write the same bytes (tested); another
+thread count changes the order of the sums, and about one float16 value in a million.
 
 Layout of a sharded entry (same key and name as a local one: either serves as the other's
 cache hit)::
