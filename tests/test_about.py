@@ -51,6 +51,9 @@ def test_facts_list_every_model_fingerprint_store_and_data_checksum(tmp_path: Pa
     book = _book(tmp_path)
     chapters = about.book_chapters(book, exclude=["99_about"])
     assert chapters == ["00_a", "01_b"]
+    (tmp_path / "_toc.yml").rename(tmp_path / "toc.yml")  # an --out book before its toc
+    assert about.book_chapters(book, exclude=["99_about"]) == chapters
+    (tmp_path / "toc.yml").rename(tmp_path / "_toc.yml")
     facts = about.build_facts(book, chapters, [{"spec": "minilm-l6", "name": "MiniLM",
                                                 "kind": "encoder", "caveats": ["c1", "c2"]}])
     assert facts["project"]["clean"] is True and len(facts["project"]["commit"]) == 40

@@ -98,11 +98,14 @@ def project_state(root: Path) -> dict[str, Any]:
 
 def book_chapters(folder: str | Path, exclude: Sequence[str] = ()) -> list[str]:
     """The chapters (``NN_name``) of the book whose executed notebooks are in ``folder``, in
-    the reading order of the book's ``_toc.yml`` (beside ``folder``)."""
+    the reading order of the book's ``_toc.yml`` beside ``folder``; in number order where
+    there is none yet (an ``--out`` book gets its ``_toc.yml`` after its chapters ran)."""
     from lmgeometry.report.book import toc_docnames
 
     folder = Path(folder).resolve()
-    names = [d.rpartition("/")[2] for d in toc_docnames(folder.parent / "_toc.yml")]
+    toc = folder.parent / "_toc.yml"
+    names = ([d.rpartition("/")[2] for d in toc_docnames(toc)] if toc.is_file()
+             else sorted(p.stem for p in folder.glob("*.ipynb")))
     return [n for n in names if n not in exclude and (folder / f"{n}.ipynb").is_file()]
 
 
