@@ -17,10 +17,11 @@ from lmgeometry.report.claims import CLAIM_COLUMNS, Claim, claims_frame, scoreca
         (0.0, 0.4, 0.1, "above", "inconclusive"),  # straddles the threshold
         (0.1, 0.4, 0.1, "above", "inconclusive"),  # touching is not enough to hold
         (-0.2, 0.05, 0.1, "above", "does not hold"),
-        (-0.2, 0.1, 0.1, "above", "does not hold"),
+        (-0.2, 0.1, 0.1, "above", "inconclusive"),  # the closed interval holds the threshold
         (-0.9, -0.7, -0.5, "below", "holds"),
         (-0.6, -0.4, -0.5, "below", "inconclusive"),
-        (-0.5, 0.3, -0.5, "below", "does not hold"),
+        (-0.5, 0.3, -0.5, "below", "inconclusive"),
+        (-0.4, 0.3, -0.5, "below", "does not hold"),
         (math.nan, 0.3, 0.0, "above", "inconclusive"),
     ],
 )

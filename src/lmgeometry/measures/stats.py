@@ -126,9 +126,9 @@ def verdict(ci_low: float, ci_high: float, threshold: float, direction: Directio
     """The verdict on a claim "the statistic is ``direction`` ``threshold``", from its interval.
 
     ``"holds"`` when the whole interval ``[ci_low, ci_high]`` lies strictly on the claimed side
-    of the threshold, ``"does not hold"`` when it lies wholly on the other side (touching the
-    threshold counts as the other side), and ``"inconclusive"`` when the interval contains the
-    threshold or a bound is missing (NaN).
+    of the threshold, ``"does not hold"`` when it lies strictly on the other side, and
+    ``"inconclusive"`` when the closed interval contains the threshold (a bound equal to it
+    included) or a bound is missing (NaN).
 
     Examples
     --------
@@ -145,8 +145,8 @@ def verdict(ci_low: float, ci_high: float, threshold: float, direction: Directio
     if lo > hi:
         raise ValueError(f"interval [{lo}, {hi}] has its bounds reversed")
     if direction == "above":
-        return "holds" if lo > threshold else "does not hold" if hi <= threshold else "inconclusive"
-    return "holds" if hi < threshold else "does not hold" if lo >= threshold else "inconclusive"
+        return "holds" if lo > threshold else "does not hold" if hi < threshold else "inconclusive"
+    return "holds" if hi < threshold else "does not hold" if lo > threshold else "inconclusive"
 
 
 def weighted_bootstrap_means(
