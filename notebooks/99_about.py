@@ -127,4 +127,4 @@ else:
                      "book` executes a chapter), so the machine is not known."))
 
 # %% tags=["remove-cell"]
-results.save_results(results_path, {k: v for k, v in facts.items()})
+results.save_results(results_path, facts)

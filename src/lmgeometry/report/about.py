@@ -14,6 +14,7 @@ sha256 when read).
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import os
 import platform
 import subprocess
@@ -49,8 +50,10 @@ def chapter_anchor(name: str) -> str:
     return f"build-{name}"
 
 
+@functools.cache
 def machine() -> dict[str, Any]:
-    """The machine a chapter ran on: OS, CPU model and cores, memory, accelerator."""
+    """The machine a chapter ran on: OS, CPU model and cores, memory, accelerator (read once
+    per process: the same for every chapter of a build)."""
     cpu = platform.processor() or platform.machine()
     memory = None
     try:
@@ -77,7 +80,7 @@ def write_run_record(notebook: Path, seconds: float, peak_rss: int | None) -> Pa
     record = {"chapter": notebook.stem, "seconds": round(seconds, 1),
               "peak_memory_mib": None if peak_rss is None else round(peak_rss / 2**20),
               "executed": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-              "machine": machine()}
+              "machine": dict(machine())}
     return save_results(run_record_path(notebook), record)
 
 

@@ -291,11 +291,12 @@ def input_records(events: Iterable[dict[str, Any]], folder: Path) -> list[dict[s
         are not the book's and are left out) and ``sha256``, sorted by path.
     """
     seen = {}
+    folder = folder.resolve()
     for event in events:
         if event.get("event") != "input":
             continue
         try:
-            name = Path(str(event.get("path"))).relative_to(folder.resolve()).as_posix()
+            name = Path(str(event.get("path"))).relative_to(folder).as_posix()
         except ValueError:
             continue
         seen[name] = {"path": name, "sha256": str(event.get("sha256"))}

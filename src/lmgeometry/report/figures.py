@@ -184,7 +184,7 @@ def _bits(value: Any) -> dict[str, Any] | None:
     more booleans (a menu button's trace visibility), else None."""
     if isinstance(value, np.ndarray) and value.dtype == bool and value.ndim == 1:
         flags = value
-    elif (isinstance(value, (list, tuple)) and len(value) >= MIN_TYPED
+    elif (isinstance(value, (list, tuple))
           and all(isinstance(v, (bool, np.bool_)) for v in value)):
         flags = np.asarray(value, dtype=bool)
     else:

@@ -38,7 +38,7 @@ def load_results(path: str | Path) -> Any:
     """Read a results file written by :func:`save_results`, or any JSON file of the book
     (``~`` expanded); under ``lmgeometry book`` the file is recorded as an input of the
     chapter reading it (its name and sha256)."""
-    data = user_path(path).read_bytes()
-    trace.record("input", path=str(user_path(path).resolve()),
-                 sha256=hashlib.sha256(data).hexdigest())
+    path = user_path(path).resolve()
+    data = path.read_bytes()
+    trace.record("input", path=str(path), sha256=hashlib.sha256(data).hexdigest())
     return json.loads(data)
