@@ -54,7 +54,7 @@ from lmgeometry.report.prose import plural
 folder = Path(results_path).resolve().parent
 introduction = results.load_results(folder / "00_introduction.results.json")
 kinds = {f["spec"]: f["kind"] for f in introduction["models"]}
-found = claim_tables.collect_claims(folder, exclude=[Path(results_path).name])
+found = claim_tables.collect_claims(folder, before=Path(results_path).name)
 found = found[found["model"].isin(models)]
 chapters_with_claims = sorted(found["chapter"].unique())
 display(Markdown(

@@ -185,3 +185,7 @@ def test_collect_claims_and_kind_verdicts(tmp_path):
     table = kind_verdicts(found[found["model"] != "enc-b"], kinds)
     assert table.loc[0, "encoder"] == "one model: holds"
     assert collect_claims(tmp_path / "none").empty
+    # a reader reads only the chapters that run before it
+    save_results(tmp_path / "99_about.results.json", {"claims": good})
+    assert collect_claims(tmp_path, before="90_scorecard.results.json")["chapter"].unique(
+        ).tolist() == ["03_x"]

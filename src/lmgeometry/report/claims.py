@@ -192,16 +192,20 @@ def claim_sentences(claims: pd.DataFrame, kinds: Mapping[str, str]) -> list[str]
     return out
 
 
-def collect_claims(folder: str | Path, exclude: Sequence[str] = ()) -> pd.DataFrame:
+def collect_claims(folder: str | Path, exclude: Sequence[str] = (),
+                   before: str | None = None) -> pd.DataFrame:
     """Every chapter's claims from the results files in ``folder``, with a ``chapter`` column.
 
     Reads ``*.results.json`` (chapter order by file name), keeps the ``claims`` entries that
     have the claim columns (:data:`CLAIM_COLUMNS`), and leaves out the files named in
-    ``exclude`` (e.g. the scorecard's own results file).
+    ``exclude``. With ``before`` (the reader's own results file), only the files of the
+    chapters that run before it (chapters run in number order): a chapter that runs later
+    (the About page, which reads the scorecard's records) is not read, so no two chapters
+    are each other's inputs and a warm rebuild settles.
     """
     frames = []
     for path in sorted(Path(folder).glob("*.results.json")):
-        if path.name in exclude:
+        if path.name in exclude or (before is not None and path.name >= before):
             continue
         rows = load_results(path).get("claims") or []
         frame = pd.DataFrame(rows)
