@@ -28,15 +28,23 @@ publish: $(STAMP)
 	$(BIN)/lmgeometry publish --remote "$(REMOTE)" $(ARGS)
 
 # Unit and integration tests, then nbval over the committed executed chapters.
+# Both run on every core (pytest-xdist: test files, then notebooks, shared out among
+# JOBS processes), each process on one thread unless OMP_NUM_THREADS says otherwise: the
+# chapters' analysis is single-threaded, so two processes on two cores take about half the
+# time of one with two threads. `make test JOBS=0` runs everything in one process.
 # pytest exits 5 when it collects nothing; that is not a failure of the project.
+JOBS ?= auto
+ONE_THREAD := OMP_NUM_THREADS=$${OMP_NUM_THREADS:-1} MKL_NUM_THREADS=$${MKL_NUM_THREADS:-1}
 test: $(STAMP)
-	$(BIN)/python -m pytest tests $(ARGS) || [ $$? -eq 5 ]
-	$(BIN)/python -m pytest --nbval-lax --nbval-current-env \
-		--nbval-sanitize-with book/nbval_sanitize.cfg -p no:cacheprovider book || [ $$? -eq 5 ]
+	$(ONE_THREAD) $(BIN)/python -m pytest tests -n $(JOBS) --dist loadfile $(ARGS) \
+		|| [ $$? -eq 5 ]
+	$(ONE_THREAD) $(BIN)/python -m pytest -n $(JOBS) --dist loadscope --nbval-lax \
+		--nbval-current-env --nbval-sanitize-with book/nbval_sanitize.cfg -p no:cacheprovider \
+		book || [ $$? -eq 5 ]
 
 # Unit tests only: no slow (real models, book builds), browser or nbval tests (about a minute).
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest tests -m "not slow and not browser" $(ARGS)
+	$(ONE_THREAD) $(BIN)/python -m pytest tests -n $(JOBS) -m "not slow and not browser" $(ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks notebooks

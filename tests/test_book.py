@@ -332,7 +332,8 @@ def test_failing_chapter_stops_the_build(tmp_path: Path, monkeypatch: pytest.Mon
                                          capsys: pytest.CaptureFixture[str]) -> None:
     project = make_project(tmp_path / "project", {"00_fixture": "slider_chapter.py",
                                                   "01_failing": "failing_chapter.py",
-                                                  "02_after": "slider_chapter.py"})
+                                                  "02_after": "slider_chapter.py",
+                                                  "90_gathering": "slider_chapter.py"})
     with pytest.raises(ChapterExecutionError) as info:
         build_book(root=project, html=False)
     error = info.value
@@ -346,6 +347,11 @@ def test_failing_chapter_stops_the_build(tmp_path: Path, monkeypatch: pytest.Mon
     assert (project / "book" / "00_fixture.ipynb").is_file()
     assert not (project / "book" / "01_failing.ipynb").exists()
     assert not (project / "book" / "02_after.ipynb").exists()  # the build stopped
+
+    with pytest.raises(ChapterExecutionError) as info:  # two at a time
+        build_book(root=project, html=False, chapters=["01", "02", "90"], jobs=2)
+    assert info.value.chapter == "01_failing"
+    assert not (project / "book" / "90_gathering.ipynb").exists()  # runs after the others
 
     monkeypatch.setattr(book, "project_root", lambda: project)
     args = argparse.Namespace(param=[], out=None, chapters=["01"], no_html=True)
@@ -609,6 +615,48 @@ def test_cli_has_force_and_profile() -> None:
     assert args.force and args.profile and args.no_html
     args = build_parser().parse_args(["book"])
     assert not args.force and not args.profile
+    assert args.jobs == min(2, os.cpu_count() or 1)
+    assert build_parser().parse_args(["book", "--jobs", "3"]).jobs == 3
+
+
+def test_stages_run_gathering_chapters_last_and_alone() -> None:
+    chapters = [book.Chapter(name=n, docname=f"book/{n}", source=Path(f"notebooks/{n}.py"))
+                for n in ["90_scorecard", "00_intro", "99_about", "05_b", "01_a"]]
+    stages = [[c.name for c in stage] for stage in book.execution_stages(chapters)]
+    assert stages == [["00_intro", "01_a", "05_b"], ["90_scorecard"], ["99_about"]]
+    assert book.execution_stages(chapters[:1])[0][0].name == "90_scorecard"
+
+
+def test_parallel_runs_stop_at_the_first_failure_in_chapter_order() -> None:
+    import threading
+
+    started: list[str] = []
+    gate = threading.Barrier(2, timeout=10)
+
+    def execute(item: tuple) -> str:
+        name = item[0].name
+        started.append(name)
+        if name in ("01_a", "02_b"):
+            gate.wait()  # both run at once, then both fail
+            raise ValueError(name)
+        return name
+
+    todo = [(book.Chapter(name=n, docname=n, source=Path(n)),) for n in ["01_a", "02_b", "03_c"]]
+    with pytest.raises(ValueError, match="01_a"):
+        book._run_parallel(execute, todo, jobs=2)
+    assert "03_c" not in started  # cancelled before it started
+    assert book._run_parallel(lambda item: item[0].name, todo, jobs=2) == {
+        n: n for n in ["01_a", "02_b", "03_c"]}
+
+
+def test_kernel_threads_share_the_cores(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.setattr(os, "cpu_count", lambda: 8)
+    assert book._kernel_threads(1) == {}
+    assert book._kernel_threads(2) == {"OMP_NUM_THREADS": "4", "MKL_NUM_THREADS": "4"}
+    assert book._kernel_threads(16)["OMP_NUM_THREADS"] == "1"
+    monkeypatch.setenv("OMP_NUM_THREADS", "3")  # the user's choice stands
+    assert book._kernel_threads(2) == {}
 
 
 def _log(capsys: pytest.CaptureFixture[str]) -> tuple[list[str], list[str], str]:
@@ -658,9 +706,11 @@ def test_warm_rebuild_reexecutes_exactly_what_changed(
         build_book(root=project, html=False, **kw)
         return _log(capsys)
 
-    assert build()[0] == names
+    assert sorted(build(jobs=2)[0]) == names  # two at a time: each kernel its own trace
     manifest = json.loads((project / "book" / "01_store.exec.json").read_text())
     [entry] = manifest["stores"]  # recorded while the chapter ran
+    for name in ("00_fixture", "02_plain"):
+        assert json.loads(nb[name].with_suffix(".exec.json").read_text())["stores"] == []
     assert entry["model"] == str(model) and entry["corpus"] == "book-fixture"
     rows = {r["chapter"]: r for r in json.loads(
         (project / "_build" / "profile.json").read_text())["chapters"]}

@@ -10,6 +10,7 @@ as well.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import traceback
 from pathlib import Path
@@ -246,6 +247,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="execute every chapter (and build the HTML) even if nothing changed")
     p.add_argument("--profile", action="store_true",
                    help="print where the time went per chapter (also in _build/profile.json)")
+    p.add_argument("--jobs", type=_positive, default=min(2, os.cpu_count() or 1),
+                   help="chapters executed at the same time, each kernel on cores/jobs threads "
+                        "(default: 2, or 1 on one core; each holds its own model in memory)")
     _add_debug(p, argparse.SUPPRESS)
     p.set_defaults(func=_book)
 

@@ -92,6 +92,7 @@ __all__ = [
     "execute_chapter",
     "Execution",
     "execution_order",
+    "execution_stages",
     "external_references",
     "interpreter_kernel",
     "KERNEL_NAME",
@@ -286,6 +287,11 @@ def select_chapters(chapters: Sequence[Chapter], wanted: Sequence[str] | None) -
     return [c for c in chapters if c.name in picked]
 
 
+#: Chapters numbered from here on (the scorecard, the About page) read the other chapters'
+#: results and run records, so each runs alone, after every chapter numbered below it.
+GATHERING_CHAPTERS = 90
+
+
 def execution_order(chapters: Sequence[Chapter]) -> list[Chapter]:
     """The chapters in the order they run: by their number (``NN_name``), not the toc's.
 
@@ -293,6 +299,25 @@ def execution_order(chapters: Sequence[Chapter]) -> list[Chapter]:
     results (the scorecard, ``90_scorecard``) is read early but must run after them.
     """
     return sorted(chapters, key=lambda c: c.name)
+
+
+def execution_stages(chapters: Sequence[Chapter]) -> list[list[Chapter]]:
+    """The chapters in groups that may run at the same time, groups in the order they run.
+
+    Chapters numbered below :data:`GATHERING_CHAPTERS` read only the activation store and the
+    data, never each other, so they form one group; each gathering chapter is a group of
+    its own after them, in number order.
+    """
+    ordered = execution_order(chapters)
+    content = [c for c in ordered if _number(c) < GATHERING_CHAPTERS]
+    gathering = [[c] for c in ordered if _number(c) >= GATHERING_CHAPTERS]
+    return ([content] if content else []) + gathering
+
+
+def _number(chapter: Chapter) -> int:
+    """The ``NN`` of ``NN_name`` (chapters without a number prefix count as 0)."""
+    prefix = chapter.name.split("_", 1)[0]
+    return int(prefix) if prefix.isdigit() else 0
 
 
 def read_chapter(source: Path) -> Any:
@@ -739,6 +764,7 @@ def run_chapter(
     max_bytes: int = MAX_NOTEBOOK_BYTES,
     kernel_name: str = KERNEL_NAME,
     notebook: Any = None,
+    env: dict[str, str] | None = None,
 ) -> Execution:
     """Execute one chapter with papermill, write ``book_dir/book/<name>.ipynb``, measure it.
 
@@ -762,6 +788,9 @@ def run_chapter(
         Kernel to run on (see :func:`interpreter_kernel`).
     notebook : nbformat.NotebookNode, optional
         The chapter already converted by :func:`read_chapter` (converted here if omitted).
+    env : dict, optional
+        Environment variables for this chapter's kernel (e.g. its thread counts), on top of
+        this process's environment.
 
     Returns
     -------
@@ -784,8 +813,8 @@ def run_chapter(
     source_nb = notebook if notebook is not None else read_chapter(chapter.source)
     kernel: dict[str, Any] = {}
     start = time.perf_counter()
-    with _environment(TRACE_ENV, str(events_file)):  # the kernel records its trace there
-        executed = _papermill(chapter, source_nb, work, parameters, kernel_name, nb_dir, kernel)
+    env = {**(env or {}), TRACE_ENV: str(events_file)}  # the kernel records its trace there
+    executed = _papermill(chapter, source_nb, work, parameters, kernel_name, nb_dir, kernel, env)
     cells = cell_times(executed)
     _print_stderr(chapter, executed)
     clean_notebook(executed)
@@ -812,8 +841,10 @@ def _environment(name: str, value: str) -> Iterator[None]:
 
 
 def _papermill(chapter: Chapter, source_nb: Any, work: Path, parameters: dict[str, Any],
-               kernel_name: str, nb_dir: Path, kernel: dict[str, Any]) -> Any:
-    """Run papermill; a failing cell becomes :class:`ChapterExecutionError`."""
+               kernel_name: str, nb_dir: Path, kernel: dict[str, Any],
+               env: dict[str, str]) -> Any:
+    """Run papermill (the kernel gets ``env`` on top of this process's environment); a
+    failing cell becomes :class:`ChapterExecutionError`."""
     import papermill
     from papermill.exceptions import PapermillExecutionError
 
@@ -827,7 +858,7 @@ def _papermill(chapter: Chapter, source_nb: Any, work: Path, parameters: dict[st
             progress_bar=False,
             log_output=False,
             start_timeout=180,
-            kernel_manager_class=measuring_kernel_manager(kernel),
+            kernel_manager_class=measuring_kernel_manager(kernel, env),
         )
     except PapermillExecutionError as exc:
         raise ChapterExecutionError(
@@ -1083,6 +1114,7 @@ def build_book(
     max_notebook_bytes: int = MAX_NOTEBOOK_BYTES,
     force: bool = False,
     profile: bool = False,
+    jobs: int = 1,
 ) -> Path:
     """Execute the chapters that changed and build the HTML book.
 
@@ -1118,6 +1150,11 @@ def build_book(
     profile : bool
         Print where the time went (:mod:`lmgeometry.report.profile`) at the end. The rows are
         written to ``_build/profile.json`` in any case.
+    jobs : int
+        Chapters executed at the same time (each in its own kernel, with ``cores // jobs``
+        threads unless ``OMP_NUM_THREADS`` is set); the gathering chapters (numbered
+        :data:`GATHERING_CHAPTERS` and above) run alone after the others. Each kernel
+        holds its own model and data, so memory grows with ``jobs``.
 
     Returns
     -------
@@ -1127,7 +1164,7 @@ def build_book(
     Raises
     ------
     ChapterExecutionError
-        If a chapter fails (stops the build; later chapters are not run).
+        If a chapter fails (no later chapter starts; see ``jobs``).
     BookUsageError
         For a ``params`` or ``chapters`` value that cannot work (an empty model list, an
         unknown parameter, ...): found before any chapter runs.
@@ -1154,7 +1191,7 @@ def build_book(
         paths.writable_folder(book_dir, "the book folder (--out)")
     if execute:
         rows = _execute_chapters(book_dir, selected, sources, resolved, inputs=inputs,
-                                 force=force, max_bytes=max_notebook_bytes)
+                                 force=force, max_bytes=max_notebook_bytes, jobs=jobs)
         write_profiles(book_dir / PROFILE_FILE, rows, [c.name for c in toc])
     if separate:
         write_book_config(root, book_dir)
@@ -1171,44 +1208,100 @@ def build_book(
 
 def _execute_chapters(book_dir: Path, selected: Sequence[Chapter], sources: dict[str, Any],
                       resolved: dict[str, dict[str, Any]], *, inputs: BookInputs, force: bool,
-                      max_bytes: int) -> list[ChapterProfile]:
+                      max_bytes: int, jobs: int = 1) -> list[ChapterProfile]:
     """Execute the selected chapters that changed (all with ``force``); their profile rows.
 
     ``resolved`` holds each chapter's checked parameters (:func:`_resolve_all`). Each executed
     chapter gets its execution manifest; a skipped one keeps it and its row of the last
-    profile (status ``"skipped"``).
+    profile (status ``"skipped"``). Up to ``jobs`` chapters of a stage
+    (:func:`execution_stages`) run at the same time, each kernel with its share of the cores
+    as its thread count unless ``OMP_NUM_THREADS`` is set. When a chapter fails, no further
+    chapter starts; those already running finish and keep their results; the first failure
+    is raised.
     """
     previous = read_profiles(book_dir / PROFILE_FILE)
-    rows = []
+    rows: dict[str, ChapterProfile] = {}
+    env = _kernel_threads(jobs)
     with interpreter_kernel() as kernel:
-        for chapter in execution_order(selected):
-            values = resolved[chapter.name]
-            declared = chapter_parameters(sources[chapter.name], f"notebooks/{chapter.name}.py")
-            key = chapter_key(chapter.source, values, declared, inputs)
-            target = book_dir / NOTEBOOK_DIR / f"{chapter.name}.ipynb"
-            results = target.parent / values[RESULTS_PARAM]
-            recorded = read_manifest(target)
-            reasons = (["--force"] if force
-                       else stale_reasons(recorded, key, target, results, inputs))
-            if not reasons:
+        for stage in execution_stages(selected):
+            todo = []
+            for chapter in stage:
+                values = resolved[chapter.name]
+                declared = chapter_parameters(sources[chapter.name],
+                                              f"notebooks/{chapter.name}.py")
+                key = chapter_key(chapter.source, values, declared, inputs)
+                target = book_dir / NOTEBOOK_DIR / f"{chapter.name}.ipynb"
+                results = target.parent / values[RESULTS_PARAM]
+                recorded = read_manifest(target)
+                reasons = (["--force"] if force
+                           else stale_reasons(recorded, key, target, results, inputs))
+                if reasons:
+                    todo.append((chapter, key, results, reasons))
+                    continue
                 print(f"[book] skipping {chapter.name}: unchanged since its last execution "
                       f"({key_summary(recorded or {})})", flush=True)
                 last = previous.get(chapter.name, ChapterProfile(chapter=chapter.name))
-                rows.append(dataclasses.replace(last, status="skipped"))
-                continue
-            shown = ", ".join(f"{k}={v!r}" for k, v in values.items())
-            print(f"[book] executing {chapter.name} ({shown}); because: "
-                  + "; ".join(reasons), flush=True)
-            run = run_chapter(chapter, book_dir, values, kernel_name=kernel,
-                              max_bytes=max_bytes, notebook=sources[chapter.name])
-            write_manifest(run.notebook, key, store_records(run.events), results,
-                           input_records(run.events, run.notebook.parent))
-            write_run_record(run.notebook, run.seconds, run.peak_rss)
-            print(f"[book] {chapter.name}: {run.seconds:.1f} s, "
-                  f"{run.notebook.stat().st_size / 1e6:.2f} MB -> {run.notebook}", flush=True)
-            rows.append(ChapterProfile.measured(chapter.name, run.seconds, run.cells,
-                                                run.events, run.peak_rss))
+                rows[chapter.name] = dataclasses.replace(last, status="skipped")
+
+            def execute(item: tuple[Chapter, Any, Path, list[str]]) -> ChapterProfile:
+                chapter, key, results, reasons = item
+                values = resolved[chapter.name]
+                shown = ", ".join(f"{k}={v!r}" for k, v in values.items())
+                print(f"[book] executing {chapter.name} ({shown}); because: "
+                      + "; ".join(reasons), flush=True)
+                run = run_chapter(chapter, book_dir, values, kernel_name=kernel,
+                                  max_bytes=max_bytes, notebook=sources[chapter.name], env=env)
+                write_manifest(run.notebook, key, store_records(run.events), results,
+                               input_records(run.events, run.notebook.parent))
+                write_run_record(run.notebook, run.seconds, run.peak_rss)
+                print(f"[book] {chapter.name}: {run.seconds:.1f} s, "
+                      f"{run.notebook.stat().st_size / 1e6:.2f} MB -> {run.notebook}",
+                      flush=True)
+                return ChapterProfile.measured(chapter.name, run.seconds, run.cells,
+                                               run.events, run.peak_rss)
+
+            rows.update(_run_parallel(execute, todo, jobs))
+    return [rows[c.name] for c in execution_order(selected)]
+
+
+def _run_parallel(execute: Any, todo: Sequence[tuple], jobs: int) -> dict[str, ChapterProfile]:
+    """``execute`` each item (chapter first) in up to ``jobs`` threads; rows by chapter name.
+
+    After the first failure no new item starts; the running ones finish; the failure (the
+    first in chapter order) is raised.
+    """
+    import concurrent.futures as cf
+
+    rows: dict[str, ChapterProfile] = {}
+    failures: dict[str, Exception] = {}
+    queue = list(todo)
+    with cf.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        running: dict[cf.Future, str] = {}
+        while queue or running:
+            while queue and not failures and len(running) < max(1, jobs):
+                item = queue.pop(0)
+                running[pool.submit(execute, item)] = item[0].name
+            if not running:
+                break
+            done, _ = cf.wait(running, return_when=cf.FIRST_COMPLETED)
+            for future in done:
+                name = running.pop(future)
+                try:
+                    rows[name] = future.result()
+                except Exception as exc:  # re-raised below, the first in chapter order
+                    failures[name] = exc
+    if failures:
+        raise failures[min(failures)]
     return rows
+
+
+def _kernel_threads(jobs: int) -> dict[str, str]:
+    """Thread counts for chapter kernels when ``jobs`` run at once: the cores shared out,
+    at least one each; nothing where the user set ``OMP_NUM_THREADS`` or only one runs."""
+    if jobs <= 1 or "OMP_NUM_THREADS" in os.environ:
+        return {}
+    threads = str(max(1, (os.cpu_count() or 1) // jobs))
+    return {"OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads}
 
 
 def _html_step(book_dir: Path, inputs: BookInputs, *, force: bool) -> tuple[Path, float | None]:
@@ -1249,7 +1342,7 @@ def build_book_cli(args: argparse.Namespace) -> int:
     ----------
     args : argparse.Namespace
         ``param`` (list of [name, YAML value]), ``out``, ``chapters``, ``no_html``, and
-        optionally ``force`` and ``profile``.
+        optionally ``force``, ``profile`` and ``jobs``.
 
     Returns
     -------
@@ -1270,6 +1363,7 @@ def build_book_cli(args: argparse.Namespace) -> int:
             html=not args.no_html,
             force=getattr(args, "force", False),
             profile=getattr(args, "profile", False),
+            jobs=getattr(args, "jobs", 1),
         )
     except ChapterExecutionError as exc:
         print(f"lmgeometry book: error: {exc}", file=sys.stderr)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import os
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -227,13 +228,16 @@ def kernel_peak_rss(pid: int | None) -> int | None:
     return None
 
 
-def measuring_kernel_manager(sink: dict[str, Any]) -> type:
+def measuring_kernel_manager(sink: dict[str, Any], env: dict[str, str] | None = None) -> type:
     """A kernel manager class that stores the kernel's peak memory in ``sink`` at shutdown.
 
     Parameters
     ----------
     sink : dict
         Receives ``peak_rss`` (bytes or None) and ``pid`` when the kernel is shut down.
+    env : dict, optional
+        Environment variables for this kernel only, on top of this process's environment
+        (so that chapters executed at the same time in threads each get their own).
 
     Returns
     -------
@@ -243,7 +247,13 @@ def measuring_kernel_manager(sink: dict[str, Any]) -> type:
     """
     from jupyter_client import AsyncKernelManager
 
+    extra = dict(env or {})
+
     class MeasuringKernelManager(AsyncKernelManager):
+        async def start_kernel(self, **kw: Any) -> None:
+            kw["env"] = {**os.environ, **kw.get("env", {}), **extra}
+            await super().start_kernel(**kw)
+
         async def shutdown_kernel(self, now: bool = False, restart: bool = False) -> None:
             pid = getattr(self.provisioner, "pid", None)
             sink.update(pid=pid, peak_rss=kernel_peak_rss(pid))
