@@ -21,9 +21,10 @@ from conftest import STORE_TEXTS as TEXTS
 from conftest import save_bert
 
 from lmgeometry.activations.extract import SentenceTooLongError, extract_words
-from lmgeometry.activations.store import Store, activations, host, model_fingerprint, open_store
+from lmgeometry.activations.store import Store, activations, model_fingerprint, open_store
 from lmgeometry.io import models
 from lmgeometry.io.corpus import sentences
+from lmgeometry.io.paths import host
 
 pytestmark = pytest.mark.data
 

@@ -146,7 +146,7 @@ class ShardWorker:
             record = {"name": shard.name, "sentences": [shard.first, shard.stop],
                       "counts": store.encoding_counts(encoding), "skipped": encoding.skipped,
                       "template": store.template_facts(encoding), "seconds": round(seconds, 3),
-                      "pid": os.getpid(), "host": store.host(),
+                      "pid": os.getpid(), "host": paths.host(),
                       "checksums": checksums(tmp, store.entry_files(self.model.n_layers + 1))}
             (tmp / SHARD_RECORD).write_text(json.dumps(record, indent=1) + "\n")
         return record
@@ -181,7 +181,7 @@ def _prepare_partial(partial: Path, plan: dict[str, Any]) -> None:
         if not same:
             shutil.rmtree(partial)
     (partial / SHARDS_DIR).mkdir(parents=True, exist_ok=True)
-    store.clean_stale(partial / SHARDS_DIR)
+    paths.remove_stale(partial / SHARDS_DIR)
     if not plan_path.is_file():
         plan_path.write_text(json.dumps(plan, indent=1, sort_keys=True) + "\n")
 
@@ -299,7 +299,7 @@ def build_sharded(spec: str, fingerprint: str, corpus: Corpus, final: Path, *, k
                                                 for s in todo}),
                        "shard_sentences": shard_sentences, "batch_tokens": batch_tokens,
                        "device": device, "address": address or "local"})
-    store.publish_entry(partial, final)
+    paths.publish(partial, final, marker="meta.json")
 
 
 def _model_facts(partial: Path, facts: dict[str, Any] | None, spec: str) -> dict[str, Any]:

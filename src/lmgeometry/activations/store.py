@@ -42,8 +42,6 @@ import os
 import platform
 import re
 import secrets
-import shutil
-import socket
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -89,7 +87,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "activations",
-    "clean_stale",
     "DTYPES",
     "encoding_counts",
     "Engine",
@@ -99,12 +96,10 @@ __all__ = [
     "entry_name",
     "extract_cli",
     "FORMAT_VERSION",
-    "host",
     "layer_file",
     "LayerView",
     "model_fingerprint",
     "open_store",
-    "publish_entry",
     "SHARD_SENTENCES",
     "Store",
     "store_key",
@@ -130,9 +125,6 @@ SHARD_SENTENCES = 4096
 corpus spreads over ten workers, large enough that length-sorted batches within a shard pad as
 little as over the whole corpus. The local engine plans over the whole corpus unless given
 ``shard_sentences`` (then both engines write the same bytes)."""
-
-_TMP_PREFIX = ".tmp-"
-
 
 class LayerView:
     """One layer of a sharded entry as a lazy ``(rows, width)`` matrix: rows are read from the
@@ -454,44 +446,6 @@ def model_fingerprint(spec: str) -> str:
     :func:`lmgeometry.io.models.resolve_fingerprint`: equals ``load_model(spec).fingerprint``.
     """
     return models.resolve_fingerprint(spec)
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def clean_stale(root: Path) -> list[Path]:
-    """Remove temporary entry directories left by dead processes on this host.
-
-    Temporary directories are named ``.tmp-<name>-<host>-<pid>-<token>``; one whose process
-    is still running (or that belongs to another host) is left alone.
-
-    Returns
-    -------
-    list[pathlib.Path]
-        The directories removed.
-    """
-    removed = []
-    here = host()
-    for tmp in paths.user_path(root).glob(_TMP_PREFIX + "*"):
-        parts = tmp.name.rsplit("-", 3)
-        if len(parts) != 4 or parts[1] != here or not parts[2].isdigit():
-            continue
-        if not _pid_alive(int(parts[2])):
-            shutil.rmtree(tmp, ignore_errors=True)
-            removed.append(tmp)
-    return removed
-
-
-def host() -> str:
-    """This machine's name as temporary folders carry it."""
-    return re.sub(r"[^A-Za-z0-9]+", "", socket.gethostname())[:32] or "host"
 
 
 class _LayerWriter:
@@ -838,16 +792,6 @@ def _options(*, pooling: str, prepend_bos: bool | None, too_long: str,
             "dtype": dtype}
 
 
-def publish_entry(tmp: Path, final: Path) -> None:
-    """Rename a finished temporary entry into place (another process may have won)."""
-    try:
-        os.rename(tmp, final)
-    except OSError:
-        if not (final / "meta.json").is_file():
-            raise
-        shutil.rmtree(tmp, ignore_errors=True)  # another process finished first
-
-
 def _report_skipped(model: LoadedModel, encoding: Encoding) -> None:
     """Say how many sentences were too long; refuse when none is left to store."""
     if not encoding.skipped:
@@ -890,7 +834,6 @@ def _build_entry(model: str | LoadedModel, fingerprint: str, corpus: Corpus, fin
     """
     if final.exists():
         _move_aside(final)
-    clean_stale(final.parent)
     if isinstance(model, str):
         model = models.load_model(model)
         if model.fingerprint != fingerprint:
@@ -899,17 +842,10 @@ def _build_entry(model: str | LoadedModel, fingerprint: str, corpus: Corpus, fin
     encoding = encode(model, corpus, prepend_bos=options["prepend_bos"],
                       too_long=options["too_long"])
     _report_skipped(model, encoding)
-    tmp = final.with_name(f"{_TMP_PREFIX}{final.name}-{host()}-{os.getpid()}-"
-                          f"{secrets.token_hex(4)}")
-    tmp.mkdir()
-    try:
+    with paths.building(final, marker="meta.json") as tmp:
         _write_entry(tmp, model, corpus, encoding, key=key, options=options,
                      batch_tokens=batch_tokens, progress=progress, callback=callback,
                      shard_sentences=shard_sentences)
-        publish_entry(tmp, final)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
 
 
 def _du(path: Path) -> int:

@@ -25,7 +25,12 @@ __all__ = [
     "check_writable",
     "data_mirror",
     "folder_arg",
+    "host",
     "MIRROR_ENV",
+    "pid_alive",
+    "publish",
+    "remove_stale",
+    "TMP_PREFIX",
     "user_path",
     "writable_folder",
 ]
@@ -149,14 +154,16 @@ def data_mirror() -> Path | None:
     return user_path(value) if value else None
 
 
-_TMP_PREFIX = ".tmp-"
+TMP_PREFIX = ".tmp-"
 
 
-def _host() -> str:
+def host() -> str:
+    """This machine's name as temporary folders carry it."""
     return re.sub(r"[^A-Za-z0-9]+", "", socket.gethostname())[:32] or "host"
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this id runs on this machine."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -166,25 +173,50 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-def _remove_stale(parent: Path) -> None:
-    """Remove temporary folders under ``parent`` left by dead processes of this host."""
-    host = _host()
-    for tmp in parent.glob(_TMP_PREFIX + "*"):
+def remove_stale(parent: Path) -> list[Path]:
+    """Remove temporary folders under ``parent`` left by dead processes of this host.
+
+    Temporary folders are named ``.tmp-<name>-<host>-<pid>-<token>``; one whose process is
+    still running (or that belongs to another host) is left alone.
+
+    Returns
+    -------
+    list[pathlib.Path]
+        The folders removed.
+    """
+    here, removed = host(), []
+    for tmp in user_path(parent).glob(TMP_PREFIX + "*"):
         parts = tmp.name.rsplit("-", 3)
-        if len(parts) == 4 and parts[1] == host and parts[2].isdigit() \
-                and not _pid_alive(int(parts[2])):
+        if len(parts) == 4 and parts[1] == here and parts[2].isdigit() \
+                and not pid_alive(int(parts[2])):
             shutil.rmtree(tmp, ignore_errors=True)
+            removed.append(tmp)
+    return removed
+
+
+def publish(tmp: Path, final: Path, marker: str | None = None) -> None:
+    """Rename the finished folder ``tmp`` into place as ``final``; when another process
+    published ``final`` first (whole: it holds ``marker``, or is a folder when ``marker`` is
+    None), discard ``tmp`` and keep theirs."""
+    try:
+        os.rename(tmp, final)
+    except OSError:
+        whole = (final / marker).is_file() if marker else final.is_dir()
+        if not whole:
+            raise
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 @contextmanager
-def building(final: Path) -> Iterator[Path]:
+def building(final: Path, marker: str | None = None) -> Iterator[Path]:
     """A temporary folder that becomes ``final`` when the ``with`` block ends without error.
 
     The folder is a sibling of ``final`` named ``.tmp-<name>-<host>-<pid>-<token>``; it is
     renamed into place (atomic on one file system) once the block has written everything, and
     removed when the block raises (Ctrl-C included), so a folder with the final name is always
     whole. Temporary folders of dead processes on this host are removed first. When another
-    process published ``final`` first, this one's folder is discarded and theirs is kept.
+    process published ``final`` first, this one's folder is discarded and theirs is kept
+    (:func:`publish`; ``marker`` names the file that makes a published folder whole).
 
     Yields
     ------
@@ -192,17 +224,13 @@ def building(final: Path) -> Iterator[Path]:
         The empty temporary folder to write into.
     """
     final.parent.mkdir(parents=True, exist_ok=True)
-    _remove_stale(final.parent)
-    tmp = final.with_name(f"{_TMP_PREFIX}{final.name}-{_host()}-{os.getpid()}-"
+    remove_stale(final.parent)
+    tmp = final.with_name(f"{TMP_PREFIX}{final.name}-{host()}-{os.getpid()}-"
                           f"{secrets.token_hex(4)}")
     tmp.mkdir()
     try:
         yield tmp
-        try:
-            os.rename(tmp, final)
-        except OSError:
-            if not final.is_dir():
-                raise
+        publish(tmp, final, marker)
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)

@@ -248,22 +248,22 @@ def _share(value: Any, shared: list[Any]) -> Any:
         return visit(v)
 
     counts: Counter[str] = Counter()
+    keys: dict[int, str] = {}  # id of a large candidate -> its serialisation (made once)
 
     def count(v: Any) -> Any:
         if isinstance(v, (list, dict)):
             k = key(v)
             if len(k) >= MIN_SHARED_CHARS:
                 counts[k] += 1
+                keys[id(v)] = k
         return v
 
     walk(value, count)
     index: dict[str, int] = {}
 
     def replace(v: Any) -> Any:
-        if not isinstance(v, (list, dict)):
-            return v
-        k = key(v)
-        if counts.get(k, 0) < 2:
+        k = keys.get(id(v))
+        if k is None or counts[k] < 2:
             return v
         if k not in index:
             index[k] = len(shared)

@@ -5,8 +5,10 @@ contexts per page and blanks the oldest beyond that, which a chapter's many smal
 figures exceeded; only the 3-D views use WebGL.
 
 Every builder takes plain arrays and returns a ``plotly.graph_objects.Figure``; chapters show
-them with :func:`lmgeometry.report.figures.show`. Coordinates are rounded to 3 significant decimals
-before they go into a figure, which keeps the committed notebooks small without visible change.
+them with :func:`lmgeometry.report.figures.show`. Projection coordinates are rounded to 3
+decimals (curves to 4) before they go into a figure; what keeps the committed notebooks small
+is the compact encoding of :func:`lmgeometry.report.figures.encode_figure` (16-bit steps for
+point clouds, float32 for the rest).
 """
 
 from __future__ import annotations
@@ -139,13 +141,14 @@ def layer_grid(
     Points whose category is ``background`` appear only in the gray shadow.
     """
     color = np.asarray(color)
+    hover = None if hover is None else np.asarray(hover)
     # categories (and so their colours) of all the points, drawn or not
     categories = [c for c in sorted(pd.unique(color)) if c != background] if categorical else []
     if max_points is not None and len(color) > max_points:
         keep = np.sort(np.random.default_rng(seed).permutation(len(color))[:max_points])
         panels = [np.asarray(xy)[keep] for xy in panels]
         color = color[keep]
-        hover = None if hover is None else np.asarray(hover)[keep]
+        hover = None if hover is None else hover[keep]
     rows = int(np.ceil(len(panels) / cols))
     fig = make_subplots(
         rows=rows,
@@ -154,7 +157,6 @@ def layer_grid(
         horizontal_spacing=0.02,
         vertical_spacing=0.06,
     )
-    hover = None if hover is None else np.asarray(hover)
     colors = _category_colors(categories)
     marker = None if categorical else _continuous_marker(color, color_title, True, 3, color,
                                                          color_cap)
