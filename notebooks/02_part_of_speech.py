@@ -99,11 +99,13 @@ show_table(claims.scorecard(result.claims, models),
 # %% [markdown]
 # ## Projections coloured by part of speech
 #
-# The first two principal components of every layer, `point_budget` sampled words (the same in
-# every layer; each small panel of the grids draws 500 of them); click a tag in the legend to
-# hide it, double-click to show it alone (in the grids the gray points are all words drawn, for
-# context). The 3-D view has a layer slider and, at the top left, a
-# menu for the number of words drawn.
+# The first two principal components of every layer, for a seeded sample of words (the same in
+# every layer; its size is the chapter's point budget, 1,000 by default; each small panel of
+# the grids draws 500 of them). In the side-by-side view and
+# the 3-D views, click a tag in the legend to show its words in colour over all the others in
+# gray, and click it again for every colour; in the grids a click hides a tag and a
+# double-click shows it alone, over all words drawn in gray. The 3-D view has a layer slider
+# and, at the top left, a menu for the number of words drawn.
 
 # %% tags=["hide-input"]
 show(
@@ -116,7 +118,8 @@ show(
     "pos-side-by-side",
     caption="The models side by side under one slider: each panel is one model's layer on "
     "its first two principal components, coloured by part of speech (Universal POS tags; "
-    "click a tag in the legend to hide it in every panel, double-click to show it alone). The "
+    "click a tag in the legend to show it in colour in every panel over the other words in "
+    "gray). The "
     "slider moves every model to the same relative depth (layer / last layer); the panel "
     "titles name the layer shown.",
 )

@@ -383,16 +383,17 @@ def _check_page(driver: object, html_dir: Path, page: Path, label: str, interact
 
 @pytest.mark.slow
 def test_fixture_book_in_browser(driver: object, tmp_path: Path) -> None:
-    """A fixture book with restyle, animate and WebGL sliders works offline."""
+    """A fixture book with restyle, animate and WebGL sliders works offline; a legend click
+    on a categorical 3-D view grays the other category instead of hiding it."""
     project = make_project(tmp_path / "project", {"00_fixture": "slider_chapter.py"})
     html_dir = build_book(root=project)
     problems = _check_book(driver, html_dir, "fixture", widths=(1400, 420), layout=True)
     assert not problems, "\n".join(problems)
-    # the fixture's three figures were found and drawn
+    # the fixture's four figures were found and drawn
     driver.get((html_dir / "book" / "00_fixture.html").as_uri())
     figures = driver.execute_async_script(_WAIT_FOR_FIGURES, DRAW_TIMEOUT_S)
-    assert [f["sliders"] for f in figures] == [1, 1, 1]
-    assert [f["gl"] for f in figures] == [False, False, True]
+    assert [f["sliders"] for f in figures] == [1, 1, 1, 1]
+    assert [f["gl"] for f in figures] == [False, False, True, True]
     # what plotly draws is what the chapter computed: the 3-D helix, decoded from 16-bit steps
     drawn = driver.execute_script(
         "const t = document.getElementById(arguments[0]).data[0];"
@@ -401,6 +402,31 @@ def test_fixture_book_in_browser(driver: object, tmp_path: Path) -> None:
     for values, expected in zip(drawn, (np.cos(t), t), strict=True):
         step = (expected.max() - expected.min()) / 65535
         np.testing.assert_allclose(values, expected, atol=step)
+    assert _legend_click_colours(driver, figures[3]["id"], "first turn") == [
+        "#c8c8c8", "first turn"]
+
+
+def _legend_click_colours(driver: object, fig_id: str, name: str) -> list[str]:
+    """Click legend entry ``name`` of a gray-context figure: the colour of a trace of
+    another category and the category the figure then highlights; a second click must
+    restore both."""
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    script = ("const gd = document.getElementById(arguments[0]);"
+              "const other = gd.data.find(t => t.legendgroup !== arguments[1]);"
+              "return [other.marker.color, gd._lmgHighlighted || null];")
+    gd = _figure(driver, fig_id)
+    entry = next(e for e in gd.find_elements("css selector", ".legend .traces")
+                 if e.find_element("css selector", ".legendtext").text == name)
+    before = driver.execute_script(script, fig_id, name)
+    seen = []
+    for _ in range(2):
+        ActionChains(driver).move_to_element(entry.find_element(
+            "css selector", ".legendtoggle")).click().perform()
+        time.sleep(1.0)  # plotly waits to tell a single click from a double click
+        seen.append(driver.execute_script(script, fig_id, name))
+    assert seen[1] == before and before[1] is None  # the second click restores the colours
+    return seen[0]
 
 
 @pytest.mark.slow

@@ -39,6 +39,7 @@ __all__ = [
     "layer_slider_3d",
     "lines_by_layer",
     "PALETTE",
+    "GRAY_CONTEXT",
     "color_bounds",
     "COLOR_CAP_PERCENTILE",
     "point_tiers",
@@ -90,6 +91,11 @@ def _r(a: np.ndarray, decimals: int = 3) -> np.ndarray:
 
 def _category_colors(categories: Sequence[str]) -> dict[str, str]:
     return {c: PALETTE[i % len(PALETTE)] for i, c in enumerate(categories)}
+
+
+#: ``layout.meta`` of a categorical figure whose legend click shows one category in colour
+#: over the others in gray (drawn by ``_ext/lmgeometry_figures.js``) instead of hiding it.
+GRAY_CONTEXT = {"legendClick": "gray-context"}
 
 
 def color_bounds(values: np.ndarray, cap: float | None = COLOR_CAP_PERCENTILE
@@ -278,7 +284,8 @@ def layer_slider_3d(
     ``initial_points`` (default: the largest count up to 1000). Traces are one per (subset
     tier, category): continuous colours share one colour scale, cut at the
     :data:`COLOR_CAP_PERCENTILE` (:func:`color_bounds`); categorical colours are grouped
-    in the legend by category.
+    in the legend by category, and a click on a category shows it over the others in gray
+    (:data:`GRAY_CONTEXT`).
     """
     coords = [np.asarray(c) for c in coords]
     n = len(coords[0])
@@ -332,6 +339,7 @@ def layer_slider_3d(
         ] if len(counts) > 1 else [],
         scene={"xaxis": {"title": "1"}, "yaxis": {"title": "2"}, "zaxis": {"title": "3"}},
         legend={"itemsizing": "constant", "title": color_title},
+        meta=GRAY_CONTEXT if categorical else None,
     )
     return fig
 
@@ -819,7 +827,8 @@ def models_side_by_side(
     (last layer) and shows each model's :func:`layer_at_depth`; each panel's title names the
     layer shown. A step re-points every trace's ``x``/``y`` and retitles the panels (an
     ``update``). Continuous colours share one scale across models, cut at the ``color_cap``
-    percentile; categories share colours and legend entries across models.
+    percentile; categories share colours and legend entries across models, and a click on
+    one shows it in every panel over the other categories in gray (:data:`GRAY_CONTEXT`).
     """
     models = list(coords)
     if not models:
@@ -870,5 +879,6 @@ def models_side_by_side(
         legend={"itemsizing": "constant", "title": color_title},
         sliders=[{"active": 0, "steps": steps, "pad": {"t": 20},
                   "currentvalue": {"prefix": "depth (layer / last layer): "}}],
+        meta=GRAY_CONTEXT if categorical else None,
     )
     return fig

@@ -5,8 +5,12 @@
  * into arrays of rows), {"$b": base64, "n"} into an array of n booleans (packed bits),
  * {"$ref": i} into spec.shared[i], restores plotly's default template
  * (lmgFigure.template, appended by the Sphinx extension) and calls Plotly.newPlot. Below
- * PHONE_PX of width the legend moves under the plot and the side margins narrow, and both
- * come back when the page widens.
+ * PHONE_PX of width the legend moves under the plot (above it when a slider is under it)
+ * and the side margins narrow, and both
+ * come back when the page widens. A figure whose layout.meta.legendClick is "gray-context"
+ * answers a click on a legend entry by showing that category in colour over every other
+ * point in gray (seed 000's gray shadow), instead of hiding it; a second click on the same
+ * entry restores the colours.
  */
 (function () {
   "use strict";
@@ -49,7 +53,8 @@
     return out;
   }
 
-  // Below PHONE_PX: the legend under the plot and narrow side margins (plotly's default is
+  // Below PHONE_PX: the legend under the plot (above it in a figure with a slider) and
+  // narrow side margins (plotly's default is
   // 80 px a side, half of a phone); back to the figure's own layout when the page widens.
   function fitPhone(gd) {
     var layout = gd.layout || {};
@@ -66,11 +71,13 @@
       update = {"margin.l": Math.min(wide.l === undefined ? 80 : wide.l, 40),
                 "margin.r": Math.min(wide.r === undefined ? 80 : wide.r, 10)};
       if (layout.showlegend !== false && gd.data && gd.data.length > 1) {
+        // under the plot, or above it where a slider takes the space under it
+        var above = (layout.sliders || []).length > 0;
         update["legend.orientation"] = "h";
         update["legend.x"] = 0;
         update["legend.xanchor"] = "left";
-        update["legend.y"] = -0.08;
-        update["legend.yanchor"] = "top";
+        update["legend.y"] = above ? 1.02 : -0.08;
+        update["legend.yanchor"] = above ? "bottom" : "top";
       }
     } else {  // null: back to plotly's default where the figure set nothing
       var own = function (v) { return v === undefined ? null : v; };
@@ -80,6 +87,29 @@
                 "legend.yanchor": own(legend.yanchor)};
     }
     Plotly.relayout(gd, update);
+  }
+
+  var CONTEXT_GRAY = "#c8c8c8";
+
+  // Legend clicks that keep the other categories as gray context (traces are grouped by
+  // legendgroup, one group per category, across every panel or scene of the figure).
+  function grayContext(gd) {
+    var own = gd.data.map(function (t) { return t.marker ? t.marker.color : undefined; });
+    var shown = null;
+    function highlight(group) {
+      shown = group === shown ? null : group;
+      var keep = gd.data.map(function (t) { return shown === null || t.legendgroup === shown; });
+      Plotly.restyle(gd, {
+        "marker.color": own.map(function (c, i) { return keep[i] ? c : CONTEXT_GRAY; }),
+        "marker.opacity": keep.map(function (k) { return k ? 1 : 0.35; })
+      });
+      gd._lmgHighlighted = shown;
+      return false;  // plotly's own toggle would hide the category
+    }
+    gd.on("plotly_legendclick", function (ev) {
+      return highlight(ev.data[ev.curveNumber].legendgroup);
+    });
+    gd.on("plotly_legenddoubleclick", function () { return false; });
   }
 
   window.lmgFigure = function (id, spec) {
@@ -97,6 +127,7 @@
     var figure = {data: data, layout: layout, config: config};
     if (spec.frames) figure.frames = decode(spec.frames, shared);
     Plotly.newPlot(gd, figure).then(function () {
+      if ((layout.meta || {}).legendClick === "gray-context") grayContext(gd);
       fitPhone(gd);
       window.addEventListener("resize", function () { fitPhone(gd); });
     });
