@@ -64,7 +64,7 @@
     var margin = layout.margin || {};
     if (!gd._lmgWide) {
       gd._lmgWide = {legend: JSON.parse(JSON.stringify(layout.legend || {})),
-                     l: margin.l, r: margin.r};
+                     l: margin.l, r: margin.r, t: margin.t};
     }
     var wide = gd._lmgWide, legend = wide.legend, update;
     if (narrow) {
@@ -78,10 +78,11 @@
         update["legend.xanchor"] = "left";
         update["legend.y"] = above ? 1.02 : -0.08;
         update["legend.yanchor"] = above ? "bottom" : "top";
+        if (above) update["margin.t"] = (wide.t === undefined ? 100 : wide.t) + 30;  // toolbar
       }
     } else {  // null: back to plotly's default where the figure set nothing
       var own = function (v) { return v === undefined ? null : v; };
-      update = {"margin.l": own(wide.l), "margin.r": own(wide.r),
+      update = {"margin.l": own(wide.l), "margin.r": own(wide.r), "margin.t": own(wide.t),
                 "legend.orientation": own(legend.orientation), "legend.x": own(legend.x),
                 "legend.xanchor": own(legend.xanchor), "legend.y": own(legend.y),
                 "legend.yanchor": own(legend.yanchor)};
