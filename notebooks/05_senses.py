@@ -165,7 +165,8 @@ show_table(claims.scorecard(result.claims, models),
 #
 # The occurrences of one target word in SemCor, projected on one layer's first two principal
 # components (computed on that word's occurrences only) and coloured by their annotated sense:
-# pick the word in the menu and the layer with the slider. Hover a point to read its sentence;
+# pick the word in the list above the figure (typing its first letters finds it) and the
+# layer with the slider. Hover a point to read its sentence;
 # click a sense in the legend to hide it. The second figure of each model uses UMAP (cosine,
 # 15 neighbours) instead of PCA for the most frequent targets.
 
@@ -175,7 +176,7 @@ for spec, methods in result.views.items():
         show(
             plots.choice_layer_slider(
                 view["coords"], [str(i) for i in view["layers"]], view["color"], "senses",
-                hover=view["hover"], background=view["background"],
+                hover=view["hover"], background=view["background"], choice_title="target word",
                 title=f"{spec}: SemCor occurrences by sense ({method.upper()} per word and "
                       f"layer)"),
             f"{method}-{spec}",

@@ -256,6 +256,9 @@ def _use_dropdown(driver: object, fig_id: str) -> str | None:
     from selenium.webdriver.support.ui import WebDriverWait
 
     gd = _figure(driver, fig_id)
+    lists = gd.find_elements(By.XPATH, "preceding-sibling::label[@class='lmg-menu']/select")
+    if lists:  # the menu drawn as a native list above the figure (plots.SELECT_MENU)
+        return _use_select(driver, fig_id, lists[0])
     headers = gd.find_elements(By.CSS_SELECTOR, "g.updatemenu-header-group")
     if not headers:
         return "no dropdown drawn"
@@ -273,6 +276,27 @@ def _use_dropdown(driver: object, fig_id: str) -> str | None:
         return "the dropdown offers no other entry"
     label = buttons[0].text.strip()
     return _click_until_replotted(driver, fig_id, buttons[0], before, f"choosing {label!r}")
+
+
+def _use_select(driver: object, fig_id: str, element: object) -> str | None:
+    """Pick the last entry of a figure's native list menu; None once the plot changed."""
+    from selenium.webdriver.support.ui import Select, WebDriverWait
+
+    menu = Select(element)
+    if len(menu.options) < 2:
+        return "the list offers no other entry"
+    if not element.is_displayed() or element.size["width"] > driver.execute_script(
+            "return document.documentElement.clientWidth"):
+        return "the list is hidden or wider than the page"
+    before = driver.execute_script(_PLOTTED, fig_id)
+    label = menu.options[-1].text
+    menu.select_by_index(len(menu.options) - 1)
+    try:
+        WebDriverWait(driver, 10).until(lambda d: d.execute_script(_PLOTTED, fig_id) != before)
+    except Exception:  # selenium's TimeoutException
+        return f"choosing {label!r} in the list did not change the plotted data within 10 s"
+    driver.execute_async_script(_SETTLE)
+    return None
 
 
 def _console_errors(entries: list[dict], name: str, interrupted: bool) -> list[str]:
@@ -389,11 +413,11 @@ def test_fixture_book_in_browser(driver: object, tmp_path: Path) -> None:
     html_dir = build_book(root=project)
     problems = _check_book(driver, html_dir, "fixture", widths=(1400, 420), layout=True)
     assert not problems, "\n".join(problems)
-    # the fixture's four figures were found and drawn
+    # the fixture's five figures were found and drawn
     driver.get((html_dir / "book" / "00_fixture.html").as_uri())
     figures = driver.execute_async_script(_WAIT_FOR_FIGURES, DRAW_TIMEOUT_S)
-    assert [f["sliders"] for f in figures] == [1, 1, 1, 1]
-    assert [f["gl"] for f in figures] == [False, False, True, True]
+    assert [f["sliders"] for f in figures] == [1, 1, 1, 1, 1]
+    assert [f["gl"] for f in figures] == [False, False, True, True, False]
     # what plotly draws is what the chapter computed: the 3-D helix, decoded from 16-bit steps
     drawn = driver.execute_script(
         "const t = document.getElementById(arguments[0]).data[0];"
@@ -404,6 +428,10 @@ def test_fixture_book_in_browser(driver: object, tmp_path: Path) -> None:
         np.testing.assert_allclose(values, expected, atol=step)
     assert _legend_click_colours(driver, figures[3]["id"], "first turn") == [
         "#c8c8c8", "first turn"]
+    # the list menu replaced plotly's dropdown, and picking in it switches the item
+    gd = _figure(driver, figures[4]["id"])
+    assert not gd.find_elements("css selector", "g.updatemenu-header-group")
+    assert _use_dropdown(driver, figures[4]["id"]) is None
 
 
 def _legend_click_colours(driver: object, fig_id: str, name: str) -> list[str]:

@@ -40,6 +40,7 @@ __all__ = [
     "lines_by_layer",
     "PALETTE",
     "GRAY_CONTEXT",
+    "SELECT_MENU",
     "color_bounds",
     "COLOR_CAP_PERCENTILE",
     "point_tiers",
@@ -96,6 +97,11 @@ def _category_colors(categories: Sequence[str]) -> dict[str, str]:
 #: ``layout.meta`` of a categorical figure whose legend click shows one category in colour
 #: over the others in gray (drawn by ``_ext/lmgeometry_figures.js``) instead of hiding it.
 GRAY_CONTEXT = {"legendClick": "gray-context"}
+
+#: ``layout.meta`` of a figure whose first dropdown is drawn as a native ``<select>`` above
+#: the plot (by ``_ext/lmgeometry_figures.js``): a list of dozens of words that fits any
+#: screen, where plotly's own dropdown is taller than the figure.
+SELECT_MENU = {"menu": "select"}
 
 
 def color_bounds(values: np.ndarray, cap: float | None = COLOR_CAP_PERCENTILE
@@ -703,6 +709,7 @@ def choice_layer_slider(
     hover: dict[str, Sequence[str]] | None = None,
     title: str = "",
     background: str | None = None,
+    choice_title: str = "item",
 ) -> go.Figure:
     """2-D scatter of one chosen item (dropdown) in one chosen layer (slider).
 
@@ -711,7 +718,8 @@ def choice_layer_slider(
     senses), drawn as one trace per (item, category). The dropdown shows one item's traces; the
     slider re-points every trace's ``x``/``y`` at the chosen layer (a ``restyle`` that leaves
     visibility alone), so the two controls combine freely. The data are stored once per layer.
-    Points of category ``background`` are drawn in light gray.
+    Points of category ``background`` are drawn in light gray. In the book the dropdown is a
+    native list labelled ``choice_title`` above the plot (:data:`SELECT_MENU`).
     """
     choices = list(coords)
     if not choices:
@@ -744,6 +752,7 @@ def choice_layer_slider(
         legend={"itemsizing": "constant", "title": {"text": f"{color_title} of {choices[0]}"}},
         updatemenus=[
             {
+                "name": choice_title,
                 "buttons": buttons,
                 "direction": "down",
                 "x": 0.0,
@@ -755,6 +764,7 @@ def choice_layer_slider(
         ],
         sliders=[{"active": 0, "steps": steps, "currentvalue": {"prefix": "layer "},
                   "pad": {"t": 30}}],
+        meta=SELECT_MENU,
     )
     return fig
 

@@ -10,7 +10,9 @@
  * come back when the page widens. A figure whose layout.meta.legendClick is "gray-context"
  * answers a click on a legend entry by showing that category in colour over every other
  * point in gray (seed 000's gray shadow), instead of hiding it; a second click on the same
- * entry restores the colours.
+ * entry restores the colours. A figure whose layout.meta.menu is "select" gets its first
+ * dropdown as a native <select> above the plot (a long word list fits any screen, and
+ * typing a word's first letters picks it); plotly's own menu is hidden.
  */
 (function () {
   "use strict";
@@ -113,6 +115,29 @@
     gd.on("plotly_legenddoubleclick", function () { return false; });
   }
 
+  // The first updatemenu as a <select> above the figure, applying the same update.
+  function selectMenu(gd) {
+    var menu = (gd.layout.updatemenus || [])[0];
+    if (!menu || !menu.buttons) return null;
+    var label = document.createElement("label");
+    label.className = "lmg-menu";
+    label.textContent = (menu.name || "show") + " ";
+    var select = document.createElement("select");
+    menu.buttons.forEach(function (b, k) { select.add(new Option(String(b.label), String(k))); });
+    select.value = String(menu.active || 0);
+    select.addEventListener("change", function () {
+      var b = menu.buttons[Number(select.value)];
+      if (b.method === "update") Plotly.update(gd, b.args[0], b.args[1]);
+      else if (b.method === "restyle") Plotly.restyle(gd, b.args[0]);
+      else if (b.method === "relayout") Plotly.relayout(gd, b.args[0]);
+    });
+    label.appendChild(select);
+    gd.parentNode.insertBefore(label, gd);
+    var top = (gd.layout.margin || {}).t;  // the room the menu had goes to the plot
+    return Plotly.relayout(gd, {"updatemenus[0].visible": false,
+                                "margin.t": Math.min(top === undefined ? 100 : top, 40)});
+  }
+
   window.lmgFigure = function (id, spec) {
     var shared = spec.shared.map(function (v) { return decode(v, []); });
     var layout = decode(spec.layout, shared);
@@ -128,7 +153,10 @@
     var figure = {data: data, layout: layout, config: config};
     if (spec.frames) figure.frames = decode(spec.frames, shared);
     Plotly.newPlot(gd, figure).then(function () {
-      if ((layout.meta || {}).legendClick === "gray-context") grayContext(gd);
+      var meta = layout.meta || {};
+      if (meta.legendClick === "gray-context") grayContext(gd);
+      return meta.menu === "select" ? selectMenu(gd) : null;
+    }).then(function () {
       fitPhone(gd);
       window.addEventListener("resize", function () { fitPhone(gd); });
     });
