@@ -432,6 +432,12 @@ def test_fixture_book_in_browser(driver: object, tmp_path: Path) -> None:
     gd = _figure(driver, figures[4]["id"])
     assert not gd.find_elements("css selector", "g.updatemenu-header-group")
     assert _use_dropdown(driver, figures[4]["id"]) is None
+    # hover text defined by the 3-D view and used by the list view (sent once for the page)
+    texts = driver.execute_script(
+        "return Array.from(arguments).map(id => document.getElementById(id).data"
+        "  .map(t => Array.from(t.text || [])).flat().sort());",
+        figures[3]["id"], figures[4]["id"])
+    assert len(texts[0]) == 300 and texts[1] == sorted(texts[0] * 2)
 
 
 def _legend_click_colours(driver: object, fig_id: str, name: str) -> list[str]:

@@ -15,14 +15,16 @@ from plotly.subplots import make_subplots
 from lmgeometry.report import figures
 
 
-def _decode(value, shared):
+def _decode(value, shared, page=None):
     """Python twin of lmgFigure's decoder (_ext/lmgeometry_figures.js)."""
     if isinstance(value, list):
-        return [_decode(v, shared) for v in value]
+        return [_decode(v, shared, page) for v in value]
     if not isinstance(value, dict):
         return value
     if "$ref" in value:
-        return _decode(shared[value["$ref"]], shared)
+        return _decode(shared[value["$ref"]], shared, page)
+    if "$page" in value:
+        return page[value["$page"]]
     if "$b" in value:
         bits = np.unpackbits(np.frombuffer(base64.b64decode(value["$b"]), dtype=np.uint8))
         return [bool(b) for b in bits[:value["n"]]]
@@ -37,7 +39,7 @@ def _decode(value, shared):
         if "parts" in value:
             return np.split(flat, np.cumsum(value["parts"])[:-1])
         return flat.reshape(value.get("shape", flat.shape))
-    return {k: _decode(v, shared) for k, v in value.items()}
+    return {k: _decode(v, shared, page) for k, v in value.items()}
 
 
 def _payload(html: str) -> dict:
@@ -81,6 +83,28 @@ def test_repeated_arrays_are_sent_once_and_short_ones_inline():
     assert spec["common"] == {"name": "ab", "type": "scatter"}
     assert all("type" not in t for t in spec["data"])
     np.testing.assert_array_equal(back[2]["x"], np.arange(300) * 3)
+
+
+def test_long_hover_text_is_sent_once_per_page():
+    hover = [f"a sentence about word {i}" for i in range(100)]
+    short = ["x", "y"]
+
+    def figure(text: list[str]) -> go.Figure:
+        return go.Figure([go.Scatter(x=np.arange(len(text)), y=np.arange(len(text)),
+                                     text=text)])
+
+    page: set[str] = set()
+    first = _payload(figures.figure_html(figure(hover), "one", page=page))
+    second = _payload(figures.figure_html(figure(hover), "two", page=page))
+    [key] = first["page"]  # defined by the first figure of the page ...
+    assert first["page"][key] == hover and page == {key}
+    assert "page" not in second  # ... and only referred to by the next
+    assert first["data"][0]["text"] == second["data"][0]["text"] == {"$page": key}
+    assert _decode(second["data"], second["shared"], first["page"])[0]["text"] == hover
+    alone = _payload(figures.figure_html(figure(hover), "three"))  # no page: self-contained
+    assert alone["data"][0]["text"] == hover and "page" not in alone
+    inline = _payload(figures.figure_html(figure(short), "four", page=page))
+    assert inline["data"][0]["text"] == short and page == {key}  # short lists stay inline
 
 
 def test_slider_arguments_frames_and_2d_arrays_are_encoded():

@@ -55,6 +55,9 @@ MIN_TYPED = 8
 MIN_QUANTISED = 64
 #: Arrays whose encoding is at least this long are sent once when they repeat.
 MIN_SHARED_CHARS = 200
+#: Lists of strings (hover text) whose JSON is at least this long are sent once per page: the
+#: first figure that has one defines it, later figures of the chapter refer to it.
+MIN_PAGE_SHARED_CHARS = 1000
 #: Tables with more rows are folded behind a "show" toggle.
 FOLD_ROWS = 20
 #: A figure with more subplot columns keeps this width and scrolls sideways on a phone.
@@ -62,6 +65,7 @@ WIDE_GRID_COLUMNS = 4
 WIDE_GRID_MIN_PX = 720
 
 _numbers = {"figure": 0, "table": 0}
+_page_defined: set[str] = set()  # page-shared lists defined by this chapter's figures so far
 
 
 def _next_number(kind: str) -> int:
@@ -70,8 +74,10 @@ def _next_number(kind: str) -> int:
 
 
 def reset_numbering() -> None:
-    """Start figure and table numbers again at 1 (a chapter's kernel starts there anyway)."""
+    """Start figure and table numbers again at 1, and page-shared lists afresh (a chapter's
+    kernel starts there anyway)."""
     _numbers.update(figure=0, table=0)
+    _page_defined.clear()
 
 
 def _div_id(name: str) -> str:
@@ -330,12 +336,48 @@ def _grid_columns(fig: go.Figure) -> int:
     return max(len(starts), 1)
 
 
+def share_on_page(spec: dict[str, Any], defined: set[str]) -> dict[str, Any]:
+    """Send long lists of strings once per page: ``{"$page": key}`` in ``spec``.
+
+    Each list of strings in ``spec``'s data and shared arrays whose JSON has at least
+    :data:`MIN_PAGE_SHARED_CHARS` characters (hover text: the senses chapter shows the same
+    sentences for every model) is replaced by a reference to its sha256 ``key``. A key not in
+    ``defined`` is defined by this figure, in ``spec["page"]``, and added to ``defined``; the
+    page's script keeps every definition for the figures after it, so figures must be drawn
+    in page order (inline scripts are).
+    """
+    page: dict[str, list[str]] = {}
+
+    def visit(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: visit(v) for k, v in value.items()}
+        if not isinstance(value, list):
+            return value
+        if not value or not all(isinstance(v, str) for v in value):
+            return [visit(v) for v in value]
+        text = json.dumps(value, separators=(",", ":"))
+        if len(text) < MIN_PAGE_SHARED_CHARS:
+            return value
+        key = hashlib.sha256(text.encode()).hexdigest()[:16]
+        if key not in defined:
+            page[key] = value
+            defined.add(key)
+        return {"$page": key}
+
+    out = dict(spec, data=visit(spec["data"]), shared=visit(spec["shared"]))
+    if page:
+        out["page"] = page
+    return out
+
+
 def figure_html(fig: go.Figure, name: str, caption: str | None = None,
-                number: int | None = None) -> str:
+                number: int | None = None, page: set[str] | None = None) -> str:
     """HTML ``<figure>`` for ``fig``: its div (id stable across runs), caption and script.
 
     The caption is ``caption``, or else the figure's title, which is then taken out of the
     plot (a title inside the plot sits under plotly's toolbar and is cut off on a phone).
+    With ``page`` (the keys defined by earlier figures of the page), long lists of strings
+    are shared with them (:func:`share_on_page`); without it the figure stands alone.
     """
     fig = go.Figure(fig)
     text = caption if caption is not None else _title_text(fig)
@@ -346,7 +388,10 @@ def figure_html(fig: go.Figure, name: str, caption: str | None = None,
     height = fig.layout.height or 450
     wide = _grid_columns(fig) >= WIDE_GRID_COLUMNS
     style = f"height:{height}px;width:100%" + (f";min-width:{WIDE_GRID_MIN_PX}px" if wide else "")
-    payload = json.dumps(encode_figure(fig), cls=PlotlyJSONEncoder, separators=(",", ":"))
+    spec = encode_figure(fig)
+    if page is not None:
+        spec = share_on_page(spec, page)
+    payload = json.dumps(spec, cls=PlotlyJSONEncoder, separators=(",", ":"))
     label = f"Figure {number}." if number is not None else "Figure."
     return (
         f'<figure class="lmg-figure" id="{div_id}-figure">'
@@ -366,7 +411,7 @@ def show(fig: go.Figure, name: str, caption: str | None = None) -> None:
     from IPython.display import HTML, display
 
     with trace.timed("figure", name=name):  # for `lmgeometry book --profile`
-        display(HTML(figure_html(fig, name, caption, _next_number("figure"))))
+        display(HTML(figure_html(fig, name, caption, _next_number("figure"), _page_defined)))
 
 
 def _header(column: Any) -> str:

@@ -3,7 +3,8 @@
  * lmgFigure(id, spec) decodes {"$f4"|"$i1"|"$i2"|"$i4": base64, "shape"} and {"$q2": base64, "lo", "hi"}
  * into typed arrays (with "parts": a list of arrays sent as one) into typed arrays (2-D arrays
  * into arrays of rows), {"$b": base64, "n"} into an array of n booleans (packed bits),
- * {"$ref": i} into spec.shared[i], restores plotly's default template
+ * {"$ref": i} into spec.shared[i], {"$page": key} into a list that an earlier figure of the
+ * page defined in its spec.page (lmgeometry.report.figures.share_on_page), restores plotly's default template
  * (lmgFigure.template, appended by the Sphinx extension) and calls Plotly.newPlot. Below
  * PHONE_PX of width the legend moves under the plot (above it when a slider is under it)
  * and the side margins narrow, and both
@@ -17,6 +18,7 @@
 (function () {
   "use strict";
   var PHONE_PX = 600;
+  var PAGE = {};  // lists shared by the figures of the page: defined once, in spec.page
 
   var ARRAYS = {f4: Float32Array, i1: Int8Array, i2: Int16Array, i4: Int32Array,
                 q2: Int16Array};
@@ -44,6 +46,7 @@
     if (Array.isArray(value)) return value.map(function (v) { return decode(v, shared); });
     if (value === null || typeof value !== "object") return value;
     if ("$ref" in value) return shared[value.$ref];
+    if ("$page" in value) return PAGE[value.$page];
     if ("$b" in value) {  // booleans as packed bits, most significant bit first
       var packed = atob(value.$b), flags = new Array(value.n);
       for (var b = 0; b < value.n; b++) flags[b] = ((packed.charCodeAt(b >> 3) >> (7 - (b & 7))) & 1) === 1;
@@ -139,6 +142,7 @@
   }
 
   window.lmgFigure = function (id, spec) {
+    Object.keys(spec.page || {}).forEach(function (k) { PAGE[k] = spec.page[k]; });
     var shared = spec.shared.map(function (v) { return decode(v, []); });
     var layout = decode(spec.layout, shared);
     if (layout.$template) {
