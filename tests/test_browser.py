@@ -203,9 +203,15 @@ def _click_until_replotted(driver: object, fig_id: str, element: object, before:
                            what: str) -> str | None:
     """Click ``element``; None once the plotted data differs from ``before``, else a problem."""
     from selenium.webdriver.common.action_chains import ActionChains
-    from selenium.webdriver.support.ui import WebDriverWait
 
     ActionChains(driver).move_to_element(element).click().perform()
+    return _until_replotted(driver, fig_id, before, what)
+
+
+def _until_replotted(driver: object, fig_id: str, before: object, what: str) -> str | None:
+    """None once the plotted data differs from ``before`` (within 10 s), else a problem."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
     try:
         WebDriverWait(driver, 10).until(lambda d: d.execute_script(_PLOTTED, fig_id) != before)
     except Exception:  # selenium's TimeoutException
@@ -280,7 +286,7 @@ def _use_dropdown(driver: object, fig_id: str) -> str | None:
 
 def _use_select(driver: object, fig_id: str, element: object) -> str | None:
     """Pick the last entry of a figure's native list menu; None once the plot changed."""
-    from selenium.webdriver.support.ui import Select, WebDriverWait
+    from selenium.webdriver.support.ui import Select
 
     menu = Select(element)
     if len(menu.options) < 2:
@@ -291,12 +297,7 @@ def _use_select(driver: object, fig_id: str, element: object) -> str | None:
     before = driver.execute_script(_PLOTTED, fig_id)
     label = menu.options[-1].text
     menu.select_by_index(len(menu.options) - 1)
-    try:
-        WebDriverWait(driver, 10).until(lambda d: d.execute_script(_PLOTTED, fig_id) != before)
-    except Exception:  # selenium's TimeoutException
-        return f"choosing {label!r} in the list did not change the plotted data within 10 s"
-    driver.execute_async_script(_SETTLE)
-    return None
+    return _until_replotted(driver, fig_id, before, f"choosing {label!r} in the list")
 
 
 def _console_errors(entries: list[dict], name: str, interrupted: bool) -> list[str]:
