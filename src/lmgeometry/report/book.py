@@ -883,8 +883,16 @@ def _print_stderr(chapter: Chapter, executed: Any) -> None:
         lines = text.rstrip().splitlines()
         shown = "\n    ".join(lines[:20] + ([f"... ({len(lines) - 20} more lines)"]
                                               if len(lines) > 20 else []))
-        print(f"[book] {chapter.name}, cell {index}, stderr (not kept in the notebook):\n"
-              f"    {shown}", file=sys.stderr, flush=True)
+        _say(f"[book] {chapter.name}, cell {index}, stderr (not kept in the notebook):\n"
+             f"    {shown}", sys.stderr)
+
+
+def _say(line: str, stream: Any = None) -> None:
+    """Write ``line`` and its newline in one call, so that chapters running in threads never
+    break each other's lines (``print`` writes the newline separately)."""
+    stream = stream or sys.stdout
+    stream.write(line + "\n")
+    stream.flush()
 
 
 def _write_executed(chapter: Chapter, executed: Any, work: Path, target: Path,
@@ -1238,8 +1246,8 @@ def _execute_chapters(book_dir: Path, selected: Sequence[Chapter], sources: dict
                 if reasons:
                     todo.append((chapter, key, results, reasons))
                     continue
-                print(f"[book] skipping {chapter.name}: unchanged since its last execution "
-                      f"({key_summary(recorded or {})})", flush=True)
+                _say(f"[book] skipping {chapter.name}: unchanged since its last execution "
+                     f"({key_summary(recorded or {})})")
                 last = previous.get(chapter.name, ChapterProfile(chapter=chapter.name))
                 rows[chapter.name] = dataclasses.replace(last, status="skipped")
 
@@ -1247,16 +1255,15 @@ def _execute_chapters(book_dir: Path, selected: Sequence[Chapter], sources: dict
                 chapter, key, results, reasons = item
                 values = resolved[chapter.name]
                 shown = ", ".join(f"{k}={v!r}" for k, v in values.items())
-                print(f"[book] executing {chapter.name} ({shown}); because: "
-                      + "; ".join(reasons), flush=True)
+                _say(f"[book] executing {chapter.name} ({shown}); because: "
+                     + "; ".join(reasons))
                 run = run_chapter(chapter, book_dir, values, kernel_name=kernel,
                                   max_bytes=max_bytes, notebook=sources[chapter.name], env=env)
                 write_manifest(run.notebook, key, store_records(run.events), results,
                                input_records(run.events, run.notebook.parent))
                 write_run_record(run.notebook, run.seconds, run.peak_rss)
-                print(f"[book] {chapter.name}: {run.seconds:.1f} s, "
-                      f"{run.notebook.stat().st_size / 1e6:.2f} MB -> {run.notebook}",
-                      flush=True)
+                _say(f"[book] {chapter.name}: {run.seconds:.1f} s, "
+                     f"{run.notebook.stat().st_size / 1e6:.2f} MB -> {run.notebook}")
                 return ChapterProfile.measured(chapter.name, run.seconds, run.cells,
                                                run.events, run.peak_rss)
 
