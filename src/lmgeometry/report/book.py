@@ -1159,10 +1159,8 @@ def build_book(
         Print where the time went (:mod:`lmgeometry.report.profile`) at the end. The rows are
         written to ``_build/profile.json`` in any case.
     jobs : int
-        Chapters executed at the same time (each in its own kernel, with ``cores // jobs``
-        threads unless ``OMP_NUM_THREADS`` is set); the gathering chapters (numbered
-        :data:`GATHERING_CHAPTERS` and above) run alone after the others. Each kernel
-        holds its own model and data, so memory grows with ``jobs``.
+        Chapters executed at the same time, each kernel on ``cores // jobs`` threads
+        (:func:`execution_stages`; memory grows with ``jobs``).
 
     Returns
     -------
