@@ -129,11 +129,29 @@ const state = () => [...document.querySelectorAll("div.plotly-graph-div")].map(g
 }));
 const ready = s => s.every(f => f.svg > 0 && (!f.gl || f.canvas > 0));
 (function poll() {
+  if (window.lmgDrawAll) window.lmgDrawAll();  // figures off screen are drawn on approach
   const s = state();
   if (document.readyState === "complete" && (ready(s) || Date.now() > deadline)) {
     done(s);
   } else {
     setTimeout(poll, 100);
+  }
+})();
+"""
+
+_WAIT_FOR_FIRST_SCREEN = """
+// Until every figure in the viewport is drawn (what a reader sees first), without scrolling.
+const done = arguments[arguments.length - 1];
+const deadline = Date.now() + arguments[0] * 1000;
+const onScreen = gd => { const r = gd.getBoundingClientRect();
+                         return r.bottom > 0 && r.top < window.innerHeight; };
+(function poll() {
+  const shown = [...document.querySelectorAll("div.plotly-graph-div")].filter(onScreen);
+  if (document.readyState === "complete"
+      && (shown.every(gd => gd.querySelector("svg.main-svg")) || Date.now() > deadline)) {
+    done(shown.length);
+  } else {
+    setTimeout(poll, 50);
   }
 })();
 """
@@ -367,6 +385,8 @@ def _check_page(driver: object, html_dir: Path, page: Path, label: str, interact
     driver.get_log("performance")  # forget what the browser did before this page
     start = time.perf_counter()
     driver.get(page.as_uri())
+    first = driver.execute_async_script(_WAIT_FOR_FIRST_SCREEN, DRAW_TIMEOUT_S)
+    first_s = time.perf_counter() - start
     figures = driver.execute_async_script(_WAIT_FOR_FIGURES, DRAW_TIMEOUT_S)
     drawn_s = time.perf_counter() - start
     # loading the page: no console error at all
@@ -402,7 +422,8 @@ def _check_page(driver: object, html_dir: Path, page: Path, label: str, interact
             problems.append(f"{name}: request leaves the book's file tree: {url[:200]}")
     html_bytes, total = _page_weight(page, urls, html_dir)
     print(f"[page] {name}: {html_bytes / 1e6:.2f} MB HTML, {total / 1e6:.2f} MB loaded, "
-          f"{len(figures)} figures drawn in {drawn_s:.1f} s")
+          f"usable in {first_s:.1f} s ({first} figures on the first screen), "
+          f"all {len(figures)} figures drawn in {drawn_s:.1f} s")
     return problems
 
 

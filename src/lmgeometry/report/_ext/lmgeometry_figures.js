@@ -1,19 +1,20 @@
 /* Draw the book's compact plotly figures (lmgeometry.report.figures.encode_figure).
  *
- * lmgFigure(id, spec) decodes {"$f4"|"$i1"|"$i2"|"$i4": base64, "shape"} and {"$q2": base64, "lo", "hi"}
- * into typed arrays (with "parts": a list of arrays sent as one) into typed arrays (2-D arrays
- * into arrays of rows), {"$b": base64, "n"} into an array of n booleans (packed bits),
- * {"$ref": i} into spec.shared[i], {"$page": key} into a list that an earlier figure of the
- * page defined in its spec.page (lmgeometry.report.figures.share_on_page), restores plotly's default template
- * (lmgFigure.template, appended by the Sphinx extension) and calls Plotly.newPlot. Below
- * PHONE_PX of width the legend moves under the plot (above it when a slider is under it)
- * and the side margins narrow, and both
- * come back when the page widens. A figure whose layout.meta.legendClick is "gray-context"
- * answers a click on a legend entry by showing that category in colour over every other
- * point in gray (seed 000's gray shadow), instead of hiding it; a second click on the same
- * entry restores the colours. A figure whose layout.meta.menu is "select" gets its first
- * dropdown as a native <select> above the plot (a long word list fits any screen, and
- * typing a word's first letters picks it); plotly's own menu is hidden.
+ * lmgFigure(id, spec) draws a figure when it comes within a screen of the viewport
+ * (lmgDrawAll() draws every one, as before printing). It decodes {"$f4"|"$i1"|"$i2"|"$i4":
+ * base64, "shape"} and {"$q2": base64, "lo", "hi"} into typed arrays (with "parts": a list of
+ * arrays sent as one; 2-D arrays into arrays of rows), {"$b": base64, "n"} into an array of n
+ * booleans (packed bits), {"$ref": i} into spec.shared[i], {"$page": key} into a list that an
+ * earlier figure of the page defined in its spec.page (figures.share_on_page), restores
+ * plotly's default template (lmgFigure.template, appended by the Sphinx extension) and calls
+ * Plotly.newPlot. Below PHONE_PX of width the legend moves under the plot (above it when a
+ * slider is under it) and the side margins narrow; both come back when the page widens.
+ * A figure whose layout.meta.legendClick is "gray-context" answers a click on a legend entry
+ * by showing that category in colour over every other point in gray (seed 000's gray
+ * shadow), instead of hiding it; a second click on the same entry restores the colours. A
+ * figure whose layout.meta.menu is "select" gets its first dropdown as a native <select>
+ * above the plot (a long word list fits any screen, and typing a word's first letters picks
+ * it); plotly's own menu is hidden.
  */
 (function () {
   "use strict";
@@ -141,15 +142,32 @@
                                 "margin.t": Math.min(top === undefined ? 100 : top, 40)});
   }
 
-  window.lmgFigure = function (id, spec) {
-    Object.keys(spec.page || {}).forEach(function (k) { PAGE[k] = spec.page[k]; });
+  // Figures are drawn when they come within a screen of the viewport, so that a page of two
+  // dozen figures is usable once its first screen is drawn; all of them before printing.
+  var observer = window.IntersectionObserver ? new IntersectionObserver(function (entries) {
+    entries.forEach(function (e) { if (e.isIntersecting) drawNow(e.target); });
+  }, {rootMargin: "100% 0px"}) : null;
+
+  function drawNow(gd) {
+    var draw = gd._lmgDraw;
+    if (!draw) return;
+    gd._lmgDraw = null;
+    if (observer) observer.unobserve(gd);
+    draw();
+  }
+
+  window.lmgDrawAll = function () {
+    document.querySelectorAll("div.plotly-graph-div").forEach(drawNow);
+  };
+  window.addEventListener("beforeprint", window.lmgDrawAll);
+
+  function draw(gd, spec) {
     var shared = spec.shared.map(function (v) { return decode(v, []); });
     var layout = decode(spec.layout, shared);
     if (layout.$template) {
       delete layout.$template;
       if (window.lmgFigure.template) layout.template = window.lmgFigure.template;
     }
-    var gd = document.getElementById(id);
     var config = {displaylogo: false, responsive: true};
     var data = decode(spec.data, shared).map(function (trace) {
       return Object.assign({}, spec.common || {}, trace);  // properties every trace shares
@@ -164,5 +182,14 @@
       fitPhone(gd);
       window.addEventListener("resize", function () { fitPhone(gd); });
     });
+  }
+
+  window.lmgFigure = function (id, spec) {
+    // lists shared with later figures are kept now, whichever figure is drawn first
+    Object.keys(spec.page || {}).forEach(function (k) { PAGE[k] = spec.page[k]; });
+    var gd = document.getElementById(id);
+    gd._lmgDraw = function () { draw(gd, spec); };
+    if (observer) observer.observe(gd);
+    else drawNow(gd);
   };
 })();
