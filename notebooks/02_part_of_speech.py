@@ -100,7 +100,7 @@ show_table(claims.scorecard(result.claims, models),
 # ## Projections coloured by part of speech
 #
 # The first two principal components of every layer, for a seeded sample of words (the same in
-# every layer; its size is the chapter's point budget, 1,000 by default; each small panel of
+# every layer; how many is a parameter of the chapter, its point budget; each small panel of
 # the grids draws 500 of them). In the side-by-side view and
 # the 3-D views, click a tag in the legend to show its words in colour over all the others in
 # gray, and click it again for every colour; in the grids a click hides a tag and a
