@@ -233,3 +233,22 @@ def test_isotropy_measures_stream_over_shards(local, sharded):
     for transform in (isotropy.center, isotropy.scaled_center, isotropy.remove_top_pcs):
         np.testing.assert_allclose(transform(view, chunk_rows=7), transform(X),
                                    rtol=1e-5, atol=1e-6, err_msg=transform.__name__)
+
+
+def test_context_measures_and_cka_stream_over_shards(local, sharded):
+    """The word- and sentence-grouped measures and CKA, 7 rows at a time from the shards."""
+    from lmgeometry.measures import contextual, similarity
+
+    words = local.words
+    memory = contextual.context_tables(local.layer(-1), words, n_intra_sentences=None)
+    stream = contextual.context_tables(
+        contextual.UnitRows.stream(sharded.layer(-1, dtype=None), chunk_rows=7), words,
+        n_intra_sentences=None)
+    assert stream.baseline_cosine == pytest.approx(memory.baseline_cosine, rel=1e-9)
+    pd.testing.assert_frame_equal(stream.words, memory.words, rtol=1e-9)
+    pd.testing.assert_frame_equal(stream.sentences, memory.sentences, rtol=1e-9)
+    for debiased in (False, True):
+        assert similarity.linear_cka(sharded.layer(1, dtype=None), sharded.layer(-1, dtype=None),
+                                     debiased=debiased, chunk_rows=7) == pytest.approx(
+            similarity.linear_cka(local.layer(1), local.layer(-1), debiased=debiased),
+            rel=1e-6)

@@ -47,6 +47,10 @@ Conventions used throughout:
 * Many small eigenproblems (per-word MEV, PC1) run with single-threaded BLAS
   (``threadpoolctl``): they gain nothing from threads, and oversubscribed OpenBLAS threads slow
   them down by orders of magnitude on shared cores.
+* A layer larger than memory (a memory map, a sharded store's ``LayerView``) is passed as
+  :meth:`UnitRows.stream`: every corpus-level measure here then reads it in row chunks, or
+  only the rows of one word or of a sampled pool, and gives the in-memory values; the
+  nearest-neighbour measures need the layer in memory.
 * A zero row has no direction: every pair that involves one is left out of a cosine mean (the
   authors' ``np.nanmean`` over ``scipy`` cosines does the same), and per-row results for it are
   NaN. Means over an empty set are NaN.
@@ -58,7 +62,7 @@ Conventions used throughout:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -68,7 +72,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 from threadpoolctl import threadpool_limits
 
-from lmgeometry.measures.similarity import CHUNK_ROWS, unit_rows
+from lmgeometry.measures.similarity import CHUNK_ROWS, row_norms, unit_rows
 from lmgeometry.measures.stats import RngLike, bootstrap_ci
 
 __all__ = [
@@ -139,12 +143,58 @@ class UnitRows:
             return X
         return cls(*unit_rows(X))
 
+    @classmethod
+    def stream(cls, X: np.ndarray, chunk_rows: int = CHUNK_ROWS) -> UnitRows:
+        """The unit rows of a layer too large for memory, normalised as they are read.
+
+        ``X`` is a memory map or a lazy view of a layer (``Store.layer(i, dtype=None)``, a
+        sharded entry's ``LayerView``). Only the norms (8 bytes a row) are kept; ``U`` is a
+        reader that normalises the rows a measure indexes, and the measures that need every
+        row (sums over words or sentences, the exact cosine baseline) read it in chunks of
+        ``chunk_rows``. Every corpus-level measure here gives the in-memory values (up to
+        floating-point summation order) with memory of O(chunk_rows x d) plus what its output
+        needs (e.g. one vector per word for :func:`mean_embeddings`); the measures of one word
+        (MEV, PC1) read that word's rows only.
+        """
+        reader = _UnitReader(X, chunk_rows)
+        return cls(reader, reader.norms)  # type: ignore[arg-type]
+
     def take(self, rows: np.ndarray | slice) -> UnitRows:
-        """Only these rows, in this order."""
+        """Only these rows, in this order (in memory)."""
         return UnitRows(self.U[rows], self.norms[rows])
 
     def __len__(self) -> int:
         return len(self.U)
+
+
+class _UnitReader:
+    """``U`` of :meth:`UnitRows.stream`: indexing reads and normalises only those rows."""
+
+    def __init__(self, X: np.ndarray, chunk_rows: int) -> None:
+        if chunk_rows < 1:
+            raise ValueError("chunk_rows must be positive")
+        self.X, self.chunk_rows = X, chunk_rows
+        self.norms = row_norms(X, chunk_rows)
+        self.shape: tuple[int, int] = (len(self.norms), int(X.shape[1]))
+        self.ndim = 2
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __getitem__(self, rows: np.ndarray | slice) -> np.ndarray:
+        if isinstance(rows, slice):
+            return unit_rows(self.X[rows])[0]
+        index = np.asarray(rows)
+        if index.dtype == bool:
+            index = np.flatnonzero(index)
+        wanted, inverse = np.unique(index.ravel(), return_inverse=True)
+        U = unit_rows(self.X[wanted])[0] if len(wanted) else np.zeros((0, self.shape[1]))
+        return U[inverse].reshape(*index.shape, self.shape[1])
+
+    def blocks(self) -> Iterator[tuple[int, np.ndarray]]:
+        """``(first row, unit rows)`` of each chunk, in order."""
+        for start in range(0, self.shape[0], self.chunk_rows):
+            yield start, self[start : start + self.chunk_rows]
 
 
 LayerVectors = np.ndarray | UnitRows
@@ -191,11 +241,63 @@ def _group_sum(
 
     A sparse indicator matrix times ``U``: no gathered copy of ``U`` is made.
     """
+    if isinstance(U, _UnitReader):
+        out = np.zeros((n_groups, U.shape[1]))
+        for groups, sums in _block_group_sums(U, codes, weights):
+            out[groups] += sums
+        return out
     keep = codes >= 0
     rows = np.flatnonzero(keep)
     w = np.ones(len(rows)) if weights is None else np.asarray(weights, dtype=np.float64)[rows]
     M = sp.csr_matrix((w, (codes[rows], rows)), shape=(n_groups, len(U)))
     return np.asarray(M @ U)
+
+
+def _block_group_sums(
+    U: _UnitReader, codes: np.ndarray, weights: np.ndarray | None = None
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Per chunk of a streamed layer: the groups present in it and their partial sums there."""
+    for start, block in U.blocks():
+        part = slice(start, start + len(block))
+        groups, local = np.unique(codes[part], return_inverse=True)
+        local = np.where(codes[part] >= 0, local - int(groups[0] < 0), -1) if len(groups) else local
+        groups = groups[groups >= 0]
+        w = None if weights is None else np.asarray(weights, dtype=np.float64)[part]
+        yield groups, _group_sum(block, local, len(groups), w)
+
+
+def _column_sum(U: np.ndarray | _UnitReader) -> np.ndarray:
+    """``sum_i u_i``, chunk by chunk for a streamed layer."""
+    if isinstance(U, _UnitReader):
+        return sum((block.sum(axis=0) for _, block in U.blocks()), np.zeros(U.shape[1]))
+    return U.sum(axis=0)
+
+
+def _sq_norms_of_sums(U: np.ndarray | _UnitReader, codes: np.ndarray, n_groups: int
+                      ) -> np.ndarray:
+    """``||sum_{i: codes[i] = g} u_i||^2`` per group (rows with code < 0 are skipped).
+
+    On a streamed layer a group's partial sum is kept only from its first chunk to its last,
+    so groups of consecutive rows (sentences) cost one vector at a time, and scattered ones
+    (words) at most one vector per group.
+    """
+    if not isinstance(U, _UnitReader):
+        G = _group_sum(U, codes, n_groups)
+        return np.einsum("ij,ij->i", G, G)
+    last = np.full(n_groups, -1)
+    rows = np.flatnonzero(codes >= 0)
+    np.maximum.at(last, codes[rows], rows)
+    out = np.zeros(n_groups)
+    open_sums: dict[int, np.ndarray] = {}
+    end = 0
+    for groups, sums in _block_group_sums(U, codes):
+        end += U.chunk_rows
+        for k in np.flatnonzero([g in open_sums for g in groups.tolist()]):
+            sums[k] += open_sums.pop(int(groups[k]))
+        closing = last[groups] < end
+        out[groups[closing]] = np.einsum("ij,ij->i", sums[closing], sums[closing])
+        open_sums.update(zip(groups[~closing].tolist(), sums[~closing], strict=True))
+    return out
 
 
 def _group_sq_norms(U: np.ndarray, nz: np.ndarray, codes: np.ndarray, n_groups: int) -> np.ndarray:
@@ -210,8 +312,7 @@ def _group_sq_norms(U: np.ndarray, nz: np.ndarray, codes: np.ndarray, n_groups: 
         groups, local = np.unique(codes[rows], return_inverse=True)
         sub = np.full(len(codes), -1, dtype=np.int64)
         sub[rows] = local
-        G = _group_sum(U, sub, len(groups))
-        out[groups] = np.einsum("ij,ij->i", G, G)
+        out[groups] = _sq_norms_of_sums(U, sub, len(groups))
     return out
 
 
@@ -229,7 +330,7 @@ def _cross_mean(U: np.ndarray, nz: np.ndarray, codes: np.ndarray | None) -> floa
     ``c^2 - sum_g c_g^2`` (``c``: non-zero rows), so no Gram matrix is needed.
     """
     c = float(nz.sum())
-    S = U.sum(axis=0)
+    S = _column_sum(U)
     if codes is None:
         num, den = S @ S - c, c * c - c
     else:
@@ -711,11 +812,17 @@ def cross_sentence_replicates(
     M = np.asarray(counts, dtype=np.float64)
     if M.ndim != 2 or M.shape[1] != n_s:
         raise ValueError(f"counts must have one column per sentence ({n_s}), not {M.shape}")
-    T = _group_sum(U, codes, n_s)
     c = np.bincount(codes, weights=(norms > 0).astype(np.float64), minlength=n_s)
-    P = M @ T
+    if isinstance(U, _UnitReader):  # P = M T is linear in T: add each chunk's share of T
+        P = np.zeros((len(M), U.shape[1]))
+        for groups, sums in _block_group_sums(U, codes):
+            P += M[:, groups] @ sums
+        TT = _sq_norms_of_sums(U, codes, n_s)
+    else:
+        T = _group_sum(U, codes, n_s)
+        P, TT = M @ T, np.einsum("sd,sd->s", T, T)
     M2 = M * M
-    num = np.einsum("bd,bd->b", P, P) - M2 @ np.einsum("sd,sd->s", T, T)
+    num = np.einsum("bd,bd->b", P, P) - M2 @ TT
     den = (M @ c) ** 2 - M2 @ (c * c)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
@@ -755,6 +862,7 @@ def mev_baseline(
     Parameters
     ----------
     vectors : ndarray of shape (N, d)
+        Or a memory map or lazy layer view: only the pool's rows are read.
     sentence_ids : array of shape (N,)
     n : int
     rng : int, Generator or None
@@ -766,7 +874,7 @@ def mev_baseline(
     float in [0, 1]
     """
     codes = _as_codes(sentence_ids)
-    X = np.asarray(vectors)
+    X = vectors if hasattr(vectors, "shape") else np.asarray(vectors)  # memory maps stay lazy
     if len(codes) != len(X):
         raise ValueError("sentence_ids must have one entry per row")
     pool = _draw_pool(codes, n, scheme, _rng(rng))
@@ -1016,9 +1124,8 @@ def _selfsim_many(
 ) -> np.ndarray:
     """Per-word SelfSim for the eligible word codes (exact closed form or sampled pairs)."""
     n_words = len(enc.vocab)
-    S = _group_sum(U, enc.word, n_words)
     c = np.bincount(enc.word[enc.word >= 0], weights=nz[enc.word >= 0], minlength=n_words)
-    s2 = np.einsum("ij,ij->i", S, S)
+    s2 = _sq_norms_of_sums(U, enc.word, n_words)
     if est.selfsim_same_sentence:
         num, den = s2 - c, c * c - c
         admissible = enc.n_occ * (enc.n_occ - 1)
@@ -1131,14 +1238,27 @@ def word_measures(
 def _intra_many(
     U: np.ndarray, norms: np.ndarray, members: np.ndarray, group: np.ndarray, n_groups: int
 ) -> np.ndarray:
-    """IntraSim (eq. 2) of every group of rows ``members`` labelled ``group`` (0..n_groups-1)."""
-    Um, nm = U[members], norms[members]
+    """IntraSim (eq. 2) of every group of rows ``members`` labelled ``group`` (0..n_groups-1).
+
+    The members are read at once from an in-memory layer, ``chunk_rows`` at a time (twice)
+    from a streamed one.
+    """
+    nm = norms[members]
     top = np.zeros(n_groups)
     np.maximum.at(top, group, nm)
     w = np.divide(nm, top[group], out=np.zeros_like(nm), where=top[group] > 0)
-    M = _group_sum(Um, group, n_groups, weights=w)  # direction of each raw sum
+    streamed = isinstance(U, _UnitReader)
+    Um = None if streamed else U[members]
+    step = U.chunk_rows if streamed else max(len(members), 1)
+    parts = [slice(start, start + step) for start in range(0, len(members), step)]
+
+    def read(part: slice) -> np.ndarray:
+        return U[members[part]] if Um is None else Um[part]
+
+    M = sum((_group_sum(read(p), group[p], n_groups, weights=w[p]) for p in parts),
+            np.zeros((n_groups, U.shape[1])))  # direction of each raw sum
     Mu, mn = unit_rows(M)
-    cos = _rowdot(Um, Mu, group)
+    cos = np.concatenate([_rowdot(read(p), Mu, group[p]) for p in parts] or [np.zeros(0)])
     ok = nm > 0
     s = np.bincount(group[ok], weights=cos[ok], minlength=n_groups)
     c = np.bincount(group[ok], minlength=n_groups)
@@ -1704,6 +1824,9 @@ def _neighbours(
     if block_size < 1:
         raise ValueError("block_size must be positive")
     U, norms = _unit(vectors)
+    if isinstance(U, _UnitReader):
+        raise ValueError("nearest neighbours compare every row with every other: pass the layer "
+                         "in memory (UnitRows.of(X)), not UnitRows.stream(X)")
     U = U.astype(dtype, copy=False)
     N = len(U)
     nz = norms > 0

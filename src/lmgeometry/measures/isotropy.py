@@ -42,6 +42,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
+from lmgeometry.measures.similarity import CHUNK_ROWS, column_mean
 from lmgeometry.measures.stats import RngLike, percentile_interval, poisson_weights
 
 __all__ = [
@@ -168,10 +169,6 @@ def shift_cosine_replicates(X: npt.ArrayLike, groups: npt.ArrayLike, n_boot: int
         share = np.einsum("bd,bd->b", S, S) / (N * Q)
         prediction = (N * share - 1) / (N - 1)
     return {"mean_cosine": c, "shift_prediction": prediction, "shift_residual": c - prediction}
-
-
-#: Default number of rows per chunk in the streaming passes (8192 x 640 float64 = 42 MB).
-CHUNK_ROWS = 8192
 
 
 Signs = Literal["larger", "both"]
@@ -568,15 +565,8 @@ def center(
     numpy.ndarray, shape (n, d) or (len(rows), d)
     """
     W = _as_matrix(W)
-    mu = _column_mean(W, chunk_rows)
+    mu = column_mean(W, chunk_rows)
     return _map_rows(W, lambda blk: blk - mu, chunk_rows, rows)
-
-
-def _column_mean(W: np.ndarray, chunk_rows: int) -> np.ndarray:
-    total = np.zeros(W.shape[1])
-    for start in _chunks(W.shape[0], chunk_rows):
-        total += np.asarray(W[start : start + chunk_rows], dtype=np.float64).sum(axis=0)
-    return total / W.shape[0]
 
 
 def scaled_center(
@@ -1136,7 +1126,7 @@ def norm_distribution(
     numpy.ndarray, shape (n,), float64
     """
     W = _as_matrix(W)
-    shift = _column_mean(W, chunk_rows) if centered else np.zeros(W.shape[1])
+    shift = column_mean(W, chunk_rows) if centered else np.zeros(W.shape[1])
     out = np.empty(W.shape[0])
     for start in _chunks(W.shape[0], chunk_rows):
         blk = np.asarray(W[start : start + chunk_rows], dtype=np.float64) - shift

@@ -27,11 +27,13 @@ __all__ = [
     "CHUNK_ROWS",
     "best_match",
     "cka_matrix",
+    "column_mean",
     "cosine_contributions",
     "cross_model_cka",
     "gram_cka",
     "linear_cka",
     "norm_ratio",
+    "row_norms",
     "subsample",
     "top_dimensions",
     "top_overlap",
@@ -69,6 +71,7 @@ def norm_ratio(X: np.ndarray, rows: np.ndarray,
     Parameters
     ----------
     X : ndarray of shape (n, d)
+        Or a memory map or lazy layer view: the norms are read in row chunks (:func:`row_norms`).
     rows : boolean ndarray of shape (n,)
     statistic : {"median", "mean"}
     """
@@ -79,7 +82,7 @@ def norm_ratio(X: np.ndarray, rows: np.ndarray,
         raise ValueError(f"rows must be a boolean mask of length {len(X)}, not shape {rows.shape}")
     if rows.all() or not rows.any():
         return float("nan")
-    norms = np.linalg.norm(np.asarray(X, dtype=np.float64), axis=1)
+    norms = row_norms(X)
     stat = np.median if statistic == "median" else np.mean
     return float(stat(norms[rows]) / stat(norms[~rows]))
 
@@ -113,25 +116,53 @@ def unit_rows(
     ValueError
         If ``X`` is not 2-D or holds NaN or infinity.
     """
-    X = np.asarray(X)
-    if X.ndim != 2:
-        raise ValueError(f"expected a 2-D array, got shape {X.shape}")
+    X = X if hasattr(X, "ndim") else np.asarray(X)
+    _check_matrix(X)
     n, d = X.shape
-    rescale = not (np.issubdtype(X.dtype, np.floating) and X.dtype.itemsize <= 4)
     U = np.empty((n, d), dtype=dtype)
     norms = np.zeros(n, dtype=np.float64)
     for start in range(0, n, CHUNK_ROWS):
-        block = np.array(X[start : start + CHUNK_ROWS], dtype=np.float64)
-        if not np.isfinite(block).all():
-            raise ValueError("rows must be finite (found NaN or infinity)")
-        if rescale:
-            scale = np.abs(block).max(axis=1) if d else np.zeros(len(block))
-            np.divide(block, scale[:, None], out=block, where=scale[:, None] > 0)
-        r = np.sqrt(np.einsum("ij,ij->i", block, block))
-        np.divide(block, r[:, None], out=block, where=r[:, None] > 0)
+        block, r = _unit_block(X[start : start + CHUNK_ROWS])
         U[start : start + len(block)] = block
-        norms[start : start + len(block)] = scale * r if rescale else r
+        norms[start : start + len(block)] = r
     return U, norms
+
+
+def row_norms(X: np.ndarray, chunk_rows: int = CHUNK_ROWS) -> np.ndarray:
+    """``||x_i||`` of every row, computed as :func:`unit_rows` does, ``chunk_rows`` at a time.
+
+    Only one chunk of rows is converted to float64 at once, so ``X`` may be a float16 memory
+    map or a lazy view of a layer larger than memory.
+
+    Returns
+    -------
+    ndarray of shape (n,), float64
+    """
+    _check_matrix(X)
+    out = np.zeros(X.shape[0], dtype=np.float64)
+    for start in range(0, X.shape[0], chunk_rows):
+        out[start : start + chunk_rows] = _unit_block(X[start : start + chunk_rows])[1]
+    return out
+
+
+def _check_matrix(X: np.ndarray) -> None:
+    if getattr(X, "ndim", None) != 2:
+        raise ValueError(f"expected a 2-D array, got shape {np.shape(X)}")
+
+
+def _unit_block(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Unit rows and norms of one block, in float64 (see :func:`unit_rows`)."""
+    block = np.array(rows, dtype=np.float64)
+    if not np.isfinite(block).all():
+        raise ValueError("rows must be finite (found NaN or infinity)")
+    rescale = not (np.issubdtype(rows.dtype, np.floating) and rows.dtype.itemsize <= 4)
+    scale = np.ones(len(block))
+    if rescale:
+        scale = np.abs(block).max(axis=1) if block.shape[1] else np.zeros(len(block))
+        np.divide(block, scale[:, None], out=block, where=scale[:, None] > 0)
+    r = np.sqrt(np.einsum("ij,ij->i", block, block))
+    np.divide(block, r[:, None], out=block, where=r[:, None] > 0)
+    return block, scale * r if rescale else r
 
 
 def _centered(X: np.ndarray) -> np.ndarray:
@@ -141,7 +172,8 @@ def _centered(X: np.ndarray) -> np.ndarray:
     return X - X.mean(axis=0)
 
 
-def linear_cka(X: np.ndarray, Y: np.ndarray, *, debiased: bool = False) -> float:
+def linear_cka(X: np.ndarray, Y: np.ndarray, *, debiased: bool = False,
+               chunk_rows: int | None = None) -> float:
     """Linear centred kernel alignment of two representations of the same n items.
 
     .. math:: \\mathrm{CKA}(X, Y) = \\frac{\\lVert \\tilde Y^\\top \\tilde X \\rVert_F^2}
@@ -160,26 +192,83 @@ def linear_cka(X: np.ndarray, Y: np.ndarray, *, debiased: bool = False) -> float
     is near 0 for independent representations at any n (Nguyen et al. 2021; it can then be
     slightly negative).
 
+    Both forms are computed in feature space, from the centred cross-products
+    :math:`\\tilde X^\\top \\tilde Y`, :math:`\\tilde X^\\top \\tilde X`, :math:`\\tilde
+    Y^\\top \\tilde Y` (memory O(d1 d2 + n), never an n x n matrix). With ``chunk_rows`` both
+    matrices are read that many rows at a time, twice (column means, then the cross-products),
+    so they may be memory maps or lazy views of layers larger than memory. The debiased form
+    uses the feature-space expression of the unbiased HSIC: with :math:`k_i = \\lVert \\tilde x_i
+    \\rVert^2`, :math:`l_i = \\lVert \\tilde y_i \\rVert^2` and centred rows (so that
+    :math:`K \\mathbf 1 = 0`), Song et al.'s (2012, eq. 5) estimator is, up to the factor
+    :math:`1 / (n (n - 3))` that cancels in CKA,
+
+    .. math:: \\lVert \\tilde X^\\top \\tilde Y \\rVert_F^2 - \\frac{n}{n-2} \\sum_i k_i l_i
+              + \\frac{(\\sum_i k_i)(\\sum_i l_i)}{(n-1)(n-2)},
+
+    which equals the U-centred Gram form of :func:`gram_cka` without any n x n matrix.
+
     Parameters
     ----------
     X : ndarray of shape (n, d1)
     Y : ndarray of shape (n, d2)
     debiased : bool
         Unbiased HSIC estimates (needs n >= 4).
+    chunk_rows : int or None
+        None: all rows at once. An int: streamed in row chunks of that size (equal to the
+        in-memory value up to floating-point summation order).
 
     Returns
     -------
     float
         In [0, 1] (debiased: at most 1); NaN when one representation is constant.
     """
-    if debiased:
-        return float(gram_cka([X, Y], debiased=True)[0][0, 1])
-    Xc, Yc = _centered(X), _centered(Y)
-    if len(Xc) != len(Yc):
-        raise ValueError(f"X and Y must describe the same items: {len(Xc)} vs {len(Yc)} rows")
-    cross = np.linalg.norm(Yc.T @ Xc) ** 2
-    denom = np.linalg.norm(Xc.T @ Xc) * np.linalg.norm(Yc.T @ Yc)
-    return float(cross / denom) if denom > 0 else float("nan")
+    X = X if hasattr(X, "ndim") else np.asarray(X)
+    Y = Y if hasattr(Y, "ndim") else np.asarray(Y)
+    return _feature_cka(X, Y, debiased, chunk_rows or max(len(X), 1))
+
+
+def column_mean(X: np.ndarray, chunk_rows: int = CHUNK_ROWS) -> np.ndarray:
+    """The mean row of ``X`` in float64, read ``chunk_rows`` rows at a time (memory maps and lazy
+    layer views are never loaded whole)."""
+    if chunk_rows < 1:
+        raise ValueError("chunk_rows must be positive")
+    total = np.zeros(X.shape[1])
+    for start in range(0, X.shape[0], chunk_rows):
+        total += np.asarray(X[start : start + chunk_rows], dtype=np.float64).sum(axis=0)
+    return total / X.shape[0]
+
+
+def _feature_cka(X: np.ndarray, Y: np.ndarray, debiased: bool, chunk_rows: int) -> float:
+    """:func:`linear_cka` from centred cross-products accumulated over row chunks."""
+    _check_matrix(X)
+    _check_matrix(Y)
+    n = len(X)
+    if len(Y) != n:
+        raise ValueError(f"X and Y must describe the same items: {n} vs {len(Y)} rows")
+    if n < (4 if debiased else 2):
+        raise ValueError(f"CKA needs at least {4 if debiased else 2} items, got {n}")
+    mx, my = column_mean(X, chunk_rows), column_mean(Y, chunk_rows)
+    xx, yy = np.zeros((X.shape[1],) * 2), np.zeros((Y.shape[1],) * 2)
+    xy = np.zeros((X.shape[1], Y.shape[1]))
+    kx, ky = np.empty(n), np.empty(n)
+    for start in range(0, n, chunk_rows):
+        a = np.asarray(X[start : start + chunk_rows], dtype=np.float64) - mx
+        b = np.asarray(Y[start : start + chunk_rows], dtype=np.float64) - my
+        xx += a.T @ a
+        yy += b.T @ b
+        xy += a.T @ b
+        kx[start : start + len(a)] = np.einsum("ij,ij->i", a, a)
+        ky[start : start + len(b)] = np.einsum("ij,ij->i", b, b)
+
+    def hsic(cross: np.ndarray, p: np.ndarray, q: np.ndarray) -> float:
+        value = float(np.vdot(cross, cross))
+        if debiased:
+            value += -n / (n - 2) * float(p @ q) + p.sum() * q.sum() / ((n - 1) * (n - 2))
+        return value
+
+    with np.errstate(invalid="ignore"):
+        denom = float(np.sqrt(hsic(xx, kx, kx) * hsic(yy, ky, ky)))
+    return hsic(xy, kx, ky) / denom if denom > 0 else float("nan")
 
 
 def cka_matrix(A: Sequence[np.ndarray], B: Sequence[np.ndarray] | None = None) -> np.ndarray:
