@@ -252,3 +252,40 @@ def test_context_measures_and_cka_stream_over_shards(local, sharded):
                                      debiased=debiased, chunk_rows=7) == pytest.approx(
             similarity.linear_cka(local.layer(1), local.layer(-1), debiased=debiased),
             rel=1e-6)
+
+
+def _frames(result) -> dict[str, pd.DataFrame]:
+    """Every table of a chapter's result (dataclass fields, one level of mappings deep)."""
+    import dataclasses
+
+    out = {}
+    for f in dataclasses.fields(result):
+        value = getattr(result, f.name)
+        items = value.items() if isinstance(value, dict) else [("", value)]
+        out |= {f"{f.name}.{k}": v for k, v in items if isinstance(v, pd.DataFrame)}
+    return out
+
+
+def test_chapters_run_unchanged_on_a_sharded_entry(tiny_folder, local, sharded):
+    """The chapters read stores through `Store` only: on the Ray-written entry their
+    analyses give the tables they give on the local entry."""
+    from lmgeometry.chapters import context_measures, drift, geometry, model_zoo, part_of_speech
+
+    analyses = {
+        "geometry": lambda s: geometry.analyse({"tiny": s}, n_words=100, point_budget=50,
+                                               umap_layers=0, n_boot=20),
+        "part of speech": lambda s: part_of_speech.analyse({"tiny": s}),
+        "context measures": lambda s: context_measures.analyse(
+            {"tiny": s}, authors=False, glove=False, n_boot=20, min_contexts=2,
+            neighbour_queries=50, min_count=2),
+        "model zoo": lambda s: model_zoo.analyse({tiny_folder: s}),
+    }
+    for name, analyse in analyses.items():
+        a, b = _frames(analyse(local)), _frames(analyse(sharded))
+        assert a.keys() == b.keys() and len(a) >= 2, name
+        for key in a:
+            pd.testing.assert_frame_equal(a[key], b[key], obj=f"{name}: {key}")
+    hidden, on_shards = (drift.hidden_state_layers(s, n_boot=20) for s in (local, sharded))
+    assert hidden.keys() == on_shards.keys()
+    for key, table in on_shards.items():
+        pd.testing.assert_frame_equal(table, hidden[key], obj=f"drift: {key}")
