@@ -27,10 +27,8 @@ __all__ = [
     "folder_arg",
     "host",
     "MIRROR_ENV",
-    "pid_alive",
     "publish",
     "remove_stale",
-    "TMP_PREFIX",
     "user_path",
     "writable_folder",
 ]

@@ -1280,10 +1280,11 @@ def _run_parallel(execute: Any, todo: Sequence[tuple], jobs: int) -> dict[str, C
     rows: dict[str, ChapterProfile] = {}
     failures: dict[str, Exception] = {}
     queue = list(todo)
-    with cf.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+    jobs = max(1, jobs)
+    with cf.ThreadPoolExecutor(max_workers=jobs) as pool:
         running: dict[cf.Future, str] = {}
         while queue or running:
-            while queue and not failures and len(running) < max(1, jobs):
+            while queue and not failures and len(running) < jobs:
                 item = queue.pop(0)
                 running[pool.submit(execute, item)] = item[0].name
             if not running:
