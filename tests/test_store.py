@@ -271,6 +271,20 @@ def test_float16_overflow_is_an_error(tiny, corpus, tmp_path):
     assert np.abs(store.layer(0)).max() > 65504
 
 
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf")])
+def test_non_finite_hidden_states_are_an_error(tiny, corpus, tmp_path, bad):
+    import copy
+
+    broken = copy.deepcopy(tiny.model)
+    with torch.no_grad():
+        broken.encoder.layer[-1].output.LayerNorm.bias[3] = bad  # one value of the last layer
+    model = dataclasses.replace(tiny, model=broken, fingerprint="broken-" + tiny.fingerprint)
+    for dtype in ("float16", "float32"):
+        with pytest.raises(FloatingPointError, match="non-finite hidden states"):
+            activations(model, corpus, root=tmp_path, dtype=dtype, progress=False)
+        assert list(tmp_path.iterdir()) == []
+
+
 def test_extract_cli_prints_path_and_size(tiny_folder, tmp_path, capsys):
     from lmgeometry.cli import main
 

@@ -612,23 +612,24 @@ def _pool_batch(model: LoadedModel, net: torch.nn.Module, batch: list[EncodedSen
     hidden = _forward_hidden(model, net, torch.from_numpy(ids).to(device),
                              torch.from_numpy(mask).to(device))
     flat = torch.from_numpy(np.concatenate(flat_parts)).to(device)
-    rows = [h.reshape(-1, h.shape[-1]).index_select(0, flat) for h in hidden]
-    stacked = torch.stack(rows)  # (layers, pieces or words, width)
+    stacked = _gather_layers(hidden, flat)  # (layers, pieces or words, width)
     at = torch.from_numpy(np.concatenate(special_parts).astype(np.int64)).to(device)
-    special = torch.stack([h.reshape(-1, h.shape[-1]).index_select(0, at) for h in hidden])
+    special = _gather_layers(hidden, at)
     if pooling == "mean":
         target = torch.from_numpy(np.concatenate(word_parts)).to(device)
         counts = torch.from_numpy(np.concatenate(count_parts)).to(device, torch.float32)
         sums = stacked.new_zeros((stacked.shape[0], word_offset, stacked.shape[-1]))
         sums.index_add_(1, target, stacked)
-        stacked = sums / counts[None, :, None]
-    if not (torch.isfinite(stacked).all() and torch.isfinite(special).all()):
+        stacked = sums.div_(counts[None, :, None])
+    low, high = _layer_range(stacked)
+    if not (torch.isfinite(low).all() and torch.isfinite(high).all()
+            and torch.isfinite(special).all()):
         bad = sorted({int(s.sentence_id) for s in batch})
         raise FloatingPointError(
             f"{model.name} produced non-finite hidden states in a batch of sentences {bad[:10]}"
         )
     if dtype == "float16":
-        peak = stacked.abs().amax(dim=(1, 2))
+        peak = torch.maximum(high, -low)
         if bool((peak > FLOAT16_MAX).any()):
             layer = int(torch.nonzero(peak > FLOAT16_MAX)[0])
             raise OverflowError(
@@ -638,6 +639,23 @@ def _pool_batch(model: LoadedModel, net: torch.nn.Module, batch: list[EncodedSen
             )
         return stacked.half().cpu().numpy(), special.float().cpu().numpy()
     return stacked.float().cpu().numpy(), special.float().cpu().numpy()
+
+
+def _gather_layers(hidden: Sequence[torch.Tensor], rows: torch.Tensor) -> torch.Tensor:
+    """``(layers, len(rows), width)``: the given flat (batch x position) rows of every layer,
+    gathered straight into one tensor."""
+    out = hidden[0].new_empty((len(hidden), len(rows), hidden[0].shape[-1]))
+    for layer, h in enumerate(hidden):
+        torch.index_select(h.reshape(-1, h.shape[-1]), 0, rows, out=out[layer])
+    return out
+
+
+def _layer_range(stacked: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Smallest and largest value of each layer, in one pass (NaN and infinity propagate)."""
+    flat = stacked.reshape(len(stacked), -1)
+    if flat.shape[1] == 0:
+        return flat.new_zeros(len(flat)), flat.new_zeros(len(flat))
+    return torch.aminmax(flat, dim=1)
 
 
 def extract_words(
