@@ -268,8 +268,16 @@ def _frames(result) -> dict[str, pd.DataFrame]:
 
 def test_chapters_run_unchanged_on_a_sharded_entry(tiny_folder, local, sharded):
     """The chapters read stores through `Store` only: on the Ray-written entry their
-    analyses give the tables they give on the local entry."""
-    from lmgeometry.chapters import context_measures, drift, geometry, model_zoo, part_of_speech
+    analyses (chapters 1, 2, 3, 8, chapter 4's hidden states and chapter 6's task tables)
+    give the tables they give on the local entry."""
+    from lmgeometry.chapters import (
+        context_measures,
+        drift,
+        geometry,
+        model_zoo,
+        part_of_speech,
+        rogue_dimensions,
+    )
 
     analyses = {
         "geometry": lambda s: geometry.analyse({"tiny": s}, n_words=100, point_budget=50,
@@ -285,6 +293,15 @@ def test_chapters_run_unchanged_on_a_sharded_entry(tiny_folder, local, sharded):
         assert a.keys() == b.keys() and len(a) >= 2, name
         for key in a:
             pd.testing.assert_frame_equal(a[key], b[key], obj=f"{name}: {key}")
+    n_sentences = local.words["sentence_id"].nunique()
+    labels = np.arange(n_sentences) % 2
+    is_test = np.arange(n_sentences) % 3 == 0
+    tasks = [rogue_dimensions.task_tables(s, labels, is_test, n_boot=20, ablation_ks=(0, 1, 3),
+                                          ablation_k=1) for s in (local, sharded)]
+    frames = [k for k, v in tasks[0].items() if isinstance(v, pd.DataFrame)]
+    assert len(frames) >= 2
+    for key in frames:
+        pd.testing.assert_frame_equal(tasks[1][key], tasks[0][key], obj=f"rogue: {key}")
     hidden, on_shards = (drift.hidden_state_layers(s, n_boot=20) for s in (local, sharded))
     assert hidden.keys() == on_shards.keys()
     for key, table in on_shards.items():
