@@ -98,9 +98,10 @@ def test_baselines_replicates_and_word_vectors_stream(layer):
 
 def test_token_measures_stream_but_neighbours_need_memory(layer):
     X, words = layer
-    unit, _ = streamed(X)
+    unit, recorded = streamed(X)
     pd.testing.assert_frame_equal(ctx.token_measures(unit, words),
                                   ctx.token_measures(np.asarray(X), words), rtol=1e-10)
+    assert max(recorded.reads) <= CHUNK
     with pytest.raises(ValueError, match="in memory"):
         ctx.nearest_neighbours(unit)
 
@@ -138,9 +139,39 @@ def test_cka_streams(layer, debiased):
         pytest.approx(1.0, abs=1e-9)
 
 
-def test_streaming_rejects_bad_chunks(layer):
+def test_cka_of_a_constant_representation_is_nan(layer):
+    """A constant column centres to exact zeros, so no rounding residual poses as signal."""
     X, _ = layer
-    with pytest.raises(ValueError, match="positive"):
-        ctx.UnitRows.stream(X, chunk_rows=0)
+    for value in (0.1, 3.7):
+        for debiased in (False, True):
+            for chunk in (None, CHUNK):
+                assert np.isnan(similarity.linear_cka(np.full((len(X), 3), value), X,
+                                                      debiased=debiased, chunk_rows=chunk))
+
+
+def test_streaming_rejects_bad_input(layer):
+    X, words = layer
+    for chunk in (0, -1):
+        with pytest.raises(ValueError, match="positive"):
+            ctx.UnitRows.stream(X, chunk_rows=chunk)
+        with pytest.raises(ValueError, match="positive"):
+            similarity.linear_cka(X, X, chunk_rows=chunk)
     with pytest.raises(ValueError, match="same items"):
         similarity.linear_cka(X, X[:-1], chunk_rows=CHUNK)
+    with pytest.raises(ValueError, match="debiased CKA needs at least 4"):
+        similarity.linear_cka(X[:3], X[:3], debiased=True, chunk_rows=CHUNK)
+    with pytest.raises(IndexError, match="boolean row mask"):
+        ctx.UnitRows.stream(X).U[np.ones(len(X) - 1, dtype=bool)]
+
+
+def test_lists_frames_and_tensors_are_still_rows():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(40, 5))
+    first = np.arange(40) % 4 == 0
+    expected = similarity.norm_ratio(X, first)
+    for form in (X.tolist(), pd.DataFrame(X), torch.from_numpy(X)):
+        assert similarity.norm_ratio(form, first) == pytest.approx(expected, rel=1e-12)
+        np.testing.assert_allclose(similarity.unit_rows(form)[0], similarity.unit_rows(X)[0])
+    sid = np.arange(40) // 4
+    assert ctx.mev_baseline(pd.DataFrame(X), sid, 20, 1) == ctx.mev_baseline(X, sid, 20, 1)

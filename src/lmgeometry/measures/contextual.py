@@ -72,7 +72,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 from threadpoolctl import threadpool_limits
 
-from lmgeometry.measures.similarity import CHUNK_ROWS, row_norms, unit_rows
+from lmgeometry.measures.similarity import CHUNK_ROWS, as_rows, row_norms, unit_rows
 from lmgeometry.measures.stats import RngLike, bootstrap_ci
 
 __all__ = [
@@ -152,9 +152,15 @@ class UnitRows:
         reader that normalises the rows a measure indexes, and the measures that need every
         row (sums over words or sentences, the exact cosine baseline) read it in chunks of
         ``chunk_rows``. Every corpus-level measure here gives the in-memory values (up to
-        floating-point summation order) with memory of O(chunk_rows x d) plus what its output
-        needs (e.g. one vector per word for :func:`mean_embeddings`); the measures of one word
-        (MEV, PC1) read that word's rows only.
+        floating-point summation order). What stays in memory besides one chunk:
+
+        * SelfSim and the exact baselines: one partial sum per word (per sentence only while
+          the sentence is being read);
+        * MEV and PC1 of a word: that word's rows (batches of words of equal frequency up to
+          32 MiB of float64); the pooled baselines: the pool's rows;
+        * IntraSim: one vector per sampled sentence (500 by default);
+        * :func:`mean_embeddings`, :func:`token_measures`: one vector per word and per
+          sentence, as their outputs need.
         """
         reader = _UnitReader(X, chunk_rows)
         return cls(reader, reader.norms)  # type: ignore[arg-type]
@@ -186,6 +192,9 @@ class _UnitReader:
             return unit_rows(self.X[rows])[0]
         index = np.asarray(rows)
         if index.dtype == bool:
+            if index.shape != (self.shape[0],):
+                raise IndexError(f"a boolean row mask needs {self.shape[0]} entries, "
+                                 f"not shape {index.shape}")
             index = np.flatnonzero(index)
         wanted, inverse = np.unique(index.ravel(), return_inverse=True)
         U = unit_rows(self.X[wanted])[0] if len(wanted) else np.zeros((0, self.shape[1]))
@@ -216,11 +225,17 @@ def _mean_or_nan(values: np.ndarray) -> float:
     return float(values.mean()) if values.size else float("nan")
 
 
+def _step(U: np.ndarray | _UnitReader) -> int:
+    """Rows per chunk of a row-wise loop over ``U``: a streamed layer's own chunk size."""
+    return min(CHUNK_ROWS, U.chunk_rows) if isinstance(U, _UnitReader) else CHUNK_ROWS
+
+
 def _rowdot(A: np.ndarray, B: np.ndarray, rows_b: np.ndarray) -> np.ndarray:
     """``out[i] = A[i] . B[rows_b[i]]`` in chunks (never materialises ``B[rows_b]`` whole)."""
     out = np.empty(len(A), dtype=np.float64)
-    for start in range(0, len(A), CHUNK_ROWS):
-        stop = start + CHUNK_ROWS
+    step = _step(A)
+    for start in range(0, len(A), step):
+        stop = start + step
         out[start:stop] = np.einsum("ij,ij->i", A[start:stop], B[rows_b[start:stop]])
     return out
 
@@ -228,8 +243,9 @@ def _rowdot(A: np.ndarray, B: np.ndarray, rows_b: np.ndarray) -> np.ndarray:
 def _pairdot(U: np.ndarray, i: np.ndarray, j: np.ndarray) -> np.ndarray:
     """``out[p] = U[i[p]] . U[j[p]]`` in chunks."""
     out = np.empty(len(i), dtype=np.float64)
-    for start in range(0, len(i), CHUNK_ROWS):
-        stop = start + CHUNK_ROWS
+    step = _step(U)
+    for start in range(0, len(i), step):
+        stop = start + step
         out[start:stop] = np.einsum("ij,ij->i", U[i[start:stop]], U[j[start:stop]])
     return out
 
@@ -260,8 +276,9 @@ def _block_group_sums(
     for start, block in U.blocks():
         part = slice(start, start + len(block))
         groups, local = np.unique(codes[part], return_inverse=True)
-        local = np.where(codes[part] >= 0, local - int(groups[0] < 0), -1) if len(groups) else local
-        groups = groups[groups >= 0]
+        skipped = int(np.searchsorted(groups, 0))  # distinct negative codes, sorted first
+        local = np.where(codes[part] >= 0, local - skipped, -1)
+        groups = groups[skipped:]
         w = None if weights is None else np.asarray(weights, dtype=np.float64)[part]
         yield groups, _group_sum(block, local, len(groups), w)
 
@@ -874,7 +891,7 @@ def mev_baseline(
     float in [0, 1]
     """
     codes = _as_codes(sentence_ids)
-    X = vectors if hasattr(vectors, "shape") else np.asarray(vectors)  # memory maps stay lazy
+    X = as_rows(vectors)  # memory maps and lazy views stay lazy
     if len(codes) != len(X):
         raise ValueError("sentence_ids must have one entry per row")
     pool = _draw_pool(codes, n, scheme, _rng(rng))
@@ -1255,8 +1272,10 @@ def _intra_many(
     def read(part: slice) -> np.ndarray:
         return U[members[part]] if Um is None else Um[part]
 
-    M = sum((_group_sum(read(p), group[p], n_groups, weights=w[p]) for p in parts),
-            np.zeros((n_groups, U.shape[1])))  # direction of each raw sum
+    M = np.zeros((n_groups, U.shape[1]))  # direction of each raw sum
+    for p in parts:
+        present, local = np.unique(group[p], return_inverse=True)
+        M[present] += _group_sum(read(p), local, len(present), weights=w[p])
     Mu, mn = unit_rows(M)
     cos = np.concatenate([_rowdot(read(p), Mu, group[p]) for p in parts] or [np.zeros(0)])
     ok = nm > 0
@@ -1718,7 +1737,10 @@ def token_measures(
         sub = np.full(len(U), -1, dtype=np.int64)
         sub[multi] = local
         Sws = _group_sum(U, sub, len(groups))
-        own[multi] = _rowdot(U[multi], Sws, local)
+        step = _step(U) if isinstance(U, _UnitReader) else max(len(multi), 1)
+        for start in range(0, len(multi), step):
+            part = slice(start, start + step)
+            own[multi[part]] = _rowdot(U[multi[part]], Sws, local[part])
     num = _rowdot(U, Sw, enc.word) - own
     den = cw[enc.word] - cws[enc.ws]
     ok = nz & (den > 0) & (enc.n_sent[enc.word] >= max(min_contexts, 2))

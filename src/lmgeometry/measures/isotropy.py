@@ -42,7 +42,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from lmgeometry.measures.similarity import CHUNK_ROWS, column_mean
+from lmgeometry.measures.similarity import CHUNK_ROWS, as_rows, column_mean
 from lmgeometry.measures.stats import RngLike, percentile_interval, poisson_weights
 
 __all__ = [
@@ -263,10 +263,7 @@ def _as_matrix(W: npt.ArrayLike) -> np.ndarray:
     A lazy matrix with a numpy ``dtype``, ``shape`` and row slicing (a sharded store's
     ``LayerView``) is kept as it is: the measures here read it in row chunks.
     """
-    lazy = isinstance(getattr(W, "dtype", None), np.dtype) and hasattr(W, "__getitem__")
-    arr = W if isinstance(W, np.ndarray) or lazy else np.asarray(W)
-    if arr.ndim != 2:
-        raise ValueError(f"expected a 2-D (rows, width) matrix, got shape {arr.shape}")
+    arr = as_rows(W)
     if arr.shape[0] == 0 or arr.shape[1] == 0:
         raise ValueError(f"empty matrix of shape {arr.shape}")
     return arr

@@ -26,6 +26,7 @@ import pandas as pd
 __all__ = [
     "CHUNK_ROWS",
     "best_match",
+    "as_rows",
     "cka_matrix",
     "column_mean",
     "cosine_contributions",
@@ -116,8 +117,7 @@ def unit_rows(
     ValueError
         If ``X`` is not 2-D or holds NaN or infinity.
     """
-    X = X if hasattr(X, "ndim") else np.asarray(X)
-    _check_matrix(X)
+    X = as_rows(X)
     n, d = X.shape
     U = np.empty((n, d), dtype=dtype)
     norms = np.zeros(n, dtype=np.float64)
@@ -138,20 +138,36 @@ def row_norms(X: np.ndarray, chunk_rows: int = CHUNK_ROWS) -> np.ndarray:
     -------
     ndarray of shape (n,), float64
     """
-    _check_matrix(X)
+    X = as_rows(X)
     out = np.zeros(X.shape[0], dtype=np.float64)
     for start in range(0, X.shape[0], chunk_rows):
         out[start : start + chunk_rows] = _unit_block(X[start : start + chunk_rows])[1]
     return out
 
 
-def _check_matrix(X: np.ndarray) -> None:
-    if getattr(X, "ndim", None) != 2:
-        raise ValueError(f"expected a 2-D array, got shape {np.shape(X)}")
+def as_rows(X: np.ndarray) -> np.ndarray:
+    """``X`` as a 2-D matrix of rows, without reading a lazy one.
+
+    numpy arrays, memory maps and lazy matrices with a numpy ``dtype``, a ``shape`` and row
+    indexing (a sharded store's ``LayerView``) are returned as they are, for the measures to
+    read in row chunks; anything else (lists, DataFrames, tensors) goes through
+    ``numpy.asarray``.
+
+    Raises
+    ------
+    ValueError
+        If the result is not 2-D.
+    """
+    lazy = isinstance(getattr(X, "dtype", None), np.dtype) and hasattr(X, "__getitem__")
+    out = X if isinstance(X, np.ndarray) or lazy else np.asarray(X)
+    if out.ndim != 2:
+        raise ValueError(f"expected a 2-D (rows, width) matrix, got shape {out.shape}")
+    return out
 
 
 def _unit_block(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Unit rows and norms of one block, in float64 (see :func:`unit_rows`)."""
+    rows = np.asarray(rows)
     block = np.array(rows, dtype=np.float64)
     if not np.isfinite(block).all():
         raise ValueError("rows must be finite (found NaN or infinity)")
@@ -194,9 +210,10 @@ def linear_cka(X: np.ndarray, Y: np.ndarray, *, debiased: bool = False,
 
     Both forms are computed in feature space, from the centred cross-products
     :math:`\\tilde X^\\top \\tilde Y`, :math:`\\tilde X^\\top \\tilde X`, :math:`\\tilde
-    Y^\\top \\tilde Y` (memory O(d1 d2 + n), never an n x n matrix). With ``chunk_rows`` both
-    matrices are read that many rows at a time, twice (column means, then the cross-products),
-    so they may be memory maps or lazy views of layers larger than memory. The debiased form
+    Y^\\top \\tilde Y` (memory O(d1^2 + d2^2 + d1 d2 + n), never an n x n matrix). With
+    ``chunk_rows`` both matrices are read that many rows at a time, twice (column means, then
+    the cross-products), so they may be memory maps or lazy views of layers larger than
+    memory. The debiased form
     uses the feature-space expression of the unbiased HSIC: with :math:`k_i = \\lVert \\tilde x_i
     \\rVert^2`, :math:`l_i = \\lVert \\tilde y_i \\rVert^2` and centred rows (so that
     :math:`K \\mathbf 1 = 0`), Song et al.'s (2012, eq. 5) estimator is, up to the factor
@@ -222,8 +239,9 @@ def linear_cka(X: np.ndarray, Y: np.ndarray, *, debiased: bool = False,
     float
         In [0, 1] (debiased: at most 1); NaN when one representation is constant.
     """
-    X = X if hasattr(X, "ndim") else np.asarray(X)
-    Y = Y if hasattr(Y, "ndim") else np.asarray(Y)
+    X, Y = as_rows(X), as_rows(Y)
+    if chunk_rows is not None and chunk_rows < 1:
+        raise ValueError("chunk_rows must be positive")
     return _feature_cka(X, Y, debiased, chunk_rows or max(len(X), 1))
 
 
@@ -238,16 +256,30 @@ def column_mean(X: np.ndarray, chunk_rows: int = CHUNK_ROWS) -> np.ndarray:
     return total / X.shape[0]
 
 
+def _centre_of(X: np.ndarray, chunk_rows: int) -> np.ndarray:
+    """Column means in one chunked pass; a constant column's is its value, so that it centres
+    to exact zeros (the feature-space forms assume exactly centred columns: a rounding
+    residual would make a constant representation look like a signal instead of NaN)."""
+    total = np.zeros(X.shape[1])
+    low, high = np.full(X.shape[1], np.inf), np.full(X.shape[1], -np.inf)
+    for start in range(0, len(X), chunk_rows):
+        block = np.asarray(X[start : start + chunk_rows], dtype=np.float64)
+        total += block.sum(axis=0)
+        np.minimum(low, block.min(axis=0), out=low)
+        np.maximum(high, block.max(axis=0), out=high)
+    return np.where(low == high, low, total / len(X))
+
+
 def _feature_cka(X: np.ndarray, Y: np.ndarray, debiased: bool, chunk_rows: int) -> float:
     """:func:`linear_cka` from centred cross-products accumulated over row chunks."""
-    _check_matrix(X)
-    _check_matrix(Y)
     n = len(X)
     if len(Y) != n:
         raise ValueError(f"X and Y must describe the same items: {n} vs {len(Y)} rows")
-    if n < (4 if debiased else 2):
-        raise ValueError(f"CKA needs at least {4 if debiased else 2} items, got {n}")
-    mx, my = column_mean(X, chunk_rows), column_mean(Y, chunk_rows)
+    if debiased and n < 4:
+        raise ValueError(f"debiased CKA needs at least 4 items, got {n}")
+    if n < 2:
+        raise ValueError(f"CKA needs at least 2 items, got {n}")
+    mx, my = _centre_of(X, chunk_rows), _centre_of(Y, chunk_rows)
     xx, yy = np.zeros((X.shape[1],) * 2), np.zeros((Y.shape[1],) * 2)
     xy = np.zeros((X.shape[1], Y.shape[1]))
     kx, ky = np.empty(n), np.empty(n)
