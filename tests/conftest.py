@@ -149,7 +149,7 @@ def save_bert(folder: Path, *, vocab_size: int | None = None, positions: int = 6
 
 
 def array_store(folder, layers, words, *, name: str = "test-model", kind: str | None = None,
-                special=None, special_words=None):
+                special=None, special_words=None, shards: int | None = None):
     """A real store entry written from arrays, opened with :class:`Store`.
 
     ``layers`` is a list of ``(n_words, width)`` arrays (kept in their own dtype) and ``words``
@@ -157,7 +157,9 @@ def array_store(folder, layers, words, *, name: str = "test-model", kind: str | 
     "decoder") goes into the model's meta, where the first-word controls read it.
     ``special`` is an optional list of ``(n_special, width)`` arrays, one per layer, and
     ``special_words`` their table (``sentence_id``, ``position``, ``n_tokens``, ``token``, ...);
-    without them the entry has no special tokens.
+    without them the entry has no special tokens. ``shards``: lay the arrays out as a sharded
+    entry (:mod:`lmgeometry.activations.distributed`'s layout) of that many shards of whole
+    sentences instead of one file per layer.
     """
     import json
     from pathlib import Path
@@ -171,8 +173,6 @@ def array_store(folder, layers, words, *, name: str = "test-model", kind: str | 
     folder.mkdir(parents=True, exist_ok=True)
     layers = [np.asarray(X) for X in layers]
     n, width = layers[0].shape
-    for i, X in enumerate(layers):
-        np.save(folder / layer_file(i), X)
     pd.DataFrame(words).assign(row=np.arange(n)).to_parquet(folder / "words.parquet")
     if special is None:
         special = [np.zeros((0, width), np.float32) for _ in layers]
@@ -181,13 +181,44 @@ def array_store(folder, layers, words, *, name: str = "test-model", kind: str | 
                                       "n_tokens": np.zeros(0, np.int32),
                                       "token_id": np.zeros(0, np.int64),
                                       "token": np.zeros(0, dtype=object)})
-    np.save(folder / "special.npy", np.stack([np.asarray(S, np.float32) for S in special]))
-    n_special = len(special[0])
+    special = np.stack([np.asarray(S, np.float32) for S in special])
+    n_special = special.shape[1]
     pd.DataFrame(special_words).assign(row=np.arange(n_special)).to_parquet(
         folder / "special.parquet")
+    parts = (_shard_parts(pd.DataFrame(words)["sentence_id"].to_numpy(),
+                          pd.DataFrame(special_words)["sentence_id"].to_numpy(), shards)
+             if shards else [{"rows": [0, n], "special_rows": [0, n_special]}])
+    for shard in parts:
+        sub = folder / "shards" / shard["name"] if shards else folder
+        sub.mkdir(parents=True, exist_ok=True)
+        for i, X in enumerate(layers):
+            np.save(sub / layer_file(i), X[slice(*shard["rows"])])
+        np.save(sub / "special.npy", special[:, slice(*shard["special_rows"])])
     meta = {"format": FORMAT_VERSION, "n_layers": len(layers), "width": width,
             "dtype": str(layers[0].dtype), "model": {"name": name, "spec": name, "kind": kind},
             "corpus": {"name": "test"},
             "counts": {"words": n, "special": n_special}, "skipped_sentence_ids": []}
+    if shards:
+        meta["shards"] = parts
     (folder / "meta.json").write_text(json.dumps(meta))
     return Store(folder)
+
+
+def _shard_parts(word_sentences, special_sentences, shards: int) -> list[dict]:
+    """``shards`` runs of whole sentences (as even in rows as the sentences allow), with
+    their row and special-row ranges, as a sharded entry's meta lists them (both tables
+    are in sentence order)."""
+    import numpy as np
+
+    starts = np.flatnonzero(np.r_[True, word_sentences[1:] != word_sentences[:-1]])
+    cuts = {int(starts[min(np.searchsorted(starts, k * len(word_sentences) / shards),
+                           len(starts) - 1)]) for k in range(1, shards)}
+    bounds = sorted({0, *cuts, len(word_sentences)})
+    parts, special_lo = [], 0
+    for k, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:], strict=True)):
+        ids = np.unique(word_sentences[lo:hi])
+        special_hi = special_lo + int(np.isin(special_sentences, ids).sum())
+        parts.append({"name": f"shard_{k:05d}", "sentences": [int(ids[0]), int(ids[-1]) + 1],
+                      "rows": [int(lo), int(hi)], "special_rows": [special_lo, special_hi]})
+        special_lo = special_hi
+    return parts

@@ -496,7 +496,7 @@ def test_layer_fit_applies_statistics_of_another_sample() -> None:
 # --- the chapter on planted stores --------------------------------------------------------------
 
 
-def _semcor_store(folder, rng, *, n_words=6, kind="decoder"):
+def _semcor_store(folder, rng, *, n_words=6, kind="decoder", shards=None):
     """Targets whose two senses separate from layer 1 on (mixed at layer 0), sampled
     60/40 while the natural weights are 3:1; and filler words for the fits."""
     rows, vectors = [], []
@@ -523,11 +523,11 @@ def _semcor_store(folder, rng, *, n_words=6, kind="decoder"):
     weights = {k: (3.0 if k.endswith("%1:00:00::") else 1.0)
                for k in words["sense_key"].dropna().unique()}
     store = array_store(folder, [layer0, later, later * 1.1], words, name=f"toy-{kind}",
-                        kind=kind)
+                        kind=kind, shards=shards)
     return store, weights
 
 
-def _wic_store(folder, rng, kind="decoder"):
+def _wic_store(folder, rng, kind="decoder", shards=None):
     """Same-sense pairs share a vector (up to noise) from layer 1 on; other pairs do not."""
     d, pairs, vectors, words = 8, [], [], []
     for i, split in enumerate(["train"] * 100 + ["dev"] * 60 + ["test"] * 80):
@@ -541,11 +541,11 @@ def _wic_store(folder, rng, kind="decoder"):
     layer0 = np.array([v[0] for v in vectors])
     later = np.array([v[1] for v in vectors])
     store = array_store(folder, [layer0, later, later], pd.DataFrame(words),
-                        name=f"toy-{kind}", kind=kind)
+                        name=f"toy-{kind}", kind=kind, shards=shards)
     return store, pd.DataFrame(pairs)
 
 
-def _sts_store(folder, rng, kind="decoder"):
+def _sts_store(folder, rng, kind="decoder", shards=None):
     """A word's vectors spread more the more sentences it is in; its sense count is
     unrelated; 'the' has no WordNet entry."""
     d, words, vectors, sid = 12, [], [], 0
@@ -566,7 +566,8 @@ def _sts_store(folder, rng, kind="decoder"):
         sid += 1
     X = np.array(vectors)
     frame = pd.DataFrame(words).astype({"n_senses": "Int16"})
-    return array_store(folder, [X, X, X * 2], frame, name=f"toy-{kind}", kind=kind)
+    return array_store(folder, [X, X, X * 2], frame, name=f"toy-{kind}", kind=kind,
+                       shards=shards)
 
 
 @pytest.fixture(scope="module")
@@ -675,3 +676,23 @@ def senses_chapter_claims():
     from lmgeometry.chapters.senses import CLAIMS
 
     return CLAIMS
+
+
+def test_chapter_is_the_same_on_sharded_stores(tmp_path, planted) -> None:
+    """The senses chapter reads its stores through `Store` only: the planted stores laid out
+    as sharded entries (three shards of whole sentences each) give the same tables."""
+    from lmgeometry.chapters import senses as chapter
+
+    rng = np.random.default_rng(0)  # the planted fixture's draws, in its order
+    semcor, weights = _semcor_store(tmp_path / "semcor", rng, shards=3)
+    wic, pairs = _wic_store(tmp_path / "wic", rng, shards=3)
+    sts = _sts_store(tmp_path / "sts", rng, shards=3)
+    assert all(len(s.shards) == 3 for s in (semcor, wic, sts))
+    result = chapter.analyse({"toy": semcor}, {"toy": wic}, {"toy": sts}, wic_pairs=pairs,
+                             sense_weights=weights, n_boot=200, n_draws=3, fit_rows=200,
+                             umap_words=0, view_layers=3)
+    expected = planted[0]
+    assert result.tables.keys() == expected.tables.keys()
+    for name, table in result.tables.items():
+        pd.testing.assert_frame_equal(table, expected.tables[name], obj=name)
+    pd.testing.assert_frame_equal(result.claims, expected.claims)
