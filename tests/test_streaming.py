@@ -96,6 +96,32 @@ def test_baselines_replicates_and_word_vectors_stream(layer):
     assert_partial_reads(recorded)
 
 
+def test_frequent_words_are_read_a_chunk_at_a_time(layer):
+    """MEV and PC1 of a word with more occurrences than a chunk come from its d x d Gram
+    matrix accumulated over chunks; rare words' rows are read as a batch."""
+    X, words = layer
+    n_top = int(words["text"].value_counts().iloc[0])
+    assert n_top > 4 * CHUNK  # Zipf: the most frequent words span many chunks
+    unit, recorded = streamed(X)
+    for preset in ("corrected", "ethayarajh2019"):
+        pd.testing.assert_frame_equal(ctx.word_measures(unit, words, preset, 2, min_contexts=2),
+                                      ctx.word_measures(np.asarray(X), words, preset, 2,
+                                                        min_contexts=2), rtol=1e-9)
+    for centered in (True, False):
+        a = ctx.static_embeddings(unit, words, 2, centered=centered)
+        b = ctx.static_embeddings(np.asarray(X), words, 2, centered=centered)
+        for key in a:
+            np.testing.assert_allclose(a[key], b[key], atol=1e-9, err_msg=key)
+    assert max(recorded.reads) < n_top
+    # identical rows: no variance, so MEV is NaN and PC1 is the unit mean, as in memory
+    same = np.tile(np.asarray(X[:1], dtype=np.float64), (5 * CHUNK, 1))
+    flat = pd.DataFrame({"sentence_id": np.arange(len(same)), "text": "w"})
+    streamed_flat = ctx.UnitRows.stream(same, chunk_rows=CHUNK)
+    assert np.isnan(ctx.word_measures(streamed_flat, flat)["mev"]).all()
+    np.testing.assert_allclose(ctx.static_embeddings(streamed_flat, flat)["w"],
+                               ctx.static_embeddings(same, flat)["w"], atol=1e-12)
+
+
 def test_token_measures_stream_but_neighbours_need_memory(layer):
     X, words = layer
     unit, recorded = streamed(X)

@@ -556,27 +556,63 @@ def _top_eig(X: np.ndarray, vector: bool = False) -> tuple[float, np.ndarray | N
     vector), which avoids an ``O(m^3)`` dense eigensolve.
     """
     n, d = X.shape
-    m = min(n, d)
-    if m == 0:
+    if min(n, d) == 0:
         return 0.0, (np.zeros(d) if vector else None)
-    if m <= _DENSE_EIG_MAX:
-        G = X @ X.T if n <= d else X.T @ X
-        if not vector:
-            return float(np.linalg.eigvalsh(G)[-1]), None
-        vals, vecs = np.linalg.eigh(G)
-        lam, top = float(vals[-1]), vecs[:, -1]
-    else:
-        G = X @ X.T if n <= d else X.T @ X  # one GEMM beats many memory-bound GEMVs
-        if not np.any(G):  # a zero matrix (e.g. identical rows, centred): ARPACK would fail
-            return 0.0, (np.zeros(d) if vector else None)
-        v0 = np.random.default_rng(0).standard_normal(m)
-        vals, vecs = spla.eigsh(G, k=1, which="LA", tol=1e-9, v0=v0)
-        lam, top = float(vals[0]), vecs[:, 0]
+    G = X @ X.T if n <= d else X.T @ X  # one GEMM beats many memory-bound GEMVs
+    lam, top = _gram_top(G, vector)
     if not vector:
         return lam, None
     v = X.T @ top if n <= d else top
     nv = np.linalg.norm(v)
     return lam, (v / nv if nv > 0 else v)
+
+
+def _gram_top(G: np.ndarray, vector: bool = False) -> tuple[float, np.ndarray]:
+    """Largest eigenvalue of a symmetric PSD matrix and its eigenvector (zeros if ``G`` is
+    zero, or if not asked): dense up to ``_DENSE_EIG_MAX``, else Lanczos as in :func:`_top_eig`."""
+    m = len(G)
+    if m <= _DENSE_EIG_MAX:
+        if not vector:
+            return float(np.linalg.eigvalsh(G)[-1]), np.zeros(m)
+        vals, vecs = np.linalg.eigh(G)
+        return float(vals[-1]), vecs[:, -1]
+    if not np.any(G):  # a zero matrix (e.g. identical rows, centred): ARPACK would fail
+        return 0.0, np.zeros(m)
+    v0 = np.random.default_rng(0).standard_normal(m)
+    vals, vecs = spla.eigsh(G, k=1, which="LA", tol=1e-9, v0=v0)
+    return float(vals[0]), vecs[:, 0]
+
+
+def _streamed_gram(U: _UnitReader, norms: np.ndarray, rows: np.ndarray, centered: bool
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """``Z^T Z`` (d x d) and the mean row of a group too large to hold, read in chunks.
+
+    ``Z`` holds the raw rows ``norms[g] * U[g]`` divided by their largest norm (one positive
+    factor: MEV and PC1 do not change), centred if asked; rows that are all equal up to
+    rounding give a zero matrix, by :func:`_center`'s rule. Two passes over the rows (the
+    mean, then the centred products); memory O(d^2 + chunk_rows d).
+    """
+    nr = norms[rows]
+    top = nr.max() if len(nr) else 0.0
+    scale = nr / top if top > 0 else np.zeros_like(nr)
+    parts = [slice(start, start + U.chunk_rows) for start in range(0, len(rows), U.chunk_rows)]
+    d = U.shape[1]
+    total, largest = np.zeros(d), 0.0
+    for p in parts:
+        Z = U[rows[p]] * scale[p, None]
+        total += Z.sum(axis=0)
+        largest = max(largest, float(np.abs(Z).max()))
+    mean = total / len(rows)
+    G, spread = np.zeros((d, d)), 0.0
+    for p in parts:
+        Z = U[rows[p]] * scale[p, None]
+        if centered:
+            Z -= mean
+            spread = max(spread, float(np.abs(Z).max()))
+        G += Z.T @ Z
+    if centered and spread <= 4 * len(rows) * np.finfo(np.float64).eps * largest:
+        G[:] = 0.0
+    return G, mean
 
 
 def _top_share(X: np.ndarray) -> float:
@@ -1087,6 +1123,12 @@ def _mev_many_impl(
         which = np.flatnonzero(sizes == n)
         if n == 0:
             continue
+        if isinstance(U, _UnitReader) and n > U.chunk_rows:  # a group larger than a chunk
+            for w in which:
+                G, _ = _streamed_gram(U, norms, groups[w], centered)
+                total = float(np.trace(G))
+                out[w] = np.clip(_gram_top(G)[0] / total, 0.0, 1.0) if total > 0 else np.nan
+            continue
         if n > _DENSE_EIG_MAX:
             for w in which:
                 X = U[groups[w]] * norms[groups[w], None]
@@ -1553,6 +1595,17 @@ def _orient(V: np.ndarray, means: np.ndarray) -> np.ndarray:
     return V
 
 
+def _unit_pc1(v: np.ndarray, mean: np.ndarray, G: np.ndarray) -> np.ndarray:
+    """One group's PC1 as :func:`_pc1_many_impl` gives it, from its Gram matrix ``G``'s top
+    eigenvector ``v``: unit, oriented to the mean; the unit mean when the group has no
+    variance (``G`` zero); NaN for an all-zero group."""
+    u = v if np.any(G) else mean
+    nu = np.linalg.norm(u)
+    if nu == 0:
+        return np.full(len(v), np.nan)
+    return _orient((u / nu)[None, :], mean[None, :])[0]
+
+
 def _pc1_many_impl(
     U: np.ndarray, norms: np.ndarray, groups: list[np.ndarray], centered: bool
 ) -> np.ndarray:
@@ -1568,6 +1621,11 @@ def _pc1_many_impl(
     for n in np.unique(sizes):
         which = np.flatnonzero(sizes == n)
         if n == 0:
+            continue
+        if isinstance(U, _UnitReader) and n > U.chunk_rows:  # a group larger than a chunk
+            for w in which:
+                G, mean = _streamed_gram(U, norms, groups[w], centered)
+                out[w] = _unit_pc1(_gram_top(G, vector=True)[1], mean, G)
             continue
         per = max(1, _BATCH_ELEMENTS // int(n * d)) if n <= _DENSE_EIG_MAX else 1
         for start in range(0, len(which), per):
