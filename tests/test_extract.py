@@ -20,6 +20,7 @@ from lmgeometry.activations.extract import (
     iter_batches,
     plan_batches,
     plan_sharded,
+    releasing_memory,
 )
 from lmgeometry.io.corpus import sentences
 
@@ -35,6 +36,20 @@ def test_plan_batches_respects_budget_and_covers_all():
         assert len(b) * lengths[b].max() <= 256
         assert (np.diff(b) > 0).all()
     assert [len(b) for b in plan_batches([500, 3], 100)] == [1, 1]
+
+
+def test_releasing_memory_returns_heap_every_few_batches(monkeypatch):
+    from lmgeometry.activations import extract
+
+    seen: list[int] = []
+    calls: list[int] = []
+    monkeypatch.setattr(extract, "release_freed_memory", lambda: calls.append(len(seen)))
+    for item in releasing_memory(range(20), every=8):
+        seen.append(item)
+    assert seen == list(range(20))
+    assert calls == [8, 16]  # after the 8th and 16th batch's work, not before it
+    with pytest.raises(ValueError, match="every must be positive"):
+        list(releasing_memory(range(3), every=0))
 
 
 def test_sharded_plan_keeps_batches_inside_shards(minilm_tokenizer):

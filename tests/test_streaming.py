@@ -175,6 +175,26 @@ def test_cka_of_a_constant_representation_is_nan(layer):
                                                       debiased=debiased, chunk_rows=chunk))
 
 
+def test_column_mean_and_norms_known_answers(layer):
+    X, _ = layer
+    dense = np.asarray(X, dtype=np.float64)
+    assert np.allclose(similarity.column_mean(Recorded(X), CHUNK), dense.mean(axis=0),
+                       rtol=0, atol=1e-12)
+    # 0.1 summed three times and divided by three is not 0.1 in floating point; the exact
+    # form returns a constant column's value itself, other columns' means unchanged
+    third = np.array([[0.1, 1.0], [0.1, 2.0], [0.1, 4.0]])
+    assert similarity.column_mean(third, 2)[0] != 0.1
+    exact = similarity.column_mean(third, 2, exact_constants=True)
+    assert exact[0] == 0.1 and exact[1] == pytest.approx(7 / 3, rel=1e-15)
+    with pytest.raises(ValueError, match="chunk_rows must be positive"):
+        similarity.column_mean(third, 0)
+    # norms: float16 rows as numpy computes them in float64, huge float64 rows without overflow
+    assert np.allclose(similarity.row_norms(Recorded(X), CHUNK),
+                       np.linalg.norm(dense, axis=1), rtol=1e-13, atol=0)
+    big = np.array([[3e200, 4e200], [0.0, 0.0]])
+    assert np.allclose(similarity.row_norms(big), [5e200, 0.0], rtol=1e-15)
+
+
 def test_streaming_rejects_bad_input(layer):
     X, words = layer
     for chunk in (0, -1):

@@ -28,8 +28,8 @@ padding to their right; tests check batched == unbatched). The forward pass runs
 ``torch.inference_mode`` in float32 on the model's device, through the model's base module
 (no language-model head, whose logits would cost vocabulary x tokens memory), and pooling
 is a scatter (``index_add_``) on the device; each batch's word vectors then move to the CPU,
-so peak memory is set by the batch, not by the corpus (after each batch the freed heap is
-returned to the OS: :func:`release_freed_memory`).
+so peak memory is set by the batch, not by the corpus (every :data:`RELEASE_EVERY` batches the
+freed heap is returned to the OS: :func:`releasing_memory`).
 
 Special tokens
 --------------
@@ -49,9 +49,9 @@ from __future__ import annotations
 import ctypes
 import functools
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -83,6 +83,8 @@ __all__ = [
     "Pooling",
     "POOLINGS",
     "release_freed_memory",
+    "RELEASE_EVERY",
+    "releasing_memory",
     "SentenceTooLongError",
     "special_template",
     "TOO_LONG",
@@ -107,6 +109,17 @@ with MiniLM on 2 cores), and small batches of length-sorted sentences waste litt
 
 ACCELERATOR_BATCH_TOKENS = 16384
 """Padded tokens per batch on a GPU, where larger batches keep the device busy."""
+
+RELEASE_EVERY = 8
+"""Batches between two returns of the freed heap to the OS (:func:`releasing_memory`).
+Returning it after every batch made the next batch fault its pages in again. Measured on 2
+cores (STS sentences, interleaved runs in one process): MiniLM on 1,000 sentences took a
+median 2.45 s against 2.73 s (faster in 10 of 10 pairs; 0.27 s against 0.63 s in the kernel),
+SmolLM2-135M on 400 8.45 s against 8.75 s; the peak during a MiniLM run of 10,000 sentences
+was +180 MiB against +143 MiB. Never returning it, the peak grew with the corpus (+141 MiB
+for 1,000 sentences, +245 MiB for 10,000)."""
+
+T = TypeVar("T")
 
 
 #: Types :func:`iter_batches` can hand out (the model always computes in float32).
@@ -476,6 +489,20 @@ def release_freed_memory() -> None:
         trim(0)
 
 
+def releasing_memory(batches: Iterable[T], every: int = RELEASE_EVERY) -> Iterator[T]:
+    """Yield ``batches``, calling :func:`release_freed_memory` after every ``every``-th.
+
+    The call comes when the loop over the batches asks for the next one, i.e. after the
+    previous batch's work (a generator's consumer included) is done.
+    """
+    if every < 1:
+        raise ValueError("every must be positive")
+    for done, batch in enumerate(batches, start=1):
+        yield batch
+        if done % every == 0:
+            release_freed_memory()
+
+
 @functools.cache
 def _malloc_trim() -> Callable[[int], int] | None:
     if not sys.platform.startswith("linux"):
@@ -569,13 +596,12 @@ def iter_batches(
                disable=not progress, dynamic_ncols=True, mininterval=1.0)
     try:
         with torch.inference_mode():
-            for index in batches:
+            for index in releasing_memory(batches):
                 batch = [sentences[i] for i in index]
                 vectors, special = _pool_batch(model, net, batch, pooling, pad_id, device,
                                                dtype)
                 yield WordBatch(index, vectors, special)
                 done += len(index)
-                release_freed_memory()
                 bar.update(len(index))
                 if callback is not None:
                     callback(done, total)

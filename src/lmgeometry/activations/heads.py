@@ -39,7 +39,7 @@ from lmgeometry.activations.extract import (
     _forward_hidden,
     default_batch_tokens,
     plan_batches,
-    release_freed_memory,
+    releasing_memory,
 )
 from lmgeometry.errors import StoreError, UsageError
 from lmgeometry.io import models, paths
@@ -185,7 +185,7 @@ def _write(loaded: LoadedModel, texts: list[str], max_length: int | None, out: P
     start = time.perf_counter()
     with torch.inference_mode(), tqdm(total=len(texts), unit="text", disable=not progress,
                                       desc=f"head states {loaded.name}", mininterval=1.0) as bar:
-        for index in plan_batches(lengths, budget):
+        for index in releasing_memory(plan_batches(lengths, budget)):
             width = int(lengths[index].max())
             batch = torch.full((len(index), width), pad, dtype=torch.long)
             mask = torch.zeros((len(index), width), dtype=torch.long)
@@ -200,7 +200,6 @@ def _write(loaded: LoadedModel, texts: list[str], max_length: int | None, out: P
             for layer, h in enumerate(hidden):
                 states[layer, index] = h[rows, where].float().cpu().numpy()
             bar.update(len(index))
-            release_freed_memory()
     states.flush()
     del states
     meta = {"format": FORMAT_VERSION, "key": key, "model": loaded.facts(), "kind": loaded.kind,

@@ -306,13 +306,15 @@ def _sq_norms_of_sums(U: np.ndarray | _UnitReader, codes: np.ndarray, n_groups: 
     np.maximum.at(last, codes[rows], rows)
     out = np.zeros(n_groups)
     open_sums: dict[int, np.ndarray] = {}
+    is_open = np.zeros(n_groups, dtype=bool)
     end = 0
     for groups, sums in _block_group_sums(U, codes):
         end += U.chunk_rows
-        for k in np.flatnonzero([g in open_sums for g in groups.tolist()]):
+        for k in np.flatnonzero(is_open[groups]):
             sums[k] += open_sums.pop(int(groups[k]))
         closing = last[groups] < end
         out[groups[closing]] = np.einsum("ij,ij->i", sums[closing], sums[closing])
+        is_open[groups] = ~closing
         open_sums.update(zip(groups[~closing].tolist(), sums[~closing], strict=True))
     return out
 

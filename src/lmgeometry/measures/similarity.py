@@ -141,7 +141,8 @@ def row_norms(X: np.ndarray, chunk_rows: int = CHUNK_ROWS) -> np.ndarray:
     X = as_rows(X)
     out = np.zeros(X.shape[0], dtype=np.float64)
     for start in range(0, X.shape[0], chunk_rows):
-        out[start : start + chunk_rows] = _unit_block(X[start : start + chunk_rows])[1]
+        out[start : start + chunk_rows] = _unit_block(X[start : start + chunk_rows],
+                                                      normalise=False)[1]
     return out
 
 
@@ -165,8 +166,9 @@ def as_rows(X: np.ndarray) -> np.ndarray:
     return out
 
 
-def _unit_block(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Unit rows and norms of one block, in float64 (see :func:`unit_rows`)."""
+def _unit_block(rows: np.ndarray, normalise: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """Unit rows and norms of one block, in float64 (see :func:`unit_rows`); with
+    ``normalise=False`` the rows are left unscaled (only the norms are wanted)."""
     rows = np.asarray(rows)
     block = np.array(rows, dtype=np.float64)
     if not np.isfinite(block).all():
@@ -177,7 +179,8 @@ def _unit_block(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         scale = np.abs(block).max(axis=1) if block.shape[1] else np.zeros(len(block))
         np.divide(block, scale[:, None], out=block, where=scale[:, None] > 0)
     r = np.sqrt(np.einsum("ij,ij->i", block, block))
-    np.divide(block, r[:, None], out=block, where=r[:, None] > 0)
+    if normalise:
+        np.divide(block, r[:, None], out=block, where=r[:, None] > 0)
     return block, scale * r if rescale else r
 
 
@@ -245,29 +248,28 @@ def linear_cka(X: np.ndarray, Y: np.ndarray, *, debiased: bool = False,
     return _feature_cka(X, Y, debiased, chunk_rows or max(len(X), 1))
 
 
-def column_mean(X: np.ndarray, chunk_rows: int = CHUNK_ROWS) -> np.ndarray:
+def column_mean(X: np.ndarray, chunk_rows: int = CHUNK_ROWS, *,
+                exact_constants: bool = False) -> np.ndarray:
     """The mean row of ``X`` in float64, read ``chunk_rows`` rows at a time (memory maps and lazy
-    layer views are never loaded whole)."""
+    layer views are never loaded whole).
+
+    With ``exact_constants`` a constant column's mean is its value itself rather than the sum
+    of its values over n, so that it centres to exact zeros: the feature-space forms of
+    :func:`linear_cka` assume exactly centred columns, and a rounding residual would make a
+    constant representation look like a signal instead of giving NaN.
+    """
     if chunk_rows < 1:
         raise ValueError("chunk_rows must be positive")
     total = np.zeros(X.shape[1])
-    for start in range(0, X.shape[0], chunk_rows):
-        total += np.asarray(X[start : start + chunk_rows], dtype=np.float64).sum(axis=0)
-    return total / X.shape[0]
-
-
-def _centre_of(X: np.ndarray, chunk_rows: int) -> np.ndarray:
-    """Column means in one chunked pass; a constant column's is its value, so that it centres
-    to exact zeros (the feature-space forms assume exactly centred columns: a rounding
-    residual would make a constant representation look like a signal instead of NaN)."""
-    total = np.zeros(X.shape[1])
     low, high = np.full(X.shape[1], np.inf), np.full(X.shape[1], -np.inf)
-    for start in range(0, len(X), chunk_rows):
+    for start in range(0, X.shape[0], chunk_rows):
         block = np.asarray(X[start : start + chunk_rows], dtype=np.float64)
         total += block.sum(axis=0)
-        np.minimum(low, block.min(axis=0), out=low)
-        np.maximum(high, block.max(axis=0), out=high)
-    return np.where(low == high, low, total / len(X))
+        if exact_constants:
+            np.minimum(low, block.min(axis=0), out=low)
+            np.maximum(high, block.max(axis=0), out=high)
+    mean = total / X.shape[0]
+    return np.where(low == high, low, mean) if exact_constants else mean
 
 
 def _feature_cka(X: np.ndarray, Y: np.ndarray, debiased: bool, chunk_rows: int) -> float:
@@ -279,7 +281,8 @@ def _feature_cka(X: np.ndarray, Y: np.ndarray, debiased: bool, chunk_rows: int) 
         raise ValueError(f"debiased CKA needs at least 4 items, got {n}")
     if n < 2:
         raise ValueError(f"CKA needs at least 2 items, got {n}")
-    mx, my = _centre_of(X, chunk_rows), _centre_of(Y, chunk_rows)
+    mx = column_mean(X, chunk_rows, exact_constants=True)
+    my = column_mean(Y, chunk_rows, exact_constants=True)
     xx, yy = np.zeros((X.shape[1],) * 2), np.zeros((Y.shape[1],) * 2)
     xy = np.zeros((X.shape[1], Y.shape[1]))
     kx, ky = np.empty(n), np.empty(n)
