@@ -101,7 +101,7 @@ results_path = "00_introduction.results.json"
 #
 # ## The models of this build
 
-# %% tags=["hide-input"]
+# %% tags=["remove-input"]
 import pandas as pd
 from IPython.display import Markdown, display
 
@@ -132,7 +132,7 @@ show_table(table,
 # %% [markdown]
 # What each model is, and what to keep in mind when reading its results:
 
-# %% tags=["hide-input"]
+# %% tags=["remove-input"]
 lines = []
 for f in facts:
     if f["kind"] == "decoder":
@@ -206,8 +206,13 @@ for f in facts:
 # 5. **Senses**: sense-annotated SemCor and WiC, measured per layer (seed 000's views, seed 001's
 #    polysemy argument).
 # 6. **Rogue dimensions**: layer-by-layer CKA, rogue dimensions and one-dimension classifiers on
-#    SST-2 (seed 003's questions, asked of the pretrained models: the fine-tuning itself is not
-#    repeated on this build's CPU budget).
+#    SST-2 and QNLI, asked of the pretrained models (seed 003's questions).
+# 7. **Fine-tuning**: seed 003's central experiment run here: an encoder (MiniLM) and a decoder
+#    (SmolLM2) fine-tuned on SST-2 and QNLI on two CPU cores, and every question of chapter 6
+#    asked of the fine-tuned models beside the same models before fine-tuning.
+# 8. **Model zoo**: every model of the build on the same words, layer by layer: projections,
+#    cross-model CKA and a fingerprint of each space (seed 000's closing gallery, seed 002's
+#    encoder-decoder contrast).
 #
 # ## Data
 #
@@ -215,7 +220,7 @@ for f in facts:
 # original address and sha256 in the package's data manifest (`lmgeometry data verify` checks
 # them); the licences below are as the sources state them.
 
-# %% tags=["hide-input"]
+# %% tags=["remove-input"]
 files = data.manifest()
 sources = (
     files.groupby("dataset", sort=True)

@@ -131,7 +131,7 @@ show_table(claims.scorecard(result.claims, models),
 # figure and the 3-D views draw `point_budget` of the sampled words, the same in every layer;
 # each small panel of the grids draws 500 of them.
 
-# %% tags=["hide-input"]
+# %% tags=["remove-input"]
 show(
     plots.models_side_by_side(
         {spec: [xyz[:, :2] for xyz in view.coords] for spec, view in result.views.items()},
@@ -147,7 +147,7 @@ show(
     "titles name the layer shown. The figures after it show every layer of one model at once.",
 )
 
-# %% tags=["hide-input"]
+# %% tags=["remove-input"]
 for spec, view in result.views.items():
     show(
         plots.layer_grid(
@@ -164,7 +164,7 @@ for spec, view in result.views.items():
 # %% [markdown]
 # ## Do the layers split into clusters?
 
-# %% tags=["hide-input"]
+# %% tags=["remove-input"]
 show(
     plots.lines_by_layer(
         layers, "silhouette", x="depth", lower="silhouette_lo", upper="silhouette_hi",
@@ -211,7 +211,7 @@ show(
 # %% [markdown]
 # ## What decides where a word lies?
 
-# %% tags=["hide-input"]
+# %% tags=["remove-input"]
 omega = {"var_position": "position", "var_first": "first word or not",
          "var_upos": "part of speech", "var_word": "word identity"}
 show(
@@ -241,7 +241,7 @@ show(
 # %% [markdown]
 # ## Does position run along a manifold?
 
-# %% tags=["hide-input"]
+# %% tags=["remove-input"]
 show(
     plots.lines_by_layer(
         layers, "knn_gain", x="depth", lower="knn_gain_lo", upper="knn_gain_hi",
@@ -262,7 +262,7 @@ show(
 # position manifold inside the larger one. Here, for each model whose layers split, the layer
 # with the widest split is separated the same way; the table describes its clusters.
 
-# %% tags=["hide-input"]
+# %% tags=["remove-input"]
 for spec, view in result.views.items():
     if view.split_layer is None:
         display(Markdown(f"*{spec}: no layer splits into well-separated clusters.*"))
@@ -293,7 +293,7 @@ show_table(result.tables["clusters"].round(3),
 # (initialised from PCA, cosine metric) keeps local neighbourhoods and is computed for
 # `umap_layers` evenly spaced layers only.
 
-# %% tags=["hide-input"]
+# %% tags=["remove-input"]
 for spec, view in result.views.items():
     position = view.words["word_index"].to_numpy()
     hover = geometry.hover_labels(view.words)
@@ -326,7 +326,7 @@ for spec, view in result.views.items():
 # first word of a decoder that prepends none) against the lowest mean of the later input
 # positions (grouped 1, 2-3, 4-7, 8-15, 16-31, 32+). Intervals are a bootstrap over sentences.
 
-# %% tags=["hide-input"]
+# %% tags=["remove-input"]
 special = result.tables["special"]
 show(
     plots.facet_lines(
@@ -344,12 +344,13 @@ show(
     plots.facet_lines(
         special, "norm_ratio", "role", x="depth", color="model", dash="token",
         lower="norm_ratio_lo", upper="norm_ratio_hi", log_y=True,
-        title="Mean norm of the special tokens over the words' mean norm (log scale)",
-        y_title="norm ratio, token / words",
+        title="Mean norm of the special tokens over the other words' mean norm (log scale)",
+        y_title="norm ratio, token / other words",
     ).add_hline(y=1.0, line={"color": "gray", "dash": "dot"}),
     "special-norm",
-    caption="The token's mean norm over the words' mean norm (log scale); a first token far above "
-            "1 carries the <i>massive activations</i> of an attention sink (Sun et al. 2024).",
+    caption="The token's mean norm over the mean norm of the other words (log scale); a first "
+            "token far above 1 carries the <i>massive activations</i> of an attention sink "
+            "(Sun et al. 2024).",
 )
 
 # %% [markdown]

@@ -107,7 +107,7 @@ show_table(claims.scorecard(result.claims, models),
 # double-click shows it alone, over all words drawn in gray. The 3-D view has a layer slider
 # and, at the top left, a menu for the number of words drawn.
 
-# %% tags=["hide-input"]
+# %% tags=["remove-input"]
 show(
     plots.models_side_by_side(
         {spec: [xyz[:, :2] for xyz in coords] for spec, (_, coords) in result.views.items()},
@@ -124,7 +124,7 @@ show(
     "titles name the layer shown.",
 )
 
-# %% tags=["hide-input"]
+# %% tags=["remove-input"]
 for spec, (words, coords) in result.views.items():
     upos = words["upos"].to_numpy()
     hover = geometry.hover_labels(words)
@@ -145,7 +145,7 @@ for spec, (words, coords) in result.views.items():
 # %% [markdown]
 # ## The probe, layer by layer
 
-# %% tags=["hide-input"]
+# %% tags=["remove-input"]
 probe = layers.melt(
     id_vars=["model", "depth", "control"], value_vars=["probe_accuracy", "word_baseline"],
     var_name="measure", value_name="accuracy")
@@ -162,7 +162,7 @@ show(
 # %% [markdown]
 # ## Clusters, layer by layer
 
-# %% tags=["hide-input"]
+# %% tags=["remove-input"]
 show(
     plots.lines_by_layer(
         layers, "purity_adjusted", x="depth", lower="purity_adjusted_lo",

@@ -68,10 +68,11 @@
 # the paper.
 #
 # **Decoders' first word.** Without a beginning-of-sequence token (the seeds' GPT-2 runs had
-# none, and neither do this run's decoders), the first token of every sentence becomes an
-# *attention sink*: later tokens attend to it heavily and, in the middle layers, its hidden
-# state takes a norm orders of magnitude above the others (Xiao et al. 2023, Sun et al. 2024;
-# chapter [Geometry](01_geometry.ipynb) shows the norms). Every decoder number is therefore
+# none, and neither does SmolLM2 here; Gemma's tokenizer prepends `<bos>` itself, which belongs
+# to no word), the first token of every sentence becomes an *attention sink*: later tokens
+# attend to it heavily and, in the middle layers, its hidden state takes a norm orders of
+# magnitude above the others (Xiao et al. 2023, Sun et al. 2024; chapter
+# [Geometry](01_geometry.ipynb) shows the norms). Every decoder number is therefore
 # computed twice: under the seed's protocol (control `none`) and with each sentence's first
 # word left out (`first word excluded`); a verdict that differs between the two is driven by
 # the first token.
@@ -87,7 +88,7 @@ static_window = 3
 static_web_layers = "paper"
 results_path = "03_context_measures.results.json"
 
-# %% tags=["hide-input"]
+# %% tags=["remove-input"]
 import pandas as pd
 from IPython.display import Markdown, display
 
@@ -128,7 +129,7 @@ print(
 # column gives the seed's own finding and, where the authors released the numbers, the same
 # statistic computed on their BERT, ELMo and GPT-2 files.
 
-# %% tags=["hide-input"]
+# %% tags=["remove-input"]
 short = claims[~claims["statistic"].str.endswith("[ethayarajh2019 estimators]")]
 with pd.option_context("display.max_colwidth", 120):
     show_table(scorecard(short, models=models),
@@ -152,13 +153,15 @@ with pd.option_context("display.max_colwidth", 120):
 # * **Words.** Words are spaCy tokens, lower-cased for SelfSim, MEV and the static vectors (the
 #   authors' index was case-sensitive); punctuation is left out of those measures but kept in
 #   the baselines and IntraSim. A word's vector is the mean of its word pieces, so seed 000's
-#   "token" measures are word measures here. Special tokens ([CLS], [SEP], BOS) are not
-#   stored, so seed 000's findings about them cannot be checked.
+#   "token" measures are word measures here. Special tokens ([CLS], [SEP], BOS) are kept apart
+#   from the words and not used in this chapter; chapter [Geometry](01_geometry.ipynb) checks
+#   seed 000's findings about them.
 # * **Stopwords** are spaCy's list (the paper does not say which list it used); content and
 #   function words are spaCy's UPOS classes (content: NOUN, PROPN, VERB, ADJ, ADV; function:
 #   DET, ADP, PRON, CCONJ, SCONJ, AUX, PART).
-# * **Controls.** Decoder numbers are also computed without each sentence's first word; a BOS
-#   token prepended (the other control issue 12 names) is not run here.
+# * **Controls.** Decoder numbers are also computed without each sentence's first word. A BOS
+#   token prepended to SmolLM2's sentences (the other possible control) is not run here;
+#   Gemma's numbers already come with its own `<bos>` in front of every sentence.
 # * **Static embeddings** are not made from every STS word with 5 contexts: a second corpus
 #   gives each benchmark word `static_k` contexts, **windows of at most `static_window` words
 #   either side of the word** cut from Brown-corpus and STS sentences (the paper used whole
@@ -191,7 +194,7 @@ with pd.option_context("display.max_colwidth", 120):
 # $1/d$ (0.1% to 0.3% here) for isotropic vectors; the paper's isotropic exception, ELMo's
 # input layer, has 0.008 and its least anisotropic layers 0.14.
 
-# %% tags=["hide-input"]
+# %% tags=["remove-input"]
 exact = per_layer[per_layer["preset"] == "corrected"]
 show(
     plots.lines_by_layer(
@@ -210,7 +213,7 @@ show(
 # in layers 2-11 is the first-token signature (the standard deviation of its word norms, up to
 # 807, exceeds their mean, up to 457); the decoders of this run show it in their sink layers.
 
-# %% tags=["hide-input"]
+# %% tags=["remove-input"]
 show(
     plots.facet_lines(
         result.tables["beside_authors"], "value", "statistic", x="depth", dash="source",
@@ -222,13 +225,13 @@ show(
 
 # %% [markdown]
 # (fig-ch03-selfsim)=
-# ## Self-similarity (Figure 2)
+# ## Self-similarity (seed 001, Figure 2)
 #
 # Mean adjusted self-similarity of the eligible words per layer, for both estimator presets;
 # bands are 95% intervals over words. The paper: the higher the layer, the lower the
 # self-similarity, in all three models.
 
-# %% tags=["hide-input"]
+# %% tags=["remove-input"]
 show(
     plots.facet_lines(
         per_layer, "selfsim_adj", "preset", x="depth", dash="control", lower="selfsim_adj_lo",
@@ -253,7 +256,7 @@ show(
 # `lowest_self_similarity` has every layer, both presets and whether spaCy marks each word as
 # a stopword.
 
-# %% tags=["hide-input"]
+# %% tags=["remove-input"]
 show(
     plots.facet_lines(
         result.tables["stopwords"], "d", "preset", x="depth", dash="control",
@@ -274,7 +277,7 @@ with pd.option_context("display.max_rows", 100):
 
 # %% [markdown]
 # (fig-ch03-intrasim)=
-# ## Intra-sentence similarity (Figure 3)
+# ## Intra-sentence similarity (seed 001, Figure 3)
 #
 # Mean adjusted IntraSim of 500 random sentences per layer. The paper describes one pattern
 # per model: rising with depth (ELMo), falling with depth while staying above the baseline
@@ -286,7 +289,7 @@ with pd.option_context("display.max_rows", 100):
 # vectors; the `corrected` estimators subtract the IntraSim of random pseudo-sentences of the
 # same length instead.
 
-# %% tags=["hide-input"]
+# %% tags=["remove-input"]
 show(
     plots.facet_lines(
         per_layer, "intrasim_adj", "preset", x="depth", dash="control",
@@ -302,14 +305,14 @@ show(
 # word whose norm is orders of magnitude above the others' fixes its direction: every other
 # word's cosine to the "sentence" is its cosine to the sink. Generated from the tables:
 
-# %% tags=["hide-input"]
+# %% tags=["remove-input"]
 sink = [s for s in result.sentences if "attention sink" in s]
 display(Markdown("\n\n".join(sink) if sink else
                  "No model of this run has layers with an attention sink."))
 
 # %% [markdown]
 # (fig-ch03-mev)=
-# ## Maximum explainable variance (Figure 4)
+# ## Maximum explainable variance (seed 001, Figure 4)
 #
 # Mean adjusted MEV per layer: the share of a word's variance that its first principal
 # component explains beyond that of random occurrences. The paper's threshold is its own: in
@@ -317,7 +320,7 @@ display(Markdown("\n\n".join(sink) if sink else
 # truncated SVD of 1,000 random words; where a few rows of huge norm dominate (a decoder's first
 # word), it is close to 1 and makes every adjusted MEV negative.
 
-# %% tags=["hide-input"]
+# %% tags=["remove-input"]
 show(
     plots.facet_lines(
         per_layer, "mev_adj", "preset", x="depth", dash="control", lower="mev_adj_lo",
@@ -340,7 +343,7 @@ show(
 # compare content and function words by Cohen's d of the per-token mean over layers 1 to L,
 # with sentences resampled as clusters; d of at least 0.5 (a medium effect) counts.
 
-# %% tags=["hide-input"]
+# %% tags=["remove-input"]
 by_position = result.tables["tokens_by_position"]
 by_upos = result.tables["tokens_by_upos"]
 for spec in models:
@@ -367,7 +370,7 @@ for spec in models:
 # the same token in lower layers, fewer in upper layers; the claim asks for a Spearman
 # correlation of the share with depth of at most -0.5 over layers 1 to L.
 
-# %% tags=["hide-input"]
+# %% tags=["remove-input"]
 neighbours = result.tables["neighbours"]
 show(
     plots.lines_by_layer(neighbours, "same_word_share", x="depth", dash="control",
@@ -412,7 +415,7 @@ show(
 # a centred PC1 is the main direction of *variation* between a word's contexts, not its
 # average direction, which the mean vector keeps.
 
-# %% tags=["hide-input"]
+# %% tags=["remove-input"]
 static_layers = result.tables["static_layers"]
 show(
     plots.facet_lines(
@@ -467,7 +470,7 @@ for spec in models:
 # only** (GPT-2, BERT and ELMo layers, GloVe and FastText, on the full-STS vocabulary; not
 # results of this run). Empty cells are benchmarks with fewer than 20 covered items.
 
-# %% tags=["hide-input"]
+# %% tags=["remove-input"]
 show_table(context_measures.table1_beside(result.tables["static_scores"]).round(3),
            "The seed's protocol on the paper's layers: this run's Spearman ρ per benchmark "
            "beside the paper's Table 1 (GPT-2, BERT, ELMo, GloVe and FastText: reference "
@@ -480,7 +483,7 @@ show_table(context_measures.table1_beside(result.tables["static_scores"]).round(
 # verdict that differs between the seed's protocol and the first-word control of the same
 # model and statistic.
 
-# %% tags=["hide-input"]
+# %% tags=["remove-input"]
 columns = ["claim", "model", "control", "statistic", "value", "ci_low", "ci_high",
            "threshold", "direction", "verdict", "first_token", "evidence", "published", "rule"]
 with pd.option_context("display.max_colwidth", None, "display.max_rows", 400):
@@ -499,7 +502,7 @@ with pd.option_context("display.max_colwidth", None, "display.max_rows", 400):
 # generated from the claims (seed's protocol, `corrected` estimators where they matter),
 # followed by the decoder verdicts that the first token drives.
 
-# %% tags=["hide-input"]
+# %% tags=["remove-input"]
 shown = [s for s in result.sentences if "attention sink" not in s]
 display(Markdown("\n".join(f"- {s}" for s in shown)))
 

@@ -11,7 +11,7 @@
 # ---
 
 # %% [markdown]
-# # Drift and centering: a common shift, undone by subtracting the mean
+# # Drift and centering: is the cone a common shift?
 #
 # Seed 004 (Biš, Podkorytov and Liu 2021, *Too Much in Common*) looked at the **input
 # embedding matrix W** (one row per vocabulary token) of BERT, RoBERTa and GPT-2. Projected on
@@ -154,7 +154,7 @@ show_table(t["table1_reference"],
 # least a tenth of an average unit row's squared length (0 for rows spread evenly); **I(W_c)
 # above 0.9** is the paper's "nearly perfect isotropy", reached by 6 of its 8 models; and
 # centring should **close at least half the gap** between I(W) and 1, (I(W_c) - I(W)) /
-# (1 - I(W)) > 0.5, where the paper's Table 1 closes 61% to 96%. The mean cosine after
+# (1 - I(W)) > 0.5, where the paper's Table 1 closes 61% to 97%. The mean cosine after
 # centring is about 0 by construction (centred rows sum to zero), so it is no evidence that
 # centring removed a shift; I(W_c) and IsoScore are.
 
@@ -174,7 +174,7 @@ show(
 )
 
 # %% [markdown]
-# ## The cone is a shift: W on its first two singular vectors, before and after centring
+# ## Is the cone a shift? W on its first two singular vectors, before and after centring
 #
 # Each point is one of a seeded sample of vocabulary tokens, coloured by log10 of (1 + its
 # count in the frequency corpus). Left: the uncentred matrix on the top two eigenvectors of
@@ -197,8 +197,10 @@ for spec, p in t["projection"].groupby("model", sort=False):
 # %% [markdown]
 # ## Singular values before and after centring
 #
-# A shift adds one large singular value (roughly sqrt(n) ||mu||) on top of the spectrum of
-# the centred cloud; centring removes it and leaves the rest almost unchanged.
+# Seed 004's argument: a common shift adds one large singular value (roughly sqrt(n) ||mu||) on
+# top of the spectrum of the centred cloud, and centring removes it and leaves the rest almost
+# unchanged. The figure shows whether this build's matrices have such a value: where the first
+# singular value barely moves under centring, W has no shift of that kind.
 
 # %% tags=["remove-input"]
 fig = plots.lines_by_layer(t["spectra"], "singular_value", x="component", dash="variant",
@@ -359,8 +361,9 @@ show_table(ws[(ws["variant"] == "original") & (ws["score"] == "cosine")][
 # cosine equals c_mu, a common offset of the measured size accounts for it, and centring
 # removes exactly that offset; where it is far above c_mu, a few long rows dominate the mean
 # and the norms. The claim asks the gap to stay **below 0.05 in every layer**, small next to
-# the raw mean cosines of 0.2-0.9 it is meant to explain; its interval comes from a bootstrap
-# over sentences.
+# the mean cosines a shift would have to explain (0.1-0.7 in BERT's layers and 0.6-1.0 in
+# GPT-2's, in seed 001's released results); its interval comes from a bootstrap over
+# sentences.
 #
 # **A decoder's first word.** Without a beginning-of-sequence token (SmolLM2 here, like the
 # seeds' GPT-2 runs), the first token of every sentence becomes an *attention sink*: later

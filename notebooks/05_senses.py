@@ -170,7 +170,7 @@ show_table(claims.scorecard(result.claims, models),
 # click a sense in the legend to hide it. The second figure of each model uses UMAP (cosine,
 # 15 neighbours) instead of PCA for the most frequent targets.
 
-# %% tags=["hide-input"]
+# %% tags=["remove-input"]
 for spec, methods in result.views.items():
     for method, view in methods.items():
         show(
@@ -185,7 +185,7 @@ for spec, methods in result.views.items():
 # %% [markdown]
 # How visible are the senses in these pictures?
 
-# %% tags=["hide-input"]
+# %% tags=["remove-input"]
 views = t["views"]
 show(
     plots.facet_lines(views, "cohen_h", "method", x="depth", dash="control",
@@ -209,7 +209,7 @@ show_table(views[views["control"] == "none"].groupby(["model", "method"])[
 # And the seed's own view: the polysemous target words of the MultiNLI sentences (chapter
 # "Geometry"), coloured by word over a gray shadow of all the other words.
 
-# %% tags=["hide-input"]
+# %% tags=["remove-input"]
 mnli = corpus.mnli_polysemy(n=n_mnli_sentences, seed=seed)
 for spec in models:
     acts = store.activations(spec, mnli)
@@ -232,7 +232,7 @@ for spec in models:
 # %% [markdown]
 # ## Sense separability per layer
 
-# %% tags=["hide-input"]
+# %% tags=["remove-input"]
 sep = t["separability"]
 raw = sep[sep["transform"] == "raw"]
 show(
@@ -269,7 +269,7 @@ show_table(best[["model", "control", "transform", "protocol", "layer", "accuracy
 # %% [markdown]
 # ## WiC per layer
 
-# %% tags=["hide-input"]
+# %% tags=["remove-input"]
 wic_table = t["wic"]
 wic_raw = wic_table[wic_table["transform"] == "raw"]
 show(
@@ -294,7 +294,7 @@ show_table(chosen[["model", "control", "transform", "layer", "train_accuracy", "
 # %% [markdown]
 # ## Polysemy or context?
 
-# %% tags=["hide-input"]
+# %% tags=["remove-input"]
 poly = t["polysemy"]
 coefficients = pd.concat(
     [poly.assign(predictor=name, beta=poly[f"beta_{col}"], lo=poly[f"beta_{col}_lo"],

@@ -31,8 +31,9 @@
 # rogue dimensions, and how much of each task a single such dimension carries before any task
 # training. The sentence vector is the last word's vector for a decoder (the only position a
 # decoder lets see the whole input; seed 003's GPT-2 representation) and the mean of the words
-# for an encoder (how the sentence-transformers encoders pool). Special tokens are not stored,
-# so BERT's `[CLS]` vector has no counterpart here.
+# for an encoder (how the sentence-transformers encoders pool). Special tokens are not used in
+# this chapter, so BERT's `[CLS]` vector has no counterpart here (chapter
+# [Fine-tuning](07_finetuning.ipynb) reads MiniLM's `[CLS]`).
 #
 # The measures, each implemented once in `lmgeometry.measures.similarity` and
 # `lmgeometry.measures.probes`:
@@ -130,7 +131,7 @@ show_table(scorecard(result.claims, models),
 #   fine-tuned on each task. The "full representation" is a logistic head on frozen sentence
 #   vectors, not the fine-tuned network.
 # * **Models**: no GPT-2 or BERT; two sentence encoders (mean of the words) and two 4-bit
-#   decoders (last word). Special tokens are not stored, so there is no `[CLS]` vector.
+#   decoders (last word). Special tokens are not used here, so there is no `[CLS]` vector.
 # * **QNLI** comes from its dev split only, split once into training and held-out pairs; the
 #   seed trained on the train split and scored the dev split.
 # * **The 1-D threshold** is the best cut on the training sentences under 0-1 loss; the seed

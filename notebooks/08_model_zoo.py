@@ -72,11 +72,12 @@
 # (it does not name them) and judged the pictures by eye; here the models are this build's
 # (by default two contrastively fine-tuned sentence encoders and two 4-bit quantised decoders
 # with rotary positions; see the facts table and the introduction), and "vastly different" is
-# measured with CKA. Word vectors are the mean of their pieces and special tokens are not
-# stored, as in the other chapters. The seed does not say whether its "first layer" is the
-# embedding output or the first block, so both are shown and tested. On models built from a
-# config with random weights (the package's tests run every chapter on such GPT-2- and
-# BERT-shaped models), every number here describes the initialisation, not a trained model.
+# measured with CKA. Word vectors are the mean of their pieces and special tokens are left
+# out, as in every chapter but [Geometry](01_geometry.ipynb), which measures them. The seed
+# does not say whether its "first layer" is the embedding output or the first block, so both
+# are shown and tested. On models built from a config with random weights (the package's tests
+# run every chapter on such GPT-2- and BERT-shaped models), every number here describes the
+# initialisation, not a trained model.
 
 # %% tags=["parameters"]
 models = ["minilm-l6", "mpnet-base", "smollm2-135m", "gemma3-270m"]
@@ -138,7 +139,7 @@ show_table(result.tables["models"].set_index("model").T,
 # %% [markdown]
 # ## The gallery: layer 0 and the first block
 
-# %% tags=["hide-input"]
+# %% tags=["remove-input"]
 panels, titles = [], []
 for spec, pair in result.gallery.coords.items():
     for layer, (xy, ratio) in enumerate(zip(pair, result.gallery.explained[spec], strict=True)):
@@ -161,7 +162,7 @@ show(
 # %% [markdown]
 # ## Are the first layers vastly different?
 
-# %% tags=["hide-input"]
+# %% tags=["remove-input"]
 cka = result.tables["cka"]
 show(
     plots.interval_points(
@@ -186,7 +187,7 @@ show(
 # depths share it; shaded bands are 95% intervals; dashed lines are the decoders without their
 # first words. The table gives the fingerprint in a few numbers.
 
-# %% tags=["hide-input"]
+# %% tags=["remove-input"]
 fingerprint_captions = {
     "geometry": "The anisotropy baseline, the variance share of the top dimension and the "
                 "first word's norm ratio (log scale) per layer.",

@@ -24,10 +24,12 @@
 #
 # A claim is said to hold *for encoders* or *for decoders* only when it holds for every model
 # of that kind in this run. Decoders run without a beginning-of-sequence token turn their
-# first token into an attention sink (see the introduction), so every decoder claim that rests
-# on hidden states is computed twice: under the seed's protocol (control "none") and with each
-# sentence's first word left out; a verdict that changes between the two is marked as driven
-# by the first token.
+# first token into an attention sink (see the introduction), so a decoder claim that rests on
+# the hidden states of every word is computed twice: under the seed's protocol (control "none")
+# and with each sentence's first word left out; a verdict that changes between the two is
+# marked as driven by the first token. The claims of chapters 6 and 7 read one vector per
+# sentence, a decoder's last word, never its first, and have no such control (those chapters
+# say why).
 #
 # The models are not the seeds' (GPT-2 and BERT weights cannot be had on the machines that
 # build this book): two contrastively fine-tuned sentence encoders and two 4-bit quantised

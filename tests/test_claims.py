@@ -147,7 +147,7 @@ def test_claim_sentences_name_a_kind_only_when_both_of_its_models_agree():
     frame = claims_frame([_claim("d1", value=0.0, lo=-0.2, hi=0.05),
                           _claim("d2", value=0.0, lo=-0.2, hi=0.05)])
     assert claim_sentences(frame, kinds) == [
-        "Anisotropy rises: holds for neither decoder (d1, d2)."]
+        "Anisotropy rises: does not hold for either decoder (d1, d2)."]
 
 
 def test_bootstrap_spearman_and_percentile_interval():

@@ -8,6 +8,7 @@ non-fine-tune leaves every layer as it was. The verdicts of seed 003's claims mu
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from lmgeometry.chapters import finetuning
@@ -143,6 +144,26 @@ def test_claims_carry_thresholds_rules_and_the_seeds_numbers(result):
     # one claim row per statistic, model and task: the scorecard's index stays unique
     assert not claims.duplicated(["claim", "statistic", "model"]).any()
     assert any("held-out accuracy of the fine-tuned models" in s for s in result.sentences)
+    # each ablation mode is its own claim, so a sentence never merges the two
+    names = set(claims["claim"])
+    assert {"zeroing the top-variance dimensions hurts the fine-tuned head more than the "
+            "bottom ones", "mean-setting the top-variance dimensions hurts the fine-tuned head "
+            "more than the bottom ones"} <= names
+    ablation = [x for x in result.sentences if "top-variance dimensions hurts" in x]
+    assert ablation and all(x.count("planted") <= 1 for x in ablation)
+    # the overlap of the two fine-tunes is reported beside the pretrained model's
+    overlap = result.tables["overlap"].set_index("model").loc["planted"]
+    (text,) = [x for x in result.sentences if x.startswith("Rogue dimensions of planted")]
+    assert f"against {overlap['overlap_pretrained']:.0f} of 10 for the same model before" in text
+
+
+def test_a_model_at_chance_is_flagged():
+    runs = pd.DataFrame({"model": ["good", "weak"], "task": "QNLI", "accuracy": [0.8, 0.54],
+                         "accuracy_lo": [0.76, 0.49], "accuracy_hi": [0.84, 0.58],
+                         "majority": 0.514})
+    text = finetuning._near_chance(runs)
+    assert "weak reaches the majority baseline (51.4%)" in text and "good" not in text
+    assert finetuning._near_chance(runs.iloc[:1]) == ""
 
 
 @pytest.mark.data

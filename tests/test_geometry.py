@@ -357,7 +357,24 @@ def test_special_measures_known_answers(tmp_path):
     assert text[1].startswith("m, [SEP] (last token): less similar to the rest of its sentence "
                               "than every part of speech (punctuation left out) in 1 of 1 "
                               "layer (1)")
-    assert "its norm is 3.00 times the words' mean norm" in text[1]
+    assert "its norm is 3.00 times the other words' mean norm" in text[1]
+
+
+def test_first_word_norm_ratio_is_over_the_other_words(tmp_path):
+    """A decoder without BOS: first words of norm 4, the 7 other words of each sentence of
+    norm 1. The ratio is 4, not 4 over the mean of all eight words (32 / 11)."""
+    from lmgeometry.chapters import geometry
+
+    _, words = _sentences(n_sent=30, length=8, seed=4)
+    first = (words["word_index"] == 0).to_numpy()
+    X = np.zeros((len(words), 6), dtype=np.float32)
+    X[:, 0] = np.where(first, 4.0, 1.0)
+    store = array_store(tmp_path / "first", [X], words, kind="decoder")
+    plan = geometry.special_plan(store, n_boot=50, seed=0)
+    (row,), _ = geometry.special_measures(store.layer(0), store.special_layer(0), plan)
+    assert row["token"] == "first word (first token)"
+    assert row["norm_ratio"] == pytest.approx(4.0)
+    assert row["norm_ratio_lo"] == pytest.approx(4.0) and row["norm_ratio_hi"] == pytest.approx(4.0)
 
 
 def test_special_measures_skip_a_token_alone_in_its_sentence(tmp_path):

@@ -442,15 +442,17 @@ def run_claims(run: Run, s: Mapping[str, Any]) -> list[Claim]:
     for mode, words in (("zero", "zeroed, the seed's ablation"), ("mean", "set to the "
                                                                      "training mean")):
         a, kt = s[f"top_vs_bottom_{mode}"], s[f"keep_top_{mode}"]
+        how = "zeroing" if mode == "zero" else "mean-setting"
         out.append(_claim(
-            "ablation", run, "ablating the top-variance dimensions hurts the fine-tuned head "
+            "ablation", run, f"{how} the top-variance dimensions hurts the fine-tuned head "
             "more than the bottom ones", f"accuracy with the bottom {k} minus with the top {k} "
             f"dimensions {words}", a, "above", f"ablation-{mode}",
             f"top {k} ablated {pct(a[3], 1)}, bottom {k} {pct(a[4], 1)}, none "
             f"{pct(s['accuracy'][0], 1)}"))
         out.append(_claim(
             "keep_top", run, f"the top {keep} variance dimensions alone keep the fine-tuned "
-            "head's accuracy", f"accuracy unablated minus with all but the top {keep} "
+            f"head's accuracy ({'others zeroed' if mode == 'zero' else 'others set to the mean'})",
+            f"accuracy unablated minus with all but the top {keep} "
             f"dimensions {words}", kt, "below", f"ablation-{mode}",
             f"only the top {keep} kept: {pct(kt[3], 1)}, none ablated "
             f"{pct(s['accuracy'][0], 1)}"))
@@ -555,22 +557,48 @@ def analyse(runs: Sequence[Run], *, seed: int = 0, n_boot: int = 1000, n_boot_ck
     frame = claims_frame(claims)
     return ChapterResult(tables=tables, claims=frame,
                          sentences=_sentences(tables["runs"], frame,
-                                              {r.model: r.kind for r in runs}))
+                                              {r.model: r.kind for r in runs},
+                                              tables["overlap"]))
 
 
-def _sentences(runs: pd.DataFrame, claims: pd.DataFrame, kinds: Mapping[str, str]
-               ) -> list[str]:
-    """The accuracy per task, then each claim's verdicts per task (models named by
-    :func:`claim_sentences`, a kind only when all its models agree)."""
+def _sentences(runs: pd.DataFrame, claims: pd.DataFrame, kinds: Mapping[str, str],
+               overlap: pd.DataFrame) -> list[str]:
+    """The accuracy per task (with a warning where a model may be at chance), then each
+    claim's verdicts per task (models named by :func:`claim_sentences`, a kind only when all
+    its models agree), then the rogue-dimension overlaps beside the pretrained models'."""
     out = [f"{task}, held-out accuracy of the fine-tuned models: " + ", ".join(
         f"{r.model} {pct(r.accuracy, 1)} ({pct(r.accuracy_lo, 1)}-{pct(r.accuracy_hi, 1)})"
-        for r in part.itertuples()) + "."
+        for r in part.itertuples()) + "." + _near_chance(part)
         for task, part in runs.groupby("task", sort=False)]
     for task in pd.unique(runs["task"]):
         part = claims[claims["statistic"].str.endswith(f"({task}, fine-tuned)")]
         out += [f"{task}: {s}" for s in claim_sentences(part, kinds)]
     rest = claims[~claims["statistic"].str.endswith(", fine-tuned)")]
-    return out + claim_sentences(rest, kinds)
+    return out + claim_sentences(rest, kinds) + [_overlap_sentence(r) for r in
+                                                 overlap.itertuples()]
+
+
+def _near_chance(runs: pd.DataFrame) -> str:
+    """A warning for the runs whose accuracy interval reaches the majority baseline."""
+    weak = [r for r in runs.itertuples() if r.accuracy_lo <= r.majority]
+    return "".join(
+        f" The interval of {r.model} reaches the majority baseline ({pct(r.majority, 1)}): it "
+        f"may not have learned {r.task}, so its {r.task} claims below describe a model near "
+        "chance." for r in weak)
+
+
+def _overlap_sentence(row: Any) -> str:
+    """The rogue-dimension overlap of one model's two fine-tunes, beside its pretrained one."""
+    k = int(row.k)
+
+    def count(x: float) -> str:
+        return f"{x:.0f}" if float(x).is_integer() else number(x)
+
+    return (f"Rogue dimensions of {row.model} shared by its {row.tasks} fine-tunes (top {k} of "
+            f"the last layer): {count(row.overlap)} of {k} ({count(row.overlap_lo)}-"
+            f"{count(row.overlap_hi)}), against {count(row.overlap_pretrained)} of {k} for "
+            f"the same model before fine-tuning ({number(row.chance)} expected by chance); an "
+            "overlap the pretrained model already has was not made by fine-tuning.")
 
 
 def prepare(models: Sequence[str], settings: Mapping[str, Mapping[str, Mapping[str, Any]]], *,

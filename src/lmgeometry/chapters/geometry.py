@@ -422,8 +422,9 @@ def special_measures(Xw: np.ndarray, Xs: np.ndarray, plan: SpecialPlan
     subject (a special token, or a decoder's first word when its template adds no BOS):
     its mean token intra-sentence similarity, the lowest mean of its reference groups (parts
     of speech for a last token, input positions for a first token) and the difference, and
-    the ratio of its mean norm to the words' mean norm; each with a 95% interval over
-    sentences.
+    the ratio of its mean norm to the mean norm of the other words (every word for a special
+    token; every word but the first of each sentence for a decoder's first word); each with a
+    95% interval over sentences.
 
     Parameters
     ----------
@@ -442,7 +443,6 @@ def special_measures(Xw: np.ndarray, Xs: np.ndarray, plan: SpecialPlan
     intra = token_measures(T, plan.frame)["token_intra"].to_numpy()
     norms = np.linalg.norm(T.astype(np.float64), axis=1)
     boot = plan.boot
-    word_norm = boot.ratio(norms[:plan.n_words], rows=np.arange(plan.n_words))
     nan = (float("nan"), np.full(boot.n_boot, np.nan))
 
     def mean_intra(r: np.ndarray) -> tuple[float, np.ndarray]:
@@ -460,12 +460,14 @@ def special_measures(Xw: np.ndarray, Xs: np.ndarray, plan: SpecialPlan
                                 np.min(np.stack([g[1] for g in groups.values()]), axis=0))
                                if groups else nan)
         norm_value, norm_rep = boot.ratio(norms[subject], rows=subject)
+        others = np.setdiff1d(np.arange(plan.n_words), subject)  # a first word is a word too
+        other_value, other_rep = boot.ratio(norms[others], rows=others)
         row = {"token": name, "role": "first token" if kind == "positions" else "last token",
                "n": len(subject), "reference": lowest}
         for key, (v, r) in {"intra": (value, rep), "reference_intra": (ref_value, ref_reps),
                             "difference": (value - ref_value, rep - ref_reps),
-                            "norm_ratio": (norm_value / word_norm[0],
-                                           norm_rep / word_norm[1])}.items():
+                            "norm_ratio": (norm_value / other_value,
+                                           norm_rep / other_rep)}.items():
             row.update(_interval(key, v, r))
         rows.append(row)
         reps[name] = rep - ref_reps
@@ -706,7 +708,7 @@ def _special_claim(part: pd.DataFrame, reps: dict, decoder: bool) -> Claim | Non
              "the lowest is below 0",
         published=_PUBLISHED["sep"],
         evidence=f"closing token: {name}; {layers_phrase(upper)}; lowest part of speech most "
-                 f"often {lowest}; norm ratio to the words "
+                 f"often {lowest}; norm ratio to the other words "
                  f"{sub.loc[upper, 'norm_ratio'].min():.2f} to "
                  f"{sub.loc[upper, 'norm_ratio'].max():.2f}", **base)
 
@@ -714,7 +716,7 @@ def _special_claim(part: pd.DataFrame, reps: dict, decoder: bool) -> Claim | Non
 def special_sentences(special: pd.DataFrame) -> list[str]:
     """One sentence per model and special token from ``tables["special"]``: the layers where
     its token intra-sentence similarity is, with its 95% interval, wholly below or wholly
-    above the lowest of its reference groups, and its norm relative to the words' (layers 1
+    above the lowest of its reference groups, and its norm relative to the other words' (layers 1
     on; layer 0, the embedding output, apart)."""
     out = []
     for (model, token), part in special.groupby(["model", "token"], sort=False):
@@ -731,7 +733,7 @@ def special_sentences(special: pd.DataFrame) -> list[str]:
                 + (f", more similar than the least similar of them in {layers_phrase(above)}"
                    if above else "")
                 + f"; its norm is {span(ratio['norm_ratio'].min(), ratio['norm_ratio'].max())}"
-                f" times the words' mean norm"
+                f" times the other words' mean norm"
                 + (" from layer 1 on" if len(later) else "")
                 + f" ({number(float(part.iloc[0]['norm_ratio']))} in layer 0).")
         out.append(text)

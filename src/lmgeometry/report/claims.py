@@ -150,7 +150,7 @@ def _and(names: Sequence[str], word: str = "and") -> str:
 
 
 def _verdict_phrase(verdict: str, models: Sequence[str], kinds: Mapping[str, str]) -> str:
-    """``"holds for both decoders (a, b)"``, ``"holds for neither decoder (a, b)"``, or the
+    """``"holds for both decoders (a, b)"``, ``"does not hold for either decoder (a, b)"``, or the
     models named: a kind is named only when ``models`` hold every model of it (at least two)."""
     groups, rest = [], list(models)
     for kind in dict.fromkeys(kinds[m] for m in models if kinds.get(m)):
@@ -162,8 +162,8 @@ def _verdict_phrase(verdict: str, models: Sequence[str], kinds: Mapping[str, str
     for kind, every in groups:
         names = f"({', '.join(every)})"
         if verdict == "does not hold":
-            many = f"neither {kind}" if len(every) == 2 else f"none of the {len(every)} {kind}s"
-            phrases.append(f"holds for {many} {names}")
+            many = f"either {kind}" if len(every) == 2 else f"any of the {len(every)} {kind}s"
+            phrases.append(f"does not hold for {many} {names}")
         else:
             many = "both" if len(every) == 2 else f"all {len(every)}"
             phrases.append(f"{verdict} for {many} {kind}s {names}")
