@@ -11,7 +11,8 @@ On the same sentences and model this script runs
    they do.
 
 It prints words/s for both (the batched run's best of ``--repeats``, each into a fresh store)
-and their ratio (target: >= 4x), the padding the batch plan adds, the process's peak RSS, and the
+and their ratio (target: >= 4x), the padding the batch plan adds, the time of the forward passes
+alone over the same batches (the batched run's ceiling), the process's peak RSS, and the
 fraction of this machine's fp32 matmul throughput the batched run reaches: model FLOPs are
 taken as 2 x non-embedding parameters x real (unpadded) tokens, against the GFLOP/s of a
 large ``torch.matmul`` measured here, and against the rate of the model's own linear layers
@@ -161,11 +162,38 @@ def non_embedding_parameters(model: LoadedModel) -> int:
     return total - embedded
 
 
-def padded_tokens(model: LoadedModel, corpus: Corpus, batch_tokens: int) -> int:
-    """Tokens the batched run feeds the model, padding included (its batch plan)."""
+def padded_batches(model: LoadedModel, corpus: Corpus, batch_tokens: int
+                   ) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """The (input ids, attention mask) batches the batched run feeds the model (its plan)."""
     enc = encode(model, corpus)
-    return int(sum(len(i) * max(enc.sentences[j].n_tokens for j in i)
-                   for i in plan_sharded(enc, batch_tokens)))
+    pad = model.tokenizer.pad_token_id or 0
+    out = []
+    for index in plan_sharded(enc, batch_tokens):
+        batch = [enc.sentences[i] for i in index]
+        ids = torch.full((len(batch), max(s.n_tokens for s in batch)), pad, dtype=torch.long)
+        mask = torch.zeros_like(ids)
+        for row, s in enumerate(batch):
+            ids[row, :s.n_tokens] = torch.as_tensor(s.input_ids)
+            mask[row, :s.n_tokens] = 1
+        out.append((ids.to(model.device), mask.to(model.device)))
+    return out
+
+
+def forward_only_seconds(model: LoadedModel, batches: list[tuple[torch.Tensor, torch.Tensor]],
+                         repeats: int) -> float:
+    """Best-of time of the model body's forward passes alone over ``batches`` (all hidden
+    states returned, nothing pooled, moved or written): the ceiling of the batched run."""
+    base = getattr(model.model, "base_model", model.model)
+    best = float("inf")
+    with torch.inference_mode():
+        for _ in range(repeats):
+            sync(model.device)
+            t0 = time.perf_counter()
+            for ids, mask in batches:
+                base(input_ids=ids, attention_mask=mask, output_hidden_states=True)
+            sync(model.device)
+            best = min(best, time.perf_counter() - t0)
+    return best
 
 
 def naive_extract(model: LoadedModel, corpus: Any) -> tuple[np.ndarray, float]:
@@ -313,7 +341,9 @@ def main() -> None:
             tokens = store.meta["counts"]["tokens"]
             batch_tokens = store.meta["extraction"]["batch_tokens"]
     batched_s = min(times)
-    padded = padded_tokens(model, corpus, batch_tokens)
+    batches = padded_batches(model, corpus, batch_tokens)
+    padded = sum(ids.numel() for ids, _ in batches)
+    forward_s = forward_only_seconds(model, batches, args.repeats)
     naive, naive_s = naive_extract(model, corpus)
     n_words = naive.shape[1]
     scale = np.abs(naive).max(axis=(1, 2))
@@ -323,7 +353,8 @@ def main() -> None:
         "model": args.model, "random_weights": args.random_weights, "hardware": hardware,
         "corpus": corpus.name, "sentences": len(corpus.sentences),
         "words": n_words, "tokens": tokens, "threads": torch.get_num_threads(),
-        "batch_tokens": batch_tokens, "padded_tokens": padded,
+        "batch_tokens": batch_tokens, "padded_tokens": padded, "forward_only_seconds": forward_s,
+        "forward_only_fraction_of_matmul": 2 * params * tokens / forward_s / 1e9 / gflops,
         "batched_words_per_s": n_words / batched_s, "naive_words_per_s": n_words / naive_s,
         "speedup": naive_s / batched_s, "batched_seconds": batched_s,
         "batched_seconds_all": times, "naive_seconds": naive_s,
@@ -342,6 +373,9 @@ def main() -> None:
     print(f"batched run: {achieved:.1f} GFLOP/s = {100 * achieved / gflops:.0f}% of matmul "
           f"throughput (2 x non-embedding parameters x tokens), "
           f"{100 * achieved / layer_gflops:.0f}% of its linear layers' rate")
+    print(f"forward passes alone (same batches, nothing pooled or written): {forward_s:.1f} s "
+          f"= {100 * figures['forward_only_fraction_of_matmul']:.0f}% of matmul throughput; "
+          f"the rest of the batched run: {100 * (1 - forward_s / batched_s):.0f}% of its time")
     print(f"padding: {padded:,} tokens fed for {tokens:,} real ones "
           f"({100 * (padded / tokens - 1):.1f}% more; batches of <= {batch_tokens} tokens)")
     print(f"ceiling: a batched run at 100% of that throughput would be "
