@@ -60,7 +60,7 @@ import pandas as pd
 import psutil
 import torch
 
-from lmgeometry.activations.extract import encode, plan_sharded
+from lmgeometry.activations.extract import _base_module, _forward_hidden, encode, plan_sharded
 from lmgeometry.activations.store import activations
 from lmgeometry.io.corpus import Corpus, build
 from lmgeometry.io.models import LoadedModel, load_model
@@ -94,7 +94,7 @@ def layer_gemm_gflops(model: LoadedModel, tokens: int = 1024, repeats: int = 5) 
     ``repeats`` passes: the rate the forward pass's matrix products can reach at a batch of
     the extractor's size, which for narrow models is well below a large square matmul's.
     """
-    base = getattr(model.model, "base_model", model.model)
+    base = _base_module(model)
     linears = [m for m in base.modules() if isinstance(m, torch.nn.Linear)]
     inputs = {m.in_features: torch.randn(tokens, m.in_features, device=model.device)
               for m in linears}
@@ -155,7 +155,7 @@ def load_corpus(args: argparse.Namespace) -> Corpus:
 
 def non_embedding_parameters(model: LoadedModel) -> int:
     """Parameters of the model body that every token goes through (embeddings excluded)."""
-    base = getattr(model.model, "base_model", model.model)
+    base = _base_module(model)
     total = sum(p.numel() for p in base.parameters())
     embedded = sum(p.numel() for m in base.modules() if isinstance(m, torch.nn.Embedding)
                    for p in m.parameters(recurse=False))
@@ -183,14 +183,14 @@ def forward_only_seconds(model: LoadedModel, batches: list[tuple[torch.Tensor, t
                          repeats: int) -> float:
     """Best-of time of the model body's forward passes alone over ``batches`` (all hidden
     states returned, nothing pooled, moved or written): the ceiling of the batched run."""
-    base = getattr(model.model, "base_model", model.model)
+    base = _base_module(model)
     best = float("inf")
     with torch.inference_mode():
         for _ in range(repeats):
             sync(model.device)
             t0 = time.perf_counter()
             for ids, mask in batches:
-                base(input_ids=ids, attention_mask=mask, output_hidden_states=True)
+                _forward_hidden(model, base, ids, mask)  # the extractor's own call
             sync(model.device)
             best = min(best, time.perf_counter() - t0)
     return best
@@ -295,6 +295,8 @@ def main() -> None:
                              "tokenizer files suffices) with random weights")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.repeats < 1:
+        parser.error("--repeats must be at least 1")
     if args.child:
         child(args)
         return

@@ -47,9 +47,14 @@ def test_releasing_memory_returns_heap_every_few_batches(monkeypatch):
     for item in releasing_memory(range(20), every=8):
         seen.append(item)
     assert seen == list(range(20))
-    assert calls == [8, 16]  # after the 8th and 16th batch's work, not before it
+    assert calls == [8, 16, 20]  # after the 8th and 16th batch's work, and after the last
+    calls.clear()
+    seen.clear()
+    for item in releasing_memory(range(16), every=8):
+        seen.append(item)
+    assert calls == [8, 16]  # no second call after the last when it was just made
     with pytest.raises(ValueError, match="every must be positive"):
-        list(releasing_memory(range(3), every=0))
+        releasing_memory(range(3), every=0)  # at the call, not at the first batch
 
 
 def test_sharded_plan_keeps_batches_inside_shards(minilm_tokenizer):

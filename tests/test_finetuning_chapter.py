@@ -164,6 +164,8 @@ def test_a_model_at_chance_is_flagged():
     text = finetuning._near_chance(runs)
     assert "weak reaches the majority baseline (51.4%)" in text and "good" not in text
     assert finetuning._near_chance(runs.iloc[:1]) == ""
+    touching = runs.assign(accuracy_lo=[0.76, 0.514])  # an interval that ends on the baseline
+    assert "weak reaches the majority baseline" in finetuning._near_chance(touching)
 
 
 @pytest.mark.data

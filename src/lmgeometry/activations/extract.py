@@ -490,17 +490,25 @@ def release_freed_memory() -> None:
 
 
 def releasing_memory(batches: Iterable[T], every: int = RELEASE_EVERY) -> Iterator[T]:
-    """Yield ``batches``, calling :func:`release_freed_memory` after every ``every``-th.
+    """Yield ``batches``, calling :func:`release_freed_memory` after every ``every``-th and
+    after the last.
 
     The call comes when the loop over the batches asks for the next one, i.e. after the
     previous batch's work (a generator's consumer included) is done.
     """
     if every < 1:
         raise ValueError("every must be positive")
-    for done, batch in enumerate(batches, start=1):
-        yield batch
-        if done % every == 0:
+
+    def loop() -> Iterator[T]:
+        done = 0
+        for done, batch in enumerate(batches, start=1):  # noqa: B007 (read after the loop)
+            yield batch
+            if done % every == 0:
+                release_freed_memory()
+        if done % every:
             release_freed_memory()
+
+    return loop()
 
 
 @functools.cache

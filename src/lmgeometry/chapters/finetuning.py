@@ -450,8 +450,8 @@ def run_claims(run: Run, s: Mapping[str, Any]) -> list[Claim]:
             f"top {k} ablated {pct(a[3], 1)}, bottom {k} {pct(a[4], 1)}, none "
             f"{pct(s['accuracy'][0], 1)}"))
         out.append(_claim(
-            "keep_top", run, f"the top {keep} variance dimensions alone keep the fine-tuned "
-            f"head's accuracy ({'others zeroed' if mode == 'zero' else 'others set to the mean'})",
+            "keep_top", run, f"{how} all but the top {keep} variance dimensions keeps the "
+            "fine-tuned head's accuracy",
             f"accuracy unablated minus with all but the top {keep} "
             f"dimensions {words}", kt, "below", f"ablation-{mode}",
             f"only the top {keep} kept: {pct(kt[3], 1)}, none ablated "

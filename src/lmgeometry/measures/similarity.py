@@ -261,7 +261,8 @@ def column_mean(X: np.ndarray, chunk_rows: int = CHUNK_ROWS, *,
     if chunk_rows < 1:
         raise ValueError("chunk_rows must be positive")
     total = np.zeros(X.shape[1])
-    low, high = np.full(X.shape[1], np.inf), np.full(X.shape[1], -np.inf)
+    if exact_constants:
+        low, high = np.full(X.shape[1], np.inf), np.full(X.shape[1], -np.inf)
     for start in range(0, X.shape[0], chunk_rows):
         block = np.asarray(X[start : start + chunk_rows], dtype=np.float64)
         total += block.sum(axis=0)
