@@ -344,13 +344,13 @@ show(
     plots.facet_lines(
         special, "norm_ratio", "role", x="depth", color="model", dash="token",
         lower="norm_ratio_lo", upper="norm_ratio_hi", log_y=True,
-        title="Mean norm of the special tokens over the other words' mean norm (log scale)",
-        y_title="norm ratio, token / other words",
+        title="Mean norm of the special tokens over the words' mean norm (log scale)",
+        y_title="norm ratio, token / words",
     ).add_hline(y=1.0, line={"color": "gray", "dash": "dot"}),
     "special-norm",
-    caption="The token's mean norm over the mean norm of the other words (log scale); a first "
-            "token far above 1 carries the <i>massive activations</i> of an attention sink "
-            "(Sun et al. 2024).",
+    caption="The token's mean norm over the words' mean norm (over the other words for a "
+            "decoder's first word; log scale); a first token far above 1 carries the "
+            "<i>massive activations</i> of an attention sink (Sun et al. 2024).",
 )
 
 # %% [markdown]

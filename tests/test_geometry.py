@@ -357,7 +357,7 @@ def test_special_measures_known_answers(tmp_path):
     assert text[1].startswith("m, [SEP] (last token): less similar to the rest of its sentence "
                               "than every part of speech (punctuation left out) in 1 of 1 "
                               "layer (1)")
-    assert "its norm is 3.00 times the other words' mean norm" in text[1]
+    assert "its norm is 3.00 times the words' mean norm" in text[1]
 
 
 def test_first_word_norm_ratio_is_over_the_other_words(tmp_path):
@@ -375,6 +375,9 @@ def test_first_word_norm_ratio_is_over_the_other_words(tmp_path):
     assert row["token"] == "first word (first token)"
     assert row["norm_ratio"] == pytest.approx(4.0)
     assert row["norm_ratio_lo"] == pytest.approx(4.0) and row["norm_ratio_hi"] == pytest.approx(4.0)
+    (text,) = geometry.special_sentences(pd.DataFrame([{"model": "m", "layer": 0,
+                                                        "depth": 0.0, **row}]))
+    assert "its norm is 4.00 times the other words' mean norm" in text
 
 
 def test_special_measures_skip_a_token_alone_in_its_sentence(tmp_path):

@@ -708,7 +708,7 @@ def _special_claim(part: pd.DataFrame, reps: dict, decoder: bool) -> Claim | Non
              "the lowest is below 0",
         published=_PUBLISHED["sep"],
         evidence=f"closing token: {name}; {layers_phrase(upper)}; lowest part of speech most "
-                 f"often {lowest}; norm ratio to the other words "
+                 f"often {lowest}; norm ratio to the words "
                  f"{sub.loc[upper, 'norm_ratio'].min():.2f} to "
                  f"{sub.loc[upper, 'norm_ratio'].max():.2f}", **base)
 
@@ -716,7 +716,7 @@ def _special_claim(part: pd.DataFrame, reps: dict, decoder: bool) -> Claim | Non
 def special_sentences(special: pd.DataFrame) -> list[str]:
     """One sentence per model and special token from ``tables["special"]``: the layers where
     its token intra-sentence similarity is, with its 95% interval, wholly below or wholly
-    above the lowest of its reference groups, and its norm relative to the other words' (layers 1
+    above the lowest of its reference groups, and its norm relative to the words' (layers 1
     on; layer 0, the embedding output, apart)."""
     out = []
     for (model, token), part in special.groupby(["model", "token"], sort=False):
@@ -726,6 +726,8 @@ def special_sentences(special: pd.DataFrame) -> list[str]:
         below = part.loc[part["difference_hi"] < 0, "layer"].tolist()
         above = part.loc[part["difference_lo"] > 0, "layer"].tolist()
         later = part[part["layer"] >= 1]
+        # a decoder's first word is itself a word: its ratio is over the other words
+        words = "other words'" if token.startswith("first word") else "words'"
         ratio = later if len(later) else part
         text = (f"{model}, {token}: less similar to the rest of its sentence than {groups} in "
                 f"{len(below)} of {plural(len(part), 'layer')}"
@@ -733,7 +735,7 @@ def special_sentences(special: pd.DataFrame) -> list[str]:
                 + (f", more similar than the least similar of them in {layers_phrase(above)}"
                    if above else "")
                 + f"; its norm is {span(ratio['norm_ratio'].min(), ratio['norm_ratio'].max())}"
-                f" times the other words' mean norm"
+                f" times the {words} mean norm"
                 + (" from layer 1 on" if len(later) else "")
                 + f" ({number(float(part.iloc[0]['norm_ratio']))} in layer 0).")
         out.append(text)
