@@ -88,6 +88,7 @@ n_words = 2000
 point_budget = 1000
 umap_layers = 4
 n_boot = 1000
+bos_texts = 48
 results_path = "01_geometry.results.json"
 
 # %% tags=["remove-input"]
@@ -120,6 +121,22 @@ print(f"{len(words_corpus.sentences)} MNLI sentences, {len(words_corpus.words)} 
 # %% tags=["remove-input"]
 show_table(claims.scorecard(result.claims, models),
            claims.scorecard_caption("000"))
+
+# %% [markdown]
+# ## Running a decoder as GPT-2 was run
+#
+# GPT-2's tokenizer prepends nothing, so its first word is the sequence's first token, the one
+# every later token attends to. A decoder whose tokenizer prepends a beginning-of-sequence
+# token gives that role to the BOS token, which the store keeps apart from the words. Could such
+# a decoder be run without it, as GPT-2 was? Its language-model loss on held-out sentences (STS,
+# the tokens after each sentence's first), with and without the token, says whether it still
+# works:
+
+# %% tags=["remove-input"]
+bos = geometry.bos_dependence(models, corpus.sts(n=bos_texts, seed=seed).sentences,
+                              n_boot=n_boot, seed=seed)
+display(Markdown(" ".join(geometry.bos_sentences(bos))
+                 or "No model of this build prepends a BOS token."))
 
 # %% [markdown]
 # ## Every layer in two dimensions
@@ -394,8 +411,9 @@ results.save_results(
     {
         "parameters": {"models": models, "n_sentences": n_sentences, "seed": seed,
                        "n_words": n_words, "point_budget": point_budget,
-                       "umap_layers": umap_layers, "n_boot": n_boot},
+                       "umap_layers": umap_layers, "n_boot": n_boot, "bos_texts": bos_texts},
         "corpus": {"sentences": len(words_corpus.sentences), "words": len(words_corpus.words)},
+        "bos_loss": bos,
         "models": {spec: acts.meta.get("model", {}) for spec, acts in stores.items()},
         "sentences": result.sentences,
         **result.results(),

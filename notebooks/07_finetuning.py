@@ -67,7 +67,7 @@ seed = 0
 n_boot = 1000
 n_boot_cka = 200
 ablation_ks = [0, 1, 3, 10, 30, 100, 300]
-ablation_k = 3
+ablation_share = 0.4
 keep = 3
 overlap_k = 10
 tsne_points = 400
@@ -86,7 +86,7 @@ from lmgeometry.training.finetune import QNLI_HELD_OUT, TASKS
 
 runs = finetuning.prepare(models, finetune_settings, n_fit=n_fit, progress=False)
 result = finetuning.analyse(runs, seed=seed, n_boot=n_boot, n_boot_cka=n_boot_cka,
-                            ablation_ks=ablation_ks, ablation_k=ablation_k, keep=keep,
+                            ablation_ks=ablation_ks, ablation_share=ablation_share, keep=keep,
                             overlap_k=overlap_k, tsne_points=tsne_points)
 t = result.tables
 kinds = {r.model: r.kind for r in runs}
@@ -274,11 +274,15 @@ show_table(t["overlap"].round(2),
 #
 # In every layer of the fine-tuned model, a threshold on the principal rogue dimension of the
 # training examples, scored on the held-out examples (Wilson bands), against the fine-tuned
-# model itself (its accuracy, one number per model and task) and the majority baseline. Two
-# claims read the last layer: the threshold **carries the label** when it beats the majority
-# baseline by more than five points, and it **nearly matches the full model** when the model
-# is less than five points ahead (the seed calls GPT-2's 1.5-point gap "almost as well" and
-# BERT's 16 points a failure). Both are paired differences on the same held-out examples.
+# model itself (its accuracy, one number per model and task) and the majority baseline. The
+# seed's claim reads the last layer: the threshold **nearly matches the full model** when the
+# model is less than five points ahead (the seed calls GPT-2's 1.5-point gap "almost as well"
+# and BERT's 16 and 8 points a failure: the rule gives exactly these verdicts on the seed's
+# own numbers). Beside it, beyond the seed, the threshold **beats the majority class** by more
+# than five points; the seed's BERT would pass that (by 25 and 32 points) although the seed
+# calls it a failure, so it is no test of the seed's claim. Both are paired differences on the
+# same held-out examples. A fine-tune whose accuracy interval reaches the majority baseline may
+# not have learned its task: the claims resting on it are marked as no fair test.
 
 # %% tags=["remove-input"]
 tuned = layers[layers["state"] == "fine-tuned"]
@@ -317,10 +321,14 @@ show_table(tuned[["model", "task", "layer", "rogue_dim", "threshold_dim", "thres
 # highest (top) or lowest (bottom) variance on the training examples are ablated in the last
 # layer's held-out states, and the head (BERT's pooler and classifier; the decoder's linear
 # head) is scored; $k = d - 3$ bottom dimensions leaves only the top three. One figure per
-# ablation: **zero** (the seed's) and **mean** (the training mean). Two claims per ablation:
-# ablating the top 3 costs at least two points more than ablating the bottom 3, and keeping
-# only the top 3 costs less than five points (the seed: "ablating the 765 dimensions with the
-# smallest variance minimally decreases accuracy" on SST-2, while QNLI fell to chance).
+# ablation: **zero** (the seed's) and **mean** (the training mean, beyond the seed). Two claims
+# per ablation: ablating the top 40% of the dimensions costs at least two points more than
+# ablating the bottom 40% (the seed's Figure 6 shows the effect from about 300 of GPT-2's 768
+# dimensions, while removing the top 92 slightly *raised* its SST-2 accuracy, so a contrast at
+# 3 dimensions would fail the seed's own result), and keeping only the top 3 costs less than
+# five points. The seed expects the latter on SST-2 ("ablating the 765 dimensions with the
+# smallest variance minimally decreases accuracy") and *not* on QNLI, where accuracy fell from
+# about 85% to about 50%.
 
 # %% tags=["remove-input"]
 ablation = t["ablation"]
@@ -383,7 +391,7 @@ results.save_results(
         "parameters": {"models": models,
                        "finetune_settings": finetune_settings, "n_fit": n_fit, "seed": seed,
                        "n_boot": n_boot, "n_boot_cka": n_boot_cka, "ablation_ks": ablation_ks,
-                       "ablation_k": ablation_k, "keep": keep, "overlap_k": overlap_k,
+                       "ablation_share": ablation_share, "keep": keep, "overlap_k": overlap_k,
                        "tsne_points": tsne_points},
         "settings": {f"{r.model} {r.task}": r.info.get("settings") for r in runs},
         "checkpoints": {f"{r.model} {r.task}": r.info.get("key") for r in runs},

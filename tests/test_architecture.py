@@ -97,7 +97,7 @@ def test_measures_are_pure(path: Path) -> None:
     assert not calls, f"open()/print() in a measure module, lines {calls}"
 
 
-@pytest.mark.parametrize("name", ["errors.py", "trace.py"])
+@pytest.mark.parametrize("name", ["errors.py", "trace.py", "sources.py"])
 def test_shared_root_modules_import_no_layer(name: str) -> None:
     """Every layer may import these, so they import none (no cycles)."""
     bad = [m for _, m in _imports(PACKAGE / name) if _target_layer(m) is not None]

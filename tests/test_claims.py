@@ -189,3 +189,40 @@ def test_collect_claims_and_kind_verdicts(tmp_path):
     save_results(tmp_path / "99_about.results.json", {"claims": good})
     assert collect_claims(tmp_path, before="90_scorecard.results.json")["chapter"].unique(
         ).tolist() == ["03_x"]
+
+
+def _row(model, verdict_range, **kw):
+    lo, hi = verdict_range
+    return _claim(model, value=(lo + hi) / 2, lo=lo, hi=hi, **kw)
+
+
+def test_primary_table_compares_fair_stand_ins_with_what_the_seed_reports():
+    from lmgeometry.report.claims import primary_table, seed_summary
+
+    kinds = {"e1": "encoder", "e2": "encoder", "d1": "decoder", "d2": "decoder"}
+    frame = claims_frame([_row("e1", (0.2, 0.4)), _row("e2", (0.3, 0.5)),
+                          _row("d1", (-0.3, -0.1)), _row("d2", (0.2, 0.3)),
+                          _row("d1", (0.2, 0.4), control="first word excluded")])
+    frame["expected"] = ["holds", "holds", "holds", "holds", "holds"]
+    frame["calibration"] = [[{"seed_model": "BERT", "value": 0.5, "verdict": "holds",
+                              "reported": "holds"}]] * 5
+    frame.loc[frame["model"] == "d2", ["applies", "applies_reason"]] = [False, "rotary"]
+    table = primary_table(frame, kinds, models=["e1", "e2", "d1", "d2"])
+    rows = table.set_index("kind")
+    assert rows.loc["encoder", "outcome"] == "reproduced"
+    # d2 is no fair test: only d1 counts, and its interval is wholly on the other side
+    assert rows.loc["decoder", "outcome"] == "contradicted"
+    assert rows.loc["decoder", "d2"] == "not a fair test"
+    assert "d2: rotary" in rows.loc["decoder", "why not testable"]
+    assert rows.loc["encoder", "calibration"] == "BERT 0.5: holds"
+    assert len(table) == 2  # the control row is not primary
+    summary = seed_summary(table).set_index("seed")
+    assert summary.loc["001", "reproduced"] == 1 and summary.loc["001", "contradicted"] == 1
+    frame["reproducible"] = False
+    frame["reproducible_reason"] = "released numbers below the estimator's floor"
+    again = primary_table(frame, kinds).set_index("kind")
+    assert set(again["outcome"]) == {"not testable here"}
+    frame["calibration"] = [[{"seed_model": "BERT", "value": 0.05, "verdict": "does not hold",
+                              "reported": "holds"}]] * 5
+    assert primary_table(frame, kinds)["calibration"].str.endswith(
+        "[rule fails the seed]").all()

@@ -127,7 +127,10 @@ def test_tables_are_tidy_and_numbers_follow_the_plant(bert_like):
     low = result.tables["lowest_self_similarity"]
     assert low[(low["layer"] == 1) & (low["preset"] == "corrected")]["is_stop"].all()
     assert set(result.claims["model"]) == {store.label}
-    assert set(result.claims["control"]) == {"none"}  # an encoder: no first-word control
+    # an encoder: no first-word control; the stopword claim also on frequency-matched words
+    assert set(result.claims["control"]) == {"none", "frequency-matched"}
+    matched = result.claims[result.claims["control"] == "frequency-matched"]
+    assert set(matched["role"]) == {"control"} and len(matched) == len(cm.PRESET_NAMES)
 
 
 def test_isotropic_noise_is_not_anisotropic_and_has_no_trend(tmp_path):
@@ -305,7 +308,7 @@ def test_every_claim_spec_makes_a_valid_claim():
     for key, spec in cm.CLAIMS.items():
         assert spec.direction in ("above", "below") and spec.rule and spec.figure, key
         c = cm._claim(key, ("m", "none"), "corrected" if spec.per_preset else None,
-                      (0.0, -1.0, 1.0), "", {})
+                      (0.0, -1.0, 1.0), "")
         assert isinstance(c, Claim) and c.verdict == "inconclusive"
 
 
@@ -318,6 +321,4 @@ def test_authors_numbers_and_their_claim_statistics():
     assert np.isnan(gpt2.loc[0, "mev"])  # the authors skip layer 0 for MEV
     elmo = layers[layers["model"] == "ELMo"]
     assert elmo["depth"].tolist() == [0.0, 0.5, 1.0]
-    published = cm._authors_published(layers, words)
-    assert published["anisotropic"] == "BERT 0.17, ELMo 0.14, GPT-2 0.57"
-    assert published["mev_small"].startswith("BERT 0.0")
+    assert set(words.columns) >= {"model", "word", "layer", "selfsim_adj", "mev_adj"}

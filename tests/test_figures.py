@@ -248,3 +248,21 @@ def test_constant_and_non_finite_clouds():
 def test_arrays_that_are_not_sent_as_typed_stay_plain(values):
     encoded = figures._encode(values)
     assert isinstance(encoded, list) and len(encoded) == len(values)
+
+
+def test_table_cells_link_where_asked_and_anchors_match_the_figures():
+    import pandas as pd
+
+    from lmgeometry.report.figures import figure_anchor, figure_html, table_html
+
+    table = pd.DataFrame({"claim": ["a <b>", "c"], "value": [1.0, 2.0]})
+    html_text = table_html(table, "cap", links={"claim": ["01_x.html#fig-1", None]})
+    assert '<a href="01_x.html#fig-1">a &lt;b&gt;</a>' in html_text
+    assert html_text.count("<a ") == 1
+    with pytest.raises(ValueError, match="links for the 2 rows"):
+        table_html(table, "cap", links={"claim": ["x"]})
+    assert figure_anchor("fig-ch03-anisotropy") == "fig-ch03-anisotropy"  # a MyST label
+    import plotly.graph_objects as go
+
+    drawn = figure_html(go.Figure(), "silhouette", "caption", 1)
+    assert f'id="{figure_anchor("silhouette")}"' in drawn

@@ -67,7 +67,7 @@ def test_a_planted_fine_tune_satisfies_every_claim(result):
         ("exacerbated", "variance share of the top dimension"),
         ("majority", "1-D threshold accuracy minus majority"),
         ("gap", "full fine-tuned model accuracy minus"),
-        ("ablation", "accuracy with the bottom 3"), ("keep", "accuracy unablated minus"))}
+        ("ablation", "accuracy with the bottom "), ("keep", "accuracy unablated minus"))}
     assert all(len(found) >= 1 for found in statistic.values()), statistic
     assert all(v[s] == "holds" for found in statistic.values() for s in found), v
     assert len(statistic["ablation"]) == len(statistic["keep"]) == 2  # zero and mean ablation
@@ -147,8 +147,8 @@ def test_claims_carry_thresholds_rules_and_the_seeds_numbers(result):
     # each ablation mode is its own claim, so a sentence never merges the two
     names = set(claims["claim"])
     assert {"zeroing the top-variance dimensions hurts the fine-tuned head more than the "
-            "bottom ones", "mean-setting the top-variance dimensions hurts the fine-tuned head "
-            "more than the bottom ones"} <= names
+            "bottom ones", "beyond the paper: mean-setting the top-variance dimensions hurts "
+            "the fine-tuned head more than the bottom ones"} <= names
     ablation = [x for x in result.sentences if "top-variance dimensions hurts" in x]
     assert ablation and all(x.count("planted") <= 1 for x in ablation)
     # the overlap of the two fine-tunes is reported beside the pretrained model's

@@ -90,9 +90,12 @@ def test_cka_between_models(zoo):
 
 @pytest.mark.data
 def test_anisotropy_sink_split_and_rogue_dimension(zoo):
-    assert _verdicts(zoo, "the word vectors") == {
-        ("enc-a", "none"): "does not hold", ("enc-b", "none"): "does not hold",
-        ("dec-c", "none"): "holds", ("dec-c", "first word excluded"): "holds"}
+    found = _verdicts(zoo, "the word vectors")
+    assert found[("dec-c", "none")] == found[("dec-c", "first word excluded")] == "holds"
+    # isotropic layer 1 (mean cosine about 0), layer 2 in two clusters: below the decoder's
+    rows = zoo.claims[zoo.claims["claim"] == "the word vectors are extremely anisotropic"]
+    enc = rows[rows["model"].str.startswith("enc")]
+    assert (enc["value"] < 0.2).all() and "holds" not in set(enc["verdict"])
     layers = zoo.tables["layers"].set_index(["model", "layer", "control"])
     # the shift: E cos = 36 / (36 + 16); longer first words keep their direction
     for control in ("none", "first word excluded"):

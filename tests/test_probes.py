@@ -112,8 +112,11 @@ def test_analyse_finds_pos_in_the_planted_middle_layer_only(tmp_path):
                - layers.loc[("mid", 2), "majority_baseline"]) < 0.1
     assert layers.loc[("mid", 2), "purity_adjusted"] > 0.8
     assert abs(layers.loc[("mid", 0), "purity_adjusted"]) < 0.1
-    verdicts = result.claims.set_index(["model", "claim"])["verdict"]
-    assert (verdicts["mid"] == "holds").all()
-    assert verdicts[("top", "POS is best represented in the middle layers (probe)")] \
+    assert (result.claims.loc[result.claims["model"] == "mid", "verdict"] == "holds").all()
+    verdicts = result.claims.set_index(["model", "claim", "control"])["verdict"]
+    assert verdicts[("top", "POS is best represented in the middle layers (probe)", "none")] \
         == "does not hold"
-    assert verdicts[("top", "POS tags form clusters")] == "holds"
+    assert verdicts[("top", "POS tags form clusters", "none")] == "holds"
+    # layer 0 carries no tag here: the signal layer's gain over it holds (a control row)
+    against = result.claims[result.claims["control"] == "against layer 0"]
+    assert set(against["role"]) == {"control"} and (against["verdict"] == "holds").all()

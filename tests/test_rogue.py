@@ -389,7 +389,8 @@ def test_task_tables_on_noise_give_no_rogue_dimension(tmp_path) -> None:
                 for c in rogue_dimensions.task_claims("toy", "m", out["summary"])}
     assert verdicts["a few rogue dimensions dominate the last layer"] == "does not hold"
     assert verdicts["layer-by-layer CKA has a block structure"] == "does not hold"
-    assert verdicts["a threshold on the principal rogue dimension carries the label"] != "holds"
+    assert verdicts["beyond the paper: before fine-tuning, a threshold on the principal rogue "
+                    "dimension beats the majority class"] != "holds"
 
 
 def test_analyse_tables_claims_and_the_sink_sentence(tmp_path) -> None:

@@ -41,7 +41,8 @@ SMALL = {
     "hidden_rows": 500, "n_bins": 10, "n_semcor_words": 5, "wic_train_pairs": 60,
     "wic_test_pairs": 60, "n_sts_sentences": 100, "n_mnli_sentences": 60, "n_umap_words": 2,
     "max_view_layers": 4, "n_train": 200, "n_qnli_train": 100, "n_qnli_test": 60,
-    "ablation_ks": [0, 1, 3], "ablation_k": 1, "cka_words": 300, "w_boot": 20, "static_k": 5,
+    "ablation_ks": [0, 1, 3], "ablation_k": 1, "ablation_share": 0.4, "bos_texts": 4,
+    "cka_words": 300, "w_boot": 20, "static_k": 5,
     "static_window": 2, "n_draws": 2, "fit_rows": 300, "n_fit": 32, "n_boot_cka": 10, "keep": 1,
     "overlap_k": 5, "tsne_points": 60,
     "finetune_settings": {kind: {task: {"train_size": 32, "epochs": 1, "max_length": 32}

@@ -23,15 +23,19 @@ delete-a-group jackknife over blocks of sentences for omega-squared, whose many 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 from threadpoolctl import threadpool_limits
 
+from lmgeometry.activations.lm_loss import lm_loss
 from lmgeometry.activations.store import Store
+from lmgeometry.chapters import calibration
 from lmgeometry.chapters.common import ChapterResult, control_rows, controls_for, with_blas_threads
+from lmgeometry.io.models import seed_protocol
+from lmgeometry.measures import stats
 from lmgeometry.measures.clusters import (
     Clusters,
     as_float,
@@ -69,6 +73,9 @@ __all__ = [
     "SpecialPlan",
     "Views",
     "analyse",
+    "bos_dependence",
+    "bos_sentences",
+    "BROKEN_LOSS_RATIO",
     "claim_layers",
     "cluster_profile",
     "cluster_projections",
@@ -780,6 +787,64 @@ def _split_sentence(layers: pd.DataFrame, bos: Mapping[str, bool]) -> str:
     return sentence
 
 
+#: The loss ratio at which running a decoder without its BOS token counts as breaking it (the
+#: limit issue-tracker and mechanism papers use for interventions: the loss doubles).
+BROKEN_LOSS_RATIO = 2.0
+
+
+def bos_dependence(models: Sequence[str], texts: Sequence[str], *, n_boot: int = 1000,
+                   seed: int = 0) -> pd.DataFrame:
+    """What running each decoder as the seeds ran GPT-2 (no BOS token) costs its language model.
+
+    For every decoder whose tokenizer prepends a beginning-of-sequence token
+    (:func:`lmgeometry.io.models.seed_protocol`), the mean loss per target token (each text's
+    tokens after its first, :func:`lmgeometry.activations.lm_loss.lm_loss`) with and without
+    the BOS token, and their ratio with a 95% bootstrap interval over texts.
+
+    Returns
+    -------
+    DataFrame
+        One row per such decoder: ``model``, ``loss_bos``, ``loss_none``, ``ratio``,
+        ``ratio_lo``, ``ratio_hi``, ``texts``, ``tokens``, ``broken`` (the interval lies above
+        :data:`BROKEN_LOSS_RATIO`). Empty when no model prepends a BOS token.
+    """
+    rows = []
+    for spec in models:
+        if not seed_protocol(spec):
+            continue
+        with_bos, without = (lm_loss(spec, texts, prepend_bos=b) for b in (True, False))
+        V = np.column_stack([with_bos.nll / np.maximum(with_bos.tokens, 1),
+                             without.nll / np.maximum(without.tokens, 1)])
+        keep = with_bos.tokens > 0
+        reps = stats.weighted_bootstrap_means(V[keep], with_bos.tokens[keep].astype(float),
+                                              n_boot, np.random.default_rng(seed))
+        ratio = without.mean / with_bos.mean
+        lo, hi = stats.percentile_interval(reps[:, 1] / reps[:, 0], ratio)
+        rows.append({"model": spec, "loss_bos": with_bos.mean, "loss_none": without.mean,
+                     "ratio": ratio, "ratio_lo": lo, "ratio_hi": hi, "texts": int(keep.sum()),
+                     "tokens": int(with_bos.tokens.sum()), "broken": lo > BROKEN_LOSS_RATIO})
+    return pd.DataFrame(rows, columns=["model", "loss_bos", "loss_none", "ratio", "ratio_lo",
+                                       "ratio_hi", "texts", "tokens", "broken"])
+
+
+def bos_sentences(table: pd.DataFrame) -> list[str]:
+    """One sentence per row of :func:`bos_dependence`: the losses, their ratio, and what it
+    means for the seed's protocol."""
+    out = []
+    for row in table.itertuples():
+        verdict = ("more than doubles it: without its BOS token the model is broken, so this "
+                   "book runs it with the token, and the claims about GPT-2's first token are "
+                   "not a fair test of it (the BOS token, kept apart from the words, takes that "
+                   "role)" if row.broken else
+                   "stays below twice it: the model still works without its BOS token")
+        out.append(f"{row.model}: without its BOS token the loss per token on {row.texts} "
+                   f"held-out sentences is {number(row.loss_none)} nats against "
+                   f"{number(row.loss_bos)} with it, {number(row.ratio)} times "
+                   f"[{number(row.ratio_lo)}, {number(row.ratio_hi)}] as much; the loss "
+                   f"{verdict}.")
+    return out
+
+
 @with_blas_threads
 def analyse(stores: Mapping[str, Store], *, seed: int = 0, n_words: int = 2000,
             point_budget: int = 1000, umap_layers: int = 4, n_boot: int = 1000
@@ -833,7 +898,7 @@ def analyse(stores: Mapping[str, Store], *, seed: int = 0, n_words: int = 2000,
     clusters = (pd.concat(profiles, ignore_index=True)[
         ["model", "layer", "cluster", "share", "position0_share", "mean_position", "top_words"]]
         if profiles else pd.DataFrame())
-    frame = claims_frame(claims)
+    frame = calibration.annotate(claims_frame(claims), calibration.store_facts(stores.values()))
     special = pd.concat(specials, ignore_index=True) if specials else pd.DataFrame()
     return GeometryResult(
         tables={"layers": layers, "clusters": clusters, "special": special}, claims=frame,

@@ -31,6 +31,8 @@ import numpy as np
 import pandas as pd
 
 from lmgeometry.activations.store import Store
+from lmgeometry.chapters import calibration
+from lmgeometry.chapters.calibration import SEED003
 from lmgeometry.chapters.common import ChapterResult, per_layer, with_blas_threads
 from lmgeometry.measures import probes, similarity
 from lmgeometry.measures.stats import (
@@ -71,15 +73,6 @@ class Task:
     labels: np.ndarray
     is_test: np.ndarray
 
-
-#: Seed 003's accuracies (%) of the principal-rogue-dimension threshold and of the whole
-#: fine-tuned model, on the validation sets.
-SEED003: dict[str, dict[str, dict[str, float]]] = {
-    "SST-2": {"GPT-2 (fine-tuned)": {"threshold": 91.3, "full": 92.8},
-              "BERT (fine-tuned)": {"threshold": 76.03, "full": 92.22}},
-    "QNLI": {"GPT-2 (fine-tuned)": {"threshold": 86.6, "full": 88.2},
-             "BERT (fine-tuned)": {"threshold": 81.9, "full": 89.69}},
-}
 
 #: The claims' thresholds: effect sizes, each with the reason the chapter states for it.
 THRESHOLDS: dict[str, tuple[float, str]] = {
@@ -339,17 +332,20 @@ def task_claims(task: str, model: str, summary: Mapping[str, Any]) -> list[Claim
                "variance share of the top 3 dimensions, last layer", s["dominance"], "above",
                "variance-share", f"top 1: {pct(last['variance_share_top1'], 1)} (dimension "
                f"{int(last['rogue_dim'])})"),
-        _claim("rogue_emergence", task, model, "rogue dimensions emerge in the later blocks",
+        _claim("rogue_emergence", task, model, "beyond the paper: before fine-tuning, rogue "
+               "dimensions emerge in the later blocks",
                "Spearman rho of the top-1 variance share with the block index",
                s["emergence"], "above", "variance-share", ""),
         _claim("beats_majority", task, model,
-               "a threshold on the principal rogue dimension carries the label",
+               "beyond the paper: before fine-tuning, a threshold on the principal rogue "
+               "dimension beats the majority class",
                "1-D threshold accuracy minus majority baseline, last layer, held out",
                s["beats_majority"], "above", "threshold-vs-head",
                f"threshold {pct(last['threshold_accuracy'], 1)}, majority "
                f"{pct(last['majority_accuracy'], 1)}"),
         _claim("threshold_gap", task, model,
-               "the 1-D threshold nearly matches the full linear head",
+               "beyond the paper: before fine-tuning, the 1-D threshold nearly matches a "
+               "linear head",
                "head accuracy minus 1-D threshold accuracy, last layer, held out", s["gap"],
                "below", "threshold-vs-head", f"head {pct(last['head_accuracy'], 1)}, "
                f"threshold {pct(last['threshold_accuracy'], 1)}"),
@@ -359,7 +355,8 @@ def task_claims(task: str, model: str, summary: Mapping[str, Any]) -> list[Claim
         a = s["ablation"][mode]
         out.append(_claim(
             "ablation", task, model,
-            "ablating the top-variance dimensions hurts more than the bottom ones",
+            "beyond the paper: before fine-tuning, ablating the top-variance dimensions hurts "
+            "a linear head more than the bottom ones",
             f"accuracy with the bottom {k} minus with the top {k} dimensions {words}", a,
             "above", f"ablation-{mode}",
             f"top {k} ablated {pct(a[3], 1)}, bottom {k} {pct(a[4], 1)}, none "
@@ -514,5 +511,7 @@ def analyse(
         for task in tasks for s in task.stores.values()])
     if cross:
         tables |= _cross(cross, cka_words, seed)
-    return ChapterResult(tables=tables, claims=claims_frame(claims),
+    facts = calibration.store_facts(s for task in tasks for s in task.stores.values())
+    return ChapterResult(tables=tables,
+                         claims=calibration.annotate(claims_frame(claims), facts),
                          sentences=_sentences(tables, sink_ratio))

@@ -41,6 +41,7 @@ import pandas as pd
 from threadpoolctl import threadpool_limits
 
 from lmgeometry.activations.store import Store
+from lmgeometry.chapters import calibration
 from lmgeometry.chapters.common import ChapterResult, control_rows, controls_for, with_blas_threads
 from lmgeometry.io.data import sense_labels
 from lmgeometry.measures import clusters
@@ -154,7 +155,8 @@ CLAIMS: dict[str, ClaimSpec] = {
         "(natural), at the best of the viewed layers after 0", COHEN_H, "above", _H_RULE,
         "GPT-2 and BERT: individual tokens show clustering in UMAP", FIGURES["views"]),
     "wic": ClaimSpec(
-        "000", "a cosine threshold tells same from different senses (WiC) above chance",
+        "000", "beyond the paper: a cosine threshold tells same from different senses (WiC) "
+        "above chance",
         "WiC test accuracy of a cosine threshold fitted on training pairs, at the layer "
         "chosen on dev", WIC_ACCURACY, "above",
         "5 points above the 50% of WiC's balanced test set: less than the lead of the "
@@ -857,7 +859,7 @@ def analyse(semcor: Mapping[str, Store], wic: Mapping[str, Store], sts: Mapping[
             claims.append(_wic_claim(wic_table.assign(model=spec), spec, control))
             claims += _polysemy_claims(poly.assign(model=spec), poly_reps, spec, control)
     out = {name: pd.concat(frames, ignore_index=True) for name, frames in tables.items()}
-    frame = claims_frame(claims)
+    frame = calibration.annotate(claims_frame(claims), calibration.store_facts(semcor.values()))
     return SensesResult(tables=out, claims=frame,
                         sentences=_sentences(out["separability"], out["polysemy"], frame, kinds),
                         views=drawn)

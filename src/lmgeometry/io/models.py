@@ -72,6 +72,7 @@ __all__ = [
     "pair_separator",
     "pretrained_source",
     "resolve_fingerprint",
+    "seed_protocol",
 ]
 
 
@@ -565,6 +566,37 @@ def head_token(kind: str) -> str:
     if kind not in ("encoder", "decoder"):
         raise ValueError(f"kind must be 'encoder' or 'decoder', not {kind!r}")
     return "first" if kind == "encoder" else "last"
+
+
+def seed_protocol(spec: str) -> dict[str, Any]:
+    """The extraction options that run a model as the seeds ran GPT-2 and BERT (no weights).
+
+    GPT-2's tokenizer prepends nothing: its first word is the sequence's first token, the one
+    every later token attends to (the attention sink, seed 000's first cluster). A decoder whose
+    tokenizer prepends a beginning-of-sequence token (Gemma's ``<bos>``) moves that role to the
+    BOS token, which the store keeps apart from the words; run without it, its first word takes
+    the role back, as in the seeds. Encoders keep their template ([CLS] ... [SEP]), as BERT's.
+
+    Parameters
+    ----------
+    spec : str
+        As for :func:`load_model` (only the config and tokenizer are read).
+
+    Returns
+    -------
+    dict
+        ``{"prepend_bos": False}`` for a decoder whose tokenizer prepends a BOS token, else
+        ``{}`` (the tokenizer's own template): keyword arguments of
+        :func:`lmgeometry.activations.store.activations`.
+    """
+    source, config = _resolve(spec)
+    if model_kind(config) != "decoder":
+        return {}
+    options: dict[str, Any] = {"local_files_only": source.local_only} if source.hub else {}
+    tok = _load_tokenizer(spec, source, options)
+    first = tok("x")["input_ids"]
+    bos = tok.bos_token_id
+    return {"prepend_bos": False} if bos is not None and first and first[0] == bos else {}
 
 
 def pretrained_source(spec: str) -> tuple[str, dict[str, Any], str]:

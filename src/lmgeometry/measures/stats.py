@@ -41,6 +41,7 @@ __all__ = [
     "group_sums",
     "jackknife_interval",
     "GroupBootstrap",
+    "matched_pairs",
     "percentile_interval",
     "plateau",
     "poisson_weights",
@@ -489,6 +490,65 @@ def standardised_difference(
         return d, math.nan, math.nan
     lo, hi = np.quantile(reps, [(1 - level) / 2, (1 + level) / 2])
     return d, float(min(lo, d)), float(max(hi, d))
+
+
+def matched_pairs(group: np.ndarray | Sequence[bool], covariate: np.ndarray | Sequence[float],
+                  caliper: float) -> tuple[np.ndarray, np.ndarray]:
+    """Pair each item of ``group`` with the other item nearest on a covariate.
+
+    Greedy nearest-neighbour matching without replacement (Rosenbaum 2002, ch. 10): the group's
+    items are taken from the largest covariate down, each matched to the unused other item
+    with the nearest covariate, if it lies within ``caliper``; items with no such partner stay
+    unmatched. Used to compare two groups that differ in a nuisance variable (stopwords are
+    the most frequent words) on items that do not.
+
+    Parameters
+    ----------
+    group : boolean array of shape (m,)
+    covariate : array of shape (m,)
+        The nuisance variable (e.g. log number of contexts); NaN items are never matched.
+    caliper : float
+        The largest allowed distance between partners.
+
+    Returns
+    -------
+    group_index, partner_index : int arrays of equal length
+        Positions of the matched group items and of their partners.
+
+    Examples
+    --------
+    >>> g = np.array([True, True, False, False, False])
+    >>> matched_pairs(g, [5.0, 1.0, 4.8, 0.9, 3.0], caliper=0.5)
+    (array([0, 1]), array([2, 3]))
+    """
+    g = np.asarray(group, dtype=bool).ravel()
+    x = np.asarray(covariate, dtype=np.float64).ravel()
+    if g.shape != x.shape:
+        raise ValueError("group and covariate must have one entry per item")
+    if not caliper >= 0:
+        raise ValueError(f"caliper must be a distance >= 0, not {caliper}")
+    others = np.flatnonzero(~g & np.isfinite(x))
+    others = others[np.argsort(x[others], kind="stable")]
+    free = np.ones(len(others), dtype=bool)
+    mine = np.flatnonzero(g & np.isfinite(x))
+    pairs = []
+    for i in mine[np.argsort(-x[mine], kind="stable")]:
+        pos = np.searchsorted(x[others], x[i])
+        best = None
+        for step in (-1, 1):  # the nearest free partner on each side
+            j = pos if step == 1 else pos - 1
+            while 0 <= j < len(others) and not free[j]:
+                j += step
+            if 0 <= j < len(others) and (best is None or abs(x[others[j]] - x[i])
+                                         < abs(x[others[best]] - x[i])):
+                best = j
+        if best is not None and abs(x[others[best]] - x[i]) <= caliper:
+            free[best] = False
+            pairs.append((i, others[best]))
+    pairs.sort()
+    a = np.array([p[0] for p in pairs], dtype=np.int64)
+    b = np.array([p[1] for p in pairs], dtype=np.int64)
+    return a, b
 
 
 def cohens_h(p1: npt.ArrayLike, p2: npt.ArrayLike) -> np.ndarray | float:

@@ -5,6 +5,15 @@ direction (:class:`Claim`); the verdict is computed from the interval by
 :func:`lmgeometry.measures.stats.verdict`, never typed. :func:`claims_frame` turns a chapter's
 claims into the table its results file stores under ``claims`` and its page shows;
 :func:`scorecard` lays the claims of several chapters out with one column per model.
+
+A rule is only as good as its check on the seed's own evidence. Every row therefore also
+carries (:data:`CALIBRATION_COLUMNS`): its ``role`` (:data:`ROLES`: only ``primary`` rows are
+tallied as evidence on the seed), what the seed reports for a model of the row's kind
+(``expected``), the ``calibration`` (the same statistic and rule applied to each seed model's
+published evidence, :class:`Evidence` and :func:`calibration_entry`), whether the seed's own
+evidence can meet the claim under its stated method (``reproducible``), and whether the row's
+model is a fair stand-in for the seed's model on this claim (``applies``). The chapters fill
+them from the seeds' evidence (:mod:`lmgeometry.chapters.calibration`).
 """
 
 from __future__ import annotations
@@ -20,21 +29,108 @@ from lmgeometry.measures.stats import VERDICTS, Direction, verdict
 from lmgeometry.report.results import load_results
 
 __all__ = [
+    "CALIBRATION_COLUMNS",
+    "calibration_entry",
     "CLAIM_COLUMNS",
     "Claim",
+    "Evidence",
     "claim_sentences",
     "claims_frame",
     "collect_claims",
     "kind_verdicts",
+    "OUTCOMES",
+    "primary_table",
+    "ROLES",
+    "role_of",
     "scorecard",
+    "seed_summary",
     "verdict_counts",
 ]
+
+#: What a claim row is. ``primary``: the seed's claim, on the seed's protocol, with the
+#: estimator the seed's numbers come from: the rows tallied as evidence on the seed.
+#: ``control``: the same claim under a control (each sentence's first word excluded, a BOS
+#: token). ``estimator``: under the other estimator preset, beside the primary row.
+#: ``beyond``: a claim the seed does not make.
+ROLES: tuple[str, ...] = ("primary", "control", "estimator", "beyond")
+
+#: The columns that put a row beside the seed's own evidence (see the module docstring).
+CALIBRATION_COLUMNS: tuple[str, ...] = (
+    "role", "expected", "calibration", "reproducible", "reproducible_reason", "applies",
+    "applies_reason",
+)
 
 #: Columns of a claims table, in order.
 CLAIM_COLUMNS: tuple[str, ...] = (
     "seed", "claim", "model", "control", "statistic", "value", "ci_low", "ci_high",
     "threshold", "direction", "rule", "published", "verdict", "figure", "evidence",
+    *CALIBRATION_COLUMNS,
 )
+
+#: The estimator preset that is not the seed's own (its rows are ``estimator`` rows).
+_OTHER_ESTIMATOR = "[corrected estimators]"
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """A seed model's own evidence on one claim: the claim's statistic on what the seed
+    published, and what the seed says of that model.
+
+    Attributes
+    ----------
+    seed_model : str
+        The model of the seed ("BERT", "GPT-2", "ELMo").
+    reported : str
+        What the seed reports for it: ``"holds"`` or ``"does not hold"``.
+    source : str
+        Where the value comes from ("released self_similarity.csv", "Table 1", "qualitative:
+        Figure 3's text").
+    value, ci_low, ci_high : float, optional
+        The statistic; the interval where the seed's data allow one (a bootstrap over the
+        released per-word values), else None (point values); no value for ``qualitative``
+        evidence (the seed's words only).
+    """
+
+    seed_model: str
+    reported: str
+    source: str
+    value: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+
+
+def calibration_entry(evidence: Evidence, threshold: float, direction: Direction
+                      ) -> dict[str, object]:
+    """One ``calibration`` item: the evidence and the verdict of the row's rule on it.
+
+    The verdict comes from the interval where there is one, else from the value alone (a point
+    equal to the threshold is inconclusive); qualitative evidence has no verdict (None).
+
+    Examples
+    --------
+    >>> e = Evidence("GPT-2", "holds", "released embedding_space_stats.json", 0.46)
+    >>> calibration_entry(e, 0.3, "above")["verdict"], calibration_entry(e, 0.5, "above")["verdict"]
+    ('holds', 'does not hold')
+    """
+    value = evidence.value
+    if value is None or not math.isfinite(value):
+        found = None
+    elif evidence.ci_low is not None and evidence.ci_high is not None:
+        found = verdict(evidence.ci_low, evidence.ci_high, threshold, direction)
+    else:
+        found = verdict(value, value, threshold, direction)
+    return {"seed_model": evidence.seed_model, "value": value, "ci_low": evidence.ci_low,
+            "ci_high": evidence.ci_high, "verdict": found, "reported": evidence.reported,
+            "source": evidence.source}
+
+
+def role_of(claim: str, control: str, statistic: str) -> str:
+    """A row's default :data:`ROLES` entry from its claim text, control and statistic."""
+    if claim.startswith("beyond the paper"):
+        return "beyond"
+    if control != "none":
+        return "control"
+    return "estimator" if _OTHER_ESTIMATOR in statistic else "primary"
 
 
 @dataclass(frozen=True)
@@ -96,8 +192,18 @@ class Claim:
 
 
 def claims_frame(claims: Iterable[Claim]) -> pd.DataFrame:
-    """The claims as a table with :data:`CLAIM_COLUMNS` (one row per claim)."""
-    rows = [asdict(c) for c in claims]
+    """The claims as a table with :data:`CLAIM_COLUMNS` (one row per claim).
+
+    The :data:`CALIBRATION_COLUMNS` start at their defaults: the role from :func:`role_of`, no
+    expectation or calibration, reproducible and applicable; the chapters then fill them in
+    (:func:`lmgeometry.chapters.calibration.annotate`).
+    """
+    rows = []
+    for c in claims:
+        row = asdict(c)
+        row.update(role=role_of(c.claim, c.control, c.statistic), expected="", calibration=[],
+                   reproducible=True, reproducible_reason="", applies=True, applies_reason="")
+        rows.append(row)
     return pd.DataFrame(rows, columns=list(CLAIM_COLUMNS))
 
 
@@ -112,12 +218,8 @@ def scorecard(claims: pd.DataFrame, models: Sequence[str] | None = None,
         return pd.DataFrame()
     order = list(models) if models is not None else list(dict.fromkeys(claims["model"]))
 
-    def cell(r: pd.Series) -> str:
-        return (f"{r['verdict']}: {r['value']:.{digits}f} "
-                f"[{r['ci_low']:.{digits}f}, {r['ci_high']:.{digits}f}]")
-
     d = claims.assign(
-        cell=claims.apply(cell, axis=1),
+        cell=claims.apply(lambda r: _cell(r, digits), axis=1),
         side=claims["direction"] + " " + claims["threshold"].map(lambda t: f"{t:g}"),
     )
     index = ["seed", "claim", "control", "statistic", "side", "published"]
@@ -184,8 +286,14 @@ def claim_sentences(claims: pd.DataFrame, kinds: Mapping[str, str]) -> list[str]
     for claim, rows in claims.groupby("claim", sort=False):
         parts = []
         for control, sub in rows.groupby("control", sort=False):
-            verdicts = [_verdict_phrase(v, list(sub.loc[sub["verdict"] == v, "model"]), kinds)
-                        for v in VERDICTS if (sub["verdict"] == v).any()]
+            fair = sub["applies"].astype(bool) if "applies" in sub else pd.Series(True, sub.index)
+            ok = sub[fair]
+            verdicts = [_verdict_phrase(v, list(dict.fromkeys(ok.loc[ok["verdict"] == v,
+                                                                      "model"])), kinds)
+                        for v in VERDICTS if (ok["verdict"] == v).any()]
+            unfair = list(dict.fromkeys(sub.loc[~fair, "model"]))
+            if unfair:
+                verdicts.append(f"not a fair test on {_and(unfair)}")
             lead = f"{claim[0].upper()}{claim[1:]}" if control == "none" else f"With the {control}"
             parts.append(f"{lead}: {'; '.join(verdicts)}.")
         out.append(" ".join(parts))
@@ -239,3 +347,113 @@ def kind_verdicts(claims: pd.DataFrame, kinds: Mapping[str, str]) -> pd.DataFram
     keys = ["seed", "claim", "statistic", "control", "kind"]
     out = d.groupby(keys, sort=False)[["verdict"]].apply(agree).rename("verdict")
     return out.unstack("kind").reset_index().rename_axis(columns=None)
+
+
+#: What a (seed claim, model kind) comes to on the scorecard, in the order it counts them.
+#: ``reproduced``: every fair stand-in's verdict is what the seed reports for that kind;
+#: ``contradicted``: every fair stand-in's verdict is the opposite; ``inconclusive``: anything
+#: else (an interval on the threshold, models that disagree); ``not testable here``: no model
+#: here is a fair stand-in, or the seed's own evidence cannot meet the claim under its stated
+#: method; ``seed silent``: the seed reports nothing for this kind.
+OUTCOMES: tuple[str, ...] = ("reproduced", "contradicted", "inconclusive", "not testable here",
+                             "seed silent")
+
+_OPPOSITE = {"holds": "does not hold", "does not hold": "holds"}
+
+
+def _calibration_text(entries: Sequence[Mapping[str, object]] | None) -> tuple[str, bool]:
+    """``("BERT holds (seed: holds); GPT-2 ...", valid)`` for a row's calibration list."""
+    parts, valid = [], True
+    for e in entries or []:
+        found, reported = e.get("verdict"), e.get("reported")
+        if found is None:
+            parts.append(f"{e['seed_model']}: {reported} (the seed's words)")
+            continue
+        valid &= found == reported
+        value = e.get("value")
+        shown = f" {float(value):.3g}" if isinstance(value, int | float) else ""
+        parts.append(f"{e['seed_model']}{shown}: {found}"
+                     + ("" if found == reported else f" (the seed reports: {reported})"))
+    return "; ".join(parts), valid
+
+
+def _cell(row: pd.Series, digits: int = 2) -> str:
+    """``"holds: 0.41 [0.38, 0.44]"``; ``"not a fair test"``; no NaN is ever printed."""
+    if not bool(row.get("applies", True)):
+        return "not a fair test"
+    value, lo, hi = (float(row[c]) for c in ("value", "ci_low", "ci_high"))
+    if not math.isfinite(value):
+        return f"{row['verdict']}: not computable on this run"
+    interval = (f" [{lo:.{digits}f}, {hi:.{digits}f}]"
+                if math.isfinite(lo) and math.isfinite(hi) else " (no interval)")
+    return f"{row['verdict']}: {value:.{digits}f}{interval}"
+
+
+def _outcome(expected: str, reproducible: bool, verdicts: Sequence[str]) -> str:
+    if not expected:
+        return "seed silent"
+    if not reproducible or not verdicts:
+        return "not testable here"
+    if all(v == expected for v in verdicts):
+        return "reproduced"
+    if all(v == _OPPOSITE.get(expected) for v in verdicts):
+        return "contradicted"
+    return "inconclusive"
+
+
+def primary_table(claims: pd.DataFrame, kinds: Mapping[str, str],
+                  models: Sequence[str] | None = None) -> pd.DataFrame:
+    """The scorecard's primary table: one row per (seed, claim, model kind).
+
+    Only ``primary`` rows (:data:`ROLES`) count. Each row gives what the seed reports for its
+    model of that kind (``seed expects``), the calibration of the rule on the seed's own
+    evidence (and whether it agrees with what the seed reports), one column per model of
+    the kind (``verdict: value [interval]``, or ``not a fair test``), the ``outcome``
+    (:data:`OUTCOMES`), the reason a row cannot be tested, and the chapter and figure.
+
+    Parameters
+    ----------
+    claims : DataFrame
+        :func:`collect_claims`' table (with the calibration columns and ``chapter``).
+    kinds : mapping
+        Model -> ``"encoder"`` / ``"decoder"``.
+    models : sequence of str, optional
+        Column order of the models.
+    """
+    if claims.empty:
+        return pd.DataFrame(columns=["seed", "claim", "kind", "seed expects", "calibration",
+                                     "outcome"])
+    d = claims[claims["role"] == "primary"].assign(kind=claims["model"].map(kinds))
+    d = d.dropna(subset=["kind"])
+    order = list(models) if models is not None else list(dict.fromkeys(d["model"]))
+    rows = []
+    for (seed, claim, kind), g in d.groupby(["seed", "claim", "kind"], sort=False):
+        first = g.iloc[0]
+        text, valid = _calibration_text(first["calibration"])
+        reproducible = bool(first["reproducible"])
+        fair = g[g["applies"].astype(bool)]
+        why = ("" if reproducible else str(first["reproducible_reason"])) or "; ".join(
+            dict.fromkeys(f"{m}: {r}" for m, r in zip(g["model"], g["applies_reason"],
+                                                      strict=True) if r))
+        row = {"seed": seed, "claim": claim, "kind": kind,
+               "seed expects": first["expected"] or "(silent)",
+               "calibration": (text or "none") + ("" if valid else " [rule fails the seed]"),
+               "outcome": _outcome(str(first["expected"]), reproducible,
+                                   list(fair["verdict"])),
+               "why not testable": why, "chapter": first.get("chapter", ""),
+               "figure": first["figure"]}
+        for model in order:
+            cells = g.loc[g["model"] == model]
+            row[model] = _cell(cells.iloc[0]) if len(cells) else ""
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def seed_summary(primary: pd.DataFrame) -> pd.DataFrame:
+    """Per seed: how many (claim, kind) rows of :func:`primary_table` came to each outcome."""
+    if primary.empty:
+        return pd.DataFrame(columns=["seed", "claims", *OUTCOMES])
+    counts = primary.groupby(["seed", "outcome"]).size().unstack(fill_value=0)
+    counts = counts.reindex(columns=list(OUTCOMES), fill_value=0)
+    counts.insert(0, "claims", primary.groupby("seed")["claim"].nunique())
+    return counts.reset_index()

@@ -27,7 +27,7 @@ import html
 import json
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -40,6 +40,7 @@ from lmgeometry import trace
 
 __all__ = [
     "encode_figure",
+    "figure_anchor",
     "figure_html",
     "show",
     "show_table",
@@ -436,13 +437,23 @@ def _cell(value: Any, digits: int) -> str:
     return html.escape(str(value))
 
 
+def figure_anchor(name: str) -> str:
+    """The HTML id a link to figure ``name`` targets: a MyST label (``fig-ch03-...``) as it
+    stands, else the id :func:`figure_html` gives the ``<figure>`` of :func:`show`'s ``name``."""
+    return name if re.fullmatch(r"fig-ch\d\d-[a-z0-9-]+", name) else f"{_div_id(name)}-figure"
+
+
 def table_html(table: pd.DataFrame, caption: str, number: int | None = None,
                digits: int = 3, fold_rows: int = FOLD_ROWS,
-               row_ids: Sequence[str] | None = None) -> str:
+               row_ids: Sequence[str] | None = None,
+               links: Mapping[str, Sequence[str | None]] | None = None) -> str:
     """HTML for ``table`` as a numbered, captioned figure (see :func:`show_table`)."""
     ids = [""] * len(table) if row_ids is None else [f' id="{html.escape(i)}"' for i in row_ids]
     if len(ids) != len(table):
         raise ValueError(f"{len(ids)} row ids for {len(table)} rows")
+    for column, urls in (links or {}).items():
+        if len(urls) != len(table):
+            raise ValueError(f"{len(urls)} links for the {len(table)} rows of column {column!r}")
     named = any(n is not None for n in table.index.names)
     if named or not pd.api.types.is_integer_dtype(table.index.dtype):
         table = table.reset_index()
@@ -451,10 +462,18 @@ def table_html(table: pd.DataFrame, caption: str, number: int | None = None,
     headers = "".join(f"<th>{html.escape(_header(c))}</th>" for c in table.columns)
     numeric = [pd.api.types.is_numeric_dtype(t) and not pd.api.types.is_bool_dtype(t)
                for t in table.dtypes]
+    hrefs = [list((links or {}).get(c, [None] * len(table))) for c in table.columns]
+
+    def cell(value: Any, href: str | None) -> str:
+        text = _cell(value, digits)
+        return f'<a href="{html.escape(href)}">{text}</a>' if href else text
+
     rows = "".join(
-        f"<tr{row_id}>" + "".join(f'<td class="{"num" if n else "txt"}">{_cell(v, digits)}</td>'
-                                  for v, n in zip(row, numeric, strict=True)) + "</tr>"
-        for row, row_id in zip(table.itertuples(index=False, name=None), ids, strict=True)
+        f"<tr{row_id}>" + "".join(
+            f'<td class="{"num" if n else "txt"}">{cell(v, hrefs[j][i])}</td>'
+            for j, (v, n) in enumerate(zip(row, numeric, strict=True))) + "</tr>"
+        for i, (row, row_id) in enumerate(zip(table.itertuples(index=False, name=None), ids,
+                                              strict=True))
     )
     label = f"Table {number}." if number is not None else "Table."
     body = (f'<div class="lmg-scroll"><table class="lmg-table"><thead><tr>{headers}</tr>'
@@ -467,7 +486,8 @@ def table_html(table: pd.DataFrame, caption: str, number: int | None = None,
 
 def show_table(table: pd.DataFrame, caption: str, digits: int = 3,
                columns: Sequence[str] | None = None, fold_rows: int = FOLD_ROWS,
-               row_ids: Sequence[str] | None = None) -> None:
+               row_ids: Sequence[str] | None = None,
+               links: Mapping[str, Sequence[str | None]] | None = None) -> None:
     """Display ``table`` as the chapter's next numbered table.
 
     Parameters
@@ -484,10 +504,12 @@ def show_table(table: pd.DataFrame, caption: str, digits: int = 3,
         A table with more rows is folded behind a toggle.
     row_ids
         An HTML id per row, for links to a row (``page.html#id``).
+    links
+        Column -> one URL (or None) per row: those cells link there (a claim to its figure).
     """
     from IPython.display import HTML, display
 
     if columns is not None:
         table = table[list(columns)]
     display(HTML(table_html(table, caption, _next_number("table"), digits, fold_rows,
-                            row_ids)))
+                            row_ids, links)))

@@ -1,0 +1,690 @@
+"""Every claim beside the seed's own evidence: calibration, expectation, applicability.
+
+A verdict on a stand-in model is evidence about a seed's claim only if three things hold, and
+this module records each of them for every claim row (:func:`annotate`):
+
+* **The rule passes the seed's own evidence.** The claim's statistic and rule are applied to
+  what the seed published for each of its models (:class:`~lmgeometry.report.claims.Evidence`):
+  seed 001 from the per-word and per-layer numbers its authors released
+  (:func:`released_evidence`), seed 004 from its Tables 1-3, seed 003 from the accuracies and
+  CKA values it reports, seed 000 where the article gives numbers (else the seed's words:
+  ``qualitative``, no verdict). A rule whose verdict on a seed model differs from what the seed
+  reports for it is not a valid test; ``tests/test_calibration.py`` fails on one.
+* **The seed's data can meet the claim under the seed's stated method.** Where they cannot,
+  the row is ``reproducible: false`` with the reason, and leaves the tally.
+* **The row's model is a fair stand-in for the seed's on this claim** (``applies``): a
+  contrastively trained sentence encoder is not a test of BERT's anisotropy (contrastive
+  training spreads a space towards isotropy: Gao et al. 2021, SimCSE; Wang & Isola 2020), a
+  model without learned absolute positions is not a test of GPT-2's position embeddings, and a
+  fine-tuned model whose accuracy does not clear the majority baseline supports no claim about
+  fine-tuning. Such rows are shown, never tallied against the seed.
+
+``expected`` is what the seed reports for a model of the row's kind (BERT for encoders, GPT-2
+for decoders): what a verdict is compared with on the scorecard.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from lmgeometry.io import data
+from lmgeometry.measures import isotropy, stats, wordbench
+from lmgeometry.report.claims import Evidence, calibration_entry
+
+__all__ = [
+    "annotate",
+    "authors_table",
+    "BOS_SINK",
+    "CONTRASTIVE",
+    "LEARNED_POSITIONS",
+    "NO_STAND_IN",
+    "OTHER_SCALE",
+    "released_evidence",
+    "SEED_CLAIMS",
+    "SEED003",
+    "SeedClaim",
+    "store_facts",
+]
+
+HOLDS, FAILS = "holds", "does not hold"
+
+#: A model's facts (``LoadedModel.facts()``, as stored in an entry's ``meta.json``) -> why it
+#: is not a fair stand-in for the seed's model on a claim ("" when it is).
+Applicability = Callable[[Mapping[str, Any]], str]
+
+
+def CONTRASTIVE(facts: Mapping[str, Any]) -> str:
+    """Contrastive sentence encoders are no test of BERT's anisotropy."""
+    if "contrastive" in str(facts.get("objective", "")).lower():
+        return ("a contrastively trained sentence encoder: contrastive training spreads a space "
+                "towards isotropy (Gao et al. 2021; Wang & Isola 2020), so it is no test of "
+                "a masked LM's anisotropy")
+    return ""
+
+
+def LEARNED_POSITIONS(facts: Mapping[str, Any]) -> str:
+    """Claims about position embeddings need learned absolute positions (GPT-2, BERT)."""
+    scheme = str(facts.get("position_scheme", ""))
+    if scheme and scheme != "learned absolute":
+        return (f"{scheme} positions: the claim is about learned absolute position embeddings "
+                "(GPT-2's), which this model does not have")
+    return ""
+
+
+def BOS_SINK(facts: Mapping[str, Any]) -> str:
+    """GPT-2's first word is its sequence's first token; after a BOS token it is not."""
+    if facts.get("kind") == "decoder" and facts.get("prepends_bos"):
+        return ("its tokenizer prepends a BOS token, which takes GPT-2's first token's role "
+                "(the attention sink) and is kept apart from the words; this book runs the model "
+                "with it, as it was trained (chapter 1 measures its loss without it)")
+    return ""
+
+
+def NO_STAND_IN(facts: Mapping[str, Any]) -> str:
+    """A claim the seed makes of ELMo only: no model here is a bidirectional LSTM."""
+    return "the seed makes this claim of ELMo, a bidirectional LSTM; no model here stands in"
+
+
+@dataclass(frozen=True)
+class SeedClaim:
+    """What a seed says of one claim, and its own evidence.
+
+    Attributes
+    ----------
+    expected : mapping
+        Model kind (``"encoder"``, ``"decoder"``) -> what the seed reports for its model of
+        that kind (BERT, GPT-2): ``"holds"`` or ``"does not hold"``; a kind the seed is silent
+        on is absent.
+    evidence : callable
+        Returns the seed models' :class:`Evidence` (called lazily: seed 001's comes from the
+        released files).
+    reproducible : str
+        Empty when the seed's evidence can meet the claim under the seed's stated method; else
+        the reason it cannot (the row then leaves the tally).
+    applies : sequence of callable
+        :data:`Applicability` checks; the first reason found makes the row not apply.
+    level : bool
+        The threshold is a level on the scale of the seed's estimator (not a trend or an
+        effect size): rows under the other estimator preset (``role == "estimator"``) are
+        reported beside the primary row, not judged against it.
+    expected_by_task : mapping
+        Task name -> kind -> expectation, where the seed's outcome differs by task (seed 003's
+        "keeping the top 3 dimensions" holds on SST-2, not on QNLI).
+    """
+
+    expected: Mapping[str, str]
+    evidence: Callable[[], Sequence[Evidence]]
+    reproducible: str = ""
+    applies: Sequence[Applicability] = field(default_factory=tuple)
+    level: bool = False
+    expected_by_task: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+
+    def expectation(self, kind: str, statistic: str) -> str:
+        """What the seed reports for a model of ``kind`` on the row's task, if the row names
+        one (``"(SST-2, fine-tuned)"``) and the seed's expectation differs by task."""
+        for task, by_kind in self.expected_by_task.items():
+            if f"({task}" in statistic:
+                return by_kind.get(kind, "")
+        return self.expected.get(kind, "")
+
+
+#: Why an ``estimator`` row of a :attr:`SeedClaim.level` claim is not judged.
+OTHER_SCALE = (
+    "the threshold is a level on the authors' estimator's scale; the corrected estimator "
+    "subtracts another baseline (pseudo-sentences, a centred MEV), on which the seed's own "
+    "released values would sit lower (about 0.02-0.05 for BERT's adjusted IntraSim in an "
+    "equal-norm simulation): reported beside the primary row, not judged")
+
+
+def _points(*items: tuple[str, str, float | None], source: str
+            ) -> Callable[[], Sequence[Evidence]]:
+    """Evidence from point values the seed prints: ``(seed model, reported, value)``."""
+    found = tuple(Evidence(m, r, source, v) for m, r, v in items)
+    return lambda: found
+
+
+def _words(*items: tuple[str, str], source: str) -> Callable[[], Sequence[Evidence]]:
+    """Qualitative evidence: the seed's words only (no value, no verdict)."""
+    return _points(*((m, r, None) for m, r in items), source=f"qualitative: {source}")
+
+
+# ---------------------------------------------------------------------------------------------
+# seed 001: the authors' released numbers
+# ---------------------------------------------------------------------------------------------
+
+def authors_table() -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The per-layer numbers Ethayarajh (2019) released, and their per-word SelfSim and MEV.
+
+    Returns
+    -------
+    layers : DataFrame
+        One row per (model, layer): ``model`` ("BERT", "ELMo", "GPT-2"), ``layer``, ``depth``,
+        ``baseline_cosine``, ``selfsim`` (mean over words), ``selfsim_adj``, ``intrasim``,
+        ``intrasim_adj`` (minus the cosine baseline, as the authors adjust), ``mev`` (mean over
+        words; none for layer 0), ``mev_baseline`` (their truncated SVD of random words),
+        ``mev_adj``, ``word_norm_mean``, ``word_norm_std``.
+    words : DataFrame
+        ``model``, ``word``, ``layer``, ``selfsim``, ``selfsim_adj``, ``mev``, ``mev_adj``.
+    """
+    layers, words = [], []
+    for key, name in data.ETHAYARAJH2019_MODELS.items():
+        d = data.load_ethayarajh2019(key)
+        lay = d["layers"].set_index("layer")
+        lay["selfsim"] = d["self_similarity"].groupby("layer")["selfsim"].mean()
+        lay["mev"] = d["variance_explained"].groupby("layer")["mev"].mean()
+        lay["selfsim_adj"] = lay["selfsim"] - lay["baseline_cosine"]
+        lay["intrasim_adj"] = lay["intrasim"] - lay["baseline_cosine"]
+        lay["mev_adj"] = lay["mev"] - lay["mev_baseline"]
+        lay = lay.reset_index()
+        lay.insert(0, "model", name)
+        lay.insert(2, "depth", lay["layer"] / lay["layer"].max())
+        layers.append(lay)
+        w = d["self_similarity"].merge(d["variance_explained"], on=["word", "layer"], how="left")
+        w = w.merge(lay[["layer", "baseline_cosine", "mev_baseline"]], on="layer")
+        words.append(w.assign(model=name, selfsim_adj=w["selfsim"] - w["baseline_cosine"],
+                              mev_adj=w["mev"] - w["mev_baseline"])[
+            ["model", "word", "layer", "selfsim", "selfsim_adj", "mev", "mev_adj"]])
+    return pd.concat(layers, ignore_index=True), pd.concat(words, ignore_index=True)
+
+
+#: What seed 001 reports of each of its models, per claim key of
+#: :data:`lmgeometry.chapters.context_measures.CLAIMS`.
+_REPORTED_001: dict[str, dict[str, str]] = {
+    "anisotropic": {"BERT": HOLDS, "ELMo": HOLDS, "GPT-2": HOLDS},
+    "anisotropy_rises": {"BERT": HOLDS, "ELMo": HOLDS, "GPT-2": HOLDS},
+    "selfsim_falls": {"BERT": HOLDS, "ELMo": HOLDS, "GPT-2": HOLDS},
+    "stopwords": {"BERT": HOLDS, "ELMo": HOLDS, "GPT-2": HOLDS},
+    "intrasim_above": {"BERT": HOLDS, "ELMo": HOLDS, "GPT-2": FAILS},
+    "intrasim_falls": {"BERT": HOLDS},
+    "intrasim_rises": {"ELMo": HOLDS},
+    "intrasim_near_zero": {"BERT": FAILS, "ELMo": FAILS, "GPT-2": HOLDS},
+    "mev_small": {"BERT": HOLDS, "ELMo": HOLDS, "GPT-2": HOLDS},
+}
+
+_RELEASED = "the authors' released {} (kawine/contextual)"
+
+
+def _layer_values(lay: pd.DataFrame, column: str, first: int = 1) -> np.ndarray:
+    return lay.sort_values("layer")[column].to_numpy(dtype=np.float64)[first:]
+
+
+def _rho(values: np.ndarray) -> float:
+    return float(stats.spearman_rows(np.asarray(values, dtype=np.float64)[None])[0])
+
+
+def _word_matrix(words: pd.DataFrame, column: str) -> np.ndarray:
+    """words x layers 1..L matrix of a per-word column (NaN where a word has no value)."""
+    wide = words[words["layer"] > 0].pivot_table(index="word", columns="layer", values=column)
+    return wide.sort_index(axis=1).to_numpy(dtype=np.float64)
+
+
+def _with_interval(value: float, reps: np.ndarray) -> tuple[float, float | None, float | None]:
+    lo, hi = stats.percentile_interval(reps, value)
+    return (value, lo, hi) if math.isfinite(lo) and math.isfinite(hi) else (value, None, None)
+
+
+@functools.cache
+def released_evidence(n_boot: int = 1000, seed: int = 0) -> dict[str, tuple[Evidence, ...]]:
+    """Seed 001's claims on its authors' released numbers, per claim key and model.
+
+    The per-layer numbers (baseline cosine, IntraSim) are point values; statistics of the
+    per-word SelfSim and MEV get a bootstrap interval over words (the same resample for every
+    layer). Each statistic is the one the chapter computes (:mod:`.context_measures`), on the
+    authors' estimator (``ethayarajh2019``), which is where their numbers come from.
+
+    Returns
+    -------
+    dict
+        Claim key -> one :class:`Evidence` per seed model the seed reports on.
+    """
+    from spacy.lang.en.stop_words import STOP_WORDS
+
+    layers, words = authors_table()
+    found: dict[str, list[Evidence]] = {}
+    per_layer = _RELEASED.format("embedding_space_stats.json")
+    per_word = _RELEASED.format("self_similarity.csv")
+    rng = np.random.default_rng(seed)
+    for model, lay in layers.groupby("model", sort=False):
+        w = words[words["model"] == model]
+        base = _layer_values(lay, "baseline_cosine", first=0)
+        intra = _layer_values(lay, "intrasim_adj")
+        V = _word_matrix(w, "selfsim_adj")
+        means, reps = V.mean(axis=0), stats.weighted_bootstrap_means(V, None, n_boot, rng)
+        per_word_mean = pd.Series(np.nanmean(V, axis=1), index=sorted(set(w["word"])))
+        stop = per_word_mean.index.str.lower().isin(list(STOP_WORDS))
+        d = stats.standardised_difference(per_word_mean.to_numpy(), stop, n_boot=n_boot,
+                                          rng=rng)
+        M = _word_matrix(w, "mev_adj")
+        mev_means = np.nanmean(M, axis=0)
+        mev_reps = stats.weighted_bootstrap_means(M, None, n_boot, rng)
+        values = {
+            "anisotropic": ((float(base[1:].min()), None, None), per_layer),
+            "anisotropy_rises": ((_rho(base), None, None), per_layer),
+            "selfsim_falls": (_with_interval(_rho(means), stats.spearman_rows(reps)), per_word),
+            "stopwords": (d, per_word),
+            "intrasim_above": ((float(intra.min()), None, None), per_layer),
+            "intrasim_falls": ((_rho(intra), None, None), per_layer),
+            "intrasim_rises": ((_rho(intra), None, None), per_layer),
+            "intrasim_near_zero": ((float(np.median(np.abs(intra))), None, None), per_layer),
+            "mev_small": (_with_interval(float(np.nanmax(mev_means)), np.nanmax(mev_reps, 1)),
+                          _RELEASED.format("variance_explained.csv")),
+        }
+        for key, ((value, lo, hi), source) in values.items():
+            reported = _REPORTED_001[key].get(str(model))
+            if reported is not None:
+                found.setdefault(key, []).append(
+                    Evidence(str(model), reported, source, float(value), lo, hi))
+    return {key: tuple(items) for key, items in found.items()}
+
+
+def _released(key: str) -> Callable[[], Sequence[Evidence]]:
+    return lambda: released_evidence()[key]
+
+
+def _content_selfsim() -> Sequence[Evidence]:
+    """Seed 000's content-vs-function self-similarity on the seed models' own vectors: the
+    authors of seed 001 released per-word SelfSim of BERT and GPT-2; with stopwords as the
+    function words, content minus function words is minus their stopword difference."""
+    return [Evidence(e.seed_model, HOLDS, "proxy: seed 001's released per-word SelfSim "
+                     "(stopwords as function words)", -e.value,
+                     None if e.ci_high is None else -e.ci_high,
+                     None if e.ci_low is None else -e.ci_low)
+            for e in released_evidence()["stopwords"] if e.seed_model in ("BERT", "GPT-2")]
+
+
+def _anisotropy_mean() -> Sequence[Evidence]:
+    """Ethayarajh's released mean cosine of random words, mean over layers 1-12 (the source
+    seed 000 cites for 'BERT and GPT-2 are extremely anisotropic')."""
+    layers = authors_table()[0]
+    return [Evidence(model, HOLDS, _RELEASED.format("embedding_space_stats.json")
+                     + ", cited by seed 000",
+                     float(layers[(layers["model"] == model) & (layers["layer"] >= 1)][
+                         "baseline_cosine"].mean()))
+            for model in ("BERT", "GPT-2")]
+
+
+def _table1_gain(layer_rows: Mapping[str, str]) -> Callable[[], Sequence[Evidence]]:
+    """Seed 001 Table 1: each model's best listed layer's mean Spearman rho on the four
+    similarity benchmarks, minus GloVe's (what 'outperform GloVe' means on those tasks)."""
+    def evidence() -> Sequence[Evidence]:
+        table = wordbench.ETHAYARAJH2019_TABLE1
+        sims = ("simlex999", "men", "ws353", "rw")
+        glove = float(np.mean([table["GloVe"][b] for b in sims]))
+        out = []
+        for model, reported in layer_rows.items():
+            rows = [r for r in table if r.startswith(f"{model}, Layer")]
+            best = max(float(np.mean([table[r][b] for b in sims])) for r in rows)
+            out.append(Evidence(model, reported, "Table 1 (layers 1, 2, 11, 12 as printed)",
+                                best - glove))
+        return out
+    return evidence
+
+
+def _table1_trend() -> Sequence[Evidence]:
+    """Seed 001 Table 1: Spearman rho of the mean similarity score with the listed layers."""
+    table = wordbench.ETHAYARAJH2019_TABLE1
+    sims = ("simlex999", "men", "ws353", "rw")
+    out = []
+    for model in ("BERT", "ELMo", "GPT-2"):
+        rows = [r for r in table if r.startswith(f"{model}, Layer")]
+        rows.sort(key=lambda r: int(r.rsplit(" ", 1)[1]))
+        out.append(Evidence(model, HOLDS, "Table 1 (layers 1, 2, 11, 12 as printed)",
+                            _rho(np.array([np.mean([table[r][b] for b in sims]) for r in rows]))))
+    return out
+
+
+def _table1_004(column: str, transform: Callable[[Mapping[str, Any]], float] | None = None,
+                exceptions: Sequence[str] = ()) -> Callable[[], Sequence[Evidence]]:
+    """Seed 004 Table 1, per model: ``column`` (or ``transform(row)``); the seed reports the
+    claim for every model but the ``exceptions``."""
+    def evidence() -> Sequence[Evidence]:
+        out = []
+        for row in isotropy.BIS2021_TABLE1.values():
+            value = transform(row) if transform else row[column]
+            out.append(Evidence(row["label"], FAILS if row["label"] in exceptions else HOLDS,
+                                "seed 004, Table 1", float(value)))
+        return out
+    return evidence
+
+
+#: Seed 004's word-similarity exceptions, by variant: the (model, score) cells its text says
+#: the post-processing does not improve ("except for the most isotropic BERT-cased models";
+#: "the only case in which scaled-centering does not improve performance is BERT-large-cased
+#: with cosine similarity").
+_WORDSIM_EXCEPTIONS: dict[str, set[tuple[str, str]]] = {
+    "centered": {(m, s) for m in ("BERT-base-cased", "BERT-large-cased")
+                 for s in ("cosine", "dot")},
+    "centered_scaled": {("BERT-large-cased", "cosine")},
+    "post_process": set(),
+}
+
+
+def _table2_004(variant: str) -> Callable[[], Sequence[Evidence]]:
+    """Seed 004 Table 2: the change of Pearson r x 100 a post-processing makes, per model and
+    score (cosine, inner product), and what the seed's text says of each."""
+    def evidence() -> Sequence[Evidence]:
+        table = wordbench.BIS2021_WORDSIM["table2"]
+        out = []
+        for model, variants in table.items():
+            for score in ("cosine", "dot"):
+                change = variants[variant][score] - variants["original"][score]
+                reported = FAILS if (model, score) in _WORDSIM_EXCEPTIONS[variant] else HOLDS
+                name = f"{model} ({'inner product' if score == 'dot' else 'cosine'})"
+                out.append(Evidence(name, reported, "seed 004, Table 2", float(change)))
+        return out
+    return evidence
+
+
+#: Seed 003's accuracies (%) of the principal-rogue-dimension threshold and of the whole
+#: fine-tuned model, on the validation sets.
+SEED003: dict[str, dict[str, dict[str, float]]] = {
+    "SST-2": {"GPT-2 (fine-tuned)": {"threshold": 91.3, "full": 92.8},
+              "BERT (fine-tuned)": {"threshold": 76.03, "full": 92.22}},
+    "QNLI": {"GPT-2 (fine-tuned)": {"threshold": 86.6, "full": 88.2},
+             "BERT (fine-tuned)": {"threshold": 81.9, "full": 89.69}},
+}
+
+def _seed003_gap() -> Sequence[Evidence]:
+    """Seed 003: full fine-tuned accuracy minus the 1-D threshold's, as shares."""
+    out = []
+    for task, models in SEED003.items():
+        for model, acc in models.items():
+            reported = HOLDS if model.startswith("GPT-2") else FAILS
+            out.append(Evidence(f"{model.split(' ')[0]}, {task}", reported,
+                                "seed 003, section 2.3", (acc["full"] - acc["threshold"]) / 100))
+    return out
+
+
+_003 = "seed 003, {}"
+
+_MEV_FLOOR = (
+    "the released per-word MEV values lie below 1/(k-1), the least share a centred PCA of k "
+    "occurrences can give its first component (median 0.002 in BERT's layer 1; 'render', about "
+    "7 occurrences, 0.004-0.09), so they cannot come from the estimator the paper describes; "
+    "the '<5%' finding cannot be reproduced from its own method")
+
+_001 = "001"
+
+# ---------------------------------------------------------------------------------------------
+# the registry
+# ---------------------------------------------------------------------------------------------
+
+_000 = "seed 000, {}"
+_ENC = {"encoder": HOLDS}
+_DEC = {"decoder": HOLDS}
+
+#: Every claim the chapters test, by its text: what the seed says of it, and its evidence.
+SEED_CLAIMS: dict[str, SeedClaim] = {
+    # seed 000, chapter 1
+    "the representations split into two well-separated clusters": SeedClaim(
+        {"decoder": HOLDS, "encoder": FAILS},
+        _words(("GPT-2", HOLDS), ("BERT", FAILS), source=_000.format(
+            "'GPT-2 forms two very separate clusters'; 'BERT does not have such a strict "
+            "separation'")), applies=(BOS_SINK,)),
+    "no layer splits into well-separated clusters": SeedClaim(
+        {"encoder": HOLDS, "decoder": FAILS},
+        _words(("BERT", HOLDS), ("GPT-2", FAILS), source=_000.format(
+            "'BERT does not have such a strict separation as GPT-2'"))),
+    "one of the clusters is the sentences' first words": SeedClaim(
+        _DEC, _words(("GPT-2", HOLDS), source=_000.format(
+            "'GPT-2 seems to emphasize this initial token and encodes very specific "
+            "information distinctive from the remaining token embeddings'")),
+        applies=(BOS_SINK,)),
+    "the separation of the clusters decreases in the last layer": SeedClaim(
+        _DEC, _words(("GPT-2", HOLDS), source=_000.format(
+            "'big changes in the last layer, where the separation decreases'")),
+        applies=(BOS_SINK,)),
+    "within the larger cluster, position runs along a manifold (a Swiss roll)": SeedClaim(
+        _DEC, _words(("GPT-2", HOLDS), source=_000.format(
+            "'the right cluster contains a manifold - similar to the Swiss roll'")),
+        applies=(LEARNED_POSITIONS,)),
+    "position is the dominant global feature": SeedClaim(
+        {"decoder": HOLDS, "encoder": FAILS},
+        _words(("GPT-2", HOLDS), ("BERT", FAILS), source=_000.format(
+            "position is 'the globally most important feature' for GPT-2; 'we don't see any "
+            "patterns related to the token's position ... in BERT'")),
+        applies=(LEARNED_POSITIONS,)),
+    "position is not the dominant global feature": SeedClaim(
+        {"encoder": HOLDS, "decoder": FAILS},
+        _words(("BERT", HOLDS), ("GPT-2", FAILS), source=_000.format(
+            "in BERT position 'is encoded only locally for every cluster'"))),
+    "the first token is the least similar to the rest of its sentence, in every layer": SeedClaim(
+        _DEC, _words(("GPT-2", HOLDS), source=_000.format(
+            "'Throughout all layers of GPT-2, tokens at position 0 have the lowest similarity "
+            "to the remaining tokens in the sentence'"))),
+    "[SEP] has the lowest token intra-sentence similarity in the upper layers": SeedClaim(
+        _ENC, _words(("BERT", HOLDS), source=_000.format(
+            "'the [SEP] and punctuation marks have the lowest token-based-intra-sentence-"
+            "similarity in the upper layers'"))),
+    # seed 000, chapter 2 (the seed is silent on GPT-2's part of speech)
+    "POS tags are well represented (a linear probe beats each word's most frequent tag)":
+        SeedClaim(_ENC, _words(("BERT", HOLDS), source=_000.format(
+            "'POS tags are well represented in the embedding space of BERT'"))),
+    "POS tags form clusters": SeedClaim(
+        _ENC, _words(("BERT", HOLDS), source=_000.format("'Bert clusters represent POS tags'"))),
+    "POS is best represented in the middle layers (probe)": SeedClaim(
+        _ENC, _words(("BERT", HOLDS), source=_000.format(
+            "'especially in the middle layers of the model'"))),
+    "POS is best represented in the middle layers (clusters)": SeedClaim(
+        _ENC, _words(("BERT", HOLDS), source=_000.format(
+            "'especially in the middle layers of the model'"))),
+    # seed 000, chapter 3
+    "fewer of a token's 10 nearest neighbours are the same word in upper layers": SeedClaim(
+        {"encoder": HOLDS, "decoder": HOLDS},
+        _words(("BERT", HOLDS), ("GPT-2", HOLDS), source=_000.format(
+            "'In upper layers, more and more ... have nearest neighbours that are not "
+            "necessarily the same tokens' (both models)"))),
+    "content words have a higher token self-similarity than function words": SeedClaim(
+        {"encoder": HOLDS, "decoder": HOLDS}, _content_selfsim),
+    "function words are more similar to the rest of their sentence than content words":
+        SeedClaim({"encoder": HOLDS, "decoder": HOLDS},
+                  _words(("BERT", HOLDS), ("GPT-2", HOLDS), source=_000.format(
+                      "BERT 'throughout all layers'; GPT-2 'at lower layers (1-4)'"))),
+    # seed 000, chapter 5
+    "senses separate in context: a word's nearest other occurrence shares its sense more "
+    "often than the most frequent sense is right": SeedClaim(
+        _ENC, _words(("BERT", HOLDS), source=_000.format(
+            "'the model must be able to distinguish between senses in the high dimensional "
+            "space' (citing sense-disambiguation work)"))),
+    "senses are not visible along the first principal components": SeedClaim(
+        {"encoder": HOLDS, "decoder": HOLDS},
+        _words(("BERT", HOLDS), ("GPT-2", HOLDS), source=_000.format(
+            "'no direct conclusion ... at least not along its principal components'"))),
+    "senses cluster in UMAP views": SeedClaim(
+        {"encoder": HOLDS, "decoder": HOLDS},
+        _words(("BERT", HOLDS), ("GPT-2", HOLDS), source=_000.format(
+            "'Bert shows clustering in UMAP'; 'GPT-2 shows clustering in UMAP'"))),
+    # seed 000, chapter 8
+    "layer 0 (the embedding output) is vastly different from every other model's": SeedClaim(
+        {"encoder": HOLDS, "decoder": HOLDS},
+        _words(("BERT", HOLDS), ("GPT-2", HOLDS), source=_000.format(
+            "'the embedding spaces are vastly different!' (first layers of unnamed models)")),
+        applies=(LEARNED_POSITIONS,)),
+    "the first block (layer 1) is vastly different from every other model's": SeedClaim(
+        {"encoder": HOLDS, "decoder": HOLDS},
+        _words(("BERT", HOLDS), ("GPT-2", HOLDS), source=_000.format(
+            "'the embedding spaces are vastly different!' (first layers of unnamed models)"))),
+    "the word vectors are extremely anisotropic": SeedClaim(
+        {"encoder": HOLDS, "decoder": HOLDS}, _anisotropy_mean, applies=(CONTRASTIVE,)),
+    # seed 003, chapter 6 (pretrained models; the other claims there are beyond the seed)
+    "layer-by-layer CKA has a block structure": SeedClaim(
+        _DEC, _words(("GPT-2", HOLDS), source=_003.format(
+            "'In the original GPT-2 model, we see a block diagonal structure' (Fig. 1)"))),
+    "a few rogue dimensions dominate the last layer": SeedClaim(
+        _DEC, _words(("GPT-2", HOLDS), source=_003.format(
+            "'Rogue dimensions of GPT-2 on QNLI with no fine-tuning' (Fig. 4)"))),
+    # seed 003, chapter 7 (fine-tuned models)
+    "fine-tuning changes the last half of the network more than the first": SeedClaim(
+        _DEC, _words(("GPT-2", HOLDS), source=_003.format(
+            "'finetuning refines the last half of the network'"))),
+    "the first three blocks are preserved by fine-tuning": SeedClaim(
+        _DEC, _words(("GPT-2", HOLDS), source=_003.format(
+            "'the first 3 layers ... exhibit CKA scores near 1'"))),
+    "after fine-tuning the blocks form two halves (bow tie)": SeedClaim(
+        _DEC, _words(("GPT-2", HOLDS), source=_003.format(
+            "'the first 6 decoder blocks are similar to one another and the last 6 ...'"))),
+    "fine-tuning creates the two-half block structure": SeedClaim(
+        _DEC, _words(("GPT-2", HOLDS), source=_003.format(
+            "'Fine-tuning GPT-2 causes the emergence of a bow-tie pattern'"))),
+    "after fine-tuning a few rogue dimensions dominate the last layer": SeedClaim(
+        _DEC, _words(("GPT-2", HOLDS), source=_003.format(
+            "'the last token representations become dominated by rogue dimensions'"))),
+    "after fine-tuning rogue dimensions emerge in the later blocks": SeedClaim(
+        _DEC, _words(("GPT-2", HOLDS), source=_003.format(
+            "'Representations from earlier decoder blocks do not exhibit any prominent "
+            "dimensions'"))),
+    "fine-tuning exacerbates the rogue dimensions": SeedClaim(
+        _DEC, _words(("GPT-2", HOLDS), source=_003.format(
+            "'variance in the most prominent rogue dimensions increases'"))),
+    "the 1-D threshold nearly matches the full fine-tuned model": SeedClaim(
+        {"decoder": HOLDS, "encoder": FAILS}, _seed003_gap),
+    "zeroing the top-variance dimensions hurts the fine-tuned head more than the bottom ones":
+        SeedClaim(_DEC, _words(("GPT-2", HOLDS), source=_003.format(
+            "removing the top 92 dimensions 'minimally increases' SST-2 accuracy, but it "
+            "'quickly decays if we ablate more than 300'; the 765 lowest barely matter (Fig. 6)"
+            ))),
+    "zeroing all but the top 3 variance dimensions keeps the fine-tuned head's accuracy":
+        SeedClaim({}, _words(("GPT-2, SST-2", HOLDS), ("GPT-2, QNLI", FAILS),
+                             source=_003.format(
+                                 "SST-2: ablating the 765 lowest 'minimally decreases "
+                                 "accuracy'; QNLI: 'performance abruptly drops from ~85% to "
+                                 "~50%' (Fig. 6)")),
+                  expected_by_task={"SST-2": _DEC, "QNLI": {"decoder": FAILS}}),
+    "the same rogue dimensions dominate after fine-tuning on either task": SeedClaim(
+        _DEC, _points(("GPT-2", HOLDS, 8.0), source="seed 003: 'Eight of the top ten rogue "
+                      "dimensions are the same'")),
+    # seed 004, chapter 4
+    "W's rows share a common direction": SeedClaim(
+        {"encoder": HOLDS, "decoder": HOLDS},
+        _table1_004("", lambda r: r["mean_vector_ratio"] ** 2)),
+    "centring makes W nearly isotropic": SeedClaim(
+        {"encoder": HOLDS, "decoder": HOLDS},
+        _table1_004("isotropy_centered", exceptions=("RoBERTa-large",))),
+    "centring closes most of the gap to isotropy": SeedClaim(
+        {"encoder": HOLDS, "decoder": HOLDS},
+        _table1_004("", lambda r: (r["isotropy_centered"] - r["isotropy_raw"])
+                    / (1 - r["isotropy_raw"]))),
+    "frequent tokens have shorter embeddings": SeedClaim(
+        _ENC, _words(("BERT", HOLDS), source="seed 004, citing Schakel & Wilson (2015) and "
+                     "Podkorytov et al. (2020, BERT); not measured in the seed")),
+    "rare tokens drift furthest: cosines with the rarest tokens rise as frequency falls":
+        SeedClaim(_ENC, _words(("BERT-base-cased", HOLDS), source=(
+            "seed 004: mean cosine with the [unused] tokens 0.27 (ids 2000-3000) to 0.63 (ids "
+            "28500-29500), Fig. 3 (two end points: no rank correlation to compute)"))),
+    "centring improves word similarity": SeedClaim(
+        _DEC, _table2_004("centered")),
+    "scaled centring improves word similarity": SeedClaim(
+        {"encoder": HOLDS, "decoder": HOLDS}, _table2_004("centered_scaled")),
+    "removing the top principal components (eq. 11) improves word similarity": SeedClaim(
+        {"encoder": HOLDS, "decoder": HOLDS}, _table2_004("post_process")),
+    # seed 001, chapter 5
+    "a word's occurrences are not a few sense vectors (no tight sense clusters)": SeedClaim(
+        {"encoder": HOLDS, "decoder": HOLDS},
+        _words(("BERT", HOLDS), ("ELMo", HOLDS), ("GPT-2", HOLDS), source=(
+            "seed 001, 'contextualizing models are not simply assigning one of a finite number "
+            "of word-sense representations to each word'"))),
+    "words seen in more contexts are less self-similar": SeedClaim(
+        {"encoder": HOLDS, "decoder": HOLDS},
+        _words(("BERT", HOLDS), ("ELMo", HOLDS), ("GPT-2", HOLDS), source=(
+            "seed 001, 'the variety of contexts a word appears in, rather than its inherent "
+            "polysemy, is what drives variation in its contextualized representations'"))),
+    "more senses do not make a word less self-similar": SeedClaim(
+        {"encoder": HOLDS, "decoder": HOLDS},
+        _words(("BERT", HOLDS), ("ELMo", HOLDS), ("GPT-2", HOLDS), source=(
+            "seed 001, 'rather than its inherent polysemy'"))),
+    # seed 001 (chapter 3)
+    "representations are anisotropic in every non-input layer": SeedClaim(
+        {"encoder": HOLDS, "decoder": HOLDS}, _released("anisotropic"), applies=(CONTRASTIVE,)),
+    "anisotropy rises with depth": SeedClaim(
+        {"encoder": HOLDS, "decoder": HOLDS}, _released("anisotropy_rises"),
+        applies=(CONTRASTIVE,)),
+    "upper layers are more context-specific (adjusted SelfSim falls with depth)": SeedClaim(
+        {"encoder": HOLDS, "decoder": HOLDS}, _released("selfsim_falls")),
+    "stopwords are among the least self-similar words": SeedClaim(
+        {"encoder": HOLDS, "decoder": HOLDS}, _released("stopwords")),
+    "adjusted IntraSim stays above the baseline in every layer (BERT, ELMo)": SeedClaim(
+        {"encoder": HOLDS, "decoder": FAILS}, _released("intrasim_above"), level=True),
+    "adjusted IntraSim falls with depth (BERT)": SeedClaim(
+        {"encoder": HOLDS}, _released("intrasim_falls")),
+    "adjusted IntraSim rises with depth (ELMo)": SeedClaim(
+        {}, _released("intrasim_rises"), applies=(NO_STAND_IN,)),
+    "adjusted IntraSim is close to 0 in most layers (GPT-2)": SeedClaim(
+        {"encoder": FAILS, "decoder": HOLDS}, _released("intrasim_near_zero"), level=True),
+    "a static vector explains less than 5% of a word's variance in every layer": SeedClaim(
+        {"encoder": HOLDS, "decoder": HOLDS}, _released("mev_small"), reproducible=_MEV_FLOOR,
+        level=True),
+    "PC1 static embeddings of some layer beat GloVe on word similarity": SeedClaim(
+        {"encoder": HOLDS, "decoder": FAILS},
+        _table1_gain({"BERT": HOLDS, "ELMo": HOLDS, "GPT-2": FAILS})),
+    "PC1 static embeddings from lower layers are better than those from upper layers": SeedClaim(
+        {"encoder": HOLDS, "decoder": HOLDS}, _table1_trend),
+}
+
+
+def store_facts(stores: Iterable[Any]) -> dict[str, Mapping[str, Any]]:
+    """Model label -> its facts (``meta.json``'s ``model``) for :func:`annotate`."""
+    return {s.label: s.meta.get("model", {}) for s in stores}
+
+
+def _facts_kind(facts: Mapping[str, Any]) -> str:
+    return str(facts.get("kind", ""))
+
+
+def annotate(claims: pd.DataFrame, facts: Mapping[str, Mapping[str, Any]],
+             extra: Mapping[str, SeedClaim] | None = None) -> pd.DataFrame:
+    """Fill a claims table's calibration columns from :data:`SEED_CLAIMS`.
+
+    Parameters
+    ----------
+    claims : DataFrame
+        :func:`lmgeometry.report.claims.claims_frame`'s table.
+    facts : mapping
+        Model spec -> its facts (``store.meta["model"]``: ``kind``, ``objective``,
+        ``position_scheme``, ...).
+    extra : mapping, optional
+        Claim text -> :class:`SeedClaim` for claims a chapter defines beyond the registry.
+
+    Returns
+    -------
+    DataFrame
+        A copy with ``expected``, ``calibration``, ``reproducible``, ``reproducible_reason``,
+        ``applies`` and ``applies_reason`` set per row (``role`` as it came).
+
+    Raises
+    ------
+    KeyError
+        A claim that is neither in the registry nor beyond the seed (``role == "beyond"``):
+        every seed claim must carry its seed's evidence.
+    """
+    registry = {**SEED_CLAIMS, **(extra or {})}
+    out = claims.copy()
+    for column, default in (("calibration", None), ("applies_reason", ""),
+                            ("reproducible_reason", ""), ("expected", "")):
+        out[column] = pd.Series([default] * len(out), index=out.index, dtype=object)
+    for i, row in out.iterrows():
+        spec = registry.get(str(row["claim"]))
+        if spec is None:
+            if row["role"] != "beyond":
+                raise KeyError(f"claim {row['claim']!r} (seed {row['seed']}) has no entry in "
+                               "calibration.SEED_CLAIMS: add what the seed says of it")
+            out.at[i, "calibration"] = []
+            continue
+        f = facts.get(str(row["model"]), {})
+        out.at[i, "expected"] = spec.expectation(_facts_kind(f), str(row["statistic"]))
+        out.at[i, "calibration"] = [calibration_entry(e, float(row["threshold"]),
+                                                      row["direction"]) for e in spec.evidence()]
+        out.at[i, "reproducible"] = not spec.reproducible
+        out.at[i, "reproducible_reason"] = spec.reproducible
+        reason = next((r for r in (check(f) for check in spec.applies) if r), "")
+        if not reason and spec.level and row["role"] == "estimator":
+            reason = OTHER_SCALE
+        out.at[i, "applies"] = not reason
+        out.at[i, "applies_reason"] = reason
+    return out

@@ -1,0 +1,114 @@
+"""Every rule against the seed's own evidence (lmgeometry.chapters.calibration)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from lmgeometry.chapters import calibration as cal
+from lmgeometry.chapters import context_measures as cm
+from lmgeometry.chapters import drift, finetuning, model_zoo
+from lmgeometry.report.claims import Claim, Evidence, calibration_entry, claims_frame
+
+
+def _rules() -> dict[str, tuple[float, str]]:
+    """Claim text -> (threshold, direction) of the chapters' quantitative seed claims."""
+    rules = {spec.claim: (spec.threshold, spec.direction) for spec in cm.CLAIMS.values()}
+    rules["the word vectors are extremely anisotropic"] = (model_zoo.EXTREME_ANISOTROPY,
+                                                          "above")
+    for claim, key in (("W's rows share a common direction", "common_direction"),
+                       ("centring makes W nearly isotropic", "near_isotropic"),
+                       ("centring closes most of the gap to isotropy", "gap_closed"),
+                       ("centring improves word similarity", "wordsim_gain"),
+                       ("scaled centring improves word similarity", "wordsim_gain"),
+                       ("removing the top principal components (eq. 11) improves word "
+                        "similarity", "wordsim_gain")):
+        rules[claim] = (drift.THRESHOLDS[key][0], "above")
+    rules["the 1-D threshold nearly matches the full fine-tuned model"] = (
+        finetuning.THRESHOLDS["threshold_gap"][0], "below")
+    rules["the same rogue dimensions dominate after fine-tuning on either task"] = (
+        finetuning.THRESHOLDS["overlap"][0], "above")
+    return rules
+
+
+@pytest.mark.data
+@pytest.mark.parametrize("claim", sorted(cal.SEED_CLAIMS))
+def test_a_valid_rule_agrees_with_its_seed_on_the_seeds_own_evidence(claim: str) -> None:
+    """A rule is valid only if, applied to each seed model's published evidence, it gives
+    what the seed reports for that model; a claim whose evidence cannot meet it under the
+    seed's method is marked not reproducible instead."""
+    spec = cal.SEED_CLAIMS[claim]
+    evidence = list(spec.evidence())
+    assert evidence, f"{claim!r}: no evidence at all (qualitative evidence still names models)"
+    measured = [e for e in evidence if e.value is not None]
+    if not measured:
+        assert all(e.source.startswith("qualitative") for e in evidence)
+        return
+    rules = _rules()
+    assert claim in rules, f"{claim!r} has measured evidence but no rule to check it against"
+    threshold, direction = rules[claim]
+    for e in measured:
+        entry = calibration_entry(e, threshold, direction)
+        if spec.reproducible:
+            continue  # the seed's own numbers cannot come from its stated method
+        assert entry["verdict"] == e.reported, (claim, e)
+
+
+def test_calibration_entry_uses_the_interval_or_the_point() -> None:
+    e = Evidence("BERT", "holds", "x", 0.3, 0.05, 0.5)
+    assert calibration_entry(e, 0.1, "above")["verdict"] == "inconclusive"
+    assert calibration_entry(Evidence("BERT", "holds", "x", 0.3), 0.1, "above")[
+        "verdict"] == "holds"
+    assert calibration_entry(Evidence("BERT", "holds", "x", 0.1), 0.1, "above")[
+        "verdict"] == "inconclusive"  # a point on the threshold
+    assert calibration_entry(Evidence("BERT", "holds", "qualitative: x"), 0.1, "above")[
+        "verdict"] is None
+
+
+def _frame(claim: str, model: str, **kw: object) -> pd.DataFrame:
+    base = dict(seed="001", claim=claim, model=model, statistic="s", value=0.5, ci_low=0.4,
+                ci_high=0.6, threshold=0.1, direction="above", rule="r")
+    return claims_frame([Claim(**{**base, **kw})])
+
+
+FACTS = {
+    "contrastive": {"kind": "encoder", "objective": "MiniLM, then contrastive fine-tuning",
+                    "position_scheme": "learned absolute"},
+    "masked": {"kind": "encoder", "objective": "masked LM", "position_scheme": "learned absolute"},
+    "rotary-bos": {"kind": "decoder", "objective": "causal LM", "position_scheme": "rotary",
+                   "prepends_bos": True},
+}
+
+
+def test_annotate_marks_unfair_stand_ins_and_the_seeds_expectation() -> None:
+    claim = "representations are anisotropic in every non-input layer"
+    contrastive = cal.annotate(_frame(claim, "contrastive"), FACTS).iloc[0]
+    masked = cal.annotate(_frame(claim, "masked"), FACTS).iloc[0]
+    assert not contrastive["applies"] and "contrastive" in contrastive["applies_reason"]
+    assert masked["applies"] and masked["applies_reason"] == ""
+    assert masked["expected"] == "holds" and masked["role"] == "primary"
+    split = cal.annotate(_frame("the representations split into two well-separated clusters",
+                                "rotary-bos"), FACTS).iloc[0]
+    assert not split["applies"] and "BOS token" in split["applies_reason"]
+    assert split["calibration"][0]["verdict"] is None  # the seed's words only
+    manifold = cal.annotate(_frame("within the larger cluster, position runs along a manifold "
+                                   "(a Swiss roll)", "rotary-bos"), FACTS).iloc[0]
+    assert "rotary positions" in manifold["applies_reason"]
+
+
+def test_annotate_sets_not_reproducible_and_other_scale_rows_apart() -> None:
+    claim = "a static vector explains less than 5% of a word's variance in every layer"
+    row = cal.annotate(_frame(claim, "masked", threshold=0.05, direction="below",
+                              value=0.01, ci_low=0.0, ci_high=0.02), FACTS).iloc[0]
+    assert not row["reproducible"] and "1/(k-1)" in row["reproducible_reason"]
+    other = cal.annotate(_frame(claim, "masked", threshold=0.05, direction="below", value=0.01,
+                                ci_low=0.0, ci_high=0.02,
+                                statistic="s [corrected estimators]"), FACTS).iloc[0]
+    assert other["role"] == "estimator" and other["applies_reason"] == cal.OTHER_SCALE
+
+
+def test_annotate_refuses_a_seed_claim_without_evidence() -> None:
+    with pytest.raises(KeyError, match="no entry in calibration.SEED_CLAIMS"):
+        cal.annotate(_frame("a claim nobody registered", "masked"), FACTS)
+    beyond = cal.annotate(_frame("beyond the paper: something new", "masked"), FACTS).iloc[0]
+    assert beyond["role"] == "beyond" and beyond["calibration"] == []
