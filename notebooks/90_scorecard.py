@@ -88,7 +88,7 @@ show_table(summary.set_index("seed"),
 # %% tags=["remove-input"]
 for seed_doc, part in primary.groupby("seed", sort=True):
     display(Markdown(f"### Seed {seed_doc}"))
-    shown = part.drop(columns=["seed", "chapter", "figure"]).set_index(["claim", "kind"])
+    shown = part.drop(columns=["seed", "chapter", "figure"]).set_index(["claim", "task", "kind"])
     show_table(shown, f"Seed {seed_doc}: one row per claim and kind of model; each claim links "
                "to the figure that shows its evidence.",
                links={"claim": [f"{c}.html#{figure_anchor(f)}" if f else None

@@ -155,6 +155,38 @@ def test_folder_without_weights_is_refused(tmp_path, tiny_folder):
         models.check_spec(str(folder))
 
 
+def test_damaged_weights_and_wrong_shapes_are_one_error(tmp_path, tiny_folder):
+    from lmgeometry.errors import ModelLoadError
+
+    folder = shutil.copytree(tiny_folder, tmp_path / "truncated")
+    data = (folder / "model.safetensors").read_bytes()
+    (folder / "model.safetensors").write_bytes(data[: len(data) // 2])
+    with pytest.raises(ModelLoadError, match="cannot load the weights of .*Check the model "
+                                             "folder's weight files") as info:
+        models.load_model(str(folder))
+    assert "\n" not in str(info.value)
+    folder = shutil.copytree(tiny_folder, tmp_path / "bigger-config")
+    config = json.loads((folder / "config.json").read_text())
+    config["hidden_size"] = config["hidden_size"] * 2
+    (folder / "config.json").write_text(json.dumps(config))
+    with pytest.raises(ModelLoadError, match="cannot load the weights of"):
+        models.load_model(str(folder))
+
+
+def test_a_full_disk_is_one_error_and_leaves_nothing(tmp_path):
+    import errno
+
+    from lmgeometry.errors import PathError
+    from lmgeometry.io.paths import building
+
+    final = tmp_path / "cache" / "entry"
+    with pytest.raises(PathError, match="no space left on the device"):
+        with building(final) as tmp:
+            (tmp / "part").write_text("x")
+            raise OSError(errno.ENOSPC, "No space left on device")
+    assert not final.exists() and [p.name for p in final.parent.iterdir()] == []
+
+
 # ---------------------------------------------------------------------------------------------
 # bad 2: damaged store entries are never served
 
@@ -200,52 +232,63 @@ def drop_word_rows(path: Path) -> None:
     ids=["truncated-layer", "n_layers-edited", "word-rows-removed", "truncated-special",
          "special-rows-removed"],
 )
-def test_damaged_entry_is_refused_on_every_open(entry, tiny, corpus, file, damage, problem):
-    store, _ = entry
+def test_damaged_entry_is_refused_on_open_and_rebuilt_by_activations(
+        entry, tiny, corpus, capsys, file, damage, problem):
+    """Opening a damaged entry by its path is an error naming the file and the fix;
+    `activations`, which can build it, sets it aside with a one-line notice and builds it."""
+    store, layers = entry
     damage(store.path / file)
-    before = entries(store.path.parent)
-    for attempt in (lambda: open_store(store.path),
-                    lambda: activations(tiny, corpus, root=store.path.parent, dtype="float32",
-                                        progress=False)):
-        with pytest.raises(StoreError) as info:
-            attempt()
-        assert info.value.file == file and info.value.path == store.path
-        message = str(info.value)
-        assert problem in message and f"rm -r '{store.path}'" in message
-        assert "run again to rebuild it" in message
-    assert entries(store.path.parent) == before  # nothing new cached
+    with pytest.raises(StoreError) as info:
+        open_store(store.path)
+    assert info.value.file == file and info.value.path == store.path
+    message = str(info.value)
+    assert problem in message and f"rm -r '{store.path}'" in message
+    assert "run again to rebuild it" in message
+    capsys.readouterr()
+    again = activations(tiny, corpus, root=store.path.parent, dtype="float32", progress=False)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and file in err[0] and problem in err[0] and "moved aside" in err[0]
+    assert again.path == store.path
+    for X, Y in zip(again.layers(), layers, strict=True):
+        np.testing.assert_array_equal(X, Y)
 
 
 @pytest.mark.data
-def test_changed_bytes_are_found_by_the_checksums(entry, tiny, corpus):
-    store, _ = entry
+def test_changed_bytes_are_found_by_the_checksums_on_every_path(entry, tiny, corpus, capsys):
+    """Sizes and counts intact, one byte changed: the Python API refuses the entry even with
+    its default arguments (the file's stamp changed, so it is hashed again), `store verify`
+    names it, and `activations` sets it aside and builds it again."""
+    store, layers = entry
     damage_layer_bytes(store.path / "layer_02.npy")
-    open_store(store.path)  # the cheap checks pass: sizes and counts are intact
+    with pytest.raises(StoreError, match="layer_02.npy does not match the sha256"):
+        open_store(store.path)
     with pytest.raises(StoreError, match="layer_02.npy does not match the sha256"):
         open_store(store.path, verify=True)
-    with pytest.raises(StoreError, match="layer_02.npy"):
-        activations(tiny, corpus, root=store.path.parent, dtype="float32", progress=False,
-                    verify=True)
     table = verify_entries([store.path.parent])
     assert table["status"].tolist() == ["damaged"]
     assert "layer_02.npy" in table["message"].iloc[0]
+    capsys.readouterr()
+    again = activations(tiny, corpus, root=store.path.parent, dtype="float32", progress=False)
+    err = capsys.readouterr().err
+    assert "is damaged (layer_02.npy does not match the sha256" in err and "moved aside" in err
+    for X, Y in zip(again.layers(), layers, strict=True):
+        np.testing.assert_array_equal(X, Y)  # rebuilt: the same vectors
+    assert len([n for n in entries(store.path.parent) if n.startswith(".set-aside-")]) == 1
 
 
 @pytest.mark.data
-def test_cli_refuses_a_damaged_cache_hit(tiny_folder, tmp_path, capsys):
+def test_cli_rebuilds_a_damaged_cache_hit_and_verify_names_it(tiny_folder, tmp_path, capsys):
     root = tmp_path / "store"
     code, out, _ = run(capsys, *extract_args(tiny_folder, root))
     assert code == 0
     path = Path(out.splitlines()[0])
     damage_layer_bytes(path / "layer_00.npy")
-    code, out, err = run(capsys, *extract_args(tiny_folder, root))
-    assert_one_line(code, err, "extract", 1, str(path), "layer_00.npy", "rm -r")
-    assert out == "" and entries(root) == [path.name]
     code, out, err = run(capsys, "store", "verify", root)
     assert code == 1 and f"{path.name} damaged" in " ".join(out.split())
     assert any("layer_00.npy" in line for line in err)
-    shutil.rmtree(path)  # the fix the message gives
-    assert run(capsys, *extract_args(tiny_folder, root))[0] == 0
+    code, out, err = run(capsys, *extract_args(tiny_folder, root))
+    assert code == 0 and Path(out.splitlines()[0]) == path
+    assert any("layer_00.npy" in line and "moved aside" in line for line in err)
     code, out, _ = run(capsys, "store", "verify", root)
     assert code == 0 and "all 1 store entries verified" in out
 
@@ -293,9 +336,9 @@ def test_folder_without_meta_is_moved_aside_and_rebuilt(entry, tiny, corpus, cap
     assert again.path == store.path
     for X, Y in zip(again.layers(), layers, strict=True):
         np.testing.assert_array_equal(X, Y)  # the same vectors
-    aside = [n for n in entries(store.path.parent) if n.startswith(".incomplete-")]
-    assert len(aside) == 1 and aside[0].startswith(f".incomplete-{store.path.name}-")
-    assert "moved the incomplete store entry" in capsys.readouterr().err
+    aside = [n for n in entries(store.path.parent) if n.startswith(".set-aside-")]
+    assert len(aside) == 1 and aside[0].startswith(f".set-aside-{store.path.name}-")
+    assert "is incomplete (no meta.json): moved aside" in capsys.readouterr().err
     assert verify_entries([store.path.parent])["status"].tolist() == ["ok"]
 
 
@@ -593,3 +636,55 @@ def test_store_verify_of_a_missing_path(tmp_path, capsys):
     code, out, _ = run(capsys, "store", "verify", tmp_path)
     assert code == 0 and out.strip() == "no store entries to verify"
 
+
+
+def test_generated_files_are_never_written_into_a_checkout(tmp_path, tiny, corpus):
+    """An explicit --out or store root that is a source checkout is refused before anything
+    is written; an empty folder is fine."""
+    from lmgeometry.errors import PathError
+    from lmgeometry.io.paths import refuse_checkout, writable_folder
+    from lmgeometry.report.book import build_book
+
+    checkout = tmp_path / "checkout"
+    (checkout / ".git").mkdir(parents=True)
+    with pytest.raises(PathError, match="is a source checkout"):
+        writable_folder(checkout, "the store root")
+    with pytest.raises(PathError, match="is a source checkout"):
+        activations(tiny, corpus, root=checkout, progress=False)
+    project = Path(__file__).resolve().parents[1]
+    with pytest.raises(PathError, match="holds _toc.yml and notebooks/|holds .git"):
+        build_book(root=project, out=project, html=False, execute=False)
+    assert refuse_checkout(tmp_path / "new", "x") == tmp_path / "new"
+    assert list(checkout.iterdir()) == [checkout / ".git"]
+
+
+def test_a_model_folders_own_code_never_runs_unless_asked(tmp_path, monkeypatch):
+    """A folder whose config points at its own Python (auto_map) is refused with
+    trust_remote_code=False passed explicitly: transformers neither runs it nor asks."""
+    from lmgeometry.errors import LmgeometryError
+    from lmgeometry.io.models import load_model, trust_remote_code
+    from lmgeometry.io.paths import TRUST_REMOTE_CODE_ENV
+
+    folder = tmp_path / "custom"
+    folder.mkdir()
+    marker = tmp_path / "ran"
+    (folder / "config.json").write_text(json.dumps({
+        "model_type": "lmg-custom", "auto_map": {"AutoConfig": "configuration_x.XConfig"}}))
+    (folder / "configuration_x.py").write_text(
+        f"open({str(marker)!r}, 'w').write('ran')\n"
+        "from transformers import PretrainedConfig\n"
+        "class XConfig(PretrainedConfig):\n    model_type = 'lmg-custom'\n")
+    (folder / "model.safetensors").write_bytes(b"")
+    monkeypatch.delenv(TRUST_REMOTE_CODE_ENV, raising=False)
+    assert not trust_remote_code()
+    with pytest.raises(LmgeometryError):
+        load_model(str(folder))
+    assert not marker.exists()
+    monkeypatch.setenv(TRUST_REMOTE_CODE_ENV, "1")
+    assert trust_remote_code()
+
+
+def test_finetune_max_length_beyond_the_window_is_a_usage_error(capsys, tiny_folder):
+    code, out, err = run(capsys, "finetune", "--model", str(tiny_folder), "--task", "sst2",
+                         "--max-length", "100000")
+    assert_one_line(code, err, "finetune", 2, "--max-length 100000", "or less")

@@ -21,6 +21,7 @@ from fixtures.book_project import ROOT, make_project
 
 from lmgeometry.activations.store import Store
 from lmgeometry.cli import build_parser
+from lmgeometry.errors import BookUsageError
 from lmgeometry.report import book, cache, profile
 from lmgeometry.report.book import (
     BookError,
@@ -824,3 +825,20 @@ def test_force_and_profile(tmp_path: Path, capsys: pytest.CaptureFixture[str],
     executed, skipped, out = _log(capsys)
     assert executed == names and skipped == [] and "[book] HTML in" in out
     assert "because: --force" in out
+
+
+@pytest.mark.parametrize(("value", "match"), [
+    ("-5", "cannot be negative"), ("2.5", "is a whole number"), ("many", "is a whole number"),
+    ("true", "is a whole number"),
+])
+def test_numeric_parameters_are_checked_before_any_kernel_starts(tmp_path: Path, value: str,
+                                                                  match: str) -> None:
+    project = make_project(tmp_path / "project", {"00_fixture": "slider_chapter.py"})
+    (project / "notebooks" / "01_x.py").write_text(CHAPTER)
+    toc = yaml.safe_load((project / "_toc.yml").read_text())
+    toc.setdefault("chapters", []).append({"file": "book/01_x"})
+    (project / "_toc.yml").write_text(yaml.safe_dump(toc))
+    with pytest.raises(BookUsageError, match=match):
+        build_book(params=parse_overrides([["n", value]]), root=project, html=False,
+                   chapters=["01_x"])
+    assert not (project / "book" / "01_x.ipynb").exists()

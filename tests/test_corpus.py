@@ -436,3 +436,25 @@ def test_detokenize_brown_tokens():
     tokens = ["``", "Only", "a", "handful", "''", ",", "the", "jury", "said", "(", "in",
               "$", "5", ")", "."]
     assert corpus.detokenize(tokens) == '"Only a handful", the jury said (in $5).'
+
+
+def test_a_changed_cached_word_table_is_parsed_again(capsys):
+    """One flipped byte in the cached parquet: its sha256 no longer matches the one recorded
+    when it was written, so the table is parsed again (with a one-line notice), never served
+    with changed values; a table without a recorded sha256 is parsed again too."""
+    texts = ["A sentence only the damaged-cache test parses (lmgeometry corpus tests, v2)."]
+    path = corpus._cache_path(texts)
+    path.unlink(missing_ok=True)
+    first = corpus.word_table(texts)
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0x01
+    path.write_bytes(bytes(data))
+    capsys.readouterr()
+    again = corpus.word_table(texts)
+    err = capsys.readouterr().err
+    assert "does not match the sha256 recorded" in err and "parsing the sentences again" in err
+    pd.testing.assert_frame_equal(first, again)
+    assert corpus.word_table(texts) is not None and capsys.readouterr().err == ""
+    path.with_name(path.name + corpus.SUM_SUFFIX).unlink()
+    corpus.word_table(texts)
+    assert "has no recorded sha256" in capsys.readouterr().err

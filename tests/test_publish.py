@@ -96,3 +96,35 @@ def test_cli_publishes_an_out_folder(project: Path, remote: Path,
     assert "index.html" in _branch_files(remote, "site")
     assert main(["publish", "--remote", str(remote), "--out", str(project / "nowhere")]) == 1
     assert "no built book" in capsys.readouterr().err
+
+
+def test_a_failed_publish_leaves_no_commit_and_options_cannot_be_injected(
+        project: Path, remote: Path, tmp_path: Path) -> None:
+    build_book(root=project)
+    git(project, "add", "-A")
+    git(project, "commit", "-q", "-m", "executed book")
+    with pytest.raises(BookError, match="not a git remote name or URL"):
+        publish(project, "--upload-pack=touch /tmp/x")
+    with pytest.raises(BookError, match="cannot reach the remote 'nowhere'"):
+        publish(project, "nowhere")
+    missing = tmp_path / "missing.git"
+    with pytest.raises(BookError, match="cannot reach the remote"):
+        publish(project, str(missing))
+    branches = git(project, "branch", "--list", "gh-pages")
+    assert branches == ""  # no local commit waits to go out with the next publish
+    publish(project, str(remote))
+    assert git(remote, "rev-list", "--count", "gh-pages") == "1"
+
+
+def test_a_rejected_push_rolls_the_local_branch_back(project: Path, remote: Path) -> None:
+    build_book(root=project)
+    git(project, "add", "-A")
+    git(project, "commit", "-q", "-m", "executed book")
+    publish(project, str(remote))
+    before = git(project, "rev-parse", "gh-pages")
+    hook = remote / "hooks" / "pre-receive"
+    hook.write_text("#!/bin/sh\necho refused by the remote >&2\nexit 1\n")
+    hook.chmod(0o755)
+    with pytest.raises(BookError, match="could not publish"):
+        publish(project, str(remote))
+    assert git(project, "rev-parse", "gh-pages") == before  # the failed commit is gone

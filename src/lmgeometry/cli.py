@@ -16,7 +16,9 @@ import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from lmgeometry import __version__
 from lmgeometry.errors import LmgeometryError, one_line
+from lmgeometry.io.paths import TRUST_REMOTE_CODE_ENV
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -81,8 +83,14 @@ def _extract(args: argparse.Namespace) -> int:
 
 
 def _finetune(args: argparse.Namespace) -> int:
+    from lmgeometry.errors import UsageError
+    from lmgeometry.io.models import window
     from lmgeometry.training.finetune import finetune_cli
 
+    limit = window(args.model)
+    if limit is not None and args.max_length > limit:
+        raise UsageError(f"--max-length {args.max_length} is longer than the {limit} tokens "
+                         f"{args.model}'s positions cover; pass --max-length {limit} or less")
     return finetune_cli(args)
 
 
@@ -101,6 +109,9 @@ def _publish(args: argparse.Namespace) -> int:
 def _add_debug(parser: argparse.ArgumentParser, default: object) -> None:
     parser.add_argument("--debug", action="store_true", default=default,
                         help="on an error, print the traceback too")
+    parser.add_argument("--trust-remote-code", action="store_true", default=default,
+                        help="let a model folder or hub repository run its own Python code "
+                             "(transformers' trust_remote_code; off by default)")
 
 
 def _add_extract(sub: argparse._SubParsersAction) -> None:
@@ -208,6 +219,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="lmgeometry",
                                      description=__doc__.split("\n")[0].replace("``", ""))
     _add_debug(parser, False)
+    parser.add_argument("--version", action="version", version=f"lmgeometry {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
                                 help="models, data, extract, finetune, store, book or publish "
                                      "(COMMAND -h: its options)")
@@ -272,6 +284,8 @@ def main(argv: list[str] | None = None) -> int:
     """Run the command; returns its exit status (see the module docstring)."""
     args = build_parser().parse_args(argv)
     prefix = f"lmgeometry {args.command}"
+    if args.trust_remote_code:  # the book's kernels inherit it
+        os.environ[TRUST_REMOTE_CODE_ENV] = "1"
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:

@@ -86,13 +86,16 @@ class StoreError(LmgeometryError, RuntimeError):
         The entry's folder.
     file : str or None
         The damaged file's name (``layer_03.npy``, ``words.parquet``, ``meta.json``).
+    problem : str
+        What is wrong with it, in a few words ("is missing", "has 10 bytes instead of 20").
     """
 
     def __init__(self, message: str, *, path: Path | None = None,
-                 file: str | None = None) -> None:
+                 file: str | None = None, problem: str = "") -> None:
         super().__init__(message)
         self.path = path
         self.file = file
+        self.problem = problem
 
 
 class DataError(LmgeometryError, RuntimeError):

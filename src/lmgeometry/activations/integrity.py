@@ -18,9 +18,13 @@ no data):
   folder ``shards/<name>/`` for its ``rows`` and ``special_rows``, and the shards' row ranges
   follow each other from 0 to the word (special-token) count.
 
-With ``full=True`` (``lmgeometry extract`` on a cache hit, ``lmgeometry store verify``) it also
-compares each file's sha256 with the one recorded in ``meta.json`` (``checksums``) when the
-entry was written, which finds changed bytes that keep every size. Entries written before
+It also compares each file's sha256 with the one recorded in ``meta.json`` (``checksums``)
+when the entry was written, which finds changed bytes that keep every size, on every path
+(the Python API, the command line, the chapters). The check reads every byte only the first
+time a file is seen on this machine: the result is remembered under the file's stamp (size,
+mtime, inode and ctime together, :mod:`lmgeometry.io.checksums`), and the writer of an entry
+records the sums it has just computed, so a fresh entry costs nothing. With ``full=True``
+(``lmgeometry store verify``) every file is hashed again regardless. Entries written before
 checksums were recorded are checked by sizes and counts only.
 
 Every failure is a :class:`~lmgeometry.errors.StoreError` that names the file and says to
@@ -38,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from lmgeometry.errors import StoreError
+from lmgeometry.io import checksums as stamped
 
 __all__ = [
     "check_entry",
@@ -75,7 +80,7 @@ def damaged(path: Path, file: str, problem: str) -> StoreError:
     return StoreError(
         f"damaged store entry {path}: {file} {problem}. Delete the entry (rm -r '{path}') and "
         "run again to rebuild it.",
-        path=path, file=file,
+        path=path, file=file, problem=problem,
     )
 
 
@@ -100,7 +105,8 @@ def check_entry(path: Path, meta: dict[str, Any], *, full: bool = False) -> None
     meta : dict
         Its ``meta.json``.
     full : bool
-        Also compare every file's sha256 with ``meta["checksums"]`` (reads every byte).
+        Hash every file again, whatever this machine remembers of it (reads every byte);
+        otherwise each file is hashed only the first time its stamp is seen.
 
     Raises
     ------
@@ -124,8 +130,7 @@ def check_entry(path: Path, meta: dict[str, Any], *, full: bool = False) -> None
         _check_layer(path, f"{folder}{SPECIAL_FILE}", (n_layers, special_rows, width))
     _check_words(path, n_words)
     _check_words(path, n_special, SPECIAL_TABLE, "special tokens")
-    if full:
-        _check_checksums(path, meta.get("checksums") or {})
+    _check_checksums(path, meta.get("checksums") or {}, full)
 
 
 def _parts(meta: dict[str, Any], n_words: int, n_special: int) -> list[tuple[str, int, int]]:
@@ -199,8 +204,11 @@ def _check_words(path: Path, n_words: int, name: str = WORDS_FILE, what: str = "
         raise damaged(path, name, f"has {rows:,} rows but the layers hold {n_words:,} {what}")
 
 
-def _check_checksums(path: Path, recorded: dict[str, str]) -> None:
-    for name, digest in sorted(recorded.items()):
-        if file_sha256(path / name) != digest:
-            raise damaged(path, name, "does not match the sha256 recorded when the entry was "
-                                      "written (its content has changed)")
+def _check_checksums(path: Path, recorded: dict[str, str], full: bool) -> None:
+    if full:
+        changed = [n for n, d in sorted(recorded.items()) if file_sha256(path / n) != d]
+    else:
+        changed = stamped.changed_files(path, recorded)
+    if changed:
+        raise damaged(path, changed[0], "does not match the sha256 recorded when the entry was "
+                                        "written (its content has changed)")

@@ -76,6 +76,7 @@ from lmgeometry.activations.integrity import (
     layer_file,
 )
 from lmgeometry.errors import PathError, SentenceTooLongError, StoreError, UsageError
+from lmgeometry.io import checksums as checksums_io
 from lmgeometry.io import corpus as corpora
 from lmgeometry.io import models, paths
 from lmgeometry.io.files import human_size, to_jsonable
@@ -759,7 +760,7 @@ def activations(
         fingerprint = model_fingerprint(model) if isinstance(model, str) else model.fingerprint
         key = store_key(fingerprint, corpus.digest(), **options)
         final = root / entry_name(corpus.name, key)
-        event.update(entry=final.name, hit=(final / "meta.json").is_file())
+        event.update(entry=final.name, hit=_servable(final, verify))
         if not event["hit"]:
             build = {"key": key, "options": options, "batch_tokens": batch_tokens,
                      "progress": progress, "callback": callback,
@@ -771,7 +772,7 @@ def activations(
                               gpus_per_worker=gpus_per_worker, **build)
             else:
                 _build_entry(model, fingerprint, corpus, final, **build)
-        return Store(final, label=label, verify=verify and event["hit"])
+        return Store(final, label=label)
 
 
 def _build_on_ray(spec: str, fingerprint: str, corpus: Corpus, final: Path,
@@ -824,20 +825,41 @@ def _report_skipped(model: LoadedModel, encoding: Encoding) -> None:
           f"sentences longer than {encoding.max_positions} tokens", file=sys.stderr)
 
 
-def _move_aside(final: Path) -> None:
-    """Rename a folder that has an entry's name but no ``meta.json`` out of the way.
+def _servable(final: Path, verify: bool) -> bool:
+    """Whether the entry ``final`` exists and is whole; a damaged one is set aside."""
+    if not (final / "meta.json").is_file():
+        return False
+    problem = _damage(final, verify)
+    if problem:
+        _move_aside(final, f"damaged ({problem})")
+    return not problem
+
+
+def _damage(final: Path, full: bool) -> str:
+    """Why the cached entry ``final`` cannot be served ("" when it can): its files checked
+    against ``meta.json``, by content (:func:`check_entry`; ``full`` hashes every file again)."""
+    try:
+        check_entry(final, _read_meta(final), full=full)
+    except StoreError as exc:
+        return f"{exc.file or 'meta.json'} {exc.problem}".strip()
+    return ""
+
+
+def _move_aside(final: Path, why: str = "incomplete (no meta.json)") -> None:
+    """Rename a folder that has an entry's name but cannot be served out of the way.
 
     The store never leaves such a folder (an entry is renamed into place with its
-    ``meta.json``), so it was made or emptied by hand; it is kept, under a name the store
-    ignores, rather than deleted.
+    ``meta.json`` and checked by content on use), so it was made, emptied or changed by hand,
+    or damaged on disk; it is kept, under a name the store ignores, rather than deleted, and
+    the entry is built again.
     """
-    aside = final.with_name(f".incomplete-{final.name}-{secrets.token_hex(4)}")
+    aside = final.with_name(f".set-aside-{final.name}-{secrets.token_hex(4)}")
     try:
         os.rename(final, aside)
     except FileNotFoundError:
         return  # another process moved it first
-    print(f"moved the incomplete store entry {final} (no meta.json) aside to {aside}; "
-          "delete it when you no longer need it", file=sys.stderr)
+    print(f"lmgeometry: the store entry {final} is {why}: moved aside to {aside} and built "
+          "again; delete the old copy when you no longer need it", file=sys.stderr, flush=True)
 
 
 def _build_entry(model: str | LoadedModel, fingerprint: str, corpus: Corpus, final: Path, *,
@@ -863,6 +885,9 @@ def _build_entry(model: str | LoadedModel, fingerprint: str, corpus: Corpus, fin
         _write_entry(tmp, model, corpus, encoding, key=key, options=options,
                      batch_tokens=batch_tokens, progress=progress, callback=callback,
                      shard_sentences=shard_sentences)
+        written = json.loads((tmp / "meta.json").read_text()).get("checksums") or {}
+    if json.loads((final / "meta.json").read_text()).get("checksums") == written:
+        checksums_io.remember(final, written)  # ours, not another process's: no re-hash
 
 
 def _du(path: Path) -> int:

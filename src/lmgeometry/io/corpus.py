@@ -84,6 +84,7 @@ import logging
 import math
 import os
 import re
+import sys
 import tempfile
 import time
 import unicodedata
@@ -98,7 +99,7 @@ import numpy as np
 import pandas as pd
 
 from lmgeometry.errors import CorpusError
-from lmgeometry.io import data, paths
+from lmgeometry.io import checksums, data, paths
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -881,18 +882,46 @@ def word_table(texts: Sequence[str], *, cache: bool = True) -> pd.DataFrame:
     texts = _check_texts(texts, "word_table")
     path = _cache_path(texts) if cache else None
     if path is not None and path.is_file():
+        problem = _table_damage(path)
         try:
-            words = pd.read_parquet(path)
-            if (list(words.columns) == list(WORD_COLUMNS)
-                    and words["sentence_id"].nunique() == len(texts)):
+            words = pd.read_parquet(path) if not problem else None
+            if words is not None and (list(words.columns) == list(WORD_COLUMNS)
+                                      and words["sentence_id"].nunique() == len(texts)):
                 return _drop_invisible(words.astype(WORD_COLUMNS))
-            log.warning("cached word table %s does not match its sentences; parsing again", path)
+            problem = problem or "does not match its sentences"
         except (OSError, ValueError) as exc:
-            log.warning("cached word table %s is unreadable (%s); parsing again", path, exc)
+            problem = f"is unreadable ({exc})"
+        print(f"lmgeometry: the cached word table {path} {problem}; parsing the sentences "
+              "again", file=sys.stderr, flush=True)
     words = _parse(texts)
     if path is not None:
         _atomic_parquet(words, path)
+        digest = checksums.sha256_file(path)
+        _atomic_text(path.with_name(path.name + SUM_SUFFIX), digest + "\n")
+        checksums.remember(path.parent, {path.name: digest})
     return _drop_invisible(words)
+
+
+#: The file beside a cached word table that holds its sha256 (written after the table).
+SUM_SUFFIX = ".sha256"
+
+
+def _table_damage(path: Path) -> str:
+    """Why a cached word table cannot be trusted ("" when it can): no recorded sha256, or its
+    bytes differ from it (checked once per file stamp, :mod:`lmgeometry.io.checksums`)."""
+    try:
+        recorded = path.with_name(path.name + SUM_SUFFIX).read_text().strip()
+    except OSError:
+        return "has no recorded sha256 (written by an older version of lmgeometry)"
+    if checksums.changed_files(path.parent, {path.name: recorded}):
+        return "does not match the sha256 recorded when it was written"
+    return ""
+
+
+def _atomic_text(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
 
 
 def _subset(words: pd.DataFrame, sentence_ids: Sequence[int]) -> pd.DataFrame:

@@ -49,7 +49,7 @@ from lmgeometry.io._offline import (
     alias_folder,
     fingerprint_folder,
 )
-from lmgeometry.io.paths import cache_root, user_path
+from lmgeometry.io.paths import TRUST_REMOTE_CODE_ENV, cache_root, user_path
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -73,6 +73,9 @@ __all__ = [
     "pretrained_source",
     "resolve_fingerprint",
     "seed_protocol",
+    "window",
+    "TRUST_REMOTE_CODE_ENV",
+    "trust_remote_code",
 ]
 
 
@@ -112,7 +115,7 @@ def load_model(spec: str, device: str | None = None) -> LoadedModel:
     start = time.perf_counter()
     source, config = _resolve(spec)
     kind = model_kind(config)
-    options: dict[str, Any] = {"local_files_only": source.local_only} if source.hub else {}
+    options = _load_options(source)
 
     tokenizer = _load_tokenizer(spec, source, options)
     target = _default_device(device)
@@ -206,7 +209,7 @@ def pair_separator(spec: str) -> str:
     source, config = _resolve(spec)
     if model_kind(config) == "decoder":
         return ""
-    options: dict[str, Any] = {"local_files_only": source.local_only} if source.hub else {}
+    options = _load_options(source)
     tok = _load_tokenizer(spec, source, options)
     a, b = (tok(x, add_special_tokens=False)["input_ids"] for x in ("a", "b"))
     ids = tok("a", "b")["input_ids"]
@@ -254,9 +257,14 @@ def _load_weights(spec: str, source: _Source, kind: str, options: dict[str, Any]
         model, info = auto.from_pretrained(
             source.location, dtype=torch.float32, output_loading_info=True, **options
         )
-    except (OSError, ValueError, KeyError) as exc:
+    except Exception as exc:  # noqa: BLE001 - any failure of the weights is the user's folder
+        # damaged safetensors (SafetensorError), shapes that disagree with config.json
+        # (RuntimeError), a pickle that weights_only refuses (UnpicklingError), ...
+        reason = " ".join(str(exc).split())[:300]
         raise ModelLoadError(
-            f"cannot load {spec!r} with {auto.__name__} ({kind}): {exc}"
+            f"cannot load the weights of {spec!r} with {auto.__name__} ({kind}): "
+            f"{type(exc).__name__}: {reason}. Check the model folder's weight files and "
+            "config.json (re-download or re-save the model)"
         ) from exc
     finally:
         hf_logging.set_verbosity(verbosity)
@@ -568,6 +576,21 @@ def head_token(kind: str) -> str:
     return "first" if kind == "encoder" else "last"
 
 
+def window(spec: str) -> int | None:
+    """The longest input in tokens a model's positions cover, from its config (no weights).
+
+    ``max_position_embeddings``, less the offset of RoBERTa-style positions (which start after
+    the padding index); None when the config sets no limit (rotary models may extrapolate).
+    """
+    _, config = _resolve(spec)
+    value = getattr(config.get_text_config(), "max_position_embeddings", None)
+    if value is None:
+        return None
+    if getattr(config, "model_type", "") in ("roberta", "xlm-roberta", "camembert", "mpnet"):
+        value -= int(getattr(config, "pad_token_id", 1) or 1) + 1
+    return int(value)
+
+
 def seed_protocol(spec: str) -> dict[str, Any]:
     """The extraction options that run a model as the seeds ran GPT-2 and BERT (no weights).
 
@@ -592,7 +615,7 @@ def seed_protocol(spec: str) -> dict[str, Any]:
     source, config = _resolve(spec)
     if model_kind(config) != "decoder":
         return {}
-    options: dict[str, Any] = {"local_files_only": source.local_only} if source.hub else {}
+    options = _load_options(source)
     tok = _load_tokenizer(spec, source, options)
     first = tok("x")["input_ids"]
     bos = tok.bos_token_id
@@ -616,12 +639,13 @@ def pretrained_source(spec: str) -> tuple[str, dict[str, Any], str]:
     location : str
         The first argument of ``from_pretrained``.
     options : dict
-        Its keyword arguments (``local_files_only`` for a hub id; else empty).
+        Its keyword arguments: ``trust_remote_code`` (:func:`trust_remote_code`) and, for a
+        hub id, ``local_files_only``.
     kind : str
         ``"encoder"`` or ``"decoder"`` (:func:`model_kind`).
     """
     source, config = _resolve(spec)
-    options: dict[str, Any] = {"local_files_only": source.local_only} if source.hub else {}
+    options = _load_options(source)
     return source.location, options, model_kind(config)
 
 
@@ -713,6 +737,22 @@ class _Source:
     hub: bool = False
     local_only: bool = False
     objective: str = ""
+
+
+def trust_remote_code() -> bool:
+    """Whether models may run their own code: :data:`lmgeometry.io.paths.TRUST_REMOTE_CODE_ENV`
+    is ``1`` (``lmgeometry --trust-remote-code``). A model folder or hub repository can ship a
+    ``modeling_*.py`` that ``from_pretrained`` would execute; lmgeometry always passes the flag
+    explicitly, so transformers never asks on a terminal."""
+    return os.environ.get(TRUST_REMOTE_CODE_ENV, "").strip() == "1"
+
+
+def _load_options(source: _Source) -> dict[str, Any]:
+    """Keyword arguments of every ``from_pretrained`` of a source: hub access, remote code."""
+    options: dict[str, Any] = {"trust_remote_code": trust_remote_code()}
+    if source.hub:
+        options["local_files_only"] = source.local_only
+    return options
 
 
 def _offline_env() -> bool:
@@ -869,7 +909,7 @@ def _folder_config(spec: str, folder: Path) -> PreTrainedConfig:
     from transformers import AutoConfig
 
     try:
-        return AutoConfig.from_pretrained(folder)
+        return AutoConfig.from_pretrained(folder, trust_remote_code=trust_remote_code())
     except (OSError, ValueError, KeyError, TypeError) as exc:
         reason = " ".join(str(exc).split())
         raise ModelSpecError(
@@ -900,7 +940,7 @@ def _resolve_hub(spec: str) -> tuple[_Source, PreTrainedConfig]:
     reachable = not offline and _hub_resolves()
     source = _Source(spec, spec, None, hub=True, local_only=not reachable)
     try:
-        config = AutoConfig.from_pretrained(spec, local_files_only=source.local_only)
+        config = AutoConfig.from_pretrained(spec, **_load_options(source))
     except OSError as exc:
         names = {type(e).__name__ for e in _chain(exc)}
         if offline:

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import secrets
@@ -26,9 +27,12 @@ __all__ = [
     "data_mirror",
     "folder_arg",
     "host",
+    "is_checkout",
     "MIRROR_ENV",
     "publish",
+    "refuse_checkout",
     "remove_stale",
+    "TRUST_REMOTE_CODE_ENV",
     "user_path",
     "writable_folder",
 ]
@@ -37,6 +41,10 @@ __all__ = [
 CACHE_ENV = "LMGEOMETRY_CACHE"
 
 MIRROR_ENV = "LMGEOMETRY_DATA_MIRROR"
+
+#: Set to ``1`` to let models run their own Python code (transformers' ``trust_remote_code``;
+#: ``lmgeometry --trust-remote-code``); off otherwise.
+TRUST_REMOTE_CODE_ENV = "LMGEOMETRY_TRUST_REMOTE_CODE"
 
 
 def user_path(path: str | os.PathLike[str]) -> Path:
@@ -93,6 +101,32 @@ def folder_arg(path: str | os.PathLike[str], what: str) -> Path:
     return folder
 
 
+def is_checkout(folder: Path) -> bool:
+    """Whether ``folder`` is a source checkout: a git work tree, or the book's sources
+    (``_toc.yml`` beside ``notebooks/``)."""
+    return (folder / ".git").exists() or ((folder / "_toc.yml").is_file()
+                                          and (folder / "notebooks").is_dir())
+
+
+def refuse_checkout(path: str | os.PathLike[str], what: str) -> Path:
+    """``path`` as a folder for generated files, refused when it is a source checkout.
+
+    A generated book or a cache written into a checkout would overwrite its tracked files
+    (``_toc.yml``, ``book/``) and lose uncommitted edits.
+
+    Raises
+    ------
+    PathError
+        If ``path`` is a file or a checkout (:func:`is_checkout`).
+    """
+    folder = folder_arg(path, what)
+    if folder.is_dir() and is_checkout(folder.resolve()):
+        raise PathError(f"{what} {folder} is a source checkout (it holds "
+                        f"{'.git' if (folder / '.git').exists() else '_toc.yml and notebooks/'}"
+                        "); writing there would replace its files. Pass a new or empty folder")
+    return folder
+
+
 def check_writable(path: str | os.PathLike[str], what: str) -> Path:
     """Check, creating nothing, that ``path`` is or can become a writable folder.
 
@@ -132,9 +166,10 @@ def writable_folder(path: str | os.PathLike[str], what: str) -> Path:
     Raises
     ------
     PathError
-        If ``path`` is a file, cannot be created, or is not writable.
+        If ``path`` is a file, a source checkout (:func:`refuse_checkout`: every caller
+        writes generated files), cannot be created, or is not writable.
     """
-    folder = folder_arg(path, what)
+    folder = refuse_checkout(path, what)
     try:
         folder.mkdir(parents=True, exist_ok=True)
         fd, probe = tempfile.mkstemp(dir=folder, prefix=".write-test-")
@@ -229,6 +264,12 @@ def building(final: Path, marker: str | None = None) -> Iterator[Path]:
     try:
         yield tmp
         publish(tmp, final, marker)
+    except OSError as exc:
+        if exc.errno == errno.ENOSPC:
+            raise PathError(f"no space left on the device of {final.parent} while writing "
+                            f"{final.name}; free some space, or point {CACHE_ENV} at a "
+                            "folder on another disk") from exc
+        raise
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)

@@ -166,8 +166,9 @@ def project_root() -> Path:
     Returns
     -------
     pathlib.Path
-        The source checkout this package is installed from (editable install), else the
-        current directory or its nearest parent with a ``_toc.yml``.
+        The current directory or its nearest parent that holds the book's sources, else the
+        source checkout this package is installed from (editable install). When the two
+        differ, the log says which checkout is built.
 
     Raises
     ------
@@ -175,13 +176,16 @@ def project_root() -> Path:
         If no such folder is found.
     """
     cwd = Path.cwd().resolve()
-    candidates = [Path(__file__).resolve().parents[3], cwd, *cwd.parents]  # src/lmgeometry/report
-    for folder in candidates:
+    installed = Path(__file__).resolve().parents[3]  # src/lmgeometry/report/book.py
+    for folder in (cwd, *cwd.parents, installed):
         if (folder / "_toc.yml").is_file() and (folder / "notebooks").is_dir():
+            if folder != installed:
+                _say(f"[book] building the checkout {folder}; the lmgeometry package in use "
+                     f"is installed from {installed}")
             return folder
     raise BookError(
         "cannot find the book's sources (_toc.yml and notebooks/); run from the lmgeometry "
-        f"checkout (looked in {candidates[0]} and in {cwd} and its parents)"
+        f"checkout (looked in {cwd} and its parents, and in {installed})"
     )
 
 
@@ -524,6 +528,7 @@ def resolve_parameters(
         merged.update({k: v for k, v in layer.items() if k in declared})
     for name, value in merged.items():
         _check_list(chapter, name, declared[name], value)
+        _check_number(chapter, name, declared[name], value)
     merged[RESULTS_PARAM] = f"{chapter}.results.json"
     return merged
 
@@ -543,6 +548,22 @@ def _check_list(chapter: str, name: str, default: Any, value: Any) -> None:
             f"{chapter}: {name} is an empty list; name at least one, e.g. -p {name} "
             f"'{example}' (its default is {default!r})"
         )
+
+
+def _check_number(chapter: str, name: str, default: Any, value: Any) -> None:
+    """A parameter with a number as default takes a number of the same kind: an integer
+    (a size, a seed, a count of resamples) is never negative; found before any kernel starts."""
+    if isinstance(default, bool) or not isinstance(default, int | float):
+        return
+    if isinstance(default, int) and (isinstance(value, bool) or not isinstance(value, int)):
+        raise BookUsageError(f"{chapter}: {name} is a whole number (default {default!r}), not "
+                             f"{value!r}; e.g. -p {name} {default}")
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise BookUsageError(f"{chapter}: {name} is a number (default {default!r}), not "
+                             f"{value!r}; e.g. -p {name} {default}")
+    if value < 0 <= default:
+        raise BookUsageError(f"{chapter}: {name} cannot be negative ({value!r}); its default "
+                             f"is {default!r}")
 
 
 def check_parameter_names(
@@ -1207,7 +1228,8 @@ def build_book(
         For configuration errors, size-cap violations and HTML build failures.
     """
     root = (root or project_root()).resolve()
-    book_dir = root if out is None else paths.folder_arg(out, "the book folder (--out)").resolve()
+    book_dir = root if out is None else paths.refuse_checkout(
+        out, "the book folder (--out)").resolve()
     separate = book_dir != root
     toc = toc_chapters(root)
     selected = select_chapters(toc, chapters)

@@ -360,6 +360,9 @@ OUTCOMES: tuple[str, ...] = ("reproduced", "contradicted", "inconclusive", "not 
 
 _OPPOSITE = {"holds": "does not hold", "does not hold": "holds"}
 
+#: The task a statistic names (seed 003's claims are tested per task: "... (SST-2, fine-tuned)").
+_TASK = r"\((SST-2|QNLI)[,)]"
+
 
 def _calibration_text(entries: Sequence[Mapping[str, object]] | None) -> tuple[str, bool]:
     """``("BERT holds (seed: holds); GPT-2 ...", valid)`` for a row's calibration list."""
@@ -403,7 +406,7 @@ def _outcome(expected: str, reproducible: bool, verdicts: Sequence[str]) -> str:
 
 def primary_table(claims: pd.DataFrame, kinds: Mapping[str, str],
                   models: Sequence[str] | None = None) -> pd.DataFrame:
-    """The scorecard's primary table: one row per (seed, claim, model kind).
+    """The scorecard's primary table: one row per (seed, claim, task, model kind).
 
     Only ``primary`` rows (:data:`ROLES`) count. Each row gives what the seed reports for its
     model of that kind (``seed expects``), the calibration of the rule on the seed's own
@@ -421,13 +424,16 @@ def primary_table(claims: pd.DataFrame, kinds: Mapping[str, str],
         Column order of the models.
     """
     if claims.empty:
-        return pd.DataFrame(columns=["seed", "claim", "kind", "seed expects", "calibration",
-                                     "outcome"])
-    d = claims[claims["role"] == "primary"].assign(kind=claims["model"].map(kinds))
+        return pd.DataFrame(columns=["seed", "claim", "task", "kind", "seed expects",
+                                     "calibration", "outcome"])
+    d = claims[claims["role"] == "primary"].assign(
+        kind=claims["model"].map(kinds),
+        task=claims["statistic"].str.extract(_TASK, expand=False).fillna(""))
     d = d.dropna(subset=["kind"])
     order = list(models) if models is not None else list(dict.fromkeys(d["model"]))
     rows = []
-    for (seed, claim, kind), g in d.groupby(["seed", "claim", "kind"], sort=False):
+    for (seed, claim, task, kind), g in d.groupby(["seed", "claim", "task", "kind"],
+                                                  sort=False):
         first = g.iloc[0]
         text, valid = _calibration_text(first["calibration"])
         reproducible = bool(first["reproducible"])
@@ -435,7 +441,7 @@ def primary_table(claims: pd.DataFrame, kinds: Mapping[str, str],
         why = ("" if reproducible else str(first["reproducible_reason"])) or "; ".join(
             dict.fromkeys(f"{m}: {r}" for m, r in zip(g["model"], g["applies_reason"],
                                                       strict=True) if r))
-        row = {"seed": seed, "claim": claim, "kind": kind,
+        row = {"seed": seed, "claim": claim, "task": task, "kind": kind,
                "seed expects": first["expected"] or "(silent)",
                "calibration": (text or "none") + ("" if valid else " [rule fails the seed]"),
                "outcome": _outcome(str(first["expected"]), reproducible,

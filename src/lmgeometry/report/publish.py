@@ -147,17 +147,40 @@ def publish(book_dir: Path, remote: str, branch: str = "gh-pages") -> str:
         If the book may not be published (:func:`publishable_html`), ``book_dir`` is not in a
         git checkout, or ghp-import fails (its message is included).
     """
+    for what, value in (("remote", remote), ("branch", branch)):
+        if not value or value.startswith("-"):
+            raise BookError(f"the {what} {value!r} is not a git {what} name or URL (it may not "
+                            "be empty or begin with '-', which git would read as an option)")
     book_dir = book_dir.resolve()
     html_dir = publishable_html(book_dir)
     message = f"lmgeometry book built from {source_state(book_dir)}"
+    reached = _git(book_dir, "ls-remote", "--heads", "--", remote)
+    if reached.returncode != 0:
+        raise BookError(f"cannot reach the remote {remote!r}: "
+                        f"{_last_line(reached)}; pass a git remote name or URL you can push to")
+    ref = f"refs/heads/{branch}"
+    before = _git(book_dir, "rev-parse", "--verify", "--quiet", ref).stdout.strip()
     done = subprocess.run(
         [sys.executable, "-m", "ghp_import", "--no-jekyll", "--push", "--force",
          "--remote", remote, "--branch", branch, "--message", message, str(html_dir)],
         cwd=book_dir, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        raise BookError(f"ghp-import could not publish {html_dir} to {remote} {branch}: "
-                        f"{(done.stderr or done.stdout).strip()[-400:]}")
+    if done.returncode != 0:  # leave the local branch as it was: no commit for a failed push
+        _git(book_dir, "update-ref", ref, before) if before else _git(
+            book_dir, "update-ref", "-d", ref)
+        raise BookError(f"could not publish {html_dir} to {remote} {branch}: "
+                        f"{_last_line(done)}")
     return message
+
+
+def _git(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["git", *args], cwd=folder, capture_output=True, text=True,
+                          check=False)
+
+
+def _last_line(done: subprocess.CompletedProcess[str]) -> str:
+    """The last non-empty line of a command's output (its error, not a traceback)."""
+    lines = [x.strip() for x in (done.stderr or done.stdout or "").splitlines() if x.strip()]
+    return lines[-1] if lines else f"exit status {done.returncode}"
 
 
 def publish_cli(args: argparse.Namespace) -> int:
