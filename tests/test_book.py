@@ -842,3 +842,20 @@ def test_numeric_parameters_are_checked_before_any_kernel_starts(tmp_path: Path,
         build_book(params=parse_overrides([["n", value]]), root=project, html=False,
                    chapters=["01_x"])
     assert not (project / "book" / "01_x.ipynb").exists()
+
+
+def test_links_to_chapters_a_separate_book_lacks_become_text(tmp_path: Path) -> None:
+    from lmgeometry.report.book import unlink_absent
+
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell("See [Geometry](01_geometry.ipynb) and "
+                                      "[Senses](05_senses.ipynb#views) and [a site](x.html)."),
+        nbformat.v4.new_code_cell("print('[Geometry](01_geometry.ipynb)')")])
+    path = tmp_path / "00_introduction.ipynb"
+    nbformat.write(nb, path)
+    assert unlink_absent(path, {"book/00_introduction", "book/05_senses"})
+    cells = nbformat.read(path, as_version=4).cells
+    assert cells[0].source == ("See Geometry and [Senses](05_senses.ipynb#views) and "
+                               "[a site](x.html).")
+    assert cells[1].source == "print('[Geometry](01_geometry.ipynb)')"  # code is not text
+    assert not unlink_absent(path, {"book/00_introduction", "book/05_senses"})

@@ -253,7 +253,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-p", "--param", nargs=2, action="append", default=[],
                    metavar=("NAME", "VALUE"), help="override a chapter parameter (YAML value)")
     p.add_argument("--out", default=None, help="build a separate book in this folder")
-    p.add_argument("--chapters", nargs="*", default=None, help="only these chapters")
+    p.add_argument("--chapters", nargs="*", default=None,
+                   help="only these chapters (names, or number prefixes: 01 03). With --out, "
+                        "the introduction, the book's root page, is executed too when the "
+                        "folder has none yet; links to chapters the folder lacks become text")
     p.add_argument("--no-html", action="store_true", help="execute only, skip the HTML build")
     p.add_argument("--force", action="store_true",
                    help="execute every chapter (and build the HTML) even if nothing changed")

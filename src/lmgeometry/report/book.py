@@ -112,6 +112,7 @@ __all__ = [
     "stderr_outputs",
     "toc_chapters",
     "toc_docnames",
+    "unlink_absent",
     "write_book_config",
 ]
 
@@ -1134,7 +1135,9 @@ def _prune_toc(entries: list[Any], keep: set[str]) -> list[Any]:
 def write_book_config(root: Path, book_dir: Path) -> None:
     """Give an ``--out`` folder its own ``_config.yml`` and ``_toc.yml``.
 
-    The config is copied; the toc keeps the chapters executed in ``book_dir/book``.
+    The config is copied; the toc keeps the chapters executed in ``book_dir/book``; a link in
+    their text to a chapter this book does not hold becomes plain text
+    (:func:`unlink_absent`), so a book of some chapters builds.
 
     Parameters
     ----------
@@ -1157,6 +1160,43 @@ def write_book_config(root: Path, book_dir: Path) -> None:
         "# were executed into this folder.\n"
     )
     (book_dir / "_toc.yml").write_text(header + yaml.safe_dump(toc, sort_keys=False))
+    for docname in sorted(present):
+        unlink_absent(book_dir / f"{docname}.ipynb", present)
+
+
+#: A Markdown link to a chapter notebook: ``[text](NN_name.ipynb)`` (an anchor may follow).
+_CHAPTER_LINK = re.compile(r"\[([^\]]+)\]\((\d\d_[A-Za-z0-9_]+)\.ipynb(#[^)]*)?\)")
+
+
+def unlink_absent(notebook: Path, present: set[str]) -> bool:
+    """Turn the notebook's Markdown links to chapters not in ``present`` into their text.
+
+    Parameters
+    ----------
+    notebook : pathlib.Path
+        An executed chapter in a separate book (rewritten in place when a link changes).
+    present : set of str
+        The book's documents (``book/NN_name``).
+
+    Returns
+    -------
+    bool
+        Whether the notebook changed.
+    """
+    import nbformat
+
+    nb = nbformat.read(notebook, as_version=4)
+    changed = False
+    for cell in nb.cells:
+        if cell.cell_type != "markdown":
+            continue
+        text = _CHAPTER_LINK.sub(
+            lambda m: m.group(0) if f"book/{m.group(2)}" in present else m.group(1), cell.source)
+        changed |= text != cell.source
+        cell.source = text
+    if changed:
+        notebook.write_bytes(notebook_bytes(nb))
+    return changed
 
 
 def build_book(
