@@ -69,11 +69,33 @@ def _data(args: argparse.Namespace) -> int:
 
 
 def _store(args: argparse.Namespace) -> int:
+    from lmgeometry.activations import maintenance
     from lmgeometry.activations.store import verify_entries
+    from lmgeometry.io.files import human_size
 
-    table = verify_entries(args.paths)
-    table["entry"] = [Path(path).name for path in table["entry"]]
-    return _report(table, "entry", "store entries")
+    if args.action == "verify":
+        table = verify_entries(args.paths)
+        table["entry"] = [Path(path).name for path in table["entry"]]
+        return _report(table, "entry", "store entries")
+    if args.action == "list":
+        table = maintenance.list_entries(args.paths)
+        if table.empty:
+            print("no store entries")
+            return 0
+        shown = table.assign(entry=[Path(p).name for p in table["entry"]],
+                             size=[human_size(s) for s in table["size"]],
+                             created=table["created"].str[:10])
+        print(shown.to_string(index=False))
+        print(f"\n{len(table)} entries, {human_size(int(table['size'].sum()))}; "
+              f"{int((table['current'] != 'yes').sum())} no longer read by this code "
+              "(`lmgeometry store clean` removes them)")
+        return 0
+    gone = maintenance.clean_entries(args.paths, everything=args.all, dry_run=args.dry_run)
+    verb = "would remove" if args.dry_run else "removed"
+    for row in gone.itertuples():
+        print(f"{verb} {row.entry} ({human_size(row.size)}): {row.reason}")
+    print(f"{verb} {len(gone)} folders, {human_size(int(gone['size'].sum()))}")
+    return 0
 
 
 def _extract(args: argparse.Namespace) -> int:
@@ -237,11 +259,17 @@ def build_parser() -> argparse.ArgumentParser:
     _add_extract(sub)
     _add_finetune(sub)
 
-    p = sub.add_parser("store", help="activation store: verify entries")
-    p.add_argument("action", choices=["verify"],
-                   help="verify: check entries' file sizes, counts and recorded checksums")
+    p = sub.add_parser("store", help="activation store: list, verify or clean entries")
+    p.add_argument("action", choices=["list", "verify", "clean"],
+                   help="list: every entry, its model, corpus, size and whether this code still "
+                        "reads it; verify: check entries' file sizes, counts and recorded "
+                        "checksums (every byte); clean: remove entries this code no longer reads, "
+                        "set-aside copies and unfinished builds")
     p.add_argument("paths", nargs="*", metavar="PATH",
                    help="store entries or store roots (default: the cache's store root)")
+    p.add_argument("--all", action="store_true",
+                   help="clean: remove current entries too (they are rebuilt on demand)")
+    p.add_argument("--dry-run", action="store_true", help="clean: only say what would go")
     _add_debug(p, argparse.SUPPRESS)
     p.set_defaults(func=_store)
 
