@@ -859,3 +859,14 @@ def test_links_to_chapters_a_separate_book_lacks_become_text(tmp_path: Path) -> 
                                "[a site](x.html).")
     assert cells[1].source == "print('[Geometry](01_geometry.ipynb)')"  # code is not text
     assert not unlink_absent(path, {"book/00_introduction", "book/05_senses"})
+
+
+def test_the_book_is_built_from_the_checkout_you_stand_in(tmp_path: Path, capsys,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Not the checkout the package happens to be installed from; the log says which."""
+    project = make_project(tmp_path / "other-checkout", {"00_fixture": "slider_chapter.py"})
+    monkeypatch.chdir(project / "notebooks")
+    assert book.project_root() == project.resolve()
+    assert f"building the checkout {project.resolve()}" in capsys.readouterr().out
+    monkeypatch.chdir(tmp_path)  # no checkout here: the installed one
+    assert book.project_root() == Path(book.__file__).resolve().parents[3]

@@ -341,3 +341,20 @@ def test_cli_prints_the_folder_last(tiny_bert, tmp_path, capsys):
     assert main(args) == 0
     again = capsys.readouterr().out.strip().splitlines()
     assert again[0].startswith("cached:") and again[-1] == lines[-1]
+
+
+@pytest.mark.data
+def test_a_changed_cached_checkpoint_is_trained_again(tiny_bert, tmp_path, capsys):
+    """One flipped byte in the cached weights: the checkpoint no longer matches the sha256
+    its run recorded, so it is trained again (with a one-line notice), never evaluated."""
+    first = ft.finetune(tiny_bert, "sst2", SMALL, root=tmp_path, progress=False)
+    weights = first.folder / "model.safetensors"
+    data = bytearray(weights.read_bytes())
+    data[-10] ^= 0x01
+    weights.write_bytes(bytes(data))
+    capsys.readouterr()
+    again = ft.finetune(tiny_bert, "sst2", SMALL, root=tmp_path, progress=False)
+    err = capsys.readouterr().err
+    assert not again.hit and again.folder == first.folder
+    assert "model.safetensors missing or changed since training; training it again" in err
+    assert ft.finetune(tiny_bert, "sst2", SMALL, root=tmp_path, progress=False).hit

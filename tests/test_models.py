@@ -434,3 +434,23 @@ def test_input_embeddings_view_and_conversion():
 def test_pair_separator_follows_the_pair_template(tiny_bert, tiny_gpt2):
     assert models.pair_separator(str(tiny_bert)) == "[SEP]"
     assert models.pair_separator(str(tiny_gpt2)) == ""  # decoders read the pair as running text
+
+
+def test_an_alias_is_fingerprinted_by_its_sources_not_its_converted_files(monkeypatch):
+    """The same model gives the same fingerprint on every machine: an alias's fingerprint comes
+    from the package files it is converted from (their RECORD sha256), so it needs no
+    converted folder at all."""
+    from lmgeometry.io import models
+
+    if not all(_offline._package_path(pf) for pf in ALIASES["smollm2-135m"].files):
+        pytest.skip("the smollm2-135m package is not installed")
+    first = models.resolve_fingerprint("smollm2-135m")
+
+    def no_conversion(alias):
+        raise AssertionError("the fingerprint must not need the converted folder")
+
+    monkeypatch.setattr(_offline, "alias_folder", no_conversion)
+    monkeypatch.setattr(models, "alias_folder", no_conversion)
+    assert models.resolve_fingerprint("smollm2-135m") == first == _offline.alias_fingerprint(
+        "smollm2-135m")
+    assert len(first) == 64
