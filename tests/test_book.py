@@ -870,3 +870,21 @@ def test_the_book_is_built_from_the_checkout_you_stand_in(tmp_path: Path, capsys
     assert f"building the checkout {project.resolve()}" in capsys.readouterr().out
     monkeypatch.chdir(tmp_path)  # no checkout here: the installed one
     assert book.project_root() == Path(book.__file__).resolve().parents[3]
+
+
+def test_a_checkout_is_never_built_with_another_checkouts_code(tmp_path: Path) -> None:
+    from lmgeometry import sources
+    from lmgeometry.errors import BookError
+
+    checkout = tmp_path / "checkout"
+    own = checkout / "src" / "lmgeometry"
+    shutil.copytree(sources.PACKAGE_DIR, own, ignore=shutil.ignore_patterns("__pycache__"))
+    book.check_package(checkout)  # the same code: fine
+    with (own / "cli.py").open("a") as handle:
+        handle.write("# a comment is not code\n")
+    book.check_package(checkout)
+    with (own / "cli.py").open("a") as handle:
+        handle.write("CHANGED = 1\n")
+    with pytest.raises(BookError, match="1 files differ .*cli.py.*make venv"):
+        book.check_package(checkout)
+    book.check_package(tmp_path)  # no src/lmgeometry: nothing to compare

@@ -9,7 +9,9 @@ computes them, digested by :func:`code_digest`.
 
 A module's digest is over its syntax tree with docstrings removed (:func:`file_digest`), so an
 edit of a comment or a docstring changes no digest and re-executes nothing; any other edit,
-a changed string constant included, does. Package data files (``*.json``, ``*.txt``) are
+a changed string constant included, does. ``ast.dump`` differs between Python minor versions,
+so the digests (and the cache keys built on them) are those of one Python version; the
+chapters' manifests record the Python version too. Package data files (``*.json``, ``*.txt``) are
 attributed to the folder they lie in: a module's files include the data files beside it.
 
 This module imports nothing from the package, so every layer may use it.
@@ -53,7 +55,10 @@ NEUTRAL = frozenset({"lmgeometry", "lmgeometry.errors", "lmgeometry.trace",
 
 #: Where a cache key's code stops: what comes from ``io`` (data files, corpora, models) enters
 #: every key by its content (the corpus digest, the training sample's digest, the model's
-#: fingerprint), not by the code that produced it.
+#: fingerprint), not by the code that produced it. Two things stay outside on purpose and are
+#: versioned by hand instead: how a fingerprinted model is run (``io.models.load_model``'s
+#: dtype and options) and the store's file layout (``activations.store.FORMAT_VERSION``);
+#: keying on ``io.models`` would rebuild every cached extraction for an error message.
 CONTENT_ADDRESSED = frozenset({"lmgeometry.io"})
 
 _NAME = "lmgeometry"

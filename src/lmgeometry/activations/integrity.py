@@ -206,7 +206,9 @@ def _check_words(path: Path, n_words: int, name: str = WORDS_FILE, what: str = "
 
 def _check_checksums(path: Path, recorded: dict[str, str], full: bool) -> None:
     if full:
-        changed = [n for n, d in sorted(recorded.items()) if file_sha256(path / n) != d]
+        found = {n: file_sha256(path / n) for n in sorted(recorded)}
+        changed = [n for n, d in found.items() if d != recorded[n]]
+        stamped.remember(path, {n: d for n, d in found.items() if d == recorded[n]})
     else:
         changed = stamped.changed_files(path, recorded)
     if changed:

@@ -1,12 +1,13 @@
 """Looking after the activation store: what it holds, and what can go.
 
 ``lmgeometry store list`` shows every entry with its model, corpus, size and whether the
-current code would still use it; ``lmgeometry store clean`` removes what no build will read
-again: entries keyed on another version of the extraction code or of the store format (their
-key can no longer be asked for), copies the store set aside (``.set-aside-*``, damaged or
-incomplete entries kept for inspection) and unfinished builds of dead processes
-(:func:`lmgeometry.io.paths.remove_stale`). Entries the current code can still read are kept
-unless ``everything`` is asked for.
+running code would still use it; ``lmgeometry store clean`` removes what the running code will
+not read: entries keyed on another version of the extraction code or of the store format
+(this code never asks for their keys; another checkout or version of lmgeometry sharing the
+cache might, and would rebuild them), copies the store set aside (``.set-aside-*`` and the
+``.incomplete-*`` of earlier versions: damaged or incomplete entries kept for inspection) and
+unfinished builds of dead processes (:func:`lmgeometry.io.paths.remove_stale`). Entries the
+running code reads are kept unless ``everything`` is asked for.
 
 No chapter imports this module, so changing it re-executes none.
 """
@@ -30,6 +31,8 @@ __all__ = ["clean_entries", "list_entries", "SET_ASIDE_PREFIX"]
 
 #: Names of entries the store set aside (damaged, or without ``meta.json``).
 SET_ASIDE_PREFIX = ".set-aside-"
+#: The same, as earlier versions named them.
+_OLD_SET_ASIDE_PREFIX = ".incomplete-"
 
 _COLUMNS = ["entry", "model", "corpus", "words", "layers", "size", "created", "current"]
 
@@ -106,7 +109,7 @@ def clean_entries(targets: Sequence[str | Path] = (), *, everything: bool = Fals
         for entry in sorted(folder.iterdir()):
             if not entry.is_dir():
                 continue
-            if entry.name.startswith(SET_ASIDE_PREFIX):
+            if entry.name.startswith((SET_ASIDE_PREFIX, _OLD_SET_ASIDE_PREFIX)):
                 reason = "set aside by the store (damaged or incomplete)"
             elif entry.name.startswith(".") or not (entry / "meta.json").is_file():
                 continue

@@ -219,10 +219,10 @@ def _rho(values: np.ndarray) -> float:
     return float(stats.spearman_rows(np.asarray(values, dtype=np.float64)[None])[0])
 
 
-def _word_matrix(words: pd.DataFrame, column: str) -> np.ndarray:
-    """words x layers 1..L matrix of a per-word column (NaN where a word has no value)."""
+def _word_matrix(words: pd.DataFrame, column: str) -> pd.DataFrame:
+    """words x layers 1..L table of a per-word column (NaN where a word has no value)."""
     wide = words[words["layer"] > 0].pivot_table(index="word", columns="layer", values=column)
-    return wide.sort_index(axis=1).to_numpy(dtype=np.float64)
+    return wide.sort_index(axis=1).astype(np.float64)
 
 
 def _with_interval(value: float, reps: np.ndarray) -> tuple[float, float | None, float | None]:
@@ -255,13 +255,14 @@ def released_evidence(n_boot: int = 1000, seed: int = 0) -> dict[str, tuple[Evid
         w = words[words["model"] == model]
         base = _layer_values(lay, "baseline_cosine", first=0)
         intra = _layer_values(lay, "intrasim_adj")
-        V = _word_matrix(w, "selfsim_adj")
+        wide = _word_matrix(w, "selfsim_adj")  # rows: the words of the pivot, in its order
+        V = wide.to_numpy()
         means, reps = V.mean(axis=0), stats.weighted_bootstrap_means(V, None, n_boot, rng)
-        per_word_mean = pd.Series(np.nanmean(V, axis=1), index=sorted(set(w["word"])))
-        stop = per_word_mean.index.str.lower().isin(list(STOP_WORDS))
+        per_word_mean = pd.Series(np.nanmean(V, axis=1), index=wide.index)
+        stop = per_word_mean.index.astype(str).str.lower().isin(list(STOP_WORDS))
         d = stats.standardised_difference(per_word_mean.to_numpy(), stop, n_boot=n_boot,
                                           rng=rng)
-        M = _word_matrix(w, "mev_adj")
+        M = _word_matrix(w, "mev_adj").to_numpy()
         mev_means = np.nanmean(M, axis=0)
         mev_reps = stats.weighted_bootstrap_means(M, None, n_boot, rng)
         values = {

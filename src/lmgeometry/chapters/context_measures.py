@@ -589,7 +589,8 @@ def _frequency_matched(run: _Run, preset: str, mean_word: np.ndarray, is_stop: n
     interval bootstrapped over pairs.
     """
     contexts = run.ctx[preset][0].words["n_sentences"].to_numpy(dtype=np.float64)
-    a, b = stats.matched_pairs(is_stop, np.log(contexts), FREQUENCY_CALIPER)
+    covariate = np.where(np.isfinite(mean_word), np.log(contexts), np.nan)  # only scored words
+    a, b = stats.matched_pairs(is_stop, covariate, FREQUENCY_CALIPER)
     rows = np.concatenate([a, b])
     pairs = np.concatenate([np.arange(len(a)), np.arange(len(a))])
     d = stats.standardised_difference(mean_word[rows], is_stop[rows], pairs,

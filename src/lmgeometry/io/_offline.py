@@ -220,9 +220,17 @@ def _record_sha256(pf: _PackageFile) -> str | None:
     return None
 
 
+def _tools(alias: _Alias) -> dict[str, str]:
+    """The versions of the tools that convert an alias (transformers and gguf dequantize a GGUF
+    file): part of both its converted folder's name and its fingerprint."""
+    dists = ("transformers", "gguf") if alias.source == "gguf" else ()
+    return {dist: metadata.version(dist) for dist in dists}
+
+
 def _source_key(alias: _Alias) -> str:
-    """Short digest naming a conversion: converter version, package versions, file sizes."""
-    parts: list[Any] = [alias.alias, CONVERTER_VERSION]
+    """Short digest naming a conversion: converter and tool versions, package versions, file
+    sizes."""
+    parts: list[Any] = [alias.alias, CONVERTER_VERSION, _tools(alias)]
     for pf in alias.files:
         path = _package_path(pf)
         version = metadata.version(pf.dist) if path else None
@@ -654,11 +662,10 @@ def alias_fingerprint(alias: str) -> str:
     files = _package_paths(entry)
     if entry.source == "folder":
         return fingerprint_folder(files[0].parent)
-    tools = ("transformers", "gguf") if entry.source == "gguf" else ()
     payload = {
         "alias": entry.alias,
         "converter": CONVERTER_VERSION,
-        "tools": {dist: metadata.version(dist) for dist in tools},
+        "tools": _tools(entry),
         "files": [[pf.path, _record_sha256(pf) or checksums.stamped_sha256([path])[path]]
                   for pf, path in zip(entry.files, files, strict=True)],
     }

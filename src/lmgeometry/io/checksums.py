@@ -19,6 +19,7 @@ import secrets
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from lmgeometry.errors import PathError
 from lmgeometry.io import paths
 
 __all__ = ["changed_files", "remember", "sha256_file", "stamped_sha256"]
@@ -50,7 +51,7 @@ def _record_file() -> Path:
 def _read_records() -> dict[str, str]:
     try:
         stored = json.loads(_record_file().read_text())
-    except (OSError, ValueError):
+    except (OSError, ValueError, PathError):  # no usable cache root: nothing remembered
         return {}
     return stored if isinstance(stored, dict) else {}
 
@@ -62,7 +63,11 @@ def _store(new: Mapping[str, str]) -> None:
         return
     stored = _read_records()
     stored.update(new)
-    target = _record_file()
+    try:
+        target = _record_file()
+    except PathError as exc:  # no usable cache root: the checks still ran
+        logger.info("could not record checksums: %s", exc)
+        return
     tmp = target.with_name(f".{target.name}.{os.getpid()}-{secrets.token_hex(4)}")
     try:
         tmp.write_text(json.dumps(stored, indent=0, sort_keys=True))

@@ -34,6 +34,7 @@ import ast
 import dataclasses
 import hashlib
 import json
+import math
 import os
 import re
 import shutil
@@ -111,6 +112,7 @@ __all__ = [
     "select_chapters",
     "stderr_outputs",
     "toc_chapters",
+    "check_package",
     "toc_docnames",
     "unlink_absent",
     "write_book_config",
@@ -188,6 +190,48 @@ def project_root() -> Path:
         "cannot find the book's sources (_toc.yml and notebooks/); run from the lmgeometry "
         f"checkout (looked in {cwd} and its parents, and in {installed})"
     )
+
+
+def check_package(root: Path, package: Path | None = None) -> Path:
+    """Refuse to build a checkout's chapters with another checkout's package code.
+
+    The chapters of ``root`` run on the ``lmgeometry`` package this process imports; when
+    ``root`` holds its own ``src/lmgeometry`` and that code differs from the package in use
+    (syntax digests, :func:`lmgeometry.sources.file_digest`), the executed notebooks and their
+    manifests would describe code the checkout does not hold.
+
+    Returns
+    -------
+    pathlib.Path
+        ``root``, when its code is the package's (or it holds none).
+
+    Raises
+    ------
+    BookError
+        Naming the differing files and the fix.
+    """
+    from lmgeometry import sources
+
+    package = (package or sources.PACKAGE_DIR).resolve()
+    own = root / "src" / "lmgeometry"
+    if not own.is_dir() or own.resolve() == package:
+        return root
+
+    def files(folder: Path) -> dict[str, str]:
+        return {p.relative_to(folder).as_posix(): sources.file_digest(p)
+                for p in sorted(folder.rglob("*"))
+                if p.suffix in (".py", ".json", ".txt", ".js", ".css") and p.is_file()
+                and "__pycache__" not in p.parts}
+
+    mine, used = files(own), files(package)
+    differ = sorted(n for n in set(mine) | set(used) if mine.get(n) != used.get(n))
+    if differ:
+        raise BookError(f"the lmgeometry package in use ({package}) is not the code of the "
+                        f"checkout being built ({own}): {len(differ)} files differ (e.g. "
+                        f"{', '.join(differ[:3])}). Install this checkout's package (`make "
+                        "venv`, or `pip install -e .` in it), or build from the checkout the "
+                        "package comes from")
+    return root
 
 
 def toc_docnames(toc_path: Path) -> list[str]:
@@ -559,7 +603,8 @@ def _check_number(chapter: str, name: str, default: Any, value: Any) -> None:
     if isinstance(default, int) and (isinstance(value, bool) or not isinstance(value, int)):
         raise BookUsageError(f"{chapter}: {name} is a whole number (default {default!r}), not "
                              f"{value!r}; e.g. -p {name} {default}")
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    if isinstance(value, bool) or not isinstance(value, int | float) \
+            or not math.isfinite(value):
         raise BookUsageError(f"{chapter}: {name} is a number (default {default!r}), not "
                              f"{value!r}; e.g. -p {name} {default}")
     if value < 0 <= default:
@@ -1267,7 +1312,7 @@ def build_book(
     BookError
         For configuration errors, size-cap violations and HTML build failures.
     """
-    root = (root or project_root()).resolve()
+    root = check_package((root or project_root()).resolve())
     book_dir = root if out is None else paths.refuse_checkout(
         out, "the book folder (--out)").resolve()
     separate = book_dir != root
@@ -1292,7 +1337,7 @@ def build_book(
         write_book_config(root, book_dir)
     html_dir, html_s = (book_dir / NOTEBOOK_DIR, None)
     if html:
-        html_dir, html_s = _html_step(book_dir, inputs, force=force)
+        html_dir, html_s = _html_step(book_dir, force=force)
     if profile:
         html_note = ("not built (--no-html)" if not html else
                      "skipped (unchanged)" if html_s is None else f"{html_s:.1f} s")
@@ -1400,10 +1445,10 @@ def _kernel_threads(jobs: int) -> dict[str, str]:
     return {"OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads}
 
 
-def _html_step(book_dir: Path, inputs: BookInputs, *, force: bool) -> tuple[Path, float | None]:
+def _html_step(book_dir: Path, *, force: bool) -> tuple[Path, float | None]:
     """Build the HTML unless its inputs are those of the last build; (folder, seconds or None)."""
     html_dir = book_dir / "_build" / "html"
-    current = html_inputs(book_dir, toc_docnames(book_dir / "_toc.yml"), inputs)
+    current = html_inputs(book_dir, toc_docnames(book_dir / "_toc.yml"))
     if not force and html_is_current(book_dir, html_dir, current):
         print(f"[book] HTML unchanged (same notebooks, _config.yml, _toc.yml, package and "
               f"renderer versions as the last build): skipped: {html_dir / 'index.html'}",

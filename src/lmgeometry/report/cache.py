@@ -88,8 +88,9 @@ MANIFEST_SUFFIX = ".exec.json"
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
 
 #: The package code the HTML build runs (relative to :data:`PACKAGE_DIR`): the pipeline that
-#: writes the Sphinx configuration, and the Sphinx extension with its scripts and styles.
-HTML_CODE = ("report/book.py", "report/_ext")
+#: writes the Sphinx configuration and the build's archive, and the Sphinx extension with its
+#: scripts and styles.
+HTML_CODE = ("report/book.py", "report/publish.py", "report/_ext")
 
 #: Parameters whose value names models (a spec or a list of specs).
 MODEL_PARAMS = ("models",)
@@ -480,7 +481,7 @@ def key_summary(recorded: dict[str, Any]) -> str:
             f"store entr{'y' if n_stores == 1 else 'ies'}; notebook and results as recorded")
 
 
-def html_inputs(book_dir: Path, docnames: Iterable[str], inputs: BookInputs) -> dict[str, Any]:
+def html_inputs(book_dir: Path, docnames: Iterable[str]) -> dict[str, Any]:
     """Everything the HTML build reads: config, toc, executed notebooks, renderer versions.
 
     Parameters
@@ -489,9 +490,6 @@ def html_inputs(book_dir: Path, docnames: Iterable[str], inputs: BookInputs) -> 
         The book folder.
     docnames : iterable of str
         The toc's documents (``book/NN_name``).
-    inputs : BookInputs
-        Unused (kept for the callers' signature); the code the build runs is
-        :data:`HTML_CODE`.
 
     Returns
     -------

@@ -448,9 +448,8 @@ def primary_table(claims: pd.DataFrame, kinds: Mapping[str, str],
                                    list(fair["verdict"])),
                "why not testable": why, "chapter": first.get("chapter", ""),
                "figure": first["figure"]}
-        for model in order:
-            cells = g.loc[g["model"] == model]
-            row[model] = _cell(cells.iloc[0]) if len(cells) else ""
+        for model in order:  # a claim tested with two statistics shows both
+            row[model] = "; ".join(_cell(r) for _, r in g[g["model"] == model].iterrows())
         rows.append(row)
     return pd.DataFrame(rows)
 

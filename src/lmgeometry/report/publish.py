@@ -105,12 +105,12 @@ def publishable_html(book_dir: Path) -> Path:
         Naming the reason and the command that fixes it.
     """
     from lmgeometry.report.book import external_references, toc_docnames
-    from lmgeometry.report.cache import BookInputs, html_inputs, html_is_current
+    from lmgeometry.report.cache import html_inputs, html_is_current
 
     html_dir = book_dir / "_build" / "html"
     if not (html_dir / "index.html").is_file():
         raise BookError(f"no built book in {html_dir} (no index.html): run `make book` first")
-    current = html_inputs(book_dir, toc_docnames(book_dir / "_toc.yml"), BookInputs.current())
+    current = html_inputs(book_dir, toc_docnames(book_dir / "_toc.yml"))
     if not html_is_current(book_dir, html_dir, current):
         raise BookError(f"{html_dir} is not the build of the current chapters (a chapter "
                         "failed, or notebooks, _config.yml, _toc.yml or the package changed "
