@@ -688,3 +688,26 @@ def test_finetune_max_length_beyond_the_window_is_a_usage_error(capsys, tiny_fol
     code, out, err = run(capsys, "finetune", "--model", str(tiny_folder), "--task", "sst2",
                          "--max-length", "100000")
     assert_one_line(code, err, "finetune", 2, "--max-length 100000", "or less")
+
+
+def test_a_pickle_that_would_run_code_is_refused_in_one_line(tmp_path, tiny_folder):
+    """A pytorch_model.bin whose pickle calls a function: torch's weights_only loader refuses
+    it, the command names the folder, and the code never runs."""
+    import pickle
+
+    from lmgeometry.errors import LmgeometryError
+
+    marker = tmp_path / "ran"
+
+    class Payload:
+        def __reduce__(self):
+            return (open, (str(marker), "w"))
+
+    folder = shutil.copytree(tiny_folder, tmp_path / "pickled")
+    (folder / "model.safetensors").unlink()
+    with open(folder / "pytorch_model.bin", "wb") as handle:
+        pickle.dump({"weight": Payload()}, handle)
+    with pytest.raises(LmgeometryError) as info:
+        models.load_model(str(folder))
+    assert "\n" not in str(info.value) and str(folder.name) in str(info.value)
+    assert not marker.exists()

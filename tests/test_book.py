@@ -888,3 +888,18 @@ def test_a_checkout_is_never_built_with_another_checkouts_code(tmp_path: Path) -
     with pytest.raises(BookError, match="1 files differ .*cli.py.*make venv"):
         book.check_package(checkout)
     book.check_package(tmp_path)  # no src/lmgeometry: nothing to compare
+
+
+@pytest.mark.slow
+def test_a_book_of_one_chapter_builds_its_html(tmp_path: Path) -> None:
+    """`--out X --chapters 00`: the root page links to a chapter the separate book lacks; the
+    link becomes text and the strict HTML build succeeds."""
+    project = make_project(tmp_path / "project", {"00_fixture": "slider_chapter.py",
+                                                  "01_other": "slider_chapter.py"})
+    source = project / "notebooks" / "00_fixture.py"
+    source.write_text(source.read_text() + "\n# %% [markdown]\n# See [the other "
+                      "chapter](01_other.ipynb) for more.\n")
+    html = build_book(root=project, out=tmp_path / "out", chapters=["00"])
+    page = (html / "book" / "00_fixture.html").read_text()
+    assert "the other chapter" in page and "01_other" not in page
+    assert not (tmp_path / "out" / "book" / "01_other.ipynb").exists()
