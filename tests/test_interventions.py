@@ -1,0 +1,136 @@
+"""Token runs under interventions (lmgeometry.activations.interventions) and the sink chapter's
+claims (lmgeometry.chapters.sink), on tiny real models with random weights."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from conftest import STORE_TEXTS, save_bert
+from transformers import LlamaConfig, LlamaForCausalLM
+
+from lmgeometry.activations import interventions as iv
+from lmgeometry.chapters import sink
+from lmgeometry.errors import UsageError
+from lmgeometry.io import paths
+
+
+@pytest.fixture(scope="module")
+def tiny_llama(tmp_path_factory, smollm2_tokenizer) -> str:
+    """A 2-block Llama (random weights, seed 0) with SmolLM2's tokenizer (no BOS prepended)."""
+    torch.manual_seed(0)
+    config = LlamaConfig(vocab_size=len(smollm2_tokenizer), hidden_size=32,
+                         intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
+                         num_key_value_heads=2, max_position_embeddings=128,
+                         bos_token_id=smollm2_tokenizer.bos_token_id,
+                         eos_token_id=smollm2_tokenizer.eos_token_id)
+    folder = tmp_path_factory.mktemp("tiny-llama")
+    LlamaForCausalLM(config).eval().save_pretrained(folder)
+    smollm2_tokenizer.save_pretrained(folder)
+    return str(folder)
+
+
+@pytest.fixture()
+def root(tmp_path):
+    return tmp_path / "interventions"
+
+
+def test_intact_run_records_every_token_and_the_loss(tiny_llama, root) -> None:
+    run = iv.run_tokens(tiny_llama, STORE_TEXTS, root=root)
+    tokens = run.tokens
+    assert run.states.shape == (3, len(tokens), 32)
+    assert (tokens.groupby("sentence")["position"].min() == 0).all()
+    assert sorted(tokens["sentence"].unique()) == list(range(len(STORE_TEXTS)))
+    lengths = tokens.groupby("sentence").size().to_numpy()
+    assert (run.targets == lengths - 1).all()  # every text token after the first
+    assert np.isfinite(run.nll).all() and (run.nll > 0).all()
+    assert ((run.attention > 0) & (run.attention <= 1)).all()
+    again = iv.run_tokens(tiny_llama, STORE_TEXTS, root=root)
+    assert again.path == run.path and again.meta["seconds"] == run.meta["seconds"]
+
+
+def test_massive_reset_sets_the_first_position_to_the_mean_of_the_others(tiny_llama, root
+                                                                         ) -> None:
+    run = iv.run_tokens(tiny_llama, STORE_TEXTS, "massive", dims={1: [3, 5]}, root=root)
+    S, tokens = np.asarray(run.states[1]), run.tokens
+    for s, part in tokens.groupby("sentence"):
+        rows = part.index.to_numpy()
+        first, rest = rows[part["position"].to_numpy() == 0], rows[part["position"] > 0]
+        np.testing.assert_allclose(S[first, [3, 5]], S[rest][:, [3, 5]].mean(0), rtol=1e-5,
+                                   atol=1e-6)
+    intact = iv.run_tokens(tiny_llama, STORE_TEXTS, root=root)
+    assert not np.allclose(np.asarray(intact.states[2]), np.asarray(run.states[2]))
+    with pytest.raises(UsageError, match="needs dims"):
+        iv.run_tokens(tiny_llama, STORE_TEXTS, "massive", root=root)
+
+
+def test_no_attention_to_the_first_position_and_the_sink_toggle(tiny_llama, root) -> None:
+    cut = iv.run_tokens(tiny_llama, STORE_TEXTS, "attention", root=root)
+    assert np.allclose(cut.attention, 0.0)
+    intact = iv.run_tokens(tiny_llama, STORE_TEXTS, root=root)
+    # position 0 attends only to itself in a causal model: its states do not change
+    first = intact.tokens["position"].to_numpy() == 0
+    np.testing.assert_allclose(np.asarray(cut.states[2])[first],
+                               np.asarray(intact.states[2])[first], rtol=1e-4, atol=1e-5)
+    toggled = iv.run_tokens(tiny_llama, STORE_TEXTS, "sink", root=root)
+    assert toggled.meta["prepend_bos"] and not intact.meta["prepend_bos"]
+    assert len(toggled.tokens) == len(intact.tokens) + len(STORE_TEXTS)
+    assert (toggled.targets == intact.targets).all()  # the same text tokens are scored
+
+
+def test_a_damaged_run_is_set_aside_and_rebuilt(tiny_llama, root) -> None:
+    run = iv.run_tokens(tiny_llama, STORE_TEXTS[:3], root=root)
+    path = run.path / "states.npy"
+    data = bytearray(path.read_bytes())
+    data[-1] ^= 0xFF
+    path.write_bytes(bytes(data))
+    with pytest.raises(Exception, match="differ"):
+        iv.TokenRun(run.path)
+    rebuilt = iv.run_tokens(tiny_llama, STORE_TEXTS[:3], root=root)
+    assert rebuilt.path == run.path
+    assert list(root.glob(".set-aside-*"))
+
+
+def test_bad_requests_name_the_problem(tiny_llama, root, tmp_path) -> None:
+    with pytest.raises(UsageError, match="unknown intervention 'ablate'"):
+        iv.run_tokens(tiny_llama, STORE_TEXTS, "ablate", root=root)
+    with pytest.raises(UsageError, match="at least one sentence"):
+        iv.run_tokens(tiny_llama, [], root=root)
+    bert = str(save_bert(tmp_path / "bert"))
+    with pytest.raises(UsageError, match="encoder"):
+        iv.run_tokens(bert, STORE_TEXTS, "sink", root=root)
+    encoder = iv.run_tokens(bert, STORE_TEXTS, root=root)
+    assert encoder.kind == "encoder" and np.isnan(encoder.nll).all()
+
+
+def test_the_chapter_measures_every_model_and_judges_only_working_interventions(
+        tiny_llama, tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv(paths.CACHE_ENV, str(tmp_path / "cache"))
+    bert = str(save_bert(tmp_path / "bert"))
+    texts = STORE_TEXTS * 2
+    result = sink.analyse([bert, tiny_llama], texts, n_boot=50)
+    layers = result.tables["layers"]
+    assert set(layers[layers["model"] == bert]["condition"]) == {"intact"}
+    assert {"intact", "attention", "sink"} <= set(layers[layers["model"] == tiny_llama]
+                                                  ["condition"])
+    assert set(result.tables["loss"]["model"]) == {tiny_llama}
+    frame = result.claims
+    assert (frame["model"] == tiny_llama).all() and len(frame)
+    judged = frame[frame["applies"]]
+    for row in judged.itertuples():
+        assert row.ci_low <= row.value <= row.ci_high
+    # an intervention whose loss interval reaches twice the intact loss is not judged
+    loss = result.tables["loss"].copy()
+    loss["usable"] = loss["condition"] != "attention"
+    loss["ratio_lo"], loss["ratio_hi"] = 1.5, np.where(loss["usable"], 1.5, 2.5)
+    redone = sink._applicability(frame, loss, layers)
+    cut = redone[redone["control"] == sink.INTERVENTIONS["attention"]]
+    assert not cut["applies"].any() and cut["applies_reason"].str.contains("broken").all()
+
+
+def test_sample_sentences_is_seeded_and_checked() -> None:
+    pool = [f"sentence {i}" for i in range(50)]
+    a, b = sink.sample_sentences(pool, 10, seed=3), sink.sample_sentences(pool, 10, seed=3)
+    assert a == b and len(set(a)) == 10 and a == sorted(a, key=pool.index)
+    with pytest.raises(ValueError, match="lower n_sentences"):
+        sink.sample_sentences(pool, 51)
