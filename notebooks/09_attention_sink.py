@@ -32,7 +32,6 @@ results_path = "09_attention_sink.results.json"
 # %% tags=["remove-input"]
 from IPython.display import Markdown, display
 
-from lmgeometry.activations.interventions import INTERVENTIONS
 from lmgeometry.chapters import sink
 from lmgeometry.io import corpus
 from lmgeometry.measures.massive import MASSIVE_RATIO
@@ -44,7 +43,7 @@ texts = sink.sample_sentences(corpus.mnli_polysemy(n=600, seed=seed).sentences, 
 result = sink.analyse(models, texts, seed=seed, n_boot=n_boot)
 layers, loss = result.tables["layers"], result.tables["loss"]
 decoders = [m for m in models if result.kinds[m] == "decoder"]
-layers["condition_name"] = layers["condition"].map(INTERVENTIONS)
+layers["condition_name"] = layers["condition"].map(sink.LABELS)
 display(Markdown(sink.findings(result)))
 
 # %% [markdown]
@@ -190,7 +189,7 @@ show(
 
 # %% tags=["remove-input"]
 show_table(
-    loss.assign(condition=loss["condition"].map(INTERVENTIONS))
+    loss.assign(condition=loss["condition"].map(sink.LABELS))
     [["model", "condition", "loss", "ratio", "ratio_lo", "ratio_hi", "usable"]]
     .rename(columns={"loss": "loss (nats per token)", "ratio": "loss / intact",
                      "ratio_lo": "95% low", "ratio_hi": "95% high",

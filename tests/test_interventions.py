@@ -53,7 +53,7 @@ def test_massive_reset_sets_the_first_position_to_the_mean_of_the_others(tiny_ll
                                                                          ) -> None:
     run = iv.run_tokens(tiny_llama, STORE_TEXTS, "massive", dims={1: [3, 5]}, root=root)
     S, tokens = np.asarray(run.states[1]), run.tokens
-    for s, part in tokens.groupby("sentence"):
+    for _, part in tokens.groupby("sentence"):
         rows = part.index.to_numpy()
         first, rest = rows[part["position"].to_numpy() == 0], rows[part["position"] > 0]
         np.testing.assert_allclose(S[first, [3, 5]], S[rest][:, [3, 5]].mean(0), rtol=1e-5,
@@ -124,7 +124,7 @@ def test_the_chapter_measures_every_model_and_judges_only_working_interventions(
     loss["usable"] = loss["condition"] != "attention"
     loss["ratio_lo"], loss["ratio_hi"] = 1.5, np.where(loss["usable"], 1.5, 2.5)
     redone = sink._applicability(frame, loss, layers)
-    cut = redone[redone["control"] == sink.INTERVENTIONS["attention"]]
+    cut = redone[redone["control"] == sink.LABELS["attention"]]
     assert not cut["applies"].any() and cut["applies_reason"].str.contains("broken").all()
 
 

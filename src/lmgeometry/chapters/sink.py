@@ -48,6 +48,7 @@ __all__ = [
     "BROKEN_LOSS_RATIO",
     "CONDITIONS",
     "DRIVEN_RATIO",
+    "LABELS",
     "findings",
     "massive_table",
     "massive_dims",
@@ -59,6 +60,10 @@ __all__ = [
 
 #: The decoders' runs; encoders run intact only (the contrast).
 CONDITIONS = tuple(INTERVENTIONS)
+
+#: Each run's name in figures, tables and the claims' ``control`` column.
+LABELS = {"intact": "intact", "massive": "massive activations reset",
+          "attention": "no attention to position 0", "sink": "sink token toggled"}
 
 #: Anisotropy is *driven* by the sink when removing it leaves at most half of it (the mean
 #: baseline over layers 1 to L - 1 falls by half or more).
@@ -227,7 +232,7 @@ def _decoder_claims(label: str, layers: pd.DataFrame, reps: Mapping[str, dict],
             float(own[at]), rep, SILHOUETTE, "below",
             f"the first tokens no longer form a cluster of their own when no layer's "
             f"silhouette of theirs reaches {SILHOUETTE} (Kaufman & Rousseeuw 1990)",
-            INTERVENTIONS["massive"], "sink-split",
+            LABELS["massive"], "sink-split",
             f"largest at layer {at}; intact: largest {number(np.nanmax(before))}"))
     base_value, base_reps = _mean_inner(reps["intact"]["anisotropy"],
                                         intact["anisotropy"].to_numpy())
@@ -241,7 +246,7 @@ def _decoder_claims(label: str, layers: pd.DataFrame, reps: Mapping[str, dict],
             "sink", label, f"mean anisotropy baseline over {_SPAN}, intervened over intact",
             value / base_value, rep / base_reps, DRIVEN_RATIO, "below",
             f"driven: removing the sink leaves at most {DRIVEN_RATIO:g} of the anisotropy",
-            INTERVENTIONS[condition], "sink-anisotropy",
+            LABELS[condition], "sink-anisotropy",
             f"mean baseline {number(value)} against {number(base_value)} intact"))
         if encoder_aniso is not None:
             out.append(_claim(
@@ -251,7 +256,7 @@ def _decoder_claims(label: str, layers: pd.DataFrame, reps: Mapping[str, dict],
                 "larger of the encoders' (same sentences)", value - encoder_value,
                 rep - encoder_aniso, 0.0, "below",
                 "as isotropic: no more anisotropic than the more anisotropic encoder",
-                INTERVENTIONS[condition], "sink-anisotropy",
+                LABELS[condition], "sink-anisotropy",
                 f"{number(value)} against the encoders' {number(encoder_value)}"))
     return out
 
@@ -261,7 +266,7 @@ def _applicability(frame: pd.DataFrame, loss: pd.DataFrame, layers: pd.DataFrame
     """A causal verdict needs an intervention that leaves the model working, and a cluster to
     remove."""
     frame = frame.copy()
-    usable = {(r.model, INTERVENTIONS[r.condition]): (r.usable, r.ratio_lo, r.ratio_hi)
+    usable = {(r.model, LABELS[r.condition]): (r.usable, r.ratio_lo, r.ratio_hi)
               for r in loss.itertuples()}
     for i, row in frame.iterrows():
         ok, lo, hi = usable.get((row["model"], row["control"]), (True, np.nan, np.nan))
@@ -354,7 +359,7 @@ def summary_sentences(result: SinkResult) -> list[str]:
     loss, claims = result.tables["loss"], result.claims
     for model, part in loss.groupby("model", sort=False):
         costs = "; ".join(
-            f"{INTERVENTIONS[r.condition]}: {number(r.ratio)} times "
+            f"{LABELS[r.condition]}: {number(r.ratio)} times "
             f"[{number(r.ratio_lo)}, {number(r.ratio_hi)}]"
             + (" (broken)" if r.broken else "" if r.usable else " (possibly broken)")
             for r in part.itertuples() if r.condition != "intact")
