@@ -84,7 +84,8 @@ results_path = "00_introduction.results.json"
 # 2023, *Efficient Streaming Language Models with Attention Sinks*; Sun et al. 2024, *Massive
 # Activations in Large Language Models*). The first word of each sentence is then a small set
 # of extreme points that dominates any statistic not normalised per vector (variance, PCA,
-# MEV baselines, CKA, centring). The chapters say where this drives a result.
+# MEV baselines, CKA, centring). The chapters say where this drives a result, and chapter
+# [Why decoders split](09_attention_sink.ipynb) tests the mechanism by intervention.
 #
 # ## Positions: learned or rotary
 #

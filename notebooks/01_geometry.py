@@ -41,7 +41,9 @@
 #   *massive activations* (Sun et al. 2024). The chapter measures the share of first words among
 #   the words outside the largest cluster, and every decoder claim is computed twice: as the
 #   seed measured (`none`) and with each sentence's first word left out (`first word
-#   excluded`); a verdict that differs between the two is driven by the first token.
+#   excluded`); a verdict that differs between the two is driven by the first token. Chapter
+#   [Why decoders split](09_attention_sink.ipynb) goes past this correlation: it removes the
+#   massive activations, the attention to the first position or the sink token, one at a time.
 # * **What decides the position of a word.** Omega-squared (ω², Hays 1963, generalised to
 #   vectors) is the share of a layer's variance that lies between the groups of an attribute,
 #   less what chance would put there: about 0 for an unrelated attribute, 1 when words sharing
