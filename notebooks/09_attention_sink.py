@@ -30,7 +30,7 @@ n_boot = 1000
 results_path = "09_attention_sink.results.json"
 
 # %% tags=["remove-input"]
-from IPython.display import Markdown, display
+from IPython.display import HTML, Markdown, display
 
 from lmgeometry.chapters import sink
 from lmgeometry.io import corpus
@@ -44,7 +44,7 @@ result = sink.analyse(models, texts, seed=seed, n_boot=n_boot)
 layers, loss = result.tables["layers"], result.tables["loss"]
 decoders = [m for m in models if result.kinds[m] == "decoder"]
 layers["condition_name"] = layers["condition"].map(sink.LABELS)
-display(Markdown(sink.findings(result)))
+display(HTML(sink.findings(result)))
 
 # %% [markdown]
 # **How this chapter tests it.** The same sentences (a seeded sample of the MNLI sentences of

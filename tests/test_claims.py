@@ -226,3 +226,30 @@ def test_primary_table_compares_fair_stand_ins_with_what_the_seed_reports():
                               "reported": "holds"}]] * 5
     assert primary_table(frame, kinds)["calibration"].str.endswith(
         "[rule fails the seed]").all()
+
+
+def test_a_new_results_file_makes_the_gathering_chapter_stale(tmp_path, monkeypatch) -> None:
+    """The scorecard gathers every results file: one that appears is an input change."""
+    from lmgeometry import trace
+    from lmgeometry.report import cache, results
+    from lmgeometry.report.claims import collect_claims
+
+    book = tmp_path / "book"
+    row = {c: None for c in CLAIM_COLUMNS}
+    for name in ("01_a", "02_b"):
+        results.save_results(book / f"{name}.results.json", {"claims": [row]})
+    log = tmp_path / "trace.jsonl"
+    monkeypatch.setenv(trace.TRACE_ENV, str(log))
+    found = collect_claims(book, before="90_scorecard.results.json")
+    monkeypatch.delenv(trace.TRACE_ENV)
+    assert sorted(found["chapter"]) == ["01_a", "02_b"]
+    recorded = {"inputs": cache.input_records(trace.read_events(log), book)}
+    assert cache._input_reasons(recorded, book) == []
+    results.save_results(book / "99_later.results.json", {"claims": []})  # runs after it
+    assert cache._input_reasons(recorded, book) == []
+    results.save_results(book / "09_new.results.json", {"claims": [row]})
+    reasons = cache._input_reasons(recorded, book)
+    assert len(reasons) == 1 and "appeared or went" in reasons[0]
+    (book / "09_new.results.json").unlink()
+    (book / "02_b.results.json").unlink()
+    assert any("appeared or went" in r for r in cache._input_reasons(recorded, book))

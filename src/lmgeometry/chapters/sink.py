@@ -22,6 +22,7 @@ correlation.
 
 from __future__ import annotations
 
+import html
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -389,40 +390,42 @@ def _largest_inner(layers: pd.DataFrame, model: str, condition: str, column: str
 
 
 def findings(result: SinkResult) -> str:
-    """The chapter's answer first: a MyST admonition, one line per decoder, from the results."""
+    """The chapter's answer first: an HTML admonition (it renders in the book and in Jupyter),
+    one line per decoder, generated from the results; model names and controls escaped."""
     layers, claims = result.tables["layers"], result.claims
     lines = []
     for model in [m for m, k in result.kinds.items() if k == "decoder"]:
         rows = claims[claims["model"] == model]
         cluster = rows[rows["claim"].str.contains("cluster")]
         before, _ = _largest_inner(layers, model, "intact", "first_silhouette")
-        parts = [f"**{model}**: intact, the first tokens form a cluster of their own "
-                 f"(largest silhouette {number(before)})"]
+        parts = [f"<b>{html.escape(model)}</b>: intact, the first tokens form a cluster of "
+                 f"their own (largest silhouette {number(before)})"]
         if not cluster.empty:
             row = cluster.iloc[0]
             effect = {"holds": "dissolves it", "does not hold": "does not dissolve it",
                       "inconclusive": "leaves it undecided"}[row["verdict"]]
             parts.append(f"resetting the massive activations {effect} ({number(row['value'])} "
                          f"[{number(row['ci_low'])}, {number(row['ci_high'])}])"
-                         + ("" if row["applies"] else f", but {row['applies_reason']}"))
+                         + ("" if row["applies"]
+                            else f", but {html.escape(row['applies_reason'])}"))
         cut, _ = _largest_inner(layers, model, "attention", "first_silhouette")
         parts.append(f"with no attention to the first position it is {number(cut)}")
         aniso = rows[rows["claim"].str.contains("driven")]
         if not aniso.empty:
             low = aniso.loc[aniso["value"].idxmin()]
             parts.append(f"no intervention halves the anisotropy: the largest fall leaves "
-                         f"{number(low['value'])} of it ({low['control']})"
+                         f"{number(low['value'])} of it ({html.escape(low['control'])})"
                          if (aniso["verdict"] == "does not hold").all() else
-                         "the anisotropy falls by half or more under: " + ", ".join(
-                             aniso[aniso["verdict"] == "holds"]["control"]))
+                         "the anisotropy falls by half or more under: " + html.escape(", ".join(
+                             aniso[aniso["verdict"] == "holds"]["control"])))
         lines.append("; ".join(parts) + ".")
-    return ("```{admonition} Findings\n"
-            "**Question.** Do the attention sink's massive activations cause the decoders' "
-            "first-token cluster and their anisotropy?\n\n"
-            "**Answer, from this run.** " + " ".join(lines) + "\n\n"
-            "**Main caveat.** Two small 4-bit decoders with rotary positions stand in for "
-            "GPT-2, on short sentences; an intervention that doubles the loss supports no "
-            "causal verdict (the loss table says which do).\n```")
+    return ('<div class="admonition note"><p class="admonition-title">Findings</p>'
+            "<p><b>Question.</b> Do the attention sink's massive activations cause the "
+            "decoders' first-token cluster and their anisotropy?</p>"
+            "<p><b>Answer, from this run.</b> " + " ".join(lines) + "</p>"
+            "<p><b>Main caveat.</b> Two small 4-bit decoders with rotary positions stand in "
+            "for GPT-2, on short sentences; an intervention that doubles the loss supports no "
+            "causal verdict (the loss table says which do).</p></div>")
 
 
 def massive_table(result: SinkResult) -> pd.DataFrame:

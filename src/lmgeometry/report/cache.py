@@ -51,6 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from lmgeometry import __version__, sources
+from lmgeometry.report import results
 
 __all__ = [
     "BookInputs",
@@ -297,6 +298,8 @@ def input_records(events: Iterable[dict[str, Any]], folder: Path) -> list[dict[s
         except ValueError:
             continue
         seen[name] = {"path": name, "sha256": str(event.get("sha256"))}
+        if "before" in event:  # a listing of results files (report.results.list_results)
+            seen[name]["before"] = event["before"]
     return [seen[k] for k in sorted(seen)]
 
 
@@ -374,6 +377,13 @@ def _output_reasons(recorded: dict[str, Any], notebook: Path, results: Path) -> 
 def _input_reasons(recorded: dict[str, Any], folder: Path) -> list[str]:
     reasons = []
     for item in recorded.get("inputs") or []:
+        if "before" in item:
+            names = [p.name for p in folder.glob(item["path"])
+                     if item["before"] is None or p.name < item["before"]]
+            if results.listing_digest(names) != item.get("sha256"):
+                reasons.append(f"the files {item['path']} changed since the execution (one "
+                               "appeared or went)")
+            continue
         current = file_digest(folder / item["path"])
         if current != item.get("sha256"):
             state = "missing" if current is None else "changed"

@@ -26,7 +26,7 @@ from pathlib import Path
 import pandas as pd
 
 from lmgeometry.measures.stats import VERDICTS, Direction, verdict
-from lmgeometry.report.results import load_results
+from lmgeometry.report.results import list_results, load_results
 
 __all__ = [
     "CALIBRATION_COLUMNS",
@@ -312,8 +312,8 @@ def collect_claims(folder: str | Path, exclude: Sequence[str] = (),
     are each other's inputs and a warm rebuild settles.
     """
     frames = []
-    for path in sorted(Path(folder).glob("*.results.json")):
-        if path.name in exclude or (before is not None and path.name >= before):
+    for path in list_results(folder, before):
+        if path.name in exclude:
             continue
         rows = load_results(path).get("claims") or []
         frame = pd.DataFrame(rows)

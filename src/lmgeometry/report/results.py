@@ -18,10 +18,38 @@ from lmgeometry.io.files import to_jsonable
 from lmgeometry.io.paths import user_path
 
 __all__ = [
+    "list_results",
+    "listing_digest",
     "load_results",
+    "RESULTS_GLOB",
     "save_results",
     "to_jsonable",
 ]
+
+#: The results files of a book folder.
+RESULTS_GLOB = "*.results.json"
+
+
+def listing_digest(names: list[str]) -> str:
+    """sha256 of a sorted list of file names (one per line)."""
+    return hashlib.sha256("\n".join(sorted(names)).encode()).hexdigest()
+
+
+def list_results(folder: str | Path, before: str | None = None) -> list[Path]:
+    """The results files of ``folder`` (sorted by name; with ``before``, only those whose names
+    sort before it), recorded as one input of the chapter that lists them.
+
+    Under ``lmgeometry book`` the listing itself (its names' :func:`listing_digest`) is a
+    recorded input, like each file read with :func:`load_results`: a chapter that gathers every
+    results file (the scorecard) runs again when a chapter's results file appears or goes,
+    not only when one it read changes.
+    """
+    folder = user_path(folder).resolve()
+    paths = [p for p in sorted(folder.glob(RESULTS_GLOB))
+             if before is None or p.name < before]
+    trace.record("input", path=str(folder / RESULTS_GLOB), before=before,
+                 sha256=listing_digest([p.name for p in paths]))
+    return paths
 
 
 def save_results(path: str | Path, results: dict[str, Any]) -> Path:
