@@ -120,9 +120,26 @@ def test_column_lines_and_facet_lines() -> None:
                                                "n / second"]
     assert fig.layout.xaxis.title.text == "depth (layer / last layer)"
     fig = facet_lines(frame, "a", "model", x="depth", shared_y=False, log_y=True, y_title="A")
-    assert len(fig.data) == 2 and [t.showlegend for t in fig.data] == [True, False]
+    assert len(fig.data) == 2 and [t.showlegend for t in fig.data] == [True, True]
     assert fig.layout.xaxis2.title.text == "depth (layer / last layer)"
     assert fig.layout.yaxis.type == "log" and fig.layout.yaxis.title.text == "A"
+
+
+def test_facet_lines_name_each_line_once_with_one_colour_and_no_bands() -> None:
+    from lmgeometry.report.plots import facet_lines
+
+    rows = [("enc", "intact", 0.1), ("dec", "intact", 0.5), ("dec", "reset", 0.4)]
+    frame = pd.DataFrame([{"model": m, "run": r, "layer": i, "v": v + i, "lo": v, "hi": v + 3}
+                          for m, r, v in rows for i in range(3)])
+    fig = facet_lines(frame, "v", "model", color="run", lower="lo", upper="hi")
+    lines = [t for t in fig.data if t.mode == "lines+markers"]
+    bands = [t for t in fig.data if t.fill == "toself"]
+    assert len(lines) == 3 and len(bands) == 3
+    assert not any(t.showlegend for t in bands)
+    assert sorted(t.name for t in lines if t.showlegend) == ["intact", "reset"]
+    colour = {}
+    for t in lines:
+        assert colour.setdefault(t.name, t.line.color) == t.line.color
 
 
 def test_interval_points_draw_error_bars_per_colour():

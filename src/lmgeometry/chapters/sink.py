@@ -57,6 +57,7 @@ __all__ = [
     "SELFSIM_MIN_SENTENCES",
     "SinkResult",
     "summary_sentences",
+    "verdict_grid",
 ]
 
 #: The decoders' runs; encoders run intact only (the contrast).
@@ -355,28 +356,57 @@ def analyse(models: Sequence[str], texts: Sequence[str], *, seed: int = 0,
 
 
 def summary_sentences(result: SinkResult) -> list[str]:
-    """What the run shows, per decoder: the losses, then each claim's verdict in words."""
+    """What the run shows, one paragraph per decoder: what each intervention costs, then each
+    claim's verdicts under the interventions, from the claims table."""
     out = []
-    loss, claims = result.tables["loss"], result.claims
+    loss, claims, layers = result.tables["loss"], result.claims, result.tables["layers"]
     for model, part in loss.groupby("model", sort=False):
         costs = "; ".join(
-            f"{LABELS[r.condition]}: {number(r.ratio)} times "
-            f"[{number(r.ratio_lo)}, {number(r.ratio_hi)}]"
-            + (" (broken)" if r.broken else "" if r.usable else " (possibly broken)")
+            f"{LABELS[r.condition]} {number(r.ratio)} times [{number(r.ratio_lo)}, "
+            f"{number(r.ratio_hi)}]" + ("" if r.usable else " (may be broken)")
             for r in part.itertuples() if r.condition != "intact")
-        out.append(f"{model}: the loss per token under each intervention, against the intact "
-                   f"model's {number(part['loss_intact'].iat[0])} nats: {costs}.")
-        for row in claims[claims["model"] == model].itertuples():
-            what = row.claim.removeprefix("beyond the paper: ")
-            if not row.applies:
-                out.append(f"{model}, {row.control}: \"{what}\" is not tested: "
-                           f"{row.applies_reason}.")
-            else:
-                out.append(f"{model}, {row.control}: \"{what}\" {row.verdict} "
-                           f"({row.statistic}: {number(row.value)} "
-                           f"[{number(row.ci_low)}, {number(row.ci_high)}], threshold "
-                           f"{row.threshold:g}, {row.direction}).")
+        text = [f"**{model}.** The loss per token, against the intact model's "
+                f"{number(part['loss_intact'].iat[0])} nats: {costs}."]
+        reset = layers[(layers["model"] == model) & (layers["condition"] == "massive")
+                       & (layers["silhouette"] >= SILHOUETTE)].iloc[1:-1]
+        if not reset.empty:
+            text.append(f"Where a k-means split survives the reset ({len(reset)} layers), "
+                        f"first tokens make up {number(100 * reset['first_share'].mean(), 0)}% "
+                        "of its smaller clusters on average.")
+        for claim, rows in claims[claims["model"] == model].groupby("claim", sort=False):
+            judged = rows[rows["applies"]]
+            verdicts = "; ".join(
+                f"{r.control}: {number(r.value)} [{number(r.ci_low)}, {number(r.ci_high)}]"
+                for r in judged.itertuples())
+            agreed = judged["verdict"].unique()
+            head = (agreed[0] + (f" under each of the {len(judged)} interventions"
+                                 if len(judged) > 1 else "") if len(agreed) == 1
+                    else "; ".join(f"{r.verdict} under {r.control}"
+                                   for r in judged.itertuples()))
+            skipped = rows[~rows["applies"]]
+            text.append(f"\u201c{claim.removeprefix('beyond the paper: ')}\u201d: "
+                        + (f"{head} ({rows['statistic'].iat[0]}: {verdicts}; threshold "
+                           f"{rows['threshold'].iat[0]:g}, {rows['direction'].iat[0]})"
+                           if len(judged) else "not judged")
+                        + "".join(f"; not judged under {r.control}: {r.applies_reason}"
+                                  for r in skipped.itertuples()) + ".")
+        out.append(" ".join(text))
     return out
+
+
+def verdict_grid(result: SinkResult) -> pd.DataFrame:
+    """Claims x interventions as rows, decoders as columns: ``verdict: value [low, high]``."""
+    claims = result.claims
+    if claims.empty:
+        return pd.DataFrame()
+    cell = claims.apply(
+        lambda r: (f"{r['verdict']}: {number(r['value'])} [{number(r['ci_low'])}, "
+                   f"{number(r['ci_high'])}]") if r["applies"] else "not judged", axis=1)
+    d = claims.assign(cell=cell, claim=claims["claim"].str.removeprefix("beyond the paper: "),
+                      rule=claims["direction"] + " " + claims["threshold"].map("{:g}".format))
+    wide = d.pivot_table(index=["claim", "control", "rule", "figure"], columns="model",
+                         values="cell", aggfunc="first", sort=False)
+    return wide.reset_index().rename(columns={"control": "intervention"})
 
 
 def _largest_inner(layers: pd.DataFrame, model: str, condition: str, column: str
@@ -442,6 +472,7 @@ def massive_table(result: SinkResult) -> pd.DataFrame:
                      "largest / median": float(peak["magnitude_ratio"]),
                      "dimension": int(peak["top_dim"]), "position": int(peak["top_position"]),
                      "token": str(peak["top_token"]),
-                     "layers reset": layer_ranges(dims) if dims else "none",
-                     "dimensions reset": len({d for v in dims.values() for d in v})})
+                     "reset at position 0": (f"layers {layer_ranges(dims)}, "
+                                             f"{len({d for v in dims.values() for d in v})} "
+                                             "dimensions") if dims else "nothing"})
     return pd.DataFrame(rows)

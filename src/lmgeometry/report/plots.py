@@ -407,18 +407,21 @@ def lines_by_layer(
     reference: float | None = None,
     reference_name: str = "",
     x_title: str | None = None,
+    color_order: Sequence[object] | None = None,
 ) -> go.Figure:
     """One line per ``color`` value (and ``dash`` value) across layers, with optional bands.
 
     ``x`` is usually the layer index divided by the number of layers when models of different
     depths share a plot (as seed 001's figures do with absolute layers of equal-depth models).
     ``x_title`` defaults to ``x``, spelled out for :data:`DEPTH_TITLE` ("depth").
+    ``color_order`` fixes which colour each ``color`` value gets (default: the order they
+    appear in), so that panels drawing different subsets agree.
     """
     fig = go.Figure()
     keys = [color] + ([dash] if dash else [])
     dashes = ["solid", "dash", "dot", "dashdot"]
     dash_values = sorted(frame[dash].unique()) if dash else [None]
-    color_values = list(pd.unique(frame[color]))
+    color_values = list(color_order) if color_order is not None else list(pd.unique(frame[color]))
     for key, part in frame.groupby(keys, sort=False):
         key = key if isinstance(key, tuple) else (key,)
         c = PALETTE[color_values.index(key[0]) % len(PALETTE)]
@@ -534,7 +537,8 @@ def facet_lines(
     """:func:`lines_by_layer` in one panel per value of ``facet``, side by side.
 
     ``shared_y=False`` gives each panel its own y range (for quantities whose ranges differ
-    by orders of magnitude between panels); the legend is taken from the first panel.
+    by orders of magnitude between panels). Each line is named once in the legend (the first
+    panel that draws it), its colour the same in every panel; interval bands are not named.
     ``kwargs`` (``x``, ``color``, ``dash``, ...) go to :func:`lines_by_layer`.
     """
     keys = list(pd.unique(frame[facet]))
@@ -542,10 +546,14 @@ def facet_lines(
         rows=1, cols=len(keys), subplot_titles=[label(k) for k in keys], shared_yaxes=shared_y,
         horizontal_spacing=0.06 if shared_y else 0.1,
     )
+    kwargs.setdefault("color_order", list(pd.unique(frame[kwargs.get("color", "model")])))
+    named: set[str] = set()
     for col, key in enumerate(keys, start=1):
         panel = lines_by_layer(frame[frame[facet] == key], y, **kwargs)
         for trace in panel.data:
-            trace.showlegend = col == 1
+            if trace.showlegend is not False:  # bands stay out of the legend
+                trace.showlegend = trace.name not in named
+                named.add(trace.name)
             fig.add_trace(trace, row=1, col=col)
         fig.update_xaxes(title_text=panel.layout.xaxis.title.text, row=1, col=col)
         if log_y:
