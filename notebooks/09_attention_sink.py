@@ -132,7 +132,9 @@ show(
     caption="The first-token cluster under each intervention: the mean silhouette of the "
     "first tokens in the partition {first tokens, the rest} (top 50 principal components), "
     "per layer, with 95% intervals over sentences. 0.5 and above: the first tokens form a "
-    "cluster of their own.",
+    "cluster of their own. Where two runs give the same values their lines coincide and the "
+    "one drawn last hides the other (in a causal model, cutting the attention to position 0 "
+    "cannot change position 0 itself).",
 )
 show(
     plots.facet_lines(split, "silhouette", "model", color="condition_name",

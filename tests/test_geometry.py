@@ -354,7 +354,7 @@ def test_special_measures_known_answers(tmp_path):
     assert reps["[SEP] (last token)"].shape == (50,)
     text = geometry.special_sentences(
         pd.DataFrame([{"model": "m", "layer": 1, "depth": 1.0, **r} for r in rows]))
-    assert text[1].startswith("m, [SEP] (last token): less similar to the rest of its sentence "
+    assert text[1].startswith("m, `[SEP]` (last token): less similar to the rest of its sentence "
                               "than every part of speech (punctuation left out) in 1 of 1 "
                               "layer (1)")
     assert "its norm is 3.00 times the words' mean norm" in text[1]

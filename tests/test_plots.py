@@ -223,3 +223,14 @@ def test_small_multiples_draw_the_same_subset_in_every_panel():
     everything = layer_grid(panels, ["0", "1", "2"], tags, "tag", categorical=True,
                             max_points=None)
     assert sum(len(t.x) for t in everything.data if t.xaxis == "x") == 1000
+
+
+def test_token_names_reach_plotly_escaped() -> None:
+    from lmgeometry.report import plots
+
+    assert plots.plain("<s> (first token)") == "&lt;s&gt; (first token)"
+    frame = pd.DataFrame({"model": ["m"] * 2, "token": ["<bos> (first token)"] * 2,
+                          "layer": [0, 1], "v": [1.0, 2.0]})
+    fig = plots.lines_by_layer(frame, "v", color="model", dash="token")
+    assert fig.data[0].name == "m / &lt;bos&gt; (first token)"
+    assert "<" not in plots.facet_lines(frame, "v", "token").layout.annotations[0].text

@@ -724,7 +724,8 @@ def special_sentences(special: pd.DataFrame) -> list[str]:
     """One sentence per model and special token from ``tables["special"]``: the layers where
     its token intra-sentence similarity is, with its 95% interval, wholly below or wholly
     above the lowest of its reference groups, and its norm relative to the words' (layers 1
-    on; layer 0, the embedding output, apart)."""
+    on; layer 0, the embedding output, apart). A special token is written as code (Markdown),
+    so that ``<s>`` is shown, not read as a tag."""
     out = []
     for (model, token), part in special.groupby(["model", "token"], sort=False):
         part = part.sort_values("layer")
@@ -736,7 +737,9 @@ def special_sentences(special: pd.DataFrame) -> list[str]:
         # a decoder's first word is itself a word: its ratio is over the other words
         words = "other words'" if token.startswith("first word") else "words'"
         ratio = later if len(later) else part
-        text = (f"{model}, {token}: less similar to the rest of its sentence than {groups} in "
+        name, _, role = token.partition(" (")
+        shown = token if token.startswith("first word") else f"`{name}` ({role}"
+        text = (f"{model}, {shown}: less similar to the rest of its sentence than {groups} in "
                 f"{len(below)} of {plural(len(part), 'layer')}"
                 + (f" ({layer_ranges(below)})" if below else "")
                 + (f", more similar than the least similar of them in {layers_phrase(above)}"

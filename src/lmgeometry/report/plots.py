@@ -32,6 +32,7 @@ __all__ = [
     "GRID_POINTS",
     "interval_points",
     "label",
+    "plain",
     "LABELS",
     "layer_at_depth",
     "layer_grid",
@@ -79,11 +80,19 @@ LABELS = {
 }
 
 
+def plain(text: object) -> str:
+    """``text`` for a plotly title, legend or hover: angle brackets as entities, so that a
+    token such as ``<s>`` or ``<bos>`` is shown as written (plotly reads ``<s>`` as a
+    strike-through tag and drops tags it does not know)."""
+    return str(text).replace("<", "&lt;").replace(">", "&gt;")
+
+
 def label(name: object) -> str:
     """The reader-facing name of a measure or column: :data:`LABELS`, else underscores as
-    spaces (``mean_cosine_centered`` -> ``mean cosine centered``)."""
+    spaces (``mean_cosine_centered`` -> ``mean cosine centered``); angle brackets escaped
+    (:func:`plain`)."""
     text = str(name)
-    return LABELS.get(text, text.replace("_", " "))
+    return plain(LABELS.get(text, text.replace("_", " ")))
 
 
 def _r(a: np.ndarray, decimals: int = 3) -> np.ndarray:
@@ -215,7 +224,7 @@ def _add_grid_panel(fig: go.Figure, p: int, row: int, col: int, xy: np.ndarray,
                     y=y[m],
                     mode="markers",
                     marker={"size": 3, "color": colors[c]},
-                    name=str(c),
+                    name=plain(c),
                     legendgroup=str(c),
                     showlegend=p == 0,
                     text=None if hover is None else hover[m],
@@ -377,7 +386,7 @@ def _add_tier_traces(fig: go.Figure, xyz0: np.ndarray, tiers: np.ndarray, n_tier
                     z=_r(xyz[:, 2]),
                     mode="markers",
                     marker=marker,
-                    name=str(c) if c is not None else "points",
+                    name=plain(c) if c is not None else "points",
                     legendgroup=str(c),
                     showlegend=c is not None and t == 0,
                     text=None if hover is None else hover[m],
@@ -427,7 +436,7 @@ def lines_by_layer(
         c = PALETTE[color_values.index(key[0]) % len(PALETTE)]
         d = dashes[dash_values.index(key[1]) % len(dashes)] if dash else "solid"
         part = part.sort_values(x)
-        name = " / ".join([str(key[0]), *(label(k) for k in key[1:])])
+        name = " / ".join([plain(key[0]), *(label(k) for k in key[1:])])
         if lower and upper:
             fig.add_trace(
                 go.Scatter(
@@ -488,7 +497,7 @@ def interval_points(
     fig = go.Figure()
     for i, (key, part) in enumerate(frame.groupby(color, sort=False)):
         fig.add_trace(go.Scatter(
-            x=part[x], y=_r(part[y], 4), mode="markers", name=str(key), offsetgroup=str(key),
+            x=part[x], y=_r(part[y], 4), mode="markers", name=plain(key), offsetgroup=str(key),
             marker={"color": PALETTE[i % len(PALETTE)], "size": 9},
             error_y={"type": "data", "symmetric": False,
                      "array": _r(part[upper] - part[y], 4),
@@ -799,7 +808,7 @@ def _add_choice_traces(fig: go.Figure, coords: dict[str, Sequence[np.ndarray]],
                     y=_r(xy[:, 1]),
                     mode="markers",
                     marker={"size": 6, "color": colors[cat], "opacity": 0.8},
-                    name=cat,
+                    name=plain(cat),
                     text=None if text is None else text[m],
                     hoverinfo="text+name",
                     visible=c == choices[0],
@@ -872,7 +881,7 @@ def models_side_by_side(
                       _continuous_marker(values, color_title, i == 0, 3, every, color_cap))
             fig.add_trace(go.Scatter(
                 x=_r(xy[:, 0]), y=_r(xy[:, 1]), mode="markers", marker=marker,
-                name=str(c) if c is not None else m, legendgroup=str(c),
+                name=plain(c) if c is not None else m, legendgroup=str(c),
                 showlegend=c is not None and c not in in_legend,
                 text=None if text is None else text[mask],
                 hoverinfo="text+name" if c is not None else "text"),
