@@ -22,11 +22,13 @@
 # package and plots them; every number in the text is computed in the same run, and the
 # numbers behind each figure are saved beside the chapter as a JSON file.
 #
-# The report starts from published analyses of GPT-2 and BERT (a visual comparison of their
-# embedding spaces, Ethayarajh's 2019 study of how contextual their representations are, and
-# Biš et al.'s 2021 account of the common drift of embeddings) and repeats their
-# measurements on the models this build could load. This page says what those models are and
-# what differs between them, because nearly every finding later depends on it.
+# The report starts from published analyses of GPT-2 {cite:p}`radford2019` and BERT
+# {cite:p}`devlin2019` (a visual comparison of their embedding spaces by
+# {cite:t}`kehlbeck2021demystifying`, the study of how contextual their representations are
+# by {cite:t}`ethayarajh2019`, and the account of the common drift of embeddings by
+# {cite:t}`bis2021`) and repeats their measurements on the models this build could load. This
+# page says what those models are and what differs between them, because nearly every finding
+# later depends on it.
 
 # %% tags=["parameters"]
 models = ["minilm-l6", "mpnet-base", "smollm2-135m", "gemma3-270m"]
@@ -35,7 +37,7 @@ results_path = "00_introduction.results.json"
 # %% [markdown]
 # ## Encoders and decoders
 #
-# The transformer of Vaswani et al. (2017) had two halves, and most language models keep only
+# The transformer of {cite:t}`vaswani2017` had two halves, and most language models keep only
 # one of them.
 #
 # An **encoder** such as BERT reads the whole sentence at once: in every layer each token
@@ -80,9 +82,8 @@ results_path = "00_introduction.results.json"
 # tokenizer's own template), the first token of every sentence becomes an *attention sink*:
 # later tokens attend to it heavily, and in the middle layers its hidden state takes a norm
 # many times that of the other tokens (chapter [Geometry](01_geometry.ipynb) shows by how
-# much; "massive activations"; Xiao et al.
-# 2023, *Efficient Streaming Language Models with Attention Sinks*; Sun et al. 2024, *Massive
-# Activations in Large Language Models*). The first word of each sentence is then a small set
+# much; see {cite:t}`xiao2024` on attention sinks and {cite:t}`sun2024` on these "massive
+# activations"). The first word of each sentence is then a small set
 # of extreme points that dominates any statistic not normalised per vector (variance, PCA,
 # MEV baselines, CKA, centring). The chapters say where this drives a result, and chapter
 # [Why decoders split](09_attention_sink.ipynb) tests the mechanism by intervention.

@@ -16,40 +16,41 @@
 # **The question.** What is the global shape of a language model's word vectors, layer by
 # layer, and which property of a word decides where it lies?
 #
-# **What seed 000 found.** The seed projected every layer of GPT-2 and BERT, for the words of
-# MultiNLI sentences that contain polysemous words, onto its first principal components, and
-# described what it saw. **GPT-2 forms two very separate clusters**; "for the lower layers, the
-# embedding space stays mostly the same", and it "makes some big changes in the last layer,
-# where the separation decreases". Projecting the clusters one at a time, it found in the
-# larger one a manifold "similar to the Swiss roll" along which the absolute position of the
-# token runs: for GPT-2, position is "the globally most important feature". The seed's text does
-# not say in words which tokens make the smaller cluster; it later refers to GPT-2 emphasising
-# "this initial token" (position 0), whose representations differ from all others. **BERT**
-# showed no such split: small clouds in the lower layers that merge into a few larger clusters
-# and a "wing-like shape" in the last layer, with position encoded only locally.
+# **What seed 000 found.** The seed {cite:p}`kehlbeck2021demystifying` projected every layer of
+# GPT-2 and BERT, for the words of MultiNLI sentences that contain polysemous words, onto its
+# first principal components, and described what it saw. **GPT-2 forms two very separate
+# clusters**; "for the lower layers, the embedding space stays mostly the same", and it "makes
+# some big changes in the last layer, where the separation decreases". Projecting the clusters
+# one at a time, it found in the larger one a manifold "similar to the Swiss roll" along which
+# the absolute position of the token runs: for GPT-2, position is "the globally most important
+# feature". The seed's text does not say in words which tokens make the smaller cluster; it
+# later refers to GPT-2 emphasising "this initial token" (position 0), whose representations
+# differ from all others. **BERT** showed no such split: small clouds in the lower layers that
+# merge into a few larger clusters and a "wing-like shape" in the last layer, with position
+# encoded only locally.
 #
 # **How this chapter tests it.** For every layer of the models of this build (two sentence
 # encoders standing in for BERT, two decoders standing in for GPT-2; see the introduction for
 # their caveats), on the same sample of words in every layer:
 #
 # * **Clusters.** k-means (k = 2 to 4) on the top 50 principal components; a layer *splits*
-#   when the best split's mean silhouette reaches 0.5, Kaufman & Rousseeuw's (1990) bound for a
-#   reasonable cluster structure. The *separation* of a split is the distance between the two
-#   largest clusters' centroids over their mean RMS radius.
+#   when the best split's mean silhouette {cite:p}`rousseeuw1987` reaches 0.5, the bound of
+#   {cite:t}`kaufman1990` for a reasonable cluster structure. The *separation* of a split is
+#   the distance between the two largest clusters' centroids over their mean RMS radius.
 # * **The first word.** A decoder run without a beginning-of-sequence token makes the first
-#   token of every sentence its *attention sink* (Xiao et al. 2023), whose hidden state carries
-#   *massive activations* (Sun et al. 2024). The chapter measures the share of first words among
+#   token of every sentence its *attention sink* {cite:p}`xiao2024`, whose hidden state carries
+#   *massive activations* {cite:p}`sun2024`. The chapter measures the share of first words among
 #   the words outside the largest cluster, and every decoder claim is computed twice: as the
 #   seed measured (`none`) and with each sentence's first word left out (`first word
 #   excluded`); a verdict that differs between the two is driven by the first token. Chapter
 #   [Why decoders split](09_attention_sink.ipynb) goes past this correlation: it removes the
 #   massive activations, the attention to the first position or the sink token, one at a time.
-# * **What decides the position of a word.** Omega-squared (ω², Hays 1963, generalised to
-#   vectors) is the share of a layer's variance that lies between the groups of an attribute,
-#   less what chance would put there: about 0 for an unrelated attribute, 1 when words sharing
-#   the attribute share a vector; being chance-corrected it can fall below 0. The attributes are
-#   position (binned 0, 1, 2-3, 4-7, 8-15, 16-31, 32+), first word or not, part of speech
-#   (UPOS) and word identity (lower-cased).
+# * **What decides the position of a word.** Omega-squared (ω² of {cite:t}`hays1963`,
+#   generalised to vectors) is the share of a layer's variance that lies between the groups of
+#   an attribute, less what chance would put there: about 0 for an unrelated attribute, 1 when
+#   words sharing the attribute share a vector; being chance-corrected it can fall below 0. The
+#   attributes are position (binned 0, 1, 2-3, 4-7, 8-15, 16-31, 32+), first word or not, part
+#   of speech (UPOS) and word identity (lower-cased).
 # * **A position manifold.** A Swiss roll is monotone in no principal component, so a
 #   correlation would miss it. Among the larger cluster's words, projected on their own top 3
 #   principal components, a 10-nearest-neighbour regression predicts each word's position, with

@@ -16,23 +16,23 @@
 # **The question.** Does a word's part of speech decide where its vector lies, and in which
 # layers most clearly?
 #
-# **What seed 000 found.** The seed coloured its projections by the part-of-speech tags spaCy
-# assigns and concluded, by eye, that **BERT's clusters represent POS tags**, "especially in the
-# middle layers of the model", consistent with earlier probing work; in **GPT-2** the tags lie
-# along the position manifold, because position is encoded more strongly than the tag. It
-# measured neither claim.
+# **What seed 000 found.** The seed {cite:p}`kehlbeck2021demystifying` coloured its projections
+# by the part-of-speech tags spaCy assigns and concluded, by eye, that **BERT's clusters
+# represent POS tags**, "especially in the middle layers of the model", consistent with earlier
+# probing work; in **GPT-2** the tags lie along the position manifold, because position is
+# encoded more strongly than the tag. It measured neither claim.
 #
 # **How this chapter tests it.** For every layer of each model, on the same sampled words and
 # the same split of sentences (three quarters train, a quarter held out, no sentence on both
 # sides):
 #
-# * a **linear probe**, a multinomial logistic regression on standardised vectors, predicts the
-#   universal POS tag (UPOS); its held-out accuracy is compared with the *majority baseline*
-#   (every word gets the most frequent training tag) and with the classic *word baseline* of POS
-#   tagging (each word gets its own most frequent training tag, unseen words the majority tag;
-#   about 90% on English newswire, Charniak et al. 1993, lower here because a few thousand
-#   training words leave many test words unseen). A probe that beats the word baseline reads
-#   the tag from more than the word's identity;
+# * a **linear probe** {cite:p}`alain2017`, a multinomial logistic regression on standardised
+#   vectors, predicts the universal POS tag (UPOS); its held-out accuracy is compared with the
+#   *majority baseline* (every word gets the most frequent training tag) and with the classic
+#   *word baseline* of POS tagging (each word gets its own most frequent training tag, unseen
+#   words the majority tag; about 90% on English newswire {cite:p}`charniak1993`, lower here
+#   because a few thousand training words leave many test words unseen). A probe that beats the
+#   word baseline reads the tag from more than the word's identity;
 # * **cluster purity**: k-means with as many clusters as tags on unit-normalised vectors, each
 #   cluster credited with its most frequent tag. Purity depends on the number and sizes of the
 #   clusters, so it is set against *chance*, the purity of the same clusters with the tags

@@ -13,7 +13,7 @@
 # %% [markdown]
 # # Context measures: how contextual are the representations?
 #
-# Ethayarajh (2019, seed 001) asked how much a word's vector depends on its context, with
+# {cite:t}`ethayarajh2019` (seed 001) asked how much a word's vector depends on its context, with
 # three measures computed per layer on the words of STS sentences:
 #
 # * **self-similarity** of a word $w$ with occurrences $x_1, \dots, x_n$ (in $n$ different
@@ -37,7 +37,8 @@
 # behaves differently in ELMo (rises with depth), BERT (falls, but stays above the baseline)
 # and GPT-2 (close to the baseline), that on average less than 5% of a word's variance is
 # explained by a static vector, and that the first principal components of a word's vectors
-# in BERT's and ELMo's lower layers make static embeddings that beat GloVe and FastText.
+# in BERT's and ELMo's lower layers make static embeddings that beat GloVe
+# {cite:p}`pennington2014` and FastText.
 #
 # **Two sets of estimators.** The authors' code (kawine/contextual) differs from the paper in
 # ways that change the numbers: self-similarity over at most 1,000 random ordered pairs with
@@ -51,9 +52,9 @@
 # baseline, IntraSim adjusted by length-matched random pseudo-sentences). Every claim that
 # depends on the estimators is tested under both.
 #
-# Seed 000 added token-level versions: each token's mean cosine to the other tokens of its
-# sentence, by position and by part of speech, its mean cosine to the other occurrences of its
-# word, and its 10 nearest neighbours.
+# Seed 000 {cite:p}`kehlbeck2021demystifying` added token-level versions: each token's mean
+# cosine to the other tokens of its sentence, by position and by part of speech, its mean
+# cosine to the other occurrences of its word, and its 10 nearest neighbours.
 #
 # **How a claim is decided.** Each claim below is a statistic with a 95% bootstrap interval, a
 # threshold and a side (`lmgeometry.chapters.context_measures.CLAIMS` lists them with their
@@ -61,13 +62,13 @@
 # not hold* when it lies wholly on the other side, and is *inconclusive* otherwise. Thresholds
 # are effect sizes, not zero: a trend over depth is a Spearman correlation of at least 0.5 in
 # size (0.3 for the paper's "generally" more anisotropic), a group difference a standardised
-# difference (Cohen's d), "anisotropic" a mean cosine of at least 0.1, "close to the baseline"
-# an adjusted IntraSim under 0.1. **Every rule is first run on the paper's own evidence**,
-# the per-word and per-layer numbers its authors released for BERT, ELMo and GPT-2 (the
-# `calibration` of each claim row): a rule that gives one of the paper's models a verdict
-# other than the one the paper reports is no valid test, and the book's tests fail on one.
-# The MEV claim cannot be reproduced that way: the released per-word values lie below the
-# least share a centred PCA of a word's occurrences can give its first component, so they
+# difference (Cohen's d; {cite:alp}`cohen1988`), "anisotropic" a mean cosine of at least 0.1,
+# "close to the baseline" an adjusted IntraSim under 0.1. **Every rule is first run on the
+# paper's own evidence**, the per-word and per-layer numbers its authors released for BERT,
+# ELMo and GPT-2 (the `calibration` of each claim row): a rule that gives one of the paper's
+# models a verdict other than the one the paper reports is no valid test, and the book's tests
+# fail on one. The MEV claim cannot be reproduced that way: the released per-word values lie
+# below the least share a centred PCA of a word's occurrences can give its first component, so they
 # cannot come from the estimator the paper describes; its rows are reported, not counted. The
 # bootstraps resample words, sentences, or sentences as clusters of tokens, and the same
 # resamples serve every layer, so a statistic over layers (the smallest baseline, a trend)
@@ -79,7 +80,7 @@
 # none, and neither does SmolLM2 here; Gemma's tokenizer prepends `<bos>` itself, which belongs
 # to no word), the first token of every sentence becomes an *attention sink*: later tokens
 # attend to it heavily and, in the middle layers, its hidden state takes a norm orders of
-# magnitude above the others (Xiao et al. 2023, Sun et al. 2024; chapter
+# magnitude above the others ({cite:alp}`xiao2024,sun2024`; chapter
 # [Geometry](01_geometry.ipynb) shows the norms). Every decoder number is therefore
 # computed twice: under the seed's protocol (control `none`) and with each sentence's first
 # word left out (`first word excluded`); a verdict that differs between the two is driven by
@@ -153,7 +154,8 @@ with pd.option_context("display.max_colwidth", 120):
 #   and `gemma3-270m` a base decoder, both run from 4-bit GGUF weights dequantised to fp32 and
 #   both with rotary positions (see the introduction). The last layer of a decoder is taken
 #   after the model's final normalisation.
-# * **Data.** A random sample of `n_sentences` STS 2012-2016 sentences, not all of the about
+# * **Data.** A random sample of `n_sentences` STS 2012-2016 sentences
+#   {cite:p}`agirre2012,agirre2013,agirre2014,agirre2015,agirre2016`, not all of the about
 #   39,000 the paper used, so fewer words reach 5 contexts and most have 5 to 20 occurrences.
 #   MEV depends on the number of occurrences (`k` centred rows have an MEV of at least
 #   `1 / (k - 1)`); the `corrected` estimators' size-matched baseline removes that effect, the

@@ -13,19 +13,19 @@
 # %% [markdown]
 # # Drift and centering: is the cone a common shift?
 #
-# Seed 004 (Biš, Podkorytov and Liu 2021, *Too Much in Common*) looked at the **input
+# Seed 004 ({cite:alp}`bis2021`, *Too Much in Common*) looked at the **input
 # embedding matrix W** (one row per vocabulary token) of BERT, RoBERTa and GPT-2. Projected on
-# its first two singular vectors W looks like a narrow cone, which earlier work (Gao et al.
-# 2019, "representation degeneration") read as the embeddings filling only a thin slice of the
-# space. Seed 004 argued instead that the rows are **shifted along one common direction**:
-# with weight tying, every training step pushes all non-target embeddings the same way (the
-# "common enemies effect": the output softmax pushes every token that is *not* the target
-# away from the context), rare tokens most. Subtracting the mean row ("centring") then gives
-# a nearly isotropic matrix: their isotropy score I(W) (defined below; 1 when no direction is
-# preferred, near 0 when one dominates) rose from 0.07-0.59 to 0.64-0.98 (Table 1), cosines
-# between the never-trained `[unused]` tokens and other tokens rose as frequency fell
-# (Fig. 3), and centring, "scaled centring" or removing the top principal components improved
-# word similarity, most with the inner product (Tables 2-3).
+# its first two singular vectors W looks like a narrow cone, which earlier work
+# ({cite:alp}`gao2019degeneration`, "representation degeneration") read as the embeddings
+# filling only a thin slice of the space. Seed 004 argued instead that the rows are **shifted
+# along one common direction**: with weight tying, every training step pushes all non-target
+# embeddings the same way (the "common enemies effect": the output softmax pushes every token
+# that is *not* the target away from the context), rare tokens most. Subtracting the mean row
+# ("centring") then gives a nearly isotropic matrix: their isotropy score I(W) (defined below;
+# 1 when no direction is preferred, near 0 when one dominates) rose from 0.07-0.59 to 0.64-0.98
+# (Table 1), cosines between the never-trained `[unused]` tokens and other tokens rose as
+# frequency fell (Fig. 3), and centring, "scaled centring" or removing the top principal
+# components improved word similarity, most with the inner product (Tables 2-3).
 #
 # This chapter tests these claims on the models of this build, each as a statistic with a 95%
 # interval, and asks one question the paper did not: does the drift explanation carry over
@@ -34,7 +34,7 @@
 # **Measures** (in `lmgeometry.measures.isotropy` and `lmgeometry.chapters.drift`, formulas and
 # sources in the docstrings). W has n rows (tokens) of width d; mu is its mean row.
 #
-# * **I(W)**, the partition-function isotropy of Mu & Viswanath (2018) that seed 004 uses:
+# * **I(W)**, the partition-function isotropy of {cite:t}`mu2018` that seed 004 uses:
 #   for a unit direction c, Z(c) = sum_w exp(c . w) is the partition function, and
 #   I(W) = min_c Z(c) / max_c Z(c) over the eigenvectors c of W^T W. It is 1 when every
 #   direction gives the same Z and near 0 when one direction dominates; it is computed in log
@@ -45,7 +45,7 @@
 # * **W_r**, the "post-processed" W: W_c with its top D = ceil(d/100) principal components
 #   projected out, as in the paper's eq. 11 and, for comparison, as in Mu & Viswanath's
 #   "all-but-the-top" original (the raw rows are projected).
-# * **IsoScore** (Rudman et al. 2022): from the variances of the cloud along its principal
+# * **IsoScore** {cite:p}`rudman2022`: from the variances of the cloud along its principal
 #   axes; 1 when the variance is the same in every direction, 0 when it lies in one, and
 #   (k - 1)/(d - 1) when it is spread evenly over k of the d directions. It ignores any common
 #   offset, so it is the same before and after centring.
@@ -104,13 +104,13 @@ show_table(scorecard(result.claims, models),
 #   prediction; SmolLM2-135M (instruction-tuned) and Gemma-3-270m are decoders with 4-bit
 #   weights, dequantized (quantisation adds noise to every row of W). All four tie their input
 #   and output embeddings, the setting of the common-enemies argument.
-# * **Token frequencies** are counted in Brown, MultiNLI (dev-matched) and STS 2012-2016
-#   (about 2.5M tokens) with each model's tokenizer; the paper used CNN/DailyMail. For
-#   vocabularies without `[unused]` tokens the reference set of the rare-token cosines is
-#   every token this corpus never produces. Where `[unused]` tokens exist, the paper's own
-#   protocol is run too, with the reference tokens and the special tokens left out of the bins
-#   they are compared with (the paper's bins include them) and a bin that keeps fewer than
-#   half of its ids dropped.
+# * **Token frequencies** are counted in Brown {cite:p}`francis1979`, MultiNLI (dev-matched)
+#   {cite:p}`williams2018` and STS 2012-2016 (about 2.5M tokens) with each model's tokenizer;
+#   the paper used CNN/DailyMail. For vocabularies without `[unused]` tokens the reference set
+#   of the rare-token cosines is every token this corpus never produces. Where `[unused]`
+#   tokens exist, the paper's own protocol is run too, with the reference tokens and the
+#   special tokens left out of the bins they are compared with (the paper's bins include them)
+#   and a bin that keeps fewer than half of its ids dropped.
 # * **Intervals**, absent from the paper: a Poisson bootstrap over the rows (tokens) of W for
 #   the mean cosine, I(W), I(W_c) and the rare-token trend (the eigen-directions of eq. 8 held
 #   at their full-sample values); a bootstrap over the seen tokens for the norm-frequency
@@ -131,7 +131,7 @@ show_table(scorecard(result.claims, models),
 # reports 0.99 for RoBERTa-large): near 1 means the leading singular direction is the shift.
 # `norm_count_spearman` is the rank correlation between a token's row norm and its count in
 # the frequency corpus: negative when frequent tokens have shorter vectors, as seed 004 cites
-# for BERT (Schakel & Wilson 2015; Podkorytov et al. 2020).
+# for BERT ({cite:alp}`schakel2015,podkorytov2020`).
 
 # %% tags=["remove-input"]
 table1_columns = ["model", "n_rows", "width", "isotropy_raw", "isotropy_centered",
@@ -371,8 +371,8 @@ show_table(ws[(ws["variant"] == "original") & (ws["score"] == "cosine")][
 #
 # **A decoder's first word.** Without a beginning-of-sequence token (SmolLM2 here, like the
 # seeds' GPT-2 runs), the first token of every sentence becomes an *attention sink*: later
-# tokens attend to it heavily (Xiao et al. 2023), and its hidden state carries *massive
-# activations*, a few coordinates far larger than anywhere else (Sun et al. 2024). Gemma's
+# tokens attend to it heavily {cite:p}`xiao2024`, and its hidden state carries *massive
+# activations*, a few coordinates far larger than anywhere else {cite:p}`sun2024`. Gemma's
 # tokenizer prepends `<bos>`, which takes that role, so its first word is an ordinary word. If
 # a few per cent of the rows are a hundred times longer than the rest, the layer's mean is
 # essentially their vector, and subtracting it gives every other word nearly the same large

@@ -16,20 +16,20 @@
 # **The question.** Do the vectors of one word fall into groups that match its senses, and is
 # it a word's senses or the variety of its contexts that makes its vectors differ?
 #
-# **What the seeds found.** Seed 000 projected the occurrences of polysemous words of MultiNLI
-# sentences with PCA and UMAP and concluded, by eye, that from the principal components it
-# "can come to no direct conclusion of whether or not senses are encoded", that individual
-# tokens "show clustering in UMAP" for both GPT-2 and BERT, and that the model "must be able to
-# distinguish between senses in the high-dimensional space". Seed 001 (Ethayarajh 2019) found
-# stopwords, which are not polysemous, among the least self-similar words and concluded that
-# "the variety of contexts a word appears in, rather than its inherent polysemy" drives the
-# variation of its vectors, so the models do not assign each word "one of a finite number of
-# word-sense representations".
+# **What the seeds found.** Seed 000 {cite:p}`kehlbeck2021demystifying` projected the
+# occurrences of polysemous words of MultiNLI sentences with PCA and UMAP and concluded, by
+# eye, that from the principal components it "can come to no direct conclusion of whether or
+# not senses are encoded", that individual tokens "show clustering in UMAP" for both GPT-2 and
+# BERT, and that the model "must be able to distinguish between senses in the high-dimensional
+# space". Seed 001 {cite:p}`ethayarajh2019` found stopwords, which are not polysemous, among
+# the least self-similar words and concluded that "the variety of contexts a word appears in,
+# rather than its inherent polysemy" drives the variation of its vectors, so the models do not
+# assign each word "one of a finite number of word-sense representations".
 #
 # **How this chapter tests it**, with sense-annotated text:
 #
-# * **SemCor** (Miller et al. 1993; WordNet 3.0 sense keys): 30 polysemous target nouns and
-#   verbs, each with at least two senses that occur 10 or more times
+# * **SemCor** ({cite:alp}`miller1993`; WordNet 3.0 sense keys, {cite:alp}`miller1995`): 30
+#   polysemous target nouns and verbs, each with at least two senses that occur 10 or more times
 #   (`lmgeometry.io.corpus.semcor_targets`). Per word and layer, **leave-one-out 1-nearest-
 #   neighbour sense accuracy** (is a word's most similar other occurrence, by cosine, of the
 #   same sense?) against the **most-frequent-sense (MFS) baseline** under the same
@@ -39,17 +39,20 @@
 #   **natural samples**: per word, 5 random subsamples whose senses keep their frequencies in
 #   the whole of SemCor (the largest such sample the labelled occurrences allow). A 1-NN rule
 #   that ignores the senses scores the sum of the squared sense shares, below MFS, so beating
-#   MFS takes sense information. The effect size is **Cohen's h** of the two accuracies
-#   (h = 2 asin(sqrt(p1)) - 2 asin(sqrt(p2)); 0.2 is Cohen's small effect, about 10 points
-#   above a 50% baseline).
-# * The **silhouette** of each word's sense partition (cosine): near 1 if every sense were one
-#   point (seed 001's "finite number of word-sense representations"), near 0 if senses overlap.
+#   MFS takes sense information. The effect size is **Cohen's h** {cite:p}`cohen1988` of the
+#   two accuracies (h = 2 asin(sqrt(p1)) - 2 asin(sqrt(p2)); 0.2 is Cohen's small effect, about
+#   10 points above a 50% baseline).
+# * The **silhouette** {cite:p}`rousseeuw1987` of each word's sense partition (cosine): near 1
+#   if every sense were one point (seed 001's "finite number of word-sense representations"),
+#   near 0 if senses overlap.
 # * The same 1-NN accuracy **inside 2-D views**: the PCA of all words of the layer (the seed's
-#   projection), a PCA of one word's occurrences and a UMAP of one word's occurrences.
-# * **WiC** (Pilehvar & Camacho-Collados 2019): pairs of sentences sharing a target word,
+#   projection), a PCA of one word's occurrences and a UMAP {cite:p}`mcinnes2018` of one word's
+#   occurrences.
+# * **WiC** {cite:p}`pilehvar2019`: pairs of sentences sharing a target word,
 #   labelled same sense or not. The cosine of the two occurrences is thresholded; the
 #   threshold is fitted on 400 training pairs, the layer is chosen on the 638 dev pairs, and
-#   the test accuracy (400 pairs, chance 50%) is the claim's statistic, with a Wilson interval.
+#   the test accuracy (400 pairs, chance 50%) is the claim's statistic, with a Wilson interval
+#   {cite:p}`wilson1927`.
 # * **Polysemy or context?** Per layer, a regression of a word's self-similarity (the
 #   `corrected` estimators of chapter "Context measures") on log(WordNet senses) and
 #   log(distinct contexts), over the STS words in at least 5 sentences; both coefficients are
@@ -157,8 +160,7 @@ show_table(claims.scorecard(result.claims, models),
 #   fit that counts them as one sense. Words are lower-cased, as in chapter "Context
 #   measures".
 # * **WiC** is not in the seeds; it tests seed 000's statement that senses can be told apart
-#   in the high-dimensional space, with the threshold baseline of Pilehvar &
-#   Camacho-Collados (2019).
+#   in the high-dimensional space, with the threshold baseline of {cite:t}`pilehvar2019`.
 # ```
 #
 # ## The seed's views

@@ -13,11 +13,12 @@
 # %% [markdown]
 # # Rogue dimensions and layer similarity
 #
-# Seed 003 ("GPTology") fine-tuned GPT-2 and BERT on SST-2 and QNLI and looked inside. It
-# reported that layer-by-layer **CKA** (centred kernel alignment, Kornblith et al. 2019) of
+# Seed 003 ("GPTology", {cite:alp}`gptology`) fine-tuned GPT-2 and BERT on SST-2
+# {cite:p}`socher2013` and QNLI {cite:p}`rajpurkar2016,wang2019glue` and looked inside. It
+# reported that layer-by-layer **CKA** (centred kernel alignment, {cite:alp}`kornblith2019`) of
 # the pretrained GPT-2 has a block structure (early, middle and last blocks), which
 # fine-tuning turns into a "bow tie"; that the last blocks of GPT-2 are dominated by a few
-# **rogue dimensions** (Timkey & van Schijndel 2021), coordinates whose variance dwarfs the
+# **rogue dimensions** {cite:p}`timkey2021`, coordinates whose variance dwarfs the
 # rest; and that after fine-tuning a **threshold on the single highest-variance dimension**
 # classifies SST-2 with 91.3% accuracy against 92.8% for the whole model (QNLI: 86.6% against
 # 88.2%), while for BERT the same threshold gets 76.0% against 92.2% (QNLI: 81.9% against
@@ -179,7 +180,7 @@ for (task, spec), part in cka.groupby(["task", "model"], sort=False):
 # Seed 003's Figures 3-4 plot, for each block, the value of every dimension: rogue dimensions
 # stand out as spikes. Here each point is a dimension's standard deviation over the training
 # sentence vectors of the last layer, for each task. Two notions of "rogue" are in use: seed
-# 003 takes the dimension of highest *variance*; Timkey & van Schijndel (2021) rank dimensions
+# 003 takes the dimension of highest *variance*; {cite:t}`timkey2021` rank dimensions
 # by their *contribution to the mean cosine*, which a dimension with a large shared mean and
 # little variance can dominate. The layer table reports both.
 
@@ -282,7 +283,7 @@ print("every head converged:", bool(t["layers"]["head_converged"].all()))
 # on a seeded subset of the words of the MNLI sentences of chapter "Geometry", at every
 # position of the sentence. Linear CKA sums inner products over pairs of rows, so a few rows
 # with very large norms dominate it: a decoder run without a BOS token puts a huge hidden
-# state on its first position (Xiao et al. 2023; Sun et al. 2024), Gemma puts it on its
+# state on its first position ({cite:alp}`xiao2024,sun2024`), Gemma puts it on its
 # `<bos>` token instead. For each decoder layer the figure gives the CKA of the best-matching
 # encoder layer on all sampled words, without the first words, and without the first words
 # *and* the decoder's highest-variance dimension.

@@ -13,11 +13,12 @@
 # %% [markdown]
 # # Fine-tuning and rogue dimensions
 #
-# Seed 003 ("GPTology") fine-tuned GPT-2 and BERT on SST-2 (sentiment) and QNLI (does a
-# sentence answer a question?) and looked at what fine-tuning did to the layers. It reported
-# that layer-by-layer **CKA** (centred kernel alignment, Kornblith et al. 2019) of the
+# Seed 003 ("GPTology", {cite:alp}`gptology`) fine-tuned GPT-2 and BERT on SST-2 (sentiment,
+# {cite:alp}`socher2013`) and QNLI (does a sentence answer a question?
+# {cite:alp}`rajpurkar2016,wang2019glue`) and looked at what fine-tuning did to the layers. It
+# reported that layer-by-layer **CKA** (centred kernel alignment, {cite:alp}`kornblith2019`) of the
 # fine-tuned GPT-2 forms a "bow tie": the first blocks stay as they were, the last half is
-# specialised and becomes one block; that **rogue dimensions** (Timkey & van Schijndel 2021),
+# specialised and becomes one block; that **rogue dimensions** {cite:p}`timkey2021`,
 # the few coordinates whose variance dwarfs the rest, emerge in the later blocks, are
 # exacerbated by fine-tuning and are the same dimensions for both tasks (8 of the top 10);
 # that a **threshold on the single highest-variance dimension** classifies SST-2 with 91.3%
@@ -43,7 +44,7 @@
 # * linear CKA of two representations $X, Y$ of the same $n$ examples, column-centred:
 #   $\mathrm{CKA} = \lVert Y^\top X\rVert_F^2 / (\lVert X^\top X\rVert_F \lVert Y^\top
 #   Y\rVert_F)$, and **debiased** CKA, the same ratio with each HSIC replaced by its unbiased
-#   estimator (Song et al. 2012; Nguyen et al. 2021), because plain CKA is biased upwards when
+#   estimator ({cite:alp}`song2012,nguyen2021`), because plain CKA is biased upwards when
 #   $n$ is small against the width (two independent clouds of $n$ points in $d$ dimensions
 #   score about $d/(n+d)$, not 0);
 # * the variance share of the top $k$ dimensions, $\sum_{j\in\mathrm{top}_k}
@@ -257,7 +258,7 @@ show_table(last[["model", "task", "state", "rogue_dim", "variance_share_top1",
 # variance share of the top 1, 3 and 10 dimensions, and the share of the mean cosine (the
 # anisotropy of chapter "Context measures") that the 1, 3 and 10 most contributing dimensions
 # explain; the dimension of highest variance and the one contributing most to the cosine need
-# not be the same (Timkey & van Schijndel 2021).
+# not be the same {cite:p}`timkey2021`.
 #
 # **The same dimensions for both tasks?** The seed found 8 of GPT-2's top 10 rogue dimensions
 # shared by its SST-2 and QNLI fine-tunes. The claim: more than half of the top 10 shared. The
@@ -346,9 +347,10 @@ for mode, title in (("zero", "Zero ablation (seed 003): raw coordinates of k dim
 # %% [markdown]
 # ## The last layer before and after fine-tuning (t-SNE)
 #
-# Seed 003's Figure 2: t-SNE maps of the last layer, one point per held-out example (a seeded
-# sample of `tsne_points`), coloured by label, before (left) and after (right) fine-tuning.
-# Whether the colours separate is what a map shows; distances between groups mean little.
+# Seed 003's Figure 2: t-SNE maps {cite:p}`vandermaaten2008` of the last layer, one point per
+# held-out example (a seeded sample of `tsne_points`), coloured by label, before (left) and
+# after (right) fine-tuning. Whether the colours separate is what a map shows; distances
+# between groups mean little.
 
 # %% tags=["remove-input"]
 tsne = t["tsne"]

@@ -16,13 +16,14 @@
 # **The question.** Do language models lay out the same words in the same way? If not, how do
 # their spaces differ, layer by layer, and which differences follow from the architecture?
 #
-# **What seed 000 found.** The seed closes with the first layer of "some selected
-# state-of-the-art language models", projected with PCA, and concludes: "the embedding spaces
-# are vastly different! If embeddings of these models are interchangeably used, without caring
-# for what is actually represented in the embedding space, unwanted artifacts might arise." It
-# advises to "consider which similarity measure is suitable for the model, or choose a model
-# that is suitable for classical measures such as cosine similarity", having cited Ethayarajh
-# (2019) for "BERT and GPT-2 are extremely anisotropic". Seed 002 contrasts the two families
+# **What seed 000 found.** The seed {cite:p}`kehlbeck2021demystifying` closes with the first
+# layer of "some selected state-of-the-art language models", projected with PCA, and concludes:
+# "the embedding spaces are vastly different! If embeddings of these models are interchangeably
+# used, without caring for what is actually represented in the embedding space, unwanted
+# artifacts might arise." It advises to "consider which similarity measure is suitable for the
+# model, or choose a model that is suitable for classical measures such as cosine similarity",
+# having cited {cite:t}`ethayarajh2019` for "BERT and GPT-2 are extremely anisotropic". Seed 002
+# {cite:p}`thiongo2024bert` contrasts the two families
 # the book compares: BERT, a bidirectional encoder trained to fill in masked words, and GPT, a
 # unidirectional decoder trained to predict the next word.
 #
@@ -36,27 +37,28 @@
 #   input and output embeddings, vocabulary, training objective, and the caveats of the
 #   substitute models;
 # * **a fingerprint per layer**, on a shared depth axis (layer / last layer): the anisotropy
-#   baseline (the mean cosine of words from different sentences, Ethayarajh 2019), the variance
+#   baseline (the mean cosine of words from different sentences, {cite:alp}`ethayarajh2019`),
+#   the variance
 #   share of the top dimension (seed 003's rogue dimension), the first word's median norm over
 #   the other words' (a decoder's attention sink), the best k-means split (silhouette, chapter
 #   1's rule: a layer splits at 0.5), and the anisotropy-adjusted SelfSim and IntraSim (chapter
 #   3's measures, preset `corrected`); and I(W), the partition-function isotropy of the input
-#   embedding matrix (Biš et al. 2021, chapter 4).
+#   embedding matrix ({cite:alp}`bis2021`, chapter 4).
 #
 # Two of the seed's claims become verdicts. **"Vastly different"**: for each model, the largest
-# linear CKA (Kornblith et al. 2019) between its layer 0 (and its first block) and any other
+# linear CKA {cite:p}`kornblith2019` between its layer 0 (and its first block) and any other
 # model's, on the same words; the claim holds when even the closest model shares less than half
 # of the words' centred similarity structure (CKA below 0.5; it is 1 for two spaces equal up
 # to rotation and scale). CKA compares what PCA shows: both are built from the centred words'
 # covariance, and CKA is unchanged by rotations and scaling, which make two pictures look
 # different without changing what they encode. **"Extremely anisotropic"**: the
-# mean over layers 1 to L of the anisotropy baseline, above 0.1. The seed cites Ethayarajh
-# (2019), whose criterion is a mean cosine of random words well above the isotropic 0 (his
-# rule in chapter 3 is 0.1); his released baselines, averaged over layers 1-12, are BERT 0.40
-# and GPT-2 0.65, so a level of 0.5 (one direction holding more of a unit vector than all
-# others together) would fail BERT, which the seed calls extremely anisotropic. Contrastively
-# trained encoders are no test of this claim (contrastive training spreads a space towards
-# isotropy).
+# mean over layers 1 to L of the anisotropy baseline, above 0.1. The seed cites
+# {cite:t}`ethayarajh2019`, whose criterion is a mean cosine of random words well above the
+# isotropic 0 (his rule in chapter 3 is 0.1); his released baselines, averaged over layers
+# 1-12, are BERT 0.40 and GPT-2 0.65, so a level of 0.5 (one direction holding more of a unit
+# vector than all others together) would fail BERT, which the seed calls extremely anisotropic.
+# Contrastively trained encoders are no test of this claim (contrastive training spreads a
+# space towards isotropy: {cite:alp}`gao2021simcse,wang2020alignment`).
 #
 # **Intervals.** 95% intervals resample sentences (a cluster bootstrap, the same draws for
 # every layer and measure of a model, so a mean over layers gets a joint interval). CKA's come

@@ -17,8 +17,9 @@
 # clusters", the smaller one made of each sentence's first token; seed 001 found GPT-2's
 # upper layers highly anisotropic. Today both are explained by the *attention sink*: a few
 # hidden dimensions take values thousands of times their layer's median at the first token
-# (*massive activations*, Sun et al. 2024), every later query puts much of its attention on
-# that token (Xiao et al. 2024), and its vector is pushed far from the rest (Gu et al. 2025).
+# (*massive activations*, {cite:alp}`sun2024`), every later query puts much of its attention
+# on that token {cite:p}`xiao2024`, and its vector is pushed far from the rest
+# {cite:p}`gu2025`.
 # Earlier chapters only showed this by correlation (leaving the first word out). This chapter
 # removes each ingredient, one at a time, and measures again.
 
@@ -65,8 +66,9 @@ display(HTML(sink.findings(result)))
 #
 # Each run is measured again with chapter 1's and chapter 3's statistics on tokens: the first
 # tokens' *silhouette* against all other tokens (do they form a cluster of their own? 0.5 or
-# more is a reasonable cluster, Kaufman & Rousseeuw 1990) beside the best k-means split, the
-# *anisotropy baseline* (mean cosine of tokens from different sentences, Ethayarajh 2019),
+# more is a reasonable cluster, {cite:alp}`kaufman1990`) beside the best k-means split, the
+# *anisotropy baseline* (mean cosine of tokens from different sentences,
+# {cite:alp}`ethayarajh2019`),
 # the first token's *norm ratio*, *IntraSim* and *SelfSim*, and the **language-model loss** on
 # the same sentences: an intervention that doubles the loss (the upper end of its interval
 # at 2 or more) may have broken the model, and its effect on the geometry supports no causal

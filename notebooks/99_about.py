@@ -38,16 +38,11 @@ chapters = about.book_chapters(folder, exclude=[Path(results_path).name.split(".
 introduction = folder / "00_introduction.results.json"
 model_facts = results.load_results(introduction)["models"] if introduction.is_file() else []
 facts = about.build_facts(folder, chapters, model_facts)
-project = facts["project"]
-if project["commit"] is None:
-    state = "outside a git checkout, so no commit can be named"
-else:
-    state = (f"from commit `{project['commit'][:12]}`"
-             + ("" if project["clean"] else " **with uncommitted changes** to tracked files"))
 ran = facts["chapters"]["seconds"].dropna()
 display(Markdown(
-    f"The chapters were last executed {state}. Together they ran for "
-    f"{ran.sum() / 60:.1f} minutes ({plural(len(ran), 'chapter')} with a run record), on "
+    f"The chapters were last executed {about.source_sentence(facts['project'])} (the book's "
+    f"own outputs in `book/` and `_build/` do not count as changes). Together they ran for "
+    f"{about.duration(ran.sum())} ({plural(len(ran), 'chapter')} with a run record), on "
     f"{plural(len(facts['machines']), 'machine')} and "
     f"{plural(len(facts['environment']), 'set')} of library versions."
 ))
@@ -61,20 +56,21 @@ display(Markdown(
 # and run `make book`. A chapter whose execution record still matches (same source,
 # parameters, package files, library versions, model fingerprints, store entries and input
 # files) is not executed again; `lmgeometry book --force` executes every chapter. The results
-# files' sha256 below tell you whether your numbers are the same bytes as these.
+# files' sha256 below tell you whether your numbers are the same bytes as these; the
+# *Download this build* link at the end of this page holds this build's HTML, executed
+# notebooks, results files, execution manifests and run records.
 
 # %% [markdown]
 # ## Chapters
 
 # %% tags=["remove-input"]
-table = facts["chapters"].copy()
-for column in ("results sha256", "notebook sha256", "source sha256"):
-    table[column] = table[column].map(lambda v: "–" if v is None else str(v)[:16])
+table = about.shown(facts["chapters"],
+                    hashes=["results sha256", "notebook sha256", "source sha256"])
 show_table(table, "Each chapter's last execution: the parameters the book passed (beyond "
                   "the chapter's defaults), wall time, the kernel's peak resident memory, "
-                  "when it ran, the first 16 hex digits of the sha256 of its results file, "
-                  "executed notebook and source, and how many activation-store entries it "
-                  "read.",
+                  "when it ran, the sha256 of its results file, executed notebook and source "
+                  "(the first 12 hex digits; hover for all 64), and how many "
+                  "activation-store entries it read.",
            row_ids=[about.chapter_anchor(name) for name in table["chapter"]])
 
 # %% [markdown]
@@ -84,18 +80,20 @@ show_table(table, "Each chapter's last execution: the parameters the book passed
 # files: two runs with the same fingerprint used the same model bytes.
 
 # %% tags=["remove-input"]
-show_table(facts["models"], "The models the chapters used: the spec as the chapter named it, "
-                            "the checkpoint it resolved to, its kind, the fingerprint of its "
-                            "files, the chapters (by number) and its caveats.",
+show_table(about.shown(facts["models"], hashes=["fingerprint"]),
+           "The models the chapters used: the spec as the chapter named it, the checkpoint "
+           "it resolved to, its kind, the fingerprint of its files (hover for all of it), the "
+           "chapters (by number) and its caveats (columns no model has are left out).",
            fold_rows=20)
 
 # %% [markdown]
 # ## Activation-store entries
 
 # %% tags=["remove-input"]
-show_table(facts["stores"], "The activation-store entries each chapter read: the entry's name "
-                            "(corpus and key), the model, the corpus and its digest, and the "
-                            "model's fingerprint.")
+show_table(about.shown(facts["stores"], hashes=["corpus digest", "model fingerprint"]),
+           "The activation-store entries each chapter read: the entry's name (corpus and "
+           "key), the model, the corpus and its digest, and the model's fingerprint (hover "
+           "for the full digests).")
 
 # %% [markdown]
 # ## Data files
@@ -104,7 +102,9 @@ show_table(facts["stores"], "The activation-store entries each chapter read: the
 # each file is checked against it whenever it is read, and a mismatch stops the run.
 
 # %% tags=["remove-input"]
-show_table(facts["data"], "The data files, their sha256, size in bytes, licence and origin.")
+show_table(about.shown(facts["data"], hashes=["sha256"]),
+           "The data files, their sha256 (hover for all of it), size in bytes, licence and "
+           "origin.")
 
 # %% [markdown]
 # ## Libraries and machine
@@ -128,3 +128,12 @@ else:
 
 # %% tags=["remove-cell"]
 results.save_results(results_path, facts)
+
+# %% [markdown]
+# ## References
+#
+# The works the chapters cite, and the methods and data sets the package implements and reads.
+#
+# ```{bibliography}
+# :all:
+# ```

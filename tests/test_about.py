@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from lmgeometry.io import data
@@ -76,17 +78,70 @@ def test_facts_list_every_model_fingerprint_store_and_data_checksum(tmp_path: Pa
 
 
 def test_uncommitted_changes_are_reported(tmp_path: Path) -> None:
+    """Changed sources make the tree dirty; the book's own outputs (book/, _build/) do not."""
     book = _book(tmp_path)
     commit = about.project_state(tmp_path)["commit"]
     assert archive_name(tmp_path).startswith(f"lmgeometry-book-{commit[:12]}-20")
-    (book / "00_a.results.json").write_text("{}")
-    assert about.project_state(tmp_path)["clean"] is False
+    (book / "00_a.results.json").write_text("{}")  # a chapter executed again
+    (book / "01_b.ipynb").unlink()
+    assert about.project_state(tmp_path) == {"commit": commit, "clean": True, "changed": []}
+    assert source_state(tmp_path) == commit[:12]
+    (tmp_path / "_toc.yml").write_text("format: jb-book\nroot: book/00_a\n")  # a source
+    assert about.project_state(tmp_path) == {"commit": commit, "clean": False,
+                                             "changed": ["_toc.yml"]}
     assert source_state(tmp_path) == f"{commit[:12]} with uncommitted changes"
     assert archive_name(tmp_path).startswith(f"lmgeometry-book-{commit[:12]}-dirty-")
 
 
+def test_the_source_sentence_names_the_commit_and_the_changed_files() -> None:
+    commit = "0123456789abcdef" * 2 + "01234567"
+    clean = about.source_sentence({"commit": commit, "clean": True, "changed": []})
+    assert clean == ('from the code and chapter sources of commit '
+                     f'<code title="{commit}">0123456789ab</code>')
+    dirty = about.source_sentence({"commit": commit, "clean": False,
+                                   "changed": ["src/a.py", "b", "c", "d", "e"]})
+    assert dirty.endswith("**with uncommitted changes** to `src/a.py`, `b`, `c` and 2 more")
+    assert "commit can be named" in about.source_sentence({"commit": None, "clean": None})
+
+
+@pytest.mark.parametrize(("seconds", "text"), [
+    (12.34, "12.3 s"), (0.04, "0.0 s"), (59.94, "59.9 s"), (59.96, "1 min 0 s"),
+    (240.4, "4 min 0 s"), (1441.6, "24 min 2 s"), (3725.0, "1 h 2 min"), (None, "–"),
+    (float("nan"), "–"),
+])
+def test_durations_read_as_seconds_minutes_or_hours(seconds: float | None, text: str) -> None:
+    assert about.duration(seconds) == text
+
+
+def test_shown_tables_drop_empty_columns_cut_hashes_and_format_wall_time() -> None:
+    from lmgeometry.report.figures import Abbreviated, table_html
+
+    table = pd.DataFrame({"model": ["a", "b"], "kind": ["–", None], "caveats": ["", ""],
+                          "fingerprint": ["f" * 64, None], "seconds": [240.4, None]})
+    out = about.shown(table, hashes=["fingerprint"])
+    assert list(out.columns) == ["model", "fingerprint", "wall time"]
+    assert out["fingerprint"][0] == Abbreviated("f" * 64, 12) and out["fingerprint"][1] is None
+    assert list(out["wall time"]) == ["4 min 0 s", "–"]
+    page = table_html(out, "caption")
+    assert f'<code title="{"f" * 64}">{"f" * 12}</code>' in page and "240.400" not in page
+    assert list(about.shown(table.iloc[:0]).columns) == ["model", "kind", "caveats",
+                                                          "fingerprint", "wall time"]
+
+
+def test_a_separate_books_about_page_names_the_projects_commit(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An --out book lies outside the checkout; the pipeline names the project it ran."""
+    _book(tmp_path / "project")
+    commit = about.project_state(tmp_path / "project")["commit"]
+    out = _book(tmp_path / "out")
+    shutil.rmtree(tmp_path / "out" / ".git")
+    assert about.build_facts(out, ["00_a"])["project"]["commit"] is None
+    monkeypatch.setenv(about.PROJECT_ENV, str(tmp_path / "project"))
+    assert about.build_facts(out, ["00_a"])["project"]["commit"] == commit
+
+
 def test_outside_a_checkout(tmp_path: Path) -> None:
-    assert about.project_state(tmp_path) == {"commit": None, "clean": None}
+    assert about.project_state(tmp_path) == {"commit": None, "clean": None, "changed": []}
     assert archive_name(tmp_path).startswith("lmgeometry-book-nocommit-")
     with pytest.raises(Exception, match="not a git checkout"):
         source_state(tmp_path)
@@ -108,3 +163,27 @@ def test_the_committed_about_page_lists_what_the_chapters_used() -> None:
     assert used and used <= listed
     assert {d["sha256"] for d in facts["data"]} == set(data.manifest()["sha256"])
     assert facts["project"]["commit"]
+
+
+def test_every_citation_is_in_the_bibliography_the_about_page_lists() -> None:
+    """The chapters' {cite:p}/{cite:t} keys are entries of references.bib, which _config.yml
+    names and whose every entry the About page lists; each entry has a DOI or URL but the
+    seed without one and a 1963 textbook."""
+    import re
+
+    import pybtex.database
+    import yaml
+
+    root = Path(__file__).resolve().parents[1]
+    config = yaml.safe_load((root / "_config.yml").read_text())
+    assert config["bibtex_bibfiles"] == ["references.bib"]
+    assert "sphinxcontrib.bibtex" in config["sphinx"]["config"]["extensions"]
+    entries = pybtex.database.parse_file(root / "references.bib").entries
+    cited = set()
+    for source in (root / "notebooks").glob("*.py"):
+        for keys in re.findall(r"\{cite(?::[a-z]+)?\}`([^`]+)`", source.read_text()):
+            cited |= {k.strip() for k in keys.split(",")}
+    assert cited and not cited - set(entries), sorted(cited - set(entries))
+    assert "```{bibliography}\n# :all:" in (root / "notebooks" / "99_about.py").read_text()
+    undated = {k for k, e in entries.items() if not {"doi", "url"} & set(e.fields)}
+    assert undated == {"gptology", "hays1963"}

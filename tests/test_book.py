@@ -171,6 +171,31 @@ def test_select_chapters() -> None:
         select_chapters(chapters, ["02"])
 
 
+def test_a_separate_book_gets_its_root_and_about_pages(tmp_path: Path) -> None:
+    """The root page and the About page (its bibliography resolves every chapter's citations)
+    join a separate book's chapters unless they are executed there already; a toc without an
+    About page gets none."""
+    toc = [Chapter(n, f"book/{n}", Path(f"{n}.py"))
+           for n in ("00_intro", "01_geo", "02_pos", "99_about")]
+    names = [c.name for c in book.with_required_pages(toc, [toc[2]], tmp_path)]
+    assert names == ["00_intro", "02_pos", "99_about"]
+    (tmp_path / "book").mkdir()
+    (tmp_path / "book" / "99_about.ipynb").write_text("{}")
+    assert [c.name for c in book.with_required_pages(toc, [toc[2]], tmp_path)] == [
+        "00_intro", "02_pos"]
+    assert book.with_required_pages(toc[:2], [toc[1]], tmp_path) == toc[:2]
+
+
+def test_a_separate_book_gets_the_bibliography(tmp_path: Path) -> None:
+    project = make_project(tmp_path / "project", {"00_fixture": "slider_chapter.py"})
+    out = tmp_path / "out"
+    (out / "book").mkdir(parents=True)
+    (out / "book" / "00_fixture.ipynb").write_text(nbformat.writes(nbformat.v4.new_notebook()))
+    book.write_book_config(project, out)
+    assert (out / "references.bib").read_bytes() == (ROOT / "references.bib").read_bytes()
+    assert cache.html_inputs(out, ["book/00_fixture"])["references"] is not None
+
+
 def test_makefile_args_reach_the_cli() -> None:
     """`make book ARGS=...` as documented in the introduction passes a YAML list."""
     if shutil.which("make") is None:

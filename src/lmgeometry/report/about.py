@@ -27,17 +27,35 @@ import pandas as pd
 from lmgeometry.report.results import load_results
 
 __all__ = [
+    "BUILD_OUTPUTS",
     "book_chapters",
     "build_facts",
     "chapter_anchor",
+    "duration",
+    "HASH_DIGITS",
     "machine",
+    "PROJECT_ENV",
     "project_state",
     "RUN_SUFFIX",
     "run_record_path",
+    "shown",
+    "source_sentence",
     "write_run_record",
 ]
 
 RUN_SUFFIX = ".run.json"
+
+#: What the book pipeline writes into the checkout (executed notebooks, results files,
+#: execution manifests and run records in ``book/``; the HTML in ``_build/``): changes there
+#: are the build's output, so they do not make the sources differ from their commit.
+BUILD_OUTPUTS = ("book", "_build")
+
+#: Hex digits of a sha256 or commit the About page shows (the full one on hover).
+HASH_DIGITS = 12
+
+#: Set by ``lmgeometry book`` while chapters execute to the project checkout they come from,
+#: so that the About page of a separate (``--out``) book names the commit too.
+PROJECT_ENV = "LMGEOMETRY_BOOK_PROJECT"
 
 
 def run_record_path(notebook: Path) -> Path:
@@ -85,7 +103,15 @@ def write_run_record(notebook: Path, seconds: float, peak_rss: int | None) -> Pa
 
 
 def project_state(root: Path) -> dict[str, Any]:
-    """The git commit of ``root`` and whether its tracked files had uncommitted changes."""
+    """The git commit of ``root`` and whether its sources differ from it.
+
+    Returns
+    -------
+    dict
+        ``commit`` (None outside a git checkout), ``clean`` (whether no tracked file of
+        ``root`` outside :data:`BUILD_OUTPUTS` has uncommitted changes; None without a
+        commit) and ``changed`` (those files, relative to the repository's top).
+    """
     def git(*args: str) -> str | None:
         try:
             done = subprocess.run(["git", "-C", str(root), *args], capture_output=True,
@@ -95,8 +121,68 @@ def project_state(root: Path) -> dict[str, Any]:
         return done.stdout.strip() if done.returncode == 0 else None
 
     commit = git("rev-parse", "HEAD")
-    dirty = git("status", "--porcelain", "--untracked-files=no")
-    return {"commit": commit, "clean": None if commit is None else dirty == ""}
+    diff = None if commit is None else git(  # staged or not, against the commit
+        "diff", "--name-only", "HEAD", "--", ".",
+        *(f":(exclude){path}" for path in BUILD_OUTPUTS))
+    changed = (diff or "").splitlines()
+    return {"commit": commit, "clean": None if diff is None else not changed,
+            "changed": changed}
+
+
+def source_sentence(project: dict[str, Any]) -> str:
+    """Where the chapters' code and sources came from (Markdown), from :func:`project_state`:
+    the commit (12 hex digits, the full one on hover) and the files that differed from it."""
+    commit = project.get("commit")
+    if commit is None:
+        return "outside a git checkout, so no commit can be named"
+    text = (f'from the code and chapter sources of commit <code title="{commit}">'
+            f"{commit[:HASH_DIGITS]}</code>")
+    changed = project.get("changed") or []
+    if project.get("clean") is False:
+        named = ", ".join(f"`{path}`" for path in changed[:3])
+        more = f" and {len(changed) - 3} more" if len(changed) > 3 else ""
+        text += (" **with uncommitted changes** to " + (named + more if changed else
+                                                          "tracked files"))
+    return text
+
+
+def duration(seconds: float | None) -> str:
+    """A wall time for a reader: ``"12.3 s"``, ``"4 min 0 s"``, ``"1 h 2 min"``; ``"–"`` for
+    none."""
+    if seconds is None or seconds != seconds:  # None or NaN
+        return "–"
+    if seconds < 59.95:
+        return f"{seconds:.1f} s"
+    whole = round(seconds)
+    if whole < 3600:
+        return f"{whole // 60} min {whole % 60} s"
+    return f"{whole // 3600} h {whole % 3600 // 60} min"
+
+
+def _empty(value: Any) -> bool:
+    if isinstance(value, float):
+        return value != value
+    return value is None or (isinstance(value, str) and value.strip() in ("", "–"))
+
+
+def shown(table: pd.DataFrame, hashes: Sequence[str] = ()) -> pd.DataFrame:
+    """``table`` as the About page shows it: the columns empty in every row dropped, the
+    ``hashes`` columns cut to :data:`HASH_DIGITS` hex digits (the full value on hover:
+    :class:`lmgeometry.report.figures.Abbreviated`), and ``seconds`` as a ``wall time``
+    (:func:`duration`)."""
+    from lmgeometry.report.figures import Abbreviated
+
+    table = table.copy()
+    for column in hashes:
+        if column in table:
+            table[column] = table[column].map(
+                lambda v: v if _empty(v) else Abbreviated(str(v), HASH_DIGITS))
+    if "seconds" in table:
+        table["seconds"] = table["seconds"].map(duration)
+        table = table.rename(columns={"seconds": "wall time"})
+    if len(table):
+        table = table[[c for c in table.columns if not table[c].map(_empty).all()]]
+    return table
 
 
 def book_chapters(folder: str | Path, exclude: Sequence[str] = ()) -> list[str]:
@@ -186,12 +272,13 @@ def build_facts(folder: str | Path, chapters: list[str],
         :meth:`LoadedModel.facts` of the models (the introduction's results file holds
         them): resolved name, kind and caveats per spec.
     root : str or pathlib.Path, optional
-        The project checkout (its git state); default the folder's parent.
+        The project checkout (its git state); default :data:`PROJECT_ENV`, else the folder's
+        parent.
 
     Returns
     -------
     dict
-        ``project`` (commit, clean), ``chapters``, ``models``, ``stores``, ``data``
+        ``project`` (:func:`project_state`), ``chapters``, ``models``, ``stores``, ``data``
         (DataFrames) and ``environment`` and ``machines`` (lists of the distinct library
         versions and machines the chapters recorded).
     """
@@ -204,7 +291,7 @@ def build_facts(folder: str | Path, chapters: list[str],
     environments = [e for e in table["environment"] if e]
     machines = [m for m in table["machine"] if m]
     return {
-        "project": project_state(Path(root) if root else folder.parent),
+        "project": project_state(Path(root or os.environ.get(PROJECT_ENV) or folder.parent)),
         "chapters": table.drop(columns=["machine", "environment", "models", "stores"]),
         "models": _model_rows(table, facts),
         "stores": _store_rows(table),

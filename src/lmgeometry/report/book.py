@@ -53,7 +53,7 @@ import yaml
 
 from lmgeometry.errors import BookError, BookUsageError, ChapterExecutionError
 from lmgeometry.io import paths
-from lmgeometry.report.about import write_run_record
+from lmgeometry.report.about import PROJECT_ENV, write_run_record
 from lmgeometry.report.cache import (
     BookInputs,
     chapter_key,
@@ -130,6 +130,9 @@ PARAMS_FILE = "book_params.yml"
 
 #: Folder (relative to the book folder) that holds the executed chapters.
 NOTEBOOK_DIR = "book"
+
+#: The works the chapters cite (``bibtex_bibfiles`` in ``_config.yml``), beside ``_config.yml``.
+BIBLIOGRAPHY = "references.bib"
 
 #: Parameter that the pipeline sets itself.
 RESULTS_PARAM = "results_path"
@@ -1180,9 +1183,9 @@ def _prune_toc(entries: list[Any], keep: set[str]) -> list[Any]:
 def write_book_config(root: Path, book_dir: Path) -> None:
     """Give an ``--out`` folder its own ``_config.yml`` and ``_toc.yml``.
 
-    The config is copied; the toc keeps the chapters executed in ``book_dir/book``; a link in
-    their text to a chapter this book does not hold becomes plain text
-    (:func:`unlink_absent`), so a book of some chapters builds.
+    The config (and the bibliography, :data:`BIBLIOGRAPHY`) is copied; the toc keeps the
+    chapters executed in ``book_dir/book``; a link in their text to a chapter this book does
+    not hold becomes plain text (:func:`unlink_absent`), so a book of some chapters builds.
 
     Parameters
     ----------
@@ -1192,6 +1195,8 @@ def write_book_config(root: Path, book_dir: Path) -> None:
         The ``--out`` folder.
     """
     shutil.copyfile(root / "_config.yml", book_dir / "_config.yml")
+    if (root / BIBLIOGRAPHY).is_file():
+        shutil.copyfile(root / BIBLIOGRAPHY, book_dir / BIBLIOGRAPHY)
     toc = yaml.safe_load((root / "_toc.yml").read_text())
     present = {d for d in toc_docnames(root / "_toc.yml")
                if (book_dir / f"{d}.ipynb").is_file()}
@@ -1276,7 +1281,8 @@ def build_book(
         ``out/book/*.ipynb``, ``out/_build/html``); the project's ``book/`` is untouched.
     chapters : sequence of str, optional
         Execute only these chapters (names, docnames or number prefixes). With ``out``,
-        the root chapter (the introduction) is executed too if it is not there yet.
+        the root chapter (the introduction) and the About page (it holds the bibliography)
+        are executed too if they are not there yet (:func:`with_required_pages`).
     html : bool
         Build the HTML after executing.
     execute : bool
@@ -1318,9 +1324,8 @@ def build_book(
     separate = book_dir != root
     toc = toc_chapters(root)
     selected = select_chapters(toc, chapters)
-    root_page = book_dir / f"{toc[0].docname}.ipynb"
-    if separate and toc[0] not in selected and not root_page.is_file():
-        selected = [toc[0], *selected]  # a separate book needs its root page (toc order)
+    if separate:
+        selected = with_required_pages(toc, selected, book_dir)
 
     inputs = BookInputs.current()
     rows: list[ChapterProfile] = []
@@ -1330,8 +1335,9 @@ def build_book(
     if separate:
         paths.writable_folder(book_dir, "the book folder (--out)")
     if execute:
-        rows = _execute_chapters(book_dir, selected, sources, resolved, inputs=inputs,
-                                 force=force, max_bytes=max_notebook_bytes, jobs=jobs)
+        with _environment(PROJECT_ENV, str(root)):  # the About page names root's commit
+            rows = _execute_chapters(book_dir, selected, sources, resolved, inputs=inputs,
+                                     force=force, max_bytes=max_notebook_bytes, jobs=jobs)
         write_profiles(book_dir / PROFILE_FILE, rows, [c.name for c in toc])
     if separate:
         write_book_config(root, book_dir)
@@ -1344,6 +1350,21 @@ def build_book(
         print(f"[book] profile ({book_dir / PROFILE_FILE}):\n{profile_table(rows)}\n"
               f"HTML build: {html_note}", flush=True)
     return html_dir
+
+
+#: The About page: the build's records and the bibliography every chapter's citations link to.
+ABOUT_DOCNAME = f"{NOTEBOOK_DIR}/99_about"
+
+
+def with_required_pages(toc: Sequence[Chapter], selected: Sequence[Chapter],
+                        book_dir: Path) -> list[Chapter]:
+    """``selected`` plus the pages a separate book cannot do without, unless already executed
+    in ``book_dir``: the root page (the toc's first) and the About page (its bibliography
+    resolves the chapters' citations; a cheap chapter), when the toc has one."""
+    required = [toc[0], *(c for c in toc if c.docname == ABOUT_DOCNAME)]
+    missing = [c for c in required if c not in selected
+               and not (book_dir / f"{c.docname}.ipynb").is_file()]
+    return [c for c in toc if c in selected or c in missing]
 
 
 def _execute_chapters(book_dir: Path, selected: Sequence[Chapter], sources: dict[str, Any],

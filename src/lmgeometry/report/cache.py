@@ -103,7 +103,7 @@ LIBRARIES = ("numpy", "scipy", "scikit-learn", "pandas", "pyarrow", "torch", "tr
 
 #: Distributions that render the HTML book.
 HTML_LIBRARIES = ("jupyter-book", "sphinx", "myst-nb", "sphinx-book-theme",
-                  "sphinx-mathjax-offline", "plotly")
+                  "sphinx-mathjax-offline", "plotly", "sphinxcontrib-bibtex", "pybtex")
 
 #: Where the inputs of the last HTML build are recorded (relative to the book folder).
 HTML_STAMP = "_build/html.inputs.json"
@@ -492,7 +492,8 @@ def key_summary(recorded: dict[str, Any]) -> str:
 
 
 def html_inputs(book_dir: Path, docnames: Iterable[str]) -> dict[str, Any]:
-    """Everything the HTML build reads: config, toc, executed notebooks, renderer versions.
+    """Everything the HTML build reads: config, toc, bibliography, executed notebooks,
+    renderer versions.
 
     Parameters
     ----------
@@ -509,6 +510,7 @@ def html_inputs(book_dir: Path, docnames: Iterable[str]) -> dict[str, Any]:
     return {
         "config": file_digest(book_dir / "_config.yml"),
         "toc": file_digest(book_dir / "_toc.yml"),
+        "references": file_digest(book_dir / "references.bib"),
         "notebooks": {d: file_digest(book_dir / f"{d}.ipynb") for d in docnames},
         "code": html_code(),
         "versions": {dist: _version(dist) for dist in HTML_LIBRARIES},

@@ -28,6 +28,7 @@ import json
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -39,6 +40,7 @@ from plotly.utils import PlotlyJSONEncoder
 from lmgeometry import trace
 
 __all__ = [
+    "Abbreviated",
     "encode_figure",
     "figure_anchor",
     "figure_html",
@@ -421,7 +423,20 @@ def _header(column: Any) -> str:
     return text.replace("_", " ")
 
 
+@dataclass(frozen=True)
+class Abbreviated:
+    """A table cell shown as its first ``length`` characters, in full on hover (a hash)."""
+
+    full: str
+    length: int = 12
+
+    def __str__(self) -> str:
+        return self.full[:self.length]
+
+
 def _cell(value: Any, digits: int) -> str:
+    if isinstance(value, Abbreviated):
+        return f'<code title="{html.escape(value.full)}">{html.escape(str(value))}</code>'
     if isinstance(value, (bool, np.bool_)):
         return "yes" if value else "no"
     if isinstance(value, (int, np.integer)):

@@ -1,8 +1,8 @@
 """Sphinx extension: each chapter page ends with links to how it was built.
 
-Under every chapter page but the About page itself: "How this chapter was built" (its row of
-the About page, ``99_about.html#build-NN_name``, when the book has that page) and "Download
-this build" (the archive of the HTML, executed notebooks and results files that
+Under every chapter page: "How this chapter was built" (its row of the About page,
+``99_about.html#build-NN_name``, when the book has that page; not on the About page itself)
+and "Download this build" (the archive of the HTML, executed notebooks and results files that
 ``lmgeometry book`` writes beside the HTML, named by commit and date: the environment variable
 :data:`lmgeometry.report.publish.ARCHIVE_ENV` names it during the build).
 """
@@ -23,12 +23,12 @@ ABOUT_DOC = "book/99_about"
 
 def _links(app: Sphinx, pagename: str, templatename: str, context: dict[str, Any],
            doctree: Any) -> None:
-    if doctree is None or pagename == ABOUT_DOC or "body" not in context:
+    if doctree is None or "body" not in context:
         return
     depth = pagename.count("/")
     prefix = "../" * depth
     links = []
-    if ABOUT_DOC in app.env.found_docs:
+    if ABOUT_DOC in app.env.found_docs and pagename != ABOUT_DOC:
         anchor = f"build-{pagename.rpartition('/')[2]}"
         links.append(f'<a href="{prefix}{ABOUT_DOC}.html#{anchor}">How this chapter was '
                      "built</a>")
