@@ -1,4 +1,5 @@
-"""The package's shape: imports flow one way, measures stay pure, functions stay short.
+"""The package's shape: imports flow one way and never in a circle, measures stay pure,
+functions stay short.
 
     chapters -> measures            (arrays in, numbers out)
     chapters -> activations -> io   (models, data, corpora -> hidden states on disk)
@@ -113,6 +114,107 @@ def test_import_check_catches_a_forbidden_import(tmp_path: Path) -> None:
     found = [m for _, m in _imports(source)]
     assert _target_layer("lmgeometry.io.data") == "io" and "lmgeometry.io" in found
     assert "torch" in found
+
+
+def _module_name(path: Path) -> str:
+    """``lmgeometry.report.book`` for ``report/book.py``; a package for its ``__init__.py``."""
+    parts = path.relative_to(PACKAGE).with_suffix("").parts
+    return ".".join(("lmgeometry", *(parts[:-1] if parts[-1] == "__init__" else parts)))
+
+
+def import_graph() -> dict[str, set[str]]:
+    """The package's modules, each with the package modules it imports (:func:`_imports`).
+
+    Every import counts, inside functions and under ``if TYPE_CHECKING:`` included: an import
+    moved into a function hides a cycle from the interpreter, not from the design. A package
+    is the node of its ``__init__.py``, and ``from a.b import c`` is an edge to ``a.b.c`` when
+    that is a module, else to ``a.b`` (the longest imported name that is a module). The
+    ``__init__`` files of the packages above an imported module also run, but they are not
+    counted as edges: the package's ``__init__`` files hold a docstring and nothing that
+    imports (and one that only re-exported its own submodules would stand for the package
+    itself, not close a circle through each of them); an ``__init__`` that does import is
+    an ordinary node, with its own edges.
+
+    Returns
+    -------
+    dict of str to set of str
+        Module name -> the names of the modules it imports (itself excluded).
+    """
+    names = {_module_name(path): path for path in _modules()}
+    graph: dict[str, set[str]] = {}
+    for name, path in names.items():
+        targets = set()
+        for _, module in _imports(path):
+            parts = module.split(".")
+            found = next((".".join(parts[:i]) for i in range(len(parts), 0, -1)
+                          if ".".join(parts[:i]) in names), None)
+            if found is not None and found != name:
+                targets.add(found)
+        graph[name] = targets
+    return graph
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str]:
+    """One cycle of a directed graph, as its nodes with the first repeated at the end.
+
+    Depth-first search in sorted order (the answer does not depend on set order); a node
+    met again while it is still on the path closes a cycle.
+
+    Parameters
+    ----------
+    graph : dict of str to set of str
+        Node -> the nodes it points to (nodes that only appear as targets are allowed).
+
+    Returns
+    -------
+    list of str
+        ``[a, b, ..., a]``, or an empty list when the graph has no cycle.
+    """
+    done: set[str] = set()
+    for start in sorted(graph):
+        if start in done:
+            continue
+        path, on_path = [start], {start}
+        stack = [iter(sorted(graph.get(start, ())))]
+        while stack:
+            node = next(stack[-1], None)
+            if node is None:
+                stack.pop()
+                done.add(path[-1])
+                on_path.discard(path.pop())
+            elif node in on_path:
+                return [*path[path.index(node):], node]
+            elif node not in done:
+                path.append(node)
+                on_path.add(node)
+                stack.append(iter(sorted(graph.get(node, ()))))
+    return []
+
+
+def test_the_cycle_finder_finds_cycles_and_only_cycles() -> None:
+    assert find_cycle({}) == []
+    assert find_cycle({"a": {"b", "c"}, "b": {"c"}, "c": set()}) == []  # a diamond: no cycle
+    assert find_cycle({"a": {"a"}}) == ["a", "a"]
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    # the cycle is reported without the path that led into it
+    assert find_cycle({"x": {"y"}, "y": {"z"}, "z": {"y", "w"}}) == ["y", "z", "y"]
+
+
+def test_the_import_graph_sees_imports_inside_functions(tmp_path: Path) -> None:
+    graph = import_graph()
+    assert "lmgeometry.activations.extract" in graph["lmgeometry.activations.store"]
+    assert "lmgeometry" in graph["lmgeometry.activations.store"]  # `from lmgeometry import`
+    assert "lmgeometry.report.book" in graph["lmgeometry.cli"]  # imported inside a function
+    source = tmp_path / "late.py"
+    source.write_text("def f():\n    from lmgeometry.report import book\n")
+    assert "lmgeometry.report.book" in [m for _, m in _imports(source)]
+
+
+def test_imports_never_go_round_in_a_circle() -> None:
+    cycle = find_cycle(import_graph())
+    assert not cycle, ("import cycle (an import inside a function hides it from Python, not "
+                       f"from this test): {' -> '.join(cycle)}; move what both sides need "
+                       "into a module that imports neither")
 
 
 def test_every_public_module_declares_all() -> None:

@@ -23,7 +23,7 @@ import pandas as pd
 import pytest
 from conftest import save_bert
 
-from lmgeometry.activations import store as store_module
+from lmgeometry.activations import entry as entry_module
 from lmgeometry.activations.store import activations, open_store, verify_entries
 from lmgeometry.cli import build_parser, main
 from lmgeometry.errors import (
@@ -501,7 +501,7 @@ def test_ctrl_c_exits_130_and_leaves_nothing(tiny_folder, tmp_path, capsys, monk
     def interrupt(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(store_module, "block_rows", interrupt)
+    monkeypatch.setattr(entry_module, "block_rows", interrupt)
     root = tmp_path / "store"
     code, out, err = run(capsys, *extract_args(tiny_folder, root))
     assert code == 130 and err[-1] == "lmgeometry extract: interrupted"

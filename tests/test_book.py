@@ -608,7 +608,8 @@ def test_html_build_depends_on_its_own_code_only() -> None:
     """The HTML build runs the pipeline's Sphinx configuration and the extension; a change to
     another module (a chapter's measure, the command line) does not rebuild it."""
     code = cache.html_code()
-    assert {"report/book.py", "report/_ext/lmgeometry_figures.js",
+    assert {"report/book.py", "report/toc.py", "report/offline.py",
+            "report/_ext/lmgeometry_figures.js",
             "report/_ext/lmgeometry.css", "report/_ext/plotly_offline.py"} <= set(code)
     assert not any(name.startswith(("measures/", "cli.py")) for name in code)
 

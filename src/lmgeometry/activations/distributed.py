@@ -4,7 +4,7 @@
 shards of ``shard_sentences`` consecutive sentence ids and hands them to a pool of Ray actors,
 each holding one copy of the model (``workers`` actors of ``cpus_per_worker`` CPUs and
 ``gpus_per_worker`` GPUs). An actor tokenizes, aligns and extracts its shard with the code of
-the local path (:func:`lmgeometry.activations.store.write_arrays`) and writes the shard's files
+the local path (:func:`lmgeometry.activations.entry.write_arrays`) and writes the shard's files
 itself, so the driver never loads the model and no activation passes through it. Batches
 never cross a shard on either engine (:func:`lmgeometry.activations.extract.plan_sharded`), so
 with the same ``shard_sentences``, ``batch_tokens`` and torch threads per process both engines
@@ -55,7 +55,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from lmgeometry.activations import store
+from lmgeometry.activations import entry
 from lmgeometry.activations.extract import default_batch_tokens, encode
 from lmgeometry.activations.integrity import (
     SHARDS_DIR,
@@ -140,14 +140,14 @@ class ShardWorker:
         encoding = encode(self.model, corpus, prepend_bos=options["prepend_bos"],
                           too_long=options["too_long"], span=(shard.first, shard.stop))
         with paths.building(Path(folder) / shard.name) as tmp:
-            seconds = store.write_arrays(tmp, self.model, corpus, encoding, options=options,
+            seconds = entry.write_arrays(tmp, self.model, corpus, encoding, options=options,
                                          batch_tokens=batch_tokens, progress=False,
                                          callback=None, shard_sentences=shard_sentences)
             record = {"name": shard.name, "sentences": [shard.first, shard.stop],
-                      "counts": store.encoding_counts(encoding), "skipped": encoding.skipped,
-                      "template": store.template_facts(encoding), "seconds": round(seconds, 3),
+                      "counts": entry.encoding_counts(encoding), "skipped": encoding.skipped,
+                      "template": entry.template_facts(encoding), "seconds": round(seconds, 3),
                       "pid": os.getpid(), "host": paths.host(),
-                      "checksums": checksums(tmp, store.entry_files(self.model.n_layers + 1))}
+                      "checksums": checksums(tmp, entry.entry_files(self.model.n_layers + 1))}
             (tmp / SHARD_RECORD).write_text(json.dumps(record, indent=1) + "\n")
         return record
 
@@ -421,7 +421,7 @@ def _merge(partial: Path, records: list[dict[str, Any]], **meta_args: Any) -> No
         print(f"{meta_args['facts']['name']}: skipped {len(skipped)} of {counts['sentences']} "
               f"sentences longer than {records[0]['template']['max_positions']} tokens",
               file=sys.stderr)
-    store.write_meta(partial, store.entry_meta(
+    entry.write_meta(partial, entry.entry_meta(
         template=records[0]["template"], counts=counts, skipped=skipped, digests=digests,
         shards=shards, **meta_args))
     for name in (_PLAN, _FACTS):

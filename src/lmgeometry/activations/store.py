@@ -37,15 +37,12 @@ model behind one of the entries it read has changed, and ``--profile`` reports t
 
 from __future__ import annotations
 
-import datetime as _dt
 import hashlib
 import json
 import os
-import platform
 import re
 import secrets
 import sys
-import time
 from collections.abc import Callable, Iterator, Sequence
 from functools import cached_property
 from pathlib import Path
@@ -55,15 +52,24 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from lmgeometry import __version__, sources, trace
+from lmgeometry import sources, trace
+from lmgeometry.activations.entry import (
+    EXTRACTION_MODULE,
+    FORMAT_VERSION,
+    encoding_counts,
+    entry_files,
+    entry_meta,
+    extraction_code,
+    template_facts,
+    write_arrays,
+    write_meta,
+)
 from lmgeometry.activations.extract import (
     OUTPUT_DTYPES,
     POOLINGS,
     TOO_LONG,
-    block_rows,
     default_batch_tokens,
     encode,
-    iter_batches,
 )
 from lmgeometry.activations.integrity import (
     SHARDS_DIR,
@@ -79,7 +85,7 @@ from lmgeometry.errors import PathError, SentenceTooLongError, StoreError, Usage
 from lmgeometry.io import checksums as checksums_io
 from lmgeometry.io import corpus as corpora
 from lmgeometry.io import models, paths
-from lmgeometry.io.files import human_size, to_jsonable
+from lmgeometry.io.files import human_size
 
 if TYPE_CHECKING:
     import argparse
@@ -97,6 +103,8 @@ __all__ = [
     "entry_files",
     "entry_meta",
     "entry_name",
+    "EXTRACTION_MODULE",
+    "extraction_code",
     "extract_cli",
     "FORMAT_VERSION",
     "layer_file",
@@ -112,10 +120,6 @@ __all__ = [
     "write_meta",
 ]
 
-
-#: 2: special tokens stored (``special.npy``, ``special.parquet``); entries of format 1 are
-#: rebuilt (the version is part of the key).
-FORMAT_VERSION = 2
 
 DTYPES: tuple[str, ...] = OUTPUT_DTYPES
 
@@ -426,17 +430,6 @@ def open_store(path: str | Path, *, verify: bool = False) -> Store:
     return Store(path, verify=verify)
 
 
-#: The module that computes the stored vectors; its import closure is the code an entry is
-#: keyed on (:func:`extraction_code`).
-EXTRACTION_MODULE = "lmgeometry.activations.extract"
-
-
-def extraction_code() -> dict[str, str]:
-    """The code behind every stored vector: :func:`lmgeometry.sources.key_files` of
-    :data:`EXTRACTION_MODULE` (file -> digest), recorded in ``meta.json`` as ``code``."""
-    return sources.key_files(EXTRACTION_MODULE)
-
-
 def store_key(fingerprint: str, corpus_digest: str, *, pooling: str, prepend_bos: bool | None,
               too_long: str, dtype: str, code: dict[str, str] | None = None) -> str:
     """sha256 naming one (model, corpus, options, extraction code) entry.
@@ -463,193 +456,6 @@ def model_fingerprint(spec: str) -> str:
     :func:`lmgeometry.io.models.resolve_fingerprint`: equals ``load_model(spec).fingerprint``.
     """
     return models.resolve_fingerprint(spec)
-
-
-class _LayerWriter:
-    """A ``.npy`` file written by row ranges with ``os.pwrite`` (no memory map held).
-
-    Writing through a memory map would keep every written page resident in this process,
-    so peak memory would grow with the corpus; ``pwrite`` leaves the pages to the OS cache.
-    """
-
-    def __init__(self, path: Path, n_rows: int, width: int, dtype: np.dtype) -> None:
-        mm = np.lib.format.open_memmap(path, mode="w+", dtype=dtype, shape=(n_rows, width))
-        self.offset = int(mm.offset)
-        del mm
-        self.row_bytes = width * dtype.itemsize
-        self.dtype = dtype
-        self.fd = os.open(path, os.O_WRONLY)
-
-    def write(self, row_start: int, block: np.ndarray) -> None:
-        data = np.ascontiguousarray(block, dtype=self.dtype).tobytes()
-        os.pwrite(self.fd, data, self.offset + row_start * self.row_bytes)
-
-    def close(self) -> None:
-        if self.fd >= 0:
-            os.fsync(self.fd)
-            os.close(self.fd)
-            self.fd = -1
-
-
-class _SpecialWriter(_LayerWriter):
-    """``special.npy``, ``(n_layers, rows, width)`` float32, written by (layer, row range)."""
-
-    def __init__(self, path: Path, n_layers: int, n_rows: int, width: int) -> None:
-        dtype = np.dtype(np.float32)
-        mm = np.lib.format.open_memmap(path, mode="w+", dtype=dtype,
-                                       shape=(n_layers, n_rows, width))
-        self.offset = int(mm.offset)
-        del mm
-        self.row_bytes = width * dtype.itemsize
-        self.layer_rows = n_rows
-        self.dtype = dtype
-        self.fd = os.open(path, os.O_WRONLY)
-
-    def write_layers(self, row_start: int, block: np.ndarray) -> None:
-        """``block`` is (n_layers, rows, width): rows ``row_start...`` of every layer."""
-        for i, rows in enumerate(block):
-            self.write(i * self.layer_rows + row_start, rows)
-
-
-def _versions() -> dict[str, str]:
-    import pyarrow
-    import tokenizers
-    import torch
-    import transformers
-
-    return {"lmgeometry": __version__, "python": platform.python_version(),
-            "numpy": np.__version__, "pandas": pd.__version__, "pyarrow": pyarrow.__version__,
-            "torch": torch.__version__, "transformers": transformers.__version__,
-            "tokenizers": tokenizers.__version__}
-
-
-def _stored_words(corpus: Corpus, encoding: Encoding) -> pd.DataFrame:
-    """The corpus words of the kept sentences, with the store's own columns."""
-    kept = encoding.kept_ids()
-    words = corpus.words
-    mask = np.isin(words["sentence_id"].to_numpy(), kept)
-    table = words.loc[mask].reset_index(drop=True)
-    extra = encoding.word_columns()
-    if len(extra) != len(table):
-        raise RuntimeError("word table and alignment disagree on the number of words")
-    clash = {"row", *extra.columns} & set(table.columns)
-    if clash:
-        raise ValueError(f"corpus.words already has store column(s) {sorted(clash)}")
-    table.insert(0, "row", np.arange(len(table), dtype=np.int64))
-    for name in extra.columns:
-        table[name] = extra[name].to_numpy()
-    return table
-
-
-def write_arrays(folder: Path, model: LoadedModel, corpus: Corpus, encoding: Encoding, *,
-                 options: dict[str, Any], batch_tokens: int | None, progress: bool,
-                 callback: Callable[[int, int], None] | None,
-                 shard_sentences: int | None) -> float:
-    """Extract ``encoding`` into ``folder``: the layer files, ``special.npy`` and both tables.
-
-    Rows are numbered from 0 in ``folder`` (a whole entry, or one shard of a sharded entry).
-
-    Returns
-    -------
-    float
-        Seconds spent in the forward passes and writes.
-    """
-    dtype = np.dtype(options["dtype"])
-    n_layers = model.n_layers + 1
-    writers = [_LayerWriter(folder / layer_file(i), encoding.n_words, model.hidden_size, dtype)
-               for i in range(n_layers)]
-    special = _SpecialWriter(folder / SPECIAL_FILE, n_layers, encoding.n_special,
-                             model.hidden_size)
-    t0 = time.perf_counter()
-    try:
-        for wb in iter_batches(model, encoding, pooling=options["pooling"],
-                               batch_tokens=batch_tokens, progress=progress,
-                               callback=callback, dtype=str(dtype),
-                               shard_sentences=shard_sentences):
-            for start, _stop, lo, hi in block_rows(encoding, wb.sentence_index):
-                for i, writer in enumerate(writers):
-                    writer.write(start, wb.vectors[i, lo:hi])
-            for start, _stop, lo, hi in block_rows(encoding, wb.sentence_index, special=True):
-                special.write_layers(start, wb.special[:, lo:hi])
-    finally:
-        for writer in [*writers, special]:
-            writer.close()
-    seconds = time.perf_counter() - t0
-    _stored_words(corpus, encoding).to_parquet(folder / WORDS_FILE, index=False)
-    table = encoding.special_columns(model.tokenizer)
-    table.insert(0, "row", np.arange(len(table), dtype=np.int64))
-    table.to_parquet(folder / SPECIAL_TABLE, index=False)
-    return seconds
-
-
-def encoding_counts(encoding: Encoding) -> dict[str, int]:
-    """The counts ``meta.json`` records of an encoding (summed over shards when sharded)."""
-    return {
-        "sentences": encoding.n_sentences,
-        "sentences_stored": len(encoding.sentences),
-        "sentences_skipped": len(encoding.skipped),
-        "sentences_without_words": (encoding.n_sentences - len(encoding.sentences)
-                                    - len(encoding.skipped)),
-        "words": encoding.n_words,
-        "special": encoding.n_special,
-        "tokens": encoding.n_tokens,
-        "words_with_shared_piece": int(sum(int(s.alignment.shared.sum())
-                                           for s in encoding.sentences)),
-    }
-
-
-def template_facts(encoding: Encoding) -> dict[str, Any]:
-    """How sentences were framed for the model (``meta.json``'s ``template``)."""
-    return {"bos_prepended": encoding.bos_prepended,
-            "add_special_tokens": encoding.add_special_tokens,
-            "max_positions": encoding.max_positions}
-
-
-def entry_meta(*, key: str, facts: dict[str, Any], fingerprint: str,
-               corpus: Corpus, options: dict[str, Any], template: dict[str, Any],
-               counts: dict[str, int], skipped: list[int], extraction: dict[str, Any],
-               digests: dict[str, str], shards: list[dict[str, Any]] | None = None
-               ) -> dict[str, Any]:
-    """``meta.json`` of a finished entry.
-
-    ``facts`` is :meth:`LoadedModel.facts`; ``digests`` the sha256 of every file, by path
-    relative to the entry; ``shards`` lists a sharded entry's shards
-    (:mod:`lmgeometry.activations.distributed`), absent for a single-file entry.
-    """
-    meta = {
-        "format": FORMAT_VERSION,
-        "key": key,
-        "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-        "model": facts,
-        "fingerprint": fingerprint,
-        "corpus": {"name": corpus.name, "digest": corpus.digest(), "params": corpus.params},
-        "options": options,
-        "template": template,
-        "n_layers": int(facts["n_layers"]) + 1,
-        "width": int(facts["hidden_size"]),
-        "dtype": options["dtype"],
-        "counts": {**counts,
-                   "invisible_words_dropped": corpora.invisible_words_dropped(corpus)},
-        "skipped_sentence_ids": skipped,
-        "extraction": extraction,
-        "versions": _versions(),
-        "code": extraction_code(),
-        "checksums": digests,
-    }
-    if shards is not None:
-        meta["shards"] = shards
-    return meta
-
-
-def entry_files(n_layers: int) -> list[str]:
-    """The files of a single-file entry (and of one shard), ``meta.json`` aside."""
-    return [WORDS_FILE, SPECIAL_TABLE, SPECIAL_FILE, *(layer_file(i) for i in range(n_layers))]
-
-
-def write_meta(folder: Path, meta: dict[str, Any]) -> None:
-    """Write ``meta.json`` (the last file of an entry: its presence marks the entry whole)."""
-    (folder / "meta.json").write_text(json.dumps(to_jsonable(meta), indent=1, sort_keys=True)
-                                      + "\n")
 
 
 def _write_entry(tmp: Path, model: LoadedModel, corpus: Corpus, encoding: Encoding, *,
@@ -778,6 +584,8 @@ def activations(
 def _build_on_ray(spec: str, fingerprint: str, corpus: Corpus, final: Path,
                   **kwargs: Any) -> None:
     """:func:`lmgeometry.activations.distributed.build_sharded` into ``final``."""
+    # Imported here, not for a cycle (distributed imports entry, not this module): the Ray
+    # engine stays out of the processes, and the chapters' recorded code, that never use it.
     from lmgeometry.activations.distributed import build_sharded
 
     if final.exists():

@@ -25,6 +25,7 @@ from typing import Any
 import pandas as pd
 
 from lmgeometry.report.results import load_results
+from lmgeometry.report.toc import toc_docnames
 
 __all__ = [
     "BUILD_OUTPUTS",
@@ -189,8 +190,6 @@ def book_chapters(folder: str | Path, exclude: Sequence[str] = ()) -> list[str]:
     """The chapters (``NN_name``) of the book whose executed notebooks are in ``folder``, in
     the reading order of the book's ``_toc.yml`` beside ``folder``; in number order where
     there is none yet (an ``--out`` book gets its ``_toc.yml`` after its chapters ran)."""
-    from lmgeometry.report.book import toc_docnames
-
     folder = Path(folder).resolve()
     toc = folder.parent / "_toc.yml"
     names = ([d.rpartition("/")[2] for d in toc_docnames(toc)] if toc.is_file()

@@ -45,7 +45,6 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +67,7 @@ from lmgeometry.report.cache import (
     write_html_stamp,
     write_manifest,
 )
+from lmgeometry.report.offline import external_references
 from lmgeometry.report.profile import (
     PROFILE_FILE,
     CellTime,
@@ -79,6 +79,7 @@ from lmgeometry.report.profile import (
     write_profiles,
 )
 from lmgeometry.report.publish import ARCHIVE_ENV, archive_name, write_archive
+from lmgeometry.report.toc import project_root, toc_docnames
 from lmgeometry.trace import TRACE_ENV, read_events
 
 __all__ = [
@@ -166,35 +167,6 @@ class Chapter:
     source: Path
 
 
-def project_root() -> Path:
-    """The folder that holds ``_toc.yml``, ``_config.yml`` and ``notebooks/``.
-
-    Returns
-    -------
-    pathlib.Path
-        The current directory or its nearest parent that holds the book's sources, else the
-        source checkout this package is installed from (editable install). When the two
-        differ, the log says which checkout is built.
-
-    Raises
-    ------
-    BookError
-        If no such folder is found.
-    """
-    cwd = Path.cwd().resolve()
-    installed = Path(__file__).resolve().parents[3]  # src/lmgeometry/report/book.py
-    for folder in (cwd, *cwd.parents, installed):
-        if (folder / "_toc.yml").is_file() and (folder / "notebooks").is_dir():
-            if folder != installed:
-                _say(f"[book] building the checkout {folder}; the lmgeometry package in use "
-                     f"is installed from {installed}")
-            return folder
-    raise BookError(
-        "cannot find the book's sources (_toc.yml and notebooks/); run from the lmgeometry "
-        f"checkout (looked in {cwd} and its parents, and in {installed})"
-    )
-
-
 def check_package(root: Path, package: Path | None = None) -> Path:
     """Refuse to build a checkout's chapters with another checkout's package code.
 
@@ -235,38 +207,6 @@ def check_package(root: Path, package: Path | None = None) -> Path:
                         "venv`, or `pip install -e .` in it), or build from the checkout the "
                         "package comes from")
     return root
-
-
-def toc_docnames(toc_path: Path) -> list[str]:
-    """Documents of a Jupyter Book ``_toc.yml`` in reading order (root first).
-
-    Parameters
-    ----------
-    toc_path : pathlib.Path
-        The table of contents (``format: jb-book``).
-
-    Returns
-    -------
-    list of str
-        Docnames without suffix, e.g. ``["book/00_introduction", "book/01_geometry"]``.
-    """
-    from sphinx_external_toc.parsing import MalformedError, parse_toc_yaml
-
-    try:
-        site_map = parse_toc_yaml(toc_path)
-    except MalformedError as exc:
-        raise BookError(f"{toc_path} is malformed: {exc}") from exc
-    if site_map.globs():
-        raise BookError(f"{toc_path}: glob entries are not supported; list every chapter")
-    order: list[str] = []
-
-    def visit(docname: str) -> None:
-        order.append(docname)
-        for child in site_map[docname].child_files():
-            visit(child)
-
-    visit(site_map.root.docname)
-    return order
 
 
 def toc_chapters(root: Path) -> list[Chapter]:
@@ -1012,94 +952,6 @@ def _write_executed(chapter: Chapter, executed: Any, work: Path, target: Path,
     tmp.replace(target)
     work.unlink(missing_ok=True)
     return target
-
-
-class _ReferenceScanner(HTMLParser):
-    """Collect attributes of an HTML page that make a browser fetch a URL."""
-
-    FETCHING = {"src", "href", "data", "poster", "srcset", "action", "formaction", "background"}
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.found: list[str] = []
-        self._in_style = False
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self._in_style = tag == "style"
-        values = dict(attrs)
-        for name, value in attrs:
-            if not value:
-                continue
-            if name == "href" and tag == "a":
-                continue  # a plain hyperlink: the reader decides to follow it
-            if name in self.FETCHING:
-                if name == "srcset":
-                    urls = [part.strip().split(" ")[0] for part in value.split(",")]
-                else:
-                    urls = [value.strip()]
-                self.found += [f"<{tag} {name}={u!r}>" for u in urls if _is_external(u)]
-            elif name == "style":
-                self.found += [f"<{tag} style: {u}>" for u in _css_urls(value)]
-        if tag == "meta" and (values.get("http-equiv") or "").lower() == "refresh":
-            target = (values.get("content") or "").partition("url=")[2].strip()
-            if _is_external(target):
-                self.found.append(f"<meta refresh to {target!r}>")
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag == "style":
-            self._in_style = False
-
-    def handle_data(self, data: str) -> None:
-        if self._in_style:
-            self.found += [f"<style>: {u}" for u in _css_urls(data)]
-
-
-def _is_external(url: str) -> bool:
-    url = url.strip().lower()
-    if url.startswith("//"):
-        return True
-    scheme = re.match(r"^([a-z][a-z0-9+.-]*):", url)
-    return bool(scheme) and scheme.group(1) not in {"data", "blob", "javascript", "about",
-                                                    "mailto", "file"}
-
-
-_CSS_URL = re.compile(r"""(?:url\(\s*['"]?|@import\s+['"])([^'")\s]+)""", re.IGNORECASE)
-
-
-def _css_urls(text: str) -> list[str]:
-    return [u for u in _CSS_URL.findall(text) if _is_external(u)]
-
-
-def external_references(html_dir: Path) -> list[str]:
-    """Everything in a built HTML tree that would load from outside the file tree.
-
-    Scans every ``.html`` page (attributes that fetch: ``src``, ``href`` of anything but
-    ``<a>``, ``srcset``, ``data``, inline styles, ``<style>``, meta refresh) and every
-    ``.css`` file (``url(...)``, ``@import``). Plain hyperlinks (``<a href>``) are allowed.
-    JavaScript is not scanned; the browser test watches the requests a page really makes.
-
-    Parameters
-    ----------
-    html_dir : pathlib.Path
-        The built HTML (``_build/html``).
-
-    Returns
-    -------
-    list of str
-        ``"relative/file: what"`` for every external reference; empty when offline-clean.
-    """
-    problems: list[str] = []
-    for path in sorted(html_dir.rglob("*")):
-        if path.suffix == ".html":
-            scanner = _ReferenceScanner()
-            scanner.feed(path.read_text(errors="replace"))
-            found = scanner.found
-        elif path.suffix == ".css":
-            found = _css_urls(path.read_text(errors="replace"))
-        else:
-            continue
-        problems += [f"{path.relative_to(html_dir)}: {item}" for item in found]
-    return problems
 
 
 def build_html(book_dir: Path, out: Path | None = None, *, strict: bool = True) -> Path:

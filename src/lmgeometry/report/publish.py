@@ -12,8 +12,9 @@ not the successful build of the current sources:
   :func:`lmgeometry.report.cache.html_is_current`) does not match the current notebooks,
   configuration, package and renderer versions: a chapter failed, or something changed
   since the build;
-- a page loads a file from another host (:func:`lmgeometry.report.book.external_references`):
-  the published book must work offline.
+- a page loads a file from another host
+  (:func:`lmgeometry.report.offline.external_references`): the published book must work
+  offline.
 
 The branch's commit message names the project's commit and says when the working tree had
 uncommitted changes.
@@ -29,6 +30,8 @@ from pathlib import Path
 
 from lmgeometry.errors import BookError
 from lmgeometry.report.about import project_state
+from lmgeometry.report.offline import external_references
+from lmgeometry.report.toc import project_root, toc_docnames
 
 __all__ = ["ARCHIVE_ENV", "ARCHIVE_PREFIX", "archive_name", "publish", "publish_cli",
            "publishable_html", "source_state", "write_archive"]
@@ -104,7 +107,6 @@ def publishable_html(book_dir: Path) -> Path:
     BookError
         Naming the reason and the command that fixes it.
     """
-    from lmgeometry.report.book import external_references, toc_docnames
     from lmgeometry.report.cache import html_inputs, html_is_current
 
     html_dir = book_dir / "_build" / "html"
@@ -185,8 +187,6 @@ def _last_line(done: subprocess.CompletedProcess[str]) -> str:
 
 def publish_cli(args: argparse.Namespace) -> int:
     """Entry point of ``lmgeometry publish`` (``remote``, ``branch``, ``out``)."""
-    from lmgeometry.report.book import project_root
-
     book_dir = Path(args.out) if args.out else project_root()
     message = publish(book_dir, args.remote, args.branch)
     print(f"published {book_dir / '_build' / 'html'} to {args.remote} {args.branch}: {message}")
