@@ -1193,9 +1193,8 @@ def build_book(
         write_profiles(book_dir / PROFILE_FILE, rows, [c.name for c in toc])
     if separate:
         write_book_config(root, book_dir)
-    html_dir, html_s = (book_dir / NOTEBOOK_DIR, None)
-    if html:
-        html_dir, html_s = _html_step(book_dir, force=force)
+    html_dir, html_s = (_html_step(book_dir, force=force) if html
+                        else (book_dir / NOTEBOOK_DIR, None))
     if profile:
         html_note = ("not built (--no-html)" if not html else
                      "skipped (unchanged)" if html_s is None else f"{html_s:.1f} s")
