@@ -31,8 +31,8 @@
 # later depends on it.
 
 # %% tags=["parameters"]
-models = ["minilm-l6", "mpnet-base", "smollm2-135m", "gemma3-270m"]
-results_path = "00_introduction.results.json"
+models: list[str] = ["minilm-l6", "mpnet-base", "smollm2-135m", "gemma3-270m"]
+results_path: str = "00_introduction.results.json"  # relative to the working dir (--cwd)
 
 # %% [markdown]
 # ## Encoders and decoders
@@ -107,10 +107,13 @@ results_path = "00_introduction.results.json"
 import pandas as pd
 from IPython.display import Markdown, display
 
+from lmgeometry.chapters.common import checked_parameters
 from lmgeometry.io import data
 from lmgeometry.io.models import load_model
 from lmgeometry.report import results
 from lmgeometry.report.figures import show_table
+
+globals().update(checked_parameters(globals()))
 
 facts = [load_model(spec).facts() for spec in models]
 table = pd.DataFrame(

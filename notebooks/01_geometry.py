@@ -84,25 +84,27 @@
 # normalisation; the seed does not say which convention it used.
 
 # %% tags=["parameters"]
-models = ["minilm-l6", "mpnet-base", "smollm2-135m", "gemma3-270m"]
-n_sentences = 600
-seed = 0
-n_words = 2000
-point_budget = 1000
-umap_layers = 4
-n_boot = 1000
-bos_texts = 48
-results_path = "01_geometry.results.json"
+models: list[str] = ["minilm-l6", "mpnet-base", "smollm2-135m", "gemma3-270m"]
+n_sentences: int = 600
+seed: int = 0
+n_words: int = 2000
+point_budget: int = 1000
+umap_layers: int = 4
+n_boot: int = 1000
+bos_texts: int = 48
+results_path: str = "01_geometry.results.json"  # relative to the working dir (--cwd)
 
 # %% tags=["remove-input"]
 from IPython.display import Markdown, display
 
 from lmgeometry.activations import store
 from lmgeometry.chapters import geometry
-from lmgeometry.chapters.common import first_token_flags
+from lmgeometry.chapters.common import checked_parameters, first_token_flags
 from lmgeometry.io import corpus
 from lmgeometry.report import claims, plots, results
 from lmgeometry.report.figures import show, show_table
+
+globals().update(checked_parameters(globals()))
 
 words_corpus = corpus.mnli_polysemy(n=n_sentences, seed=seed)
 stores = {spec: store.activations(spec, words_corpus) for spec in models}

@@ -87,15 +87,17 @@
 # the first token.
 
 # %% tags=["parameters"]
-models = ["minilm-l6", "mpnet-base", "smollm2-135m", "gemma3-270m"]
-n_sentences = 1000
-seed = 0
-n_boot = 1000
-neighbour_queries = 3000
-static_k = 5
-static_window = 3
-static_web_layers = "paper"
-results_path = "03_context_measures.results.json"
+from typing import Union
+
+models: list[str] = ["minilm-l6", "mpnet-base", "smollm2-135m", "gemma3-270m"]
+n_sentences: int = 1000
+seed: int = 0
+n_boot: int = 1000
+neighbour_queries: int = 3000
+static_k: int = 5
+static_window: int = 3
+static_web_layers: Union[str, list[int]] = "paper"
+results_path: str = "03_context_measures.results.json"  # relative to the working dir (--cwd)
 
 # %% tags=["remove-input"]
 import pandas as pd
@@ -103,11 +105,13 @@ from IPython.display import Markdown, display
 
 from lmgeometry.activations import store
 from lmgeometry.chapters import context_measures
-from lmgeometry.chapters.common import first_token_flags
+from lmgeometry.chapters.common import checked_parameters, first_token_flags
 from lmgeometry.io import corpus, data
 from lmgeometry.report import plots, results
 from lmgeometry.report.claims import CLAIMS_CAPTION, scorecard
 from lmgeometry.report.figures import show, show_table
+
+globals().update(checked_parameters(globals()))
 
 sts = corpus.sts(n=n_sentences, seed=seed)
 stores = {spec: store.activations(spec, sts) for spec in models}

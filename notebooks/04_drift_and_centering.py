@@ -53,14 +53,14 @@
 #   unit rows u_i = w_i / ||w_i|| (Biš et al. 2021, appendix A).
 
 # %% tags=["parameters"]
-models = ["minilm-l6", "mpnet-base", "smollm2-135m", "gemma3-270m"]
-n_sentences = 600
-seed = 0
-point_budget = 2000
-hidden_rows = 4000
-n_bins = 30
-n_boot = 1000
-results_path = "04_drift_and_centering.results.json"
+models: list[str] = ["minilm-l6", "mpnet-base", "smollm2-135m", "gemma3-270m"]
+n_sentences: int = 600
+seed: int = 0
+point_budget: int = 2000
+hidden_rows: int = 4000
+n_bins: int = 30
+n_boot: int = 1000
+results_path: str = "04_drift_and_centering.results.json"  # relative to the working dir (--cwd)
 
 # %% tags=["remove-input"]
 import pandas as pd
@@ -68,10 +68,13 @@ from IPython.display import Markdown, display
 
 from lmgeometry.activations import store
 from lmgeometry.chapters import drift
+from lmgeometry.chapters.common import checked_parameters
 from lmgeometry.io import corpus
 from lmgeometry.report import plots, results
 from lmgeometry.report.claims import CLAIMS_CAPTION, scorecard, scorecard_caption
 from lmgeometry.report.figures import show, show_table
+
+globals().update(checked_parameters(globals()))
 
 texts = corpus.frequency_texts()
 words_corpus = corpus.mnli_polysemy(n=n_sentences, seed=seed)

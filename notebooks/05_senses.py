@@ -71,20 +71,20 @@
 # samples the transforms are fitted on.
 
 # %% tags=["parameters"]
-models = ["minilm-l6", "mpnet-base", "smollm2-135m", "gemma3-270m"]
-n_semcor_words = 30
-wic_train_pairs = 400
-wic_test_pairs = 400
-n_sts_sentences = 1000
-n_mnli_sentences = 600
-n_umap_words = 8
-max_view_layers = 13
-point_budget = 1500
-n_boot = 1000
-n_draws = 5
-fit_rows = 2000
-seed = 0
-results_path = "05_senses.results.json"
+models: list[str] = ["minilm-l6", "mpnet-base", "smollm2-135m", "gemma3-270m"]
+n_semcor_words: int = 30
+wic_train_pairs: int = 400
+wic_test_pairs: int = 400
+n_sts_sentences: int = 1000
+n_mnli_sentences: int = 600
+n_umap_words: int = 8
+max_view_layers: int = 13
+point_budget: int = 1500
+n_boot: int = 1000
+n_draws: int = 5
+fit_rows: int = 2000
+seed: int = 0
+results_path: str = "05_senses.results.json"  # relative to the working dir (--cwd)
 
 # %% tags=["remove-input"]
 import warnings
@@ -95,11 +95,13 @@ from IPython.display import Markdown, display
 
 from lmgeometry.activations import store
 from lmgeometry.chapters import senses
-from lmgeometry.chapters.common import first_token_flags
+from lmgeometry.chapters.common import checked_parameters, first_token_flags
 from lmgeometry.io import corpus, data
 from lmgeometry.measures import clusters, similarity
 from lmgeometry.report import claims, plots, results
 from lmgeometry.report.figures import show, show_table
+
+globals().update(checked_parameters(globals()))
 
 warnings.filterwarnings("ignore", message="n_jobs value")  # UMAP: seeded, so single-threaded
 

@@ -57,18 +57,18 @@
 #   shift; mean ablation removes only the dimension's variation.
 
 # %% tags=["parameters"]
-models = ["minilm-l6", "mpnet-base", "smollm2-135m", "gemma3-270m"]
-n_train = 2000
-n_qnli_train = 1000
-n_qnli_test = 500
-seed = 0
-pooling = "auto"
-n_boot = 1000
-ablation_ks = [0, 1, 3, 10, 30, 100, 300]
-ablation_k = 3
-cka_words = 3000
-n_mnli_sentences = 600
-results_path = "06_rogue_dimensions.results.json"
+models: list[str] = ["minilm-l6", "mpnet-base", "smollm2-135m", "gemma3-270m"]
+n_train: int = 2000
+n_qnli_train: int = 1000
+n_qnli_test: int = 500
+seed: int = 0
+pooling: str = "auto"
+n_boot: int = 1000
+ablation_ks: list[int] = [0, 1, 3, 10, 30, 100, 300]
+ablation_k: int = 3
+cka_words: int = 3000
+n_mnli_sentences: int = 600
+results_path: str = "06_rogue_dimensions.results.json"  # relative to the working dir (--cwd)
 
 # %% tags=["remove-input"]
 import pandas as pd
@@ -76,11 +76,14 @@ from IPython.display import Markdown, display
 
 from lmgeometry.activations import store
 from lmgeometry.chapters import rogue_dimensions
+from lmgeometry.chapters.common import checked_parameters
 from lmgeometry.io import corpus
 from lmgeometry.io.models import pair_separator
 from lmgeometry.report import plots, results
 from lmgeometry.report.claims import CLAIMS_CAPTION, scorecard, scorecard_caption
 from lmgeometry.report.figures import show, show_table
+
+globals().update(checked_parameters(globals()))
 
 sst2, sst2_labels, sst2_dev = corpus.sst2_corpus(n_train=n_train, seed=seed)
 qnli = {spec: corpus.qnli_corpus(n_qnli_train, n_qnli_test, seed, pair_separator(spec))

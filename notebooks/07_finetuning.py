@@ -58,21 +58,21 @@
 #   varies by).
 
 # %% tags=["parameters"]
-models = ["minilm-l6", "smollm2-135m"]
-finetune_settings = {
+models: list[str] = ["minilm-l6", "smollm2-135m"]
+finetune_settings: dict[str, dict[str, dict]] = {
     "encoder": {"sst2": {}, "qnli": {"train_size": 2000, "epochs": 2}},
     "decoder": {"sst2": {"train_size": 800, "epochs": 1}, "qnli": {"train_size": 400, "epochs": 1}},
 }
-n_fit = 256
-seed = 0
-n_boot = 1000
-n_boot_cka = 200
-ablation_ks = [0, 1, 3, 10, 30, 100, 300]
-ablation_share = 0.4
-keep = 3
-overlap_k = 10
-tsne_points = 400
-results_path = "07_finetuning.results.json"
+n_fit: int = 256
+seed: int = 0
+n_boot: int = 1000
+n_boot_cka: int = 200
+ablation_ks: list[int] = [0, 1, 3, 10, 30, 100, 300]
+ablation_share: float = 0.4
+keep: int = 3
+overlap_k: int = 10
+tsne_points: int = 400
+results_path: str = "07_finetuning.results.json"  # relative to the working dir (--cwd)
 
 # %% tags=["remove-input"]
 import numpy as np
@@ -80,10 +80,13 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from lmgeometry.chapters import finetuning
+from lmgeometry.chapters.common import checked_parameters
 from lmgeometry.report import plots, results
 from lmgeometry.report.claims import CLAIMS_CAPTION, scorecard, scorecard_caption
 from lmgeometry.report.figures import show, show_table
 from lmgeometry.training.finetune import QNLI_HELD_OUT, TASKS
+
+globals().update(checked_parameters(globals()))
 
 runs = finetuning.prepare(models, finetune_settings, n_fit=n_fit, progress=False)
 result = finetuning.analyse(runs, seed=seed, n_boot=n_boot, n_boot_cka=n_boot_cka,

@@ -24,21 +24,24 @@
 # removes each ingredient, one at a time, and measures again.
 
 # %% tags=["parameters"]
-models = ["minilm-l6", "mpnet-base", "smollm2-135m", "gemma3-270m"]
-n_sentences = 80
-seed = 0
-n_boot = 1000
-results_path = "09_attention_sink.results.json"
+models: list[str] = ["minilm-l6", "mpnet-base", "smollm2-135m", "gemma3-270m"]
+n_sentences: int = 80
+seed: int = 0
+n_boot: int = 1000
+results_path: str = "09_attention_sink.results.json"  # relative to the working dir (--cwd)
 
 # %% tags=["remove-input"]
 import numpy as np
 from IPython.display import HTML, Markdown, display
 
 from lmgeometry.chapters import sink
+from lmgeometry.chapters.common import checked_parameters
 from lmgeometry.io import corpus
 from lmgeometry.measures.massive import MASSIVE_RATIO
 from lmgeometry.report import plots, results
 from lmgeometry.report.figures import figure_anchor, show, show_table
+
+globals().update(checked_parameters(globals()))
 
 texts = sink.sample_sentences(corpus.mnli_polysemy(n=600, seed=seed).sentences, n_sentences,
                               seed=seed)

@@ -40,18 +40,21 @@
 # This page is built last, from the results files the other chapters wrote.
 
 # %% tags=["parameters"]
-models = ["minilm-l6", "mpnet-base", "smollm2-135m", "gemma3-270m"]
-results_path = "90_scorecard.results.json"
+models: list[str] = ["minilm-l6", "mpnet-base", "smollm2-135m", "gemma3-270m"]
+results_path: str = "90_scorecard.results.json"  # relative to the working dir (--cwd)
 
 # %% tags=["remove-input"]
 from pathlib import Path
 
 from IPython.display import Markdown, display
 
+from lmgeometry.chapters.common import checked_parameters
 from lmgeometry.report import claims as claim_tables
 from lmgeometry.report import results
 from lmgeometry.report.figures import figure_anchor, show_table
 from lmgeometry.report.prose import plural
+
+globals().update(checked_parameters(globals()))
 
 folder = Path(results_path).resolve().parent
 introduction = results.load_results(folder / "00_introduction.results.json")

@@ -21,7 +21,7 @@
 # `NN_name.run.json`); none of it is typed by hand.
 
 # %% tags=["parameters"]
-results_path = "99_about.results.json"
+results_path: str = "99_about.results.json"  # relative to the working dir (--cwd)
 
 # %% tags=["remove-input"]
 from pathlib import Path
@@ -29,9 +29,12 @@ from pathlib import Path
 import pandas as pd
 from IPython.display import Markdown, display
 
+from lmgeometry.chapters.common import checked_parameters
 from lmgeometry.report import about, results
 from lmgeometry.report.figures import show_table
 from lmgeometry.report.prose import plural
+
+globals().update(checked_parameters(globals()))
 
 folder = Path(results_path).resolve().parent
 chapters = about.book_chapters(folder, exclude=[Path(results_path).name.split(".")[0]])

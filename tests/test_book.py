@@ -99,6 +99,23 @@ def test_chapter_defaults_come_from_the_parameters_cell(tmp_path: Path) -> None:
         chapter_parameters(read_chapter(source), "01_x")
 
 
+def test_chapter_parameters_read_annotated_cells(tmp_path: Path) -> None:
+    """Typed parameters (papermill --help-notebook shows the types): an import, annotations,
+    a value over several lines and help comments are read as the plain cell is."""
+    source = tmp_path / "01_x.py"
+    source.write_text(CHAPTER.replace('models = ["a"]\n', """from typing import Union
+
+models: list[str] = ["a"]  # offline aliases, hub ids or folders
+layers: Union[str, list[int]] = "paper"
+settings: dict[str, dict] = {
+    "encoder": {"epochs": 2},
+}
+""").replace('results_path = ""', 'results_path: str = ""  # relative to the working dir'))
+    assert chapter_parameters(read_chapter(source)) == {
+        "models": ["a"], "layers": "paper", "settings": {"encoder": {"epochs": 2}}, "n": 10,
+        "seed": 0, "results_path": ""}
+
+
 def test_precedence_defaults_config_chapter_section_overrides() -> None:
     declared = {"models": ["a"], "n": 10, "seed": 0, "results_path": ""}
     config = _config(

@@ -3,21 +3,31 @@
 A per-layer table is long: one row per (model, layer, ...), with ``model`` (the store's
 label), ``layer`` and ``depth`` (layer / last layer, so models of different depths share an
 axis). :func:`per_layer` builds one from a function of one store.
+
+:func:`checked_parameters` checks a chapter's parameters against the type annotations of its
+``parameters`` cell, so that a chapter also runs under plain papermill (``-p models
+'["minilm-l6"]'`` passes a string).
 """
 
 from __future__ import annotations
 
 import functools
+import json
 import os
-from collections.abc import Callable, Iterable, Sequence
+import shlex
+import types
+import typing
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
+import yaml
 from threadpoolctl import threadpool_limits
 
 from lmgeometry.activations.store import Store
+from lmgeometry.errors import UsageError
 from lmgeometry.report.claims import CLAIM_COLUMNS
 
 __all__ = [
@@ -25,6 +35,7 @@ __all__ = [
     "blas_threads",
     "CONTROLS",
     "ChapterResult",
+    "checked_parameters",
     "control_rows",
     "controls_for",
     "first_token_flags",
@@ -136,3 +147,118 @@ def per_layer(stores: Iterable[Store] | Sequence[Store], fn: Callable[..., pd.Da
                      frame["layer"].map(store.depth).astype(float))
         frames.append(frame)
     return pd.concat(frames, ignore_index=True)
+
+
+#: Example values for the fix an error message suggests (other names get one built from the type).
+_EXAMPLES: dict[str, Any] = {"models": ["minilm-l6"]}
+
+_UNREADABLE = object()
+
+
+def checked_parameters(namespace: Mapping[str, Any]) -> dict[str, Any]:
+    """A chapter's parameters, checked against the type annotations of its ``parameters`` cell.
+
+    Each chapter calls it once, in its first code cell after the parameters (papermill puts its
+    injected cell in between)::
+
+        globals().update(checked_parameters(globals()))
+
+    For every name of the namespace's ``__annotations__`` (the parameters cell's
+    ``name: type = default``): a value of the annotated type is returned as it is, the same
+    object, so the book pipeline's values pass unchanged. A string given where the annotation
+    allows a list or a dict, or where it wants no string, is read as YAML (JSON is YAML): plain
+    papermill passes ``-p models '["minilm-l6"]'`` as that string.
+
+    Annotations understood: ``bool``, ``int``, ``float`` (an int is one too), ``str``, ``list``
+    and ``dict`` (bare or with item types, ``list[str]``, ``dict[str, dict]``), and unions.
+
+    Raises
+    ------
+    UsageError
+        If a value (after reading a string) does not have its annotated type; the message names
+        the parameter, the value and how to pass it (``-p`` and ``-y``).
+    TypeError
+        If the namespace has no annotations, or an annotation is not one of those above.
+    """
+    annotations = namespace.get("__annotations__") or {}
+    if not annotations:
+        raise TypeError("no annotated parameters: the parameters cell declares each one as "
+                        "`name: type = default`")
+    return {name: _checked(name, namespace[name], annotation)
+            for name, annotation in annotations.items() if name in namespace}
+
+
+def _checked(name: str, value: Any, annotation: Any) -> Any:
+    parsed = _read_yaml(value) if isinstance(value, str) else _UNREADABLE
+    if isinstance(parsed, list | dict) and _fits(parsed, annotation):
+        return parsed
+    if _fits(value, annotation):
+        return value
+    if parsed is not _UNREADABLE and _fits(parsed, annotation):
+        return parsed
+    note = ""
+    if isinstance(value, str) and parsed is _UNREADABLE:
+        note = ", which is not valid YAML or JSON"
+    elif isinstance(value, str) and parsed != value:
+        note = f" (read as YAML: {parsed!r})"
+    example = _EXAMPLES.get(name)
+    if not _fits(example, annotation):
+        example = _example(annotation, value if parsed is _UNREADABLE else parsed)
+    p_value = example if isinstance(example, str) else json.dumps(example)
+    y_value = yaml.safe_dump({name: example}, default_flow_style=True, width=1000).strip()[1:-1]
+    raise UsageError(
+        f"parameter {name} takes {_type_name(annotation)}, not {value!r} "
+        f"({type(value).__name__}){note}; pass it as e.g. -p {name} {shlex.quote(p_value)} "
+        f"or -y {shlex.quote(y_value)}"
+    )
+
+
+def _read_yaml(text: str) -> Any:
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError:
+        return _UNREADABLE
+
+
+def _fits(value: Any, annotation: Any) -> bool:
+    """Whether ``value`` has the type ``annotation`` (item types of lists and dicts included)."""
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if annotation is Any or annotation is object:
+        return True
+    if origin in (typing.Union, types.UnionType):
+        return any(_fits(value, arg) for arg in args)
+    if annotation is bool:
+        return isinstance(value, bool)
+    if annotation in (int, float):
+        allowed = int if annotation is int else int | float
+        return isinstance(value, allowed) and not isinstance(value, bool)
+    if annotation is str:
+        return isinstance(value, str)
+    if annotation is list or origin is list:
+        return isinstance(value, list) and all(_fits(v, args[0]) for v in value if args)
+    if annotation is dict or origin is dict:
+        return isinstance(value, dict) and all(
+            _fits(k, args[0]) and _fits(v, args[1]) for k, v in value.items() if args)
+    raise TypeError(f"unsupported parameter annotation {annotation!r}: use bool, int, float, "
+                    f"str, list[...], dict[...] or a union of them")
+
+
+def _type_name(annotation: Any) -> str:
+    if isinstance(annotation, type) and not typing.get_args(annotation):
+        return annotation.__name__
+    return str(annotation).replace("typing.", "")
+
+
+def _example(annotation: Any, value: Any) -> Any:
+    """A value of type ``annotation`` for an error message: ``[value]`` where that fits."""
+    if _fits([value], annotation):
+        return [value]
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin in (typing.Union, types.UnionType):
+        return _example(args[0], value)
+    if origin is list:
+        return [_example(args[0], None)]
+    if origin is dict:
+        return {_example(args[0], None): _example(args[1], None)}
+    placeholders = {bool: True, int: 1, float: 0.5, str: "text", list: [], dict: {}}
+    return placeholders.get(annotation, None)

@@ -361,8 +361,8 @@ def chapter_parameters(nb: Any, label: str = "chapter") -> dict[str, Any]:
     Returns
     -------
     dict
-        Name -> default for every top-level ``name = value`` of the cell; a value that is not
-        a Python literal is given as its source text.
+        Name -> default for every top-level ``name = value`` or ``name: type = value`` of the
+        cell; a value that is not a Python literal is given as its source text.
 
     Raises
     ------
