@@ -169,12 +169,12 @@ def _layer(X: np.ndarray, tokens: pd.DataFrame, boot: GroupBootstrap, seed: int
 def _run_tables(label: str, condition: str, run: TokenRun, boot: GroupBootstrap, seed: int
                 ) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
     """One row per layer of one run, and each claimed statistic's replicates (layers x B)."""
-    tokens = run.tokens
+    tokens, attention = run.tokens, run.attention
     rows, reps = [], {}
     for layer in range(run.n_layers):
         row, rep = _layer(run.states[layer], tokens, boot, seed)
         if layer:
-            a, A = boot.ratio(run.attention[layer - 1])
+            a, A = boot.ratio(attention[layer - 1])
             row.update(_interval("attention_first", a, A))
         rows.append({"model": label, "condition": condition, "layer": layer,
                      "depth": layer / (run.n_layers - 1), **row})
@@ -184,20 +184,19 @@ def _run_tables(label: str, condition: str, run: TokenRun, boot: GroupBootstrap,
 
 
 def _loss_rows(label: str, runs: Mapping[str, TokenRun], boot: GroupBootstrap
-               ) -> tuple[pd.DataFrame, dict[str, tuple[float, float]]]:
+               ) -> pd.DataFrame:
     """Each intervention's loss per token against the intact run's, with the ratio's interval."""
     base, base_reps = boot.ratio(runs["intact"].nll, runs["intact"].targets)
-    rows, bounds = [], {}
+    rows = []
     for condition, run in runs.items():
         loss, reps = boot.ratio(run.nll, run.targets)
         ratio = loss / base
         lo, hi = percentile_interval(reps / base_reps, ratio)
-        bounds[condition] = (lo, hi)
         rows.append({"model": label, "condition": condition, "loss": loss, "loss_intact": base,
                      "ratio": ratio, "ratio_lo": lo, "ratio_hi": hi,
                      "broken": bool(lo > BROKEN_LOSS_RATIO),
                      "usable": bool(hi < BROKEN_LOSS_RATIO)})
-    return pd.DataFrame(rows), bounds
+    return pd.DataFrame(rows)
 
 
 def _mean_inner(reps: np.ndarray, values: np.ndarray) -> tuple[float, np.ndarray]:
@@ -331,7 +330,7 @@ def analyse(models: Sequence[str], texts: Sequence[str], *, seed: int = 0,
             frame["sink_token"] = run.meta["prepend_bos"] if kinds[spec] == "decoder" else None
             frames.append(frame)
         if kinds[spec] == "decoder":
-            losses.append(_loss_rows(spec, runs, boot)[0])
+            losses.append(_loss_rows(spec, runs, boot))
     layers = pd.concat(frames, ignore_index=True)
     loss = pd.concat(losses, ignore_index=True) if losses else pd.DataFrame()
     encoders = [m for m in models if kinds[m] == "encoder"]

@@ -34,7 +34,8 @@ __all__ = [
 #: An activation is massive when its magnitude is at least this multiple of its layer's median
 #: magnitude. Sun et al. (2024) call activations massive at about 1,000 times the median (and
 #: above 100 in absolute value); 100 times, scale-free, keeps the smaller models' outliers
-#: (SmolLM2's reach a few hundred times the median) and none of the encoders' (at most 80).
+#: (SmolLM2's first-position dimensions reach a few hundred times the median in its early
+#: layers) and none of the encoders' (their largest is at most 81 times the median).
 MASSIVE_RATIO = 100.0
 
 
