@@ -1,0 +1,150 @@
+"""Pretraining from scratch (lmgeometry.training.pretrain): known answers and the cache."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from lmgeometry.errors import UsageError
+from lmgeometry.training import pretrain as pt
+from lmgeometry.training.pretrain_settings import PretrainSettings
+
+#: A text whose every word but the last follows from its position: learnable in seconds.
+#: One-letter words leave the WordPiece trainer no merge to order by chance.
+TOY = [f"a b c d e f g {w}" for w in "hijkl"] * 200
+TINY = {"layers": 1, "width": 32, "heads": 2, "vocab_size": 300, "block": 16,
+        "tokens": 8000, "batch_size": 8, "checkpoints": 3, "lr": 1e-2}
+
+
+@pytest.fixture
+def toy_text(monkeypatch):
+    """The toy sentences in place of the WordNet/SST-2 text (the data are not the point)."""
+    monkeypatch.setattr(pt, "pretraining_texts", lambda: (TOY, {"toy": len(TOY)}))
+
+
+def test_pack_cuts_the_stream_into_blocks():
+    out = pt.pack([[2, 5, 3], [2, 6, 7, 3], [2, 8, 3]], block=4, pad_id=0)
+    assert out.tolist() == [[2, 5, 3, 2], [6, 7, 3, 2], [8, 3, 0, 0]]
+
+
+def test_checkpoint_steps_are_log_spaced_and_end_at_the_last_step():
+    steps = pt.checkpoint_steps(500, 6)
+    assert steps[0] == 0 and steps[1] == 1 and steps[-1] == 500
+    ratios = np.diff(np.log(steps[1:]))
+    assert np.allclose(ratios, ratios.mean(), atol=0.2)
+    assert pt.checkpoint_steps(10, 1) == [0, 10]
+
+
+def test_split_texts_is_seeded_disjoint_and_sized():
+    texts = [f"text {i}" for i in range(1000)]
+    train, held = pt.split_texts(texts, seed=3)
+    assert len(held) == 20 and len(train) == 980
+    assert not set(train) & set(held)
+    assert pt.split_texts(texts, seed=3) == (train, held)
+    assert pt.split_texts(texts, seed=4)[1] != held
+
+
+def test_unigram_baseline_known_answers():
+    tokens = np.array([[5, 5, 6, 0]])
+    log_p = pt.unigram_baseline(tokens, vocab_size=7, special=[0])
+    counts = np.array([0, 0, 0, 0, 0, 2, 1]) + 1.0
+    assert np.allclose(np.exp(log_p), counts / counts.sum())
+    assert math.isclose(np.exp(log_p).sum(), 1.0)
+
+
+def test_tokenizer_frames_texts_like_bert():
+    tok = pt.train_tokenizer(TOY, 300)
+    assert [tok.convert_ids_to_tokens(i) for i in range(5)] == list(pt.SPECIAL_TOKENS)
+    ids = tok("A B k")["input_ids"]
+    assert tok.convert_ids_to_tokens(ids) == ["[CLS]", "a", "b", "k", "[SEP]"]
+    assert tok.bos_token == "[CLS]" and tok.eos_token == "[SEP]"
+
+
+def test_settings_are_checked():
+    with pytest.raises(UsageError, match="objective"):
+        PretrainSettings(objective="seq2seq").check()
+    with pytest.raises(UsageError, match="multiple of heads"):
+        PretrainSettings(width=100, heads=3).check()
+    with pytest.raises(UsageError, match="less than one batch"):
+        PretrainSettings(tokens=10).check()
+    with pytest.raises(UsageError, match="--scale"):
+        PretrainSettings().scaled(0)
+    assert PretrainSettings(tokens=1000).scaled(2.5).tokens == 2500
+
+
+@pytest.mark.parametrize("objective", ["causal", "mlm"])
+def test_pretrain_learns_caches_and_loads(objective, toy_text, tmp_path):
+    from lmgeometry.io.models import load_model
+
+    settings = PretrainSettings(objective=objective, **TINY)
+    run = pt.pretrain(settings, root=tmp_path, progress=False)
+    assert not run.hit and sorted(run.checkpoints)[0] == 0
+    first, last = run.curve[0], run.curve[-1]
+    # most words of the toy text follow from their position: far better than unigrams
+    assert last["loss"] < first["loss"] and last["loss"] < 0.85 * last["baseline_loss"]
+    if objective == "mlm":
+        assert last["accuracy"] > last["baseline_accuracy"] + 0.1
+    loaded = load_model(str(run.final), device="cpu")
+    assert loaded.kind == ("decoder" if objective == "causal" else "encoder")
+    assert loaded.n_layers == 1 and loaded.hidden_size == 32
+
+    again = pt.pretrain(settings, root=tmp_path, progress=False)
+    assert again.hit and again.checkpoints == run.checkpoints
+
+
+def test_same_seed_same_weights_and_damage_is_retrained(toy_text, tmp_path):
+    from safetensors.numpy import load_file
+
+    settings = PretrainSettings(objective="causal", **TINY)
+    a = pt.pretrain(settings, root=tmp_path / "a", progress=False)
+    b = pt.pretrain(settings, root=tmp_path / "b", progress=False)
+    wa, wb = (load_file(r.final / "model.safetensors") for r in (a, b))
+    assert all(np.array_equal(wa[k], wb[k]) for k in wa)
+    assert a.info["curve"] == b.info["curve"]
+
+    weights = a.final / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[:-8] + b"\0" * 8)
+    fixed = pt.pretrain(settings, root=tmp_path / "a", progress=False)
+    assert not fixed.hit  # trained again, to the same weights
+    wf = load_file(fixed.final / "model.safetensors")
+    assert all(np.array_equal(wb[k], wf[k]) for k in wb)
+
+
+def test_untied_differs_only_in_the_output_layer(toy_text, tmp_path):
+    tied = pt.pretrain(PretrainSettings(objective="causal", **TINY), root=tmp_path,
+                       progress=False)
+    untied = pt.pretrain(PretrainSettings(objective="causal", tie_embeddings=False, **TINY),
+                         root=tmp_path, progress=False)
+    assert tied.folder != untied.folder
+    config = json.loads((untied.final / "config.json").read_text())
+    assert config["tie_word_embeddings"] is False
+
+
+def test_an_interrupted_run_leaves_no_folder(toy_text, tmp_path):
+    def stop(step, steps):
+        if step == 2:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        pt.pretrain(PretrainSettings(objective="mlm", **TINY), root=tmp_path, progress=False,
+                    callback=stop)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.mirror
+def test_the_training_text_leaves_out_what_the_chapters_analyse():
+    texts, counts = pt.pretraining_texts()
+    assert counts["wordnet"] > 100_000 and counts["sst2"] > 40_000
+    analysed = pt._analysed_texts()
+    assert not {pt._normal(t) for t in texts} & analysed
+    assert len(texts) == len(set(texts))
+
+
+@pytest.mark.mirror
+def test_the_tokenizer_is_the_same_in_every_run():
+    texts = pt.split_texts(pt.pretraining_texts()[0], seed=0)[0]
+    a, b = (pt.train_tokenizer(texts, 8192).get_vocab() for _ in range(2))
+    assert a == b and len(a) == 8192
