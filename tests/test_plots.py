@@ -234,3 +234,50 @@ def test_token_names_reach_plotly_escaped() -> None:
     fig = plots.lines_by_layer(frame, "v", color="model", dash="token")
     assert fig.data[0].name == "m / &lt;bos&gt; (first token)"
     assert "<" not in plots.facet_lines(frame, "v", "token").layout.annotations[0].text
+
+
+def test_a_model_has_one_colour_in_every_figure() -> None:
+    """The registry's models take the palette in registry order; every figure that colours
+    by model uses that map, whatever the order or subset of models it draws."""
+    assert [plots.model_color(m) for m in plots.MODEL_ORDER] == plots.PALETTE[
+        :len(plots.MODEL_ORDER)]
+    assert plots.model_color("gpt2") == plots.model_color("gpt2")  # a stable colour
+    assert plots.model_color("gpt2") not in plots.PALETTE[:len(plots.MODEL_ORDER)]
+    first, second = plots.MODEL_ORDER[1], plots.MODEL_ORDER[3]
+    frame = pd.DataFrame({"model": [second] * 2 + [first] * 2, "layer": [0, 1] * 2,
+                          "v": [0.1, 0.2, 0.3, 0.4], "lo": [0.0] * 4, "hi": [0.5] * 4,
+                          "measure": ["a", "b"] * 2})
+    lines = lines_by_layer(frame, "v")
+    points = plots.interval_points(frame[frame["model"] == first], "v", "lo", "hi", x="measure")
+    faceted = plots.facet_lines(frame, "v", "measure")
+    colour = {t.name: t.line.color for t in lines.data}
+    assert colour == {first: plots.model_color(first), second: plots.model_color(second)}
+    assert points.data[0].marker.color == colour[first]
+    assert {t.name: t.line.color for t in faceted.data} == colour
+
+
+def test_3d_axes_are_titled_by_the_projections_components() -> None:
+    coords = [np.random.default_rng(0).normal(size=(5, 3))]
+    pca = layer_slider_3d(coords, ["0"], np.arange(5.0), "c", title="m: 3-D PCA per layer")
+    assert [pca.layout.scene[a].title.text for a in ("xaxis", "yaxis", "zaxis")] == [
+        "PC 1", "PC 2", "PC 3"]
+    umap = layer_slider_3d(coords, ["0"], np.arange(5.0), "c", title="m: 3-D UMAP of layers")
+    assert umap.layout.scene.xaxis.title.text == "UMAP 1"
+    toy = layer_slider_3d(coords, ["0"], np.arange(5.0), "c", title="Points on a sphere")
+    assert toy.layout.scene.zaxis.title.text == "z"
+    named = layer_slider_3d(coords, ["0"], np.arange(5.0), "c", axis_titles=("a", "b", "c"))
+    assert named.layout.scene.yaxis.title.text == "b"
+
+
+def test_the_page_script_lays_figures_out_for_a_phone() -> None:
+    """The narrow-screen layout is done by the page script at display time: panels in fewer
+    columns with titles that fit, the legend under the x-axis titles and inside the width,
+    colour bars horizontal at the foot of the figure."""
+    from lmgeometry.report._ext import plotly_offline
+
+    script = plotly_offline._figures_js()
+    for part in ("function fitPhone", "function gridFit", "function reflow",
+                 "function clearLegend", "function legendInside", "function phoneBars",
+                 '"legend.yref"', '"legend.entrywidthmode"', "MIN_TITLE_FONT",
+                 'window.addEventListener("resize"'):
+        assert part in script, part

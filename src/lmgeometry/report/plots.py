@@ -13,12 +13,15 @@ point clouds, float32 for the rest).
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
+
+from lmgeometry.io._offline import ALIASES
 
 __all__ = [
     "choice_layer_slider",
@@ -39,7 +42,10 @@ __all__ = [
     "models_side_by_side",
     "layer_slider_3d",
     "lines_by_layer",
+    "model_color",
+    "MODEL_ORDER",
     "PALETTE",
+    "scene_axis_titles",
     "GRAY_CONTEXT",
     "SELECT_MENU",
     "color_bounds",
@@ -57,6 +63,10 @@ SHADOW = "rgba(160,160,160,0.25)"
 PALETTE = ["#875692", "#F38400", "#0067A5", "#BE0032", "#008856", "#F3C300", "#A1CAF1",
            "#E68FAC", "#604E97", "#882D17", "#8DB600", "#F99379", "#C2B280", "#654522",
            "#E25822", "#2B3D26", "#B3446C", "#DCD300", "#848482", "#F6A600"]
+
+#: The registry's models (the offline aliases) in their fixed order: model ``i`` of it is drawn
+#: in ``PALETTE[i]`` in every figure (:func:`model_color`).
+MODEL_ORDER: tuple[str, ...] = tuple(ALIASES)
 
 #: How many points each panel of small multiples draws at most (:func:`layer_grid`).
 GRID_POINTS = 500
@@ -101,6 +111,60 @@ def _r(a: np.ndarray, decimals: int = 3) -> np.ndarray:
 
 def _category_colors(categories: Sequence[str]) -> dict[str, str]:
     return {c: PALETTE[i % len(PALETTE)] for i, c in enumerate(categories)}
+
+
+def model_color(model: object) -> str:
+    """The colour of ``model`` in every figure of the book.
+
+    Parameters
+    ----------
+    model
+        A model's name as the chapters write it: an offline alias (``minilm-l6``), a hub id
+        or a folder.
+
+    Returns
+    -------
+    str
+        ``PALETTE[i]`` for model ``i`` of :data:`MODEL_ORDER`; any other name gets one of the
+        palette's remaining colours, chosen by a checksum of the name (the same in every
+        figure and every run; two such names may share a colour).
+    """
+    name = str(model)
+    if name in MODEL_ORDER:
+        return PALETTE[MODEL_ORDER.index(name) % len(PALETTE)]
+    rest = len(PALETTE) - len(MODEL_ORDER)
+    return PALETTE[len(MODEL_ORDER) + zlib.crc32(name.encode("utf-8")) % rest]
+
+
+def _colors_by(column: str, values: Sequence[object]) -> dict[object, str]:
+    """Colour of each of ``values`` (in their order) of the column ``column``: the model
+    colours (:func:`model_color`) for the ``model`` column or values that are all registry
+    models, else the palette in order."""
+    values = list(values)
+    if column == "model" or (values and all(str(v) in MODEL_ORDER for v in values)):
+        return {v: model_color(v) for v in values}
+    return {v: PALETTE[i % len(PALETTE)] for i, v in enumerate(values)}
+
+
+def scene_axis_titles(title: str) -> tuple[str, str, str]:
+    """Axis titles of a 3-D scatter whose figure is titled ``title``: the projection's
+    components (``PC 1``... for a PCA, ``UMAP 1``... for a UMAP, ``t-SNE 1``... for a t-SNE),
+    else the coordinates themselves (``x``, ``y``, ``z``).
+
+    Parameters
+    ----------
+    title
+        The figure's title, which names its projection.
+
+    Returns
+    -------
+    tuple of str
+        The titles of the x, y and z axes.
+    """
+    for key, prefix in (("PCA", "PC"), ("UMAP", "UMAP"), ("T-SNE", "t-SNE"), ("TSNE", "t-SNE")):
+        if key in title.upper():
+            return (f"{prefix} 1", f"{prefix} 2", f"{prefix} 3")
+    return ("x", "y", "z")
 
 
 #: ``layout.meta`` of a categorical figure whose legend click shows one category in colour
@@ -288,6 +352,7 @@ def layer_slider_3d(
     initial_points: int | None = None,
     slider_prefix: str = "layer: ",
     seed: int = 0,
+    axis_titles: Sequence[str] | None = None,
 ) -> go.Figure:
     """A 3-D scatter of the same points in every layer, with a layer slider and a point count.
 
@@ -300,7 +365,8 @@ def layer_slider_3d(
     tier, category): continuous colours share one colour scale, cut at the
     :data:`COLOR_CAP_PERCENTILE` (:func:`color_bounds`); categorical colours are grouped
     in the legend by category, and a click on a category shows it over the others in gray
-    (:data:`GRAY_CONTEXT`).
+    (:data:`GRAY_CONTEXT`). The axes are titled ``axis_titles``, by default the projection's
+    components as ``title`` names them (:func:`scene_axis_titles`).
     """
     coords = [np.asarray(c) for c in coords]
     n = len(coords[0])
@@ -352,7 +418,8 @@ def layer_slider_3d(
                 "showactive": True,
             }
         ] if len(counts) > 1 else [],
-        scene={"xaxis": {"title": "1"}, "yaxis": {"title": "2"}, "zaxis": {"title": "3"}},
+        scene={f"{axis}axis": {"title": name} for axis, name in
+               zip("xyz", axis_titles or scene_axis_titles(title), strict=True)},
         legend={"itemsizing": "constant", "title": color_title},
         meta=GRAY_CONTEXT if categorical else None,
     )
@@ -424,16 +491,18 @@ def lines_by_layer(
     depths share a plot (as seed 001's figures do with absolute layers of equal-depth models).
     ``x_title`` defaults to ``x``, spelled out for :data:`DEPTH_TITLE` ("depth").
     ``color_order`` fixes which colour each ``color`` value gets (default: the order they
-    appear in), so that panels drawing different subsets agree.
+    appear in), so that panels drawing different subsets agree; models (the ``model`` column,
+    or values that are all registry models) get their own colours (:func:`model_color`).
     """
     fig = go.Figure()
     keys = [color] + ([dash] if dash else [])
     dashes = ["solid", "dash", "dot", "dashdot"]
     dash_values = sorted(frame[dash].unique()) if dash else [None]
     color_values = list(color_order) if color_order is not None else list(pd.unique(frame[color]))
+    colors = _colors_by(color, color_values)
     for key, part in frame.groupby(keys, sort=False):
         key = key if isinstance(key, tuple) else (key,)
-        c = PALETTE[color_values.index(key[0]) % len(PALETTE)]
+        c = colors[key[0]]
         d = dashes[dash_values.index(key[1]) % len(dashes)] if dash else "solid"
         part = part.sort_values(x)
         name = " / ".join([plain(key[0]), *(label(k) for k in key[1:])])
@@ -492,13 +561,15 @@ def interval_points(
 
     For statistics on a categorical axis (a measure, a post-processing, a task), where lines
     between the categories would suggest an order that is not there. Points of different
-    colours at one ``x`` are offset side by side.
+    colours at one ``x`` are offset side by side; models keep their colours
+    (:func:`model_color`).
     """
     fig = go.Figure()
-    for i, (key, part) in enumerate(frame.groupby(color, sort=False)):
+    colors = _colors_by(color, list(pd.unique(frame[color])))
+    for key, part in frame.groupby(color, sort=False):
         fig.add_trace(go.Scatter(
             x=part[x], y=_r(part[y], 4), mode="markers", name=plain(key), offsetgroup=str(key),
-            marker={"color": PALETTE[i % len(PALETTE)], "size": 9},
+            marker={"color": colors[key], "size": 9},
             error_y={"type": "data", "symmetric": False,
                      "array": _r(part[upper] - part[y], 4),
                      "arrayminus": _r(part[y] - part[lower], 4)},

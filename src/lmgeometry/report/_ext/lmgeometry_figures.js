@@ -7,8 +7,11 @@
  * booleans (packed bits), {"$ref": i} into spec.shared[i], {"$page": key} into a list that an
  * earlier figure of the page defined in its spec.page (figures.share_on_page), restores
  * plotly's default template (lmgFigure.template, appended by the Sphinx extension) and calls
- * Plotly.newPlot. Below PHONE_PX of width the legend moves under the plot (above it when a
- * slider is under it) and the side margins narrow; both come back when the page widens.
+ * Plotly.newPlot. Below PHONE_PX of width the figure is laid out for a phone at display time
+ * (fitPhone: narrow margins, a grid of panels in fewer columns with titles that fit, the
+ * legend under the x-axis titles, colour bars horizontal inside the width); the stored
+ * figure is untouched and its own layout comes back when the page widens. Each figure's
+ * div carries data-lmg-layout="phone" or "wide" once laid out.
  * A figure whose layout.meta.legendClick is "gray-context" answers a click on a legend entry
  * by showing that category in colour over every other point in gray (seed 000's gray
  * shadow), instead of hiding it; a second click on the same entry restores the colours. A
@@ -59,41 +62,319 @@
     return out;
   }
 
-  // Below PHONE_PX: the legend under the plot (above it in a figure with a slider) and
-  // narrow side margins (plotly's default is
-  // 80 px a side, half of a phone); back to the figure's own layout when the page widens.
-  function fitPhone(gd) {
-    var layout = gd.layout || {};
-    var narrow = gd.clientWidth < PHONE_PX;
-    if (narrow === !!gd._lmgNarrow) return;
-    gd._lmgNarrow = narrow;
-    var margin = layout.margin || {};
-    if (!gd._lmgWide) {
-      gd._lmgWide = {legend: JSON.parse(JSON.stringify(layout.legend || {})),
-                     l: margin.l, r: margin.r, t: margin.t};
-    }
-    var wide = gd._lmgWide, legend = wide.legend, update;
-    if (narrow) {
-      update = {"margin.l": Math.min(wide.l === undefined ? 80 : wide.l, 40),
-                "margin.r": Math.min(wide.r === undefined ? 80 : wide.r, 10)};
-      if (layout.showlegend !== false && gd.data && gd.data.length > 1) {
-        // under the plot, or above it where a slider takes the space under it
-        var above = (layout.sliders || []).length > 0;
-        update["legend.orientation"] = "h";
-        update["legend.x"] = 0;
-        update["legend.xanchor"] = "left";
-        update["legend.y"] = above ? 1.02 : -0.08;
-        update["legend.yanchor"] = above ? "bottom" : "top";
-        if (above) update["margin.t"] = (wide.t === undefined ? 100 : wide.t) + 30;  // toolbar
+  // Below PHONE_PX of width a figure is laid out for a phone at display time (the stored
+  // figure stays as it is, and comes back when the page widens):
+  //  - narrow side margins (plotly's default is 80 px a side, half of a phone);
+  //  - a grid of panels (subplots, 3-D scenes) keeps as many columns as leave each panel
+  //    MIN_PANEL_PX and its title a font of MIN_TITLE_FONT px or more (titles shrink to
+  //    fit); with fewer columns the panels are stacked row by row and the figure grows;
+  //  - the legend goes horizontal under everything else, the x-axis titles included
+  //    (above the plot where a slider takes the space under it), its title on its own line;
+  //  - a colour bar goes horizontal under the plot, inside the width.
+  var MIN_PANEL_PX = 110;
+  var MIN_TITLE_FONT = 11;
+
+  function copy(value) {
+    return value === undefined ? undefined : JSON.parse(JSON.stringify(value));
+  }
+  function own(v) { return v === undefined ? null : v; }  // null: back to plotly's default
+
+  // The figure's panels: the layout keys of their domains, their domains, their grid cells
+  // (row-major order) and the index of the subplot-title annotation over each.
+  function panelsOf(gd) {
+    var full = gd._fullLayout, subplots = full._subplots || {}, panels = [];
+    (subplots.cartesian || []).forEach(function (id) {
+      var m = id.match(/^x(\d*)y(\d*)$/);
+      if (!m) return;
+      var xa = full["xaxis" + m[1]], ya = full["yaxis" + m[2]];
+      if (!xa || !ya || xa.overlaying || ya.overlaying) return;
+      panels.push({keys: ["xaxis" + m[1] + ".domain", "yaxis" + m[2] + ".domain"],
+                   x: xa.domain.slice(), y: ya.domain.slice(),
+                   xTitle: !!(xa.title && xa.title.text), xTicks: xa.showticklabels !== false});
+    });
+    (subplots.gl3d || []).forEach(function (id) {
+      var d = full[id].domain;
+      panels.push({keys: [id + ".domain.x", id + ".domain.y"], x: d.x.slice(), y: d.y.slice(),
+                   xTitle: false, xTicks: false});
+    });
+    var key = function (v) { return Math.round(v * 1000); };
+    var xs = [], ys = [];
+    panels.forEach(function (p) {
+      if (xs.indexOf(key(p.x[0])) < 0) xs.push(key(p.x[0]));
+      if (ys.indexOf(key(p.y[1])) < 0) ys.push(key(p.y[1]));
+    });
+    xs.sort(function (a, b) { return a - b; });
+    ys.sort(function (a, b) { return b - a; });
+    panels.forEach(function (p) {
+      p.col = xs.indexOf(key(p.x[0]));
+      p.row = ys.indexOf(key(p.y[1]));
+      p.title = -1;
+      (gd.layout.annotations || []).forEach(function (a, i) {
+        if (a.xref === "paper" && a.yref === "paper" && a.yanchor === "bottom" &&
+            Math.abs(a.x - (p.x[0] + p.x[1]) / 2) < 0.002 && Math.abs(a.y - p.y[1]) < 0.002) {
+          p.title = i;
+        }
+      });
+    });
+    panels.sort(function (a, b) { return a.row - b.row || a.col - b.col; });
+    return {panels: panels, cols: xs.length, rows: ys.length};
+  }
+
+  // Width in px of the widest panel title as drawn now, and its font size.
+  function titleWidth(gd, panels) {
+    var widest = 0, font = 16;
+    panels.forEach(function (p) {
+      if (p.title < 0) return;
+      var text = gd.querySelector('g.annotation[data-index="' + p.title + '"] text');
+      if (text) widest = Math.max(widest, text.getBoundingClientRect().width);
+      var a = gd._fullLayout.annotations[p.title];
+      if (a && a.font && a.font.size) font = a.font.size;
+    });
+    return {width: widest, font: font};
+  }
+
+  // Columns and title font for a grid in `width` px: the most columns (up to the figure's)
+  // whose panels are MIN_PANEL_PX wide or more and whose titles fit at MIN_TITLE_FONT or
+  // more; a title's width gets 15% to spare for the longer titles a slider step may set.
+  function gridFit(grid, titles, width, gap) {
+    var need = titles.width * 1.15;
+    for (var c = grid.cols; c >= 1; c--) {
+      var panel = (width - (c - 1) * gap) / c;
+      var font = need > 0 ? Math.min(titles.font, Math.floor(titles.font * (panel - 4) / need))
+                          : titles.font;
+      if (c === 1 || (panel >= MIN_PANEL_PX && font >= MIN_TITLE_FONT)) {
+        return {cols: c, panel: panel, font: Math.max(font, 9)};
       }
-    } else {  // null: back to plotly's default where the figure set nothing
-      var own = function (v) { return v === undefined ? null : v; };
-      update = {"margin.l": own(wide.l), "margin.r": own(wide.r), "margin.t": own(wide.t),
-                "legend.orientation": own(legend.orientation), "legend.x": own(legend.x),
-                "legend.xanchor": own(legend.xanchor), "legend.y": own(legend.y),
-                "legend.yanchor": own(legend.yanchor)};
     }
-    Plotly.relayout(gd, update);
+  }
+
+  // The relayout that puts the grid in `fit.cols` columns (only the title font when the
+  // figure keeps its columns), and the figure's new height.
+  function reflow(gd, grid, fit, gap) {
+    var update = {}, size = gd._fullLayout._size, height = gd._fullLayout.height;
+    grid.panels.forEach(function (p) {
+      if (p.title >= 0 && fit.font < gd._fullLayout.annotations[p.title].font.size) {
+        update["annotations[" + p.title + "].font.size"] = fit.font;
+      }
+    });
+    if (fit.cols === grid.cols) return {update: update, height: height};
+    var first = grid.panels[0], rowPx = (first.y[1] - first.y[0]) * size.h;
+    var lines = 1;
+    grid.panels.forEach(function (p) {
+      if (p.title >= 0) {
+        lines = Math.max(lines, String(gd.layout.annotations[p.title].text).split("<br>").length);
+      }
+    });
+    var xTitle = grid.panels.some(function (p) { return p.xTitle; });
+    var xTicks = grid.panels.some(function (p) { return p.xTicks; });
+    var vgap = lines * fit.font * 1.3 + 12 + (xTitle ? 32 : 0) + (xTicks ? 18 : 0);
+    var rowH = Math.min(rowPx, Math.max(fit.panel, 160));
+    var rows = Math.ceil(grid.panels.length / fit.cols);
+    var plotH = rows * rowH + (rows - 1) * vgap;
+    grid.panels.forEach(function (p, k) {
+      var r = Math.floor(k / fit.cols), c = k % fit.cols;
+      var x0 = c * (fit.panel + gap) / size.w, x1 = Math.min(1, x0 + fit.panel / size.w);
+      var top = 1 - r * (rowH + vgap) / plotH, bottom = Math.max(0, top - rowH / plotH);
+      update[p.keys[0]] = [x0, x1];
+      update[p.keys[1]] = [bottom, top];
+      if (p.title >= 0) {
+        update["annotations[" + p.title + "].x"] = (x0 + x1) / 2;
+        update["annotations[" + p.title + "].y"] = top;
+      }
+    });
+    height = Math.round(plotH + size.t + size.b);
+    update.height = height;
+    return {update: update, height: height};
+  }
+
+  // The figure's own layout, kept before the first phone layout to come back to.
+  function wideLayout(gd) {
+    var layout = gd.layout, margin = layout.margin || {};
+    var grid = panelsOf(gd), annotations = layout.annotations || [];
+    return {
+      legend: copy(layout.legend || {}), l: margin.l, r: margin.r, t: margin.t, b: margin.b,
+      height: layout.height, styleHeight: gd.style.height,
+      domains: grid.panels.map(function (p) { return {keys: p.keys, x: p.x, y: p.y}; }),
+      titles: grid.panels.filter(function (p) { return p.title >= 0; }).map(function (p) {
+        var a = annotations[p.title];
+        return {i: p.title, x: a.x, y: a.y, size: a.font ? a.font.size : undefined};
+      })
+    };
+  }
+
+  // A figure drawn on a phone without a legend gets its colour bars horizontal at the foot
+  // of the figure, inside the width (before Plotly.newPlot: plotly moves a bar that a later
+  // restyle sends to the foot of the figure to its top); they stay so if the page widens.
+  function phoneBars(data, layout) {
+    var legend = layout.showlegend === true || (layout.showlegend !== false && data.some(
+      function (t) { return t.showlegend === true || (data.length > 1 && t.showlegend !== false &&
+                                                      t.type !== "heatmap"); }));
+    if (legend) return false;
+    function bar(own) {
+      own = own || {};
+      var title = own.title === undefined ? {} :
+        (typeof own.title === "string" ? {text: own.title} : own.title);
+      return Object.assign({}, own, {orientation: "h", x: 0.5, xanchor: "center",
+                                     xref: "container", y: 0, yanchor: "bottom",
+                                     yref: "container", len: 0.9, thickness: 10,
+                                     title: Object.assign({}, title, {side: "top"})});
+    }
+    var moved = false;
+    data.forEach(function (t) {
+      if (t.marker && t.marker.showscale && !t.marker.coloraxis) {
+        t.marker = Object.assign({}, t.marker, {colorbar: bar(t.marker.colorbar)});
+        moved = true;
+      } else if (t.type === "heatmap" && t.showscale !== false && !t.coloraxis) {
+        t.colorbar = bar(t.colorbar);
+        moved = true;
+      }
+    });
+    Object.keys(layout).forEach(function (k) {
+      if (/^coloraxis\d*$/.test(k) && layout[k].showscale !== false) {
+        layout[k] = Object.assign({}, layout[k], {colorbar: bar(layout[k].colorbar)});
+        moved = true;
+      }
+    });
+    return moved;
+  }
+
+  // The foot colour bars under everything else: the figure grows by what they overlap.
+  function clearBars(gd) {
+    var top = Infinity;
+    gd.querySelectorAll("g.colorbar text, g.colorbar rect.cbfill").forEach(function (el) {
+      var box = el.getBoundingClientRect();
+      if (box.height > 0) top = Math.min(top, box.top);
+    });
+    var grow = Math.ceil(contentBottom(gd, true) + 6 - top);
+    if (!(grow > 0) || top === Infinity) return null;
+    gd.style.height = (gd._fullLayout.height + grow) + "px";
+    return Plotly.relayout(gd, {"margin.b": gd._fullLayout._size.b + grow,
+                                height: gd._fullLayout.height + grow});
+  }
+
+  // Everything the legend must clear: the axis titles and tick labels, sliders, colour bars.
+  function contentBottom(gd, barsLeftOut) {
+    var bottom = -Infinity;
+    gd.querySelectorAll("text, g.slider-container, g.colorbar").forEach(function (el) {
+      var cls = el.getAttribute("class") || "";
+      if (/^[xy]\d*title$/.test(cls) || el.closest("g.xtick, g[class$='tick']") ||
+          /slider-container|colorbar/.test(cls)) {
+        if (el.closest("g.legend") || (barsLeftOut && el.closest("g.colorbar"))) return;
+        var box = el.getBoundingClientRect();
+        if (box.height > 0) bottom = Math.max(bottom, box.bottom);
+      }
+    });
+    return bottom;
+  }
+
+  function setHeight(gd, height) {
+    gd.style.height = height + "px";
+    return Plotly.relayout(gd, {height: height});
+  }
+
+  // The legend clear of the plot: under everything else (above the plot with a slider).
+  function clearLegend(gd, above) {
+    var legend = gd.querySelector("g.legend");
+    if (!legend) return null;
+    var box = legend.getBoundingClientRect(), full = gd._fullLayout, size = full._size;
+    var svg = gd.querySelector(".main-svg").getBoundingClientRect();
+    if (above) {  // room for the legend and the toolbar over the plot area
+      var need = Math.ceil(box.height + 40);
+      if (size.t >= need) return null;
+      return Plotly.relayout(gd, {"margin.t": need, height: full.height + need - size.t})
+        .then(function () { gd.style.height = gd._fullLayout.height + "px"; });
+    }
+    var overlap = Math.ceil(contentBottom(gd) + 8 - box.top);
+    if (overlap <= 0) return null;
+    var b = size.b + overlap;
+    return Plotly.relayout(gd, {"margin.b": b, height: full.height + overlap})
+      .then(function () { gd.style.height = gd._fullLayout.height + "px"; });
+  }
+
+  // Legend entries in as many equal columns as the widest entry leaves room for, where
+  // plotly's own columns run past the right edge.
+  function legendInside(gd) {
+    var legend = gd.querySelector("g.legend");
+    if (!legend) return null;
+    var right = gd.querySelector(".main-svg").getBoundingClientRect().right;
+    if (legend.getBoundingClientRect().right <= right + 1) return null;
+    var widest = 0;
+    legend.querySelectorAll("g.traces").forEach(function (el) {
+      widest = Math.max(widest, el.getBoundingClientRect().width);
+    });
+    var columns = Math.max(1, Math.floor(gd._fullLayout._size.w / (widest + 8)));
+    return Plotly.relayout(gd, {"legend.entrywidthmode": "fraction",
+                                "legend.entrywidth": 1 / columns});
+  }
+
+  function narrowLayout(gd, wide) {
+    var layout = gd.layout;
+    var update = {"margin.l": Math.min(wide.l === undefined ? 80 : wide.l, 40),
+                  "margin.r": Math.min(wide.r === undefined ? 80 : wide.r, 10)};
+    var legend = layout.showlegend !== false && gd.data && gd.data.length > 1;
+    var above = (layout.sliders || []).length > 0;
+    if (legend) {
+      update["legend.orientation"] = "h";
+      update["legend.x"] = 0;
+      update["legend.xanchor"] = "left";
+      update["legend.xref"] = above ? "paper" : "container";
+      update["legend.title.side"] = "top";
+      update["legend.y"] = above ? 1.02 : 0;
+      update["legend.yanchor"] = "bottom";
+      update["legend.yref"] = above ? "paper" : "container";
+    }
+    return Plotly.relayout(gd, update).then(function () {
+      var grid = panelsOf(gd);
+      if (grid.cols < 2) return null;
+      var gap = Math.max(10, (grid.panels[1].x[0] - grid.panels[0].x[1]) * gd._fullLayout._size.w);
+      var fit = gridFit(grid, titleWidth(gd, grid.panels), gd._fullLayout._size.w, gap);
+      var step = reflow(gd, grid, fit, gap);
+      gd.style.height = step.height + "px";
+      return Plotly.relayout(gd, step.update);
+    }).then(function () {
+      return gd._lmgBars ? clearBars(gd) : null;
+    }).then(function () {
+      return legend ? legendInside(gd) : null;
+    }).then(function () {
+      return legend ? clearLegend(gd, above) : null;
+    });
+  }
+
+  function wideBack(gd, wide) {
+    var legend = wide.legend, title = legend.title || {};
+    var update = {"margin.l": own(wide.l), "margin.r": own(wide.r), "margin.t": own(wide.t),
+                  "margin.b": own(wide.b), height: own(wide.height),
+                  "legend.orientation": own(legend.orientation), "legend.x": own(legend.x),
+                  "legend.xanchor": own(legend.xanchor), "legend.y": own(legend.y),
+                  "legend.yanchor": own(legend.yanchor), "legend.xref": own(legend.xref),
+                  "legend.yref": own(legend.yref), "legend.title.side": own(title.side),
+                  "legend.entrywidthmode": own(legend.entrywidthmode),
+                  "legend.entrywidth": own(legend.entrywidth)};
+    wide.domains.forEach(function (d) {
+      update[d.keys[0]] = d.x;
+      update[d.keys[1]] = d.y;
+    });
+    wide.titles.forEach(function (a) {
+      update["annotations[" + a.i + "].x"] = a.x;
+      update["annotations[" + a.i + "].y"] = a.y;
+      update["annotations[" + a.i + "].font.size"] = own(a.size);
+    });
+    gd.style.height = wide.styleHeight;
+    return Plotly.relayout(gd, update);
+  }
+
+  function fitPhone(gd) {
+    var narrow = gd.clientWidth < PHONE_PX;
+    if (narrow === !!gd._lmgNarrow) return gd._lmgFitting || Promise.resolve();
+    var previous = gd._lmgFitting || Promise.resolve();
+    gd._lmgNarrow = narrow;
+    gd._lmgFitting = previous.then(function () {
+      if (!gd._lmgWide) gd._lmgWide = wideLayout(gd);
+      return narrow ? narrowLayout(gd, gd._lmgWide) : wideBack(gd, gd._lmgWide);
+    }).then(function () {
+      gd.setAttribute("data-lmg-layout", narrow ? "phone" : "wide");
+    });
+    return gd._lmgFitting;
   }
 
   var CONTEXT_GRAY = "#c8c8c8";
@@ -172,6 +453,7 @@
     var data = decode(spec.data, shared).map(function (trace) {
       return Object.assign({}, spec.common || {}, trace);  // properties every trace shares
     });
+    gd._lmgBars = gd.clientWidth < PHONE_PX && phoneBars(data, layout);
     var figure = {data: data, layout: layout, config: config};
     if (spec.frames) figure.frames = decode(spec.frames, shared);
     Plotly.newPlot(gd, figure).then(function () {
