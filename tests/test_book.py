@@ -40,6 +40,7 @@ from lmgeometry.report.book import (
     select_chapters,
     toc_chapters,
 )
+from lmgeometry.report.figures import PLOTLY_MIME
 
 CHAPTER = '''# %% [markdown]
 # # A chapter
@@ -308,6 +309,13 @@ def test_fixture_book_is_executed_and_rendered(fixture_book: tuple[Path, Path]) 
     assert nb.metadata["kernelspec"]["name"] == "python3"
 
     page = (html_dir / "book" / "00_fixture.html").read_text()
+    # every figure's output carries plotly's mime bundle for notebook viewers; the book's
+    # pages keep the compact HTML only
+    figure_outputs = [o for c in nb.cells for o in c.get("outputs", [])
+                      if "lmgFigure(" in o.get("data", {}).get("text/html", "")]
+    assert len(figure_outputs) == 5
+    assert all(PLOTLY_MIME in o.data for o in figure_outputs)
+    assert PLOTLY_MIME not in page and '"bdata"' not in page
     # the build's archive, linked from each page, holds the HTML and the executed chapter
     [archive] = html_dir.glob("lmgeometry-book-*.tar.gz")
     assert f'href="../{archive.name}" download>Download this build' in page

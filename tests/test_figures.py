@@ -5,10 +5,12 @@ from __future__ import annotations
 import base64
 import json
 import re
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
+import plotly.io as pio
 import pytest
 from plotly.subplots import make_subplots
 
@@ -181,7 +183,8 @@ def test_title_becomes_a_numbered_caption_and_leaves_the_plot():
 
 def test_show_numbers_figures_in_order(monkeypatch):
     shown = []
-    monkeypatch.setattr("IPython.display.display", lambda obj: shown.append(obj.data))
+    monkeypatch.setattr("IPython.display.display", lambda obj, raw=False: shown.append(
+        obj["text/html"] if raw else obj.data))
     figures.reset_numbering()
     for name in ("a", "b"):
         figures.show(go.Figure(go.Scatter(x=[1], y=[1])), name, caption=name)
@@ -266,3 +269,114 @@ def test_table_cells_link_where_asked_and_anchors_match_the_figures():
 
     drawn = figure_html(go.Figure(), "silhouette", "caption", 1)
     assert f'id="{figure_anchor("silhouette")}"' in drawn
+
+
+def _bundle_array(spec: dict) -> np.ndarray:
+    assert set(spec) <= {"dtype", "bdata", "shape"}
+    return figures._from_bdata(spec)
+
+
+def _slider_figure() -> go.Figure:
+    """A point cloud with hover text and a slider re-pointing it, like a chapter's layer view."""
+    rng = np.random.default_rng(1)
+    layers = [rng.normal(size=(300, 2)) for _ in range(3)]
+    fig = go.Figure([go.Scatter(x=layers[0][:, 0], y=layers[0][:, 1], mode="markers",
+                                text=[f"word {i}" for i in range(300)],
+                                marker={"color": np.arange(300)})])
+    fig.update_layout(title="Layers", sliders=[{"steps": [
+        {"method": "restyle", "label": str(i),
+         "args": [{"x": [xy[:, 0].round(3).tolist()], "y": [xy[:, 1].round(3)],
+                   "visible": [True]}]} for i, xy in enumerate(layers)]}])
+    return fig
+
+
+def test_figure_output_carries_plotly_mime_bundle(monkeypatch):
+    """Viewers without the book's script draw plotly's bundle; the book's HTML is unchanged."""
+    shown = []
+    monkeypatch.setattr("IPython.display.display",
+                        lambda obj, raw=False: shown.append((obj, raw)))
+    figures.reset_numbering()
+    fig = _slider_figure()
+    figures.show(fig, "layers", caption="A cloud <i>per</i> layer &amp; its words.")
+    [(data, raw)] = shown
+    assert raw and set(data) == {"text/html", figures.PLOTLY_MIME, "text/plain"}
+    assert figures.PLOTLY_MIME == "application/vnd.plotly.v1+json"
+    figures.reset_numbering()
+    assert data["text/html"] == figures.figure_html(
+        fig, "layers", "A cloud <i>per</i> layer &amp; its words.", 1, set())
+    assert data["text/plain"] == "Figure 1. A cloud per layer & its words."
+    bundle = data[figures.PLOTLY_MIME]
+    assert json.loads(json.dumps(bundle)) == bundle  # plain JSON, as nbformat stores it
+    assert bundle["layout"]["title"]["text"] == "Figure 1. A cloud per layer & its words."
+    [cloud] = bundle["data"]
+    # float32 typed arrays, the narrowest integer type, the hover text as it was
+    np.testing.assert_array_equal(_bundle_array(cloud["x"]), fig.data[0].x.astype(np.float32))
+    assert cloud["x"]["dtype"] == "f4" and cloud["marker"]["color"]["dtype"] == "i2"
+    np.testing.assert_array_equal(_bundle_array(cloud["marker"]["color"]), np.arange(300))
+    assert cloud["text"] == list(fig.data[0].text)
+    # the slider's per-trace coordinates are typed too; a list of flags stays a list
+    step = bundle["layout"]["sliders"][0]["steps"][2]["args"][0]
+    original = fig.layout.sliders[0].steps[2].args[0]
+    np.testing.assert_array_equal(_bundle_array(step["x"][0]),
+                                  np.float32(original["x"][0]))
+    np.testing.assert_array_equal(_bundle_array(step["y"][0]),
+                                  np.float32(original["y"][0]))
+    assert step["visible"] == [True]
+    # plotly's template, with the defaults of the trace types drawn only
+    assert set(bundle["layout"]["template"]["data"]) == {"scatter"}
+    assert bundle["layout"]["template"]["layout"] == (
+        pio.templates[pio.templates.default].to_plotly_json()["layout"])
+    # deterministic: nbval and the committed notebooks see the same bytes for the same figure
+    assert json.dumps(figures.plotly_bundle(fig, "t")) == json.dumps(
+        figures.plotly_bundle(_slider_figure(), "t"))
+    assert fig.layout.title.text == "Layers"  # the caller's figure is left alone
+
+
+def test_plotly_bundle_keeps_plotly_s_own_form():
+    """A heatmap's rows travel as one 2-D typed array; plotly accepts the bundle as a figure."""
+    fig = make_subplots(rows=1, cols=2)
+    fig.add_trace(go.Heatmap(z=[[1.5, 2.5, 3.5], [4.5, 5.5, 6.5]]), row=1, col=1)
+    fig.add_trace(go.Scatter(x=[1, 2], y=[0.25, 0.5], name="short"), row=1, col=2)
+    bundle = figures.plotly_bundle(fig)
+    heat, line = bundle["data"]
+    assert heat["z"]["dtype"] == "f4" and heat["z"]["shape"] == "2, 3"
+    assert line["x"] == [1, 2]  # below MIN_BUNDLE_TYPED values: as plotly gives them
+    assert set(bundle["layout"]["template"]["data"]) == {"heatmap", "scatter"}
+    go.Figure(bundle)  # plotly's validators accept it
+    np.testing.assert_array_equal(_bundle_array(heat["z"]), [[1.5, 2.5, 3.5], [4.5, 5.5, 6.5]])
+    assert "title" not in bundle["layout"] or not bundle["layout"]["title"].get("text")
+
+
+def test_long_titles_wrap_in_the_plotly_bundle():
+    words = " ".join(f"word{i}" for i in range(100))
+    title = figures.plotly_bundle(go.Figure(), words)["layout"]["title"]["text"]
+    lines = title.split("<br>")
+    assert len(lines) == figures.TITLE_LINES
+    assert all(len(line) <= figures.TITLE_WIDTH for line in lines)
+    assert lines[-1].endswith("[...]")
+
+
+def test_book_config_never_renders_the_plotly_bundle():
+    """The book keeps the compact HTML only: its pages do not grow by the bundle."""
+    import yaml
+    from myst_nb.core.render import get_mime_priority
+
+    root = Path(__file__).resolve().parents[1]
+    config = yaml.safe_load((root / "_config.yml").read_text())["sphinx"]["config"]
+    overrides = [tuple(o) for o in config["nb_mime_priority_overrides"]]
+    for builder in ("html", "latex", "readthedocs"):
+        assert figures.PLOTLY_MIME not in get_mime_priority(builder, overrides)
+    # of a figure's output, myst-nb picks the HTML: the first of its types in the priority
+    output = figures.figure_bundle(go.Figure(go.Scatter(x=[1], y=[1])), "one", number=1)
+    assert [m for m in get_mime_priority("html", overrides) if m in output][0] == "text/html"
+
+
+def test_figure_output_is_a_valid_notebook_output():
+    import nbformat
+
+    data = figures.figure_bundle(_slider_figure(), "layers", number=2)
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
+        "show(fig)", outputs=[nbformat.v4.new_output("display_data", data=data)])])
+    nbformat.validate(nb)
+    back = nbformat.reads(nbformat.writes(nb), as_version=4)
+    assert back.cells[0].outputs[0].data[figures.PLOTLY_MIME] == data[figures.PLOTLY_MIME]

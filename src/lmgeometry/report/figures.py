@@ -14,6 +14,15 @@ extension serves with plotly.js on the pages that have figures). Compact means:
   small multiples, the same colours in every layer) is sent once;
 - plotly's default template (7 kB) is left out and restored by the script.
 
+The same output also carries plotly's own mime bundle (``application/vnd.plotly.v1+json``,
+:func:`plotly_bundle`), which JupyterLab, Jupyter Notebook 7, VS Code and nteract draw with
+their plotly renderer, so that an executed chapter opened outside the book shows its figures
+(in a viewer without a plotly renderer, such as nbviewer, only the caption shows). The book
+never renders it: ``_config.yml`` gives it no priority (``nb_mime_priority_overrides``), so
+myst-nb keeps the HTML above and the pages weigh what they did. It is kept small too: numeric
+arrays travel as plotly's base64 typed arrays in float32 or the narrowest integer type, and
+the template keeps only the trace types the figure draws.
+
 :func:`show_table` does the same for tables: no index, readable headers, formatted numbers, a
 numbered caption, a box that scrolls sideways when the table is wider than the text, and long
 tables folded behind a toggle.
@@ -40,10 +49,13 @@ from plotly.utils import PlotlyJSONEncoder
 from lmgeometry import trace
 
 __all__ = [
+    "PLOTLY_MIME",
     "Abbreviated",
     "encode_figure",
     "figure_anchor",
+    "figure_bundle",
     "figure_html",
+    "plotly_bundle",
     "show",
     "show_table",
     "table_html",
@@ -66,6 +78,17 @@ FOLD_ROWS = 20
 #: A figure with more subplot columns keeps this width and scrolls sideways on a phone.
 WIDE_GRID_COLUMNS = 4
 WIDE_GRID_MIN_PX = 720
+
+#: The mime type of plotly's own renderer: what plotly's ``plotly_mimetype`` renderer emits and
+#: JupyterLab (jupyterlab-plotly, shipped with plotly), VS Code and nteract draw.
+PLOTLY_MIME = "application/vnd.plotly.v1+json"
+#: The title of a figure's plotly bundle wraps at this many characters, on at most
+#: :data:`TITLE_LINES` lines (the book shows the whole caption under the figure instead).
+TITLE_WIDTH = 90
+TITLE_LINES = 3
+#: In the plotly bundle, numeric arrays of at least this many values travel as typed arrays:
+#: the notebook file puts each number of a list on a line of its own, indented.
+MIN_BUNDLE_TYPED = 3
 
 _numbers = {"figure": 0, "table": 0}
 _page_defined: set[str] = set()  # page-shared lists defined by this chapter's figures so far
@@ -405,16 +428,203 @@ def figure_html(fig: go.Figure, name: str, caption: str | None = None,
     )
 
 
+def _narrow(values: np.ndarray) -> np.ndarray:
+    """``values`` as float32, or as the narrowest of int8, int16 and int32 that holds them."""
+    if np.issubdtype(values.dtype, np.floating):
+        return values.astype(np.float32)
+    for kind in ("i1", "i2", "i4"):
+        if np.iinfo(kind).min <= values.min() and values.max() <= np.iinfo(kind).max:
+            return values.astype(kind)
+    return values
+
+
+def _numeric(values: np.ndarray) -> bool:
+    return values.dtype != bool and (np.issubdtype(values.dtype, np.integer)
+                                     or np.issubdtype(values.dtype, np.floating))
+
+
+def _rows(value: Any) -> np.ndarray | None:
+    """A rectangular list of numeric rows (a heatmap's ``z`` as lists) as a 2-D array."""
+    if not (isinstance(value, (list, tuple)) and value
+            and all(isinstance(r, (list, tuple)) and r for r in value)):
+        return None
+    if len({len(r) for r in value}) != 1 or not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) for r in value for v in r):
+        return None
+    return np.asarray(value)
+
+
+def _typed_arrays(value: Any, key: str = "") -> Any:
+    """A trace's numeric arrays as plotly.js typed arrays (``{"dtype", "bdata"}``), narrowed.
+
+    Numpy arrays (plotly's own float64 specs included), lists of :data:`MIN_BUNDLE_TYPED` or
+    more numbers and rectangular lists of numeric rows become float32 or the narrowest of int8,
+    int16 and int32 (:func:`_narrow`). The keys plotly itself leaves alone (``range``,
+    ``geojson``, ``layer(s)``) stay as they are.
+    """
+    from _plotly_utils.utils import is_skipped_key, to_typed_array_spec
+
+    if is_skipped_key(key):
+        return value
+    if isinstance(value, dict) and {"dtype", "bdata"} <= value.keys():
+        value = _from_bdata(value)
+    if isinstance(value, dict):
+        return {k: _typed_arrays(v, k) for k, v in value.items()}
+    array = value if isinstance(value, np.ndarray) else None
+    if (isinstance(value, (list, tuple)) and value
+            and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)):
+        array = np.asarray(value)
+    if array is None:
+        array = _rows(value)
+    if array is not None and array.size >= MIN_BUNDLE_TYPED and _numeric(array):
+        return to_typed_array_spec(_narrow(array))
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, (list, tuple)):
+        return [_typed_arrays(v) for v in value]
+    return value
+
+
+def _typed_args(layout: dict[str, Any]) -> dict[str, Any]:
+    """``layout`` with the arrays of its slider steps' and menu buttons' arguments typed.
+
+    The arguments of ``restyle`` and ``update`` map an attribute to one value per trace: each
+    trace's value that is a numeric array (a layer's coordinates) becomes a typed array
+    (:func:`_typed_arrays`); lists of per-trace scalars and booleans stay lists.
+    """
+    def per_trace(value: Any) -> Any:
+        if isinstance(value, np.ndarray) and value.ndim > 1:
+            value = list(value)
+        if isinstance(value, (list, tuple)):
+            return [_typed_arrays(v) for v in value]
+        return value
+
+    def arguments(args: Any) -> Any:
+        if not isinstance(args, (list, tuple)):
+            return args
+        return [{k: per_trace(v) for k, v in a.items()} if isinstance(a, dict) else a
+                for a in args]
+
+    def control(item: Any, children: str) -> Any:
+        if not isinstance(item, dict) or not isinstance(item.get(children), (list, tuple)):
+            return item
+        return {**item, children: [
+            {**c, **{k: arguments(c[k]) for k in ("args", "args2") if k in c}}
+            if isinstance(c, dict) else c for c in item[children]]}
+
+    out = dict(layout)
+    for key, children in (("sliders", "steps"), ("updatemenus", "buttons")):
+        if isinstance(out.get(key), (list, tuple)):
+            out[key] = [control(item, children) for item in out[key]]
+    return out
+
+
+def _trace_types(spec: dict[str, Any]) -> set[str]:
+    """The trace types a figure draws (``scatter`` where a trace names none), frames too."""
+    traces = list(spec.get("data", []))
+    for frame in spec.get("frames", []) or []:
+        traces += frame.get("data", []) or []
+    return {t.get("type", "scatter") for t in traces}
+
+
+def plotly_bundle(fig: go.Figure, title: str | None = None) -> dict[str, Any]:
+    """The value of plotly's mime bundle for ``fig``: what plotly's renderer emits, smaller.
+
+    The same JSON as plotly's ``plotly_mimetype`` renderer (``fig.to_plotly_json()`` made
+    JSON-compatible), with two reductions that draw the same figure: the numeric arrays of the
+    traces (and of the frames' traces) travel as plotly.js typed arrays (``{"dtype":
+    "f4"|"i1"|"i2"|"i4", "bdata": base64}``, float32 for floats; :func:`_typed_arrays`), and
+    the default template keeps its layout and the defaults of only the trace types the figure
+    has. So do the per-trace arrays in the arguments of slider steps and menu buttons
+    (:func:`_typed_args`): without them a layer slider's coordinates would be decimal lists,
+    one number a line in the notebook file. The rest of the layout is as plotly gives it. The
+    result is deterministic: the same figure gives the same JSON.
+
+    Parameters
+    ----------
+    fig : plotly.graph_objects.Figure
+        The figure.
+    title : str, optional
+        A title to draw above the plot instead of the figure's own (plain text; wrapped at
+        :data:`TITLE_WIDTH` characters, on at most :data:`TITLE_LINES` lines).
+
+    Returns
+    -------
+    dict
+        ``{"data": [...], "layout": {...}}`` (and ``"frames"``), ready to be the value of
+        :data:`PLOTLY_MIME` in a display output.
+    """
+    import textwrap
+
+    fig = go.Figure(fig)
+    if title is not None:
+        lines = textwrap.wrap(title, TITLE_WIDTH)
+        if len(lines) > TITLE_LINES:
+            lines = [*lines[:TITLE_LINES - 1],
+                     textwrap.shorten(" ".join(lines[TITLE_LINES - 1:]), TITLE_WIDTH)]
+        top = fig.layout.margin.t
+        fig.update_layout(title_text="<br>".join(lines),
+                          margin_t=max(top or 0, 40 + 18 * len(lines)))
+    spec = fig.to_dict()  # plotly's own conversion: numpy arrays as float64/int typed arrays
+    layout = dict(spec.get("layout", {}))
+    template = layout.get("template")
+    if isinstance(template, dict):
+        kinds = _trace_types(spec)
+        data = {k: v for k, v in (template.get("data") or {}).items() if k in kinds}
+        layout["template"] = {**template, "data": data}
+    body: dict[str, Any] = {"data": _typed_arrays(spec.get("data", [])),
+                            "layout": _typed_args(layout)}
+    if spec.get("frames"):
+        body["frames"] = [{**f, "data": _typed_arrays(f.get("data", []))}
+                          for f in spec["frames"]]
+    return json.loads(json.dumps(body, cls=PlotlyJSONEncoder, separators=(",", ":")))
+
+
+def _plain(text: str) -> str:
+    """``text`` without HTML tags and entities, on one line."""
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", "", text)).split())
+
+
+def figure_bundle(fig: go.Figure, name: str, caption: str | None = None,
+                  number: int | None = None, page: set[str] | None = None) -> dict[str, Any]:
+    """The display data of a figure: the book's HTML, plotly's mime bundle and plain text.
+
+    Parameters
+    ----------
+    fig : plotly.graph_objects.Figure
+        The figure.
+    name, caption, number, page
+        As for :func:`figure_html`.
+
+    Returns
+    -------
+    dict
+        ``{"text/html": figure_html(...), PLOTLY_MIME: plotly_bundle(...), "text/plain":
+        "Figure N. ..."}``. The book renders the HTML only; other notebook viewers draw the
+        plotly bundle, titled with the label and the caption (or the figure's own title).
+    """
+    text = caption if caption is not None else _title_text(fig)
+    label = f"Figure {number}." if number is not None else "Figure."
+    title = f"{label} {_plain(text)}".strip()
+    return {
+        "text/html": figure_html(fig, name, caption, number, page),
+        PLOTLY_MIME: plotly_bundle(fig, title),
+        "text/plain": title,
+    }
+
+
 def show(fig: go.Figure, name: str, caption: str | None = None) -> None:
     """Display ``fig`` as the chapter's next numbered figure; ``name`` is unique in the chapter.
 
     ``caption`` (HTML allowed) says what is plotted and what to look at; without it the
-    figure's title is the caption.
+    figure's title is the caption. The output holds the book's HTML and plotly's own mime
+    bundle (:func:`figure_bundle`).
     """
-    from IPython.display import HTML, display
+    from IPython.display import display
 
     with trace.timed("figure", name=name):  # for `lmgeometry book --profile`
-        display(HTML(figure_html(fig, name, caption, _next_number("figure"), _page_defined)))
+        display(figure_bundle(fig, name, caption, _next_number("figure"), _page_defined),
+                raw=True)
 
 
 def _header(column: Any) -> str:
