@@ -9,6 +9,73 @@ The tree is the path a reader follows, ``model id -> activations -> measure -> f
 * :mod:`lmgeometry.measures` -- pure measures: arrays in, numbers out;
 * :mod:`lmgeometry.chapters` -- one module per chapter of the book;
 * :mod:`lmgeometry.report` -- plots, figures, results files and the book pipeline.
+
+The names a user needs first are importable from here (:data:`__all__`):
+:func:`~lmgeometry.api.hidden_states`, the main measures, :func:`~lmgeometry.report.export.save`
+and :func:`~lmgeometry.report.export.export_results`. They are loaded on first use (PEP 562),
+so ``import lmgeometry`` imports neither torch, transformers nor pandas::
+
+    import lmgeometry
+
+    store = lmgeometry.hidden_states("minilm-l6", ["A bank by the river.", "The bank rose."])
+    bank = (store.words["text"] == "bank").to_numpy()
+    lmgeometry.self_similarity(store.layer(-1, rows=bank))
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
 __version__ = "0.1.0"
+
+#: Each top-level name and the module that defines it (imported on first access). The modules
+#: are named by strings, not imported: the package's modules import the root (for
+#: ``__version__``), so the root imports none of them.
+_EXPORTS: dict[str, str] = {
+    # hidden states, models, corpora and the store
+    "hidden_states": "lmgeometry.api",
+    "load_model": "lmgeometry.io.models",
+    "open_store": "lmgeometry.activations.store",
+    # contextuality (Ethayarajh 2019)
+    "self_similarity": "lmgeometry.measures.contextual",
+    "intra_sentence_similarity": "lmgeometry.measures.contextual",
+    "max_explainable_variance": "lmgeometry.measures.contextual",
+    "anisotropy_baseline": "lmgeometry.measures.contextual",
+    "mean_pairwise_cosine": "lmgeometry.measures.contextual",
+    "word_measures": "lmgeometry.measures.contextual",
+    # isotropy (Bis et al. 2021; IsoScore)
+    "isotropy_partition": "lmgeometry.measures.isotropy",
+    "isoscore": "lmgeometry.measures.isotropy",
+    "mean_cosine": "lmgeometry.measures.isotropy",
+    "center": "lmgeometry.measures.isotropy",
+    "remove_top_pcs": "lmgeometry.measures.isotropy",
+    # similarity of representations, rogue and massive dimensions
+    "linear_cka": "lmgeometry.measures.similarity",
+    "cka_matrix": "lmgeometry.measures.similarity",
+    "norm_ratio": "lmgeometry.measures.similarity",
+    "top_dimensions": "lmgeometry.measures.similarity",
+    "variance_share": "lmgeometry.measures.similarity",
+    "magnitude_ratio": "lmgeometry.measures.massive",
+    "massive_dimensions": "lmgeometry.measures.massive",
+    # figures and results out of the book
+    "save": "lmgeometry.report.export",
+    "export_results": "lmgeometry.report.export",
+}
+
+__all__ = ["__version__", *sorted(_EXPORTS)]
+
+
+def __getattr__(name: str) -> Any:
+    """Import the module behind a top-level name on first access (PEP 562) and keep the name."""
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'lmgeometry' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    """The module's own names and the lazy ones (for ``dir()`` and tab completion)."""
+    return sorted({*globals(), *_EXPORTS})

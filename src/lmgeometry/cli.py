@@ -1,4 +1,5 @@
-"""The ``lmgeometry`` command: models, data, extract, finetune, pretrain, store, book, publish.
+"""The ``lmgeometry`` command: models, data, extract, finetune, pretrain, store, book, results,
+publish.
 
 An error of the package (:class:`~lmgeometry.errors.LmgeometryError`) ends the command with one
 line, ``lmgeometry <command>: error: <what went wrong and the fix>``, and exit status 2 for a
@@ -126,6 +127,12 @@ def _book(args: argparse.Namespace) -> int:
     from lmgeometry.report.book import build_book_cli
 
     return build_book_cli(args)
+
+
+def _results(args: argparse.Namespace) -> int:
+    from lmgeometry.report.export import export_results_cli
+
+    return export_results_cli(args)
 
 
 def _publish(args: argparse.Namespace) -> int:
@@ -295,9 +302,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_debug(parser, False)
     parser.add_argument("--version", action="version", version=f"lmgeometry {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
-                                help="models, data, extract, finetune, pretrain, store, book or "
-                                     "publish "
-                                     "(COMMAND -h: its options)")
+                                help="models, data, extract, finetune, pretrain, store, book, "
+                                     "results or publish (COMMAND -h: its options)")
 
     p = sub.add_parser("models", help="list the offline model aliases and their state")
     _add_debug(p, argparse.SUPPRESS)
@@ -349,6 +355,21 @@ def build_parser() -> argparse.ArgumentParser:
                         "(default: 2, or 1 on one core; each holds its own model in memory)")
     _add_debug(p, argparse.SUPPRESS)
     p.set_defaults(func=_book)
+
+    p = sub.add_parser(
+        "results", help="chapters' results files: export their tables to CSV or parquet",
+        description="Write every table (list of records) of chapters' results files "
+        "(book/NN_name.results.json) to one CSV or parquet file each.")
+    p.add_argument("action", choices=["export"],
+                   help="export: write each table to OUT/<table>.<format> (OUT/<chapter>/ "
+                        "for a folder or several files)")
+    p.add_argument("paths", nargs="+", metavar="PATH",
+                   help="results files, or folders holding them (e.g. book/)")
+    p.add_argument("--out", required=True, help="folder to write the tables to")
+    p.add_argument("--format", choices=["csv", "parquet"], default="csv",
+                   help="csv (default) or parquet (typed columns)")
+    _add_debug(p, argparse.SUPPRESS)
+    p.set_defaults(func=_results)
 
     p = sub.add_parser(
         "publish", help="push the built HTML book to a gh-pages-style branch (ghp-import)",

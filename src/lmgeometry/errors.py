@@ -27,6 +27,7 @@ __all__ = [
     "ModelLoadError",
     "ModelSpecError",
     "one_line",
+    "OptionalDependencyError",
     "PathError",
     "SentenceTooLongError",
     "StoreError",
@@ -60,6 +61,11 @@ class UsageError(LmgeometryError, ValueError):
 class PathError(UsageError):
     """A path that cannot serve: a file where a folder is needed, a folder that cannot be
     written (``--out``, ``root=``, ``$LMGEOMETRY_CACHE``)."""
+
+
+class OptionalDependencyError(LmgeometryError, ImportError):
+    """A feature needs a library or program that is not installed (an optional extra, such as
+    kaleido for image files); the message names the command that installs it."""
 
 
 class CorpusError(UsageError):

@@ -594,6 +594,13 @@ def _build_on_ray(spec: str, fingerprint: str, corpus: Corpus, final: Path,
 
 
 def _check_engine(model: str | LoadedModel, engine: str, shard_sentences: int | None) -> None:
+    if not isinstance(model, str) and not (hasattr(model, "spec")
+                                           and hasattr(model, "fingerprint")):
+        raise UsageError(
+            f"activations() takes a model spec (a name or folder) or a LoadedModel, not a "
+            f"{type(model).__name__}; for a transformers model in memory use "
+            "lmgeometry.hidden_states((model, tokenizer), sentences), or "
+            "lmgeometry.io.models.from_memory(model, tokenizer) to get a LoadedModel")
     if engine not in ENGINES:
         raise UsageError(f"engine must be one of {ENGINES}, not {engine!r}")
     if engine == "ray" and not isinstance(model, str):
