@@ -1,5 +1,6 @@
-"""The ``lmgeometry`` command: models, data, extract, finetune, pretrain, store, book, results,
-publish.
+"""The ``lmgeometry`` command: models, data, extract, finetune, pretrain, store, book, results.
+
+``publish`` pushes a built book.
 
 An error of the package (:class:`~lmgeometry.errors.LmgeometryError`) ends the command with one
 line, ``lmgeometry <command>: error: <what went wrong and the fix>``, and exit status 2 for a
