@@ -32,7 +32,7 @@ import pandas as pd
 from lmgeometry.activations import store
 from lmgeometry.chapters import context_measures
 from lmgeometry.io import corpus
-from lmgeometry.measures import contextual
+from lmgeometry.measures import contextual, static, tokens
 
 
 def synthetic_layer(n_rows: int, width: int, seed: int = 0) -> tuple[np.ndarray, pd.DataFrame]:
@@ -108,7 +108,7 @@ def main() -> None:
     print(f"\nnearest_neighbours, k={args.k}, {n_q} query rows against all {args.rows}:")
     for block in args.block_sizes:
         _, seconds, peak = timed(
-            contextual.nearest_neighbours,
+            tokens.nearest_neighbours,
             X,
             args.k,
             block_size=block,
@@ -134,8 +134,8 @@ def main() -> None:
             f"intrasim adj {row['intrasim_adj']:.3f}, mev adj {row['mev_adj']:.3f})"
         )
     for name, fn in [
-        ("token_measures", contextual.token_measures),
-        ("static_embeddings", contextual.static_embeddings),
+        ("token_measures", tokens.token_measures),
+        ("static_embeddings", static.static_embeddings),
     ]:
         _, seconds, _ = timed(fn, X, words)
         _, _, peak = timed(fn, X, words, trace=True)

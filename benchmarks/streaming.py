@@ -35,8 +35,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from lmgeometry.measures import baselines, similarity
 from lmgeometry.measures import contextual as ctx
-from lmgeometry.measures import similarity
+from lmgeometry.measures.unit_rows import UnitRows
 
 
 def synthetic_layer(folder: Path, rows: int, width: int, length: int, seed: int = 0
@@ -93,16 +94,16 @@ def main() -> None:
               f"MiB; float64 unit rows {args.rows * args.width * 8 / 2**20:,.0f} MiB), "
               f"{n_s:,} sentences, chunks of {args.chunk_rows:,} rows\n")
 
-        def loaded() -> ctx.UnitRows:
-            return ctx.UnitRows.of(np.asarray(A, dtype=np.float32))
+        def loaded() -> UnitRows:
+            return UnitRows.of(np.asarray(A, dtype=np.float32))
 
-        def streamed() -> ctx.UnitRows:
-            return ctx.UnitRows.stream(A, args.chunk_rows)
+        def streamed() -> UnitRows:
+            return UnitRows.stream(A, args.chunk_rows)
 
-        families: dict[str, Callable[[Callable[[], ctx.UnitRows], int | None], Any]] = {
+        families: dict[str, Callable[[Callable[[], UnitRows], int | None], Any]] = {
             "context_tables": lambda rows, _: ctx.context_tables(rows(), words,
                                                                  n_intra_sentences=None),
-            "cross_sentence_replicates": lambda rows, _: ctx.cross_sentence_replicates(
+            "cross_sentence_replicates": lambda rows, _: baselines.cross_sentence_replicates(
                 rows(), sid, counts),
             "linear_cka (plain, debiased)": lambda _, chunk: [
                 similarity.linear_cka(*((A, B) if chunk else

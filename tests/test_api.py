@@ -64,9 +64,9 @@ def test_every_top_level_name_resolves_to_its_module_object():
         module = importlib.import_module(lmgeometry._EXPORTS[name])
         assert getattr(lmgeometry, name) is getattr(module, name), name
         assert name in dir(lmgeometry)
-    from lmgeometry.measures import contextual, isotropy, massive, similarity
+    from lmgeometry.measures import cosines, isotropy, massive, similarity
 
-    assert lmgeometry.self_similarity is contextual.self_similarity
+    assert lmgeometry.self_similarity is cosines.self_similarity
     assert lmgeometry.isotropy_partition is isotropy.isotropy_partition
     assert lmgeometry.linear_cka is similarity.linear_cka
     assert lmgeometry.magnitude_ratio is massive.magnitude_ratio

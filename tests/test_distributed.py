@@ -238,11 +238,12 @@ def test_isotropy_measures_stream_over_shards(local, sharded):
 def test_context_measures_and_cka_stream_over_shards(local, sharded):
     """The word- and sentence-grouped measures and CKA, 7 rows at a time from the shards."""
     from lmgeometry.measures import contextual, similarity
+    from lmgeometry.measures.unit_rows import UnitRows
 
     words = local.words
     memory = contextual.context_tables(local.layer(-1), words, n_intra_sentences=None)
     stream = contextual.context_tables(
-        contextual.UnitRows.stream(sharded.layer(-1, dtype=None), chunk_rows=7), words,
+        UnitRows.stream(sharded.layer(-1, dtype=None), chunk_rows=7), words,
         n_intra_sentences=None)
     assert stream.baseline_cosine == pytest.approx(memory.baseline_cosine, rel=1e-9)
     pd.testing.assert_frame_equal(stream.words, memory.words, rtol=1e-9)

@@ -12,7 +12,7 @@ from scipy.stats import ortho_group
 
 from lmgeometry.chapters import rogue_dimensions
 from lmgeometry.measures import probes, similarity
-from lmgeometry.measures.contextual import mean_pairwise_cosine
+from lmgeometry.measures.cosines import mean_pairwise_cosine
 
 
 def test_cka_identity_and_invariances() -> None:

@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lmgeometry.measures import contextual as ctx
-from lmgeometry.measures import similarity
+from lmgeometry.measures import baselines, contextual, similarity, static, tokens
+from lmgeometry.measures.unit_rows import UnitRows
 
 N_SENTENCES, LENGTH, VOCAB, WIDTH, CHUNK = 400, 10, 200, 16, 37
 
@@ -52,9 +52,9 @@ def layer(tmp_path_factory):
     return np.load(path, mmap_mode="r"), words
 
 
-def streamed(X: np.ndarray) -> tuple[ctx.UnitRows, Recorded]:
+def streamed(X: np.ndarray) -> tuple[UnitRows, Recorded]:
     recorded = Recorded(X)
-    return ctx.UnitRows.stream(recorded, chunk_rows=CHUNK), recorded
+    return UnitRows.stream(recorded, chunk_rows=CHUNK), recorded
 
 
 def assert_partial_reads(recorded: Recorded) -> None:
@@ -64,9 +64,9 @@ def assert_partial_reads(recorded: Recorded) -> None:
 @pytest.mark.parametrize("preset", ["corrected", "ethayarajh2019"])
 def test_context_tables_stream(layer, preset):
     X, words = layer
-    memory = ctx.context_tables(np.asarray(X), words, preset, 3, n_intra_sentences=None)
+    memory = contextual.context_tables(np.asarray(X), words, preset, 3, n_intra_sentences=None)
     unit, recorded = streamed(X)
-    stream = ctx.context_tables(unit, words, preset, 3, n_intra_sentences=None)
+    stream = contextual.context_tables(unit, words, preset, 3, n_intra_sentences=None)
     assert stream.baseline_cosine == pytest.approx(memory.baseline_cosine, rel=1e-12)
     assert stream.mev_baseline == pytest.approx(memory.mev_baseline, rel=1e-12)
     assert len(memory.words) > 50 and len(memory.sentences) == N_SENTENCES
@@ -78,17 +78,19 @@ def test_context_tables_stream(layer, preset):
 def test_baselines_replicates_and_word_vectors_stream(layer):
     X, words = layer
     sid = words["sentence_id"].to_numpy()
-    memory = ctx.UnitRows.of(np.asarray(X))
+    memory = UnitRows.of(np.asarray(X))
     unit, recorded = streamed(X)
     for kwargs in ({"n": None}, {"n": 300, "replace": True, "scheme": "sentence"},
                    {"n": 300, "n_pairs": 500}):
-        assert ctx.anisotropy_baseline(unit, sid, rng=1, **kwargs) == pytest.approx(
-            ctx.anisotropy_baseline(memory, sid, rng=1, **kwargs), rel=1e-12), kwargs
+        assert baselines.anisotropy_baseline(unit, sid, rng=1, **kwargs) == pytest.approx(
+            baselines.anisotropy_baseline(memory, sid, rng=1, **kwargs), rel=1e-12), kwargs
     counts = np.random.default_rng(2).multinomial(N_SENTENCES, np.full(N_SENTENCES, 0.0025), 20)
-    np.testing.assert_allclose(ctx.cross_sentence_replicates(unit, sid, counts),
-                               ctx.cross_sentence_replicates(memory, sid, counts), rtol=1e-10)
-    assert ctx.mev_baseline(recorded, sid, 500, 4) == ctx.mev_baseline(np.asarray(X), sid, 500, 4)
-    for vectors in (ctx.static_embeddings, ctx.mean_embeddings):
+    np.testing.assert_allclose(baselines.cross_sentence_replicates(unit, sid, counts),
+                               baselines.cross_sentence_replicates(memory, sid, counts),
+                               rtol=1e-10)
+    assert baselines.mev_baseline(recorded, sid, 500, 4) == baselines.mev_baseline(
+        np.asarray(X), sid, 500, 4)
+    for vectors in (static.static_embeddings, static.mean_embeddings):
         a, b = vectors(unit, words), vectors(memory, words)
         assert a.keys() == b.keys() and len(a) > 50
         for key in a:
@@ -104,32 +106,32 @@ def test_frequent_words_are_read_a_chunk_at_a_time(layer):
     assert n_top > 4 * CHUNK  # Zipf: the most frequent words span many chunks
     unit, recorded = streamed(X)
     for preset in ("corrected", "ethayarajh2019"):
-        pd.testing.assert_frame_equal(ctx.word_measures(unit, words, preset, 2, min_contexts=2),
-                                      ctx.word_measures(np.asarray(X), words, preset, 2,
-                                                        min_contexts=2), rtol=1e-9)
+        pd.testing.assert_frame_equal(
+            contextual.word_measures(unit, words, preset, 2, min_contexts=2),
+            contextual.word_measures(np.asarray(X), words, preset, 2, min_contexts=2), rtol=1e-9)
     for centered in (True, False):
-        a = ctx.static_embeddings(unit, words, 2, centered=centered)
-        b = ctx.static_embeddings(np.asarray(X), words, 2, centered=centered)
+        a = static.static_embeddings(unit, words, 2, centered=centered)
+        b = static.static_embeddings(np.asarray(X), words, 2, centered=centered)
         for key in a:
             np.testing.assert_allclose(a[key], b[key], atol=1e-9, err_msg=key)
     assert max(recorded.reads) < n_top
     # identical rows: no variance, so MEV is NaN and PC1 is the unit mean, as in memory
     same = np.tile(np.asarray(X[:1], dtype=np.float64), (5 * CHUNK, 1))
     flat = pd.DataFrame({"sentence_id": np.arange(len(same)), "text": "w"})
-    streamed_flat = ctx.UnitRows.stream(same, chunk_rows=CHUNK)
-    assert np.isnan(ctx.word_measures(streamed_flat, flat)["mev"]).all()
-    np.testing.assert_allclose(ctx.static_embeddings(streamed_flat, flat)["w"],
-                               ctx.static_embeddings(same, flat)["w"], atol=1e-12)
+    streamed_flat = UnitRows.stream(same, chunk_rows=CHUNK)
+    assert np.isnan(contextual.word_measures(streamed_flat, flat)["mev"]).all()
+    np.testing.assert_allclose(static.static_embeddings(streamed_flat, flat)["w"],
+                               static.static_embeddings(same, flat)["w"], atol=1e-12)
 
 
 def test_token_measures_stream_but_neighbours_need_memory(layer):
     X, words = layer
     unit, recorded = streamed(X)
-    pd.testing.assert_frame_equal(ctx.token_measures(unit, words),
-                                  ctx.token_measures(np.asarray(X), words), rtol=1e-10)
+    pd.testing.assert_frame_equal(tokens.token_measures(unit, words),
+                                  tokens.token_measures(np.asarray(X), words), rtol=1e-10)
     assert max(recorded.reads) <= CHUNK
     with pytest.raises(ValueError, match="in memory"):
-        ctx.nearest_neighbours(unit)
+        tokens.nearest_neighbours(unit)
 
 
 def test_norms_read_in_chunks(layer):
@@ -199,7 +201,7 @@ def test_streaming_rejects_bad_input(layer):
     X, words = layer
     for chunk in (0, -1):
         with pytest.raises(ValueError, match="positive"):
-            ctx.UnitRows.stream(X, chunk_rows=chunk)
+            UnitRows.stream(X, chunk_rows=chunk)
         with pytest.raises(ValueError, match="positive"):
             similarity.linear_cka(X, X, chunk_rows=chunk)
     with pytest.raises(ValueError, match="same items"):
@@ -207,7 +209,7 @@ def test_streaming_rejects_bad_input(layer):
     with pytest.raises(ValueError, match="debiased CKA needs at least 4"):
         similarity.linear_cka(X[:3], X[:3], debiased=True, chunk_rows=CHUNK)
     with pytest.raises(IndexError, match="boolean row mask"):
-        ctx.UnitRows.stream(X).U[np.ones(len(X) - 1, dtype=bool)]
+        UnitRows.stream(X).U[np.ones(len(X) - 1, dtype=bool)]
 
 
 def test_lists_frames_and_tensors_are_still_rows():
@@ -220,4 +222,5 @@ def test_lists_frames_and_tensors_are_still_rows():
         assert similarity.norm_ratio(form, first) == pytest.approx(expected, rel=1e-12)
         np.testing.assert_allclose(similarity.unit_rows(form)[0], similarity.unit_rows(X)[0])
     sid = np.arange(40) // 4
-    assert ctx.mev_baseline(pd.DataFrame(X), sid, 20, 1) == ctx.mev_baseline(X, sid, 20, 1)
+    assert baselines.mev_baseline(pd.DataFrame(X), sid, 20, 1) == baselines.mev_baseline(
+        X, sid, 20, 1)

@@ -38,11 +38,11 @@ _EXPORTS: dict[str, str] = {
     "load_model": "lmgeometry.io.models",
     "open_store": "lmgeometry.activations.store",
     # contextuality (Ethayarajh 2019)
-    "self_similarity": "lmgeometry.measures.contextual",
-    "intra_sentence_similarity": "lmgeometry.measures.contextual",
-    "max_explainable_variance": "lmgeometry.measures.contextual",
-    "anisotropy_baseline": "lmgeometry.measures.contextual",
-    "mean_pairwise_cosine": "lmgeometry.measures.contextual",
+    "self_similarity": "lmgeometry.measures.cosines",
+    "intra_sentence_similarity": "lmgeometry.measures.cosines",
+    "max_explainable_variance": "lmgeometry.measures.mev",
+    "anisotropy_baseline": "lmgeometry.measures.baselines",
+    "mean_pairwise_cosine": "lmgeometry.measures.cosines",
     "word_measures": "lmgeometry.measures.contextual",
     # isotropy (Bis et al. 2021; IsoScore)
     "isotropy_partition": "lmgeometry.measures.isotropy",

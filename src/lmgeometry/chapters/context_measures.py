@@ -43,7 +43,11 @@ from lmgeometry.chapters.common import (
 )
 from lmgeometry.io import data
 from lmgeometry.measures import contextual, stats, wordbench
-from lmgeometry.measures.contextual import ContextTables, UnitRows
+from lmgeometry.measures.baselines import cross_sentence_replicates
+from lmgeometry.measures.contextual import ContextTables
+from lmgeometry.measures.static import mean_embeddings, static_embeddings
+from lmgeometry.measures.tokens import neighbour_measures, token_measures
+from lmgeometry.measures.unit_rows import UnitRows
 from lmgeometry.report import prose
 from lmgeometry.report.claims import Claim, claim_sentences, claims_frame
 
@@ -269,8 +273,8 @@ def _add_layer(run: _Run, u: UnitRows, nn: pd.DataFrame, p: dict[str, Any]) -> N
         run.ctx.setdefault(preset, []).append(contextual.context_tables(
             u, w, preset, p["seed"], min_contexts=p["min_contexts"],
             n_intra_sentences=p["n_intra_sentences"]))
-    run.base_reps.append(contextual.cross_sentence_replicates(u, w["sentence_id"], run.draws))
-    tokens = contextual.token_measures(u, w)
+    run.base_reps.append(cross_sentence_replicates(u, w["sentence_id"], run.draws))
+    tokens = token_measures(u, w)
     run.token_intra.append(tokens["token_intra"].to_numpy())
     run.token_self.append(tokens["token_self"].to_numpy())
     run.neighbours.append(nn.drop(columns="subset").reset_index(drop=True))
@@ -294,7 +298,7 @@ def _scan(store: Store, p: dict[str, Any]) -> list[_Run]:
     for i in tqdm(range(store.n_layers), desc=f"context measures {store.label}", unit="layer",
                   mininterval=1.0):
         ur = UnitRows.of(store.layer(i))
-        nn = contextual.neighbour_measures(ur, store.words, p["k"], queries=queries,
+        nn = neighbour_measures(ur, store.words, p["k"], queries=queries,
                                            subsets=subsets)
         for run in runs:
             u = ur if run.control == "none" else ur.take(rows[run.control])
@@ -705,13 +709,13 @@ def _scan_static(store: Store, frames: Mapping[str, pd.DataFrame], p: dict[str, 
         X = store.layer(i, rows=union)
         for c, (_, words) in picked.items():
             u = UnitRows.of(X[local[c]])
-            found = {"PC1": contextual.static_embeddings(u, words, p["min_contexts"])}
+            found = {"PC1": static_embeddings(u, words, p["min_contexts"])}
             if i == 0:
-                found[INPUT] = contextual.mean_embeddings(u, words, p["min_contexts"])
+                found[INPUT] = mean_embeddings(u, words, p["min_contexts"])
                 if glove is not None:
                     found[GLOVE] = {w: glove[w] for w in found["PC1"] if w in glove}
             if i > 0:
-                means = contextual.mean_embeddings(u, words, p["min_contexts"])
+                means = mean_embeddings(u, words, p["min_contexts"])
                 items[c][MEAN, i] = {b: wordbench.similarity_scores(means, f)
                                      for b, f in sim.items()}
             for name, vec in found.items():

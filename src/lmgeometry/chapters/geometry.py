@@ -48,7 +48,6 @@ from lmgeometry.measures.clusters import (
     umap_project,
     variance_explained_jackknife,
 )
-from lmgeometry.measures.contextual import token_measures
 from lmgeometry.measures.similarity import subsample
 from lmgeometry.measures.stats import (
     GroupBootstrap,
@@ -56,6 +55,7 @@ from lmgeometry.measures.stats import (
     jackknife_interval,
     percentile_interval,
 )
+from lmgeometry.measures.tokens import token_measures
 from lmgeometry.report.claims import Claim, claim_sentences, claims_frame
 from lmgeometry.report.prose import layer_ranges, layers_phrase, number, plural, span
 
@@ -425,7 +425,7 @@ def special_measures(Xw: np.ndarray, Xs: np.ndarray, plan: SpecialPlan
 
     Every token of a sentence, words and special tokens alike (seed 000's BERT tokens included
     [CLS] and [SEP]), gets its token intra-sentence similarity, the mean cosine to the other
-    tokens of its sentence (:func:`lmgeometry.measures.contextual.token_measures`). Per
+    tokens of its sentence (:func:`lmgeometry.measures.tokens.token_measures`). Per
     subject (a special token, or a decoder's first word when its template adds no BOS):
     its mean token intra-sentence similarity, the lowest mean of its reference groups (parts
     of speech for a last token, input positions for a first token) and the difference, and

@@ -53,12 +53,14 @@ from lmgeometry.chapters.common import (
 from lmgeometry.chapters.geometry import JACKKNIFE_BLOCKS, SILHOUETTE
 from lmgeometry.io import data, models
 from lmgeometry.measures import clusters, contextual, isotropy, similarity
+from lmgeometry.measures.baselines import cross_sentence_replicates
 from lmgeometry.measures.stats import (
     GroupBootstrap,
     extreme_over_layers,
     jackknife_interval,
     percentile_interval,
 )
+from lmgeometry.measures.unit_rows import UnitRows
 from lmgeometry.report.claims import Claim, claim_sentences, claims_frame
 from lmgeometry.report.prose import span
 
@@ -212,7 +214,7 @@ def _interval(name: str, value: float, reps: np.ndarray) -> dict[str, float]:
     return {name: float(value), f"{name}_lo": lo, f"{name}_hi": hi}
 
 
-def layer_fingerprint(X: np.ndarray, units: contextual.UnitRows, words: pd.DataFrame,
+def layer_fingerprint(X: np.ndarray, units: UnitRows, words: pd.DataFrame,
                       boot: GroupBootstrap, rows: np.ndarray, sample: np.ndarray, *,
                       seed: int = 0, min_contexts: int = 5, n_intra_sentences: int = 500
                       ) -> tuple[dict[str, Any], np.ndarray]:
@@ -243,7 +245,7 @@ def layer_fingerprint(X: np.ndarray, units: contextual.UnitRows, words: pd.DataF
     ctx = contextual.context_measures(sub, part, "corrected", seed, min_contexts=min_contexts,
                                       n_intra_sentences=n_intra_sentences, n_boot=boot.n_boot)
     groups = np.unique(boot.codes[rows])
-    reps = contextual.cross_sentence_replicates(sub, part["sentence_id"].to_numpy(),
+    reps = cross_sentence_replicates(sub, part["sentence_id"].to_numpy(),
                                                 boot.counts[:, groups])
     row: dict[str, Any] = _interval("baseline_cosine", ctx["baseline_cosine"], reps)
     for key in _CONTEXT_KEYS:
@@ -274,7 +276,7 @@ def _model_pass(store: Store, *, seed: int, n_words: int, n_boot: int, min_conte
     table, reps = [], {c: [] for c in keep}
     for layer in range(store.n_layers):
         X = store.layer(layer)
-        units = contextual.UnitRows.of(X)
+        units = UnitRows.of(X)
         ratio = similarity.norm_ratio(X, first)
         for control, rows in keep.items():
             row, base = layer_fingerprint(

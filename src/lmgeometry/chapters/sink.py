@@ -33,13 +33,9 @@ from lmgeometry.activations.interventions import INTERVENTIONS, TokenRun, run_to
 from lmgeometry.chapters.common import ChapterResult, with_blas_threads
 from lmgeometry.chapters.geometry import BROKEN_LOSS_RATIO, SILHOUETTE
 from lmgeometry.measures import massive
+from lmgeometry.measures.baselines import anisotropy_baseline, cross_sentence_replicates
 from lmgeometry.measures.clusters import detect_clusters, first_word_norm_ratio
-from lmgeometry.measures.contextual import (
-    anisotropy_baseline,
-    cross_sentence_replicates,
-    intra_sentence_similarity,
-    self_similarity,
-)
+from lmgeometry.measures.cosines import intra_sentence_similarity, self_similarity
 from lmgeometry.measures.stats import GroupBootstrap, percentile_interval
 from lmgeometry.report.claims import Claim, claims_frame
 from lmgeometry.report.prose import number, span

@@ -397,7 +397,7 @@ def cosine_contributions(X: np.ndarray) -> np.ndarray:
     with :math:`\\hat x_i = x_i / \\lVert x_i \\rVert` (Timkey & van Schijndel 2021, eq. 2;
     they estimate it from sampled pairs, this is the exact mean over all ordered pairs). A
     *rogue dimension* is one whose contribution is a large share of the total; the sum equals
-    :func:`lmgeometry.measures.contextual.mean_pairwise_cosine`.
+    :func:`lmgeometry.measures.cosines.mean_pairwise_cosine`.
 
     Returns
     -------

@@ -1,0 +1,202 @@
+"""Static embeddings from contextual ones (Ethayarajh 2019, section 4.3, Table 1).
+
+* :func:`static_embeddings`: each word's first principal component over its occurrences in one
+  layer (centred, as the authors' code, or not), oriented towards the word's mean, solved for
+  all words of equal frequency at once;
+* :func:`mean_embeddings`: each word's unit mean vector, the static baseline a model's own
+  input layer gives.
+
+Words are the lower-cased ``text`` with at least ``min_contexts`` distinct sentences,
+punctuation left out (:mod:`lmgeometry.measures.unit_rows`).
+
+Ethayarajh, K. (2019). How contextual are contextualized word representations? EMNLP.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from threadpoolctl import threadpool_limits
+
+from lmgeometry.measures.mev import (
+    _BATCH_ELEMENTS,
+    _DENSE_EIG_MAX,
+    _center,
+    _gram_top,
+    _streamed_gram,
+    _top_eig,
+)
+from lmgeometry.measures.similarity import unit_rows
+from lmgeometry.measures.unit_rows import (
+    LayerVectors,
+    _encode,
+    _group_sum,
+    _rows_by_word,
+    _unit,
+    _UnitReader,
+)
+
+__all__ = ["mean_embeddings", "static_embeddings"]
+
+
+def _pc1_many(
+    U: np.ndarray, norms: np.ndarray, groups: list[np.ndarray], centered: bool
+) -> np.ndarray:
+    """PC1 of every index group (see ``_pc1_many_impl``) with single-threaded BLAS."""
+    with threadpool_limits(limits=1, user_api="blas"):
+        return _pc1_many_impl(U, norms, groups, centered)
+
+
+
+def _orient(V: np.ndarray, means: np.ndarray) -> np.ndarray:
+    """Flip each unit row of ``V`` so that ``v . mean > 0`` (ties: largest-|entry| positive)."""
+    dots = np.einsum("kd,kd->k", V, means)
+    big = V[np.arange(len(V)), np.argmax(np.abs(V), axis=1)]
+    flip = (dots < 0) | ((dots == 0) & (big < 0))
+    V[flip] *= -1
+    return V
+
+
+
+def _unit_pc1(v: np.ndarray, mean: np.ndarray, G: np.ndarray) -> np.ndarray:
+    """One group's PC1 as :func:`_pc1_many_impl` gives it, from its Gram matrix ``G``'s top
+    eigenvector ``v``: unit, oriented to the mean; the unit mean when the group has no
+    variance (``G`` zero); NaN for an all-zero group."""
+    u = v if np.any(G) else mean
+    nu = np.linalg.norm(u)
+    if nu == 0:
+        return np.full(len(v), np.nan)
+    return _orient((u / nu)[None, :], mean[None, :])[0]
+
+
+
+def _pc1_many_impl(
+    U: np.ndarray, norms: np.ndarray, groups: list[np.ndarray], centered: bool
+) -> np.ndarray:
+    """Unit PC1 of the raw rows ``norms[g] * U[g]`` of every group, oriented to the mean row.
+
+    Groups of equal size up to ``_DENSE_EIG_MAX`` rows are solved as one batched ``eigh`` of
+    their Gram matrices; larger groups one by one with :func:`_top_eig`. A group without
+    variance gets its (unit) mean; an all-zero group gets NaN.
+    """
+    d = U.shape[1]
+    out = np.full((len(groups), d), np.nan)
+    sizes = np.array([len(g) for g in groups], dtype=np.int64)
+    for n in np.unique(sizes):
+        which = np.flatnonzero(sizes == n)
+        if n == 0:
+            continue
+        if isinstance(U, _UnitReader) and n > U.chunk_rows:  # a group larger than a chunk
+            for w in which:
+                G, mean = _streamed_gram(U, norms, groups[w], centered)
+                out[w] = _unit_pc1(_gram_top(G, vector=True)[1], mean, G)
+            continue
+        per = max(1, _BATCH_ELEMENTS // int(n * d)) if n <= _DENSE_EIG_MAX else 1
+        for start in range(0, len(which), per):
+            ws = which[start : start + per]
+            idx = np.stack([groups[w] for w in ws])  # (k, n)
+            nr = norms[idx]
+            top = nr.max(axis=1, keepdims=True)
+            scale = np.divide(nr, top, out=np.zeros_like(nr), where=top > 0)
+            X = U[idx] * scale[..., None]  # (k, n, d)
+            means = X.mean(axis=1)
+            Z = _center(X.copy()) if centered else X
+            if n <= _DENSE_EIG_MAX:
+                _, vecs = np.linalg.eigh(Z @ Z.transpose(0, 2, 1))
+                V = np.einsum("kn,knd->kd", vecs[:, :, -1], Z)
+            else:
+                V = _top_eig(Z[0], vector=True)[1][None, :]
+            nv = np.linalg.norm(V, axis=1)
+            flat = ~(np.abs(Z).max(axis=(1, 2)) > 0) | (nv == 0)
+            V[flat] = means[flat]
+            nv[flat] = np.linalg.norm(means[flat], axis=1)
+            ok = nv > 0
+            V[ok] /= nv[ok, None]
+            V[~ok] = np.nan
+            out[ws] = _orient(V, means)
+    return out
+
+
+
+def static_embeddings(
+    layer_vectors: LayerVectors,
+    words: pd.DataFrame,
+    min_contexts: int = 5,
+    *,
+    centered: bool = True,
+    lowercase: bool = True,
+    exclude_punct: bool = True,
+) -> dict[str, np.ndarray]:
+    """PC1 "static embeddings" of Ethayarajh (2019, section 4.3, Table 1).
+
+    For each word with at least ``min_contexts`` distinct sentences, the first principal
+    component of its occurrence matrix ``X`` (n x d): the top right singular vector ``v_1`` of
+    ``X - mean(X)`` (``centered=True``, what the authors' code does with
+    ``sklearn.decomposition.PCA(n_components=1).components_[0]``) or of ``X`` itself.
+
+    A singular vector has no sign; here it is oriented so that ``v_1 . mean(X) > 0`` (ties:
+    largest-magnitude entry positive). scikit-learn instead fixes signs by its ``svd_flip``
+    convention, which makes the sign of the authors' vectors arbitrary with respect to the
+    word's meaning. Centred PC1 is the main direction of *variation* between a word's contexts,
+    not its average direction; uncentred PC1 is close to the mean direction when the
+    occurrences are anisotropic. If every occurrence is the same vector, the centred matrix is
+    zero and the (unit) mean is returned.
+
+    Parameters
+    ----------
+    layer_vectors : ndarray of shape (N, d), or its :class:`UnitRows`
+    words : DataFrame
+        Columns ``sentence_id``, ``text``, optionally ``is_punct``.
+    min_contexts : int
+        Minimum number of distinct sentences.
+    centered : bool
+    lowercase : bool
+        Word identity is the lower-cased text.
+    exclude_punct : bool
+
+    Returns
+    -------
+    dict
+        Word -> unit vector (float64, shape (d,)).
+    """
+    U, norms = _unit(layer_vectors)
+    enc = _encode(words, len(U), lowercase, exclude_punct)
+    groups = _rows_by_word(enc.word, len(enc.vocab))
+    codes = np.flatnonzero(enc.n_sent >= min_contexts)
+    V = _pc1_many(U, norms, [groups[w] for w in codes], centered)
+    return {str(enc.vocab[w]): V[i] for i, w in enumerate(codes)}
+
+
+
+def mean_embeddings(
+    layer_vectors: LayerVectors,
+    words: pd.DataFrame,
+    min_contexts: int = 5,
+    *,
+    lowercase: bool = True,
+    exclude_punct: bool = True,
+) -> dict[str, np.ndarray]:
+    """A word's mean vector over its occurrences, for the words :func:`static_embeddings` keeps.
+
+    .. math:: \\bar x_w = \\frac{1}{n} \\sum_{j=1}^{n} f(s_j, i_j)
+
+    normalised to unit length. On layer 0 of a model without position embeddings (rotary
+    decoders) every occurrence of a word has the same vector, so this is the word's input
+    embedding (the mean of its pieces' embedding rows); with learned positions (BERT-like
+    encoders) it is the input embedding plus the mean position and type embedding, after the
+    layer norm. Seed 001's Table 1 compares PC1 vectors with static embeddings; a model's own
+    input vectors are the static baseline it has.
+
+    Returns
+    -------
+    dict
+        Word -> unit vector (float64, shape (d,)), for words with at least ``min_contexts``
+        distinct sentences; a word whose mean is zero is left out.
+    """
+    U, norms = _unit(layer_vectors)
+    enc = _encode(words, len(U), lowercase, exclude_punct)
+    top = float(norms.max()) if len(norms) else 0.0
+    M = _group_sum(U, enc.word, len(enc.vocab), weights=norms / top if top > 0 else norms)
+    Mu, mn = unit_rows(M)
+    keep = np.flatnonzero((enc.n_sent >= min_contexts) & (mn > 0))
+    return {str(enc.vocab[w]): Mu[w] for w in keep}
