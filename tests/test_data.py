@@ -173,6 +173,27 @@ def test_mirror_that_is_not_a_folder(tmp_path, monkeypatch):
         data.fetch("men")
 
 
+def test_cache_root_env_then_platform_cache_folder(tmp_path, monkeypatch):
+    """$LMGEOMETRY_CACHE first; else platformdirs' user cache folder, which honours
+    XDG_CACHE_HOME and, without it on Linux, is the ~/.cache/lmgeometry of earlier versions."""
+    import sys
+
+    monkeypatch.setenv(paths.CACHE_ENV, str(tmp_path / "mine"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert paths.cache_root() == tmp_path / "mine"
+    monkeypatch.delenv(paths.CACHE_ENV)
+    if sys.platform.startswith("linux"):
+        assert paths.cache_root() == tmp_path / "xdg" / "lmgeometry"
+        assert paths.cache_dir("data") == tmp_path / "xdg" / "lmgeometry" / "data"
+        monkeypatch.delenv("XDG_CACHE_HOME")
+        monkeypatch.setenv("HOME", str(tmp_path / "home"))
+        assert paths.cache_root() == tmp_path / "home" / ".cache" / "lmgeometry"
+    (tmp_path / "file").write_text("")
+    monkeypatch.setenv(paths.CACHE_ENV, str(tmp_path / "file"))
+    with pytest.raises(paths.PathError, match="is a file, not a folder"):
+        paths.cache_root()
+
+
 def test_unknown_name_and_bad_arguments():
     with pytest.raises(KeyError, match="no data file named 'wic_dev'"):
         data.fetch("wic_dev")

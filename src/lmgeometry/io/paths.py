@@ -23,6 +23,7 @@ __all__ = [
     "cache_dir",
     "CACHE_ENV",
     "cache_root",
+    "default_cache_root",
     "check_writable",
     "data_mirror",
     "folder_arg",
@@ -53,7 +54,12 @@ def user_path(path: str | os.PathLike[str]) -> Path:
 
 
 def cache_root() -> Path:
-    """The cache root: ``$LMGEOMETRY_CACHE`` when set, else ``~/.cache/lmgeometry``.
+    """The cache root: ``$LMGEOMETRY_CACHE`` when set, else the user's cache folder.
+
+    The default is ``platformdirs.user_cache_dir("lmgeometry")``: on Linux
+    ``$XDG_CACHE_HOME/lmgeometry`` when ``XDG_CACHE_HOME`` is set, else
+    ``~/.cache/lmgeometry`` (the folder earlier versions used, so existing caches stay
+    valid); ``~/Library/Caches/lmgeometry`` on macOS; the local AppData cache on Windows.
 
     Raises
     ------
@@ -61,11 +67,19 @@ def cache_root() -> Path:
         If the root exists and is not a folder.
     """
     value = os.environ.get(CACHE_ENV)
-    root = user_path(value) if value else Path.home() / ".cache" / "lmgeometry"
+    root = user_path(value) if value else default_cache_root()
     if root.exists() and not root.is_dir():
         raise PathError(f"the cache root {root} is a file, not a folder; point {CACHE_ENV} at "
-                        "a folder (or unset it to use ~/.cache/lmgeometry)")
+                        f"a folder (or unset it to use {default_cache_root()})")
     return root
+
+
+def default_cache_root() -> Path:
+    """The cache root when ``$LMGEOMETRY_CACHE`` is not set: the platform's user cache folder
+    (``platformdirs.user_cache_dir``; XDG_CACHE_HOME is respected), ``lmgeometry`` in it."""
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("lmgeometry"))
 
 
 def cache_dir(*parts: str) -> Path:
