@@ -941,6 +941,71 @@ def test_a_checkout_is_never_built_with_another_checkouts_code(tmp_path: Path) -
     book.check_package(tmp_path)  # no src/lmgeometry: nothing to compare
 
 
+def test_markdown_pages_are_not_chapters_and_travel_to_a_separate_book(tmp_path: Path) -> None:
+    """A toc entry pages/name is the Markdown page pages/name.md: not a chapter, copied into
+    an --out book, and its documented modules are inputs of the HTML build."""
+    project = make_project(tmp_path / "project", {"00_fixture": "slider_chapter.py"},
+                           pages={"api": ROOT / "pages" / "api.md"})
+    assert [c.name for c in toc_chapters(project)] == ["00_fixture"]
+    assert book.toc_pages(project) == ["pages/api"]
+    out = tmp_path / "out"
+    (out / "book").mkdir(parents=True)
+    (out / "book" / "00_fixture.ipynb").write_text(nbformat.writes(nbformat.v4.new_notebook()))
+    book.write_book_config(project, out)
+    assert (out / "pages" / "api.md").read_bytes() == (ROOT / "pages" / "api.md").read_bytes()
+    assert "pages/api" in (out / "_toc.yml").read_text()
+    inputs = cache.html_inputs(out, ["book/00_fixture", "pages/api"])
+    assert inputs["notebooks"]["pages/api"] == cache.file_digest(out / "pages" / "api.md")
+    assert {"__init__.py", "api.py", "measures/contextual.py", "report/export.py"} <= set(
+        inputs["documented"])
+    assert cache.html_inputs(out, ["book/00_fixture"])["documented"] == {}
+    (project / "pages" / "api.md").unlink()
+    with pytest.raises(BookError, match="pages/api but .* does not exist"):
+        toc_chapters(project)
+
+
+def test_the_api_page_documents_every_top_level_name() -> None:
+    """pages/api.md (the book's Python API page) has an autodoc directive for each lazy
+    top-level name of lmgeometry, and the repository's toc lists it."""
+    import lmgeometry
+
+    text = (ROOT / "pages" / "api.md").read_text()
+    documented = set(re.findall(r"\.\. autofunction:: lmgeometry\.(\w+)", text))
+    assert documented == set(lmgeometry.__all__) - {"__version__"}
+    assert "pages/api" in book.toc_pages(ROOT)
+
+
+def test_api_page_docstring_bars_stay_text() -> None:
+    """The docstrings' plain-text formulas (|V|, ||x||) are escaped for reStructuredText, but
+    not inside inline literals, roles or the body of a math directive."""
+    from lmgeometry.report._ext.api_docs import escape_bars
+
+    lines = ["W - 1 mu^T, mu = sum_w e(w) / |V|, ``||x||`` and :math:`|a|`", "",
+             ".. math:: x", "", "   |b|", "after |u_1^T mu|"]
+    assert escape_bars(lines) == [
+        "W - 1 mu^T, mu = sum_w e(w) / \\|V\\|, ``||x||`` and :math:`|a|`", "",
+        ".. math:: x", "", "   |b|", "after \\|u_1^T mu\\|"]
+
+
+@pytest.mark.slow
+def test_the_api_page_builds_in_a_book_of_some_chapters(tmp_path: Path) -> None:
+    """`--out X --chapters 00` with the API page: autodoc and napoleon render the package's
+    docstrings under the strict build (a warning fails it), and nothing loads from another
+    host."""
+    project = make_project(tmp_path / "project", {"00_fixture": "slider_chapter.py",
+                                                  "01_other": "slider_chapter.py"},
+                           params={"defaults": {"n_points": 20, "n_steps": 2}},
+                           pages={"api": ROOT / "pages" / "api.md"})
+    html = build_book(root=project, out=tmp_path / "out", chapters=["00"])
+    page = (html / "pages" / "api.html").read_text()
+    for name in ("hidden_states", "self_similarity", "linear_cka", "save", "export_results"):
+        assert f'id="lmgeometry.{name}"' in page, name
+    assert "Parameters" in page and "A worked example" in page
+    assert "How this chapter was built" not in page
+    assert "pages/api.html" in (html / "book" / "00_fixture.html").read_text()  # in the nav
+    assert external_references(html) == []
+
+
 @pytest.mark.slow
 def test_a_book_of_one_chapter_builds_its_html(tmp_path: Path) -> None:
     """`--out X --chapters 00`: the root page links to a chapter the separate book lacks; the

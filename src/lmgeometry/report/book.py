@@ -25,6 +25,10 @@ build time) into ``_build/html`` and checks that no page references anything out
 file tree; :func:`build_book` skips it when no notebook, config or renderer changed.
 ``out=DIR`` builds a separate book (its own ``_config.yml``, ``_toc.yml``, ``book/`` and
 ``_build/``) without touching the committed one.
+
+A toc entry ``pages/name`` is a page written in Markdown (``pages/name.md``: the Python API
+reference, whose ``autodoc`` directives render the package's docstrings): it is not a chapter,
+is never executed, and is copied into an ``--out`` book as it is.
 """
 
 from __future__ import annotations
@@ -79,7 +83,7 @@ from lmgeometry.report.profile import (
     write_profiles,
 )
 from lmgeometry.report.publish import ARCHIVE_ENV, archive_name, write_archive
-from lmgeometry.report.toc import project_root, toc_docnames
+from lmgeometry.report.toc import PAGES_DIR, is_page, page_file, project_root, toc_docnames
 from lmgeometry.trace import TRACE_ENV, read_events
 
 __all__ = [
@@ -113,6 +117,7 @@ __all__ = [
     "select_chapters",
     "stderr_outputs",
     "toc_chapters",
+    "toc_pages",
     "check_package",
     "toc_docnames",
     "unlink_absent",
@@ -220,20 +225,28 @@ def toc_chapters(root: Path) -> list[Chapter]:
     Returns
     -------
     list of Chapter
-        In reading order.
+        In reading order. The Markdown pages of the toc (``pages/name``, :func:`toc_pages`)
+        are not chapters and are left out.
 
     Raises
     ------
     BookError
-        If an entry is not ``book/NN_name`` or its source ``notebooks/NN_name.py`` is missing.
+        If an entry is neither ``book/NN_name`` nor ``pages/name``, a chapter's source
+        ``notebooks/NN_name.py`` is missing, or a page's ``pages/name.md``.
     """
     chapters = []
     for docname in toc_docnames(root / "_toc.yml"):
         folder, _, name = docname.rpartition("/")
+        if is_page(docname):
+            if not page_file(root, docname).is_file():
+                raise BookError(f"_toc.yml lists {docname} but {page_file(root, docname)} does "
+                                "not exist; add the page or remove the entry")
+            continue
         if folder != NOTEBOOK_DIR or not name:
             raise BookError(
                 f"{root / '_toc.yml'}: entry {docname!r} is not {NOTEBOOK_DIR}/NN_name; every "
-                f"page of the book is an executed chapter {NOTEBOOK_DIR}/NN_name.ipynb"
+                f"page of the book is an executed chapter {NOTEBOOK_DIR}/NN_name.ipynb or a "
+                f"Markdown page {PAGES_DIR}/name.md"
             )
         source = root / "notebooks" / f"{name}.py"
         if not source.is_file():
@@ -243,6 +256,11 @@ def toc_chapters(root: Path) -> list[Chapter]:
             )
         chapters.append(Chapter(name=name, docname=docname, source=source))
     return chapters
+
+
+def toc_pages(root: Path) -> list[str]:
+    """The Markdown pages of ``root/_toc.yml`` (docnames ``pages/name``), in reading order."""
+    return [d for d in toc_docnames(root / "_toc.yml") if is_page(d)]
 
 
 def select_chapters(chapters: Sequence[Chapter], wanted: Sequence[str] | None) -> list[Chapter]:
@@ -981,8 +999,13 @@ def build_html(book_dir: Path, out: Path | None = None, *, strict: bool = True) 
     for name in ("_config.yml", "_toc.yml"):
         if not (book_dir / name).is_file():
             raise BookError(f"{book_dir / name} does not exist")
-    missing = [d for d in toc_docnames(book_dir / "_toc.yml")
-               if not (book_dir / f"{d}.ipynb").is_file()]
+    docnames = toc_docnames(book_dir / "_toc.yml")
+    absent = [page_file(book_dir, d) for d in docnames
+              if is_page(d) and not page_file(book_dir, d).is_file()]
+    if absent:
+        raise BookError(f"_toc.yml lists pages that do not exist: "
+                        f"{', '.join(str(p) for p in absent)}")
+    missing = [d for d in docnames if not is_page(d) and not page_file(book_dir, d).is_file()]
     if missing:
         names = " ".join(d.rpartition("/")[2] for d in missing)
         raise BookError(
@@ -1035,9 +1058,11 @@ def _prune_toc(entries: list[Any], keep: set[str]) -> list[Any]:
 def write_book_config(root: Path, book_dir: Path) -> None:
     """Give an ``--out`` folder its own ``_config.yml`` and ``_toc.yml``.
 
-    The config (and the bibliography, :data:`BIBLIOGRAPHY`) is copied; the toc keeps the
-    chapters executed in ``book_dir/book``; a link in their text to a chapter this book does
-    not hold becomes plain text (:func:`unlink_absent`), so a book of some chapters builds.
+    The config (and the bibliography, :data:`BIBLIOGRAPHY`) and the Markdown pages
+    (``pages/*.md``: the API reference) are copied; the toc keeps those pages and the
+    chapters executed in ``book_dir/book``; a link in the chapters' text to a chapter this book
+    does not hold becomes plain text (:func:`unlink_absent`), so a book of some chapters
+    builds.
 
     Parameters
     ----------
@@ -1049,9 +1074,12 @@ def write_book_config(root: Path, book_dir: Path) -> None:
     shutil.copyfile(root / "_config.yml", book_dir / "_config.yml")
     if (root / BIBLIOGRAPHY).is_file():
         shutil.copyfile(root / BIBLIOGRAPHY, book_dir / BIBLIOGRAPHY)
+    for docname in toc_pages(root):
+        target = page_file(book_dir, docname)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(page_file(root, docname), target)
     toc = yaml.safe_load((root / "_toc.yml").read_text())
-    present = {d for d in toc_docnames(root / "_toc.yml")
-               if (book_dir / f"{d}.ipynb").is_file()}
+    present = {d for d in toc_docnames(root / "_toc.yml") if page_file(book_dir, d).is_file()}
     for key in ("parts", "chapters"):
         if key in toc:
             toc[key] = _prune_toc(toc[key], present)
@@ -1062,7 +1090,7 @@ def write_book_config(root: Path, book_dir: Path) -> None:
         "# were executed into this folder.\n"
     )
     (book_dir / "_toc.yml").write_text(header + yaml.safe_dump(toc, sort_keys=False))
-    for docname in sorted(present):
+    for docname in sorted(d for d in present if not is_page(d)):
         unlink_absent(book_dir / f"{docname}.ipynb", present)
 
 

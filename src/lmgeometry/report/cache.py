@@ -44,6 +44,7 @@ from __future__ import annotations
 import hashlib
 import json
 import platform
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from importlib import metadata
@@ -52,6 +53,7 @@ from typing import Any
 
 from lmgeometry import __version__, sources
 from lmgeometry.report import results
+from lmgeometry.report.toc import is_page, page_file
 
 __all__ = [
     "BookInputs",
@@ -59,6 +61,7 @@ __all__ = [
     "code_records",
     "file_digest",
     "html_code",
+    "documented_files",
     "HTML_CODE",
     "html_inputs",
     "input_records",
@@ -493,29 +496,84 @@ def key_summary(recorded: dict[str, Any]) -> str:
 
 
 def html_inputs(book_dir: Path, docnames: Iterable[str]) -> dict[str, Any]:
-    """Everything the HTML build reads: config, toc, bibliography, executed notebooks,
-    renderer versions.
+    """Everything the HTML build reads: config, toc, bibliography, executed notebooks and
+    Markdown pages, the package files those pages document, renderer versions.
 
     Parameters
     ----------
     book_dir : pathlib.Path
         The book folder.
     docnames : iterable of str
-        The toc's documents (``book/NN_name``).
+        The toc's documents (``book/NN_name``, ``pages/name``).
 
     Returns
     -------
     dict
         JSON-serialisable; equal dicts mean the HTML would come out the same.
     """
+    docnames = list(docnames)
+    documented: dict[str, str] = {}
+    for docname in docnames:
+        page = page_file(book_dir, docname)
+        if is_page(docname) and page.is_file():
+            documented.update(documented_files(page.read_text(encoding="utf-8")))
     return {
         "config": file_digest(book_dir / "_config.yml"),
         "toc": file_digest(book_dir / "_toc.yml"),
         "references": file_digest(book_dir / "references.bib"),
-        "notebooks": {d: file_digest(book_dir / f"{d}.ipynb") for d in docnames},
+        "notebooks": {d: file_digest(page_file(book_dir, d)) for d in docnames},
+        "documented": dict(sorted(documented.items())),
         "code": html_code(),
         "versions": {dist: _version(dist) for dist in HTML_LIBRARIES},
     }
+
+
+#: An autodoc directive and the object it documents, in a Markdown page: ``.. autofunction::
+#: lmgeometry.hidden_states`` (in an ``{eval-rst}`` block) or ```` ```{autofunction} NAME ````.
+_AUTODOC = re.compile(r"(?:\.\.\s+auto\w+::|\{auto\w+\})[ \t]*([A-Za-z_][\w.]*)")
+
+
+def documented_files(text: str, folder: Path | None = None) -> dict[str, str]:
+    """The package files whose docstrings a Markdown page renders, with their sha256.
+
+    Each ``autodoc`` directive names an object, ``lmgeometry.<module path>.<name>`` or a lazy
+    top-level name (``lmgeometry.hidden_states``: the module ``lmgeometry._EXPORTS`` names).
+    The digests are over the files' bytes, docstrings included (what the page shows), unlike
+    the chapters' code records; a change to another module does not rebuild the HTML.
+
+    Parameters
+    ----------
+    text : str
+        The page's Markdown.
+    folder : pathlib.Path, optional
+        The package folder (default :data:`PACKAGE_DIR`).
+
+    Returns
+    -------
+    dict
+        Path relative to the package folder -> sha256; ``__init__.py`` (the lazy names) with
+        the module of every documented object found there.
+    """
+    from lmgeometry import _EXPORTS
+
+    folder = folder or PACKAGE_DIR
+    found: dict[str, str] = {}
+    for name in _AUTODOC.findall(text):
+        parts = name.split(".")
+        if parts[0] != "lmgeometry":
+            continue
+        if len(parts) == 2 and parts[1] in _EXPORTS:
+            parts = _EXPORTS[parts[1]].split(".")
+        for end in range(len(parts), 0, -1):
+            rel = Path(*parts[1:end]) if end > 1 else Path()
+            candidates = ([folder / rel.with_suffix(".py")] if end > 1 else []) + [
+                folder / rel / "__init__.py"]
+            hit = next((c for c in candidates if c.is_file()), None)
+            if hit is not None:
+                found[hit.relative_to(folder).as_posix()] = file_digest(hit)
+                break
+        found["__init__.py"] = file_digest(folder / "__init__.py")
+    return found
 
 
 def html_code(folder: Path | None = None) -> dict[str, str]:

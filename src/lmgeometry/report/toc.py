@@ -1,11 +1,15 @@
 """Where the book's sources are, and what its table of contents lists.
 
 :func:`project_root` finds the checkout being built; :func:`toc_docnames` reads a
-``_toc.yml`` in reading order. The book pipeline (:mod:`lmgeometry.report.book`), the run
-records (:mod:`lmgeometry.report.about`) and publishing (:mod:`lmgeometry.report.publish`)
-all need them, and the pipeline needs the other two: so they live in this leaf, which
-imports nothing from the report, and no import goes round in a circle. Both names are also
-importable from :mod:`lmgeometry.report.book`.
+``_toc.yml`` in reading order; :func:`page_file` is the file behind one of its documents: an
+executed chapter ``book/NN_name.ipynb``, or a page written by hand in Markdown,
+``pages/name.md`` (:data:`PAGES_DIR`: the Python API reference), which is never executed.
+The book pipeline (:mod:`lmgeometry.report.book`), the run records
+(:mod:`lmgeometry.report.about`), the HTML build's inputs (:mod:`lmgeometry.report.cache`) and
+publishing (:mod:`lmgeometry.report.publish`) all need them, and the pipeline needs the
+others: so they live in this leaf, which imports nothing from the report, and no import goes
+round in a circle. ``project_root`` and ``toc_docnames`` are also importable from
+:mod:`lmgeometry.report.book`.
 """
 
 from __future__ import annotations
@@ -15,7 +19,35 @@ from pathlib import Path
 
 from lmgeometry.errors import BookError
 
-__all__ = ["project_root", "toc_docnames"]
+__all__ = ["is_page", "page_file", "PAGES_DIR", "project_root", "toc_docnames"]
+
+#: Folder (relative to the book folder) of the pages written in Markdown: ``pages/name.md``,
+#: listed in ``_toc.yml`` as ``pages/name``. They are rendered as they are, not executed.
+PAGES_DIR = "pages"
+
+
+def is_page(docname: str) -> bool:
+    """Whether a toc document is a Markdown page (``pages/name``), not an executed chapter."""
+    return docname.rpartition("/")[0] == PAGES_DIR
+
+
+def page_file(folder: Path, docname: str) -> Path:
+    """The file behind a toc document in the book folder ``folder``.
+
+    Parameters
+    ----------
+    folder : pathlib.Path
+        The book (or project) folder that holds ``_toc.yml``.
+    docname : str
+        A document of the toc: ``book/NN_name`` or ``pages/name``.
+
+    Returns
+    -------
+    pathlib.Path
+        ``folder/pages/name.md`` for a Markdown page (:func:`is_page`), else the executed
+        notebook ``folder/<docname>.ipynb``.
+    """
+    return folder / (f"{docname}.md" if is_page(docname) else f"{docname}.ipynb")
 
 
 def project_root() -> Path:

@@ -28,7 +28,8 @@ def _links(app: Sphinx, pagename: str, templatename: str, context: dict[str, Any
     depth = pagename.count("/")
     prefix = "../" * depth
     links = []
-    if ABOUT_DOC in app.env.found_docs and pagename != ABOUT_DOC:
+    chapter = pagename.startswith("book/")  # not a Markdown page (pages/api: the API)
+    if ABOUT_DOC in app.env.found_docs and pagename != ABOUT_DOC and chapter:
         anchor = f"build-{pagename.rpartition('/')[2]}"
         links.append(f'<a href="{prefix}{ABOUT_DOC}.html#{anchor}">How this chapter was '
                      "built</a>")
