@@ -1,6 +1,6 @@
 """On-disk activation store: every layer's word vectors of one (model, corpus, options).
 
-Layout of one entry (a directory; the README's "The activation store" lists the columns)::
+Layout of one entry (a directory; docs/STORE.md, "The activation store", lists the columns)::
 
     <root>/<corpus name>-<key[:20]>/
         meta.json          model facts, options, counts, library versions, creation time

@@ -382,8 +382,7 @@ def _input_reasons(recorded: dict[str, Any], folder: Path) -> list[str]:
     reasons = []
     for item in recorded.get("inputs") or []:
         if "before" in item:
-            names = [p.name for p in folder.glob(item["path"])
-                     if item["before"] is None or p.name < item["before"]]
+            names = [p.name for p in results.listed(folder, item["path"], item["before"])]
             if results.listing_digest(names) != item.get("sha256"):
                 reasons.append(f"the files {item['path']} changed since the execution (one "
                                "appeared or went)")

@@ -19,6 +19,7 @@ from lmgeometry.io.paths import user_path
 
 __all__ = [
     "list_results",
+    "listed",
     "listing_digest",
     "load_results",
     "RESULTS_GLOB",
@@ -35,6 +36,13 @@ def listing_digest(names: list[str]) -> str:
     return hashlib.sha256("\n".join(sorted(names)).encode()).hexdigest()
 
 
+def listed(folder: Path, pattern: str = RESULTS_GLOB, before: str | None = None) -> list[Path]:
+    """The files of ``folder`` matching ``pattern``, sorted by name; with ``before``, only those
+    whose names sort before it (the listing :func:`list_results` records and the execution
+    cache checks again)."""
+    return [p for p in sorted(folder.glob(pattern)) if before is None or p.name < before]
+
+
 def list_results(folder: str | Path, before: str | None = None) -> list[Path]:
     """The results files of ``folder`` (sorted by name; with ``before``, only those whose names
     sort before it), recorded as one input of the chapter that lists them.
@@ -45,8 +53,7 @@ def list_results(folder: str | Path, before: str | None = None) -> list[Path]:
     not only when one it read changes.
     """
     folder = user_path(folder).resolve()
-    paths = [p for p in sorted(folder.glob(RESULTS_GLOB))
-             if before is None or p.name < before]
+    paths = listed(folder, RESULTS_GLOB, before)
     trace.record("input", path=str(folder / RESULTS_GLOB), before=before,
                  sha256=listing_digest([p.name for p in paths]))
     return paths
