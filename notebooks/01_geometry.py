@@ -95,11 +95,11 @@ bos_texts: int = 48
 results_path: str = "01_geometry.results.json"  # relative to the working dir (--cwd)
 
 # %% tags=["remove-input"]
-from IPython.display import Markdown, display
+from IPython.display import HTML, Markdown, display
 
 from lmgeometry.activations import store
 from lmgeometry.chapters import geometry
-from lmgeometry.chapters.common import checked_parameters, first_token_flags
+from lmgeometry.chapters.common import checked_parameters, first_token_flags, model_kinds
 from lmgeometry.io import corpus
 from lmgeometry.report import claims, plots, results
 from lmgeometry.report.figures import show, show_table
@@ -114,18 +114,14 @@ layers = result.tables["layers"]
 print(f"{len(words_corpus.sentences)} MNLI sentences, {len(words_corpus.words)} words, "
       f"{n_words} sampled; models: {', '.join(models)}")
 
-# %% [markdown]
-# ## Scorecard
-#
-# Each row is one of seed 000's claims, tested on one model (GPT-2's claims on the decoders,
-# BERT's on the encoders) under one control: the statistic, its 95% interval and the verdict,
-# which is *holds* when the whole interval lies on the claimed side of the threshold, *does not
-# hold* when it lies wholly on the other side, and *inconclusive* otherwise. The thresholds and
-# their reasons are in the `rule` column of the table at the end of the chapter.
-
 # %% tags=["remove-input"]
-show_table(claims.scorecard(result.claims, models),
-           claims.scorecard_caption("000"))
+display(HTML(claims.findings_box(
+    result.claims, model_kinds(stores), models=models,
+    question="Do the layers of a decoder split into two well-separated clusters with a position "
+    "manifold inside, as seed 000 saw in GPT-2, while an encoder's do not, as in BERT?",
+    caveat="Two sentence encoders and two small 4-bit decoders with rotary positions stand in for "
+    "BERT and GPT-2; a decoder's verdicts are also given with each sentence's first word left out, "
+    "and a claim is not a fair test on a model that does not run as the seed's did.")))
 
 # %% [markdown]
 # ## Running a decoder as GPT-2 was run
@@ -382,6 +378,16 @@ show(
 # %% tags=["remove-input"]
 display(Markdown("\n\n".join(f"* {line}"
                                for line in geometry.special_sentences(special))))
+
+# %% [markdown]
+# ## The verdicts
+#
+# Each row is one of seed 000's claims, tested on one model (GPT-2's claims on the decoders,
+# BERT's on the encoders) under one control; a verdict that changes when the first word is left
+# out is the first token's (the attention sink's).
+
+# %% tags=["remove-input"]
+claims.show_verdict_grid(result.claims, models)
 
 # %% [markdown]
 # ## What this run shows

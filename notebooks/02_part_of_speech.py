@@ -66,11 +66,11 @@ n_boot: int = 1000
 results_path: str = "02_part_of_speech.results.json"  # relative to the working dir (--cwd)
 
 # %% tags=["remove-input"]
-from IPython.display import Markdown, display
+from IPython.display import HTML, Markdown, display
 
 from lmgeometry.activations import store
 from lmgeometry.chapters import geometry, part_of_speech
-from lmgeometry.chapters.common import checked_parameters, first_token_flags
+from lmgeometry.chapters.common import checked_parameters, first_token_flags, model_kinds
 from lmgeometry.io import corpus
 from lmgeometry.report import claims, plots, results
 from lmgeometry.report.figures import show, show_table
@@ -86,17 +86,13 @@ upos_counts = words_corpus.words["upos"].value_counts()
 show_table(upos_counts.rename("words").to_frame().T,
            'Words of the sample per part of speech (Universal POS tags).')
 
-# %% [markdown]
-# ## Scorecard
-#
-# Per model and control, the probe's and the clusters' claims: the statistic, its 95% interval
-# and the verdict (*holds* when the whole interval is on the claimed side of the threshold).
-# For the "middle layers" rows the statistic is the distance of the best layer's depth from
-# 0.5 and its interval spans the plateau; the threshold 1/6 is the edge of the middle third.
-
 # %% tags=["remove-input"]
-show_table(claims.scorecard(result.claims, models),
-           claims.scorecard_caption("000"))
+display(HTML(claims.findings_box(
+    result.claims, model_kinds(stores), models=models,
+    question="Does a word's part of speech decide where its vector lies, and is it clearest in the "
+    "middle layers, as seed 000 saw in BERT?",
+    caveat="The seed judged its projections by eye; here a linear probe and k-means purity measure "
+    "them, on sentence encoders and small decoders that stand in for BERT and GPT-2.")))
 
 # %% [markdown]
 # ## Projections coloured by part of speech
@@ -183,6 +179,16 @@ show_table(layers[["model", "layer", "control", "probe_accuracy", "majority_base
            "Per model, layer and control: the part-of-speech probe's held-out accuracy against "
            'the majority and word-identity baselines, its gain with 95% interval, and the '
            'purity of k-means clusters against chance.')
+
+# %% [markdown]
+# ## The verdicts
+#
+# Per model and control, the probe's and the clusters' claims. For the "middle layers" rows
+# the statistic is the distance of the best layer's depth from 0.5 and its interval spans the
+# plateau; the threshold 1/6 is the edge of the middle third.
+
+# %% tags=["remove-input"]
+claims.show_verdict_grid(result.claims, models)
 
 # %% [markdown]
 # ## What this run shows

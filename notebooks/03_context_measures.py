@@ -101,14 +101,14 @@ results_path: str = "03_context_measures.results.json"  # relative to the workin
 
 # %% tags=["remove-input"]
 import pandas as pd
-from IPython.display import Markdown, display
+from IPython.display import HTML, Markdown, display
 
 from lmgeometry.activations import store
 from lmgeometry.chapters import context_measures
-from lmgeometry.chapters.common import checked_parameters, first_token_flags
+from lmgeometry.chapters.common import checked_parameters, first_token_flags, model_kinds
 from lmgeometry.io import corpus, data
 from lmgeometry.report import plots, results
-from lmgeometry.report.claims import CLAIMS_CAPTION, scorecard
+from lmgeometry.report.claims import CLAIMS_CAPTION, findings_box, show_verdict_grid
 from lmgeometry.report.figures import show, show_table
 
 globals().update(checked_parameters(globals()))
@@ -133,21 +133,15 @@ print(
     + ", ".join(f"{m}: {n}" for m, n in eligible["ethayarajh2019"].items())
 )
 
-# %% [markdown]
-# ## Scorecard
-#
-# Each cell is the verdict, the statistic and its 95% interval, for the `corrected`
-# estimators and the claims that do not depend on them; the full table, with the authors'
-# estimators, the rules and the evidence, is at the end of the chapter. The `published`
-# column gives the seed's own finding and, where the authors released the numbers, the same
-# statistic computed on their BERT, ELMo and GPT-2 files.
-
 # %% tags=["remove-input"]
 short = claims[~claims["statistic"].str.endswith("[ethayarajh2019 estimators]")]
-with pd.option_context("display.max_colwidth", 120):
-    show_table(scorecard(short, models=models),
-               "Scorecard: seed 001's claims on this build's models (one table per part). Each "
-               'cell reads <i>verdict: statistic [95% interval]</i>.')
+display(HTML(findings_box(
+    short, model_kinds(stores), models=models,
+    question="How contextual are the word vectors, layer by layer, by seed 001's self-similarity, "
+    "intra-sentence similarity and maximum explainable variance, each adjusted for anisotropy?",
+    caveat="Sentence encoders and small decoders stand in for BERT, ELMo and GPT-2, on a sample "
+    "of the STS sentences; the verdicts here use the <code>corrected</code> estimators (the "
+    "authors' are in the full table at the end).")))
 
 # %% [markdown]
 # ```{admonition} How this run differs from the seed
@@ -500,6 +494,18 @@ show_table(context_measures.table1_beside(result.tables["static_scores"]).round(
            "The seed's protocol on the paper's layers: this run's Spearman ρ per benchmark "
            "beside the paper's Table 1 (GPT-2, BERT, ELMo, GloVe and FastText: reference "
            'values, not results of this run).')
+
+# %% [markdown]
+# ## The verdicts
+#
+# Each cell is the verdict, the statistic and its 95% interval, for the `corrected`
+# estimators and the claims that do not depend on them; the full table, with the authors'
+# estimators, the rules and the evidence, follows. Its `published` column gives the seed's own
+# finding and, where the authors released the numbers, the same statistic computed on their
+# BERT, ELMo and GPT-2 files.
+
+# %% tags=["remove-input"]
+show_verdict_grid(short, models)
 
 # %% [markdown]
 # ## Every claim

@@ -64,14 +64,14 @@ results_path: str = "04_drift_and_centering.results.json"  # relative to the wor
 
 # %% tags=["remove-input"]
 import pandas as pd
-from IPython.display import Markdown, display
+from IPython.display import HTML, Markdown, display
 
 from lmgeometry.activations import store
 from lmgeometry.chapters import drift
-from lmgeometry.chapters.common import checked_parameters
+from lmgeometry.chapters.common import checked_parameters, model_kinds
 from lmgeometry.io import corpus
 from lmgeometry.report import plots, results
-from lmgeometry.report.claims import CLAIMS_CAPTION, scorecard, scorecard_caption
+from lmgeometry.report.claims import CLAIMS_CAPTION, findings_box, show_verdict_grid
 from lmgeometry.report.figures import show, show_table
 
 globals().update(checked_parameters(globals()))
@@ -85,19 +85,14 @@ t = result.tables
 show_table(t["models"],
            "The models' embedding matrices: vocabulary, width and the rows kept for the measures.")
 
-# %% [markdown]
-# ## Scorecard
-#
-# Each row is one of seed 004's claims as a statistic with its 95% interval, tested on each
-# model; `holds` when the whole interval is on the claimed side of the threshold, `does not
-# hold` when it is wholly on the other side, `inconclusive` otherwise. The thresholds are
-# effect sizes, each with its reason in the claims table at the end of the chapter. A
-# decoder's hidden-state claim is stated twice: over all words (the seeds' protocol) and with
-# each sentence's first word left out.
-
 # %% tags=["remove-input"]
-show_table(scorecard(result.claims, models),
-           scorecard_caption("004"))
+display(HTML(findings_box(
+    result.claims, model_kinds(stores), models=models,
+    question="Is the narrow cone of the input embedding matrix W a common shift of its rows, which "
+    "centring removes, as seed 004 argued?",
+    caveat="The seed's BERT, RoBERTa and GPT-2 are not available here: two sentence encoders and "
+    "two 4-bit decoders (quantisation adds noise to every row of W) stand in, and token "
+    "frequencies come from a smaller corpus than the seed's.")))
 
 # %% [markdown]
 # ```{admonition} How this differs from the seed
@@ -450,6 +445,17 @@ show_table(t["hidden_layers"][["model", "layer", "first_word_norm_ratio", "longe
                                "longest_share", "longest_norm_ratio"]].round(3),
            "Per layer: the norm of first words over the others', and the word most common "
            'among the 1% longest other rows, with its share and median norm ratio.')
+
+# %% [markdown]
+# ## The verdicts
+#
+# Each row is one of seed 004's claims as a statistic with its 95% interval, tested on each
+# model. The thresholds are effect sizes, each with its reason in the claims table at the end of
+# the chapter. A decoder's hidden-state claim is stated twice: over all words (the seeds'
+# protocol) and with each sentence's first word left out.
+
+# %% tags=["remove-input"]
+show_verdict_grid(result.claims, models)
 
 # %% [markdown]
 # ## What this run shows

@@ -91,11 +91,11 @@ import warnings
 
 import numpy as np
 import pandas as pd
-from IPython.display import Markdown, display
+from IPython.display import HTML, Markdown, display
 
 from lmgeometry.activations import store
 from lmgeometry.chapters import senses
-from lmgeometry.chapters.common import checked_parameters, first_token_flags
+from lmgeometry.chapters.common import checked_parameters, first_token_flags, model_kinds
 from lmgeometry.io import corpus, data
 from lmgeometry.measures import clusters, similarity
 from lmgeometry.report import claims, plots, results
@@ -125,19 +125,13 @@ display(Markdown(
     + "; ".join(f"**{spec}** ({acts.meta['model']['name']}, {acts.n_layers - 1} layers)"
                 for spec, acts in semcor_stores.items())))
 
-# %% [markdown]
-# ## Scorecard
-#
-# Each row is one of the seeds' claims as a statistic with its 95% interval, tested on each
-# model: *holds* when the whole interval is on the claimed side of the threshold, *does not
-# hold* when it is wholly on the other side, *inconclusive* otherwise. The thresholds are
-# effect sizes, each with its reason in the claims table at the end of the chapter; a
-# decoder's claims are stated twice, over all words and with each sentence's first word left
-# out.
-
 # %% tags=["remove-input"]
-show_table(claims.scorecard(result.claims, models),
-           claims.scorecard_caption("000"))
+display(HTML(claims.findings_box(
+    result.claims, model_kinds(semcor_stores), models=models,
+    question="Do the vectors of one word fall into groups that match its senses, and is it a "
+    "word's senses or the variety of its contexts that makes its vectors differ?",
+    caveat="Sentence encoders and small decoders stand in for BERT and GPT-2, and SemCor's "
+    "annotated senses and WiC's labelled pairs replace the seed's unlabelled MultiNLI views.")))
 
 # %% [markdown]
 # ```{admonition} How this differs from the seed
@@ -333,6 +327,17 @@ show_table(poly.groupby(["model", "control", "sample"])[
        ["n_words", "n_without_entry", "beta_senses", "beta_contexts", "r2"]].mean().round(3),
            'Self-similarity against the number of senses and contexts of a word: the '
            "regression's coefficients and R², mean over layers, per model, control and sample.")
+
+# %% [markdown]
+# ## The verdicts
+#
+# Each row is one of the seeds' claims as a statistic with its 95% interval, tested on each
+# model. The thresholds are effect sizes, each with its reason in the claims table at the end of
+# the chapter; a decoder's claims are stated twice, over all words and with each sentence's
+# first word left out.
+
+# %% tags=["remove-input"]
+claims.show_verdict_grid(result.claims, models)
 
 # %% [markdown]
 # ## What this run shows

@@ -72,15 +72,15 @@ results_path: str = "06_rogue_dimensions.results.json"  # relative to the workin
 
 # %% tags=["remove-input"]
 import pandas as pd
-from IPython.display import Markdown, display
+from IPython.display import HTML, Markdown, display
 
 from lmgeometry.activations import store
 from lmgeometry.chapters import rogue_dimensions
-from lmgeometry.chapters.common import checked_parameters
+from lmgeometry.chapters.common import checked_parameters, model_kinds
 from lmgeometry.io import corpus
 from lmgeometry.io.models import pair_separator
 from lmgeometry.report import plots, results
-from lmgeometry.report.claims import CLAIMS_CAPTION, scorecard, scorecard_caption
+from lmgeometry.report.claims import CLAIMS_CAPTION, findings_box, show_verdict_grid
 from lmgeometry.report.figures import show, show_table
 
 globals().update(checked_parameters(globals()))
@@ -104,6 +104,15 @@ t = result.tables
 show_table(t["tasks"],
            'The tasks of this chapter: sentences and labels read from SST-2 and QNLI.')
 
+# %% tags=["remove-input"]
+display(HTML(findings_box(
+    result.claims, model_kinds(cross), models=models,
+    question="Do pretrained models already show seed 003's block-structured layer similarity and "
+    "rogue dimensions, and does one dimension carry the task?",
+    caveat="No fine-tuning here (the next chapter does it): these are pretrained models with a "
+    "logistic head on frozen sentence vectors, while the seed's numbers are from fine-tuned "
+    "GPT-2 and BERT.")))
+
 # %% [markdown]
 # **Data.** SST-2: a seeded sample of `n_train` training sentences of at least four words,
 # and the whole dev split (872 sentences) held out, as the seed evaluates on it. QNLI: the
@@ -114,19 +123,6 @@ show_table(t["tasks"],
 # `</s></s>`: the same token ids as the tokenizer's pair template, with segment ids left at
 # 0), a decoder's plain running text (as GPT-2's tokenizer joins a pair). The separator is in
 # the input but pooled into no word.
-
-# %% [markdown]
-# ## Scorecard
-#
-# Each row is one of seed 003's claims as a statistic with its 95% interval, for each task
-# and model: `holds` when the whole interval is on the claimed side of the threshold, `does
-# not hold` when it is wholly on the other side, `inconclusive` otherwise. The seed's own
-# numbers are from fine-tuned models; these are pretrained ones, so a claim that fails here
-# says what fine-tuning would have to create.
-
-# %% tags=["remove-input"]
-show_table(scorecard(result.claims, models),
-           scorecard_caption("003"))
 
 # %% [markdown]
 # ```{admonition} How this differs from the seed
@@ -308,6 +304,16 @@ show(plots.lines_by_layer(cross_table, "first_word_norm_ratio", x="depth",
                           y_title="norm ratio (log scale)", reference=1.0,
                           reference_name="equal norms").update_yaxes(type="log"),
      "first-word-norm-ratio")
+
+# %% [markdown]
+# ## The verdicts
+#
+# Each row is one of seed 003's claims as a statistic with its 95% interval, for each task
+# and model. The seed's own numbers are from fine-tuned models; these are pretrained ones, so a
+# claim that fails here says what fine-tuning would have to create.
+
+# %% tags=["remove-input"]
+show_verdict_grid(result.claims, models)
 
 # %% [markdown]
 # ## What this run shows

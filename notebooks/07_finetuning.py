@@ -77,12 +77,12 @@ results_path: str = "07_finetuning.results.json"  # relative to the working dir 
 # %% tags=["remove-input"]
 import numpy as np
 import pandas as pd
-from IPython.display import Markdown, display
+from IPython.display import HTML, Markdown, display
 
 from lmgeometry.chapters import finetuning
 from lmgeometry.chapters.common import checked_parameters
 from lmgeometry.report import plots, results
-from lmgeometry.report.claims import CLAIMS_CAPTION, scorecard, scorecard_caption
+from lmgeometry.report.claims import CLAIMS_CAPTION, findings_box, show_verdict_grid
 from lmgeometry.report.figures import show, show_table
 from lmgeometry.training.finetune import QNLI_HELD_OUT, TASKS
 
@@ -103,6 +103,15 @@ display(Markdown("Runs of this build: " + "; ".join(
     f"{r.model} on {r.task}, {r.train_size:,} training examples for {r.epochs} "
     f"epoch{'s' if r.epochs > 1 else ''} (learning rate {r.lr:g}, at most {r.max_length} "
     f"tokens)" for r in budget.itertuples()) + "."))
+
+# %% tags=["remove-input"]
+display(HTML(findings_box(
+    result.claims, kinds, models=models,
+    question="Does fine-tuning make the layers a \u201cbow tie\u201d, exacerbate the rogue "
+    "dimensions and put the task on one dimension, as seed 003 found for GPT-2?",
+    caveat="One small encoder and one small decoder, fine-tuned briefly on samples of SST-2 and "
+    "QNLI, stand in for the seed's GPT-2 and BERT trained on the full sets: no verdict here "
+    "speaks for encoders or decoders in general.")))
 
 # %% [markdown]
 # **Fine-tuning.** Full fine-tuning, as the seed did, of transformers' standard
@@ -128,19 +137,6 @@ display(Markdown("Runs of this build: " + "; ".join(
 # holds out); training samples come from the other 4,963 pairs, never from the held-out ones.
 # A pair is one input, question then sentence, joined by the encoder's own separator token
 # (`[SEP]`) or by a space for the decoder.
-
-# %% [markdown]
-# ## Scorecard
-#
-# Each row is one of seed 003's claims about fine-tuned models, as a statistic with its 95%
-# interval over the held-out examples, for each model and task: `holds` when the whole
-# interval is on the claimed side of the threshold, `does not hold` when it is wholly on the
-# other side, `inconclusive` otherwise. The thresholds and their reasons are in the claims
-# table at the end.
-
-# %% tags=["remove-input"]
-show_table(scorecard(result.claims, models),
-           scorecard_caption("003"))
 
 # %% [markdown]
 # ```{admonition} How this differs from the seed
@@ -366,6 +362,15 @@ for (spec, task), part in tsne.groupby(["model", "task"], sort=False):
                             f"label (0 {names[0]}, 1 {names[1]})",
                             title=f"{spec}, {task}: t-SNE of the last layer"),
          f"tsne-{spec}-{task}")
+
+# %% [markdown]
+# ## The verdicts
+#
+# Each row is one of seed 003's claims about fine-tuned models, as a statistic with its 95%
+# interval over the held-out examples, for each model and task.
+
+# %% tags=["remove-input"]
+show_verdict_grid(result.claims, models)
 
 # %% [markdown]
 # ## What this run shows

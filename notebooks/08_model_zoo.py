@@ -92,11 +92,11 @@ w_boot: int = 200
 results_path: str = "08_model_zoo.results.json"  # relative to the working dir (--cwd)
 
 # %% tags=["remove-input"]
-from IPython.display import Markdown, display
+from IPython.display import HTML, Markdown, display
 
 from lmgeometry.activations import store
 from lmgeometry.chapters import model_zoo
-from lmgeometry.chapters.common import checked_parameters, first_token_flags
+from lmgeometry.chapters.common import checked_parameters, first_token_flags, model_kinds
 from lmgeometry.io import corpus
 from lmgeometry.report import claims, plots, results
 from lmgeometry.report.figures import show, show_table
@@ -111,17 +111,13 @@ layers = result.tables["layers"]
 print(f"{len(words_corpus.sentences)} MNLI sentences, {len(words_corpus.words)} words; "
       f"models: {', '.join(models)}")
 
-# %% [markdown]
-# ## Scorecard
-#
-# Each row is one of seed 000's claims about other models, tested on one model under one
-# control: the statistic, its 95% interval and the verdict (*holds* when the whole interval is
-# on the claimed side of the threshold, *does not hold* when it is wholly on the other side,
-# *inconclusive* otherwise). The thresholds and their reasons are in the table at the end.
-
 # %% tags=["remove-input"]
-show_table(claims.scorecard(result.claims, models),
-           claims.scorecard_caption("000"))
+display(HTML(claims.findings_box(
+    result.claims, model_kinds(stores), models=models,
+    question="Do language models lay out the same words in the same way, or are their embedding "
+    "spaces \u201cvastly different\u201d, as seed 000 concluded?",
+    caveat="The zoo is this build's models, not the seed's selection of state-of-the-art models; "
+    "a claim is not a fair test on a model that does not run as the seed's did.")))
 
 # %% [markdown]
 # ## The models
@@ -219,6 +215,15 @@ show(
 )
 show_table(result.tables["summary"].round(3),
            'Per model: the summary measures of layer 0 and the first block.')
+
+# %% [markdown]
+# ## The verdicts
+#
+# Each row is one of seed 000's claims about other models, tested on one model under one
+# control.
+
+# %% tags=["remove-input"]
+claims.show_verdict_grid(result.claims, models)
 
 # %% [markdown]
 # ## What this run shows

@@ -38,8 +38,8 @@ from lmgeometry.chapters import sink
 from lmgeometry.chapters.common import checked_parameters
 from lmgeometry.io import corpus
 from lmgeometry.measures.massive import MASSIVE_RATIO
-from lmgeometry.report import plots, results
-from lmgeometry.report.figures import figure_anchor, show, show_table
+from lmgeometry.report import claims, plots, results
+from lmgeometry.report.figures import show, show_table
 
 globals().update(checked_parameters(globals()))
 
@@ -224,13 +224,13 @@ show_table(
 
 # %% tags=["remove-input"]
 display(Markdown("\n\n".join(result.sentences)))
-grid = sink.verdict_grid(result)
-show_table(grid.drop(columns=["figure"]),
-           "The verdicts: each claim under each intervention, per decoder (<i>verdict: "
-           "statistic [95% interval]</i>; <i>not judged</i> where the intervention may have "
-           "broken the model or there is no cluster to remove). Each claim links to its "
-           "figure; the results file holds every field of the claims.",
-           links={"claim": ["#" + figure_anchor(f) for f in grid["figure"]]})
+claims.show_verdict_grid(
+    result.claims, decoders,
+    "The verdicts: each claim under each intervention, per decoder (<i>verdict: statistic "
+    "[95% interval]</i>; <i>not a fair test</i> where the intervention may have broken the "
+    "model or there is no cluster to remove). Each claim links to its figure; the results file "
+    "holds every field of the claims.",
+    control_name="intervention")
 
 # %% tags=["remove-cell"]
 # NBVAL_CHECK_OUTPUT

@@ -1,6 +1,7 @@
 """The verdict rule and claim records (lmgeometry.measures.stats, lmgeometry.report.claims)."""
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -253,3 +254,85 @@ def test_a_new_results_file_makes_the_gathering_chapter_stale(tmp_path, monkeypa
     (book / "09_new.results.json").unlink()
     (book / "02_b.results.json").unlink()
     assert any("appeared or went" in r for r in cache._input_reasons(recorded, book))
+
+
+def _grid_row(model, claim, statistic, value, lo, hi, **kw):
+    return Claim(seed="000", claim=claim, model=model, statistic=statistic, value=value,
+                 ci_low=lo, ci_high=hi, threshold=0.1, direction="above", rule="r",
+                 published="a long published sentence", **kw)
+
+
+def _grid_claims():
+    rows = [
+        _grid_row("enc", "no clusters", "sil [corrected estimators]", value=0.2,
+                  lo=0.15, hi=0.3, figure="silhouette"),
+        _grid_row("enc", "no clusters", "sil [ethayarajh2019 estimators]",
+               value=0.05, lo=0.0, hi=0.1, figure="silhouette"),
+        _grid_row("dec", "no clusters", "sil [corrected estimators]", value=0.01,
+               lo=-0.1, hi=0.05, figure="silhouette"),
+        _grid_row("dec", "no clusters", "sil [ethayarajh2019 estimators]",
+               value=0.5, lo=0.4, hi=0.6, figure="silhouette"),
+        _grid_row("dec", "no clusters", "sil [corrected estimators]", value=0.3,
+               lo=0.2, hi=0.4, control="first word excluded", figure="silhouette"),
+        _grid_row("dec", "beyond the paper: <b>bold</b>", "s", value=0.3, lo=0.2,
+               hi=0.4, figure="fig-ch03-x"),
+    ]
+    return claims_frame(rows)
+
+
+def test_verdict_grid_rows_tell_statistics_apart_and_leave_out_published():
+    from lmgeometry.report.claims import verdict_grid
+
+    grid = verdict_grid(_grid_claims(), ["dec", "enc"])
+    assert list(grid.columns) == ["claim", "test", "control", "rule", "dec", "enc", "figure",
+                                  "statistic"]
+    assert grid["test"].tolist() == ["corrected", "ethayarajh2019", "", ""]
+    assert grid["control"].tolist() == ["none", "none", "first word excluded", "none"]
+    assert grid.loc[0, "dec"] == "does not hold: 0.01 [-0.10, 0.05]"
+    assert grid.loc[0, "enc"] == "holds: 0.20 [0.15, 0.30]"
+    assert grid.loc[2, "enc"] == ""  # no such row for the encoder
+    assert grid.loc[0, "rule"] == "above 0.1"
+    assert grid.loc[0, "statistic"] == "sil [corrected estimators]"  # dec, the first column
+    assert verdict_grid(_grid_claims().iloc[:0]).empty
+
+
+def test_show_verdict_grid_links_colours_and_drops_constant_columns(monkeypatch):
+    from lmgeometry.report import claims as claim_tables
+    from lmgeometry.report import figures
+
+    shown = []
+    monkeypatch.setattr("IPython.display.display", lambda obj, raw=False: shown.append(
+        obj if raw else obj.data))
+    figures.reset_numbering()
+    figures.show(__import__("plotly.graph_objects").graph_objects.Figure(), "silhouette")
+    frame = _grid_claims()
+    frame.loc[frame.index[-1], "applies"] = False
+    claim_tables.show_verdict_grid(frame[frame["control"] == "none"], ["enc", "dec"])
+    page = shown[-1]
+    assert 'id="verdicts"' in page and "a long published sentence" not in page
+    headers = re.findall(r"<th>([^<]*)</th>", page)
+    assert headers == ["claim", "test", "rule", "enc", "dec", "evidence"]  # no control column
+    assert f'<a href="#{figures.figure_anchor("silhouette")}">Figure 1</a>' in page
+    assert '<a href="#fig-ch03-x">section</a>' in page
+    assert '<td class="txt lmg-holds">holds: 0.20 [0.15, 0.30]</td>' in page
+    assert '<td class="txt lmg-unfair">not a fair test</td>' in page
+    assert "&lt;b&gt;bold&lt;/b&gt;" in page and "<b>bold</b>" not in page
+
+
+def test_findings_box_is_generated_from_the_claims_and_escaped():
+    from lmgeometry.report.claims import findings_box
+
+    frame = _grid_claims()
+    box = findings_box(frame, {"enc": "encoder", "dec": "<decoder>"}, question="Q?",
+                       caveat="C.", models=["enc", "dec"])
+    assert box.startswith('<div class="admonition note lmg-findings">')
+    assert "<p><b>Question.</b> Q?</p>" in box and "<p><b>Main caveat.</b> C.</p>" in box
+    assert ("\u201cno clusters\u201d: holds for enc (corrected 0.20 [0.15, 0.30]) and dec "
+            "(ethayarajh2019 0.50 [0.40, 0.60]); inconclusive for enc (ethayarajh2019 0.05 "
+            "[0.00, 0.10]); does not hold for dec (corrected 0.01 [-0.10, 0.05]).") in box
+    assert "<b>enc</b> (encoder): 2 tests of the seed's claims: 1 holds, 1 inconclusive." in box
+    assert ("<b>dec</b> (&lt;decoder&gt;): 2 tests of the seed's claims: 1 holds, 1 does not "
+            "hold; 1 test beyond the seed: 1 holds; first word excluded: 1 of 1 verdicts "
+            "change.") in box
+    assert '<a href="#verdicts">' in box
+    assert "<decoder>" not in box

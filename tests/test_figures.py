@@ -380,3 +380,25 @@ def test_figure_output_is_a_valid_notebook_output():
     nbformat.validate(nb)
     back = nbformat.reads(nbformat.writes(nb), as_version=4)
     assert back.cells[0].outputs[0].data[figures.PLOTLY_MIME] == data[figures.PLOTLY_MIME]
+
+
+def test_table_cells_take_classes_and_titles_and_the_table_an_id():
+    table = pd.DataFrame({"claim": ["a", "b"], "m": ["holds: 1", "x"]})
+    page = figures.table_html(table, "cap", classes={"m": ["lmg-holds", None]},
+                              titles={"claim": ["rho <of> a", None]}, anchor="verdicts")
+    assert '<figure class="lmg-table-figure" id="verdicts">' in page
+    assert '<td class="txt lmg-holds">holds: 1</td>' in page
+    assert '<td class="txt" title="rho &lt;of&gt; a">a</td>' in page
+    assert '<td class="txt">x</td>' in page
+    with pytest.raises(ValueError, match="1 classes for the 2 rows"):
+        figures.table_html(table, "cap", classes={"m": ["x"]})
+
+
+def test_shown_figures_keep_their_numbers_by_name(monkeypatch):
+    monkeypatch.setattr("IPython.display.display", lambda obj, raw=False: None)
+    figures.reset_numbering()
+    figures.show(go.Figure(), "first")
+    figures.show(go.Figure(), "second")
+    assert (figures.figure_number("second"), figures.figure_number("nope")) == (2, None)
+    figures.reset_numbering()
+    assert figures.figure_number("first") is None

@@ -39,6 +39,7 @@ __all__ = [
     "control_rows",
     "controls_for",
     "first_token_flags",
+    "model_kinds",
     "per_layer",
     "with_blas_threads",
 ]
@@ -114,6 +115,12 @@ def control_rows(store: Store, control: str) -> np.ndarray:
     if control == "first word excluded":
         return np.flatnonzero(store.words["word_index"].to_numpy() > 0)
     raise ValueError(f"unknown control {control!r}; known: {CONTROLS}")
+
+
+def model_kinds(stores: Mapping[str, Store]) -> dict[str, str]:
+    """Model -> kind (``"encoder"``, ``"decoder"``; ``""`` if the store does not say), from
+    each store's metadata."""
+    return {spec: str(s.meta.get("model", {}).get("kind", "")) for spec, s in stores.items()}
 
 
 def first_token_flags(claims: pd.DataFrame) -> pd.Series:

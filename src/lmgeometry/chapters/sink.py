@@ -37,7 +37,7 @@ from lmgeometry.measures.baselines import anisotropy_baseline, cross_sentence_re
 from lmgeometry.measures.clusters import detect_clusters, first_word_norm_ratio
 from lmgeometry.measures.cosines import intra_sentence_similarity, self_similarity
 from lmgeometry.measures.stats import GroupBootstrap, percentile_interval
-from lmgeometry.report.claims import Claim, claims_frame
+from lmgeometry.report.claims import Claim, claims_frame, findings_html
 from lmgeometry.report.prose import number, span
 
 __all__ = [
@@ -53,7 +53,6 @@ __all__ = [
     "SELFSIM_MIN_SENTENCES",
     "SinkResult",
     "summary_sentences",
-    "verdict_grid",
 ]
 
 #: The decoders' runs; encoders run intact only (the contrast).
@@ -389,21 +388,6 @@ def summary_sentences(result: SinkResult) -> list[str]:
     return out
 
 
-def verdict_grid(result: SinkResult) -> pd.DataFrame:
-    """Claims x interventions as rows, decoders as columns: ``verdict: value [low, high]``."""
-    claims = result.claims
-    if claims.empty:
-        return pd.DataFrame()
-    cell = claims.apply(
-        lambda r: (f"{r['verdict']}: {number(r['value'])} [{number(r['ci_low'])}, "
-                   f"{number(r['ci_high'])}]") if r["applies"] else "not judged", axis=1)
-    d = claims.assign(cell=cell, claim=claims["claim"].str.removeprefix("beyond the paper: "),
-                      rule=claims["direction"] + " " + claims["threshold"].map("{:g}".format))
-    wide = d.pivot_table(index=["claim", "control", "rule", "figure"], columns="model",
-                         values="cell", aggfunc="first", sort=False)
-    return wide.reset_index().rename(columns={"control": "intervention"})
-
-
 def _largest_inner(layers: pd.DataFrame, model: str, condition: str, column: str
                    ) -> tuple[float, int]:
     part = layers[(layers["model"] == model) & (layers["condition"] == condition)]
@@ -415,8 +399,11 @@ def _largest_inner(layers: pd.DataFrame, model: str, condition: str, column: str
 
 
 def findings(result: SinkResult) -> str:
-    """The chapter's answer first: an HTML admonition (it renders in the book and in Jupyter),
-    one line per decoder, generated from the results; model names and controls escaped."""
+    """The chapter's answer first: an HTML admonition (:func:`lmgeometry.report.claims.
+    findings_html`), one line per decoder, generated from the results; model names and controls
+    escaped. The interventions' story (a cluster dissolved or not, the anisotropy halved or not)
+    is the chapter's own, so it does not use the generic :func:`~lmgeometry.report.claims.
+    findings_box`."""
     layers, claims = result.tables["layers"], result.claims
     lines = []
     for model in [m for m, k in result.kinds.items() if k == "decoder"]:
@@ -444,13 +431,13 @@ def findings(result: SinkResult) -> str:
                          "the anisotropy falls by half or more under: " + html.escape(", ".join(
                              aniso[aniso["verdict"] == "holds"]["control"])))
         lines.append("; ".join(parts) + ".")
-    return ('<div class="admonition note"><p class="admonition-title">Findings</p>'
-            "<p><b>Question.</b> Do the attention sink's massive activations cause the "
-            "decoders' first-token cluster and their anisotropy?</p>"
-            "<p><b>Answer, from this run.</b> " + " ".join(lines) + "</p>"
-            "<p><b>Main caveat.</b> Two small 4-bit decoders with rotary positions stand in "
-            "for GPT-2, on short sentences; an intervention that doubles the loss supports no "
-            "causal verdict (the loss table says which do).</p></div>")
+    return findings_html(
+        "Do the attention sink's massive activations cause the decoders' first-token cluster "
+        "and their anisotropy?",
+        "<p><b>Answer, from this run.</b> " + " ".join(lines) + "</p>",
+        "Two small 4-bit decoders with rotary positions stand in for GPT-2, on short "
+        "sentences; an intervention that doubles the loss supports no causal verdict (the loss "
+        "table says which do).")
 
 
 def massive_table(result: SinkResult) -> pd.DataFrame:

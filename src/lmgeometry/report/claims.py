@@ -6,6 +6,11 @@ direction (:class:`Claim`); the verdict is computed from the interval by
 claims into the table its results file stores under ``claims`` and its page shows;
 :func:`scorecard` lays the claims of several chapters out with one column per model.
 
+A chapter's page puts the answer first and the verdicts after the evidence: a findings box at
+the top (:func:`findings_box`, generated from the claims table), a compact grid of verdicts
+after the figures (:func:`verdict_grid`, shown by :func:`show_verdict_grid`: claims as rows,
+models as columns, each row linked to its figure), and the full table at the end.
+
 A rule is only as good as its check on the seed's own evidence. Every row therefore also
 carries (:data:`CALIBRATION_COLUMNS`): its ``role`` (:data:`ROLES`: only ``primary`` rows are
 tallied as evidence on the seed), what the seed reports for a model of the row's kind
@@ -18,6 +23,7 @@ them from the seeds' evidence (:mod:`lmgeometry.chapters.calibration`).
 
 from __future__ import annotations
 
+import html
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -37,6 +43,10 @@ __all__ = [
     "claim_sentences",
     "claims_frame",
     "collect_claims",
+    "findings_box",
+    "findings_html",
+    "GRID_ANCHOR",
+    "GRID_CAPTION",
     "kind_verdicts",
     "OUTCOMES",
     "primary_table",
@@ -44,7 +54,10 @@ __all__ = [
     "role_of",
     "scorecard",
     "seed_summary",
+    "show_verdict_grid",
     "verdict_counts",
+    "VERDICT_CLASSES",
+    "verdict_grid",
 ]
 
 #: What a claim row is. ``primary``: the seed's claim, on the seed's protocol, with the
@@ -462,3 +475,301 @@ def seed_summary(primary: pd.DataFrame) -> pd.DataFrame:
     counts = counts.reindex(columns=list(OUTCOMES), fill_value=0)
     counts.insert(0, "claims", primary.groupby("seed")["claim"].nunique())
     return counts.reset_index()
+
+
+#: The HTML id of a chapter's verdict grid (:func:`show_verdict_grid`); the findings box
+#: (:func:`findings_box`) links to it.
+GRID_ANCHOR = "verdicts"
+
+#: The CSS class of a verdict grid's cell, per verdict (``lmgeometry.css`` colours them).
+VERDICT_CLASSES: dict[str, str] = {"holds": "lmg-holds", "does not hold": "lmg-fails",
+                                   "inconclusive": "lmg-open", "not a fair test": "lmg-unfair"}
+
+#: Characters trimmed from the ends of a statistic's distinguishing words (:func:`_variants`).
+_TRIM = " ,;:([])"
+
+
+def _rule(direction: str, threshold: float) -> str:
+    """``"above 0.5"``, ``"below 0.167"`` (three significant digits)."""
+    return f"{direction} {threshold:.3g}"
+
+
+def _balanced(text: str) -> str:
+    """``text`` without its brackets when they do not pair up (``"zeroed (SST-2"``)."""
+    for left, right in ("()", "[]"):
+        if text.count(left) != text.count(right):
+            text = text.replace(left, "").replace(right, "")
+    return text
+
+
+def _variants(statistics: Sequence[str]) -> list[str]:
+    """What tells statistics apart: each one without the words that all of them share at the
+    start and at the end; ``""`` for each when they are all the same.
+
+    Examples
+    --------
+    >>> _variants(["rho, layers 1-L [ethayarajh2019 estimators]",
+    ...            "rho, layers 1-L [corrected estimators]"])
+    ['ethayarajh2019', 'corrected']
+    >>> _variants(["share, last layer (SST-2, fine-tuned)", "share, last layer (QNLI, fine-tuned)"])
+    ['SST-2', 'QNLI']
+    """
+    unique = list(dict.fromkeys(statistics))
+    if len(unique) < 2:
+        return [""] * len(statistics)
+    words = [s.split() for s in unique]
+    shortest = min(len(w) for w in words)
+    head = 0
+    while head < shortest and len({w[head] for w in words}) == 1:
+        head += 1
+    tail = 0
+    while head + tail < shortest and len({w[-1 - tail] for w in words}) == 1:
+        tail += 1
+    short = {s: _balanced(" ".join(w[head:len(w) - tail]).strip(_TRIM)).strip(_TRIM) or s
+             for s, w in zip(unique, words, strict=True)}
+    return [short[s] for s in statistics]
+
+
+def verdict_grid(claims: pd.DataFrame, models: Sequence[str] | None = None,
+                 digits: int = 2) -> pd.DataFrame:
+    """The claims as a compact grid: one row per claim, control and test, one column per model.
+
+    Parameters
+    ----------
+    claims : DataFrame
+        A claims table (:data:`CLAIM_COLUMNS`), or the rows of it to show.
+    models : sequence of str, optional
+        The model columns, in order (default: as they appear).
+    digits : int
+        Decimals of the values and intervals.
+
+    Returns
+    -------
+    DataFrame
+        Columns ``claim``, ``test`` (what tells apart the statistics of one claim under one
+        control for one model, e.g. the task or the estimator; ``""`` where there is one),
+        ``control``, ``rule`` (``"above 0.5"``), one column per model (``"holds: 0.41 [0.38,
+        0.44]"``, ``"not a fair test"``, ``""`` where the model has no such row), then
+        ``figure`` and ``statistic`` (of the row's first model). No ``published`` column: the
+        full claims table keeps it.
+    """
+    if claims.empty:
+        return pd.DataFrame(columns=["claim", "test", "control", "rule", "figure", "statistic"])
+    order = list(models) if models is not None else list(dict.fromkeys(claims["model"]))
+    d = claims[claims["model"].isin(order)].copy()
+    d["cell"] = [_cell(r, digits) for _, r in d.iterrows()]
+    d["rule"] = [_rule(a, b) for a, b in zip(d["direction"], d["threshold"], strict=True)]
+    d["test"] = ""
+    for _, rows in d.groupby(["claim", "control", "model"], sort=False):
+        d.loc[rows.index, "test"] = _variants(list(rows["statistic"]))
+    key = ["claim", "test", "control", "rule"]
+    cells = d.pivot_table(index=key, columns="model", values="cell", aggfunc="first",
+                          sort=False)
+    ranked = d.sort_values("model", key=lambda m: m.map(order.index), kind="stable")
+    first = ranked.groupby(key, sort=False)[["figure", "statistic"]].first()
+    wide = first.reindex(cells.index).join(
+        cells.reindex(columns=[m for m in order if m in cells.columns])).fillna("")
+    return wide.reset_index()[["claim", "test", "control", "rule",
+                               *[m for m in order if m in wide.columns], "figure", "statistic"]]
+
+
+def _figure_link(name: str) -> str:
+    """A grid row's link text for figure ``name``: ``"Figure 3"`` where this chapter has shown
+    it, ``"section"`` for a section label, else the name."""
+    from lmgeometry.report.figures import figure_number
+
+    number = figure_number(name)
+    if number is not None:
+        return f"Figure {number}"
+    return "section" if name.startswith("fig-ch") else name
+
+
+#: Caption of a chapter's verdict grid (:func:`show_verdict_grid`).
+GRID_CAPTION = ("The verdicts, claim by model, each cell <i>verdict: statistic [95% interval]"
+                "</i>: <i>holds</i> when the whole interval lies on the claimed side of the "
+                "threshold (the rule), <i>does not hold</i> when it lies wholly on the other "
+                "side, <i>inconclusive</i> otherwise; <i>not a fair test</i> where the model is "
+                "no fair stand-in for the seed's, empty where the claim is not made of that "
+                "model. Each claim links to the figure that shows its evidence (hover it for "
+                "its statistic); the table at the end of the chapter gives every field, with "
+                "the seed's published value and the reason for each threshold.")
+
+
+def show_verdict_grid(claims: pd.DataFrame, models: Sequence[str] | None = None,
+                      caption: str = GRID_CAPTION, *, control_name: str = "control",
+                      digits: int = 2, anchor: str = GRID_ANCHOR) -> None:
+    """Display :func:`verdict_grid` as the chapter's next table, after the figures it links to.
+
+    Each claim links to the figure (or section) that shows its evidence and names it in the
+    ``evidence`` column; hovering a claim shows its statistic; the cells are coloured by verdict
+    (:data:`VERDICT_CLASSES`). Columns with one value throughout (no ``test``, only the
+    seed's protocol as ``control``) are left out.
+
+    Parameters
+    ----------
+    claims, models, digits
+        As for :func:`verdict_grid`.
+    caption : str
+        The table's caption (HTML; default :data:`GRID_CAPTION`).
+    control_name : str
+        The header of the ``control`` column ("intervention").
+    anchor : str
+        The table's HTML id (the findings box links to :data:`GRID_ANCHOR`).
+    """
+    from lmgeometry.report.figures import figure_anchor, show_table
+
+    grid = verdict_grid(claims, models, digits)
+    names = [m for m in grid.columns if m not in
+             ("claim", "test", "control", "rule", "figure", "statistic")]
+    hrefs = [f"#{figure_anchor(f)}" if f else None for f in grid["figure"]]
+    shown = grid.assign(evidence=[_figure_link(f) if f else "" for f in grid["figure"]])
+    drop = ["figure", "statistic"] + [c for c in ("test", "control") if
+                                      set(grid[c]) <= {"", "none"}]
+    shown = shown.drop(columns=drop).rename(columns={"control": control_name})
+    show_table(shown, caption, fold_rows=max(len(shown), 1), anchor=anchor,
+               links={"claim": hrefs, "evidence": hrefs},
+               titles={"claim": list(grid["statistic"])},
+               classes={m: [VERDICT_CLASSES.get(str(c).split(":")[0]) for c in grid[m]]
+                        for m in names})
+
+
+def findings_html(question: str, answer: str, caveat: str = "") -> str:
+    """A chapter's findings box: an HTML admonition (it renders in the book and in Jupyter)
+    with the question, the answer (HTML, generated from the results) and the main caveat."""
+    return ('<div class="admonition note lmg-findings"><p class="admonition-title">Findings'
+            f"</p><p><b>Question.</b> {question}</p>{answer}"
+            + (f"<p><b>Main caveat.</b> {caveat}</p>" if caveat else "") + "</div>")
+
+
+def _tally(verdicts: Sequence[str]) -> str:
+    """``"1 holds, 2 do not hold, 1 inconclusive"`` (counts of 0 left out)."""
+    forms = {"holds": ("holds", "hold"), "does not hold": ("does not hold", "do not hold"),
+             "inconclusive": ("inconclusive", "inconclusive")}
+    counts = [(v, list(verdicts).count(v)) for v in VERDICTS]
+    return ", ".join(f"{n} {forms[v][n != 1]}" for v, n in counts if n)
+
+
+def _seed_rows(rows: pd.DataFrame) -> pd.DataFrame:
+    """The rows tallied as tests of the seed's claims: its protocol, not beyond the seed."""
+    return rows[(rows["control"] == "none") & (rows["role"] != "beyond")]
+
+
+def _model_line(model: str, rows: pd.DataFrame, kind: str) -> str:
+    """One model's tally: the seed's claims, the claims beyond it, the verdicts a control
+    changes."""
+    fair = rows["applies"].astype(bool)
+    parts = []
+    for label, part in (("of the seed's claims", _seed_rows(rows)),
+                        ("beyond the seed", rows[(rows["control"] == "none")
+                                                 & (rows["role"] == "beyond")])):
+        if part.empty:
+            continue
+        ok = part[fair[part.index]]
+        text = f"{len(part)} {'test' if len(part) == 1 else 'tests'} {label}"
+        unfair = len(part) - len(ok)
+        if ok.empty:
+            parts.append(text + ", none a fair test here")
+            continue
+        parts.append(f"{text}: {_tally(list(ok['verdict']))}"
+                     + (f"; {unfair} not a fair test here" if unfair else ""))
+    base = rows[(rows["control"] == "none") & fair].set_index(["seed", "claim", "statistic"])
+    for control, part in rows[(rows["control"] != "none") & fair].groupby("control", sort=False):
+        found = part.set_index(["seed", "claim", "statistic"])["verdict"]
+        both = found.index.intersection(base.index)
+        if len(both):
+            changed = int((found.loc[both] != base.loc[both, "verdict"]).sum())
+            parts.append(f"{html.escape(str(control))}: {changed} of {len(both)} verdicts "
+                         "change")
+    named = f"<b>{html.escape(model)}</b>" + (f" ({html.escape(kind)})" if kind else "")
+    return f"{named}: {'; '.join(parts)}."
+
+
+def _key_line(claim: str, rows: pd.DataFrame, order: Sequence[str], digits: int) -> str:
+    """One key claim across the models: each verdict with the models and their values."""
+    rows = rows.sort_values("model", key=lambda m: m.map(list(order).index), kind="stable")
+    tests = pd.Series("", index=rows.index)
+    for _, part in rows.groupby("model", sort=False):
+        tests[part.index] = _variants(list(part["statistic"]))
+    groups: dict[str, dict[str, list[str]]] = {}  # verdict -> model -> its tests
+    for i, r in rows.iterrows():
+        fair = bool(r["applies"])
+        shown = _cell(r, digits).split(": ", 1)[-1] if fair else ""
+        test = " ".join(t for t in (tests[i], shown) if t)
+        groups.setdefault(r["verdict"] if fair else "not a fair test", {}).setdefault(
+            str(r["model"]), []).append(test)
+    named = {v: [html.escape(m + (f" ({'; '.join(t for t in found if t)})" if any(found) else ""))
+                 for m, found in by_model.items()] for v, by_model in groups.items()}
+    phrases = [f"{v} for {_and(named[v])}" for v in VERDICTS if v in named]
+    if "not a fair test" in named:
+        phrases.append(f"not a fair test on {_and(named['not a fair test'])}")
+    return f"\u201c{html.escape(claim)}\u201d: {'; '.join(phrases)}."
+
+
+def _key_claims(claims: pd.DataFrame, kinds: Mapping[str, str], n: int) -> list[str]:
+    """The first ``n`` seed claims (table order), starting with the first that each kind of
+    model (in order of appearance) has a fair test of."""
+    rows = _seed_rows(claims)
+    fair = rows[rows["applies"].astype(bool)]
+    keys: list[str] = []
+    for kind in dict.fromkeys(kinds.get(m, "") for m in claims["model"]):
+        of_kind = fair[fair["model"].map(lambda m, k=kind: kinds.get(m, "") == k)]
+        found = [c for c in dict.fromkeys(of_kind["claim"]) if c not in keys]
+        keys += found[:1]
+    keys += [c for c in dict.fromkeys(rows["claim"]) if c not in keys]
+    return keys[:max(n, 0)]
+
+
+def findings_box(claims: pd.DataFrame, kinds: Mapping[str, str] | None = None, *,
+                 question: str, caveat: str = "", models: Sequence[str] | None = None,
+                 key_claims: Sequence[str] | None = None, n_key: int = 2, digits: int = 2,
+                 anchor: str = GRID_ANCHOR) -> str:
+    """A chapter's answer first: the findings box, generated from its claims table.
+
+    Parameters
+    ----------
+    claims : DataFrame
+        The claims to tally (:data:`CLAIM_COLUMNS`); a chapter passes the rows its verdict
+        grid shows.
+    kinds : mapping, optional
+        Model -> kind ("encoder", "decoder"), named beside each model.
+    question : str
+        The chapter's question (HTML).
+    caveat : str
+        The main caveat (HTML), if any.
+    models : sequence of str, optional
+        The models, in order (default: as they appear).
+    key_claims : sequence of str, optional
+        The claims whose verdicts the box states with their values (default:
+        :func:`_key_claims`, the first claim of the seed's that each kind of model is fairly
+        tested on, then the next ones, ``n_key`` in all).
+    n_key : int
+        How many key claims by default.
+    digits : int
+        Decimals of the values and intervals.
+    anchor : str
+        The id of the verdict grid the box links to.
+
+    Returns
+    -------
+    str
+        An HTML admonition (:func:`findings_html`): the key claims' verdicts with value and
+        interval per model; per model, how many tests of the seed's claims and beyond them
+        hold, do not hold or are inconclusive, how many are not a fair test here and how many
+        verdicts each control changes; a link to the verdict grid. Every name is escaped.
+    """
+    kinds = kinds or {}
+    order = list(models) if models is not None else list(dict.fromkeys(claims["model"]))
+    claims = claims[claims["model"].isin(order)]
+    main = claims[claims["control"] == "none"]
+    keys = list(key_claims) if key_claims is not None else _key_claims(claims, kinds, n_key)
+    lines = [_key_line(k, main[main["claim"] == k], order, digits) for k in keys
+             if (main["claim"] == k).any()]
+    tallies = [_model_line(m, claims[claims["model"] == m], kinds.get(m, "")) for m in order
+               if (claims["model"] == m).any()]
+    answer = ("<p><b>Answer, from this run.</b></p><ul>"
+              + "".join(f"<li>{line}</li>" for line in lines) + "</ul>"
+              + "<p><b>Every verdict, per model.</b></p><ul>"
+              + "".join(f"<li>{line}</li>" for line in tallies) + "</ul>"
+              + f'<p>Each claim, model by model, with its figure: <a href="#{html.escape(anchor)}">'
+              "the verdict grid</a> after the evidence; the full table closes the chapter.</p>")
+    return findings_html(question, answer, caveat)

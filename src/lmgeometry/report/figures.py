@@ -55,6 +55,7 @@ __all__ = [
     "figure_anchor",
     "figure_bundle",
     "figure_html",
+    "figure_number",
     "plotly_bundle",
     "show",
     "show_table",
@@ -92,6 +93,7 @@ MIN_BUNDLE_TYPED = 3
 
 _numbers = {"figure": 0, "table": 0}
 _page_defined: set[str] = set()  # page-shared lists defined by this chapter's figures so far
+_figure_numbers: dict[str, int] = {}  # each figure shown so far: its name -> its number
 
 
 def _next_number(kind: str) -> int:
@@ -104,6 +106,12 @@ def reset_numbering() -> None:
     kernel starts there anyway)."""
     _numbers.update(figure=0, table=0)
     _page_defined.clear()
+    _figure_numbers.clear()
+
+
+def figure_number(name: str) -> int | None:
+    """The number :func:`show` gave figure ``name`` in this chapter, or None if none yet."""
+    return _figure_numbers.get(name)
 
 
 def _div_id(name: str) -> str:
@@ -623,8 +631,8 @@ def show(fig: go.Figure, name: str, caption: str | None = None) -> None:
     from IPython.display import display
 
     with trace.timed("figure", name=name):  # for `lmgeometry book --profile`
-        display(figure_bundle(fig, name, caption, _next_number("figure"), _page_defined),
-                raw=True)
+        number = _figure_numbers[name] = _next_number("figure")
+        display(figure_bundle(fig, name, caption, number, _page_defined), raw=True)
 
 
 def _header(column: Any) -> str:
@@ -671,14 +679,19 @@ def figure_anchor(name: str) -> str:
 def table_html(table: pd.DataFrame, caption: str, number: int | None = None,
                digits: int = 3, fold_rows: int = FOLD_ROWS,
                row_ids: Sequence[str] | None = None,
-               links: Mapping[str, Sequence[str | None]] | None = None) -> str:
+               links: Mapping[str, Sequence[str | None]] | None = None,
+               classes: Mapping[str, Sequence[str | None]] | None = None,
+               titles: Mapping[str, Sequence[str | None]] | None = None,
+               anchor: str | None = None) -> str:
     """HTML for ``table`` as a numbered, captioned figure (see :func:`show_table`)."""
     ids = [""] * len(table) if row_ids is None else [f' id="{html.escape(i)}"' for i in row_ids]
     if len(ids) != len(table):
         raise ValueError(f"{len(ids)} row ids for {len(table)} rows")
-    for column, urls in (links or {}).items():
-        if len(urls) != len(table):
-            raise ValueError(f"{len(urls)} links for the {len(table)} rows of column {column!r}")
+    for what, given in (("links", links), ("classes", classes), ("titles", titles)):
+        for column, values in (given or {}).items():
+            if len(values) != len(table):
+                raise ValueError(f"{len(values)} {what} for the {len(table)} rows of column "
+                                 f"{column!r}")
     named = any(n is not None for n in table.index.names)
     if named or not pd.api.types.is_integer_dtype(table.index.dtype):
         table = table.reset_index()
@@ -687,16 +700,22 @@ def table_html(table: pd.DataFrame, caption: str, number: int | None = None,
     headers = "".join(f"<th>{html.escape(_header(c))}</th>" for c in table.columns)
     numeric = [pd.api.types.is_numeric_dtype(t) and not pd.api.types.is_bool_dtype(t)
                for t in table.dtypes]
-    hrefs = [list((links or {}).get(c, [None] * len(table))) for c in table.columns]
+    def per_row(given: Mapping[str, Sequence[str | None]] | None) -> list[list[str | None]]:
+        return [list((given or {}).get(c, [None] * len(table))) for c in table.columns]
 
-    def cell(value: Any, href: str | None) -> str:
+    hrefs, extra, hover = per_row(links), per_row(classes), per_row(titles)
+
+    def cell(value: Any, i: int, j: int) -> str:
         text = _cell(value, digits)
-        return f'<a href="{html.escape(href)}">{text}</a>' if href else text
+        if hrefs[j][i]:
+            text = f'<a href="{html.escape(str(hrefs[j][i]))}">{text}</a>'
+        kind = "num" if numeric[j] else "txt"
+        kind += f" {html.escape(str(extra[j][i]))}" if extra[j][i] else ""
+        title = f' title="{html.escape(str(hover[j][i]))}"' if hover[j][i] else ""
+        return f'<td class="{kind}"{title}>{text}</td>'
 
     rows = "".join(
-        f"<tr{row_id}>" + "".join(
-            f'<td class="{"num" if n else "txt"}">{cell(v, hrefs[j][i])}</td>'
-            for j, (v, n) in enumerate(zip(row, numeric, strict=True))) + "</tr>"
+        f"<tr{row_id}>" + "".join(cell(v, i, j) for j, v in enumerate(row)) + "</tr>"
         for i, (row, row_id) in enumerate(zip(table.itertuples(index=False, name=None), ids,
                                               strict=True))
     )
@@ -705,14 +724,18 @@ def table_html(table: pd.DataFrame, caption: str, number: int | None = None,
             f"</thead><tbody>{rows}</tbody></table></div>")
     if len(table) > fold_rows:
         body = (f"<details><summary>Show the {len(table)} rows</summary>{body}</details>")
-    return (f'<figure class="lmg-table-figure"><figcaption><span class="lmg-label">{label}'
-            f"</span> {caption}</figcaption>{body}</figure>")
+    figure_id = f' id="{html.escape(anchor)}"' if anchor else ""
+    return (f'<figure class="lmg-table-figure"{figure_id}><figcaption><span class="lmg-label">'
+            f"{label}</span> {caption}</figcaption>{body}</figure>")
 
 
 def show_table(table: pd.DataFrame, caption: str, digits: int = 3,
                columns: Sequence[str] | None = None, fold_rows: int = FOLD_ROWS,
                row_ids: Sequence[str] | None = None,
-               links: Mapping[str, Sequence[str | None]] | None = None) -> None:
+               links: Mapping[str, Sequence[str | None]] | None = None,
+               classes: Mapping[str, Sequence[str | None]] | None = None,
+               titles: Mapping[str, Sequence[str | None]] | None = None,
+               anchor: str | None = None) -> None:
     """Display ``table`` as the chapter's next numbered table.
 
     Parameters
@@ -731,10 +754,16 @@ def show_table(table: pd.DataFrame, caption: str, digits: int = 3,
         An HTML id per row, for links to a row (``page.html#id``).
     links
         Column -> one URL (or None) per row: those cells link there (a claim to its figure).
+    classes
+        Column -> one CSS class (or None) per row, added to those cells (a verdict's colour).
+    titles
+        Column -> one hover text (or None) per row, the cells' ``title`` (a claim's statistic).
+    anchor
+        The HTML id of the table's ``<figure>``, for links to the table (``page.html#id``).
     """
     from IPython.display import HTML, display
 
     if columns is not None:
         table = table[list(columns)]
     display(HTML(table_html(table, caption, _next_number("table"), digits, fold_rows,
-                            row_ids, links)))
+                            row_ids, links, classes, titles, anchor)))
