@@ -336,3 +336,14 @@ def test_findings_box_is_generated_from_the_claims_and_escaped():
             "change.") in box
     assert '<a href="#verdicts">' in box
     assert "<decoder>" not in box
+
+
+def test_findings_box_without_seed_claims_or_rows():
+    from lmgeometry.report.claims import findings_box
+
+    beyond = _grid_claims().iloc[[-1]]
+    box = findings_box(beyond, {"dec": "decoder"}, question="Q?")
+    assert "Answer, from this run.</b></p><p>None.</p>" in box
+    assert "<b>dec</b> (decoder): 1 test beyond the seed: 1 holds." in box
+    assert "Main caveat" not in box
+    assert "<ul>" not in findings_box(beyond.iloc[:0], question="Q?")

@@ -711,12 +711,19 @@ def _key_claims(claims: pd.DataFrame, kinds: Mapping[str, str], n: int) -> list[
     rows = _seed_rows(claims)
     fair = rows[rows["applies"].astype(bool)]
     keys: list[str] = []
-    for kind in dict.fromkeys(kinds.get(m, "") for m in claims["model"]):
-        of_kind = fair[fair["model"].map(lambda m, k=kind: kinds.get(m, "") == k)]
+    models = list(dict.fromkeys(claims["model"]))
+    for kind in dict.fromkeys(kinds.get(m, "") for m in models):
+        of_kind = fair[fair["model"].isin([m for m in models if kinds.get(m, "") == kind])]
         found = [c for c in dict.fromkeys(of_kind["claim"]) if c not in keys]
         keys += found[:1]
     keys += [c for c in dict.fromkeys(rows["claim"]) if c not in keys]
     return keys[:max(n, 0)]
+
+
+def _bullets(lines: Sequence[str]) -> str:
+    """An HTML list of ``lines``; ``"<p>None.</p>"`` when there are none."""
+    return "<ul>" + "".join(f"<li>{line}</li>" for line in lines) + "</ul>" if lines \
+        else "<p>None.</p>"
 
 
 def findings_box(claims: pd.DataFrame, kinds: Mapping[str, str] | None = None, *,
@@ -766,10 +773,8 @@ def findings_box(claims: pd.DataFrame, kinds: Mapping[str, str] | None = None, *
              if (main["claim"] == k).any()]
     tallies = [_model_line(m, claims[claims["model"] == m], kinds.get(m, "")) for m in order
                if (claims["model"] == m).any()]
-    answer = ("<p><b>Answer, from this run.</b></p><ul>"
-              + "".join(f"<li>{line}</li>" for line in lines) + "</ul>"
-              + "<p><b>Every verdict, per model.</b></p><ul>"
-              + "".join(f"<li>{line}</li>" for line in tallies) + "</ul>"
+    answer = ("<p><b>Answer, from this run.</b></p>" + _bullets(lines)
+              + "<p><b>Every verdict, per model.</b></p>" + _bullets(tallies)
               + f'<p>Each claim, model by model, with its figure: <a href="#{html.escape(anchor)}">'
               "the verdict grid</a> after the evidence; the full table closes the chapter.</p>")
     return findings_html(question, answer, caveat)
