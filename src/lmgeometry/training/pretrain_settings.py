@@ -37,7 +37,8 @@ class PretrainSettings:
     vocab_size : int
         Word pieces of the tokenizer trained on the training text.
     block : int
-        Tokens per training sequence, and the learned positions of the model.
+        Tokens per training sequence, and the learned positions of the model: 256 cover every
+        sentence a chapter analyses (the longest MultiNLI dev sentence is 240 tokens).
     tokens : int
         Training tokens (padding excluded), the budget of both objectives alike.
     batch_size : int
@@ -63,9 +64,9 @@ class PretrainSettings:
     width: int = 128
     heads: int = 4
     vocab_size: int = 8192
-    block: int = 128
+    block: int = 256
     tokens: int = 1_000_000
-    batch_size: int = 16
+    batch_size: int = 8
     lr: float = 1e-3
     warmup: float = 0.05
     weight_decay: float = 0.01
