@@ -253,7 +253,8 @@ def _add_pretrain(sub: argparse._SubParsersAction) -> None:
         "command and chapter loads; the held-out learning curve against a unigram baseline is "
         "printed. The run is cached under a key over every setting, the training text and the "
         "code; a rerun is a cache hit (every file checked by sha256). The defaults train in "
-        "about 5 minutes per model on two CPU cores.")
+        "a few minutes per model on two CPU cores (4,000-5,600 tokens/s measured at 128 "
+        "positions; 1,000,000 tokens by default).")
     p.add_argument("--objective", required=True, choices=OBJECTIVES,
                    help="mlm: masked LM (BERT); causal: next-token LM (GPT-2)")
     p.add_argument("--tokens", type=int, default=d.tokens,
