@@ -31,6 +31,7 @@ import os
 import shutil
 import subprocess
 import time
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -63,7 +64,12 @@ CHROMIUM_FLAGS = [
     "--enable-unsafe-swiftshader",
 ]
 LOCAL_SCHEMES = ("data:", "blob:", "about:")
-DRAW_TIMEOUT_S = 30
+# A slow machine must not fail a test: the waits below poll page state (figures drawn, data
+# replotted) until it is reached; a page slower than SLOW_S is reported as slow, and only one
+# that has not drawn after GIVE_UP_S (ten times longer than the slowest page measured on a
+# loaded 2-core machine) is a fault.
+SLOW_S = 30
+GIVE_UP_S = 300
 
 
 def _install_chromium() -> str | None:
@@ -106,7 +112,7 @@ def driver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
     browser = webdriver.Chrome(service=Service(executable_path=str(CHROMEDRIVER)),
                                options=options)
     browser.set_page_load_timeout(60)
-    browser.set_script_timeout(DRAW_TIMEOUT_S + 30)  # the page script reports its own timeout
+    browser.set_script_timeout(GIVE_UP_S + 30)  # the page script reports its own timeout
     try:
         yield browser
     finally:
@@ -227,14 +233,24 @@ def _click_until_replotted(driver: object, fig_id: str, element: object, before:
     return _until_replotted(driver, fig_id, before, what)
 
 
+def _report_slow(what: str, seconds: float) -> None:
+    """Warn (never fail) when a page took longer than :data:`SLOW_S` to do ``what``."""
+    if seconds > SLOW_S:
+        warnings.warn(f"slow page: {what} took {seconds:.0f} s (over {SLOW_S} s; a loaded "
+                      "machine, or a page that got heavier)", stacklevel=2)
+
+
 def _until_replotted(driver: object, fig_id: str, before: object, what: str) -> str | None:
-    """None once the plotted data differs from ``before`` (within 10 s), else a problem."""
+    """None once the plotted data differs from ``before``, else a problem (slow: reported)."""
     from selenium.webdriver.support.ui import WebDriverWait
 
+    start = time.perf_counter()
     try:
-        WebDriverWait(driver, 10).until(lambda d: d.execute_script(_PLOTTED, fig_id) != before)
+        WebDriverWait(driver, GIVE_UP_S).until(
+            lambda d: d.execute_script(_PLOTTED, fig_id) != before)
     except Exception:  # selenium's TimeoutException
-        return f"{what} did not change the plotted data within 10 s"
+        return f"{what} did not change the plotted data within {GIVE_UP_S} s"
+    _report_slow(f"{what} on figure {fig_id}", time.perf_counter() - start)
     driver.execute_async_script(_SETTLE)
     return None
 
@@ -291,7 +307,7 @@ def _use_dropdown(driver: object, fig_id: str) -> str | None:
     active = headers[0].text.split("\n")[0].strip()  # before opening: plotly redraws it
     ActionChains(driver).move_to_element(headers[0]).click().perform()
     try:
-        WebDriverWait(driver, 5).until(
+        WebDriverWait(driver, GIVE_UP_S).until(
             lambda d: len(gd.find_elements(By.CSS_SELECTOR, "g.updatemenu-dropdown-button")) > 1)
     except Exception:  # selenium's TimeoutException
         return "clicking the dropdown did not open it"
@@ -386,10 +402,11 @@ def _check_page(driver: object, html_dir: Path, page: Path, label: str, interact
     driver.get_log("performance")  # forget what the browser did before this page
     start = time.perf_counter()
     driver.get(page.as_uri())
-    first = driver.execute_async_script(_WAIT_FOR_FIRST_SCREEN, DRAW_TIMEOUT_S)
+    first = driver.execute_async_script(_WAIT_FOR_FIRST_SCREEN, GIVE_UP_S)
     first_s = time.perf_counter() - start
-    figures = driver.execute_async_script(_WAIT_FOR_FIGURES, DRAW_TIMEOUT_S)
+    figures = driver.execute_async_script(_WAIT_FOR_FIGURES, GIVE_UP_S)
     drawn_s = time.perf_counter() - start
+    _report_slow(f"{name}: drawing every figure", drawn_s)
     # loading the page: no console error at all
     problems += _console_errors(driver.get_log("browser"), name, interrupted=False)
     for fig in figures:
@@ -438,7 +455,7 @@ def test_fixture_book_in_browser(driver: object, tmp_path: Path) -> None:
     assert not problems, "\n".join(problems)
     # the fixture's five figures were found and drawn
     driver.get((html_dir / "book" / "00_fixture.html").as_uri())
-    figures = driver.execute_async_script(_WAIT_FOR_FIGURES, DRAW_TIMEOUT_S)
+    figures = driver.execute_async_script(_WAIT_FOR_FIGURES, GIVE_UP_S)
     assert [f["sliders"] for f in figures] == [1, 1, 1, 1, 1]
     assert [f["gl"] for f in figures] == [False, False, True, True, False]
     # what plotly draws is what the chapter computed: the 3-D helix, decoded from 16-bit steps
