@@ -402,3 +402,90 @@ def test_shown_figures_keep_their_numbers_by_name(monkeypatch):
     assert (figures.figure_number("second"), figures.figure_number("nope")) == (2, None)
     figures.reset_numbering()
     assert figures.figure_number("first") is None
+
+
+def _layer_cloud(n_layers: int = 12, n: int = 2000, active: int = 5) -> go.Figure:
+    """A point cloud per layer under a slider, hover labels on every point, and one trace
+    that draws its labels (the kind of figure whose bundle passes the budget)."""
+    rng = np.random.default_rng(2)
+    layers = rng.normal(size=(n_layers, n, 2))
+    fig = go.Figure([
+        go.Scatter(x=layers[active, :, 0], y=layers[active, :, 1], mode="markers",
+                   text=[f"word {i} (pos {i % 30})" for i in range(n)], hoverinfo="text+name",
+                   name="cloud"),
+        go.Scatter(x=[0.0, 1.0], y=[0.0, 1.0], mode="markers+text", text=["a", "b"],
+                   name="labelled")])
+    fig.update_layout(title="Layers", sliders=[{"active": active, "steps": [
+        {"method": "restyle", "label": f"layer {i}",
+         "args": [{"x": [layers[i, :, 0]], "y": [layers[i, :, 1]]}, [0]]}
+        for i in range(n_layers)]}])
+    return fig
+
+
+def _file_chars(bundle: dict) -> int:
+    return len(json.dumps(bundle, indent=1))  # as nbformat indents it, a value a line
+
+
+def test_a_bundle_within_the_budget_is_not_cut():
+    fig = _slider_figure()
+    full = figures.plotly_bundle(fig, "t")
+    assert figures.plotly_bundle(fig, "t", budget=_file_chars(full)) == full
+    assert figures.compact_bundle(full, _file_chars(full)) == (full, [])
+
+
+def test_a_large_bundle_loses_hover_labels_first_and_then_slider_steps():
+    fig = _layer_cloud()
+    full = figures.plotly_bundle(fig, "Figure 1. Layers")
+    unlabelled, cuts = figures.compact_bundle(full, _file_chars(full) - 1)
+    assert cuts == ["no hover labels"]  # enough to fit: every step stays
+    assert unlabelled["layout"]["sliders"] == full["layout"]["sliders"]
+    cloud, labelled = unlabelled["data"]
+    assert "text" not in cloud and "hoverinfo" not in cloud  # hover: coordinates and name
+    assert labelled["text"] == ["a", "b"]  # drawn labels are data, never cut
+
+    budget = _file_chars(unlabelled) // 3
+    bundle = figures.plotly_bundle(fig, "Figure 1. Layers", budget=budget)
+    assert _file_chars(bundle) <= budget + 2000  # the title's note
+    [slider] = bundle["layout"]["sliders"]
+    labels = [s["label"] for s in slider["steps"]]
+    # every k-th step with the first, the last and the active one; the active one still active
+    assert {"layer 0", "layer 5", "layer 11"} <= set(labels) and len(labels) < 12
+    assert labels[slider["active"]] == "layer 5"
+    originals = {s.label: s.args[0] for s in fig.layout.sliders[0].steps}
+    for step in slider["steps"]:  # a kept step is exact to float32: the same layer's cloud
+        for axis in ("x", "y"):
+            np.testing.assert_array_equal(_bundle_array(step["args"][0][axis][0]),
+                                          np.float32(originals[step["label"]][axis][0]))
+        assert step["args"][1] == [0]
+    np.testing.assert_array_equal(_bundle_array(bundle["data"][0]["x"]),
+                                  fig.data[0].x.astype(np.float32))  # every point drawn
+    # the title says what the notebook view leaves out and how to keep it
+    title = bundle["layout"]["title"]["text"]
+    assert title.startswith("Figure 1. Layers<br><i>In this notebook view: no hover labels; ")
+    assert f"{len(labels)} of the slider's 12 steps (layer 0, " in title.replace("<br>", " ")
+    assert figures.BUNDLE_ENV + "=full" in title.replace("</i><br><i>", " ")
+    assert bundle["layout"]["margin"]["t"] > full["layout"]["margin"]["t"]
+    go.Figure(bundle)  # plotly's validators accept it, from JSON too
+    pio.from_json(json.dumps(bundle))
+
+
+def test_figure_bundle_mode_comes_from_the_argument_or_the_environment(monkeypatch):
+    fig = _layer_cloud()
+    monkeypatch.delenv(figures.BUNDLE_ENV, raising=False)
+    compact = figures.figure_bundle(fig, "c", number=1)[figures.PLOTLY_MIME]
+    assert "notebook view" in compact["layout"]["title"]["text"]  # compact by default
+    assert _file_chars(compact) < _file_chars(figures.plotly_bundle(fig, "Figure 1. Layers")) / 2
+    full = figures.figure_bundle(fig, "c", number=1, bundle="full")[figures.PLOTLY_MIME]
+    assert full == figures.plotly_bundle(fig, "Figure 1. Layers")
+    monkeypatch.setenv(figures.BUNDLE_ENV, "off")
+    off = figures.figure_bundle(fig, "c", number=1)
+    assert set(off) == {"text/html", "text/plain"}
+    assert off["text/html"] == figures.figure_html(fig, "c", None, 1)  # the book's HTML as ever
+    shown = []
+    monkeypatch.setattr("IPython.display.display", lambda obj, raw=False: shown.append(obj))
+    monkeypatch.setenv(figures.BUNDLE_ENV, "full")  # read when the figure is shown
+    figures.show(fig, "later")
+    assert "notebook view" not in shown[0][figures.PLOTLY_MIME]["layout"]["title"]["text"]
+    monkeypatch.setenv(figures.BUNDLE_ENV, "small")
+    with pytest.raises(ValueError, match="LMGEOMETRY_FIGURE_BUNDLE to one of them"):
+        figures.figure_bundle(fig, "c")

@@ -21,7 +21,11 @@ their plotly renderer, so that an executed chapter opened outside the book shows
 never renders it: ``_config.yml`` gives it no priority (``nb_mime_priority_overrides``), so
 myst-nb keeps the HTML above and the pages weigh what they did. It is kept small too: numeric
 arrays travel as plotly's base64 typed arrays in float32 or the narrowest integer type, and
-the template keeps only the trace types the figure draws.
+the template keeps only the trace types the figure draws. A bundle larger than
+:data:`BUNDLE_BUDGET` (a point cloud per layer under a slider, with a hover label per point)
+is cut down (:func:`compact_bundle`): no hover labels, then fewer slider steps, said in its
+title; what stays is exact. :data:`BUNDLE_ENV` (``compact``, ``full``, ``off``) picks another
+bundle at display time.
 
 :func:`show_table` does the same for tables: no index, readable headers, formatted numbers, a
 numbered caption, a box that scrolls sideways when the table is wider than the text, and long
@@ -49,8 +53,11 @@ from plotly.utils import PlotlyJSONEncoder
 from lmgeometry import trace
 
 __all__ = [
+    "BUNDLE_ENV",
     "PLOTLY_MIME",
     "Abbreviated",
+    "bundle_mode",
+    "compact_bundle",
     "encode_figure",
     "figure_anchor",
     "figure_bundle",
@@ -90,6 +97,15 @@ TITLE_LINES = 3
 #: In the plotly bundle, numeric arrays of at least this many values travel as typed arrays:
 #: the notebook file puts each number of a list on a line of its own, indented.
 MIN_BUNDLE_TYPED = 3
+#: A figure's plotly bundle whose JSON, indented as a notebook file stores it, is longer than
+#: this many characters is cut down in the default ``compact`` mode (:func:`compact_bundle`):
+#: hover labels first, then slider steps (in the book, the point clouds of chapters 1, 2 and
+#: 5), so that every executed chapter stays under 5 MB.
+BUNDLE_BUDGET = 120_000
+#: The environment variable that picks the plotly bundle of :func:`show`'s outputs:
+#: ``compact`` (the default), ``full`` (every array, as large as the figure needs) or ``off``.
+BUNDLE_ENV = "LMGEOMETRY_FIGURE_BUNDLE"
+BUNDLE_MODES = ("compact", "full", "off")
 
 _numbers = {"figure": 0, "table": 0}
 _page_defined: set[str] = set()  # page-shared lists defined by this chapter's figures so far
@@ -535,7 +551,8 @@ def _trace_types(spec: dict[str, Any]) -> set[str]:
     return {t.get("type", "scatter") for t in traces}
 
 
-def plotly_bundle(fig: go.Figure, title: str | None = None) -> dict[str, Any]:
+def plotly_bundle(fig: go.Figure, title: str | None = None,
+                  budget: int | None = None) -> dict[str, Any]:
     """The value of plotly's mime bundle for ``fig``: what plotly's renderer emits, smaller.
 
     The same JSON as plotly's ``plotly_mimetype`` renderer (``fig.to_plotly_json()`` made
@@ -555,6 +572,9 @@ def plotly_bundle(fig: go.Figure, title: str | None = None) -> dict[str, Any]:
     title : str, optional
         A title to draw above the plot instead of the figure's own (plain text; wrapped at
         :data:`TITLE_WIDTH` characters, on at most :data:`TITLE_LINES` lines).
+    budget : int, optional
+        Cut a larger bundle down towards this many characters of JSON (:func:`compact_bundle`)
+        and say what it leaves out in a last line of the title; without it, every array.
 
     Returns
     -------
@@ -585,7 +605,135 @@ def plotly_bundle(fig: go.Figure, title: str | None = None) -> dict[str, Any]:
     if spec.get("frames"):
         body["frames"] = [{**f, "data": _typed_arrays(f.get("data", []))}
                           for f in spec["frames"]]
+    if budget is not None:
+        body, cuts = compact_bundle(json.loads(json.dumps(body, cls=PlotlyJSONEncoder)), budget)
+        if cuts:
+            body["layout"] = _noted(body["layout"], cuts)
     return json.loads(json.dumps(body, cls=PlotlyJSONEncoder, separators=(",", ":")))
+
+
+def bundle_mode(mode: str | None = None) -> str:
+    """``mode``, else the value of :data:`BUNDLE_ENV`, else ``compact``; one of
+    :data:`BUNDLE_MODES`."""
+    import os
+
+    chosen = mode if mode is not None else (os.environ.get(BUNDLE_ENV) or "compact")
+    if chosen not in BUNDLE_MODES:
+        raise ValueError(f"figure bundle {chosen!r} is not one of {', '.join(BUNDLE_MODES)}: "
+                         f"set {BUNDLE_ENV} to one of them, or unset it for compact")
+    return chosen
+
+
+def _chars(value: Any) -> int:
+    """Characters of ``value`` as JSON indented as nbformat writes it (a value a line)."""
+    return len(json.dumps(value, indent=1))
+
+
+def _without_hover_text(trace: dict[str, Any]) -> dict[str, Any] | None:
+    """``trace`` without its per-point hover labels, or None when it has none to leave out.
+
+    ``hovertext`` goes, and ``text`` where the trace does not draw it (no ``text`` in its
+    ``mode``, no ``texttemplate``); a ``hoverinfo`` or ``hovertemplate`` that shows them goes
+    too, so the hover shows the point's coordinates and the trace's name.
+    """
+    drawn = "text" in str(trace.get("mode", "")) or "texttemplate" in trace
+    gone = [k for k in ("text", "hovertext")
+            if isinstance(trace.get(k), list) and not (k == "text" and drawn)]
+    if not gone:
+        return None
+    out = {k: v for k, v in trace.items() if k not in gone}
+    if "text" in str(out.get("hoverinfo", "")):
+        del out["hoverinfo"]
+    if "text" in str(out.get("hovertemplate", "")):
+        del out["hovertemplate"]
+    return out
+
+
+def _kept_steps(n: int, active: int, stride: int) -> list[int]:
+    """Every ``stride``-th of ``n`` steps, with the first, the last and the ``active`` one."""
+    return sorted({0, n - 1, active, *range(0, n, stride)})
+
+
+def _thin_sliders(layout: dict[str, Any], excess: int) -> tuple[dict[str, Any], list[str]]:
+    """``layout`` with every k-th step of its sliders, for the smallest k that saves
+    ``excess`` characters (at most the first, last and active steps), and a note per slider."""
+    sliders = [s for s in layout["sliders"] if isinstance(s, dict)]
+    sizes = [[_chars(step) + 1 for step in s.get("steps") or []] for s in sliders]
+    longest = max((len(z) for z in sizes), default=0)
+    for stride in range(2, max(longest, 2) + 1):
+        kept = [_kept_steps(len(z), min(s.get("active") or 0, len(z) - 1), stride) if z else []
+                for s, z in zip(sliders, sizes, strict=True)]
+        saved = sum(sum(z) - sum(z[i] for i in k) for z, k in zip(sizes, kept, strict=True))
+        if saved >= excess:
+            break
+    out, notes = [], []
+    for slider, keep in zip(sliders, kept, strict=True):
+        steps = slider.get("steps") or []
+        if len(keep) == len(steps):
+            out.append(slider)
+            continue
+        labels = ", ".join(str(steps[i].get("label", i)) for i in keep)
+        notes.append(f"{len(keep)} of the slider's {len(steps)} steps ({labels})")
+        active = min(slider.get("active") or 0, len(steps) - 1)
+        out.append({**slider, "steps": [steps[i] for i in keep], "active": keep.index(active)})
+    return {**layout, "sliders": out}, notes
+
+
+def compact_bundle(body: dict[str, Any],
+                   budget: int = BUNDLE_BUDGET) -> tuple[dict[str, Any], list[str]]:
+    """A plotly bundle cut down towards ``budget`` JSON characters, and what was left out.
+
+    A bundle within the budget comes back as it is. A larger one loses, in this order and only
+    as far as it takes to fit:
+
+    1. the per-point hover labels (:func:`_without_hover_text`): the hover then shows the
+       coordinates and the trace's name;
+    2. steps of its sliders: every k-th step, with the first, the last and the active one, for
+       the smallest k that fits (at fewest those three).
+
+    What stays is exact: every trace keeps all its points, each kept step its arguments, menus
+    and frames stay whole. A figure whose traces alone pass the budget keeps them all.
+
+    Parameters
+    ----------
+    body : dict
+        What :func:`plotly_bundle` returns without a budget.
+    budget : int
+        The characters of JSON to aim for.
+
+    Returns
+    -------
+    tuple
+        The bundle and the cuts in words (empty when none), for its title.
+    """
+    if _chars(body) <= budget:
+        return body, []
+    cuts = []
+    traces = [_without_hover_text(t) for t in body.get("data", [])]
+    if any(t is not None for t in traces):
+        body = {**body, "data": [t if t is not None else old
+                                 for t, old in zip(traces, body["data"], strict=True)]}
+        cuts.append("no hover labels")
+    excess = _chars(body) - budget
+    if excess > 0 and isinstance(body.get("layout", {}).get("sliders"), list):
+        layout, notes = _thin_sliders(body["layout"], excess)
+        body = {**body, "layout": layout}
+        cuts += notes
+    return body, cuts
+
+
+def _noted(layout: dict[str, Any], cuts: list[str]) -> dict[str, Any]:
+    """``layout`` with a last title line saying what the bundle leaves out."""
+    import textwrap
+
+    note = (f"In this notebook view: {'; '.join(cuts)} (the book's page has them all; run "
+            f"with {BUNDLE_ENV}=full to keep them).")
+    lines = [f"<i>{line}</i>" for line in textwrap.wrap(note, TITLE_WIDTH)]
+    title = dict(layout.get("title") or {})
+    title["text"] = "<br>".join([t for t in [title.get("text")] if t] + lines)
+    margin = dict(layout.get("margin") or {})
+    margin["t"] = max(margin.get("t") or 0, 40) + 18 * len(lines)
+    return {**layout, "title": title, "margin": margin}
 
 
 def _plain(text: str) -> str:
@@ -594,7 +742,8 @@ def _plain(text: str) -> str:
 
 
 def figure_bundle(fig: go.Figure, name: str, caption: str | None = None,
-                  number: int | None = None, page: set[str] | None = None) -> dict[str, Any]:
+                  number: int | None = None, page: set[str] | None = None,
+                  bundle: str | None = None) -> dict[str, Any]:
     """The display data of a figure: the book's HTML, plotly's mime bundle and plain text.
 
     Parameters
@@ -603,6 +752,9 @@ def figure_bundle(fig: go.Figure, name: str, caption: str | None = None,
         The figure.
     name, caption, number, page
         As for :func:`figure_html`.
+    bundle : {"compact", "full", "off"}, optional
+        The plotly bundle (default: :data:`BUNDLE_ENV`, else ``compact``): cut down towards
+        :data:`BUNDLE_BUDGET` characters (:func:`compact_bundle`), every array, or none.
 
     Returns
     -------
@@ -611,14 +763,15 @@ def figure_bundle(fig: go.Figure, name: str, caption: str | None = None,
         "Figure N. ..."}``. The book renders the HTML only; other notebook viewers draw the
         plotly bundle, titled with the label and the caption (or the figure's own title).
     """
+    mode = bundle_mode(bundle)
     text = caption if caption is not None else _title_text(fig)
     label = f"Figure {number}." if number is not None else "Figure."
     title = f"{label} {_plain(text)}".strip()
-    return {
-        "text/html": figure_html(fig, name, caption, number, page),
-        PLOTLY_MIME: plotly_bundle(fig, title),
-        "text/plain": title,
-    }
+    data = {"text/html": figure_html(fig, name, caption, number, page)}
+    if mode != "off":
+        data[PLOTLY_MIME] = plotly_bundle(fig, title,
+                                          BUNDLE_BUDGET if mode == "compact" else None)
+    return {**data, "text/plain": title}
 
 
 def show(fig: go.Figure, name: str, caption: str | None = None) -> None:
