@@ -24,7 +24,7 @@ import tracemalloc
 
 import numpy as np
 
-from lmgeometry.measures import isotropy
+from lmgeometry.measures import isotropy, spectra
 
 
 def make_matrix(rows: int, width: int, seed: int = 0) -> np.ndarray:
@@ -61,7 +61,7 @@ def main() -> None:
             f"peak traced allocations {peak / 2**20:.0f} MiB"
         )
     t0 = time.perf_counter()
-    isotropy.spectral_views(W, rows=np.arange(min(2000, args.rows)))
+    spectra.spectral_views(W, rows=np.arange(min(2000, args.rows)))
     print(f"spectral_views (both spectra, 2 projections): {time.perf_counter() - t0:.1f} s wall")
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"process peak RSS {rss:.0f} MiB (includes the input matrix)")

@@ -224,13 +224,13 @@ def test_layer_view_indexes_across_shards(local, sharded):
 
 def test_isotropy_measures_stream_over_shards(local, sharded):
     """Read 7 rows at a time from the shards' maps: the values of the in-memory layer."""
-    from lmgeometry.measures import isotropy
+    from lmgeometry.measures import centering, isoscore, isotropy, mean_cosines
 
     store = sharded
     view, X = store.layer(-1, dtype=None), local.layer(-1)
-    for measure in (isotropy.isotropy_partition, isotropy.isoscore, isotropy.mean_cosine):
+    for measure in (isotropy.isotropy_partition, isoscore.isoscore, mean_cosines.mean_cosine):
         assert measure(view, chunk_rows=7) == pytest.approx(measure(X), rel=1e-9), measure
-    for transform in (isotropy.center, isotropy.scaled_center, isotropy.remove_top_pcs):
+    for transform in (centering.center, centering.scaled_center, centering.remove_top_pcs):
         np.testing.assert_allclose(transform(view, chunk_rows=7), transform(X),
                                    rtol=1e-5, atol=1e-6, err_msg=transform.__name__)
 

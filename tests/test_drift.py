@@ -11,7 +11,7 @@ from transformers import PreTrainedTokenizerFast
 
 from lmgeometry.chapters import drift
 from lmgeometry.chapters.common import per_layer
-from lmgeometry.measures import isotropy
+from lmgeometry.measures import centering, mean_cosines
 
 
 def _word_level() -> PreTrainedTokenizerFast:
@@ -63,9 +63,9 @@ def test_variant_rows_match_full_transforms():
     assert np.allclose(drift.variant_rows(W, rows, "original"), W[rows])
     assert np.allclose(drift.variant_rows(W, rows, "centered"), (W - W.mean(0))[rows])
     assert np.allclose(
-        drift.variant_rows(W, rows, "centered_scaled"), isotropy.scaled_center(W)[rows]
+        drift.variant_rows(W, rows, "centered_scaled"), centering.scaled_center(W)[rows]
     )
-    post = isotropy.remove_top_pcs(W)[rows]
+    post = centering.remove_top_pcs(W)[rows]
     assert np.allclose(drift.variant_rows(W, rows, "post_process"), post)
     with pytest.raises(ValueError):
         drift.variant_rows(W, rows, "whitened")
@@ -182,7 +182,7 @@ def test_rare_token_bins_rise_when_rare_rows_drift_furthest():
     assert (raw["mean_cosine_lo"] <= raw["mean_cosine"]).all()
     t = trends.set_index(["protocol", "variant"]).loc[("frequency", "raw")]
     assert t["rho"] == pytest.approx(1.0) and t["rho_lo"] > 0.5
-    assert total[0] == pytest.approx(isotropy.mean_cosine(W), abs=1e-5) and len(total) == 101
+    assert total[0] == pytest.approx(mean_cosines.mean_cosine(W), abs=1e-5) and len(total) == 101
     claims = drift.drift_claims("toy", _statistics(), trends, pd.DataFrame())
     rare = [c for c in claims if c.claim.startswith("rare tokens")]
     # ids are in frequency order here, so the paper's id bins ([unused0] as R) rise too

@@ -46,10 +46,10 @@ _EXPORTS: dict[str, str] = {
     "word_measures": "lmgeometry.measures.contextual",
     # isotropy (Bis et al. 2021; IsoScore)
     "isotropy_partition": "lmgeometry.measures.isotropy",
-    "isoscore": "lmgeometry.measures.isotropy",
-    "mean_cosine": "lmgeometry.measures.isotropy",
-    "center": "lmgeometry.measures.isotropy",
-    "remove_top_pcs": "lmgeometry.measures.isotropy",
+    "isoscore": "lmgeometry.measures.isoscore",
+    "mean_cosine": "lmgeometry.measures.mean_cosines",
+    "center": "lmgeometry.measures.centering",
+    "remove_top_pcs": "lmgeometry.measures.centering",
     # similarity of representations, rogue and massive dimensions
     "linear_cka": "lmgeometry.measures.similarity",
     "cka_matrix": "lmgeometry.measures.similarity",

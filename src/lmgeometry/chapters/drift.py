@@ -4,8 +4,9 @@ Biš, Podkorytov and Liu (2021), *Too Much in Common* (NAACL; seed 004), argue t
 language model's input embedding matrix W drift along a common direction -- every training step
 pushes all non-target embeddings the same way ("common enemies") and rare tokens are pushed
 most -- so that W looks like a narrow cone only because it is shifted; centring restores an
-almost isotropic shape and improves word similarity. :mod:`lmgeometry.measures.isotropy` has the
-measures; this module applies them.
+almost isotropic shape and improves word similarity. :mod:`lmgeometry.measures.isotropy` and its
+neighbours (``centering``, ``mean_cosines``, ``shift``, ``spectra``) have the measures; this
+module applies them.
 
 :func:`analyse` is the entry point: the models' W (loaded with their tokenizers, one at a
 time, by :func:`embedding_drift`) and the hidden-state stores of a corpus in, every table of
@@ -47,7 +48,9 @@ from lmgeometry.chapters.common import (
     with_blas_threads,
 )
 from lmgeometry.io import data, models
-from lmgeometry.measures import isotropy, similarity, wordbench
+from lmgeometry.measures import centering, isotropy, mean_cosines, similarity, wordbench
+from lmgeometry.measures.shift import shift_cosine, shift_cosine_replicates
+from lmgeometry.measures.spectra import norm_distribution, spectral_views, toy_sphere_shift
 from lmgeometry.measures.stats import (
     bootstrap_spearman,
     extreme_over_layers,
@@ -308,8 +311,8 @@ def single_token_ids(tokenizer: Any, words: Iterable[str], prefix: str = "the") 
 def variant_rows(W: npt.ArrayLike, rows: npt.ArrayLike, variant: str) -> np.ndarray:
     """Selected rows of W after one of the post-processings of Biš et al. (2021), Tables 2-3.
 
-    ``original`` (W), ``centered`` (:func:`isotropy.center`), ``centered_scaled``
-    (:func:`isotropy.scaled_center`) or ``post_process`` (:func:`isotropy.remove_top_pcs` with
+    ``original`` (W), ``centered`` (:func:`centering.center`), ``centered_scaled``
+    (:func:`centering.scaled_center`) or ``post_process`` (:func:`centering.remove_top_pcs` with
     the paper's eq. 11, ceil(d/100) components). The statistics use every row of W.
 
     Returns
@@ -320,9 +323,9 @@ def variant_rows(W: npt.ArrayLike, rows: npt.ArrayLike, variant: str) -> np.ndar
     if variant == "original":
         return np.asarray(np.asarray(W)[rows], dtype=np.float64)
     fns = {
-        "centered": isotropy.center,
-        "centered_scaled": isotropy.scaled_center,
-        "post_process": isotropy.remove_top_pcs,
+        "centered": centering.center,
+        "centered_scaled": centering.scaled_center,
+        "post_process": centering.remove_top_pcs,
     }
     if variant not in fns:
         raise ValueError(f"variant must be one of {VARIANTS}, not {variant!r}")
@@ -415,10 +418,10 @@ def _bin_cosines(W: np.ndarray, groups: np.ndarray, n_groups: int, reference: in
     its interval over the same replicates: :func:`stats.spearman_rows`), and the mean cosine
     of all grouped rows as (sample, replicates...).
     """
-    sums, counts = isotropy.unit_row_sums(W, groups, n_groups, shift=shift, n_boot=n_boot,
-                                          rng=rng)
+    sums, counts = mean_cosines.unit_row_sums(W, groups, n_groups, shift=shift, n_boot=n_boot,
+                                              rng=rng)
     bins = info["bin"].to_numpy()
-    cos = isotropy.cross_cosines(sums, counts, reference)[:, bins]
+    cos = mean_cosines.cross_cosines(sums, counts, reference)[:, bins]
     table = info.assign(n_rare=int(counts[0, reference]), n_tokens=counts[0, bins].astype(int),
                         mean_cosine=cos[0])
     bounds = [percentile_interval(cos[1:, j], cos[0, j]) for j in range(len(bins))]
@@ -427,7 +430,7 @@ def _bin_cosines(W: np.ndarray, groups: np.ndarray, n_groups: int, reference: in
     rho = float(spearman_rows(cos[:1])[0]) if len(bins) >= 3 else math.nan
     lo, hi = percentile_interval(spearman_rows(cos[1:]), rho) if n_boot else (math.nan,) * 2
     trend = {"rho": rho, "rho_lo": lo, "rho_hi": hi, "n_bins": len(bins)}
-    total = isotropy.mean_cosine_of_sums(sums.sum(axis=1), counts.sum(axis=1))
+    total = mean_cosines.mean_cosine_of_sums(sums.sum(axis=1), counts.sum(axis=1))
     return table, trend, total
 
 
@@ -451,10 +454,10 @@ def rare_token_table(
     tokens and bins of ``bin_size`` consecutive vocabulary ids (:func:`_index_groups`).
 
     A bin's value is the mean cosine between R and its tokens,
-    (sum_R u . sum_B u) / (|R| |B|) (:func:`isotropy.cross_cosines`). For the raw W each bin
+    (sum_R u . sum_B u) / (|R| |B|) (:func:`mean_cosines.cross_cosines`). For the raw W each bin
     gets a 95% interval, and the trend over the bins (Spearman rho of bin order against
     cosine) one too, from a Poisson bootstrap over the tokens of R and of every bin
-    (:func:`isotropy.unit_row_sums`; the same replicates for every bin); the centred W is
+    (:func:`mean_cosines.unit_row_sums`; the same replicates for every bin); the centred W is
     shown without intervals.
 
     Returns
@@ -634,14 +637,14 @@ def w_tables(W: np.ndarray, tokenizer: Any, counts: np.ndarray, *, point_budget:
                                                    rng=gen)
     lo, hi = percentile_interval(mean_cos[1:], mean_cos[0]) if n_boot else (math.nan,) * 2
     stats_.update(mean_cosine=float(mean_cos[0]), mean_cosine_lo=lo, mean_cosine_hi=hi)
-    norms = isotropy.norm_distribution(W)
+    norms = norm_distribution(W)
     seen = counts > 0
     rho, lo, hi = bootstrap_spearman(norms[seen], counts[seen], n_boot, gen)
     stats_.update(norm_count_spearman=rho, norm_count_spearman_lo=lo,
                   norm_count_spearman_hi=hi)
     wordsim, change = word_similarity(W, tokenizer, n_boot=n_boot, rng=gen)
     rows = similarity.subsample(W.shape[0], point_budget, seed)
-    views = isotropy.spectral_views(W, rows=rows)
+    views = spectral_views(W, rows=rows)
     k = np.arange(1, W.shape[1] + 1)
     spectra = pd.concat([pd.DataFrame({"variant": v, "component": k, "singular_value": views[key]})
                          for v, key in (("raw", "singular_values"),
@@ -657,7 +660,7 @@ def w_tables(W: np.ndarray, tokenizer: Any, counts: np.ndarray, *, point_budget:
         "x_centered": views["projection_centered"][:, 0],
         "y_centered": views["projection_centered"][:, 1],
     })
-    hist = norm_histograms({"raw": norms, "centered": isotropy.norm_distribution(W, centered=True)})
+    hist = norm_histograms({"raw": norms, "centered": norm_distribution(W, centered=True)})
     cover = coverage(counts)
     return {
         "statistics": stats_, "spectra": spectra, "projection": projection,
@@ -676,11 +679,11 @@ def hidden_state_layers(store: Store, n_rows: int | None = 4000, seed: int = 0,
     A seeded sample of ``n_rows`` word rows (the same in every layer) goes through
     :func:`isotropy.embedding_statistics` (I(X) raw and after subtracting the layer's mean,
     in log space since it underflows for large norms; IsoScore, translation invariant; the
-    mean cosine before and after centring; norms) and :func:`isotropy.shift_cosine` (the mean
+    mean cosine before and after centring; norms) and :func:`shift.shift_cosine` (the mean
     cosine that the layer's mean vector alone predicts, and the gap to the measured one), under
     every control of the store (:func:`controls_for`: a decoder's rows again without each
     sentence's first word). The mean cosine, the prediction and the gap get 95% intervals from
-    a bootstrap over sentences (:func:`isotropy.shift_cosine_replicates`).
+    a bootstrap over sentences (:func:`shift.shift_cosine_replicates`).
 
     Per layer, whatever the control: ``first_word_norm_ratio`` (median norm of the sampled
     first words over that of the other words: a decoder's attention sink, Xiao et al. 2023;
@@ -726,8 +729,8 @@ def _control_statistics(X: np.ndarray, sentence: np.ndarray, n_boot: int,
                         gen: np.random.Generator) -> dict[str, float]:
     """The hidden-state measures of one layer under one control, with intervals."""
     st = isotropy.embedding_statistics(X)
-    shift = isotropy.shift_cosine(X)
-    reps = isotropy.shift_cosine_replicates(X, sentence, n_boot, gen)
+    shift = shift_cosine(X)
+    reps = shift_cosine_replicates(X, sentence, n_boot, gen)
     out = {"n_rows": len(X), "width": X.shape[1]}
     out |= {k: st[k] for k in ("log_isotropy_raw", "log_isotropy_centered", "isoscore",
                                "mean_cosine_centered", "mean_norm", "mean_vector_norm",
@@ -824,7 +827,7 @@ def hidden_claims(hidden: pd.DataFrame) -> list[Claim]:
     """Beyond the seed: does a common shift account for the hidden states' mean cosine?
 
     Per model and control, the statistic is the largest |measured - predicted| mean cosine
-    over the layers (:func:`isotropy.shift_cosine`), with the interval of a claim about every
+    over the layers (:func:`shift.shift_cosine`), with the interval of a claim about every
     layer (:func:`stats.extreme_over_layers`) built from the per-layer intervals of the gap's
     absolute value.
     """
@@ -854,7 +857,7 @@ def _toy_tables(seed: int) -> dict[str, pd.DataFrame]:
     """Fig. 2: 500 points on a unit sphere in 3-D moved along the diagonal, and their spectra."""
     points, values = [], []
     for s in TOY_SHIFTS:
-        P, sv = isotropy.toy_sphere_shift(500, 3, s, seed=seed)
+        P, sv = toy_sphere_shift(500, 3, s, seed=seed)
         points.append(pd.DataFrame({"shift": s, "x": P[:, 0], "y": P[:, 1], "z": P[:, 2]}))
         values += [{"shift": s, "singular_value": f"sigma_{i + 1}", "value": v}
                    for i, v in enumerate(sv)]

@@ -860,7 +860,7 @@ def transform(X: ArrayLike, how: str = "raw", *, fit: ArrayLike | None = None) -
 
     ``"raw"``; ``"top PCs removed"``: centred, then the top ``ceil(d / 100)`` principal
     directions projected out (Mu & Viswanath 2018, as
-    :func:`lmgeometry.measures.isotropy.remove_top_pcs`);
+    :func:`lmgeometry.measures.centering.remove_top_pcs`);
     ``"standardised"``: every dimension centred and divided by its standard deviation (so no
     rogue dimension dominates a cosine; Timkey & van Schijndel 2021).
 
