@@ -1,6 +1,6 @@
 """Known-answer tests of measures without a test module of their own: the bootstrap interval
 and the standardised difference (``measures.stats``), the norm ratio
-(``measures.similarity``), word-similarity scores (``measures.wordbench``).
+(``measures.similarity``), word-similarity scores (``measures.word_similarity``).
 """
 
 from __future__ import annotations
@@ -69,20 +69,20 @@ def test_standardised_difference_known_answers():
 def test_similarity_scores_and_paired_spearman_agree_with_scipy():
     from scipy import stats as sps
 
-    from lmgeometry.measures import wordbench
+    from lmgeometry.measures.word_similarity import paired_correlations, similarity_scores
 
     vectors = {"a": np.array([1.0, 0.0]), "b": np.array([1.0, 1.0]), "c": np.array([0.0, 2.0]),
                "d": np.array([-1.0, 0.5])}
     pairs = pd.DataFrame({"word1": ["A", "a", "b", "a", "x"], "word2": ["b", "c", "c", "d", "a"],
                           "score": [8.0, 1.0, 6.0, 0.0, 5.0]})
-    s = wordbench.similarity_scores(vectors, pairs)
+    s = similarity_scores(vectors, pairs)
     assert s[:4] == pytest.approx([cos([1, 0], [1, 1]), 0.0, cos([1, 1], [0, 2]),
                                    cos([1, 0], [-1, 0.5])])
     assert np.isnan(s[4])  # "x" has no vector
     rng = np.random.default_rng(0)
     human = rng.integers(0, 5, 60).astype(float)  # ties on purpose
     scores = np.c_[human + rng.standard_normal(60), rng.standard_normal(60)]
-    r = wordbench.paired_correlations(human, scores.T, n_boot=40, rng=2, method="spearman")
+    r = paired_correlations(human, scores.T, n_boot=40, rng=2, method="spearman")
     assert r[0] == pytest.approx([sps.spearmanr(scores[:, e], human).statistic for e in (0, 1)])
     # replicate b is Spearman's rho on the items of resample b, the same items in each column
     idx = np.random.default_rng(2).integers(0, 60, size=(40, 60))[7]

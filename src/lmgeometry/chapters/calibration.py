@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from lmgeometry.io import data
-from lmgeometry.measures import isotropy, stats, wordbench
+from lmgeometry.measures import isotropy, reference_tables, stats
 from lmgeometry.report.claims import Evidence, calibration_entry
 
 __all__ = [
@@ -315,7 +315,7 @@ def _table1_gain(layer_rows: Mapping[str, str]) -> Callable[[], Sequence[Evidenc
     """Seed 001 Table 1: each model's best listed layer's mean Spearman rho on the four
     similarity benchmarks, minus GloVe's (what 'outperform GloVe' means on those tasks)."""
     def evidence() -> Sequence[Evidence]:
-        table = wordbench.ETHAYARAJH2019_TABLE1
+        table = reference_tables.ETHAYARAJH2019_TABLE1
         sims = ("simlex999", "men", "ws353", "rw")
         glove = float(np.mean([table["GloVe"][b] for b in sims]))
         out = []
@@ -330,7 +330,7 @@ def _table1_gain(layer_rows: Mapping[str, str]) -> Callable[[], Sequence[Evidenc
 
 def _table1_trend() -> Sequence[Evidence]:
     """Seed 001 Table 1: Spearman rho of the mean similarity score with the listed layers."""
-    table = wordbench.ETHAYARAJH2019_TABLE1
+    table = reference_tables.ETHAYARAJH2019_TABLE1
     sims = ("simlex999", "men", "ws353", "rw")
     out = []
     for model in ("BERT", "ELMo", "GPT-2"):
@@ -371,7 +371,7 @@ def _table2_004(variant: str) -> Callable[[], Sequence[Evidence]]:
     """Seed 004 Table 2: the change of Pearson r x 100 a post-processing makes, per model and
     score (cosine, inner product), and what the seed's text says of each."""
     def evidence() -> Sequence[Evidence]:
-        table = wordbench.BIS2021_WORDSIM["table2"]
+        table = reference_tables.BIS2021_WORDSIM["table2"]
         out = []
         for model, variants in table.items():
             for score in ("cosine", "dot"):

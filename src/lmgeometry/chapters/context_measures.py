@@ -42,12 +42,13 @@ from lmgeometry.chapters.common import (
     with_blas_threads,
 )
 from lmgeometry.io import data
-from lmgeometry.measures import contextual, stats, wordbench
+from lmgeometry.measures import contextual, reference_tables, stats, wordbench
 from lmgeometry.measures.baselines import cross_sentence_replicates
 from lmgeometry.measures.contextual import ContextTables
 from lmgeometry.measures.static import mean_embeddings, static_embeddings
 from lmgeometry.measures.tokens import neighbour_measures, token_measures
 from lmgeometry.measures.unit_rows import UnitRows
+from lmgeometry.measures.word_similarity import paired_correlations, similarity_scores
 from lmgeometry.report import prose
 from lmgeometry.report.claims import Claim, claim_sentences, claims_frame
 
@@ -716,13 +717,13 @@ def _scan_static(store: Store, frames: Mapping[str, pd.DataFrame], p: dict[str, 
                     found[GLOVE] = {w: glove[w] for w in found["PC1"] if w in glove}
             if i > 0:
                 means = mean_embeddings(u, words, p["min_contexts"])
-                items[c][MEAN, i] = {b: wordbench.similarity_scores(means, f)
+                items[c][MEAN, i] = {b: similarity_scores(means, f)
                                      for b, f in sim.items()}
             for name, vec in found.items():
                 if c == "none":
                     scores.append(_score(vec, frames, "strict", p["seed"], layer=i, control=c,
                                          embedding=name))
-                items[c][name, i] = {b: wordbench.similarity_scores(vec, f)
+                items[c][name, i] = {b: similarity_scores(vec, f)
                                      for b, f in sim.items()}
             if c == "none" and i in web:
                 scores.append(_score(found["PC1"], frames, "web", p["seed"], layer=i,
@@ -738,7 +739,7 @@ def _static_correlations(items: dict, frames: Mapping[str, pd.DataFrame], p: dic
     """Spearman rho of every embedding with the human ratings, on the items every embedding
     covers, per similarity benchmark with at least :data:`MIN_COVERED_ITEMS` such items, with
     replicates from one resample of the items shared by the embeddings
-    (:func:`wordbench.paired_correlations`); benchmarks are resampled independently.
+    (:func:`paired_correlations`); benchmarks are resampled independently.
 
     Returns the embeddings (columns), ``benchmark -> (1 + n_boot, E)`` correlations (row 0 on
     all items), and per benchmark ``(covered items, total items)``."""
@@ -751,7 +752,7 @@ def _static_correlations(items: dict, frames: Mapping[str, pd.DataFrame], p: dic
         ok = np.isfinite(S).all(axis=1)
         counts[b] = (int(ok.sum()), len(ok))
         if ok.sum() >= MIN_COVERED_ITEMS:
-            rhos[b] = wordbench.paired_correlations(
+            rhos[b] = paired_correlations(
                 frames[b]["score"].to_numpy(dtype=np.float64)[ok], S[ok].T, p["n_boot"],
                 [p["seed"], 9, j], method="spearman")
     return order, rhos, counts
@@ -892,15 +893,15 @@ def table1_beside(scores: pd.DataFrame) -> pd.DataFrame:
     benchmark is not scored), ``("this run: coverage", "<model>")`` with the share of each
     benchmark's items whose words all have a vector, and ``("paper (reference only)",
     "<embedding>")`` for every row of
-    :data:`lmgeometry.measures.wordbench.ETHAYARAJH2019_TABLE1` (not results of this run).
+    :data:`lmgeometry.measures.reference_tables.ETHAYARAJH2019_TABLE1` (not results of this run).
     """
-    columns = list(wordbench.ETHAYARAJH2019_COLUMNS.values())
+    columns = list(reference_tables.ETHAYARAJH2019_COLUMNS.values())
     d = scores[(scores["protocol"] == "web") & scores["benchmark"].isin(columns)]
     run = d.assign(row=d["model"] + ", layer " + d["layer"].astype(str)).pivot_table(
         index="row", columns="benchmark", values="value", sort=False, dropna=False)
     cov = d.pivot_table(index="model", columns="benchmark", values="coverage", aggfunc="first",
                         sort=False)
-    ref = wordbench.reference_frame("ethayarajh2019_table1").pivot_table(
+    ref = reference_tables.reference_frame("ethayarajh2019_table1").pivot_table(
         index="embedding", columns="benchmark", values="value", sort=False)
     parts = {"this run": run, "this run: coverage": cov, "paper (reference only)": ref}
     return pd.concat({k: v.reindex(columns=columns) for k, v in parts.items()},

@@ -48,7 +48,7 @@ from lmgeometry.chapters.common import (
     with_blas_threads,
 )
 from lmgeometry.io import data, models
-from lmgeometry.measures import centering, isotropy, mean_cosines, similarity, wordbench
+from lmgeometry.measures import centering, isotropy, mean_cosines, reference_tables, similarity
 from lmgeometry.measures.shift import shift_cosine, shift_cosine_replicates
 from lmgeometry.measures.spectra import norm_distribution, spectral_views, toy_sphere_shift
 from lmgeometry.measures.stats import (
@@ -57,6 +57,7 @@ from lmgeometry.measures.stats import (
     percentile_interval,
     spearman_rows,
 )
+from lmgeometry.measures.word_similarity import paired_correlations
 from lmgeometry.report.claims import Claim, claims_frame
 from lmgeometry.report.prose import number
 
@@ -86,10 +87,10 @@ __all__ = [
 
 
 #: Benchmarks of Biš et al. (2021), Table 3, in its column order.
-WORDSIM_BENCHMARKS: tuple[str, ...] = tuple(wordbench.BIS2021_TABLE3_COLUMNS.values())
+WORDSIM_BENCHMARKS: tuple[str, ...] = tuple(reference_tables.BIS2021_TABLE3_COLUMNS.values())
 
 
-#: Post-processing variants of W in Tables 2-3 (names as in ``wordbench.BIS2021_WORDSIM``).
+#: Post-processing variants of W in Tables 2-3 (names as in ``reference_tables.BIS2021_WORDSIM``).
 VARIANTS: tuple[str, ...] = ("original", "centered", "centered_scaled", "post_process")
 
 
@@ -513,7 +514,7 @@ def word_similarity(
     (:func:`single_token_ids`), the model score is the cosine or the inner product of the two
     rows of the (post-processed, :func:`variant_rows`) matrix; Pearson's r (x 100, the paper's
     number) and Spearman's rho with the human scores. The pair set is the same for every
-    variant, and so is every bootstrap resample of it (:func:`wordbench.paired_correlations`).
+    variant, and so is every bootstrap resample of it (:func:`paired_correlations`).
 
     The change a post-processing makes is the paper's Table 2 number: Pearson r x 100 of the
     variant minus that of W, averaged over the benchmarks with at least ``min_pairs`` pairs;
@@ -548,7 +549,7 @@ def word_similarity(
         i2 = np.array([position[int(r)] for r in w2[ok]], dtype=np.int64)
         human = f["score"].to_numpy(dtype=np.float64)[ok]
         scores = np.array([_pair_scores(M[v][i1], M[v][i2], s) for v, s in keys])
-        r = (wordbench.paired_correlations(human, scores, n_boot, gen) if ok.sum() >= 3
+        r = (paired_correlations(human, scores, n_boot, gen) if ok.sum() >= 3
              else np.full((1 + n_boot, len(keys)), np.nan))
         for j, (v, s) in enumerate(keys):
             rho = float(stats.spearmanr(scores[j], human).statistic) if ok.sum() >= 3 \
