@@ -359,7 +359,7 @@ show_table(ws[(ws["variant"] == "original") & (ws["score"] == "cosine")][
 # cloud whose rows have similar norms their mean pairwise cosine is about 0, whatever its
 # shape. The test is instead the mean cosine that the layer's mean vector alone predicts for
 # rows of equal norm, c_mu = (N s - 1)/(N - 1) with s = ||mu||^2 / mean_i ||x_i||^2 the share
-# of the second moment carried by the mean (`isotropy.shift_cosine`): where the measured mean
+# of the second moment carried by the mean (`shift.shift_cosine`): where the measured mean
 # cosine equals c_mu, a common offset of the measured size accounts for it, and centring
 # removes exactly that offset; where it is far above c_mu, a few long rows dominate the mean
 # and the norms. The claim asks the gap to stay **below 0.05 in every layer**, small next to

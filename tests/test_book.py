@@ -651,6 +651,17 @@ def test_environment_libraries_are_declared_dependencies() -> None:
         assert metadata.version(dist)
 
 
+def test_figure_bundle_mode_is_part_of_the_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A build with another LMGEOMETRY_FIGURE_BUNDLE must not reuse notebooks of the old mode."""
+    monkeypatch.delenv("LMGEOMETRY_FIGURE_BUNDLE", raising=False)
+    compact = cache.BookInputs.current().environment
+    monkeypatch.setenv("LMGEOMETRY_FIGURE_BUNDLE", "full")
+    full = cache.BookInputs.current().environment
+    assert compact["figure_bundle"] == "compact" and full["figure_bundle"] == "full"
+    assert {k: v for k, v in compact.items() if k != "figure_bundle"} == {
+        k: v for k, v in full.items() if k != "figure_bundle"}
+
+
 def test_profile_rows_and_table() -> None:
     nb = nbformat.v4.new_notebook(cells=[
         nbformat.v4.new_markdown_cell("# title"),

@@ -16,7 +16,8 @@ notebook and its results file were computed from:
   that code is part of the entry's key). A warm run that read an entry without importing the
   extraction code still depends on it; a change to ``cli.py`` re-executes no chapter;
 * ``environment``: the Python version, the word-table version (spaCy and its English model)
-  and the versions of the libraries that compute or draw the numbers (:data:`LIBRARIES`);
+  and the versions of the libraries that compute or draw the numbers (:data:`LIBRARIES`), and
+  the figure bundle mode (``LMGEOMETRY_FIGURE_BUNDLE``: what the figure outputs carry);
 * ``models``: the fingerprint (a hash of the resolved config, weight and tokenizer files) of
   every model named in the ``models`` parameter;
 * ``stores``: the activation-store entries the chapter opened while it ran (recorded through
@@ -131,9 +132,11 @@ def _version(dist: str) -> str:
 
 def _environment() -> dict[str, str]:
     from lmgeometry.io.corpus import word_table_version
+    from lmgeometry.report.figures import bundle_mode
 
     versions = {"python": ".".join(platform.python_version_tuple()[:2]),
-                "word_table": word_table_version()}
+                "word_table": word_table_version(),
+                "figure_bundle": bundle_mode()}  # LMGEOMETRY_FIGURE_BUNDLE: what outputs hold
     versions.update({dist: _version(dist) for dist in LIBRARIES})
     return versions
 
@@ -147,7 +150,8 @@ class BookInputs:
     version : str
         ``lmgeometry.__version__``.
     environment : dict
-        Python, word-table and library versions (:data:`LIBRARIES`).
+        Python, word-table and library versions (:data:`LIBRARIES`), and the figure bundle
+        mode (:func:`lmgeometry.report.figures.bundle_mode`).
     """
 
     version: str
