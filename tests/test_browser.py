@@ -66,8 +66,8 @@ CHROMIUM_FLAGS = [
 LOCAL_SCHEMES = ("data:", "blob:", "about:")
 # A slow machine must not fail a test: the waits below poll page state (figures drawn, data
 # replotted) until it is reached; a page slower than SLOW_S is reported as slow, and only one
-# that has not drawn after GIVE_UP_S (ten times longer than the slowest page measured on a
-# loaded 2-core machine) is a fault.
+# that has not drawn after GIVE_UP_S is a fault (the slowest page measured, chapter 1 at
+# 1,400 px on a 2-core machine loaded by eight other jobs, drew all its figures in 55 s).
 SLOW_S = 30
 GIVE_UP_S = 300
 
