@@ -65,7 +65,7 @@ def _report(table: pd.DataFrame, key: str, what: str) -> int:
 
 
 def _data(args: argparse.Namespace) -> int:
-    from lmgeometry.io.data import verify_all
+    from lmgeometry.io.datafiles import verify_all
 
     return _report(verify_all(), "name", "data files")
 

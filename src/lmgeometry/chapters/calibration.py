@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from lmgeometry.io import data
+from lmgeometry.io import released
 from lmgeometry.measures import isotropy, reference_tables, stats
 from lmgeometry.report.claims import Evidence, calibration_entry
 
@@ -174,8 +174,8 @@ def authors_table() -> tuple[pd.DataFrame, pd.DataFrame]:
         ``model``, ``word``, ``layer``, ``selfsim``, ``selfsim_adj``, ``mev``, ``mev_adj``.
     """
     layers, words = [], []
-    for key, name in data.ETHAYARAJH2019_MODELS.items():
-        d = data.load_ethayarajh2019(key)
+    for key, name in released.ETHAYARAJH2019_MODELS.items():
+        d = released.load_ethayarajh2019(key)
         lay = d["layers"].set_index("layer")
         lay["selfsim"] = d["self_similarity"].groupby("layer")["selfsim"].mean()
         lay["mev"] = d["variance_explained"].groupby("layer")["mev"].mean()

@@ -41,7 +41,9 @@ from lmgeometry.chapters.common import (
     controls_for,
     with_blas_threads,
 )
-from lmgeometry.io import data
+from lmgeometry.errors import DataUnavailable
+from lmgeometry.io import vectors
+from lmgeometry.io.benchmarks import load_benchmarks
 from lmgeometry.measures import contextual, reference_tables, stats, wordbench
 from lmgeometry.measures.baselines import cross_sentence_replicates
 from lmgeometry.measures.contextual import ContextTables
@@ -664,7 +666,7 @@ def _score(vectors: dict, frames: Mapping[str, pd.DataFrame], protocol: str, see
     return s.assign(vocabulary=len(vectors), **columns)
 
 
-#: The static baseline from a package (:func:`lmgeometry.io.data.glove_vectors`).
+#: The static baseline from a package (:func:`lmgeometry.io.vectors.glove_vectors`).
 GLOVE = "GloVe 6B-50d"
 #: The model's own input vectors: each word's mean layer-0 vector.
 INPUT = "layer-0 mean"
@@ -864,8 +866,8 @@ def _glove(stores: Iterable[Store]) -> dict[str, np.ndarray] | None:
         key = w["target"] if "is_target" in w and w["is_target"].any() else w["text"]
         words.update(key.dropna().astype(str).str.lower())
     try:
-        return data.glove_vectors(words)
-    except data.DataUnavailable:
+        return vectors.glove_vectors(words)
+    except DataUnavailable:
         return None
 
 
@@ -999,7 +1001,7 @@ def analyse(
         The models' stores on the benchmark-word corpus, for PC1 static embeddings; none: no
         static part.
     benchmarks : mapping of str to DataFrame, optional
-        Word benchmarks by name (default :func:`lmgeometry.io.data.load_benchmarks`).
+        Word benchmarks by name (default :func:`lmgeometry.io.benchmarks.load_benchmarks`).
     authors : bool
         Load the authors' released numbers (:func:`authors_table`; needs the data files).
     n_boot : int
@@ -1015,7 +1017,7 @@ def analyse(
     static_web_layers : "paper" or list of int
         Layers also scored with the ``web`` protocol (the paper's: 1, 2, L-1, L).
     glove : bool
-        Compare with GloVe 6B-50d (:func:`lmgeometry.io.data.glove_vectors`) when its package
+        Compare with GloVe 6B-50d (:func:`lmgeometry.io.vectors.glove_vectors`) when its package
         is installed; the comparison is left out (and said so) when it is not.
 
     Returns
@@ -1050,7 +1052,7 @@ def analyse(
                 frames.setdefault(name, []).extend(parts)
             claims += c
     if static_stores:
-        bench = dict(benchmarks) if benchmarks is not None else data.load_benchmarks()
+        bench = dict(benchmarks) if benchmarks is not None else load_benchmarks()
         claims += _static_part(static_stores, bench, glove, p, frames)
     tables = {name: pd.concat(parts, ignore_index=True) for name, parts in frames.items()}
     tables["authors"] = author_layers

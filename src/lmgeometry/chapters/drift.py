@@ -47,7 +47,8 @@ from lmgeometry.chapters.common import (
     per_layer,
     with_blas_threads,
 )
-from lmgeometry.io import data, models
+from lmgeometry.io import models
+from lmgeometry.io.benchmarks import load_word_similarity
 from lmgeometry.measures import centering, isotropy, mean_cosines, reference_tables, similarity
 from lmgeometry.measures.shift import shift_cosine, shift_cosine_replicates
 from lmgeometry.measures.spectra import norm_distribution, spectral_views, toy_sphere_shift
@@ -532,7 +533,7 @@ def word_similarity(
         average), ``original_pearson_x100``, ``change_x100``, ``change_x100_lo``,
         ``change_x100_hi``, ``n_benchmarks``.
     """
-    frames = {b: data.load_word_similarity(b) for b in benchmarks} if frames is None else frames
+    frames = {b: load_word_similarity(b) for b in benchmarks} if frames is None else frames
     gen = np.random.default_rng(rng)
     words = {str(w).lower() for b in benchmarks for c in ("word1", "word2") for w in frames[b][c]}
     ids = single_token_ids(tokenizer, sorted(words))

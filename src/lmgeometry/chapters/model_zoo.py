@@ -51,7 +51,7 @@ from lmgeometry.chapters.common import (
     with_blas_threads,
 )
 from lmgeometry.chapters.geometry import JACKKNIFE_BLOCKS, SILHOUETTE
-from lmgeometry.io import data, models
+from lmgeometry.io import models, released
 from lmgeometry.measures import clusters, contextual, isotropy, similarity
 from lmgeometry.measures.baselines import cross_sentence_replicates
 from lmgeometry.measures.stats import (
@@ -368,7 +368,7 @@ def _cka_claims(cka: pd.DataFrame, kinds: Mapping[str, str]) -> list[Claim]:
 
 def _published_anisotropy() -> str:
     """Seed 000's citation of Ethayarajh (2019), with his released baselines (layers 1-12)."""
-    means = {name: data.load_ethayarajh2019(m)["layers"].query("layer >= 1")[
+    means = {name: released.load_ethayarajh2019(m)["layers"].query("layer >= 1")[
         "baseline_cosine"].mean() for name, m in (("BERT", "bert"), ("GPT-2", "gpt2"))}
     return ("'BERT and GPT-2 are extremely anisotropic' (citing Ethayarajh 2019); his released "
             "mean cosine of random words, mean over layers 1-12: "

@@ -43,7 +43,7 @@ from threadpoolctl import threadpool_limits
 from lmgeometry.activations.store import Store
 from lmgeometry.chapters import calibration
 from lmgeometry.chapters.common import ChapterResult, control_rows, controls_for, with_blas_threads
-from lmgeometry.io.data import sense_labels
+from lmgeometry.io.lexical import sense_labels
 from lmgeometry.measures import clusters
 from lmgeometry.measures.contextual import word_measures
 from lmgeometry.measures.senses import (
@@ -811,7 +811,7 @@ def analyse(semcor: Mapping[str, Store], wic: Mapping[str, Store], sts: Mapping[
         ``corpus.sts`` (the same models in each).
     wic_pairs : the pairs of ``corpus.wic_corpus`` (store rows of both targets)
     sense_weights : a sense key's natural frequency (its count in all of SemCor:
-        ``lmgeometry.io.data.semcor_sense_counts``)
+        ``lmgeometry.io.lexical.semcor_sense_counts``)
     sentences : the SemCor sentences, for the views' hover text
     seed : seeds the natural draws, the sampled rows, UMAP and the bootstraps
     n_boot : bootstrap replicates

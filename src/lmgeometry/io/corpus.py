@@ -99,7 +99,8 @@ import numpy as np
 import pandas as pd
 
 from lmgeometry.errors import CorpusError
-from lmgeometry.io import checksums, data, paths
+from lmgeometry.io import checksums, datasets, lexical, paths
+from lmgeometry.io.benchmarks import load_benchmarks
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -179,11 +180,11 @@ def detokenize(tokens: Sequence[str]) -> str:
 def context_pool() -> tuple[list[str], list[str]]:
     """The sentences :func:`benchmark_contexts` samples from, and the source of each.
 
-    Every sentence of the Brown corpus (57,340, :func:`lmgeometry.io.data.brown_sentences`,
+    Every sentence of the Brown corpus (57,340, :func:`lmgeometry.io.lexical.brown_sentences`,
     :func:`detokenize` d) followed by every unique STS 2012-2016 sentence (:func:`sts_pool`)
     that is not already a Brown sentence. Sources are ``"brown"`` or ``"sts"``.
     """
-    brown = [detokenize(s) for s in data.brown_sentences()]
+    brown = [detokenize(s) for s in lexical.brown_sentences()]
     seen = set(brown)
     sts_texts = [s for s in sts_pool() if s not in seen]
     return brown + sts_texts, ["brown"] * len(brown) + ["sts"] * len(sts_texts)
@@ -432,7 +433,7 @@ def benchmark_contexts(k: int = 5, window: int = 5, seed: int = 0, *,
     seed : int
         Tie-breaking order of the greedy choice.
     benchmarks : iterable of str
-        Benchmark names (:data:`lmgeometry.io.data.BENCHMARKS`).
+        Benchmark names (:data:`lmgeometry.io.benchmarks.BENCHMARKS`).
     min_contexts : int
         Pool sentences an item's words need for the item to be targeted.
     margin : int
@@ -445,7 +446,7 @@ def benchmark_contexts(k: int = 5, window: int = 5, seed: int = 0, *,
     pool : (sentences, sources), optional
         Another pool (default :func:`context_pool`).
     frames : mapping of str to DataFrame, optional
-        The benchmarks' frames by name (default: :func:`lmgeometry.io.data.load_benchmarks`
+        The benchmarks' frames by name (default: :func:`lmgeometry.io.benchmarks.load_benchmarks`
         of ``benchmarks``; given, ``benchmarks`` is ignored).
 
     Returns
@@ -462,7 +463,7 @@ def benchmark_contexts(k: int = 5, window: int = 5, seed: int = 0, *,
                          f"(got k={k}, min_contexts={min_contexts}, window={window}, "
                          f"margin={margin})")
     names = list(benchmarks) if frames is None else list(frames)
-    frames = data.load_benchmarks(names) if frames is None else frames
+    frames = load_benchmarks(names) if frames is None else frames
     texts, sources = context_pool() if pool is None else (list(pool[0]), list(pool[1]))
     words_of = {w for f in frames.values()
                 for c in BENCHMARK_WORD_COLUMNS if c in f.columns
@@ -826,7 +827,7 @@ def _parse(texts: list[str], batch_size: int = BATCH_SIZE) -> pd.DataFrame:
 def _n_senses_column(words: pd.DataFrame) -> pd.Series:
     """WordNet 3.0 sense counts of each row's lemma for its UPOS (NA where UPOS has none)."""
     pairs = words[["lemma", "upos"]].drop_duplicates()
-    counts = {(lemma, upos): data.n_senses(lemma, upos)
+    counts = {(lemma, upos): lexical.n_senses(lemma, upos)
               for lemma, upos in pairs.itertuples(index=False)}
     values = [counts[(lemma, upos)] for lemma, upos in
               zip(words["lemma"], words["upos"], strict=True)]
@@ -870,7 +871,7 @@ def word_table(texts: Sequence[str], *, cache: bool = True) -> pd.DataFrame:
         (spaCy's ``whitespace_`` plus any whitespace-only or invisible-only tokens, which
         get no row),
         ``n_senses`` the WordNet 3.0 senses of ``lemma`` for ``upos`` (NOUN, VERB, ADJ, ADV;
-        NA otherwise, see :func:`lmgeometry.io.data.n_senses`), ``is_target`` all False.
+        NA otherwise, see :func:`lmgeometry.io.lexical.n_senses`), ``is_target`` all False.
 
     Raises
     ------
@@ -952,7 +953,7 @@ def polysemy_target_table() -> pd.DataFrame:
     -------
     pandas.DataFrame
         One row per word of ``polysemy_targets.txt``: ``word``, ``noun_senses``,
-        ``verb_senses`` (WordNet 3.0 senses, as :func:`lmgeometry.io.data.n_senses` counts them)
+        ``verb_senses`` (WordNet 3.0 senses, as :func:`lmgeometry.io.lexical.n_senses` counts them)
         and ``mnli_sentences`` (unique MNLI dev-matched sentences in which
         :func:`mnli_polysemy` flags the word). The file's header states the selection rule.
     """
@@ -1034,7 +1035,7 @@ def _prefilter(texts: list[str], targets: list[str]) -> list[int]:
 
 def _mnli_sentences() -> list[str]:
     """Unique MNLI dev-matched sentences (premise, then hypothesis, in file order)."""
-    frame = data.load_mnli()
+    frame = datasets.load_mnli()
     both = np.column_stack([frame["premise"].to_numpy(), frame["hypothesis"].to_numpy()])
     return [s for s in dict.fromkeys(both.ravel().tolist()) if s]
 
@@ -1075,7 +1076,7 @@ def mnli_target_counts(targets: Iterable[str] | None = None) -> pd.DataFrame:
     nv = hits[hits["upos"].isin(["NOUN", "VERB"])]
     rows = []
     for t in targets:
-        rows.append((t, data.n_senses(t, "NOUN"), data.n_senses(t, "VERB"),
+        rows.append((t, lexical.n_senses(t, "NOUN"), lexical.n_senses(t, "VERB"),
                      int(hits.loc[hits["target"] == t, "sentence_id"].nunique()),
                      int(nv.loc[nv["target"] == t, "sentence_id"].nunique())))
     return pd.DataFrame(rows, columns=["word", "noun_senses", "verb_senses", "mnli_sentences",
@@ -1207,7 +1208,7 @@ def mnli_polysemy(n: int | None = None, seed: int = 0,
 def _sts_pool(years: list[int] | None) -> tuple[list[str], int]:
     """Unique STS sentences (both of every pair, stripped, empty dropped, first occurrence
     kept, file order) and the number of pairs read."""
-    frame = data.load_sts(years)
+    frame = datasets.load_sts(years)
     both = np.column_stack([frame["sentence1"].to_numpy(), frame["sentence2"].to_numpy()])
     return [s for s in dict.fromkeys(x.strip() for x in both.ravel().tolist()) if s], len(frame)
 
@@ -1418,7 +1419,7 @@ def semcor_targets(n_words: int | None = None, min_occurrences: int = 10, seed: 
     for label, v in (("min_occurrences", min_occurrences), ("max_per_word", max_per_word)):
         if isinstance(v, bool) or not isinstance(v, int | np.integer) or v < 1:
             raise CorpusError(f"{where}: {label} must be a positive integer, got {v!r}")
-    sc = data.load_semcor()
+    sc = lexical.load_semcor()
     occ, picks, target_senses = _semcor_target_lemmas(sc, n_words, min_occurrences, where)
     target_keys = set(map(tuple, picks[["lemma", "pos"]].to_numpy().tolist()))
     sampled_rows = _round_robin_sample(occ, picks, target_senses, max_per_word,
@@ -1568,7 +1569,7 @@ def wic_pairs(split: str) -> tuple[Corpus, pd.DataFrame]:
         in ``corpus.words``; ``<NA>`` when unmapped) and ``mapped`` (both rows found).
     """
     where = f"wic_pairs({split!r})"
-    frame = data.load_wic(split)
+    frame = datasets.load_wic(split)
     texts: list[str] = []
     span_rows = []
     for i, r in enumerate(frame.itertuples(index=False)):
@@ -1650,7 +1651,7 @@ def frequency_texts(brown_chunk: int = 200) -> list[str]:
     Biš et al. (2021) rank tokens by their frequency in CNN/DailyMail (appendix B) or, for BERT,
     by vocabulary index (Fig. 3). CNN/DailyMail is not in this project's data, so the chapter
     counts tokens in the texts it does have: the Brown corpus (1.16M words, as
-    ``data.brown_words``, joined with single spaces in chunks of ``brown_chunk`` words, so
+    ``lexical.brown_words``, joined with single spaces in chunks of ``brown_chunk`` words, so
     punctuation is separated from words by a space), the premises and hypotheses of MultiNLI
     dev-matched, and both sentences of every STS 2012-2016 pair.
 
@@ -1663,11 +1664,11 @@ def frequency_texts(brown_chunk: int = 200) -> list[str]:
     -------
     list of str
     """
-    brown = data.brown_words()
+    brown = lexical.brown_words()
     texts = [" ".join(brown[i : i + brown_chunk]) for i in range(0, len(brown), brown_chunk)]
-    mnli = data.load_mnli()
+    mnli = datasets.load_mnli()
     texts += mnli["premise"].tolist() + mnli["hypothesis"].tolist()
-    sts = data.load_sts()
+    sts = datasets.load_sts()
     texts += sts["sentence1"].tolist() + sts["sentence2"].tolist()
     return texts
 
@@ -1691,7 +1692,7 @@ def sst2_train_sample(n: int, seed: int = 0, min_words: int = 4) -> pd.DataFrame
     CorpusError
         ``n`` is not in 1 .. the number of such rows.
     """
-    train = data.load_sst2("train")
+    train = datasets.load_sst2("train")
     train = train[train["sentence"].str.split().str.len() >= min_words]
     if not 0 < n <= len(train):
         raise CorpusError(f"the SST-2 sample size must be in 1..{len(train)} (SST-2 train rows "
@@ -1715,7 +1716,7 @@ def sst2_corpus(n_train: int = 2000, seed: int = 0, min_words: int = 4
     """
 
     train = sst2_train_sample(n_train, seed, min_words)
-    dev = data.load_sst2("dev")
+    dev = datasets.load_sst2("dev")
     texts = train["sentence"].tolist() + dev["sentence"].tolist()
     corpus = sentences(texts, name=f"sst2-train{n_train}-seed{seed}+dev")
     labels = np.concatenate([train["label"].to_numpy(int), dev["label"].to_numpy(int)])
@@ -1727,7 +1728,7 @@ def qnli_pairs(seed: int = 0) -> pd.DataFrame:
     """GLUE's QNLI dev pairs (the only QNLI split in the mirror) in one seeded order.
 
     ``numpy.random.default_rng(seed).permutation`` of the 5,463 pairs of
-    :func:`data.load_qnli`; :func:`qnli_corpus` takes its training and held-out pairs from the
+    :func:`datasets.load_qnli`; :func:`qnli_corpus` takes its training and held-out pairs from the
     front of this order, and the fine-tuning runs split the same order
     (:data:`lmgeometry.training.finetune.QNLI_HELD_OUT`).
 
@@ -1737,7 +1738,7 @@ def qnli_pairs(seed: int = 0) -> pd.DataFrame:
         ``pair_id`` (row of the dev file), ``question``, ``sentence``, ``label`` (int: 1
         entailment, 0 not entailment), in permuted order with a fresh index.
     """
-    pairs = data.load_qnli()
+    pairs = datasets.load_qnli()
     order = np.random.default_rng(seed).permutation(len(pairs))
     out = pairs.iloc[order].reset_index(drop=True)
     return out.assign(pair_id=order, label=(out["label"] == "entailment").to_numpy(int))[
@@ -1757,7 +1758,7 @@ def qnli_corpus(n_train: int = 1000, n_test: int = 500, seed: int = 0, separator
                 ) -> tuple[Corpus, np.ndarray, np.ndarray]:
     """QNLI pairs, each joined into one input, split once into training and held-out pairs.
 
-    The mirror holds only GLUE's QNLI dev split (5,463 pairs, :func:`data.load_qnli`), so both
+    The mirror holds only GLUE's QNLI dev split (5,463 pairs, :func:`datasets.load_qnli`), so both
     sides come from it: one seeded permutation of its pairs (:func:`qnli_pairs`), the first
     ``n_train`` for training, the next ``n_test`` held out. No pair is on both sides.
 

@@ -281,12 +281,12 @@ def build_facts(folder: str | Path, chapters: list[str],
         (DataFrames) and ``environment`` and ``machines`` (lists of the distinct library
         versions and machines the chapters recorded).
     """
-    from lmgeometry.io import data
+    from lmgeometry.io import datafiles
 
     folder = Path(folder).resolve()
     table = _chapter_rows(folder, chapters)
     facts = {f["spec"]: f for f in model_facts or []}
-    manifest = data.manifest()
+    manifest = datafiles.manifest()
     environments = [e for e in table["environment"] if e]
     machines = [m for m in table["machine"] if m]
     return {
