@@ -78,6 +78,13 @@ def bootstrap_ci(
     Vectorised: each replicate is a row of an index matrix (chunked to bound memory); the
     per-item values are resampled, not recomputed. NaN values are dropped first.
 
+    Not ``scipy.stats.bootstrap(..., method="percentile")``: with the same Generator it draws the
+    same resamples (identical replicate means) but its quantile arithmetic moves the bounds by up
+    to 2 ulp (measured, m = 2 ... 300,001, n_boot = 1 ... 1,000), so switching would change every
+    interval in the book in its last digits; it refuses a single value (this gives ``[v, v]``) and
+    draws the whole index matrix at once: m = 20,000, n_boot = 1,000 peaked at 305 MiB (0.09 s)
+    against 64 MiB (0.12 s) here.
+
     Parameters
     ----------
     values : array of shape (m,)
