@@ -454,3 +454,33 @@ def test_an_alias_is_fingerprinted_by_its_sources_not_its_converted_files(monkey
     assert models.resolve_fingerprint("smollm2-135m") == first == _offline.alias_fingerprint(
         "smollm2-135m")
     assert len(first) == 64
+
+
+def test_gguf_header_known_answer_from_a_written_file_split_in_parts(tmp_path: Path) -> None:
+    """A small GGUF written with the ``gguf`` package, read back from one file and from parts."""
+    import gguf
+
+    path = tmp_path / "tiny.gguf"
+    writer = gguf.GGUFWriter(path, "llama")
+    writer.add_token_list([f"tok{i}" for i in range(1000)])  # an array before the shape keys
+    writer.add_block_count(3)
+    writer.add_embedding_length(8)
+    writer.add_tensor("token_embd.weight", np.zeros((1000, 8), dtype=np.float32))
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    assert _offline._shape_from_gguf([path]) == (3, 8)
+    data = path.read_bytes()
+    cuts = [0, 7, len(data) // 3, len(data)]  # a part boundary inside the magic and the header
+    parts = []
+    for i, (a, b) in enumerate(zip(cuts, cuts[1:], strict=False)):
+        parts.append(tmp_path / f"tiny.gguf.part{i}")
+        parts[-1].write_bytes(data[a:b])
+    assert _offline._shape_from_gguf(parts) == (3, 8)
+    (tmp_path / "bad.gguf").write_bytes(b"GGML" + data[4:])
+    with pytest.raises(ModelLoadError, match="bad magic"):
+        _offline._shape_from_gguf([tmp_path / "bad.gguf"])
+    (tmp_path / "short.gguf").write_bytes(data[:40])
+    with pytest.raises(ModelLoadError, match="truncated"):
+        _offline._shape_from_gguf([tmp_path / "short.gguf"])

@@ -349,6 +349,11 @@ def _gguf_header(stream: BinaryIO, wanted: set[str]) -> dict[str, Any]:
     Follows the GGUF v2/v3 layout: magic, version, tensor count, key/value count, then typed
     key/value pairs (https://github.com/ggml-org/ggml/blob/master/docs/gguf.md). Array values
     are skipped, so the 262k-entry vocabularies cost little.
+
+    Not ``gguf.GGUFReader`` (gguf 0.19): it takes one file path, while Gemma's GGUF comes in
+    four package parts read here as one stream, and it parses every field and tensor entry,
+    building a numpy view per vocabulary token: on SmolLM2's 94 MiB file it took 7.7 s and the
+    process peaked at 189 MiB, against 0.01 s and 23 MiB here (a shared 2-core machine).
     """
     reader = io.BufferedReader(stream, buffer_size=1 << 20)  # type: ignore[arg-type]
 
