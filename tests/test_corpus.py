@@ -16,6 +16,8 @@ import pandas as pd
 import pytest
 
 from lmgeometry.io import corpus, data
+from lmgeometry.io.corpus import mnli, table
+from lmgeometry.io.corpus import targets as corpus_targets
 
 pytestmark = pytest.mark.data
 
@@ -112,7 +114,7 @@ def test_bad_input_gives_clear_errors(texts, error, match):
 
 def test_word_table_is_cached_and_reused(monkeypatch):
     texts = ["A sentence only this cache test parses (lmgeometry corpus tests, v1)."]
-    path = corpus._cache_path(texts)
+    path = table._cache_path(texts)
     path.unlink(missing_ok=True)
     first = corpus.word_table(texts)
     assert path.is_file()
@@ -120,7 +122,7 @@ def test_word_table_is_cached_and_reused(monkeypatch):
     def no_parse(*args, **kwargs):
         raise AssertionError("parsed again despite the cache")
 
-    monkeypatch.setattr(corpus, "_parse", no_parse)
+    monkeypatch.setattr(table, "_parse", no_parse)
     again = corpus.word_table(texts)
     pd.testing.assert_frame_equal(first, again)
     with pytest.raises(AssertionError, match="parsed again"):
@@ -137,7 +139,7 @@ def test_digest_covers_sentences_params_and_code_version(monkeypatch):
                             targets=["one"]).digest() != a.digest()
     # a change to the word-table code changes every digest (and every cache key)
     before = a.digest()
-    monkeypatch.setattr(corpus, "WORD_TABLE_CODE_VERSION", corpus.WORD_TABLE_CODE_VERSION + 1)
+    monkeypatch.setattr(table, "WORD_TABLE_CODE_VERSION", table.WORD_TABLE_CODE_VERSION + 1)
     corpus.word_table_version.cache_clear()
     try:
         assert a.digest() != before
@@ -176,10 +178,10 @@ def test_prefilter_keeps_every_inflection_spacy_lemmatises_to_a_target():
     texts = ["He ran home.", "Lightning struck twice.", "They were tying knots.",
              "Two parties met.", "She is charging it.", "The banks closed.",
              "It was 3banks away.", "Nothing to see here.", "A tiger ate lunch."]
-    kept = corpus._prefilter(texts, ["run", "strike", "tie", "party", "charge", "bank"])
+    kept = mnli._prefilter(texts, ["run", "strike", "tie", "party", "charge", "bank"])
     assert kept == [0, 1, 2, 3, 4, 5, 6]
     words = corpus.word_table(texts)
-    flagged = set(words.loc[corpus._flag_targets(
+    flagged = set(words.loc[corpus_targets._flag_targets(
         words, ["run", "strike", "tie", "party", "charge", "bank"]).notna(), "sentence_id"])
     assert flagged <= set(kept)
 
@@ -229,7 +231,7 @@ def test_mnli_polysemy_too_large_or_bad_n():
 def test_balanced_sample_keeps_rare_targets():
     rng = np.random.default_rng(0)
     sets = [frozenset({"common"})] * 200 + [frozenset({"rare"})] * 4
-    picked = corpus._balanced_sample(sets, 20, rng)
+    picked = mnli._balanced_sample(sets, 20, rng)
     assert len(picked) == 20 == len(set(picked)) and picked == sorted(picked)
     assert {200, 201, 202, 203} <= set(picked)
 
@@ -443,7 +445,7 @@ def test_a_changed_cached_word_table_is_parsed_again(capsys):
     when it was written, so the table is parsed again (with a one-line notice), never served
     with changed values; a table without a recorded sha256 is parsed again too."""
     texts = ["A sentence only the damaged-cache test parses (lmgeometry corpus tests, v2)."]
-    path = corpus._cache_path(texts)
+    path = table._cache_path(texts)
     path.unlink(missing_ok=True)
     first = corpus.word_table(texts)
     data = bytearray(path.read_bytes())
@@ -455,6 +457,6 @@ def test_a_changed_cached_word_table_is_parsed_again(capsys):
     assert "does not match the sha256 recorded" in err and "parsing the sentences again" in err
     pd.testing.assert_frame_equal(first, again)
     assert corpus.word_table(texts) is not None and capsys.readouterr().err == ""
-    path.with_name(path.name + corpus.SUM_SUFFIX).unlink()
+    path.with_name(path.name + table.SUM_SUFFIX).unlink()
     corpus.word_table(texts)
     assert "has no recorded sha256" in capsys.readouterr().err
