@@ -404,7 +404,7 @@ def test_failing_chapter_stops_the_build(tmp_path: Path, monkeypatch: pytest.Mon
     assert info.value.chapter == "01_failing"
     assert not (project / "book" / "90_gathering.ipynb").exists()  # runs after the others
 
-    monkeypatch.setattr(book, "project_root", lambda: project)
+    monkeypatch.setattr(book.build, "project_root", lambda: project)
     args = argparse.Namespace(param=[], out=None, chapters=["01"], no_html=True)
     assert build_book_cli(args) == 1
     err = capsys.readouterr().err
@@ -633,7 +633,7 @@ def test_html_build_depends_on_its_own_code_only() -> None:
     """The HTML build runs the pipeline's Sphinx configuration and the extension; a change to
     another module (a chapter's measure, the command line) does not rebuild it."""
     code = cache.html_code()
-    assert {"report/book.py", "report/toc.py", "report/offline.py",
+    assert {"report/book/build.py", "report/book/html.py", "report/toc.py", "report/offline.py",
             "report/_ext/lmgeometry_figures.js",
             "report/_ext/lmgeometry.css", "report/_ext/plotly_offline.py"} <= set(code)
     assert not any(name.startswith(("measures/", "cli.py")) for name in code)
@@ -720,20 +720,20 @@ def test_parallel_runs_stop_at_the_first_failure_in_chapter_order() -> None:
 
     todo = [(book.Chapter(name=n, docname=n, source=Path(n)),) for n in ["01_a", "02_b", "03_c"]]
     with pytest.raises(ValueError, match="01_a"):
-        book._run_parallel(execute, todo, jobs=2)
+        book.execution.run_parallel(execute, todo, jobs=2)
     assert "03_c" not in started  # cancelled before it started
-    assert book._run_parallel(lambda item: item[0].name, todo, jobs=2) == {
+    assert book.execution.run_parallel(lambda item: item[0].name, todo, jobs=2) == {
         n: n for n in ["01_a", "02_b", "03_c"]}
 
 
 def test_kernel_threads_share_the_cores(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
     monkeypatch.setattr(os, "cpu_count", lambda: 8)
-    assert book._kernel_threads(1) == {}
-    assert book._kernel_threads(2) == {"OMP_NUM_THREADS": "4", "MKL_NUM_THREADS": "4"}
-    assert book._kernel_threads(16)["OMP_NUM_THREADS"] == "1"
+    assert book.execution.kernel_threads(1) == {}
+    assert book.execution.kernel_threads(2) == {"OMP_NUM_THREADS": "4", "MKL_NUM_THREADS": "4"}
+    assert book.execution.kernel_threads(16)["OMP_NUM_THREADS"] == "1"
     monkeypatch.setenv("OMP_NUM_THREADS", "3")  # the user's choice stands
-    assert book._kernel_threads(2) == {}
+    assert book.execution.kernel_threads(2) == {}
 
 
 def _log(capsys: pytest.CaptureFixture[str]) -> tuple[list[str], list[str], str]:
@@ -880,7 +880,7 @@ def test_force_and_profile(tmp_path: Path, capsys: pytest.CaptureFixture[str],
     assert "[book] HTML unchanged" in out and "HTML build: skipped (unchanged)" in out
     assert re.search(r"^01_other +skipped +[0-9.]+ ", out, flags=re.MULTILINE), out
 
-    monkeypatch.setattr(book, "project_root", lambda: project)
+    monkeypatch.setattr(book.build, "project_root", lambda: project)
     args = argparse.Namespace(param=[], out=None, chapters=None, no_html=False, force=True,
                               profile=True)
     assert build_book_cli(args) == 0
@@ -931,7 +931,7 @@ def test_the_book_is_built_from_the_checkout_you_stand_in(tmp_path: Path, capsys
     assert book.project_root() == project.resolve()
     assert f"building the checkout {project.resolve()}" in capsys.readouterr().out
     monkeypatch.chdir(tmp_path)  # no checkout here: the installed one
-    assert book.project_root() == Path(book.__file__).resolve().parents[3]
+    assert book.project_root() == Path(book.__file__).resolve().parents[4]
 
 
 def test_a_checkout_is_never_built_with_another_checkouts_code(tmp_path: Path) -> None:

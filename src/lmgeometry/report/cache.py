@@ -95,7 +95,7 @@ PACKAGE_DIR = Path(__file__).resolve().parents[1]
 #: The package code the HTML build runs (relative to :data:`PACKAGE_DIR`): the pipeline that
 #: writes the Sphinx configuration and the build's archive, the toc reader and the offline
 #: check it calls, and the Sphinx extension with its scripts and styles.
-HTML_CODE = ("report/book.py", "report/publish.py", "report/toc.py", "report/offline.py",
+HTML_CODE = ("report/book", "report/publish.py", "report/toc.py", "report/offline.py",
              "report/_ext")
 
 #: Parameters whose value names models (a spec or a list of specs).
