@@ -231,6 +231,10 @@ def kernel_peak_rss(pid: int | None) -> int | None:
 def measuring_kernel_manager(sink: dict[str, Any], env: dict[str, str] | None = None) -> type:
     """A kernel manager class that stores the kernel's peak memory in ``sink`` at shutdown.
 
+    The kernel's messages are encrypted (CurveZMQ, ``transport_encryption="auto"``) where zmq
+    and jupyter_client can: a kernelspec that declares ``supported_encryption: ["curve"]``
+    (:func:`lmgeometry.report.book.interpreter_kernel`) then gets keys.
+
     Parameters
     ----------
     sink : dict
@@ -245,11 +249,20 @@ def measuring_kernel_manager(sink: dict[str, Any], env: dict[str, str] | None = 
         A subclass of ``jupyter_client.AsyncKernelManager`` (nbclient's default), to pass to
         papermill as ``kernel_manager_class``.
     """
+    import zmq
     from jupyter_client import AsyncKernelManager
 
     extra = dict(env or {})
+    encrypt = zmq.has("curve") and "transport_encryption" in AsyncKernelManager.class_traits()
 
     class MeasuringKernelManager(AsyncKernelManager):
+        def __init__(self, **kw: Any) -> None:
+            # CurveZMQ keys for the kernel (its kernelspec declares it supports them):
+            # ipykernel warns on every start that plain TCP is unencrypted.
+            if encrypt:
+                kw.setdefault("transport_encryption", "auto")
+            super().__init__(**kw)
+
         async def start_kernel(self, **kw: Any) -> None:
             kw["env"] = {**os.environ, **kw.get("env", {}), **extra}
             await super().start_kernel(**kw)

@@ -41,6 +41,7 @@ from lmgeometry.report.book.execution import (
     say,
 )
 from lmgeometry.report.book.html import build_html, write_book_config
+from lmgeometry.report.book.progress import end_line, last_seconds, start_line
 from lmgeometry.report.book.parameters import (
     PARAMS_FILE,
     RESULTS_PARAM,
@@ -122,6 +123,7 @@ def check_package(root: Path, package: Path | None = None) -> Path:
                         "package comes from")
     return root
 
+
 def build_book(
     params: dict[str, Any] | None = None,
     out: Path | str | None = None,
@@ -137,11 +139,10 @@ def build_book(
 ) -> Path:
     """Execute the chapters that changed and build the HTML book.
 
-    A chapter whose execution manifest (``book/NN_name.exec.json``, see
-    :mod:`lmgeometry.report.cache`) matches its source, parameters, package, environment,
-    models and the store entries it read, and whose notebook and results file are the ones
-    recorded, is skipped; the log says which chapters were skipped and why the others ran.
-    The HTML build is skipped when none of its inputs changed since the last one.
+    A chapter whose execution manifest (``book/NN_name.exec.json``: source, parameters, code,
+    environment, models, store entries, notebook and results file) still holds is skipped; the
+    log says which were skipped, why the others ran and how far they are. The HTML build is
+    skipped when none of its inputs changed since the last one.
 
     Parameters
     ----------
@@ -210,7 +211,8 @@ def build_book(
     if execute:
         with _environment(PROJECT_ENV, str(root)):  # the About page names root's commit
             rows = _execute_chapters(book_dir, selected, sources, resolved, inputs=inputs,
-                                     force=force, max_bytes=max_notebook_bytes, jobs=jobs)
+                                     force=force, max_bytes=max_notebook_bytes, jobs=jobs,
+                                     estimates=[book_dir / NOTEBOOK_DIR, root / NOTEBOOK_DIR])
         write_profiles(book_dir / PROFILE_FILE, rows, [c.name for c in toc])
     if separate:
         write_book_config(root, book_dir)
@@ -223,9 +225,11 @@ def build_book(
               f"HTML build: {html_note}", flush=True)
     return html_dir
 
+
 def _execute_chapters(book_dir: Path, selected: Sequence[Chapter], sources: dict[str, Any],
                       resolved: dict[str, dict[str, Any]], *, inputs: BookInputs, force: bool,
-                      max_bytes: int, jobs: int = 1) -> list[ChapterProfile]:
+                      max_bytes: int, jobs: int = 1,
+                      estimates: Sequence[Path] = ()) -> list[ChapterProfile]:
     """Execute the selected chapters that changed (all with ``force``); their profile rows.
 
     ``resolved`` holds each chapter's checked parameters (:func:`_resolve_all`). Each executed
@@ -234,9 +238,12 @@ def _execute_chapters(book_dir: Path, selected: Sequence[Chapter], sources: dict
     (:func:`execution_stages`) run at the same time, each kernel with its share of the cores
     as its thread count unless ``OMP_NUM_THREADS`` is set. When a chapter fails, no further
     chapter starts; those already running finish and keep their results; the first failure
-    is raised.
+    is raised. Each chapter says when it starts (its place in the build and how long its last
+    run took: the run record in the first of ``estimates`` that has one), when each of its
+    sections starts, and its time against that estimate (:mod:`~.progress`).
     """
     previous = read_profiles(book_dir / PROFILE_FILE)
+    order = [c.name for c in execution_order(selected)]
     rows: dict[str, ChapterProfile] = {}
     env = kernel_threads(jobs)
     with interpreter_kernel() as kernel:
@@ -264,21 +271,24 @@ def _execute_chapters(book_dir: Path, selected: Sequence[Chapter], sources: dict
                 chapter, key, results, reasons = item
                 values = resolved[chapter.name]
                 shown = ", ".join(f"{k}={v!r}" for k, v in values.items())
-                say(f"[book] executing {chapter.name} ({shown}); because: "
-                     + "; ".join(reasons))
+                last = last_seconds(chapter.name, estimates)
+                started = start_line(order.index(chapter.name) + 1, len(order), chapter.name, last)
+                say(f"[book] {started}\n[book] executing {chapter.name} ({shown}); because: "
+                    + "; ".join(reasons))
                 run = run_chapter(chapter, book_dir, values, kernel_name=kernel,
                                   max_bytes=max_bytes, notebook=sources[chapter.name], env=env)
                 write_manifest(run.notebook, key, store_records(run.events), results,
                                input_records(run.events, run.notebook.parent),
                                code_records(run.events))
                 write_run_record(run.notebook, run.seconds, run.peak_rss)
-                say(f"[book] {chapter.name}: {run.seconds:.1f} s, "
-                     f"{run.notebook.stat().st_size / 1e6:.2f} MB -> {run.notebook}")
+                say(f"[book] {end_line(chapter.name, run.seconds, last)}, "
+                    f"{run.notebook.stat().st_size / 1e6:.2f} MB -> {run.notebook}")
                 return ChapterProfile.measured(chapter.name, run.seconds, run.cells,
                                                run.events, run.peak_rss)
 
             rows.update(run_parallel(execute, todo, jobs))
     return [rows[c.name] for c in execution_order(selected)]
+
 
 @contextmanager
 def _environment(name: str, value: str) -> Iterator[None]:
@@ -292,6 +302,7 @@ def _environment(name: str, value: str) -> Iterator[None]:
             os.environ.pop(name, None)
         else:
             os.environ[name] = previous
+
 
 def _html_step(book_dir: Path, *, force: bool) -> tuple[Path, float | None]:
     """Build the HTML unless its inputs are those of the last build; (folder, seconds or None)."""

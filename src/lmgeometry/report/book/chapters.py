@@ -50,6 +50,7 @@ class Chapter:
     docname: str
     source: Path
 
+
 def toc_chapters(root: Path) -> list[Chapter]:
     """The chapters of ``root/_toc.yml`` with their jupytext sources.
 

@@ -16,7 +16,7 @@ import re
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +24,7 @@ from typing import Any
 
 from lmgeometry.errors import BookError, ChapterExecutionError
 from lmgeometry.report.book.chapters import NOTEBOOK_DIR, Chapter
+from lmgeometry.report.book.progress import section_hook
 from lmgeometry.report.profile import (
     CellTime,
     ChapterProfile,
@@ -39,6 +40,7 @@ __all__ = [
     "Execution",
     "interpreter_kernel",
     "KERNEL_NAME",
+    "KERNEL_WARNINGS",
     "kernel_threads",
     "MAX_NOTEBOOK_BYTES",
     "notebook_bytes",
@@ -93,7 +95,7 @@ def interpreter_kernel() -> Iterator[str]:
     A kernelspec whose argv starts with ``sys.executable`` is written to a temporary folder
     that is put first on ``JUPYTER_PATH`` for the duration, so that a user-level ``python3``
     kernelspec pointing at another Python cannot take precedence. The kernel runs with
-    progress bars disabled.
+    progress bars disabled and without tqdm's ipywidgets warning (:data:`KERNEL_WARNINGS`).
 
     Yields
     ------
@@ -110,10 +112,12 @@ def interpreter_kernel() -> Iterator[str]:
                              "{connection_file}"],
                     "display_name": "Python 3 (ipykernel)",
                     "language": "python",
-                    "metadata": {"debugger": False},
+                    # ipykernel >= 7 takes CurveZMQ keys (profile.measuring_kernel_manager)
+                    "metadata": {"debugger": False, "supported_encryption": ["curve"]},
                     # Progress bars only add timings to the notebooks (tqdm >= 4.66 and
                     # huggingface_hub read these).
-                    "env": {"TQDM_DISABLE": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1"},
+                    "env": {"TQDM_DISABLE": "1", "HF_HUB_DISABLE_PROGRESS_BARS": "1",
+                            "PYTHONWARNINGS": _kernel_warnings()},
                 },
                 indent=1,
             )
@@ -127,6 +131,18 @@ def interpreter_kernel() -> Iterator[str]:
                 os.environ.pop("JUPYTER_PATH", None)
             else:
                 os.environ["JUPYTER_PATH"] = previous
+
+
+#: Warnings the chapters' kernels never print (``PYTHONWARNINGS`` entries): ``tqdm.auto``,
+#: imported by huggingface_hub (so by every chapter that loads transformers) and by chapter 3,
+#: warns once per kernel that ipywidgets is missing, though the bars are disabled anyway.
+KERNEL_WARNINGS = ("ignore:IProgress not found",)
+
+
+def _kernel_warnings() -> str:
+    """``PYTHONWARNINGS`` for a kernel: this process's own entries, then
+    :data:`KERNEL_WARNINGS`."""
+    return ",".join(filter(None, [os.environ.get("PYTHONWARNINGS"), *KERNEL_WARNINGS]))
 
 
 def _cell_ids(nb: Any) -> None:
@@ -312,7 +328,8 @@ def run_chapter(
     kernel: dict[str, Any] = {}
     start = time.perf_counter()
     env = {**(env or {}), TRACE_ENV: str(events_file)}  # the kernel records its trace there
-    executed = _papermill(chapter, source_nb, work, parameters, kernel_name, nb_dir, kernel, env)
+    executed = _papermill(chapter, source_nb, work, parameters, kernel_name, nb_dir, kernel, env,
+                          section_hook(chapter.name, source_nb, start, say))
     executed.cells = [c for c in executed.cells
                       if CODE_RECORD_TAG not in c.get("metadata", {}).get("tags", [])]
     cells = cell_times(executed)
@@ -351,9 +368,10 @@ def with_code_record(nb: Any) -> Any:
 
 def _papermill(chapter: Chapter, source_nb: Any, work: Path, parameters: dict[str, Any],
                kernel_name: str, nb_dir: Path, kernel: dict[str, Any],
-               env: dict[str, str]) -> Any:
-    """Run papermill (the kernel gets ``env`` on top of this process's environment); a
-    failing cell becomes :class:`ChapterExecutionError`."""
+               env: dict[str, str], on_cell_execute: Callable[..., None]) -> Any:
+    """Run papermill (the kernel gets ``env`` on top of this process's environment; nbclient
+    calls ``on_cell_execute`` before each code cell); a failing cell becomes
+    :class:`ChapterExecutionError`."""
     import papermill
     from papermill.exceptions import PapermillExecutionError
 
@@ -368,6 +386,7 @@ def _papermill(chapter: Chapter, source_nb: Any, work: Path, parameters: dict[st
             log_output=False,
             start_timeout=180,
             kernel_manager_class=measuring_kernel_manager(kernel, env),
+            on_cell_execute=on_cell_execute,
         )
     except PapermillExecutionError as exc:
         raise ChapterExecutionError(
