@@ -158,6 +158,28 @@ show(
 )
 
 # %% [markdown]
+# **The control task.** A probe can score well by memorising which tag each word type takes.
+# Hewitt & Liang {cite:p}`hewitt2019` give each word type a random tag, drawn once from
+# the training words' tag distribution and carried by every occurrence of the type; the same
+# probe (features, regularisation, split) trained on those tags can only memorise. The
+# *selectivity*, POS accuracy minus control-task accuracy, is what word identity cannot buy; it
+# is fitted at layer 0 (the word's input vector), the probe's best layer and the last.
+
+# %% tags=["remove-input"]
+show(
+    plots.lines_by_layer(
+        result.tables["selectivity"], "selectivity", x="depth", lower="selectivity_lo",
+        upper="selectivity_hi", dash="control",
+        title="Selectivity: POS probe accuracy minus the same probe's control-task accuracy",
+        y_title="selectivity (accuracy difference)"),
+    "selectivity-lines",
+    caption="Selectivity of the POS probe with its 95% interval (bootstrap over held-out "
+            "sentences) at layer 0, the probe's best layer and the last layer, per model and "
+            "control. The probe's claim checked with the control task holds when the best "
+            "layer's selectivity is above layer 0's (paired interval of the difference above 0).",
+)
+
+# %% [markdown]
 # ## Clusters, layer by layer
 
 # %% tags=["remove-input"]

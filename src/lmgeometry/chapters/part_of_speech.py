@@ -8,7 +8,10 @@ and against the classic context-free baseline that gives each word its most freq
 tag, and the purity of k-means clusters against the purity the same clusters reach with
 shuffled tags. Intervals are a cluster bootstrap over sentences
 (:class:`lmgeometry.measures.stats.GroupBootstrap`, shared by every layer of a model); the
-"best layer" is a plateau: the layers whose interval overlaps the best layer's.
+"best layer" is a plateau: the layers whose interval overlaps the best layer's. At layer 0,
+the probe's best layer and the last, the same probe is also trained on Hewitt & Liang's
+(2019) control task (:func:`control_task_measures`): its selectivity says how much of the
+probe's accuracy word identity alone cannot buy.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from lmgeometry.activations.store import Store
 from lmgeometry.chapters import calibration
 from lmgeometry.chapters.common import ChapterResult, control_rows, controls_for, with_blas_threads
 from lmgeometry.measures.clusters import pca_project, purity_credit, unit_kmeans
-from lmgeometry.measures.probes import linear_probe, sentence_split
+from lmgeometry.measures.probes import control_task_labels, linear_probe, sentence_split
 from lmgeometry.measures.similarity import subsample
 from lmgeometry.measures.stats import GroupBootstrap, percentile_interval, plateau
 from lmgeometry.report.claims import Claim, claim_sentences, claims_frame
@@ -38,6 +41,7 @@ __all__ = [
     "PURITY_ADJUSTED",
     "PartOfSpeechResult",
     "analyse",
+    "control_task_measures",
     "layer_measures",
     "plateau",
     "word_baseline",
@@ -55,7 +59,7 @@ PURITY_ADJUSTED = 0.5
 N_SHUFFLES = 5
 
 #: Figure labels of the claims' evidence.
-FIGURES = {"probe": "probe-lines", "purity": "purity-lines"}
+FIGURES = {"probe": "probe-lines", "purity": "purity-lines", "selectivity": "selectivity-lines"}
 
 #: The seed's finding (one text for every model, so that the scorecard has one row a claim).
 PUBLISHED = ("BERT: POS tags are well represented, especially in the middle layers (coloured "
@@ -148,10 +152,11 @@ def layer_measures(X: np.ndarray, words: pd.DataFrame, split: tuple[np.ndarray, 
 
 
 def _model_pass(store: Store, *, seed: int, probe_words: int, point_budget: int, n_boot: int
-                ) -> tuple[pd.DataFrame, pd.DataFrame, list[np.ndarray]]:
+                ) -> tuple[pd.DataFrame, pd.DataFrame, list[np.ndarray], pd.DataFrame]:
     """:func:`layer_measures` of every layer and control of one store, each layer read once.
 
-    Returns the per-layer table, the drawn words and their per-layer PCA coordinates.
+    Returns the per-layer table, the drawn words, their per-layer PCA coordinates and the
+    control task's table (:func:`_control_task_pass`).
     """
     rows = subsample(store.n_words, probe_words, seed)
     words = store.words.iloc[rows].reset_index(drop=True)
@@ -167,16 +172,103 @@ def _model_pass(store: Store, *, seed: int, probe_words: int, point_budget: int,
         baseline = word_baseline(part["text"].iloc[split[0]], part["upos"].to_numpy()[split[0]],
                                  part["text"].iloc[split[1]])
         plans[control] = (np.flatnonzero(keep), part, split, baseline)
-    table, coords = [], []
+    table, coords, pos_reps = [], [], {}
     for layer in range(store.n_layers):
         X = store.layer(layer, rows)
         coords.append(pca_project(X[drawn], n_components=3, seed=seed)[0])
         for control, (keep, part, split, baseline) in plans.items():
             with threadpool_limits(limits=1):  # small problems: threads only contend
-                row, _ = layer_measures(X[keep], part, split, baseline, boot, seed=seed)
+                row, reps = layer_measures(X[keep], part, split, baseline, boot, seed=seed)
+            pos_reps[control, layer] = reps["probe_accuracy"]
             table.append({"layer": layer, "depth": store.depth(layer), "control": control,
                           **row})
-    return pd.DataFrame(table), words.iloc[drawn].reset_index(drop=True), coords
+    table = pd.DataFrame(table)
+    control_task = _control_task_pass(store, rows, plans, table, pos_reps, boot, seed=seed)
+    return table, words.iloc[drawn].reset_index(drop=True), coords, control_task
+
+
+def control_task_measures(X: np.ndarray, words: pd.DataFrame,
+                          split: tuple[np.ndarray, np.ndarray], control_tags: np.ndarray,
+                          pos: tuple[float, np.ndarray], boot: GroupBootstrap, *, seed: int = 0
+                          ) -> tuple[dict, dict]:
+    """The POS probe's selectivity on one layer (Hewitt & Liang 2019, section 3).
+
+    .. math:: \\mathrm{selectivity} = \\mathrm{acc}(\\text{POS})
+              - \\mathrm{acc}(\\text{control task})
+
+    The control probe is :func:`layer_measures`' probe (same features, regularisation, split
+    and seed) trained on ``control_tags`` (:func:`control_task_labels`), whose only source is
+    the word's identity: its held-out accuracy is what memorising word types buys.
+
+    Parameters
+    ----------
+    X, words, split, boot : as for :func:`layer_measures`
+    control_tags : the control tag of each row of ``words``
+    pos : the layer's POS probe accuracy and its bootstrap replicates (``layer_measures``)
+
+    Returns
+    -------
+    row : dict
+        ``control_task_accuracy`` and ``selectivity``, each with ``_lo``/``_hi`` (bootstrap
+        over held-out sentences, paired with the POS probe's), and ``control_converged``.
+    replicates : dict
+        Their bootstrap replicates.
+    """
+    probe = linear_probe(X, control_tags, words["sentence_id"].to_numpy(), split=split,
+                         seed=seed)
+    row, reps = {}, {}
+    _add(row, reps, "control_task_accuracy",
+         *boot.ratio(probe.correct, rows=np.asarray(words.index)[probe.test]))
+    _add(row, reps, "selectivity", pos[0] - row["control_task_accuracy"],
+         pos[1] - reps["control_task_accuracy"])
+    row["control_converged"] = probe.converged
+    return row, reps
+
+
+def _control_task_pass(store: Store, rows: np.ndarray, plans: dict, layers: pd.DataFrame,
+                       pos_reps: dict, boot: GroupBootstrap, *, seed: int) -> pd.DataFrame:
+    """:func:`control_task_measures` at layer 0, the probe's best layer and the last, per
+    control, each of those layers read once more; ``selectivity_gain`` is the selectivity
+    minus layer 0's, with its paired bootstrap interval."""
+    last = store.n_layers - 1
+    picks = {}
+    for control, sub in layers.groupby("control", sort=False):
+        best = int(sub.loc[sub["probe_accuracy"].idxmax(), "layer"])  # as _plateau_claims
+        picks[control] = {0: "layer 0", best: "best", last: "last"} | {best: "best"}
+    out = []
+    for layer in sorted(set().union(*picks.values())):
+        X = store.layer(layer, rows)
+        for control, (keep, part, split, _) in plans.items():
+            if layer not in picks[control]:
+                continue
+            tags = control_task_labels(part["text"].str.lower(), part["upos"], seed=seed,
+                                       fit_rows=split[0])
+            pos = layers.set_index(["control", "layer"]).loc[(control, layer), "probe_accuracy"]
+            with threadpool_limits(limits=1):
+                row, reps = control_task_measures(X[keep], part, split, tags,
+                                                  (pos, pos_reps[control, layer]), boot,
+                                                  seed=seed)
+            out.append({"layer": layer, "depth": store.depth(layer), "control": control,
+                        "which": picks[control][layer], "probe_accuracy": pos, **row,
+                        "_reps": reps["selectivity"]})
+    return _with_gain(pd.DataFrame(out))
+
+
+def _with_gain(table: pd.DataFrame) -> pd.DataFrame:
+    """``selectivity_gain`` (minus the same control's layer 0) with its paired interval."""
+    table = pd.concat([sub.sort_values("layer") for _, sub in table.groupby("control", sort=False)],
+                      ignore_index=True)
+    for name in ("selectivity_gain", "selectivity_gain_lo", "selectivity_gain_hi"):
+        table[name] = np.nan
+    for _, sub in table.groupby("control", sort=False):
+        zero = sub.loc[sub["layer"] == 0].iloc[0]
+        for i, r in sub.iterrows():
+            row: dict = {}
+            _add(row, {}, "selectivity_gain", r["selectivity"] - zero["selectivity"],
+                 r["_reps"] - zero["_reps"])
+            for name, value in row.items():
+                table.at[i, name] = value
+    return table.drop(columns="_reps")
 
 
 def _plateau_claims(part: pd.DataFrame, measure: str) -> list[Claim]:
@@ -261,6 +353,45 @@ def _against_layer0(claim: Claim, part: pd.DataFrame, best: pd.Series) -> Claim:
         evidence=f"layer 0: {zero[column]:.3f}; {claim.evidence}")
 
 
+#: The probe's claim, which the control task checks.
+_PROBE_CLAIM = next(claim for claim, column in _GAIN.items() if column == "probe_vs_word")
+
+
+def _control_task_claims(table: pd.DataFrame) -> list[Claim]:
+    """Per control of one model: the probe's claim, checked with the control task.
+
+    The statistic is the selectivity at the probe's best layer minus the selectivity at layer
+    0 (``selectivity_gain``; its interval is the paired bootstrap over held-out sentences).
+    """
+    out = []
+    for control, sub in table.groupby("control", sort=False):
+        best = sub.loc[sub["which"] == "best"].iloc[0]
+        zero, last = (sub.loc[sub["layer"] == n].iloc[0] for n in (0, sub["layer"].max()))
+        out.append(Claim(
+            seed="000", claim=_PROBE_CLAIM, model=str(best["model"]),
+            control="control task" if control == "none" else f"{control}, control task",
+            statistic="selectivity (POS probe accuracy minus the same probe's accuracy on a "
+                      "control task of random tags per word type) at the probe's best layer, "
+                      "minus the same at layer 0 (the embedding output)",
+            value=best["selectivity_gain"], ci_low=best["selectivity_gain_lo"],
+            ci_high=best["selectivity_gain_hi"], threshold=0.0, direction="above",
+            rule="Hewitt & Liang (2019): a probe's accuracy mixes what the vectors encode with "
+                 "what the probe memorises; on the control task (each word type one random tag "
+                 "from the training tag distribution) only memorised word identity scores, so "
+                 "selectivity is the accuracy word identity cannot buy. Layer 0 is the word's "
+                 "input vector: the layers carry the tag beyond the word's identity when the "
+                 "best layer is more selective than layer 0. Unlike Hewitt & Liang: the "
+                 "chapter's linear probe (L2, 100 L-BFGS iterations; they favour MLP probes), "
+                 "Universal POS tags on a few thousand MNLI words (not the PTB's 45), "
+                 "lower-cased types, fitted at layer 0, the best layer and the last only",
+            published=PUBLISHED, figure=FIGURES["selectivity"],
+            evidence="; ".join(f"{name}layer {int(r['layer'])}: selectivity "
+                               f"{r['selectivity']:.3f} (POS {r['probe_accuracy']:.1%}, control "
+                               f"task {r['control_task_accuracy']:.1%})"
+                               for name, r in (("best ", best), ("", zero), ("last ", last)))))
+    return out
+
+
 def _plateau_sentence(layers: pd.DataFrame) -> str:
     """Each model's probe plateau, from the per-layer table (control "none")."""
     parts = []
@@ -296,14 +427,19 @@ def analyse(stores: Mapping[str, Store], *, seed: int = 0, probe_words: int = 60
     -------
     PartOfSpeechResult
         ``tables["layers"]``: one row per (model, layer, control) with :func:`layer_measures`'
-        columns; ``claims``: per model and control, the probe's and the clusters' claims
-        (each: the best layer's value, and whether the plateau is in the middle third);
+        columns; ``tables["selectivity"]``: per model and control, layer 0, the probe's best
+        layer and the last (``which``) with :func:`control_task_measures`' columns and
+        ``selectivity_gain`` (minus layer 0's); ``claims``: per model and control, the probe's
+        and the clusters' claims (each: the best layer's value, and whether the plateau is in
+        the middle third), and the probe's claim checked with the control task;
         ``sentences``; ``views``: the figures' arrays.
     """
-    tables, claims, views, kinds = [], [], {}, {}
+    tables, claims, views, kinds, selectivity = [], [], {}, {}, []
     for spec, store in stores.items():
-        part, words, coords = _model_pass(store, seed=seed, probe_words=probe_words,
-                                             point_budget=point_budget, n_boot=n_boot)
+        part, words, coords, control_task = _model_pass(
+            store, seed=seed, probe_words=probe_words, point_budget=point_budget, n_boot=n_boot)
+        control_task.insert(0, "model", spec)
+        selectivity.append(control_task)
         views[spec] = (words, coords)
         kinds[spec] = str(store.meta.get("model", {}).get("kind", ""))
         part.insert(0, "model", spec)
@@ -311,8 +447,10 @@ def analyse(stores: Mapping[str, Store], *, seed: int = 0, probe_words: int = 60
         for _, sub in part.groupby("control", sort=False):
             for measure in ("probe_accuracy", "purity_adjusted"):
                 claims += _plateau_claims(sub, measure)
+        claims += _control_task_claims(control_task)
     layers = pd.concat(tables, ignore_index=True)
     frame = calibration.annotate(claims_frame(claims), calibration.store_facts(stores.values()))
     return PartOfSpeechResult(
-        tables={"layers": layers}, claims=frame,
+        tables={"layers": layers, "selectivity": pd.concat(selectivity, ignore_index=True)},
+        claims=frame,
         sentences=[_plateau_sentence(layers), *claim_sentences(frame, kinds)], views=views)

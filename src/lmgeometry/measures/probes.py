@@ -3,6 +3,8 @@
 * :func:`linear_probe` -- a multinomial logistic regression trained on some sentences' words
   and scored on held-out sentences (Alain & Bengio 2017; Hewitt & Liang 2019 on why the split
   and a baseline matter); :func:`sentence_split` keeps every sentence on one side;
+  :func:`control_task_labels` gives Hewitt & Liang's control task, whose accuracy a probe
+  reaches by memorising word types;
 * :class:`ThresholdClassifier` -- the best single threshold on one coordinate (seed 003's
   classifier on the principal rogue dimension);
 * :func:`fit_logistic` -- the logistic-regression head all of them share;
@@ -27,6 +29,7 @@ __all__ = [
     "ablate",
     "ablation_curve",
     "ABLATION_MODES",
+    "control_task_labels",
     "fit_logistic",
     "linear_probe",
     "LogisticHead",
@@ -110,6 +113,57 @@ def linear_probe(
         majority=majority,
         converged=head.converged,
     )
+
+
+def control_task_labels(
+    words: Sequence[str] | np.ndarray,
+    tags: Sequence[object] | np.ndarray,
+    *,
+    fit_rows: np.ndarray | None = None,
+    seed: int = 0,
+) -> np.ndarray:
+    """Hewitt & Liang's control task: one random tag per word type, the same at every occurrence.
+
+    .. math:: \\tilde y_i = c(w_i), \\qquad c(v) \\sim \\hat p(y) = \\frac{1}{|F|}
+              \\sum_{j \\in F} [y_j = y] \\ \\text{independently for each type } v
+
+    (Hewitt & Liang 2019, "Designing and Interpreting Probes with Control Tasks", EMNLP,
+    section 2): each word type ``v`` gets a tag drawn once from the empirical tag distribution
+    ``p`` of the rows ``F`` (the training words), and every occurrence of ``v`` carries it. The
+    control tags depend on the word's identity only, so a probe that scores well on them has
+    memorised word types; *selectivity*, the task's accuracy minus the control's (same probe,
+    features and split), is what the representation adds beyond that capacity.
+
+    Parameters
+    ----------
+    words : sequence of str
+        The word type of each row (normalise first, e.g. lower-case, if case should not count).
+    tags : sequence
+        The real tag of each row; only the rows ``fit_rows`` enter the distribution.
+    fit_rows : array of int, optional
+        Rows whose tags give ``p`` (default: all rows).
+    seed : int
+        Seeds the draw. Types are drawn in sorted order, so the labels depend on the set of
+        types and ``p``, not on the order of the rows.
+
+    Returns
+    -------
+    numpy.ndarray
+        The control tag of each row (values among the tags of ``fit_rows``).
+    """
+    words = np.asarray(words, dtype=object)
+    tags = np.asarray(tags, dtype=object)
+    if words.ndim != 1 or words.shape != tags.shape:
+        raise ValueError(f"words and tags must be 1-D of one length, not {words.shape} and "
+                         f"{tags.shape}: pass one word and one tag per row")
+    fit = tags if fit_rows is None else tags[np.asarray(fit_rows, dtype=int)]
+    if len(fit) == 0:
+        raise ValueError("no rows to take the tag distribution from: pass non-empty fit_rows "
+                         "(the training words)")
+    values, counts = np.unique(fit, return_counts=True)
+    types, inverse = np.unique(words.astype(str), return_inverse=True)
+    drawn = np.random.default_rng(seed).choice(len(values), size=len(types), p=counts / len(fit))
+    return values[drawn][inverse]
 
 
 @dataclass
