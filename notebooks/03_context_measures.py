@@ -169,7 +169,8 @@ display(HTML(findings_box(
 #   DET, ADP, PRON, CCONJ, SCONJ, AUX, PART).
 # * **Controls.** Decoder numbers are also computed without each sentence's first word. A BOS
 #   token prepended to SmolLM2's sentences (the other possible control) is not run here;
-#   Gemma's numbers already come with its own `<bos>` in front of every sentence.
+#   Gemma's numbers already come with its own `<bos>` in front of every sentence. The
+#   anisotropy claims are also tested on standardised dimensions (every model).
 # * **Static embeddings** are not made from every STS word with 5 contexts: a second corpus
 #   gives each benchmark word `static_k` contexts, **windows of at most `static_window` words
 #   either side of the word** cut from Brown-corpus and STS sentences (the paper used whole
@@ -211,6 +212,25 @@ show(
         "from different sentences)", y_title="mean cosine of two words",
     ),
     "ch03-anisotropy",
+)
+
+# %% [markdown]
+# **Rogue dimensions.** A few dimensions with a large mean or variance can make every pair of
+# words similar on their own ({cite:t}`timkey2021`). Standardising each dimension (subtract
+# its mean and divide by its standard deviation over the layer's words, then take the cosine)
+# removes them; the anisotropy claims are also tested that way, as the control
+# `standardised dimensions`. The table gives the baseline over layers 1 to L on raw and on
+# standardised dimensions; the claims under that control are in the verdict grid.
+
+# %% tags=["remove-input"]
+upper = exact[exact["layer"] > 0].groupby(["model", "control"], sort=False)
+show_table(
+    upper.agg(**{f"{dims}, {end}": (column, end) for dims, column in (
+        ("raw", "baseline_cosine"), ("standardised", "baseline_cosine_standardised"))
+        for end in ("min", "max")}).round(3).reset_index(),
+    "The anisotropy baseline (exact mean cosine of two words from different sentences), "
+    "smallest and largest over layers 1 to L, on raw dimensions and on standardised "
+    "dimensions (each dimension z-scored over the layer's words before the cosine).",
 )
 
 # %% [markdown]

@@ -102,8 +102,8 @@ for seed_doc, part in primary.groupby("seed", sort=True):
 # ## Controls, other estimators and beyond the seeds
 #
 # The same claims under the controls (each sentence's first word left out, frequency-matched
-# words), under the other estimator preset, and the claims this book adds beyond the seeds:
-# listed for reference, never counted above.
+# words, standardised dimensions), under the other estimator preset, and the claims this book
+# adds beyond the seeds: listed for reference, never counted above.
 
 # %% tags=["remove-input"]
 rest = found[found["role"] != "primary"]

@@ -127,8 +127,10 @@ def test_tables_are_tidy_and_numbers_follow_the_plant(bert_like):
     low = result.tables["lowest_self_similarity"]
     assert low[(low["layer"] == 1) & (low["preset"] == "corrected")]["is_stop"].all()
     assert set(result.claims["model"]) == {store.label}
-    # an encoder: no first-word control; the stopword claim also on frequency-matched words
-    assert set(result.claims["control"]) == {"none", "frequency-matched"}
+    # an encoder: no first-word control; the stopword claim also on frequency-matched words,
+    # the anisotropy claims also on standardised dimensions
+    assert set(result.claims["control"]) == {"none", "frequency-matched",
+                                             "standardised dimensions"}
     matched = result.claims[result.claims["control"] == "frequency-matched"]
     assert set(matched["role"]) == {"control"} and len(matched) == len(cm.PRESET_NAMES)
 
@@ -148,7 +150,8 @@ def test_falling_anisotropy_never_holds_as_rising(tmp_path):
     falling = planted(tmp_path, "falling", anisotropy=(0.0, 2.0, 1.8, 1.6, 1.4, 1.2),
                       word=(1.0,) * 6)
     result = _analyse([falling])
-    row = result.claims[result.claims["claim"] == cm.CLAIMS["anisotropy_rises"].claim]
+    row = result.claims[(result.claims["claim"] == cm.CLAIMS["anisotropy_rises"].claim)
+                        & (result.claims["control"] == "none")]
     assert row["verdict"].item() == "does not hold" and row["ci_high"].item() < 0
 
 
@@ -322,3 +325,22 @@ def test_authors_numbers_and_their_claim_statistics():
     elmo = layers[layers["model"] == "ELMo"]
     assert elmo["depth"].tolist() == [0.0, 0.5, 1.0]
     assert set(words.columns) >= {"model", "word", "layer", "selfsim_adj", "mev_adj"}
+
+
+def test_standardised_dimensions_remove_the_planted_common_direction(bert_like):
+    store, result = bert_like
+    exact = result.tables["per_layer"].query("preset == 'corrected'").set_index("layer")
+    # the planted anisotropy is the same vector a_l m in every row: z-scoring each dimension
+    # removes it, leaving shared words (1 pair in about 30 is the same word) as the only link
+    std = exact["baseline_cosine_standardised"]
+    assert (std.abs() < 0.05).all() and (exact["baseline_cosine"].iloc[1:] > 0.1).all()
+    assert ((exact["baseline_cosine_standardised_lo"] <= std)
+            & (std <= exact["baseline_cosine_standardised_hi"])).all()
+    assert len(exact) == N_LAYERS
+    rows = result.claims[result.claims["control"] == "standardised dimensions"]
+    assert set(rows["role"]) == {"control"}
+    verdicts = dict(zip(rows["claim"], rows["verdict"], strict=True))
+    assert verdicts[cm.CLAIMS["anisotropic"].claim] == "does not hold"
+    assert not first_token_flags(result.claims)[rows.index].any()
+    said = [s for s in result.sentences if "standardised dimensions" in s]
+    assert len(said) == 1 and "holds -> does not hold" in said[0]

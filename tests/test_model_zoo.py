@@ -142,7 +142,8 @@ def test_a_single_model_has_no_pairs(tmp_path):
     result = model_zoo.analyse({"one": store}, facts={"one": _facts("encoder", W)},
                                n_words=100, point_budget=100, n_boot=20, n_intra_sentences=10)
     assert result.tables["cka"].empty and "cka" in result.tables["cka"]
-    assert list(result.claims["claim"]) == ["the word vectors are extremely anisotropic"]
+    assert list(result.claims["claim"]) == ["the word vectors are extremely anisotropic"] * 2
+    assert list(result.claims["control"]) == ["none", "standardised dimensions"]
     assert result.sentences[0] == "With a single model there is no pair of models to compare."
 
 
@@ -168,3 +169,24 @@ def test_fingerprint_long_keeps_intervals():
     assert len(long) == 3  # the NaN ratio is dropped
     ratio = long[long["measure"] == model_zoo.FINGERPRINT["first_word_norm_ratio"]]
     assert ratio[["value", "lo", "hi"]].to_numpy().tolist() == [[1.0, 1.0, 1.0]]
+
+
+@pytest.mark.data
+def test_standardised_dimensions_remove_the_planted_shift(zoo):
+    # dec-c's shared shift (E cos = 36 / 52 in layer 1) is the same vector in every row:
+    # z-scoring each dimension removes it, so without its 100-times-longer first words the
+    # control finds no extreme anisotropy; with them, their spread sets every dimension's
+    # moments and the other words, standardised, share one offset direction
+    found = _verdicts(zoo, "the word vectors")
+    assert found[("dec-c", "first word excluded, standardised dimensions")] == "does not hold"
+    assert found[("dec-c", "standardised dimensions")] == "holds"
+    assert found[("enc-a", "standardised dimensions")] == "does not hold"
+    layers = zoo.tables["layers"].set_index(["model", "layer", "control"])
+    assert abs(layers.loc[("dec-c", 1, "first word excluded"),
+                          "baseline_cosine_standardised"]) < 0.05
+    part = zoo.tables["layers"]
+    key = "baseline_cosine_standardised"
+    assert ((part[f"{key}_lo"] <= part[key] + 1e-12)
+            & (part[key] <= part[f"{key}_hi"] + 1e-12)).all()
+    rows = zoo.claims[zoo.claims["control"].str.endswith("standardised dimensions")]
+    assert set(rows["role"]) == {"control"} and len(rows) == 4  # 2 encoders, 2 decoder controls

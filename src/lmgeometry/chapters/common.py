@@ -41,6 +41,8 @@ __all__ = [
     "first_token_flags",
     "model_kinds",
     "per_layer",
+    "STANDARDISED",
+    "standardised_control",
     "with_blas_threads",
 ]
 
@@ -87,6 +89,18 @@ def with_blas_threads(fn: F) -> F:
 #: The seeds' protocol, and the control that leaves out each sentence's first word.
 CONTROLS: tuple[str, ...] = ("none", "first word excluded")
 
+#: The control under which anisotropy claims are also tested: every dimension z-scored over
+#: the layer's words before the cosine (Timkey & van Schijndel 2021), so that a few rogue
+#: dimensions cannot make every pair of words similar.
+STANDARDISED = "standardised dimensions"
+
+
+def standardised_control(control: str) -> str:
+    """A control on standardised dimensions: ``"standardised dimensions"`` for the seed's
+    protocol, else ``"first word excluded, standardised dimensions"`` (named as the
+    frequency-matched control is)."""
+    return STANDARDISED if control == CONTROLS[0] else f"{control}, {STANDARDISED}"
+
 
 @dataclass
 class ChapterResult:
@@ -130,8 +144,14 @@ def first_token_flags(claims: pd.DataFrame) -> pd.Series:
     token (the decoder's attention sink), not by the rest of the words. Rows are compared
     within one (seed, claim, model, statistic): a claim tested with two statistics (e.g. two
     estimators) is two tests.
+
+    Other controls are compared with the same control without the first word
+    ("frequency-matched" with "first word excluded, frequency-matched"), never with the seed's
+    protocol: a verdict that a control of another kind changes is not the first token's.
     """
-    key = ["seed", "claim", "model", "statistic"]
+    pair = claims["control"].astype(str).str.removeprefix(CONTROLS[1]).str.removeprefix(", ")
+    pair = pair.replace("", CONTROLS[0])
+    key = [claims["seed"], claims["claim"], claims["model"], claims["statistic"], pair]
     n_verdicts = claims.groupby(key)["verdict"].transform("nunique")
     return n_verdicts > 1
 

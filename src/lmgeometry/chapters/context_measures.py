@@ -5,7 +5,9 @@ everything the chapter shows:
 
 * per layer, model, estimator preset and control: the anisotropy baseline, self-similarity
   (SelfSim), intra-sentence similarity (IntraSim) and maximum explainable variance (MEV), raw
-  and adjusted, with 95% intervals (:mod:`lmgeometry.measures.contextual`);
+  and adjusted, with 95% intervals (:mod:`lmgeometry.measures.contextual`), and the baseline
+  on standardised dimensions (Timkey & van Schijndel 2021), under which the anisotropy claims
+  are also tested (control ``"standardised dimensions"``);
 * the least self-similar words, the stopword effect per layer, seed 000's token-level tables
   (intra-sentence similarity by position and part of speech, token self-similarity) and the
   10-nearest-neighbour measures;
@@ -36,16 +38,18 @@ from lmgeometry.chapters import calibration
 from lmgeometry.chapters.calibration import authors_table
 from lmgeometry.chapters.common import (
     CONTROLS,
+    STANDARDISED,
     ChapterResult,
     control_rows,
     controls_for,
+    standardised_control,
     with_blas_threads,
 )
 from lmgeometry.errors import DataUnavailable
 from lmgeometry.io import vectors
 from lmgeometry.io.benchmarks import load_benchmarks
 from lmgeometry.measures import contextual, reference_tables, stats, wordbench
-from lmgeometry.measures.baselines import cross_sentence_replicates
+from lmgeometry.measures.baselines import baseline_and_replicates, cross_sentence_replicates
 from lmgeometry.measures.contextual import ContextTables
 from lmgeometry.measures.static import mean_embeddings, static_embeddings
 from lmgeometry.measures.tokens import neighbour_measures, token_measures
@@ -243,6 +247,7 @@ class _Run:
     draws: np.ndarray
     ctx: dict[str, list[ContextTables]] = field(default_factory=dict)
     base_reps: list[np.ndarray] = field(default_factory=list)
+    std_base: list[tuple[float, np.ndarray]] = field(default_factory=list)  # standardised
     token_intra: list[np.ndarray] = field(default_factory=list)
     token_self: list[np.ndarray] = field(default_factory=list)
     neighbours: list[pd.DataFrame] = field(default_factory=list)
@@ -300,12 +305,16 @@ def _scan(store: Store, p: dict[str, Any]) -> list[_Run]:
     subsets = {c: np.isin(np.arange(n), rows[c]) for c in controls}
     for i in tqdm(range(store.n_layers), desc=f"context measures {store.label}", unit="layer",
                   mininterval=1.0):
-        ur = UnitRows.of(store.layer(i))
+        X = store.layer(i)
+        ur = UnitRows.of(X)
         nn = neighbour_measures(ur, store.words, p["k"], queries=queries,
                                            subsets=subsets)
         for run in runs:
             u = ur if run.control == "none" else ur.take(rows[run.control])
             _add_layer(run, u, nn[nn["subset"] == run.control], p)
+            run.std_base.append(baseline_and_replicates(
+                X if run.control == "none" else X[rows[run.control]], run.words["sentence_id"],
+                run.draws, standardise=True))
     return runs
 
 
@@ -522,17 +531,23 @@ def _layer_of(values: np.ndarray, pick: str) -> tuple[int, float]:
     return i + 1, float(v[i])
 
 
-def _anisotropy_claims(run: _Run) -> list[Claim]:
-    base = np.array([t.baseline_cosine for t in run.ctx["corrected"]])
-    reps = np.column_stack(run.base_reps)
+def _anisotropy_claims(run: _Run, standardised: bool = False) -> list[Claim]:
+    """The anisotropy claims of a run, on raw or (a control) on standardised dimensions."""
+    if standardised:
+        base = np.array([value for value, _ in run.std_base])
+        reps = np.column_stack([r for _, r in run.std_base])
+    else:
+        base = np.array([t.baseline_cosine for t in run.ctx["corrected"]])
+        reps = np.column_stack(run.base_reps)
+    who = (run.model, standardised_control(run.control)) if standardised else run
     lo_layer, lo_value = _layer_of(base, "min")
     hi_layer, hi_value = _layer_of(base, "max")
     last = run.n_layers - 1
     return [
-        _claim("anisotropic", run, None, _over_layers("min", base, reps),
+        _claim("anisotropic", who, None, _over_layers("min", base, reps),
                f"lowest in layer {lo_layer} ({lo_value:.3f}); highest {hi_value:.3f} "
                f"(layer {hi_layer})"),
-        _claim("anisotropy_rises", run, None, _over_layers("rho_all", base, reps),
+        _claim("anisotropy_rises", who, None, _over_layers("rho_all", base, reps),
                f"baseline {base[0]:.3f} (input layer), {base[1]:.3f} (layer 1) to "
                f"{base[last]:.3f} (layer {last}); highest "
                f"{hi_value:.3f} (layer {hi_layer})"),
@@ -942,6 +957,17 @@ def _beside_authors(per_layer: pd.DataFrame, authors: pd.DataFrame) -> pd.DataFr
 SINK_RATIO = 10.0
 
 
+def _with_standardised(frame: pd.DataFrame, run: _Run) -> pd.DataFrame:
+    """``baseline_cosine_standardised`` (exact, with its sentence-bootstrap interval) beside
+    the raw baseline, on the ``corrected`` preset's rows (NaN on the others)."""
+    exact = frame["preset"] == "corrected"
+    value = np.array([v for v, _ in run.std_base])
+    lo, hi = _band(np.column_stack([r for _, r in run.std_base]))
+    for name, column in (("", value), ("_lo", lo), ("_hi", hi)):
+        frame[f"baseline_cosine_standardised{name}"] = np.where(exact, column, np.nan)
+    return frame
+
+
 def _run_results(run: _Run, p: dict[str, Any]
                  ) -> tuple[dict[str, list[pd.DataFrame]], list[Claim]]:
     """Every table and claim of one model under one control, from its layer pass."""
@@ -950,11 +976,11 @@ def _run_results(run: _Run, p: dict[str, Any]
     def put(name: str, frame: pd.DataFrame) -> None:
         frames.setdefault(name, []).append(frame)
 
-    claims = _anisotropy_claims(run)
+    claims = _anisotropy_claims(run) + _anisotropy_claims(run, standardised=True)
     base = (None, np.column_stack(run.base_reps))
     for preset in PRESET_NAMES:
         series = _preset_series(run, preset, p)
-        put("per_layer", _per_layer_frame(run, preset, series, base))
+        put("per_layer", _with_standardised(_per_layer_frame(run, preset, series, base), run))
         lowest, stopwords = _word_tables(run, preset, p["n_lowest"])
         put("lowest_self_similarity", lowest)
         put("stopwords", stopwords)
@@ -1024,7 +1050,8 @@ def analyse(
     -------
     ChapterResult
         ``tables``: ``per_layer`` (model, layer, depth, preset, control, counts, the first
-        word's norm ratio, baselines, and ``selfsim``, ``intrasim``, ``mev`` raw and ``_adj``
+        word's norm ratio, baselines, ``baseline_cosine_standardised`` with ``_lo``/``_hi``
+        (``corrected`` rows), and ``selfsim``, ``intrasim``, ``mev`` raw and ``_adj``
         with ``_lo``/``_hi``), ``lowest_self_similarity``, ``stopwords`` (per-layer Cohen's d),
         ``tokens_by_position``, ``tokens_by_upos``, ``neighbours``, ``static_scores`` (every
         benchmark per layer and protocol), ``static_layers`` (Spearman rho with its interval
@@ -1202,11 +1229,33 @@ def _static_sentences(layers: pd.DataFrame) -> list[str]:
     return out
 
 
+def _standardised_sentences(claims: pd.DataFrame, per_layer: pd.DataFrame) -> list[str]:
+    """Per model (seed's protocol): the baseline over layers 1-L on standardised and on raw
+    dimensions, and each anisotropy verdict on both."""
+    out = []
+    seed_run = claims[claims["control"] == "none"]
+    base = dict(zip(zip(seed_run["model"], seed_run["claim"], seed_run["statistic"], strict=True),
+                    seed_run["verdict"], strict=True))
+    for model, rows in claims[claims["control"] == STANDARDISED].groupby("model", sort=False):
+        d = per_layer[(per_layer["model"] == model) & (per_layer["control"] == "none")
+                      & (per_layer["preset"] == "corrected") & (per_layer["layer"] > 0)]
+        std, raw = d["baseline_cosine_standardised"], d["baseline_cosine"]
+        items = [f"{r.claim}: {base.get((model, r.claim, r.statistic), 'not tested')} -> "
+                 f"{r.verdict}"
+                 + ("" if r.applies else " (not a fair test here)") for r in rows.itertuples()]
+        out.append(f"**{model}**, on standardised dimensions (each dimension z-scored over the "
+                   "layer's words before the cosine, Timkey & van Schijndel 2021): the "
+                   f"anisotropy baseline is {prose.span(std.min(), std.max(), '.3f')} in layers 1-"
+                   f"{int(d['layer'].max())}, against {prose.span(raw.min(), raw.max())} on raw "
+                   f"dimensions; verdicts, raw -> standardised: {'; '.join(items)}.")
+    return out
+
+
 def _sentences(tables: Mapping[str, pd.DataFrame], claims: pd.DataFrame,
                kinds: Mapping[str, str]) -> list[str]:
     static = tables.get("static_layers")
     return (_kind_sentences(claims, kinds) + _sink_sentences(tables["per_layer"])
-            + _flip_sentences(claims)
+            + _flip_sentences(claims) + _standardised_sentences(claims, tables["per_layer"])
             + (_static_sentences(static) if static is not None and len(static) else []))
 
 

@@ -9,8 +9,9 @@ puts every model of a build on the same words and measures what that gallery sho
 * the **gallery**: each model's layer 0 (the embedding output) and first block (layer 1),
   projected on their own first two principal components, for the same sampled words;
 * a per-layer **fingerprint** on a shared depth axis (layer / last layer), from measures that
-  exist elsewhere in the package: the anisotropy baseline, SelfSim and IntraSim (Ethayarajh
-  2019; :func:`lmgeometry.measures.contextual.context_measures`, preset ``corrected``), the
+  exist elsewhere in the package: the anisotropy baseline (also on standardised dimensions,
+  Timkey & van Schijndel 2021), SelfSim and IntraSim (Ethayarajh 2019;
+  :func:`lmgeometry.measures.contextual.context_measures`, preset ``corrected``), the
   first word's norm ratio (:func:`lmgeometry.measures.similarity.norm_ratio`), the cluster
   split (:func:`lmgeometry.measures.clusters.detect_clusters`), and the variance share of the
   top dimension (seed 003's rogue dimension, :func:`lmgeometry.measures.similarity.variance_share`);
@@ -48,12 +49,13 @@ from lmgeometry.chapters.common import (
     ChapterResult,
     control_rows,
     controls_for,
+    standardised_control,
     with_blas_threads,
 )
 from lmgeometry.chapters.geometry import JACKKNIFE_BLOCKS, SILHOUETTE
 from lmgeometry.io import models, released
 from lmgeometry.measures import clusters, contextual, isotropy, similarity
-from lmgeometry.measures.baselines import cross_sentence_replicates
+from lmgeometry.measures.baselines import baseline_and_replicates, cross_sentence_replicates
 from lmgeometry.measures.stats import (
     GroupBootstrap,
     extreme_over_layers,
@@ -95,6 +97,7 @@ EXTREME_ANISOTROPY = 0.1
 #: The fingerprint's measures: column -> axis title (the figures' facets, in order).
 FINGERPRINT: dict[str, str] = {
     "baseline_cosine": "anisotropy baseline (mean cosine of random words)",
+    "baseline_cosine_standardised": "anisotropy baseline, standardised dimensions",
     "top_dim_share": "variance share of the top dimension",
     "first_word_norm_ratio": "first word's median norm / the others'",
     "silhouette": "best k-means silhouette (split at 0.5)",
@@ -273,7 +276,7 @@ def _model_pass(store: Store, *, seed: int, n_words: int, n_boot: int, min_conte
     sample = similarity.subsample(store.n_words, n_words, seed)
     first = words["word_index"].to_numpy() == 0
     keep = {c: control_rows(store, c) for c in controls_for(store)}
-    table, reps = [], {c: [] for c in keep}
+    table, reps = [], {c: [] for c in keep} | {standardised_control(c): [] for c in keep}
     for layer in range(store.n_layers):
         X = store.layer(layer)
         units = UnitRows.of(X)
@@ -283,10 +286,23 @@ def _model_pass(store: Store, *, seed: int, n_words: int, n_boot: int, min_conte
                 X, units, words, boot, rows, np.intersect1d(sample, rows), seed=seed,
                 min_contexts=min_contexts, n_intra_sentences=n_intra_sentences)
             reps[control].append(base)
+            row.update(_standardised(X, words, boot, rows, reps[standardised_control(control)]))
             table.append({"layer": layer, "depth": store.depth(layer), "control": control,
                           "first_word_norm_ratio": ratio if control == "none" else math.nan,
                           **row})
     return pd.DataFrame(table), {c: np.stack(v) for c, v in reps.items()}
+
+
+def _standardised(X: np.ndarray, words: pd.DataFrame, boot: GroupBootstrap, rows: np.ndarray,
+                  reps: list[np.ndarray]) -> dict[str, float]:
+    """The baseline on standardised dimensions (moments over the control's rows) with its
+    interval; its replicates are appended to ``reps``."""
+    part = X if len(rows) == len(X) else X[rows]
+    groups = np.unique(boot.codes[rows])
+    value, rep = baseline_and_replicates(part, words["sentence_id"].to_numpy()[rows],
+                                         boot.counts[:, groups], standardise=True)
+    reps.append(rep)
+    return _interval("baseline_cosine_standardised", value, rep)
 
 
 def _first_layers(stores: Mapping[str, Store], rows: Mapping[str, np.ndarray],
@@ -377,13 +393,18 @@ def _published_anisotropy() -> str:
 
 def _anisotropy_claims(table: pd.DataFrame, reps: Mapping[str, np.ndarray], spec: str,
                        published: str) -> list[Claim]:
-    """Mean baseline over layers 1..L above 0.5, per control (joint sentence bootstrap)."""
+    """Mean baseline over layers 1..L above 0.1, per control (joint sentence bootstrap); on
+    standardised dimensions too, as a control."""
     out = []
     for control, rep in reps.items():
-        part = table[(table["control"] == control) & (table["layer"] >= 1)]
-        value = float(part["baseline_cosine"].mean())
+        plain = next(c for c in table["control"].unique()
+                     if control in (c, standardised_control(c)))
+        column, digits = (("baseline_cosine", ".2f") if control == plain
+                          else ("baseline_cosine_standardised", ".3f"))
+        part = table[(table["control"] == plain) & (table["layer"] >= 1)]
+        value = float(part[column].mean())
         lo, hi = percentile_interval(rep[1:].mean(axis=0), value)
-        top = part.loc[part["baseline_cosine"].idxmax()]
+        top = part.loc[part[column].idxmax()]
         out.append(Claim(
             seed="000", model=spec, control=control, value=value, ci_low=lo, ci_high=hi,
             threshold=EXTREME_ANISOTROPY, direction="above",
@@ -396,7 +417,7 @@ def _anisotropy_claims(table: pd.DataFrame, reps: Mapping[str, np.ndarray], spec
                  "the earlier level of 0.5",
             published=published, figure=FIGURES["anisotropy"],
             evidence=f"layer {int(part['layer'].min())}-{int(part['layer'].max())}: "
-                     f"{span(part['baseline_cosine'].min(), part['baseline_cosine'].max())}; "
+                     f"{span(part[column].min(), part[column].max(), digits)}; "
                      f"largest at layer {int(top['layer'])}"))
     return out
 

@@ -5,12 +5,21 @@
   (``PoolScheme``);
 * :func:`cross_sentence_replicates`: the exact baseline of resampled sets of sentences, a
   sentence bootstrap whose resamples a caller shares across layers;
+* :func:`baseline_and_replicates`: the exact baseline and its sentence bootstrap together,
+  on raw or standardised dimensions (``standardise``);
 * :func:`mev_baseline`: the MEV of a random pool of occurrences.
+
+The cosine baselines take ``standardise=True`` for standardised dimensions (Timkey & van
+Schijndel 2021): each dimension z-scored over the layer's rows before the rows are normalised
+(:func:`lmgeometry.measures.unit_rows.dimension_moments`), which removes what a few rogue
+dimensions (large mean or variance) contribute to every cosine.
 
 How SelfSim, IntraSim and MEV are adjusted by them under each estimator preset:
 :class:`lmgeometry.measures.contextual.Estimators`.
 
 Ethayarajh, K. (2019). How contextual are contextualized word representations? EMNLP.
+Timkey, W. & van Schijndel, M. (2021). All Bark and No Bite: Rogue Dimensions in Transformer
+Language Models Obscure Representational Quality. EMNLP.
 """
 
 from __future__ import annotations
@@ -26,6 +35,7 @@ from lmgeometry.measures.similarity import as_rows
 from lmgeometry.measures.stats import RngLike
 from lmgeometry.measures.unit_rows import (
     LayerVectors,
+    UnitRows,
     _as_codes,
     _block_group_sums,
     _cross_mean,
@@ -38,7 +48,13 @@ from lmgeometry.measures.unit_rows import (
     _UnitReader,
 )
 
-__all__ = ["anisotropy_baseline", "cross_sentence_replicates", "mev_baseline", "PoolScheme"]
+__all__ = [
+    "anisotropy_baseline",
+    "baseline_and_replicates",
+    "cross_sentence_replicates",
+    "mev_baseline",
+    "PoolScheme",
+]
 
 
 PoolScheme = Literal["sentence", "occurrence"]
@@ -99,6 +115,7 @@ def anisotropy_baseline(
     replace: bool = False,
     scheme: PoolScheme = "occurrence",
     n_pairs: int | None = None,
+    standardise: bool = False,
 ) -> float:
     """Cosine anisotropy baseline (Ethayarajh 2019, section 3.4, eq. 4).
 
@@ -133,13 +150,20 @@ def anisotropy_baseline(
     rng : int, Generator or None
     replace, scheme, n_pairs
         See above.
+    standardise : bool
+        On standardised dimensions: :math:`\\cos(z_x, z_y)` with
+        :math:`z_{k} = (x_k - \\mu_k) / \\sigma_k`, the mean and standard deviation of each
+        dimension over all ``N`` rows (Timkey & van Schijndel 2021). Invariant to shifting
+        and rescaling any dimension; near 0 for rows that differ only by noise around a
+        common mean, however anisotropic their raw dimensions. Needs the raw rows (or
+        ``UnitRows.of(X, standardise=True)``).
 
     Returns
     -------
     float
         NaN if no admissible pair has two non-zero rows.
     """
-    U, norms = _unit(vectors)
+    U, norms = _unit(vectors, standardise)
     codes = _as_codes(sentence_ids)
     if len(codes) != len(U):
         raise ValueError("sentence_ids must have one entry per row")
@@ -156,6 +180,8 @@ def cross_sentence_replicates(
     vectors: LayerVectors,
     sentence_ids: np.ndarray | Sequence,
     counts: np.ndarray,
+    *,
+    standardise: bool = False,
 ) -> np.ndarray:
     """The exact cosine baseline (eq. 4) of resampled sets of sentences: a sentence bootstrap.
 
@@ -180,13 +206,16 @@ def cross_sentence_replicates(
     counts : array of shape (B, S)
         How often each resample takes each sentence; columns follow the sorted distinct
         ``sentence_ids`` (e.g. rows of ``numpy.random.Generator.multinomial(S, [1 / S] * S)``).
+    standardise : bool
+        On standardised dimensions (:func:`anisotropy_baseline`), with the dimensions'
+        moments taken once over all the rows (not per resample).
 
     Returns
     -------
     ndarray of shape (B,)
         NaN for a resample with no admissible pair.
     """
-    U, norms = _unit(vectors)
+    U, norms = _unit(vectors, standardise)
     _, codes = np.unique(np.asarray(sentence_ids), return_inverse=True)
     if len(codes) != len(U):
         raise ValueError("sentence_ids must have one entry per row")
@@ -208,6 +237,31 @@ def cross_sentence_replicates(
     den = (M @ c) ** 2 - M2 @ (c * c)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
+
+
+
+def baseline_and_replicates(
+    vectors: LayerVectors,
+    sentence_ids: np.ndarray | Sequence,
+    counts: np.ndarray,
+    *,
+    standardise: bool = False,
+) -> tuple[float, np.ndarray]:
+    """The exact cosine baseline (eq. 4) and its sentence-bootstrap replicates, from one
+    normalisation of the rows.
+
+    :func:`anisotropy_baseline` with ``n=None`` and :func:`cross_sentence_replicates` of the
+    same ``counts``; with ``standardise=True`` both on standardised dimensions (each
+    dimension z-scored over the rows given, before normalising).
+
+    Returns
+    -------
+    value : float
+    replicates : ndarray of shape (B,)
+    """
+    units = UnitRows.of(vectors, standardise=standardise)
+    return (anisotropy_baseline(units, sentence_ids, n=None),
+            cross_sentence_replicates(units, sentence_ids, counts))
 
 
 

@@ -422,6 +422,7 @@ def context_measures(
     min_contexts: int = 5,
     n_intra_sentences: int | None = 500,
     n_boot: int = 1000,
+    standardise: bool = False,
 ) -> dict[str, float | int | str]:
     """Ethayarajh's (2019) corpus-level context measures of one layer, raw and adjusted.
 
@@ -460,6 +461,11 @@ def context_measures(
         Sentences for IntraSim (the paper: 500; the authors' code: 1,000).
     n_boot : int
         Bootstrap replicates.
+    standardise : bool
+        Every measure on standardised dimensions: each dimension z-scored over the layer's
+        rows, ``(x_k - mu_k) / sigma_k``, before the rows are normalised (Timkey & van
+        Schijndel 2021; :func:`lmgeometry.measures.unit_rows.dimension_moments`). Needs the
+        raw rows (or ``UnitRows.of(X, standardise=True)``).
 
     Returns
     -------
@@ -469,7 +475,7 @@ def context_measures(
     """
     est = get_preset(preset)
     t = context_tables(layer_vectors, words, est, seed, min_contexts=min_contexts,
-                       n_intra_sentences=n_intra_sentences)
+                       n_intra_sentences=n_intra_sentences, standardise=standardise)
     boots = _rng(seed).spawn(7)[-1].spawn(6)
     out: dict[str, float | int | str] = {
         "preset": est.name,
@@ -526,6 +532,7 @@ def context_tables(
     *,
     min_contexts: int = 5,
     n_intra_sentences: int | None = 500,
+    standardise: bool = False,
 ) -> ContextTables:
     """The per-word and per-sentence context measures of one layer, raw and adjusted.
 
@@ -539,7 +546,7 @@ def context_tables(
     """
     est = get_preset(preset)
     r_pool, r_mevpool, r_self, r_mev, r_sent, r_pseudo, _ = _rng(seed).spawn(7)
-    U, norms = _unit(layer_vectors)
+    U, norms = _unit(layer_vectors, standardise)
     enc = _encode(words, len(U), est.lowercase, est.exclude_punct)
     base, mev_base = _context_baselines(U, norms, enc.sent, est, r_pool, r_mevpool)
     wt = _word_measures_from(U, norms, enc, est, min_contexts, ("selfsim", "mev"), r_self, r_mev)

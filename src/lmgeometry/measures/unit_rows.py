@@ -10,7 +10,10 @@ What the context measures (:mod:`lmgeometry.measures.contextual`, ``cosines``, `
   products, chunk by chunk on a streamed layer, and the mean cosine over ordered pairs in
   different groups in closed form, with no Gram matrix (``_cross_mean``);
 * a words table as integer codes (``_encode``): each row's sentence, word (its lower-cased
-  ``text`` unless asked otherwise; -1 for left-out punctuation) and (word, sentence) group.
+  ``text`` unless asked otherwise; -1 for left-out punctuation) and (word, sentence) group;
+* standardised dimensions (``standardise=True``; :func:`dimension_moments`): each dimension
+  z-scored over the layer's rows before the rows are normalised, so that a few rogue
+  dimensions cannot dominate every cosine (Timkey & van Schijndel 2021).
 
 Conventions used throughout:
 
@@ -36,10 +39,10 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from lmgeometry.measures.similarity import CHUNK_ROWS, row_norms, unit_rows
+from lmgeometry.measures.similarity import CHUNK_ROWS, as_rows, row_norms, unit_rows
 from lmgeometry.measures.stats import RngLike
 
-__all__ = ["LayerVectors", "UnitRows"]
+__all__ = ["LayerVectors", "UnitRows", "dimension_moments"]
 
 
 @dataclass(frozen=True)
@@ -61,16 +64,25 @@ class UnitRows:
 
     U: np.ndarray
     norms: np.ndarray
+    standardised: bool = False
 
     @classmethod
-    def of(cls, X: np.ndarray | UnitRows) -> UnitRows:
-        """The unit rows of ``X`` (``X`` itself when it already is a :class:`UnitRows`)."""
+    def of(cls, X: np.ndarray | UnitRows, *, standardise: bool = False) -> UnitRows:
+        """The unit rows of ``X`` (``X`` itself when it already is a :class:`UnitRows`).
+
+        ``standardise=True``: the unit rows of the standardised rows ``(x_i - mu) / sigma``
+        (:func:`dimension_moments` of ``X``; see :func:`_unit`), normalised after
+        standardising. ``norms`` are then the standardised rows' norms.
+        """
         if isinstance(X, UnitRows):
-            return X
+            return _checked(X, standardise)
+        if standardise:
+            return cls(*_ZScored(X).unit_rows(), standardised=True)
         return cls(*unit_rows(X))
 
     @classmethod
-    def stream(cls, X: np.ndarray, chunk_rows: int = CHUNK_ROWS) -> UnitRows:
+    def stream(cls, X: np.ndarray, chunk_rows: int = CHUNK_ROWS, *,
+               standardise: bool = False) -> UnitRows:
         """The unit rows of a layer too large for memory, normalised as they are read.
 
         ``X`` is a memory map or a lazy view of a layer (``Store.layer(i, dtype=None)``, a
@@ -87,13 +99,18 @@ class UnitRows:
         * IntraSim: one vector per sampled sentence (500 by default);
         * :func:`mean_embeddings`, :func:`token_measures`: one vector per word and per
           sentence, as their outputs need.
+
+        With ``standardise=True`` the dimensions' means and standard deviations are read
+        first (one more pass over the rows, :func:`dimension_moments`) and every row read is
+        standardised before it is normalised.
         """
-        reader = _UnitReader(X, chunk_rows)
-        return cls(reader, reader.norms)  # type: ignore[arg-type]
+        reader = _UnitReader(_ZScored(X, chunk_rows) if standardise else X, chunk_rows)
+        return cls(reader, reader.norms, standardised=standardise)  # type: ignore[arg-type]
 
     def take(self, rows: np.ndarray | slice) -> UnitRows:
-        """Only these rows, in this order (in memory)."""
-        return UnitRows(self.U[rows], self.norms[rows])
+        """Only these rows, in this order (in memory; standardised by the moments of all
+        the rows, if standardised)."""
+        return UnitRows(self.U[rows], self.norms[rows], self.standardised)
 
     def __len__(self) -> int:
         return len(self.U)
@@ -139,11 +156,115 @@ LayerVectors = np.ndarray | UnitRows
 
 
 
-def _unit(layer_vectors: LayerVectors) -> tuple[np.ndarray, np.ndarray]:
-    """``(U, norms)`` of raw rows or of a :class:`UnitRows`."""
+def dimension_moments(X: np.ndarray, chunk_rows: int = CHUNK_ROWS
+                      ) -> tuple[np.ndarray, np.ndarray]:
+    """Each dimension's mean and (population) standard deviation over the rows of ``X``.
+
+    .. math:: \\mu_k = \\frac{1}{n} \\sum_i x_{ik}, \\qquad
+              \\sigma_k = \\sqrt{\\frac{1}{n} \\sum_i (x_{ik} - \\mu_k)^2}
+
+    What standardising a layer's dimensions needs: Timkey & van Schijndel (2021) subtract each
+    dimension's mean and divide by its standard deviation, both estimated over a sample of the
+    layer's token vectors, before computing cosines. Read ``chunk_rows`` rows at a
+    time in float64 and combined chunk by chunk (Chan, Golub & LeVeque 1983), so a memory map
+    or a lazy layer view is never loaded whole and no sum of squares loses the variance to
+    cancellation.
+
+    Returns
+    -------
+    mean, std : ndarrays of shape (d,), float64
+
+    Raises
+    ------
+    ValueError
+        If ``X`` has no rows or holds NaN or infinity.
+    """
+    X = as_rows(X)
+    if chunk_rows < 1:
+        raise ValueError("chunk_rows must be positive")
+    if X.shape[0] == 0:
+        raise ValueError("standardising dimensions needs at least one row; got none")
+    n, mean, m2 = 0, np.zeros(X.shape[1]), np.zeros(X.shape[1])
+    for start in range(0, X.shape[0], chunk_rows):
+        block = np.array(X[start : start + chunk_rows], dtype=np.float64)  # a copy: centred below
+        if not np.isfinite(block).all():
+            raise ValueError("rows must be finite (found NaN or infinity)")
+        k, b_mean = len(block), block.mean(axis=0)
+        delta = b_mean - mean
+        block -= b_mean
+        m2 += np.einsum("ij,ij->j", block, block) + delta**2 * n * k / (n + k)
+        mean += delta * k / (n + k)
+        n += k
+    return mean, np.sqrt(m2 / n)
+
+
+
+class _ZScored:
+    """A layer read with each dimension standardised: ``(x - mu) / sigma`` in float64.
+
+    A constant dimension (``sigma = 0``) is centred to zeros (it carries no information
+    about any pair). Indexing reads only those rows, so a memory map stays lazy.
+    """
+
+    def __init__(self, X: np.ndarray, chunk_rows: int = CHUNK_ROWS) -> None:
+        self.X = as_rows(X)
+        self.mean, std = dimension_moments(self.X, chunk_rows)
+        self.scale = np.where(std > 0, std, 1.0)
+        self.shape, self.ndim, self.dtype = self.X.shape, 2, np.dtype(np.float64)
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __getitem__(self, rows: np.ndarray | slice) -> np.ndarray:
+        block = np.array(self.X[rows], dtype=np.float64)
+        block -= self.mean
+        block /= self.scale
+        return block
+
+    def unit_rows(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(U, norms)`` of every standardised row, as :func:`unit_rows` gives them (the
+        rows are finite z-scores, at most ``sqrt(n)`` in size, so no rescaling is needed)."""
+        n = self.shape[0]
+        U, norms = np.empty(self.shape), np.zeros(n)
+        for start in range(0, n, CHUNK_ROWS):
+            block = self[start : start + CHUNK_ROWS]
+            r = np.sqrt(np.einsum("ij,ij->i", block, block))
+            np.divide(block, r[:, None], out=block, where=r[:, None] > 0)
+            U[start : start + len(block)], norms[start : start + len(block)] = block, r
+        return U, norms
+
+
+
+def _checked(units: UnitRows, standardise: bool) -> UnitRows:
+    """``units`` when they were formed as asked; standardising needs the raw rows."""
+    if standardise and not units.standardised:
+        raise ValueError("standardise=True needs the layer's raw rows (or "
+                         "UnitRows.of(X, standardise=True)), not unit rows of raw dimensions: "
+                         "pass the array itself")
+    return units
+
+
+
+def _unit(layer_vectors: LayerVectors, standardise: bool = False
+          ) -> tuple[np.ndarray, np.ndarray]:
+    """``(U, norms)`` of raw rows or of a :class:`UnitRows`.
+
+    ``standardise=True``: the unit rows of the rows with standardised dimensions,
+
+    .. math:: z_{ik} = \\frac{x_{ik} - \\mu_k}{\\sigma_k}, \\qquad
+              u_i = z_i / \\lVert z_i \\rVert
+
+    (:func:`dimension_moments` over the same rows), so every cosine computed from them is
+    invariant to shifting and rescaling each dimension and no rogue dimension dominates it
+    (Timkey & van Schijndel 2021).
+
+    Timkey, W. & van Schijndel, M. (2021). All Bark and No Bite: Rogue Dimensions in
+    Transformer Language Models Obscure Representational Quality. EMNLP.
+    """
     if isinstance(layer_vectors, UnitRows):
-        return layer_vectors.U, layer_vectors.norms
-    return unit_rows(layer_vectors)
+        units = _checked(layer_vectors, standardise)
+        return units.U, units.norms
+    return _ZScored(layer_vectors).unit_rows() if standardise else unit_rows(layer_vectors)
 
 
 
