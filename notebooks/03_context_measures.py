@@ -377,6 +377,19 @@ show(
 # (Cohen's small effect) counts. Seed 000 names layers 1-4 of GPT-2's 12 for the function-word
 # claim (above them, it says, position drives the measure), so decoders are tested on the
 # lower third of their layers.
+#
+# Position has three claims of its own. In GPT-2's layers 8-11 the seed sees token
+# intra-sentence similarity fall with position, and no position pattern in BERT: both are
+# tested by one statistic, the Spearman correlation over tokens (positions 1-20, position 0
+# left out) of position with the token's intra-sentence similarity averaged over the layers at
+# the same relative depth (8/12 to 11/12), with sentences resampled as clusters; it falls when
+# the whole interval is at or below -0.3 (Cohen's medium effect), and shows no pattern when the
+# whole interval lies inside (-0.1, 0.1). GPT-2's position-0 tokens have "a very high
+# similarity to themselves": Cohen's d of token self-similarity, first words minus the others,
+# of at least 0.8 (Cohen's large effect), case-sensitive as GPT-2's token ids are. Under a
+# causal mask a first word sees only itself (and a BOS token where the tokenizer adds one), so
+# its vector is the same in every sentence it starts; the rotary decoders share that mask and
+# are tested like GPT-2.
 
 # %% tags=["remove-input"]
 by_position = result.tables["tokens_by_position"]
@@ -394,6 +407,16 @@ for spec in models:
                           x_title=column, y_title="layer", colorbar_title="cosine"),
             f"ch03-{value}-{column}-{spec}",
         )
+position_claims = [context_measures.CLAIMS[k].claim for k in
+                   ("intra_position_falls", "intra_position_none", "self_first_word")]
+show_table(claims[claims["claim"].isin(position_claims)][
+    ["claim", "model", "control", "value", "ci_low", "ci_high", "threshold", "direction",
+     "verdict", "evidence"]].round(3),
+           "Position and the first word (seed 000): per model and control, the Spearman "
+           "correlation of position with token intra-sentence similarity in the layers at "
+           "relative depth 8/12-11/12 (its absolute value for the no-pattern claim), and "
+           "Cohen's d of the first words' token self-similarity over the other words', with "
+           "95% intervals over sentences; the evidence gives the means behind each.")
 
 # %% [markdown]
 # (fig-ch03-neighbours)=
@@ -403,7 +426,10 @@ for spec in models:
 # cosine among all tokens of the same layer: the share that are occurrences of the same word
 # (band: 95% interval over sentences), and their mean cosine. Seed 000: most neighbours are
 # the same token in lower layers, fewer in upper layers; the claim asks for a Spearman
-# correlation of the share with depth of at most -0.5 over layers 1 to L.
+# correlation of the share with depth of at most -0.5 over layers 1 to L. For GPT-2 it found
+# the mean cosine to the nearest neighbours "1 in most cases" (lower for BERT): that claim asks
+# for a median over layers 1 to L of at least 0.9 (the dotted line), with the same sentence
+# resamples (band: 95% interval).
 
 # %% tags=["remove-input"]
 neighbours = result.tables["neighbours"]
@@ -416,6 +442,9 @@ show(
 )
 show(
     plots.lines_by_layer(neighbours, "mean_neighbour_cosine", x="depth", dash="control",
+                         lower="mean_neighbour_cosine_lo", upper="mean_neighbour_cosine_hi",
+                         reference=context_measures.CLAIMS["nn_cosine_high"].threshold,
+                         reference_name="claim threshold",
                          title="Mean cosine of the 10 nearest neighbours", y_title="cosine"),
     "ch03-nn-cosine",
 )

@@ -112,3 +112,19 @@ def test_annotate_refuses_a_seed_claim_without_evidence() -> None:
         cal.annotate(_frame("a claim nobody registered", "masked"), FACTS)
     beyond = cal.annotate(_frame("beyond the paper: something new", "masked"), FACTS).iloc[0]
     assert beyond["role"] == "beyond" and beyond["calibration"] == []
+
+
+def test_position_claims_rest_on_the_causal_mask_not_on_learned_positions() -> None:
+    """Seed 000 explains the position trend by causal attention, and a first word under a
+    causal mask sees only itself: rotary decoders (with or without a BOS) are fair stand-ins;
+    the seed's expectation differs by kind."""
+    falls = cm.CLAIMS["intra_position_falls"].claim
+    none = cm.CLAIMS["intra_position_none"].claim
+    first = cm.CLAIMS["self_first_word"].claim
+    for claim, decoder, encoder in ((falls, "holds", "does not hold"),
+                                    (none, "does not hold", "holds"), (first, "holds", "")):
+        dec = cal.annotate(_frame(claim, "rotary-bos", seed="000"), FACTS).iloc[0]
+        enc = cal.annotate(_frame(claim, "masked", seed="000"), FACTS).iloc[0]
+        assert dec["applies"] and dec["expected"] == decoder, claim
+        assert enc["expected"] == encoder, claim
+        assert dec["calibration"][0]["verdict"] is None  # the seed's words only

@@ -42,12 +42,16 @@ def _words(rng: np.random.Generator, n_sent: int, length: int) -> pd.DataFrame:
 def planted(tmp_path, name: str, *, kind: str = "encoder", anisotropy=(0.0, 1.2, 1.4, 1.6,
             1.8, 2.0), word=(2.0, 1.8, 1.5, 1.2, 0.9, 0.6), sentence=(0.0, 0.3, 0.6, 0.9, 1.2,
             1.5), stop_factor: float = 0.3, sink: float = 0.0, n_sent: int = 120,
-            width: int = 48, seed: int = 0):
+            width: int = 48, seed: int = 0, position_fall: float = 0.0,
+            first_fixed: bool = False):
     """A store whose layer l is ``a_l m + c_l(w) d_w + s_l e_s + noise``.
 
     ``stop_factor`` scales the word weight of stopwords (fewer: less self-similar); ``sink``
     > 0 gives every first word, from layer 2 on, that norm along one shared direction, at a
     cosine of 0.45 to ``m`` (so a word's cosine to it is about the baseline, as in SmolLM2).
+    ``position_fall`` scales ``s_l`` by ``1 - position_fall * i / 8`` at position ``i``;
+    ``first_fixed`` capitalises each first word and drops its sentence and noise terms (a
+    causal decoder's first token, which sees only itself).
     """
     rng = np.random.default_rng(seed)
     words = _words(rng, n_sent, 8)
@@ -59,11 +63,17 @@ def planted(tmp_path, name: str, *, kind: str = "encoder", anisotropy=(0.0, 1.2,
     sent_dirs = _unit(rng, n_sent, width)
     factor = np.where(words["is_stop"], stop_factor, 1.0)
     first = words["word_index"].to_numpy() == 0
+    index = words["word_index"].to_numpy()[:, None]
+    fall = np.asarray(sentence, dtype=np.float64) * (1 - position_fall * index / 8)
+    if first_fixed:
+        words.loc[first, "text"] = words.loc[first, "text"].str.capitalize()
+        fall[first] = 0.0
     layers = []
     for layer in range(N_LAYERS):
         noise = rng.standard_normal((len(words), width)) / np.sqrt(width)
+        noise[first] *= not first_fixed
         X = (anisotropy[layer] * m + (word[layer] * factor)[:, None] * word_dirs[code]
-             + sentence[layer] * sent_dirs[words["sentence_id"].to_numpy()] + noise)
+             + fall[:, layer, None] * sent_dirs[words["sentence_id"].to_numpy()] + noise)
         if sink and layer >= 2:
             X[first] = sink * z + noise[first]
         layers.append(X.astype(np.float32))
@@ -174,6 +184,50 @@ def test_a_first_word_sink_drives_the_intrasim_verdict(tmp_path):
     (sentence,) = [s for s in result.sentences if "attention sink" in s]
     assert sentence.startswith("**sinky** (authors' estimators): in layers 2-5 a sentence's "
                                "first word has a median norm at least 10 times")
+
+
+def test_position_claims_follow_the_plant(tmp_path):
+    # a decoder whose words drift from their sentence with position and whose first word is
+    # context-free; an encoder with no position effect (more sentences: a narrow interval)
+    falling = planted(tmp_path, "falling", kind="decoder", position_fall=1.0, first_fixed=True,
+                      sentence=(0.0, 0.3, 0.6, 0.9, 3.0, 3.0),
+                      anisotropy=(0.0, 0.5, 0.5, 0.5, 0.5, 0.5))
+    flat = planted(tmp_path, "flat", n_sent=300)
+    result = _analyse([falling, flat])
+    v, f = _verdicts(result, "falling"), _verdicts(result, "flat")
+    assert v["intra_position_falls"] == "holds" and v["intra_position_none"] == "does not hold"
+    assert f["intra_position_none"] == "holds" and f["intra_position_falls"] == "does not hold"
+    assert v["self_first_word"] == "holds" and f["self_first_word"] != "holds"
+    excluded = _verdicts(result, "falling", "first word excluded")
+    assert excluded["intra_position_falls"] == "holds" and "self_first_word" not in excluded
+    rows = result.claims[result.claims["claim"] == cm.CLAIMS["intra_position_falls"].claim]
+    assert rows["evidence"].str.startswith("layer 4, ").all()  # depth 0.8 of 6 layers
+    assert not any("self-similarity than the others" in s and "->" in s
+                   for s in result.sentences)  # a claim of one control is no flip
+
+
+def test_the_no_pattern_interval_is_the_absolute_value_of_rhos():
+    def verdict(value):
+        return cm._claim("intra_position_none", ("m", "none"), None, cm._absolute(value),
+                         "").verdict
+
+    assert cm._absolute((-0.02, -0.05, 0.08)) == (0.02, 0.0, 0.08)
+    assert cm._absolute((-0.2, -0.3, -0.15)) == (0.2, 0.15, 0.3)
+    assert verdict((0.01, -0.05, 0.08)) == "holds"
+    assert verdict((0.2, 0.15, 0.3)) == "does not hold"
+    assert verdict((-0.2, -0.3, -0.15)) == "does not hold"
+    assert verdict((-0.05, -0.2, 0.05)) == "inconclusive"  # straddles -0.1
+
+
+def test_neighbour_cosine_claim_follows_anisotropy(tmp_path):
+    crowded = planted(tmp_path, "crowded", anisotropy=(0.0,) + (8.0,) * 5)
+    noise = planted(tmp_path, "noise", anisotropy=(0,) * 6, word=(0,) * 6, sentence=(0,) * 6)
+    result = _analyse([crowded, noise])
+    assert _verdicts(result, "crowded")["nn_cosine_high"] == "holds"
+    assert _verdicts(result, "noise")["nn_cosine_high"] == "does not hold"
+    nn = result.tables["neighbours"]
+    assert (nn["mean_neighbour_cosine_lo"] <= nn["mean_neighbour_cosine"] + 1e-12).all()
+    assert (nn["mean_neighbour_cosine"] <= nn["mean_neighbour_cosine_hi"] + 1e-12).all()
 
 
 def _static_store(tmp_path, name: str, upper_matches: bool):

@@ -88,6 +88,42 @@ def test_standardised_difference_known_answers():
 
 
 
+def test_cluster_spearman_known_answers():
+    x = np.arange(1.0, 31.0)
+    clusters = np.repeat(np.arange(10), 3)
+    # a monotone map gives 1 (or -1) in every resample: the interval is a point
+    assert stats.cluster_spearman(x, x ** 3, clusters, 200, rng=0) == pytest.approx((1, 1, 1))
+    assert stats.cluster_spearman(x, -np.exp(x / 10), clusters, 200, rng=0) == pytest.approx(
+        (-1, -1, -1))
+    # ties are averaged: positions shared by many tokens give scipy's rho
+    from scipy import stats as sps
+
+    rng = np.random.default_rng(0)
+    pos = rng.integers(1, 6, 200).astype(float)
+    y = np.round(rng.standard_normal(200) - 0.2 * pos, 1)
+    rho = stats.cluster_spearman(pos, y, np.arange(200), 0)[0]
+    assert rho == pytest.approx(sps.spearmanr(pos, y).statistic)
+    # a resample's weighted mid-ranks are the ranks of the sample with every item copied
+    w = rng.integers(0, 4, 200)
+    assert stats._weighted_spearman(pos, y, w[None].astype(float))[0] == pytest.approx(
+        sps.spearmanr(np.repeat(pos, w), np.repeat(y, w)).statistic)
+    # independent variables: the interval covers 0; NaN pairs are dropped
+    a, b = rng.standard_normal(600), rng.standard_normal(600)
+    r, lo, hi = stats.cluster_spearman(a, b, np.arange(600) // 6, 300, rng=1)
+    assert lo < 0 < hi and lo <= r <= hi
+    assert stats.cluster_spearman(np.r_[a, np.nan], np.r_[b, 1.0], np.arange(601), 0)[0] == r
+    # clusters of identical items: resampling the clusters widens the interval
+    base_x, base_y = rng.standard_normal(40), rng.standard_normal(40)
+    rep_x, rep_y = np.repeat(base_x, 10), np.repeat(base_y + base_x, 10)
+    _, lo_i, hi_i = stats.cluster_spearman(rep_x, rep_y, np.arange(400), 300, rng=2)
+    _, lo_c, hi_c = stats.cluster_spearman(rep_x, rep_y, np.repeat(np.arange(40), 10), 300,
+                                           rng=2)
+    assert hi_c - lo_c > 2 * (hi_i - lo_i)
+    assert math.isnan(stats.cluster_spearman(x[:2], x[:2], clusters[:2])[0])
+    with pytest.raises(ValueError, match="one entry per item"):
+        stats.cluster_spearman(x, x, clusters[:5])
+
+
 def test_similarity_scores_and_paired_spearman_agree_with_scipy():
     from scipy import stats as sps
 

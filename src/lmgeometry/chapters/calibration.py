@@ -488,6 +488,28 @@ SEED_CLAIMS: dict[str, SeedClaim] = {
         SeedClaim({"encoder": HOLDS, "decoder": HOLDS},
                   _words(("BERT", HOLDS), ("GPT-2", HOLDS), source=_000.format(
                       "BERT 'throughout all layers'; GPT-2 'at lower layers (1-4)'"))),
+    # The seed explains the position trend by causal attention and the first word's
+    # self-similarity by position; under a causal mask a first word sees only itself (and a
+    # fixed BOS token), so both rest on the mask, which rotary decoders share: they apply.
+    "token intra-sentence similarity falls with position in the upper layers": SeedClaim(
+        {"decoder": HOLDS, "encoder": FAILS},
+        _words(("GPT-2", HOLDS), ("BERT", FAILS), source=_000.format(
+            "GPT-2, 'most obvious, at layer 8-11': 'the later the token's position in the "
+            "sentence, the lower the similarity'; 'Unlike with GPT-2, we don't see any patterns "
+            "related to the token's position in the sentence in BERT'"))),
+    "token intra-sentence similarity shows no pattern with position": SeedClaim(
+        {"encoder": HOLDS, "decoder": FAILS},
+        _words(("BERT", HOLDS), ("GPT-2", FAILS), source=_000.format(
+            "'we don't see any patterns related to the token's position in the sentence in "
+            "BERT'; GPT-2 falls with position in layers 8-11"))),
+    "sentence-initial tokens have a far higher token self-similarity than the others":
+        SeedClaim(_DEC, _words(("GPT-2", HOLDS), source=_000.format(
+            "'An exception are tokens at position 0 in GPT-2, which have a very high "
+            "similarity to themselves'"))),
+    "a token's 10 nearest neighbours have a mean cosine of about 1 in most layers": SeedClaim(
+        _DEC, _words(("GPT-2", HOLDS), source=_000.format(
+            "'GPT-2 outperforms BERT negatively since the average cosine similarity between "
+            "tokens and their nearest neighbours is 1 in most cases'"))),
     # seed 000, chapter 5
     "senses separate in context: a word's nearest other occurrence shares its sense more "
     "often than the most frequent sense is right": SeedClaim(

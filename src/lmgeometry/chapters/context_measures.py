@@ -67,6 +67,7 @@ __all__ = [
     "DISJOINT_SIMILARITY",
     "FUNCTION_UPOS",
     "MIN_COVERED_ITEMS",
+    "POSITION_DEPTH",
     "PRESET_NAMES",
     "SINK_RATIO",
     "static_curves",
@@ -116,6 +117,15 @@ _NEAR_RULE = ("0.10 is half the 0.20 that the paper gives as the adjusted IntraS
 _STATIC_RULE = ("0.05 is FastText's lead over GloVe in the paper's Table 1, averaged over "
                 "SimLex-999, MEN, WS353 and RW (0.052), a gap the paper reports as one "
                 "embedding outperforming another")
+
+#: Seed 000's layers 8-11 of GPT-2's 12 as relative depths: where, it says, the token
+#: intra-sentence similarity falls with position.
+POSITION_DEPTH: tuple[float, float] = (8 / 12, 11 / 12)
+
+_POSITION_STATISTIC = (
+    "Spearman rho over tokens of position (1 to the token tables' max_position, 20 by "
+    "default; position 0 left out) with token intra-sentence similarity, mean over the layers "
+    "at relative depth 8/12-11/12 (the seed's layers 8-11 of 12); sentences resampled")
 
 #: Seed 001's and seed 000's claims, with the statistic, threshold and reason of each.
 CLAIMS: dict[str, ClaimSpec] = {
@@ -228,6 +238,48 @@ CLAIMS: dict[str, ClaimSpec] = {
         "Cohen's small effect; for GPT-2 it names layers 1-4 (above them, it says, position "
         "drives the measure), so decoders are tested on the lower third of their layers",
         "BERT in all layers, GPT-2 in layers 1-4", "fig-ch03-tokens", per_preset=False),
+    "intra_position_falls": ClaimSpec(
+        "000", "token intra-sentence similarity falls with position in the upper layers",
+        _POSITION_STATISTIC, -0.3, "below",
+        "the seed gives a direction it calls plain to see ('the later the token's position in "
+        "the sentence, the lower the similarity'): a rank correlation over tokens of at least "
+        "Cohen's medium size (rho <= -0.3). Over tokens, not over per-position means, so that "
+        "the size of the effect counts (the means of 20 positions give rho near -1 for any "
+        "steady drift, however small). Rotary decoders are fair stand-ins: the seed explains "
+        "the trend by causal attention ('attention is paid only to the previous tokens'), "
+        "not by GPT-2's learned position embeddings",
+        "GPT-2, layers 8-11: 'the later the token's position in the sentence, the lower the "
+        "similarity for this token gets'; BERT: no pattern", "fig-ch03-tokens",
+        per_preset=False),
+    "intra_position_none": ClaimSpec(
+        "000", "token intra-sentence similarity shows no pattern with position",
+        "|rho| of the same Spearman correlation (its interval: |r| over rho's interval, so it "
+        "is wholly below the threshold only when rho's interval lies inside (-0.1, 0.1))", 0.1,
+        "below", "'we don't see any patterns related to the token's position in the sentence' "
+        "(BERT): position orders the tokens less than Cohen's small effect (|rho| < 0.1, under "
+        "1% of the rank variance)",
+        "BERT: 'we don't see any patterns related to the token's position in the sentence'; "
+        "GPT-2: falls with position in layers 8-11", "fig-ch03-tokens", per_preset=False),
+    "self_first_word": ClaimSpec(
+        "000", "sentence-initial tokens have a far higher token self-similarity than the others",
+        "Cohen's d of case-sensitive token self-similarity (mean over layers 1-L), each "
+        "sentence's first word minus the other words", 0.8, "above",
+        "'a very high similarity to themselves', an exception to the content/function-word "
+        "pattern: Cohen's large effect (d >= 0.8). Case-sensitive because the seed's tokens "
+        "are GPT-2 token ids ('The' is another token than ' the'); lower-cased, a first word "
+        "would be averaged with its mid-sentence occurrences. Rotary decoders are fair "
+        "stand-ins: under the causal mask a first word sees only itself (and a fixed BOS "
+        "token), whatever the position scheme",
+        "GPT-2: 'tokens at position 0 ... have a very high similarity to themselves'",
+        "fig-ch03-tokens", per_preset=False),
+    "nn_cosine_high": ClaimSpec(
+        "000", "a token's 10 nearest neighbours have a mean cosine of about 1 in most layers",
+        "median over layers 1-L of the mean cosine of the 10 nearest neighbours", 0.9, "above",
+        "'the average cosine similarity between tokens and their nearest neighbours is 1 in "
+        "most cases' (GPT-2), read at one decimal: the top tenth of the cosine scale (>= 0.9) "
+        "in most layers, i.e. the median over layers 1-L",
+        "GPT-2: 'the average cosine similarity between tokens and their nearest neighbours is "
+        "1 in most cases'; lower for BERT", "fig-ch03-neighbours", per_preset=False),
 }
 
 
@@ -250,6 +302,7 @@ class _Run:
     std_base: list[tuple[float, np.ndarray]] = field(default_factory=list)  # standardised
     token_intra: list[np.ndarray] = field(default_factory=list)
     token_self: list[np.ndarray] = field(default_factory=list)
+    token_self_cased: list[np.ndarray] = field(default_factory=list)
     neighbours: list[pd.DataFrame] = field(default_factory=list)
     sink_ratio: list[float] = field(default_factory=list)
     decoder: bool = False
@@ -285,6 +338,8 @@ def _add_layer(run: _Run, u: UnitRows, nn: pd.DataFrame, p: dict[str, Any]) -> N
     tokens = token_measures(u, w)
     run.token_intra.append(tokens["token_intra"].to_numpy())
     run.token_self.append(tokens["token_self"].to_numpy())
+    if run.control == "none":  # the first-word claim's tokens: case kept, as GPT-2's ids
+        run.token_self_cased.append(token_measures(u, w, lowercase=False)["token_self"].to_numpy())
     run.neighbours.append(nn.drop(columns="subset").reset_index(drop=True))
     run.sink_ratio.append(_sink_ratio(u, w))
 
@@ -451,24 +506,34 @@ def _token_tables(run: _Run, max_position: int, min_count: int
             _tidy(pd.concat(by_upos, ignore_index=True).assign(**head), run))
 
 
-def _neighbour_series(run: _Run, p: dict[str, Any]
-                      ) -> tuple[pd.DataFrame, tuple[np.ndarray, np.ndarray]]:
-    """Per-layer same-word share of the 10 nearest neighbours, bootstrapped over sentences
-    (the queries of one sentence are one cluster), and the mean neighbour cosine."""
-    first = run.neighbours[0]
-    sent = first["sentence_id"].to_numpy()
-    codes, uniq = pd.factorize(sent)
+def _query_series(run: _Run, column: str, p: dict[str, Any]
+                  ) -> tuple[tuple[np.ndarray, np.ndarray], int]:
+    """Per-layer mean of a per-query neighbour column and its joint replicates, bootstrapped
+    over sentences (the queries of one sentence are one cluster; the same draws for every
+    column), and the number of sentences."""
+    codes, uniq = pd.factorize(run.neighbours[0]["sentence_id"].to_numpy())
     weights = np.bincount(codes).astype(np.float64)
-    V = np.column_stack([np.bincount(codes, weights=n["same_word_share"].fillna(0).to_numpy())
+    V = np.column_stack([np.bincount(codes, weights=n[column].fillna(0).to_numpy())
                          for n in run.neighbours]) / weights[:, None]
-    means, reps = _joint(V, p["n_boot"], p["seed"] + 7, weights)
+    return _joint(V, p["n_boot"], p["seed"] + 7, weights), len(uniq)
+
+
+def _neighbour_series(run: _Run, p: dict[str, Any]
+                      ) -> tuple[pd.DataFrame, tuple[np.ndarray, np.ndarray],
+                                 tuple[np.ndarray, np.ndarray]]:
+    """Per-layer same-word share of the 10 nearest neighbours and their mean cosine, each
+    with its 95% interval over sentences, and both series (means, replicates)."""
+    (means, reps), n_sentences = _query_series(run, "same_word_share", p)
+    cosine, _ = _query_series(run, "mean_neighbour_cosine", p)
     lo, hi = _band(reps)
+    cos_lo, cos_hi = _band(cosine[1])
     frame = pd.DataFrame({
         "layer": np.arange(run.n_layers), "control": run.control, "same_word_share": means,
         "same_word_share_lo": lo, "same_word_share_hi": hi,
         "mean_neighbour_cosine": [n["mean_neighbour_cosine"].mean() for n in run.neighbours],
-        "queries": len(first), "sentences": len(uniq)})
-    return _tidy(frame, run), (means, reps)
+        "mean_neighbour_cosine_lo": cos_lo, "mean_neighbour_cosine_hi": cos_hi,
+        "queries": len(run.neighbours[0]), "sentences": n_sentences})
+    return _tidy(frame, run), (means, reps), cosine
 
 
 # ---------------------------------------------------------------------------------------------
@@ -497,15 +562,15 @@ def _over_layers(kind: str, means: np.ndarray, reps: np.ndarray) -> tuple[float,
     """A statistic over layers 1..L of per-layer means, with its joint bootstrap interval.
 
     ``kind``: ``"min"``, ``"max"``, ``"rho"`` (Spearman with the layer index),
-    ``"rho_all"`` (the same over layers 0..L, the input layer included) or ``"median_abs"``
-    (median of the absolute values).
+    ``"rho_all"`` (the same over layers 0..L, the input layer included), ``"median"`` or
+    ``"median_abs"`` (median of the absolute values).
     """
     first = 0 if kind == "rho_all" else 1
     kind = "rho" if kind == "rho_all" else kind
     m, r = np.asarray(means)[first:], np.asarray(reps)[:, first:]
     if kind == "rho":
         return _interval(float(stats.spearman_rows(m[None])[0]), stats.spearman_rows(r))
-    fn = {"min": np.min, "max": np.max,
+    fn = {"min": np.min, "max": np.max, "median": np.median,
           "median_abs": lambda a, axis=None: np.median(np.abs(a), axis=axis)}[kind]
     with np.errstate(invalid="ignore"):
         return _interval(float(fn(m)), fn(r, axis=1))
@@ -653,6 +718,65 @@ def _token_claims(run: _Run, nn: tuple[np.ndarray, np.ndarray], p: dict[str, Any
                           f"({int(content.sum())} tokens), function words {b:.3f} "
                           f"({int(function.sum())} tokens)"))
     return out
+
+
+
+def _absolute(value: tuple[float, float, float]) -> tuple[float, float, float]:
+    """|statistic| and the values of |r| over the statistic's interval: ``[0, max |bound|]``
+    when the interval contains 0, else the sorted absolute bounds."""
+    v, lo, hi = value
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return abs(v), math.nan, math.nan
+    if lo <= 0 <= hi:
+        return abs(v), 0.0, max(-lo, hi)
+    return abs(v), min(abs(lo), abs(hi)), max(abs(lo), abs(hi))
+
+
+def _position_claims(run: _Run, p: dict[str, Any]) -> list[Claim]:
+    """Seed 000's position claims: token intra-sentence similarity against position in the
+    seed's upper layers (:data:`POSITION_DEPTH`; falls, or shows no pattern), and, under the
+    seed's protocol only (the control drops the first words), the first word's token
+    self-similarity against the other words'."""
+    pos = run.words["word_index"].to_numpy()
+    sent = run.words["sentence_id"].to_numpy()
+    low, high = POSITION_DEPTH
+    layers = [i for i in range(1, run.n_layers)
+              if low - 1e-9 <= run.depth[i] <= high + 1e-9] or [run.n_layers - 1]
+    intra = _row_means(np.column_stack([run.token_intra[i] for i in layers]))
+    keep = (pos >= 1) & (pos <= p["max_position"]) & np.isfinite(intra)
+    rho = stats.cluster_spearman(pos[keep], intra[keep], sent[keep], p["n_boot"],
+                                 [p["seed"], 10])
+    ends = (int(pos[keep].min()), int(pos[keep].max())) if keep.any() else (1, 1)
+    means = [np.mean(intra[keep & (pos == q)]) if keep.any() else math.nan for q in ends]
+    evidence = (f"{prose.layers_phrase(layers)}, {int(keep.sum())} tokens at positions "
+                f"{ends[0]}-{ends[1]}; mean token intra-sentence similarity {means[0]:.3f} at "
+                f"position {ends[0]}, {means[1]:.3f} at position {ends[1]}")
+    out = [_claim("intra_position_falls", run, None, rho, evidence),
+           _claim("intra_position_none", run, None, _absolute(rho), evidence)]
+    if run.control == "none":
+        self_ = _row_means(np.column_stack(run.token_self_cased[1:]))
+        first = pos == 0
+        d = stats.standardised_difference(self_, first, sent, n_boot=p["n_boot"],
+                                          rng=[p["seed"], 11])
+        n = [int(np.isfinite(self_[g]).sum()) for g in (first, ~first)]
+        out.append(_claim("self_first_word", run, None, d,
+                          f"mean over layers 1-{run.n_layers - 1}: first words "
+                          f"{np.nanmean(self_[first]):.3f} ({n[0]} tokens whose word occurs in "
+                          f"another sentence), other words {np.nanmean(self_[~first]):.3f} "
+                          f"({n[1]})"))
+    return out
+
+
+def _nn_cosine_claim(run: _Run, cosine: tuple[np.ndarray, np.ndarray]) -> Claim:
+    """Seed 000's 'nearest neighbours have a cosine of 1 in most cases', over layers 1-L."""
+    means = cosine[0]
+    lo_layer, lo_value = _layer_of(means, "min")
+    hi_layer, hi_value = _layer_of(means, "max")
+    high = int((means[1:] >= CLAIMS["nn_cosine_high"].threshold).sum())
+    return _claim("nn_cosine_high", run, None, _over_layers("median", *cosine),
+                  f"mean neighbour cosine {lo_value:.3f} (layer {lo_layer}) to {hi_value:.3f} "
+                  f"(layer {hi_layer}); at least {CLAIMS['nn_cosine_high'].threshold:g} in "
+                  f"{high} of {run.n_layers - 1} layers")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -988,9 +1112,10 @@ def _run_results(run: _Run, p: dict[str, Any]
     by_position, by_upos = _token_tables(run, p["max_position"], p["min_count"])
     put("tokens_by_position", by_position)
     put("tokens_by_upos", by_upos)
-    neighbours, nn = _neighbour_series(run, p)
+    neighbours, nn, nn_cosine = _neighbour_series(run, p)
     put("neighbours", neighbours)
     claims += _token_claims(run, nn, p)
+    claims += _position_claims(run, p) + [_nn_cosine_claim(run, nn_cosine)]
     return frames, claims
 
 
@@ -1137,6 +1262,7 @@ def _flip_sentences(claims: pd.DataFrame) -> list[str]:
             continue
         wide = d.pivot_table(index=["claim", "statistic"], columns="control", values="verdict",
                              aggfunc="first", sort=False)
+        wide = wide.dropna(subset=list(CONTROLS))  # a claim made under one control only
         flips = wide[wide["none"] != wide["first word excluded"]]
         if flips.empty:
             out.append(f"**{model}**: no verdict changes when each sentence's first word is "
