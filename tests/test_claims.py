@@ -4,6 +4,7 @@ import math
 import re
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from lmgeometry.measures import stats
@@ -347,3 +348,16 @@ def test_findings_box_without_seed_claims_or_rows():
     assert "<b>dec</b> (decoder): 1 test beyond the seed: 1 holds." in box
     assert "Main caveat" not in box
     assert "<ul>" not in findings_box(beyond.iloc[:0], question="Q?")
+
+
+def test_findings_box_counts_a_controls_rows_that_are_not_a_fair_test():
+    from lmgeometry.report.claims import findings_box
+
+    frame = _grid_claims()
+    unfair = frame[frame["control"] == "none"].iloc[[0]].assign(
+        control="standardised dimensions", applies=False, applies_reason="by construction")
+    box = findings_box(pd.concat([frame, unfair], ignore_index=True), models=["enc", "dec"],
+                       question="Q?")
+    # every row of that control is unfair: no verdict to compare, the count is still stated
+    assert "standardised dimensions: 1 not a fair test here" in box
+    assert "first word excluded: 1 of 1 verdicts change." in box

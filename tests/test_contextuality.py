@@ -17,7 +17,7 @@ import pytest
 from conftest import array_store
 
 from lmgeometry.chapters import context_measures as cm
-from lmgeometry.chapters.common import first_token_flags
+from lmgeometry.chapters.common import STANDARDISED_BASELINE, first_token_flags
 from lmgeometry.report.claims import Claim
 
 N_LAYERS = 6
@@ -398,3 +398,41 @@ def test_standardised_dimensions_remove_the_planted_common_direction(bert_like):
     assert not first_token_flags(result.claims)[rows.index].any()
     said = [s for s in result.sentences if "standardised dimensions" in s]
     assert len(said) == 1 and "holds -> does not hold" in said[0]
+
+
+def test_selfsim_and_intrasim_claims_on_standardised_dimensions(bert_like):
+    store, result = bert_like
+    std = "standardised dimensions"
+    c = result.claims[result.claims["control"] == std]
+    # the planted word and sentence directions survive z-scoring (only the shared direction m
+    # is removed): the corrected estimators give the seed protocol's verdicts
+    seed = _verdicts(result, store.label, preset=cm.STANDARDISED_PRESET)
+    found = _verdicts(result, store.label, control=std, preset=cm.STANDARDISED_PRESET)
+    for key in ("selfsim_falls", "stopwords", "intrasim_falls", "intrasim_rises"):
+        assert found[key] == seed[key], key
+    tested = c[c["claim"].isin([cm.CLAIMS[k].claim for k in cm.STANDARDISED_CLAIMS])]
+    assert len(tested) == len(cm.STANDARDISED_CLAIMS) and set(tested["role"]) == {"control"}
+    assert tested["statistic"].str.endswith(f"[{cm.STANDARDISED_PRESET} estimators]").all()
+    # a standardised row is as fair a test as the seed protocol's row of its claim
+    fair = result.claims[result.claims["control"] == "none"].set_index(["claim", "statistic"])
+    assert (tested.set_index(["claim", "statistic"])["applies"]
+            == fair["applies"].reindex(tested.set_index(["claim", "statistic"]).index)).all()
+    # the baseline claims: near 0 by construction, shown but not a test
+    baseline = c[c["claim"].isin([cm.CLAIMS[k].claim for k in cm.ANISOTROPY_CLAIMS])]
+    assert len(baseline) == 2 and not baseline["applies"].astype(bool).any()
+    assert (baseline["applies_reason"] == STANDARDISED_BASELINE).all()
+    assert baseline["rule"].str.contains("near 0 by construction").all()
+    raw = fair.loc[[cm.CLAIMS[k].claim for k in cm.ANISOTROPY_CLAIMS]]
+    assert raw["applies"].astype(bool).all() and not raw["rule"].str.contains("construction").any()
+    # per layer: on the standardised preset's rows only, each value inside its interval
+    per_layer = result.tables["per_layer"]
+    rows = per_layer[per_layer["preset"] == cm.STANDARDISED_PRESET]
+    for m in ("selfsim_adj_standardised", "intrasim_adj_standardised"):
+        assert ((rows[f"{m}_lo"] <= rows[m] + 1e-12)
+                & (rows[m] <= rows[f"{m}_hi"] + 1e-12)).all(), m
+        assert per_layer.loc[per_layer["preset"] != cm.STANDARDISED_PRESET, m].isna().all()
+    table = cm.standardised_table(per_layer)
+    assert len(table) == 2 and list(table.columns[3:]) == [
+        "raw, layer 1", "raw, last layer", "standardised, layer 1", "standardised, last layer"]
+    said = [s for s in result.sentences if "standardised dimensions" in s][0]
+    assert "near 0 by construction" in said and "Adjusted SelfSim and IntraSim" in said

@@ -8,6 +8,7 @@ import pytest
 from conftest import array_store
 
 from lmgeometry.chapters import model_zoo
+from lmgeometry.chapters.common import STANDARDISED_BASELINE
 
 N_SENT, LENGTH, WIDTH = 60, 8, 16
 
@@ -190,3 +191,8 @@ def test_standardised_dimensions_remove_the_planted_shift(zoo):
             & (part[key] <= part[f"{key}_hi"] + 1e-12)).all()
     rows = zoo.claims[zoo.claims["control"].str.endswith("standardised dimensions")]
     assert set(rows["role"]) == {"control"} and len(rows) == 4  # 2 encoders, 2 decoder controls
+    # near 0 by construction once every dimension is centred: shown, never a test
+    assert not rows["applies"].astype(bool).any()
+    assert (rows["applies_reason"] == STANDARDISED_BASELINE).all()
+    said = [s for s in zoo.sentences if s.startswith("On standardised dimensions")]
+    assert len(said) == 1 and "near 0 by construction" in said[0]

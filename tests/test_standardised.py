@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from fixtures.references import brute_mean_pairwise, random_layer
+from fixtures.references import brute_mean_pairwise, corpus, random_layer
 
 from lmgeometry.measures import baselines, contextual
 from lmgeometry.measures.unit_rows import UnitRows, dimension_moments
@@ -114,3 +114,33 @@ def test_standardising_leaves_the_input_unchanged():
     before = X.copy()
     baselines.anisotropy_baseline(X, sid, n=None, standardise=True)
     np.testing.assert_array_equal(X, before)
+
+
+def _rogue_word_offset(scale: float, n_words: int = 40, n_sent: int = 8, d: int = 30):
+    """Isotropic rows, every word once in every sentence, whose dimension 0 carries a per-word
+    offset (size 1 to 2, either sign, plus occurrence noise of 0.3) times ``scale``."""
+    rng = np.random.default_rng(7)
+    sentences = [[f"w{i}" for i in range(n_words)] for _ in range(n_sent)]
+    X = rng.standard_normal((n_words * n_sent, d))
+    offset = np.tile(rng.choice([-1.0, 1.0], n_words) * rng.uniform(1, 2, n_words), n_sent)
+    X[:, 0] = scale * (offset + 0.3 * rng.standard_normal(len(X)))
+    return X, corpus(sentences, X)
+
+
+def test_a_rogue_dimension_drives_raw_selfsim_but_not_standardised_selfsim():
+    # two layers that differ only in the rogue dimension's scale (1 and 100 times the others)
+    (X1, words), (X100, _) = _rogue_word_offset(1.0), _rogue_word_offset(100.0)
+
+    def selfsim(X, standardise):
+        return contextual.context_tables(X, words, "corrected", 0, min_contexts=2,
+                                         standardise=standardise).words["selfsim"].mean()
+
+    # raw: at scale 1 a word's offset is about 2 of the 31 units of a row's squared norm
+    # (SelfSim near 0.07); at 100 it outweighs the rest, so two occurrences of a word point
+    # almost the same way (SelfSim near 1)
+    assert selfsim(X1, False) < 0.15 and selfsim(X100, False) > 0.95
+    # standardised: z-scoring divides the scale out, so the two layers give the same SelfSim,
+    # that of the raw layer whose dimension 0 has the others' (unit) spread
+    assert selfsim(X100, True) == pytest.approx(selfsim(X1, True), abs=1e-10)
+    unit, _ = _rogue_word_offset(1.0 / X1[:, 0].std())
+    assert selfsim(X100, True) == pytest.approx(selfsim(unit, False), abs=0.01)

@@ -36,7 +36,7 @@ import pandas as pd
 
 from lmgeometry.io import released
 from lmgeometry.measures import isotropy, reference_tables, stats
-from lmgeometry.report.claims import Evidence, calibration_entry
+from lmgeometry.report.claims import Evidence, calibration_entry, on_other_estimator
 
 __all__ = [
     "annotate",
@@ -706,7 +706,9 @@ def annotate(claims: pd.DataFrame, facts: Mapping[str, Mapping[str, Any]],
         out.at[i, "reproducible"] = not spec.reproducible
         out.at[i, "reproducible_reason"] = spec.reproducible
         reason = next((r for r in (check(f) for check in spec.applies) if r), "")
-        if not reason and spec.level and row["role"] == "estimator":
+        # a level set on the authors' scale cannot judge a corrected-estimator row, whether
+        # it stands beside the primary row or under a control (standardised dimensions)
+        if not reason and spec.level and on_other_estimator(str(row["statistic"])):
             reason = OTHER_SCALE
         out.at[i, "applies"] = not reason
         out.at[i, "applies_reason"] = reason

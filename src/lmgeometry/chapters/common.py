@@ -42,7 +42,9 @@ __all__ = [
     "model_kinds",
     "per_layer",
     "STANDARDISED",
+    "STANDARDISED_BASELINE",
     "standardised_control",
+    "standardised_baseline_rows",
     "with_blas_threads",
 ]
 
@@ -89,8 +91,8 @@ def with_blas_threads(fn: F) -> F:
 #: The seeds' protocol, and the control that leaves out each sentence's first word.
 CONTROLS: tuple[str, ...] = ("none", "first word excluded")
 
-#: The control under which anisotropy claims are also tested: every dimension z-scored over
-#: the layer's words before the cosine (Timkey & van Schijndel 2021), so that a few rogue
+#: The control under which cosine claims are also tested: every dimension z-scored over the
+#: layer's words before the cosine (Timkey & van Schijndel 2021), so that a few rogue
 #: dimensions cannot make every pair of words similar.
 STANDARDISED = "standardised dimensions"
 
@@ -100,6 +102,34 @@ def standardised_control(control: str) -> str:
     protocol, else ``"first word excluded, standardised dimensions"`` (named as the
     frequency-matched control is)."""
     return STANDARDISED if control == CONTROLS[0] else f"{control}, {STANDARDISED}"
+
+
+#: Why a claim about the anisotropy baseline is no test on standardised dimensions.
+STANDARDISED_BASELINE = ("standardising centres every dimension: the baseline is near 0 by "
+                         "construction")
+
+_STANDARDISED_RULE = (
+    "not a test of the claim: once every dimension is centred and scaled, the mean cosine of "
+    "random words is near 0 by construction; the row measures how much of the raw anisotropy "
+    "a common offset and the per-dimension scales carry (Timkey & van Schijndel 2021)")
+
+
+def standardised_baseline_rows(claims: pd.DataFrame, baseline_claims: Iterable[str]
+                               ) -> pd.DataFrame:
+    """Claims about the anisotropy baseline under a standardised control: not applicable.
+
+    Z-scoring each dimension over the layer's words subtracts their mean vector, so the mean
+    cosine between random words is near 0 whatever the raw geometry. Such a row is kept (it
+    shows how much of the raw baseline a common offset and the per-dimension scales carry) with
+    ``applies`` false, :data:`STANDARDISED_BASELINE` as the reason and a rule saying so.
+    """
+    out = claims.copy()
+    rows = (out["control"].astype(str).str.endswith(STANDARDISED)
+            & out["claim"].isin(list(baseline_claims)))
+    out.loc[rows, "applies"] = False
+    out.loc[rows, "applies_reason"] = STANDARDISED_BASELINE
+    out.loc[rows, "rule"] = _STANDARDISED_RULE
+    return out
 
 
 @dataclass

@@ -51,6 +51,7 @@ __all__ = [
     "OUTCOMES",
     "primary_table",
     "ROLES",
+    "on_other_estimator",
     "role_of",
     "scorecard",
     "seed_summary",
@@ -137,13 +138,18 @@ def calibration_entry(evidence: Evidence, threshold: float, direction: Direction
             "source": evidence.source}
 
 
+def on_other_estimator(statistic: str) -> bool:
+    """Whether a row's statistic is computed with the estimator preset that is not the seed's."""
+    return _OTHER_ESTIMATOR in statistic
+
+
 def role_of(claim: str, control: str, statistic: str) -> str:
     """A row's default :data:`ROLES` entry from its claim text, control and statistic."""
     if claim.startswith("beyond the paper"):
         return "beyond"
     if control != "none":
         return "control"
-    return "estimator" if _OTHER_ESTIMATOR in statistic else "primary"
+    return "estimator" if on_other_estimator(statistic) else "primary"
 
 
 @dataclass(frozen=True)
@@ -673,13 +679,18 @@ def _model_line(model: str, rows: pd.DataFrame, kind: str) -> str:
         parts.append(f"{text}: {_tally(list(ok['verdict']))}"
                      + (f"; {unfair} not a fair test here" if unfair else ""))
     base = rows[(rows["control"] == "none") & fair].set_index(["seed", "claim", "statistic"])
-    for control, part in rows[(rows["control"] != "none") & fair].groupby("control", sort=False):
-        found = part.set_index(["seed", "claim", "statistic"])["verdict"]
+    for control, part in rows[rows["control"] != "none"].groupby("control", sort=False):
+        found = part[fair[part.index]].set_index(["seed", "claim", "statistic"])["verdict"]
         both = found.index.intersection(base.index)
+        said = []
         if len(both):
             changed = int((found.loc[both] != base.loc[both, "verdict"]).sum())
-            parts.append(f"{html.escape(str(control))}: {changed} of {len(both)} verdicts "
-                         "change")
+            said.append(f"{changed} of {len(both)} verdicts change")
+        unfair = int((~fair[part.index]).sum())
+        if unfair:
+            said.append(f"{unfair} not a fair test here")
+        if said:
+            parts.append(f"{html.escape(str(control))}: {', '.join(said)}")
     named = f"<b>{html.escape(model)}</b>" + (f" ({html.escape(kind)})" if kind else "")
     return f"{named}: {'; '.join(parts)}."
 
