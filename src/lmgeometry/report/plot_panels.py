@@ -1,0 +1,214 @@
+"""Panel figures: heatmaps, heatmap grids and figures set side by side, per model or per layer
+at a chosen depth.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from lmgeometry.report.plot_style import (
+    COLOR_CAP_PERCENTILE,
+    GRAY_CONTEXT,
+    _category_colors,
+    _continuous_marker,
+    _r,
+    plain,
+)
+
+__all__ = [
+    "heatmap",
+    "heatmap_grid",
+    "side_by_side",
+    "layer_at_depth",
+    "models_side_by_side",
+]
+
+
+def _heatmap_hover(x_title: str, y_title: str, z_title: str) -> str:
+    """Hover text of a heatmap cell in words: "layer (tuned) 15, layer 6: CKA 0.057"."""
+    return (f"{y_title or 'row'} %{{y}}<br>{x_title or 'column'} %{{x}}<br>"
+            f"{z_title or 'value'}: %{{z:.3f}}<extra></extra>")
+
+
+def heatmap(
+    matrix: np.ndarray,
+    x_labels: Sequence,
+    y_labels: Sequence,
+    title: str = "",
+    x_title: str = "",
+    y_title: str = "",
+    colorbar_title: str = "",
+) -> go.Figure:
+    """A labelled heatmap (e.g. layer x position, layer x UPOS)."""
+    fig = go.Figure(
+        go.Heatmap(
+            z=_r(matrix, 4),
+            x=list(map(str, x_labels)),
+            y=list(map(str, y_labels)),
+            colorscale="Viridis",
+            colorbar={"title": colorbar_title},
+            hovertemplate=_heatmap_hover(x_title, y_title, colorbar_title),
+        )
+    )
+    fig.update_layout(
+        title=title,
+        xaxis_title=x_title,
+        yaxis_title=y_title,
+        height=460,
+        margin={"l": 60, "r": 10, "t": 50, "b": 40},
+    )
+    return fig
+
+
+def heatmap_grid(
+    matrices: Sequence[Sequence[np.ndarray]],
+    row_titles: Sequence[str],
+    col_titles: Sequence[str],
+    title: str = "",
+    x_title: str = "",
+    y_title: str = "",
+    colorbar_title: str = "",
+    zmin: float | None = 0.0,
+    zmax: float | None = 1.0,
+) -> go.Figure:
+    """Heatmaps in a grid (``matrices[row][col]``) on one colour scale (e.g. CKA before and
+    after fine-tuning, linear and debiased); each panel's axes count from 0."""
+    n_rows, n_cols = len(matrices), max(len(r) for r in matrices)
+    fig = make_subplots(rows=n_rows, cols=n_cols, horizontal_spacing=0.06,
+                        vertical_spacing=0.12 if n_rows > 1 else 0.0,
+                        subplot_titles=[f"{c}<br>({r})" if n_rows > 1 else c
+                                        for r in row_titles for c in col_titles])
+    for i, row in enumerate(matrices):
+        for j, matrix in enumerate(row):
+            m = np.asarray(matrix, dtype=np.float64)
+            fig.add_trace(go.Heatmap(z=_r(m, 3), x=np.arange(m.shape[1]), y=np.arange(m.shape[0]),
+                                     coloraxis="coloraxis",
+                                     hovertemplate=_heatmap_hover(x_title, y_title,
+                                                                  colorbar_title)),
+                          row=i + 1, col=j + 1)
+            fig.update_xaxes(title_text=x_title if i == n_rows - 1 else "", row=i + 1,
+                             col=j + 1)
+            fig.update_yaxes(title_text=y_title if j == 0 else "", row=i + 1, col=j + 1)
+    fig.update_layout(title=title, height=330 * n_rows + 80,
+                      coloraxis={"colorscale": "Viridis", "cmin": zmin, "cmax": zmax,
+                                 "colorbar": {"title": colorbar_title}},
+                      margin={"l": 60, "r": 10, "t": 90, "b": 40})
+    return fig
+
+
+def side_by_side(
+    panels: Sequence[np.ndarray],
+    titles: Sequence[str],
+    color: Sequence[np.ndarray],
+    color_title: str,
+    title: str = "",
+) -> go.Figure:
+    """2-D scatters next to each other, each with its own colour values (e.g. clusters)."""
+    fig = make_subplots(rows=1, cols=len(panels), subplot_titles=list(titles))
+    for i, (xy, c) in enumerate(zip(panels, color, strict=True)):
+        fig.add_trace(
+            go.Scatter(
+                x=_r(xy[:, 0]),
+                y=_r(xy[:, 1]),
+                mode="markers",
+                marker={
+                    "size": 3,
+                    "color": c,
+                    "colorscale": "Viridis",
+                    "showscale": i == 0,
+                    "colorbar": {"title": color_title},
+                },
+                showlegend=False,
+            ),
+            row=1,
+            col=i + 1,
+        )
+    fig.update_layout(title=title, height=420, margin={"l": 10, "r": 10, "t": 60, "b": 10})
+    return fig
+
+
+def layer_at_depth(n_layers: int, depth: float) -> int:
+    """The layer of a model with ``n_layers`` hidden states nearest ``depth`` (0 is the
+    embedding output, 1 the last layer): ``round(depth * (n_layers - 1))``."""
+    return int(round(depth * (n_layers - 1)))
+
+
+def models_side_by_side(
+    coords: Mapping[str, Sequence[np.ndarray]],
+    color: Mapping[str, np.ndarray],
+    color_title: str,
+    categorical: bool = False,
+    hover: Mapping[str, Sequence[str]] | None = None,
+    n_steps: int = 9,
+    cols: int = 2,
+    title: str = "",
+    color_cap: float | None = COLOR_CAP_PERCENTILE,
+) -> go.Figure:
+    """Models in columns under one slider over depth, as seed 000 compared GPT-2 and BERT.
+
+    ``coords[m][l]`` is the ``(n_m, 2)`` projection of model ``m``'s points in its layer
+    ``l``; ``color[m]`` their colour values (categories when ``categorical``). Models differ in
+    depth, so the slider runs over ``n_steps`` relative depths from 0 (embedding output) to 1
+    (last layer) and shows each model's :func:`layer_at_depth`; each panel's title names the
+    layer shown. A step re-points every trace's ``x``/``y`` and retitles the panels (an
+    ``update``). Continuous colours share one scale across models, cut at the ``color_cap``
+    percentile; categories share colours and legend entries across models, and a click on
+    one shows it in every panel over the other categories in gray (:data:`GRAY_CONTEXT`).
+    """
+    models = list(coords)
+    if not models:
+        raise ValueError("no models to show")
+    depths = np.linspace(0.0, 1.0, n_steps)
+    rows = int(np.ceil(len(models) / cols))
+    fig = make_subplots(rows=rows, cols=cols, subplot_titles=models, horizontal_spacing=0.04,
+                        vertical_spacing=0.1)
+    every = np.concatenate([np.asarray(color[m]) for m in models])
+    categories = sorted(pd.unique(every.astype(str))) if categorical else [None]
+    colors = _category_colors([c for c in categories if c is not None])
+    traces: list[tuple[str, np.ndarray]] = []
+    in_legend: set[str | None] = set()
+    for i, m in enumerate(models):
+        values = np.asarray(color[m])
+        text = None if hover is None else np.asarray(hover[m])
+        for c in categories:
+            mask = np.ones(len(values), bool) if c is None else values.astype(str) == c
+            if not mask.any():
+                continue
+            xy = np.asarray(coords[m][0])[mask]
+            marker = ({"size": 3, "color": colors[c]} if c is not None else
+                      _continuous_marker(values, color_title, i == 0, 3, every, color_cap))
+            fig.add_trace(go.Scatter(
+                x=_r(xy[:, 0]), y=_r(xy[:, 1]), mode="markers", marker=marker,
+                name=plain(c) if c is not None else m, legendgroup=str(c),
+                showlegend=c is not None and c not in in_legend,
+                text=None if text is None else text[mask],
+                hoverinfo="text+name" if c is not None else "text"),
+                row=i // cols + 1, col=i % cols + 1)
+            traces.append((m, mask))
+            in_legend.add(c)
+    steps = []
+    for depth in depths:
+        shown = {m: layer_at_depth(len(coords[m]), depth) for m in models}
+        xs = [_r(np.asarray(coords[m][shown[m]])[mask][:, 0]) for m, mask in traces]
+        ys = [_r(np.asarray(coords[m][shown[m]])[mask][:, 1]) for m, mask in traces]
+        titles = {f"annotations[{i}].text": f"{m}: layer {shown[m]} of {len(coords[m]) - 1}"
+                  for i, m in enumerate(models)}
+        steps.append({"method": "update", "label": f"{depth:.2f}",
+                      "args": [{"x": xs, "y": ys}, titles]})
+    for i, m in enumerate(models):
+        fig.layout.annotations[i].text = f"{m}: layer 0 of {len(coords[m]) - 1}"
+    fig.update_xaxes(showticklabels=False)
+    fig.update_yaxes(showticklabels=False)
+    fig.update_layout(
+        title=title, height=330 * rows + 150, margin={"l": 10, "r": 10, "t": 60, "b": 10},
+        legend={"itemsizing": "constant", "title": color_title},
+        sliders=[{"active": 0, "steps": steps, "pad": {"t": 20},
+                  "currentvalue": {"prefix": "depth (layer / last layer): "}}],
+        meta=GRAY_CONTEXT if categorical else None,
+    )
+    return fig

@@ -1,0 +1,170 @@
+"""Plot style shared by the figure builders: the model palette, reader-facing labels, colour scales
+and the menus' settings.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Sequence
+
+import numpy as np
+
+from lmgeometry.io._offline import ALIASES
+
+__all__ = [
+    "SHADOW",
+    "PALETTE",
+    "MODEL_ORDER",
+    "COLOR_CAP_PERCENTILE",
+    "LABELS",
+    "plain",
+    "label",
+    "model_color",
+    "scene_axis_titles",
+    "GRAY_CONTEXT",
+    "SELECT_MENU",
+    "color_bounds",
+]
+
+
+SHADOW = "rgba(160,160,160,0.25)"
+
+
+#: Kelly's (1965) colours of maximum contrast (white and black left out): 20 categories
+#: that stay distinct from each other and from the gray shadow.
+PALETTE = ["#875692", "#F38400", "#0067A5", "#BE0032", "#008856", "#F3C300", "#A1CAF1",
+           "#E68FAC", "#604E97", "#882D17", "#8DB600", "#F99379", "#C2B280", "#654522",
+           "#E25822", "#2B3D26", "#B3446C", "#DCD300", "#848482", "#F6A600"]
+
+
+#: The registry's models (the offline aliases) in their fixed order: model ``i`` of it is drawn
+#: in ``PALETTE[i]`` in every figure (:func:`model_color`).
+MODEL_ORDER: tuple[str, ...] = tuple(ALIASES)
+
+
+#: Continuous colour scales end at this percentile of the values: a skewed attribute such as
+#: the position in the sentence would otherwise put most points in one end of the scale.
+COLOR_CAP_PERCENTILE = 95.0
+
+
+#: Reader-facing names of the measure and column names that reach legends and axes.
+LABELS = {
+    "upos": "part of speech (UPOS)",
+    "selfsim": "SelfSim",
+    "intrasim": "IntraSim",
+    "selfsim_adj": "SelfSim, anisotropy-adjusted",
+    "intrasim_adj": "IntraSim, anisotropy-adjusted",
+    "mev": "MEV",
+    "sigma_1": "σ₁",
+    "sigma_2": "σ₂",
+    "sigma_3": "σ₃",
+}
+
+
+def plain(text: object) -> str:
+    """``text`` for a plotly title, legend or hover: angle brackets as entities, so that a
+    token such as ``<s>`` or ``<bos>`` is shown as written (plotly reads ``<s>`` as a
+    strike-through tag and drops tags it does not know)."""
+    return str(text).replace("<", "&lt;").replace(">", "&gt;")
+
+
+def label(name: object) -> str:
+    """The reader-facing name of a measure or column: :data:`LABELS`, else underscores as
+    spaces (``mean_cosine_centered`` -> ``mean cosine centered``); angle brackets escaped
+    (:func:`plain`)."""
+    text = str(name)
+    return plain(LABELS.get(text, text.replace("_", " ")))
+
+
+def _r(a: np.ndarray, decimals: int = 3) -> np.ndarray:
+    return np.round(np.asarray(a, dtype=np.float64), decimals)
+
+
+def _category_colors(categories: Sequence[str]) -> dict[str, str]:
+    return {c: PALETTE[i % len(PALETTE)] for i, c in enumerate(categories)}
+
+
+def model_color(model: object) -> str:
+    """The colour of ``model`` in every figure of the book.
+
+    Parameters
+    ----------
+    model
+        A model's name as the chapters write it: an offline alias (``minilm-l6``), a hub id
+        or a folder.
+
+    Returns
+    -------
+    str
+        ``PALETTE[i]`` for model ``i`` of :data:`MODEL_ORDER`; any other name gets one of the
+        palette's remaining colours, chosen by a checksum of the name (the same in every
+        figure and every run; two such names may share a colour).
+    """
+    name = str(model)
+    if name in MODEL_ORDER:
+        return PALETTE[MODEL_ORDER.index(name) % len(PALETTE)]
+    rest = len(PALETTE) - len(MODEL_ORDER)
+    return PALETTE[len(MODEL_ORDER) + zlib.crc32(name.encode("utf-8")) % rest]
+
+
+def _colors_by(column: str, values: Sequence[object]) -> dict[object, str]:
+    """Colour of each of ``values`` (in their order) of the column ``column``: the model
+    colours (:func:`model_color`) for the ``model`` column or values that are all registry
+    models, else the palette in order."""
+    values = list(values)
+    if column == "model" or (values and all(str(v) in MODEL_ORDER for v in values)):
+        return {v: model_color(v) for v in values}
+    return {v: PALETTE[i % len(PALETTE)] for i, v in enumerate(values)}
+
+
+def scene_axis_titles(title: str) -> tuple[str, str, str]:
+    """Axis titles of a 3-D scatter whose figure is titled ``title``: the projection's
+    components (``PC 1``... for a PCA, ``UMAP 1``... for a UMAP, ``t-SNE 1``... for a t-SNE),
+    else the coordinates themselves (``x``, ``y``, ``z``).
+
+    Parameters
+    ----------
+    title
+        The figure's title, which names its projection.
+
+    Returns
+    -------
+    tuple of str
+        The titles of the x, y and z axes.
+    """
+    for key, prefix in (("PCA", "PC"), ("UMAP", "UMAP"), ("T-SNE", "t-SNE"), ("TSNE", "t-SNE")):
+        if key in title.upper():
+            return (f"{prefix} 1", f"{prefix} 2", f"{prefix} 3")
+    return ("x", "y", "z")
+
+
+#: ``layout.meta`` of a categorical figure whose legend click shows one category in colour
+#: over the others in gray (drawn by ``_ext/lmgeometry_figures.js``) instead of hiding it.
+GRAY_CONTEXT = {"legendClick": "gray-context"}
+
+
+#: ``layout.meta`` of a figure whose first dropdown is drawn as a native ``<select>`` above
+#: the plot (by ``_ext/lmgeometry_figures.js``): a list of dozens of words that fits any
+#: screen, where plotly's own dropdown is taller than the figure.
+SELECT_MENU = {"menu": "select"}
+
+
+def color_bounds(values: np.ndarray, cap: float | None = COLOR_CAP_PERCENTILE
+                 ) -> tuple[float, float]:
+    """``(cmin, cmax)`` of a continuous colour scale: the minimum and the ``cap`` percentile
+    (the maximum when ``cap`` is None). Values above ``cmax`` get the top colour."""
+    values = np.asarray(values, dtype=np.float64)
+    top = float(np.nanmax(values)) if cap is None else float(np.nanpercentile(values, cap))
+    return float(np.nanmin(values)), top
+
+
+def _continuous_marker(color: np.ndarray, color_title: str, showscale: bool, size: int,
+                       scale_of: np.ndarray, cap: float | None) -> dict:
+    """Marker of ``color`` on the scale of all the values ``scale_of``, cut at the ``cap``
+    percentile; the colour bar says where it is cut."""
+    bounds = color_bounds(scale_of, cap)
+    title = color_title
+    if bounds[1] < np.nanmax(np.asarray(scale_of, dtype=np.float64)):
+        title = f"{color_title}<br><sup>top colour: {bounds[1]:g}<br>and more ({cap:g}th pct)</sup>"
+    return {"size": size, "color": color, "colorscale": "Viridis", "cmin": bounds[0],
+            "cmax": bounds[1], "showscale": showscale, "colorbar": {"title": title}}
