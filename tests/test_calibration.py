@@ -7,7 +7,7 @@ import pytest
 
 from lmgeometry.chapters import calibration as cal
 from lmgeometry.chapters import context_measures as cm
-from lmgeometry.chapters import drift, finetuning, model_zoo
+from lmgeometry.chapters import drift_verdicts, finetuning, model_zoo
 from lmgeometry.report.claims import Claim, Evidence, calibration_entry, claims_frame
 
 
@@ -23,7 +23,7 @@ def _rules() -> dict[str, tuple[float, str]]:
                        ("scaled centring improves word similarity", "wordsim_gain"),
                        ("removing the top principal components (eq. 11) improves word "
                         "similarity", "wordsim_gain")):
-        rules[claim] = (drift.THRESHOLDS[key][0], "above")
+        rules[claim] = (drift_verdicts.THRESHOLDS[key][0], "above")
     rules["the 1-D threshold nearly matches the full fine-tuned model"] = (
         finetuning.THRESHOLDS["threshold_gap"][0], "below")
     rules["the same rogue dimensions dominate after fine-tuning on either task"] = (

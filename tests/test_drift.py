@@ -9,7 +9,7 @@ from conftest import array_store
 from tokenizers import Tokenizer, models, pre_tokenizers
 from transformers import PreTrainedTokenizerFast
 
-from lmgeometry.chapters import drift
+from lmgeometry.chapters import drift, drift_matrix, drift_tokens, drift_verdicts, drift_words
 from lmgeometry.chapters.common import per_layer
 from lmgeometry.measures import centering, mean_cosines
 
@@ -29,30 +29,30 @@ def _word_piece() -> PreTrainedTokenizerFast:
 
 
 def test_token_counts_word_level():
-    counts = drift.token_counts(_word_level(), ["a b a", "c a", "zzz"], n_rows=8)
+    counts = drift_tokens.token_counts(_word_level(), ["a b a", "c a", "zzz"], n_rows=8)
     assert counts.tolist() == [1, 3, 1, 1, 0, 0, 0, 0]
     with pytest.raises(ValueError):
-        drift.token_counts(_word_level(), ["the"], n_rows=3)
+        drift_tokens.token_counts(_word_level(), ["the"], n_rows=3)
 
 
 def test_frequency_ranks_ties_and_exclusions():
-    ranks = drift.frequency_ranks([5, 0, 5, 2, 7], exclude=[4])
+    ranks = drift_tokens.frequency_ranks([5, 0, 5, 2, 7], exclude=[4])
     assert ranks.tolist() == [0, -1, 1, 2, -1]
-    assert drift.unseen_tokens([0, 3, 0, 1], exclude=[0]).tolist() == [2]
+    assert drift_tokens.unseen_tokens([0, 3, 0, 1], exclude=[0]).tolist() == [2]
 
 
 def test_zipf_curve_and_coverage():
-    z = drift.zipf_curve([1, 4, 2, 0, 8], n_points=50)
+    z = drift_tokens.zipf_curve([1, 4, 2, 0, 8], n_points=50)
     assert z["rank"].tolist() == [1, 2, 3, 4]
     assert z["count"].tolist() == [8, 4, 2, 1]
     assert z["frequency"].sum() == pytest.approx(1.0)
-    cov = drift.coverage([50, 30, 10, 10, 0], fractions=(0.3, 0.5, 0.8, 0.98))
+    cov = drift_tokens.coverage([50, 30, 10, 10, 0], fractions=(0.3, 0.5, 0.8, 0.98))
     assert cov == {0.3: 1, 0.5: 1, 0.8: 2, 0.98: 4, "seen": 4, "total": 100}
-    assert drift.word_counts(["a b a", "b c"]).tolist() == [2, 2, 1]
+    assert drift_tokens.word_counts(["a b a", "b c"]).tolist() == [2, 2, 1]
 
 
 def test_single_token_ids_wordpiece():
-    ids = drift.single_token_ids(_word_piece(), ["bank", "banks", "river", "zzz"])
+    ids = drift_tokens.single_token_ids(_word_piece(), ["bank", "banks", "river", "zzz"])
     # "banks" is two pieces, "zzz" is the unknown token
     assert ids == {"bank": 2, "river": 4}
 
@@ -60,15 +60,15 @@ def test_single_token_ids_wordpiece():
 def test_variant_rows_match_full_transforms():
     W = np.random.default_rng(0).standard_normal((50, 4)) + 3.0
     rows = np.array([7, 0, 31])
-    assert np.allclose(drift.variant_rows(W, rows, "original"), W[rows])
-    assert np.allclose(drift.variant_rows(W, rows, "centered"), (W - W.mean(0))[rows])
+    assert np.allclose(drift_matrix.variant_rows(W, rows, "original"), W[rows])
+    assert np.allclose(drift_matrix.variant_rows(W, rows, "centered"), (W - W.mean(0))[rows])
     assert np.allclose(
-        drift.variant_rows(W, rows, "centered_scaled"), centering.scaled_center(W)[rows]
+        drift_matrix.variant_rows(W, rows, "centered_scaled"), centering.scaled_center(W)[rows]
     )
     post = centering.remove_top_pcs(W)[rows]
-    assert np.allclose(drift.variant_rows(W, rows, "post_process"), post)
+    assert np.allclose(drift_matrix.variant_rows(W, rows, "post_process"), post)
     with pytest.raises(ValueError):
-        drift.variant_rows(W, rows, "whitened")
+        drift_matrix.variant_rows(W, rows, "whitened")
 
 
 def test_word_similarity_perfect_order_and_coverage():
@@ -85,7 +85,7 @@ def test_word_similarity_perfect_order_and_coverage():
             "score": [9.0, 6.0, 1.0, 5.0],
         }
     )
-    table, change = drift.word_similarity(
+    table, change = drift_words.word_similarity(
         W, _word_piece(), benchmarks=["toy"], variants=["original"], frames={"toy": pairs}
     )
     cos = table[table["score"] == "cosine"].iloc[0]
@@ -121,13 +121,13 @@ def _shifted_vocabulary(n_words: int = 400, d: int = 12, seed: int = 0, scale: f
 
 def test_centring_a_planted_offset_improves_word_similarity_with_an_interval():
     W, tok, frame = _shifted_vocabulary()
-    table, change = drift.word_similarity(W, tok, benchmarks=["toy"], frames={"toy": frame},
+    table, change = drift_words.word_similarity(W, tok, benchmarks=["toy"], frames={"toy": frame},
                                           n_boot=200, rng=0)
-    assert set(table["variant"]) == set(drift.VARIANTS) and (table["n_pairs"] == 300).all()
+    assert set(table["variant"]) == set(drift_matrix.VARIANTS) and (table["n_pairs"] == 300).all()
     row = change.set_index(["variant", "score"]).loc[("centered", "dot")]
     assert row["change_x100"] > 20 and row["change_x100_lo"] > 1.0  # a clear gain
     assert row["change_x100_lo"] <= row["change_x100"] <= row["change_x100_hi"]
-    claims = drift.drift_claims("toy", _statistics(), _trends(), change)
+    claims = drift_verdicts.drift_claims("toy", _statistics(), _trends(), change)
     gains = [c for c in claims if c.claim == "centring improves word similarity"]
     assert {c.verdict for c in gains} == {"holds"} and len(gains) == 2
 
@@ -152,14 +152,14 @@ def test_w_tables_on_a_planted_shift_give_the_seed_verdicts(monkeypatch):
     W, tok, frame = _shifted_vocabulary(seed=1, scale=0.2, spread=0.0)  # a pure shift
     counts = np.zeros(len(W), dtype=np.int64)
     counts[1:301] = np.arange(300, 0, -1)  # w0 most frequent; w300.. never seen
-    original = drift.word_similarity
+    original = drift_words.word_similarity
     monkeypatch.setattr(drift, "word_similarity", lambda W, tokenizer, **kw: original(
         W, tokenizer, benchmarks=["toy"], frames={"toy": frame}, **kw))
     out = drift.w_tables(W, tok, counts, point_budget=50, n_bins=6, n_boot=100, seed=0)
     s = out["statistics"]
     assert s["mean_cosine_lo"] <= s["mean_cosine"] <= s["mean_cosine_hi"]
-    claims = {c.claim: c for c in drift.drift_claims("toy", s, out["rare_trends"],
-                                                     out["wordsim_change"])}
+    claims = {c.claim: c for c in drift_verdicts.drift_claims("toy", s, out["rare_trends"],
+                                                              out["wordsim_change"])}
     assert claims["W's rows share a common direction"].verdict == "holds"
     assert claims["centring makes W nearly isotropic"].verdict == "holds"
     assert claims["centring closes most of the gap to isotropy"].verdict == "holds"
@@ -174,8 +174,8 @@ def test_rare_token_bins_rise_when_rare_rows_drift_furthest():
     counts[:2400] = np.arange(2400, 0, -1)  # ids in frequency order; 2400.. never seen
     drift_len = np.linspace(0.0, 3.0, V)[:, None]  # the rarer, the further along e_0
     W = rng.standard_normal((V, d)) + drift_len * np.eye(d)[0]
-    bins, trends, total = drift.rare_token_table(W, counts, _word_level(), n_bins=8, n_boot=100,
-                                                 rng=0)
+    bins, trends, total = drift_matrix.rare_token_table(W, counts, _word_level(), n_bins=8,
+                                                        n_boot=100, rng=0)
     raw = bins[(bins["protocol"] == "frequency") & (bins["variant"] == "raw")]
     assert raw["n_tokens"].sum() == 2400 - 1 and raw["n_rare"].iloc[0] == V - 2400  # [UNK] out
     assert raw["mean_cosine"].is_monotonic_increasing
@@ -183,7 +183,7 @@ def test_rare_token_bins_rise_when_rare_rows_drift_furthest():
     t = trends.set_index(["protocol", "variant"]).loc[("frequency", "raw")]
     assert t["rho"] == pytest.approx(1.0) and t["rho_lo"] > 0.5
     assert total[0] == pytest.approx(mean_cosines.mean_cosine(W), abs=1e-5) and len(total) == 101
-    claims = drift.drift_claims("toy", _statistics(), trends, pd.DataFrame())
+    claims = drift_verdicts.drift_claims("toy", _statistics(), trends, pd.DataFrame())
     rare = [c for c in claims if c.claim.startswith("rare tokens")]
     # ids are in frequency order here, so the paper's id bins ([unused0] as R) rise too
     assert [c.verdict for c in rare] == ["holds", "holds"]
@@ -196,7 +196,7 @@ def test_index_protocol_leaves_out_reference_tokens_and_drops_reference_bins():
     counts = np.zeros(V, dtype=np.int64)
     counts[[1, 2, 3, 5]] = [9, 5, 3, 7]
     counts[100:200] = 1
-    bins, trends, _ = drift.rare_token_table(W, counts, tok, n_bins=4)
+    bins, trends, _ = drift_matrix.rare_token_table(W, counts, tok, n_bins=4)
     index = bins[(bins["protocol"] == "index") & (bins["variant"] == "raw")]
     assert index["rank_start"].tolist() == [0, 1000, 2000] and index["n_rare"].iloc[0] == 1
     assert index["n_excluded"].tolist() == [2, 0, 0]
@@ -231,7 +231,7 @@ def test_hidden_state_layers_controls_and_the_first_word_sink(tmp_path):
     layer = out["layers"].iloc[0]  # the flag belongs to the layer, not to a control
     assert layer["first_word_norm_ratio"] > 20 and "control" not in out["layers"]
     table = per_layer([store], lambda s: out["hidden"])
-    claims = {c.control: c for c in drift.hidden_claims(table)}
+    claims = {c.control: c for c in drift_verdicts.hidden_claims(table)}
     assert claims["none"].verdict == "does not hold"
     assert claims["first word excluded"].verdict == "holds"
     encoder = array_store(tmp_path / "enc", [X], words, kind="encoder")
