@@ -319,7 +319,7 @@ def test_special_measures_known_answers(tmp_path):
     sentences of L words: a word's and [CLS]'s mean cosine to the other L + 1 tokens is
     (L - 1) / (L + 1), [SEP]'s is -1; the norm ratios are 2 and 3; every token of a kind
     alike, so every interval is a point."""
-    from lmgeometry.chapters import geometry
+    from lmgeometry.chapters import geometry, geometry_special
 
     n_sent, length, width = 20, 6, 4
     words = pd.DataFrame({
@@ -335,8 +335,8 @@ def test_special_measures_known_answers(tmp_path):
     S = np.where((special["token"] == "[CLS]").to_numpy()[:, None], 2 * e1, -3 * e1)
     store = array_store(tmp_path / "known", [X, X], words, kind="encoder",
                         special=[S, S], special_words=special)
-    plan = geometry.special_plan(store, n_boot=50, seed=0)
-    rows, reps = geometry.special_measures(store.layer(1), store.special_layer(1), plan)
+    plan = geometry_special.special_plan(store, n_boot=50, seed=0)
+    rows, reps = geometry_special.special_measures(store.layer(1), store.special_layer(1), plan)
     found = pd.DataFrame(rows).set_index("token")
     assert set(found.index) == {"[CLS] (first token)", "[SEP] (last token)"}
     word_intra = (length - 1) / (length + 1)
@@ -363,15 +363,15 @@ def test_special_measures_known_answers(tmp_path):
 def test_first_word_norm_ratio_is_over_the_other_words(tmp_path):
     """A decoder without BOS: first words of norm 4, the 7 other words of each sentence of
     norm 1. The ratio is 4, not 4 over the mean of all eight words (32 / 11)."""
-    from lmgeometry.chapters import geometry
+    from lmgeometry.chapters import geometry, geometry_special
 
     _, words = _sentences(n_sent=30, length=8, seed=4)
     first = (words["word_index"] == 0).to_numpy()
     X = np.zeros((len(words), 6), dtype=np.float32)
     X[:, 0] = np.where(first, 4.0, 1.0)
     store = array_store(tmp_path / "first", [X], words, kind="decoder")
-    plan = geometry.special_plan(store, n_boot=50, seed=0)
-    (row,), _ = geometry.special_measures(store.layer(0), store.special_layer(0), plan)
+    plan = geometry_special.special_plan(store, n_boot=50, seed=0)
+    (row,), _ = geometry_special.special_measures(store.layer(0), store.special_layer(0), plan)
     assert row["token"] == "first word (first token)"
     assert row["norm_ratio"] == pytest.approx(4.0)
     assert row["norm_ratio_lo"] == pytest.approx(4.0) and row["norm_ratio_hi"] == pytest.approx(4.0)
@@ -383,15 +383,15 @@ def test_first_word_norm_ratio_is_over_the_other_words(tmp_path):
 def test_special_measures_skip_a_token_alone_in_its_sentence(tmp_path):
     """A decoder without BOS: the first word is the subject; a one-word sentence has no
     intra-sentence similarity and is left out of the means instead of making them NaN."""
-    from lmgeometry.chapters import geometry
+    from lmgeometry.chapters import geometry_special
 
     rng, words = _sentences(n_sent=30, length=8, seed=4)
     words = words[(words["sentence_id"] != 0) | (words["word_index"] == 0)]
     words = words.reset_index(drop=True)
     X = rng.normal(size=(len(words), 6)).astype(np.float32)
     store = array_store(tmp_path / "alone", [X], words, kind="decoder")
-    plan = geometry.special_plan(store, n_boot=50, seed=0)
-    rows, _ = geometry.special_measures(store.layer(0), store.special_layer(0), plan)
+    plan = geometry_special.special_plan(store, n_boot=50, seed=0)
+    rows, _ = geometry_special.special_measures(store.layer(0), store.special_layer(0), plan)
     (row,) = rows
     assert row["token"] == "first word (first token)" and row["n"] == 30
     assert np.isfinite([row["intra"], row["difference"], row["difference_lo"],

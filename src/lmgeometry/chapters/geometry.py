@@ -19,6 +19,9 @@ every layer and measure of a model, conditional on the fitted clusters and regre
 silhouette, separation, first-word shares, k-NN R^2 and the special tokens' measures; a
 delete-a-group jackknife over blocks of sentences for omega-squared, whose many small groups
 (word identity) a bootstrap would inflate with the duplicated sentences' identical rows.
+
+Its per-layer measures live in :mod:`~lmgeometry.chapters.geometry_layers` and its special-token
+measures in :mod:`~lmgeometry.chapters.geometry_special`.
 """
 
 from __future__ import annotations
@@ -34,20 +37,21 @@ from lmgeometry.activations.lm_loss import lm_loss
 from lmgeometry.activations.store import Store
 from lmgeometry.chapters import calibration
 from lmgeometry.chapters.common import ChapterResult, control_rows, controls_for, with_blas_threads
+from lmgeometry.chapters.geometry_layers import (
+    JACKKNIFE_BLOCKS,
+    KNN_COMPONENTS,
+    KNN_NEIGHBORS,
+    SILHOUETTE,
+    Views,
+    _blocks,
+    cluster_profile,
+    cluster_projections,
+    layer_measures,
+)
+from lmgeometry.chapters.geometry_special import special_measures, special_plan
 from lmgeometry.io.models import seed_protocol
 from lmgeometry.measures import stats
-from lmgeometry.measures.clusters import (
-    Clusters,
-    as_float,
-    detect_clusters,
-    first_word_norm_ratio,
-    pca_project,
-    position_bins,
-    position_knn_r2,
-    separation_replicates,
-    umap_project,
-    variance_explained_jackknife,
-)
+from lmgeometry.measures.clusters import umap_project
 from lmgeometry.measures.similarity import subsample
 from lmgeometry.measures.stats import (
     GroupBootstrap,
@@ -55,7 +59,6 @@ from lmgeometry.measures.stats import (
     jackknife_interval,
     percentile_interval,
 )
-from lmgeometry.measures.tokens import token_measures
 from lmgeometry.report.claims import Claim, claim_sentences, claims_frame
 from lmgeometry.report.prose import layer_ranges, layers_phrase, number, plural, span
 
@@ -63,64 +66,36 @@ __all__ = [
     "FIGURES",
     "FIRST_SHARE",
     "GeometryResult",
-    "JACKKNIFE_BLOCKS",
-    "KNN_COMPONENTS",
-    "KNN_NEIGHBORS",
     "MANIFOLD_GAIN",
-    "MIN_CLASS_TOKENS",
-    "POSITION_BINS",
     "SILHOUETTE",
-    "SpecialPlan",
-    "Views",
     "analyse",
     "bos_dependence",
     "bos_sentences",
     "BROKEN_LOSS_RATIO",
     "claim_layers",
-    "cluster_profile",
-    "cluster_projections",
     "hover_labels",
-    "layer_measures",
-    "special_measures",
-    "special_plan",
     "special_sentences",
 ]
 
-#: Kaufman & Rousseeuw (1990): an average silhouette above 0.5 is a reasonable cluster
-#: structure (0.26-0.50 weak, possibly artificial). A layer *splits* when its best k-means
-#: split (k = 2 to 4, top 50 PCs) reaches it.
-SILHOUETTE = 0.5
 
 #: A cluster *is* the sentences' first words when they make up most of it.
 FIRST_SHARE = 0.5
+
 
 #: A position manifold makes position predictable from where a word lies: the k-NN R^2 of
 #: position, above its shuffled-position value by more than 0.5, means the location explains
 #: more of the position's variance than it leaves unexplained.
 MANIFOLD_GAIN = 0.5
 
-#: Principal components of the larger cluster's words on which the k-NN regression of
-#: position runs (seed 000 looked at 3-D projections), and its number of neighbours.
-KNN_COMPONENTS = 3
-KNN_NEIGHBORS = 10
-
-#: Blocks of sentences of the omega-squared jackknife.
-JACKKNIFE_BLOCKS = 20
-
-#: Input positions (after the first token) grouped as the seed's position figures group them:
-#: the first token is compared with each group's mean.
-POSITION_BINS: tuple[tuple[int, int], ...] = ((1, 1), (2, 3), (4, 7), (8, 15), (16, 31),
-                                             (32, 1 << 30))
-
-#: A part of speech with fewer tokens is not compared with [SEP] (its mean is too noisy).
-MIN_CLASS_TOKENS = 50
 
 #: The layers of a claim about "the layers", as statistics name them (see :func:`claim_layers`).
 _SPAN = "layers 1 to L - 1"
 
+
 #: Figure labels (the notebook's ``show`` names) of the claims' evidence.
 FIGURES = {"split": "silhouette", "first": "first-word-share", "last": "separation",
            "manifold": "position-knn", "position": "position-lead", "special": "special-intra"}
+
 
 _PUBLISHED = {
     "split_decoder": "GPT-2: two very separate clusters (PCA views of every layer, by eye)",
@@ -140,31 +115,6 @@ _PUBLISHED = {
 
 
 @dataclass
-class Views:
-    """What the chapter's figures draw for one model (arrays; not saved in the results file).
-
-    Attributes
-    ----------
-    words : the drawn words (at most ``point_budget``, re-indexed 0..n-1)
-    coords : per layer, the drawn words' (n, 3) coordinates on the layer's first three
-        principal components (computed on the whole sample)
-    labels : per layer, the drawn words' cluster labels (0 everywhere when it does not split)
-    umap_layers, umap_coords : the layers given a 3-D UMAP, and the drawn words' coordinates
-    split_layer : the layer whose split is the widest (largest separation), or None
-    split_coords : the drawn words of each cluster of ``split_layer`` on their own first two
-        principal components (:func:`cluster_projections`)
-    """
-
-    words: pd.DataFrame
-    coords: list[np.ndarray] = field(default_factory=list)
-    labels: list[np.ndarray] = field(default_factory=list)
-    umap_layers: list[int] = field(default_factory=list)
-    umap_coords: list[np.ndarray] = field(default_factory=list)
-    split_layer: int | None = None
-    split_coords: list[np.ndarray] = field(default_factory=list)
-
-
-@dataclass
 class GeometryResult(ChapterResult):
     """:class:`ChapterResult` with the arrays the figures draw (``views``, per model)."""
 
@@ -181,304 +131,9 @@ def claim_layers(n_layers: int) -> list[int]:
     return list(range(1, n_layers - 1)) if n_layers >= 3 else list(range(n_layers))
 
 
-def cluster_profile(words: pd.DataFrame, labels: np.ndarray, top: int = 5) -> pd.DataFrame:
-    """Describe each cluster of a layer: size, share of position-0 words, positions, top words.
-
-    ``words`` needs ``word_index`` (position of the word in its sentence) and ``text``.
-    """
-    rows = []
-    for c in np.unique(labels):
-        part = words[labels == c]
-        rows.append(
-            {
-                "cluster": int(c),
-                "share": len(part) / len(words),
-                "position0_share": float((part["word_index"] == 0).mean()),
-                "mean_position": float(part["word_index"].mean()),
-                "top_words": ", ".join(part["text"].str.lower().value_counts().index[:top]),
-            }
-        )
-    return pd.DataFrame(rows)
-
-
 def hover_labels(words: pd.DataFrame) -> np.ndarray:
     """Hover text of each word: ``"text (pos i)"`` with ``i`` its position in the sentence."""
     return (words["text"] + " (pos " + words["word_index"].astype(str) + ")").to_numpy()
-
-
-def cluster_projections(
-    X: np.ndarray, labels: np.ndarray, seed: int = 0
-) -> list[np.ndarray]:
-    """Each cluster's rows projected on its own first two principal components.
-
-    Seed 000 did this for GPT-2's two clusters: one of them (its "right" cluster), projected
-    alone, showed the position manifold that the global projection flattened. Cluster ``c``'s
-    panel is element ``c`` of the list (labels as :func:`detect_clusters` orders them, largest
-    first).
-    """
-    Xf = as_float(X)
-    return [pca_project(Xf[labels == c], n_components=2, seed=seed)[0]
-            for c in range(int(labels.max()) + 1)]
-
-
-def _interval(name: str, value: float, reps: np.ndarray, jackknife: bool = False) -> dict:
-    fn = jackknife_interval if jackknife else percentile_interval
-    lo, hi = fn(reps, value)
-    return {name: float(value), f"{name}_lo": lo, f"{name}_hi": hi}
-
-
-def _cluster_measures(found: Clusters, first: np.ndarray, text: np.ndarray,
-                      boot: GroupBootstrap, rows: np.ndarray, previous: Clusters | None
-                      ) -> tuple[dict, dict]:
-    """Silhouette, separation and first-word shares of one layer's split, with replicates."""
-    nan, reps = float("nan"), {}
-    has = np.isfinite(found.silhouettes)
-    minor = found.labels != 0
-    values = {"silhouette": boot.ratio(found.silhouettes[has], rows=rows[has]),
-              "separation": separation_replicates(found.coords, found.split_labels, boot, rows)}
-    if previous is not None:
-        values["separation_carried"] = separation_replicates(
-            found.coords, previous.split_labels, boot, rows)
-    if minor.any() and first.any():
-        values["first_share"] = boot.ratio(first[minor], rows=rows[minor])
-        values["first_recall"] = boot.ratio(minor[first], rows=rows[first])
-    row: dict = {"k": found.k, "best_k": found.best_k, "split": found.k >= 2,
-                 "minor_share": float(minor.mean())}
-    for name in ("silhouette", "separation", "separation_carried", "first_share",
-                 "first_recall"):
-        value, rep = values.get(name, (nan, np.full(boot.n_boot, nan)))
-        row.update(_interval(name, value, rep))
-        reps[name] = rep
-    others = pd.Series(text[minor & ~first]).value_counts()
-    row["minor_other_top"] = str(others.index[0]) if len(others) else ""
-    row["minor_other_top_share"] = float(others.iloc[0] / others.sum()) if len(others) else nan
-    return row, reps
-
-
-def _variance_measures(X: np.ndarray, words: pd.DataFrame, blocks: np.ndarray
-                       ) -> tuple[dict, dict]:
-    """Omega-squared of position, first word, UPOS and word identity, with jackknife replicates.
-
-    ``position_lead`` is position's omega-squared minus the larger of UPOS's and word
-    identity's: above 0 when position explains more of the variance than either.
-    """
-    position = words["word_index"].to_numpy()
-    attributes = {"var_position": position_bins(position),
-                  "var_first": (position == 0).astype(np.int8),
-                  "var_upos": words["upos"].to_numpy(),
-                  "var_word": words["text"].str.lower().to_numpy()}
-    row, reps = {}, {}
-    for name, groups in attributes.items():
-        if len(np.unique(groups)) > 1 and len(np.unique(groups)) < len(groups):
-            value, rep = variance_explained_jackknife(X, groups, blocks)
-        else:
-            value, rep = float("nan"), np.full(len(np.unique(blocks)), np.nan)
-        row.update(_interval(name, value, rep, jackknife=True))
-        reps[name] = rep
-    lead = row["var_position"] - np.fmax(row["var_upos"], row["var_word"])
-    reps["position_lead"] = reps["var_position"] - np.fmax(reps["var_upos"], reps["var_word"])
-    row.update(_interval("position_lead", lead, reps["position_lead"], jackknife=True))
-    return row, reps
-
-
-def _manifold_measures(X: np.ndarray, words: pd.DataFrame, found: Clusters,
-                       boot: GroupBootstrap, rows: np.ndarray, seed: int) -> tuple[dict, dict]:
-    """k-NN R^2 of position from the larger cluster's top principal components, vs shuffled."""
-    larger = found.labels == 0
-    position = words["word_index"].to_numpy()[larger]
-    nan = np.full(boot.n_boot, np.nan)
-    if larger.sum() < 5 * KNN_NEIGHBORS or len(np.unique(position)) < 2:
-        result = None
-    else:
-        coords, _ = pca_project(X[larger], n_components=min(KNN_COMPONENTS, X.shape[1]),
-                                seed=seed)
-        result = position_knn_r2(coords, position, words["sentence_id"].to_numpy()[larger],
-                                 n_neighbors=KNN_NEIGHBORS, seed=seed, boot=boot,
-                                 rows=rows[larger])
-    values = {
-        "knn_r2": (result.r2, result.r2_reps) if result else (np.nan, nan),
-        "knn_shuffled": (result.shuffled, result.shuffled_reps) if result else (np.nan, nan),
-    }
-    values["knn_gain"] = (values["knn_r2"][0] - values["knn_shuffled"][0],
-                          values["knn_r2"][1] - values["knn_shuffled"][1])
-    row, reps = {"knn_words": int(larger.sum())}, {}
-    for name, (value, rep) in values.items():
-        row.update(_interval(name, float(value), rep))
-        reps[name] = rep
-    return row, reps
-
-
-def layer_measures(X: np.ndarray, words: pd.DataFrame, boot: GroupBootstrap,
-                   rows: np.ndarray, blocks: np.ndarray, *, seed: int = 0,
-                   previous: Clusters | None = None) -> tuple[dict, dict, Clusters]:
-    """Every measure of one layer under one control, with its 95% interval.
-
-    Parameters
-    ----------
-    X : (n, d) the layer's vectors of the control's words
-    words : their word-table rows (``word_index``, ``sentence_id``, ``text``, ``upos``)
-    boot : the model's sentence bootstrap; ``rows`` maps the words to its rows
-    blocks : the jackknife block of each word (whole sentences per block)
-    previous : the previous layer's clusters (same words), for ``separation_carried``
-
-    Returns
-    -------
-    row : dict
-        ``k``, ``best_k``, ``split`` (silhouette >= :data:`SILHOUETTE`), ``silhouette``,
-        ``separation`` (:func:`separation_ratio` of the best split, top 50 PCs),
-        ``separation_carried`` (the previous layer's split measured in this layer),
-        ``minor_share`` (share of the words outside the largest cluster), ``first_share``
-        (share of first words among them), ``first_recall`` (share of the first words that
-        are among them), ``minor_other_top`` (their most frequent other word, with its share),
-        ``var_position``, ``var_first``, ``var_upos``, ``var_word`` (omega-squared of position
-        bins, first word or not, UPOS, lower-cased word), ``position_lead``, ``knn_r2``,
-        ``knn_shuffled``, ``knn_gain`` (k-NN R^2 of position within the larger cluster, for
-        shuffled positions, and the difference), ``norm_ratio_first``, ``mean_norm``; each
-        statistic with ``_lo`` and ``_hi``.
-    replicates : dict
-        Bootstrap (or jackknife, for the omega-squared columns) replicates of each statistic.
-    clusters : :class:`Clusters`
-    """
-    X = as_float(X)
-    first = words["word_index"].to_numpy() == 0
-    found = detect_clusters(X, max_k=4, min_silhouette=SILHOUETTE, seed=seed)
-    row, reps = _cluster_measures(found, first, words["text"].str.lower().to_numpy(), boot,
-                                  rows, previous)
-    for part in (_variance_measures(X, words, blocks),
-                 _manifold_measures(X, words, found, boot, rows, seed)):
-        row.update(part[0])
-        reps.update(part[1])
-    row["norm_ratio_first"] = first_word_norm_ratio(X, first)
-    row["mean_norm"] = float(np.linalg.norm(X.astype(np.float64), axis=1).mean())
-    row["n_words"] = len(X)
-    return row, reps, found
-
-
-def _blocks(sentences: np.ndarray, n_blocks: int, seed: int) -> np.ndarray:
-    """Each row's jackknife block: whole sentences dealt at random into ``n_blocks`` blocks."""
-    labels, codes = np.unique(sentences, return_inverse=True)
-    deal = np.random.default_rng(seed).permutation(len(labels)) % n_blocks
-    return deal[codes]
-
-
-@dataclass
-class SpecialPlan:
-    """The tokens of a store's sentences (words, then special tokens) and their groups.
-
-    ``subjects`` maps a name ("[SEP] (last token)", "<bos> (first token)", "first word (first
-    token)") to its token rows and the reference it is compared with: ``"classes"`` (the
-    parts of speech of the words, punctuation left out, each with at least
-    :data:`MIN_CLASS_TOKENS` tokens) for a last token, ``"positions"`` (:data:`POSITION_BINS`
-    of the words' input positions) for a first token.
-    """
-
-    frame: pd.DataFrame
-    n_words: int
-    subjects: dict[str, tuple[np.ndarray, str]]
-    references: dict[str, dict[str, np.ndarray]]
-    boot: GroupBootstrap
-
-
-def special_plan(store: Store, n_boot: int, seed: int) -> SpecialPlan:
-    """Every token of ``store``'s sentences (its words, then its special tokens), the subjects
-    of :func:`special_measures` and their reference groups, and a bootstrap over sentences."""
-    words, special = store.words, store.special
-    # a word's input position (special tokens counted); a table without the alignment
-    # columns (a store written from arrays) counts words
-    position = words.get("first_piece", words["word_index"]).to_numpy()
-    frame = pd.concat([
-        pd.DataFrame({"sentence_id": words["sentence_id"].to_numpy(),
-                      "text": words["text"].to_numpy(), "upos": words["upos"].to_numpy(),
-                      "position": position}),
-        pd.DataFrame({"sentence_id": special["sentence_id"].to_numpy(),
-                      "text": special["token"].to_numpy(), "upos": "SPECIAL",
-                      "position": special["position"].to_numpy()}),
-    ], ignore_index=True)
-    n = len(words)
-    subjects = {}
-    at = n + np.arange(len(special))
-    for role, mask in (("first", special["position"].to_numpy() == 0),
-                       ("last", (special["position"] == special["n_tokens"] - 1).to_numpy())):
-        for token in pd.unique(special["token"].to_numpy()[mask]):
-            rows = at[mask & (special["token"].to_numpy() == token)]
-            subjects[f"{token} ({role} token)"] = (rows, "positions" if role == "first"
-                                                   else "classes")
-    if not (special["position"].to_numpy() == 0).any():  # no BOS: the first word is first
-        subjects["first word (first token)"] = (np.flatnonzero(position == 0), "positions")
-    upos = words["upos"].to_numpy()
-    counts = pd.Series(upos[upos != "PUNCT"]).value_counts()
-    references = {
-        "classes": {c: np.flatnonzero(upos == c) for c in counts.index[counts >= MIN_CLASS_TOKENS]},
-        "positions": {(f"position {a}" if a == b else f"positions {a}+" if b >= 1 << 29
-                       else f"positions {a}-{b}"): np.flatnonzero((position >= a)
-                                                                  & (position <= b))
-                      for a, b in POSITION_BINS},
-    }
-    references["positions"] = {k: v for k, v in references["positions"].items() if len(v)}
-    boot = GroupBootstrap(frame["sentence_id"].to_numpy(), n_boot, seed)
-    return SpecialPlan(frame, n, subjects, references, boot)
-
-
-def special_measures(Xw: np.ndarray, Xs: np.ndarray, plan: SpecialPlan
-                     ) -> tuple[list[dict], dict[str, np.ndarray]]:
-    """Seed 000's token measures of the special tokens in one layer, with intervals.
-
-    Every token of a sentence, words and special tokens alike (seed 000's BERT tokens included
-    [CLS] and [SEP]), gets its token intra-sentence similarity, the mean cosine to the other
-    tokens of its sentence (:func:`lmgeometry.measures.tokens.token_measures`). Per
-    subject (a special token, or a decoder's first word when its template adds no BOS):
-    its mean token intra-sentence similarity, the lowest mean of its reference groups (parts
-    of speech for a last token, input positions for a first token) and the difference, and
-    the ratio of its mean norm to the mean norm of the other words (every word for a special
-    token; every word but the first of each sentence for a decoder's first word); each with a
-    95% interval over sentences.
-
-    Parameters
-    ----------
-    Xw : (n_words, d) the layer's vectors of every word of the store, in store order
-    Xs : (n_special, d) the layer's special tokens (:meth:`Store.special_layer`)
-    plan : :func:`special_plan` of the store
-
-    Returns
-    -------
-    rows : one dict per subject: ``token``, ``role`` ("first token" or "last token"), ``n``,
-        ``intra``, ``reference`` (the lowest group), ``reference_intra``, ``difference``,
-        ``norm_ratio``, each statistic with ``_lo``/``_hi``
-    replicates : ``difference`` replicates per subject
-    """
-    T = np.vstack([np.asarray(Xw, np.float32), np.asarray(Xs, np.float32)])
-    intra = token_measures(T, plan.frame)["token_intra"].to_numpy()
-    norms = np.linalg.norm(T.astype(np.float64), axis=1)
-    boot = plan.boot
-    nan = (float("nan"), np.full(boot.n_boot, np.nan))
-
-    def mean_intra(r: np.ndarray) -> tuple[float, np.ndarray]:
-        # a token alone in its sentence (or a zero vector) has no intra-sentence similarity
-        r = r[np.isfinite(intra[r])]
-        return boot.ratio(intra[r], rows=r) if len(r) else nan
-
-    rows, reps = [], {}
-    for name, (subject, kind) in plan.subjects.items():
-        value, rep = mean_intra(subject)
-        groups = {g: mean_intra(r) for g, r in plan.references[kind].items()}
-        groups = {g: v for g, v in groups.items() if np.isfinite(v[0])}
-        lowest = min(groups, key=lambda g: groups[g][0]) if groups else ""
-        ref_value, ref_reps = ((groups[lowest][0],
-                                np.min(np.stack([g[1] for g in groups.values()]), axis=0))
-                               if groups else nan)
-        norm_value, norm_rep = boot.ratio(norms[subject], rows=subject)
-        others = np.setdiff1d(np.arange(plan.n_words), subject)  # a first word is a word too
-        other_value, other_rep = boot.ratio(norms[others], rows=others)
-        row = {"token": name, "role": "first token" if kind == "positions" else "last token",
-               "n": len(subject), "reference": lowest}
-        for key, (v, r) in {"intra": (value, rep), "reference_intra": (ref_value, ref_reps),
-                            "difference": (value - ref_value, rep - ref_reps),
-                            "norm_ratio": (norm_value / other_value,
-                                           norm_rep / other_rep)}.items():
-            row.update(_interval(key, v, r))
-        rows.append(row)
-        reps[name] = rep - ref_reps
-    return rows, reps
 
 
 def _model_pass(store: Store, *, seed: int, n_words: int, point_budget: int,

@@ -53,7 +53,7 @@ from lmgeometry.chapters.common import (
     standardised_control,
     with_blas_threads,
 )
-from lmgeometry.chapters.geometry import JACKKNIFE_BLOCKS, SILHOUETTE
+from lmgeometry.chapters.geometry_layers import JACKKNIFE_BLOCKS, SILHOUETTE
 from lmgeometry.io import models, released
 from lmgeometry.measures import clusters, contextual, isotropy, similarity
 from lmgeometry.measures.baselines import baseline_and_replicates, cross_sentence_replicates
