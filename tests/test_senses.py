@@ -10,15 +10,11 @@ import pytest
 from conftest import array_store
 
 from lmgeometry.measures.senses import (
-    evaluate_wic,
-    fit_wic_threshold,
     loo_1nn_sense_accuracy,
     most_frequent_sense_baseline,
-    polysemy_regression,
     sense_separability,
     sense_silhouette,
     separability_summary,
-    wic_accuracy,
 )
 
 
@@ -197,124 +193,7 @@ def test_sense_separability_micro_and_macro_averages():
     assert summary["accuracy_1nn_micro"] == pytest.approx((4 / 3 + 6) / 10)
 
 
-# --- WiC --------------------------------------------------------------------------------------
-
-
-def test_wic_threshold_on_separable_data():
-    sims = [0.3, 0.1, 0.8, 0.2, 0.6]
-    labels = ["F", "F", "T", "F", "T"]
-    t = fit_wic_threshold(sims, labels)
-    assert 0.3 < t < 0.6
-    assert t == pytest.approx(0.45)  # the midpoint between the classes
-    assert wic_accuracy(sims, labels, t) == 1.0
-
-
-def test_wic_threshold_ties_go_to_smallest_candidate():
-    sims = [0.1, 0.2, 0.3, 0.4, 0.5]
-    labels = [True, False, True, False, True]
-    # training accuracy of the candidates -0.9, .15, .25, .35, .45, 1.5: 3, 2, 3, 2, 3, 2 of 5
-    t = fit_wic_threshold(sims, labels)
-    assert t == pytest.approx(0.1 - 1.0)
-    assert wic_accuracy(sims, labels, t) == pytest.approx(0.6)
-
-
-def test_wic_threshold_handles_repeated_values_and_numeric_labels():
-    sims = [0.5, 0.5, 0.5, 0.9]
-    labels = [0, 0, 1, 1]
-    # candidates: -0.5 (acc 2/4), 0.7 (acc 3/4), 1.9 (acc 2/4)
-    assert fit_wic_threshold(sims, labels) == pytest.approx(0.7)
-
-
-def test_evaluate_wic_reports_every_split():
-    out = evaluate_wic(
-        [0.1, 0.2, 0.7, 0.9], [False, False, True, True],
-        [0.0, 0.5, 0.6], ["F", "T", "F"],
-        [0.95, 0.05], [1, 0],
-    )
-    assert out["threshold"] == pytest.approx(0.45)
-    assert out["train_accuracy"] == 1.0
-    assert out["dev_accuracy"] == pytest.approx(2 / 3)
-    assert out["test_accuracy"] == 1.0
-    assert (out["n_train"], out["n_dev"], out["n_test"]) == (4, 3, 2)
-    # training labels are balanced: the majority label is True (>= 0.5)
-    assert out["majority_dev"] == pytest.approx(1 / 3)
-    no_test = evaluate_wic([0.1, 0.9], [0, 1], [0.2], [0])
-    assert math.isnan(no_test["test_accuracy"]) and no_test["n_test"] == 0
-
-
-def test_wic_labels_are_validated():
-    with pytest.raises(ValueError):
-        wic_accuracy([0.1], ["maybe"], 0.0)
-    with pytest.raises(ValueError):
-        fit_wic_threshold([0.1, 0.2], [2, 0])
-
-
 # --- regression -------------------------------------------------------------------------------
-
-
-def test_polysemy_regression_hand_computed():
-    # predictors +-1 (population SD 1, mean 0), orthogonal; y = 1.75 + 1.25 x + 0.75 w + e,
-    # residuals +-0.25, RSS 0.25, dof 1, se = sqrt(0.25 / 4) = 0.25, TSS 8.75
-    frame = pd.DataFrame(
-        {
-            "selfsim": [0.0, 1.0, 2.0, 4.0, 9.0],
-            "n_senses": [-1, -1, 1, 1, None],
-            "n_contexts": [-1, 1, -1, 1, 3],
-        }
-    )
-    out = polysemy_regression(frame)
-    t975_1 = 12.706204736174707  # Student t, 1 dof, 97.5% quantile (tabulated)
-    assert out["n"] == 4
-    assert out["intercept"] == pytest.approx(1.75)
-    b = out["coefficients"]
-    assert b["n_senses"]["coef"] == pytest.approx(1.25)
-    assert b["n_contexts"]["coef"] == pytest.approx(0.75)
-    assert b["n_senses"]["se"] == pytest.approx(0.25)
-    assert b["n_senses"]["ci_low"] == pytest.approx(1.25 - t975_1 * 0.25)
-    assert b["n_contexts"]["ci_high"] == pytest.approx(0.75 + t975_1 * 0.25)
-    assert b["n_senses"]["t"] == pytest.approx(5.0)
-    assert out["r2"] == pytest.approx(1 - 0.25 / 8.75)
-    assert out["adj_r2"] == pytest.approx(1 - 3 * 0.25 / 8.75)
-    assert out["predictor_correlation"]["n_senses"]["n_contexts"] == pytest.approx(0.0)
-
-
-def test_polysemy_regression_exact_fit_with_correlated_predictors():
-    rng = np.random.default_rng(3)
-    senses = rng.integers(1, 30, size=50).astype(float)
-    contexts = senses * 2 + rng.integers(5, 100, size=50)
-    zs = (senses - senses.mean()) / senses.std()
-    zc = (contexts - contexts.mean()) / contexts.std()
-    y = 0.5 - 0.2 * zs + 0.1 * zc
-    frame = pd.DataFrame({"selfsim": y, "n_senses": senses, "n_contexts": contexts})
-    out = polysemy_regression(frame)
-    assert out["coefficients"]["n_senses"]["coef"] == pytest.approx(-0.2)
-    assert out["coefficients"]["n_contexts"]["coef"] == pytest.approx(0.1)
-    assert out["intercept"] == pytest.approx(0.5)
-    assert out["r2"] == pytest.approx(1.0)
-    assert out["predictor_sd"]["n_senses"] == pytest.approx(senses.std())
-
-
-def test_polysemy_regression_rejects_constant_predictor():
-    with pytest.raises(ValueError):
-        polysemy_regression(pd.DataFrame({"selfsim": [1, 2, 3], "n_senses": [1, 1, 1],
-                                          "n_contexts": [1, 2, 3]}))
-
-
-def test_transforms_have_their_defining_properties() -> None:
-    from lmgeometry.measures import senses
-
-    rng = np.random.default_rng(0)
-    X = rng.normal(size=(500, 200)) * np.linspace(1, 50, 200) + 7.0
-    np.testing.assert_array_equal(senses.transform(X, "raw"), X)
-    Z = senses.transform(X, "standardised")
-    np.testing.assert_allclose(Z.mean(axis=0), 0, atol=1e-9)
-    np.testing.assert_allclose(Z.std(axis=0), 1, atol=1e-9)
-    R = senses.transform(X, "top PCs removed")  # ceil(200 / 100) = 2 directions removed
-    Xc = X - X.mean(axis=0)
-    top = np.linalg.svd(Xc, full_matrices=False)[2][:2]
-    np.testing.assert_allclose(R @ top.T, 0, atol=1e-6)
-    with pytest.raises(ValueError, match="how must be"):
-        senses.transform(X, "whitened")
 
 
 def test_wilson_interval_textbook_value() -> None:
@@ -451,46 +330,6 @@ def test_cohens_h_known_values() -> None:
     assert cohens_h(0.6, 0.5) == pytest.approx(0.2014, abs=1e-4)  # 10 points above 50%
     assert cohens_h(0.5, 0.5) == 0.0 and cohens_h(1.0, 0.0) == pytest.approx(math.pi)
     np.testing.assert_allclose(cohens_h([0.95, 0.5], 0.85), [0.3444, -0.7754], atol=1e-4)
-
-
-def test_standardised_coefficients_match_the_regression_and_pearson() -> None:
-    from lmgeometry.measures.senses import standardised_coefficients
-
-    rng = np.random.default_rng(3)
-    n = 200
-    X = np.column_stack([rng.normal(size=n), rng.normal(size=n)])
-    Y = np.column_stack([0.5 * X[:, 0] - 0.2 * X[:, 1] + rng.normal(size=n),
-                         X[:, 1] + 0.1 * rng.normal(size=n)])
-    beta, reps, r2 = standardised_coefficients(X, Y, n_boot=300, rng=0)
-    for layer in range(2):
-        frame = pd.DataFrame({"y": Y[:, layer], "a": X[:, 0], "b": X[:, 1]})
-        fit = polysemy_regression(frame, "y", ("a", "b"))
-        sd_y = Y[:, layer].std()
-        assert beta[0, layer] == pytest.approx(fit["coefficients"]["a"]["coef"] / sd_y)
-        assert beta[1, layer] == pytest.approx(fit["coefficients"]["b"]["coef"] / sd_y)
-        assert r2[layer] == pytest.approx(fit["r2"])
-    one, _, _ = standardised_coefficients(X[:, :1], Y[:, :1], n_boot=0)
-    assert one[0, 0] == pytest.approx(np.corrcoef(X[:, 0], Y[:, 0])[0, 1])  # Pearson's r
-    assert reps.shape == (300, 2, 2)
-    lo, hi = np.quantile(reps[:, 0, 0], [0.025, 0.975])
-    assert lo < beta[0, 0] < hi and hi - lo < 0.3
-
-
-def test_layer_fit_applies_statistics_of_another_sample() -> None:
-    from lmgeometry.measures.senses import LayerFit, transform
-
-    rng = np.random.default_rng(4)
-    F = rng.normal(size=(400, 150)) * np.linspace(1, 30, 150) + 3.0
-    X = rng.normal(size=(20, 150))
-    fit = LayerFit.of(F)
-    Fc = F - F.mean(axis=0)
-    top = np.linalg.svd(Fc, full_matrices=False)[2][:2]
-    R = fit.apply(X, "top PCs removed")
-    np.testing.assert_allclose(R @ top.T, 0, atol=1e-8)  # F's top directions, not X's
-    np.testing.assert_allclose(transform(X, "top PCs removed", fit=F), R)
-    np.testing.assert_allclose(fit.apply(X, "standardised"), (X - F.mean(0)) / F.std(0))
-    coords = fit.project(X)
-    np.testing.assert_allclose(np.abs(coords), np.abs((X - F.mean(0)) @ top.T), atol=1e-8)
 
 
 # --- the chapter on planted stores --------------------------------------------------------------

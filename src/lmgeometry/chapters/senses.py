@@ -46,16 +46,13 @@ from lmgeometry.chapters.common import ChapterResult, control_rows, controls_for
 from lmgeometry.io.lexical import sense_labels
 from lmgeometry.measures import clusters
 from lmgeometry.measures.contextual import word_measures
+from lmgeometry.measures.polysemy import standardised_coefficients
 from lmgeometry.measures.senses import (
-    TRANSFORMS,
-    LayerFit,
-    evaluate_wic,
     mfs_credit,
     natural_sample,
     nn_credit,
     similarity_matrix,
     similarity_silhouette,
-    standardised_coefficients,
 )
 from lmgeometry.measures.similarity import subsample, unit_rows
 from lmgeometry.measures.stats import (
@@ -65,6 +62,8 @@ from lmgeometry.measures.stats import (
     weighted_bootstrap_means,
     wilson_interval,
 )
+from lmgeometry.measures.transforms import TRANSFORMS, LayerFit
+from lmgeometry.measures.wic import evaluate_wic
 from lmgeometry.report.claims import Claim, claim_sentences, claims_frame
 from lmgeometry.report.prose import layers_phrase, pct, plural
 
@@ -536,7 +535,7 @@ def wic_pass(store: Store, pairs: pd.DataFrame, *, seed: int = 0, fit_rows: int 
 
     ``pairs`` (``corpus.wic_corpus``) give the store rows of the two targets (``row1``,
     ``row2``), the ``split`` and the ``label``. The threshold is fitted on the training pairs
-    (:func:`lmgeometry.measures.senses.evaluate_wic`); dev and test accuracies get Wilson
+    (:func:`lmgeometry.measures.wic.evaluate_wic`); dev and test accuracies get Wilson
     intervals. The transforms are fitted on ``fit_rows`` sampled words of the layer. Under
     the control "first word excluded" the pairs whose target is a sentence's first word are
     left out, and so are first words from the fit.
@@ -595,7 +594,7 @@ def polysemy_pass(store: Store, *, seed: int = 0, min_contexts: int = 5, n_boot:
     with a WordNet entry (``sample = "WordNet words"``; the others are counted in
     ``n_without_entry``), and over all of them with a missing entry counted as one sense
     (``"all words, no entry = 1 sense"``, as seed 001 treats stopwords). Coefficients are
-    standardised (:func:`lmgeometry.measures.senses.standardised_coefficients`), with a
+    standardised (:func:`lmgeometry.measures.polysemy.standardised_coefficients`), with a
     bootstrap over words shared by every layer.
 
     Returns

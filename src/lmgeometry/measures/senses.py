@@ -1,4 +1,4 @@
-"""Word senses in contextual vector space: separability, WiC thresholds, polysemy regression.
+"""Word senses in contextual vector space: how well one word's vectors separate its senses.
 
 These measures ask whether a model's contextual vectors of one word fall into groups that
 match the word's senses:
@@ -7,26 +7,20 @@ match the word's senses:
   word's occurrences, against :func:`most_frequent_sense_baseline`;
 * :func:`sense_silhouette` -- the silhouette of the sense partition under cosine distance;
 * :func:`sense_separability` -- both, per target word of a sense-tagged word table;
-* :func:`fit_wic_threshold` / :func:`evaluate_wic` -- the Word-in-Context task (Pilehvar &
-  Camacho-Collados 2019) solved by thresholding the similarity of the two occurrences;
-* :func:`polysemy_regression` -- OLS of self-similarity on sense count and context count;
-  :func:`standardised_coefficients` -- its standardised coefficients for many layers at
-  once, with a bootstrap over words;
 * :func:`nn_credit`, :func:`mfs_credit` -- the per-occurrence credits behind the 1-NN and MFS
   accuracies, :func:`similarity_silhouette` -- the silhouette from a similarity matrix, and
   :func:`natural_sample` -- a subsample of a word's occurrences in its senses' natural
   proportions, so that the MFS baseline is the one a reader of WSD papers knows.
 
-Every function takes vectors already transformed as the caller wants (centred, top principal
-components removed, standardised: :func:`transform`).
+The Word-in-Context task is in :mod:`lmgeometry.measures.wic`, the polysemy regression in
+:mod:`lmgeometry.measures.polysemy`. Every function takes vectors already transformed as the
+caller wants (centred, top principal components removed, standardised:
+:func:`lmgeometry.measures.transforms.transform`).
 
 References
 ----------
-Pilehvar, M. T., Camacho-Collados, J. (2019). WiC: the Word-in-Context dataset for evaluating
-context-sensitive meaning representations. NAACL.
 Rousseeuw, P. J. (1987). Silhouettes: a graphical aid to the interpretation and validation of
 cluster analysis. J. Comput. Appl. Math. 20, 53-65.
-Ethayarajh, K. (2019). How contextual are contextualized word representations? EMNLP.
 Wiedemann, G., Remus, S., Chawla, A., Biemann, C. (2019). Does BERT make any sense?
 Interpretable word sense disambiguation with contextualized embeddings. KONVENS.
 """
@@ -34,38 +28,27 @@ Interpretable word sense disambiguation with contextualized embeddings. KONVENS.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
-from scipy import stats
 
 from lmgeometry.measures.similarity import unit_rows
 
 __all__ = [
-    "evaluate_wic",
-    "fit_wic_threshold",
-    "LayerFit",
     "loo_1nn_sense_accuracy",
     "mfs_credit",
     "most_frequent_sense_baseline",
     "natural_sample",
     "nn_credit",
-    "polysemy_regression",
     "similarity_silhouette",
     "similarity_matrix",
-    "standardised_coefficients",
     "sense_separability",
     "sense_silhouette",
     "separability_summary",
     "TIE_TOL",
     "Ties",
-    "transform",
-    "TRANSFORMS",
-    "wic_accuracy",
 ]
 
 
@@ -493,387 +476,3 @@ def separability_summary(frame: pd.DataFrame) -> dict[str, float | int]:
         "accuracy_1nn_micro": micro("accuracy_1nn"),
         "mfs_baseline_micro": micro("mfs_baseline"),
     }
-
-
-def _bool_labels(labels: ArrayLike) -> np.ndarray:
-    """WiC labels as booleans (True = same meaning); accepts bools, 0/1 and 'T'/'F'."""
-    a = np.asarray(labels)
-    if a.dtype.kind in "USO":
-        text = pd.Series(a.astype(str)).str.strip().str.upper()
-        mapping = {"T": True, "TRUE": True, "1": True, "F": False, "FALSE": False, "0": False}
-        bad = ~text.isin(list(mapping))
-        if bad.any():
-            raise ValueError(f"unrecognised labels: {sorted(set(text[bad]))[:5]}")
-        return text.map(mapping).to_numpy(dtype=bool)
-    if a.dtype.kind == "f" and np.isnan(a).any():
-        raise ValueError("labels contain NaN")
-    if not np.isin(a, [0, 1]).all():
-        raise ValueError("numeric labels must be 0 or 1")
-    return a.astype(bool)
-
-
-def wic_accuracy(similarities: ArrayLike, labels: ArrayLike, threshold: float) -> float:
-    """Accuracy of predicting "same meaning" exactly when ``similarity > threshold``.
-
-    Parameters
-    ----------
-    similarities
-        One similarity (e.g. cosine) of the target word's two occurrences per WiC item.
-    labels
-        Gold labels (True / 1 / "T" = same meaning).
-    threshold
-        Decision threshold.
-
-    Returns
-    -------
-    float
-        Fraction of items predicted right.
-    """
-    s = np.asarray(similarities, dtype=np.float64)
-    y = _bool_labels(labels)
-    if s.shape != y.shape:
-        raise ValueError("similarities and labels differ in length")
-    if s.size == 0:
-        return math.nan
-    return float(((s > threshold) == y).mean())
-
-
-def fit_wic_threshold(similarities: ArrayLike, labels: ArrayLike) -> float:
-    """The threshold on similarity that maximises training accuracy on WiC.
-
-    The threshold baseline that Pilehvar & Camacho-Collados (2019) apply to contextualised
-    embeddings: predict "same meaning" when the two occurrences' similarity exceeds ``t``; here
-    ``t`` is fitted on the training split only (dev and test stay held out). Candidate
-    thresholds are the midpoints between consecutive sorted unique similarities, plus one value
-    below the minimum (``min - 1``: everything positive) and one above the maximum (``max + 1``:
-    everything negative); training accuracy is computed for all of them at once with cumulative
-    counts. Ties between candidates of equal accuracy go to the smallest threshold.
-
-    Parameters
-    ----------
-    similarities
-        Training similarities.
-    labels
-        Training labels (True / 1 / "T" = same meaning).
-
-    Returns
-    -------
-    float
-        The chosen threshold.
-    """
-    s = np.asarray(similarities, dtype=np.float64)
-    y = _bool_labels(labels)
-    if s.shape != y.shape or s.ndim != 1:
-        raise ValueError("similarities and labels must be 1-D of the same length")
-    if s.size == 0:
-        raise ValueError("no training items")
-    if not np.isfinite(s).all():
-        raise ValueError("similarities must be finite")
-    u, inv = np.unique(s, return_inverse=True)
-    pos = np.bincount(inv, weights=y.astype(np.float64), minlength=len(u))
-    neg = np.bincount(inv, weights=(~y).astype(np.float64), minlength=len(u))
-    # Candidate k (0..K) predicts positive for unique values with index >= k.
-    pos_at_or_above = np.concatenate([np.cumsum(pos[::-1])[::-1], [0.0]])
-    neg_below = np.concatenate([[0.0], np.cumsum(neg)])
-    correct = pos_at_or_above + neg_below
-    candidates = np.concatenate([[u[0] - 1.0], (u[:-1] + u[1:]) / 2.0, [u[-1] + 1.0]])
-    return float(candidates[int(np.argmax(correct))])
-
-
-def evaluate_wic(
-    sim_train: ArrayLike,
-    y_train: ArrayLike,
-    sim_dev: ArrayLike,
-    y_dev: ArrayLike,
-    sim_test: ArrayLike | None = None,
-    y_test: ArrayLike | None = None,
-) -> dict[str, float | int]:
-    """Fit the WiC threshold on the training split and score every split.
-
-    Parameters
-    ----------
-    sim_train, y_train
-        Training similarities and labels (the threshold is fitted here:
-        :func:`fit_wic_threshold`).
-    sim_dev, y_dev
-        Development split.
-    sim_test, y_test
-        Test split (optional; WiC's test labels were released later).
-
-    Returns
-    -------
-    dict
-        ``threshold``, ``train_accuracy``, ``dev_accuracy``, ``test_accuracy`` (NaN without a
-        test split), ``n_train``, ``n_dev``, ``n_test`` and ``majority_dev`` /
-        ``majority_test``: the accuracy of always predicting the training split's majority
-        label (WiC is balanced, so about 0.5).
-    """
-    t = fit_wic_threshold(sim_train, y_train)
-    ytr = _bool_labels(y_train)
-    majority = bool(ytr.mean() >= 0.5)
-    out: dict[str, float | int] = {
-        "threshold": t,
-        "train_accuracy": wic_accuracy(sim_train, ytr, t),
-        "dev_accuracy": wic_accuracy(sim_dev, y_dev, t),
-        "test_accuracy": math.nan,
-        "n_train": int(len(ytr)),
-        "n_dev": int(len(np.asarray(sim_dev))),
-        "n_test": 0,
-        "majority_dev": float((_bool_labels(y_dev) == majority).mean()),
-        "majority_test": math.nan,
-    }
-    if sim_test is not None and y_test is not None:
-        out["test_accuracy"] = wic_accuracy(sim_test, y_test, t)
-        out["n_test"] = int(len(np.asarray(sim_test)))
-        out["majority_test"] = float((_bool_labels(y_test) == majority).mean())
-    return out
-
-
-def polysemy_regression(
-    frame: pd.DataFrame,
-    outcome: str = "selfsim",
-    predictors: Sequence[str] = ("n_senses", "n_contexts"),
-    *,
-    level: float = 0.95,
-) -> dict[str, Any]:
-    """OLS of a word's self-similarity on its sense count and its number of distinct contexts.
-
-    Ethayarajh (2019) relates a word's average self-similarity (mean cosine between its
-    contextual vectors in different contexts) to how many senses it has; the number of distinct
-    contexts it was seen in is a confound (more contexts, more spread). This fits
-
-    ``y = b0 + sum_k b_k z_k + e``,  ``z_k = (x_k - mean(x_k)) / sd(x_k)``
-
-    (population SD, ``ddof=0``), so ``b_k`` is the change in ``y`` per standard deviation of
-    predictor ``k`` holding the others fixed. Standard errors are the classical
-    ``sqrt(diag(sigma^2 (Z'Z)^-1))`` with ``sigma^2 = RSS / (n - p - 1)``; the confidence
-    interval is ``b_k +/- t_{(1+level)/2, n-p-1} se_k``. Rows with a missing value in a used
-    column are dropped.
-
-    Parameters
-    ----------
-    frame
-        One row per word with the outcome and predictor columns.
-    outcome
-        Outcome column (default ``selfsim``).
-    predictors
-        Predictor columns (default ``n_senses``, ``n_contexts``); transform them first (e.g.
-        logs) if wanted.
-    level
-        Confidence level of the intervals.
-
-    Returns
-    -------
-    dict
-        ``n``, ``r2``, ``adj_r2``, ``intercept``, ``coefficients``
-        (predictor -> ``{coef, se, ci_low, ci_high, t, p}``), ``predictor_mean``,
-        ``predictor_sd`` and ``predictor_correlation`` (predictor -> predictor -> Pearson r).
-        Standard errors and intervals are NaN when ``n <= p + 1`` or the design is singular.
-    """
-    predictors = list(predictors)
-    if not predictors:
-        raise ValueError("need at least one predictor")
-    data = frame[[outcome, *predictors]].apply(pd.to_numeric, errors="coerce").dropna()
-    n, p = len(data), len(predictors)
-    if n < 2:
-        raise ValueError(f"only {n} complete rows")
-    y = data[outcome].to_numpy(dtype=np.float64)
-    Xraw = data[predictors].to_numpy(dtype=np.float64)
-    mean = Xraw.mean(axis=0)
-    sd = Xraw.std(axis=0, ddof=0)
-    if (sd == 0).any():
-        constant = [c for c, v in zip(predictors, sd, strict=True) if v == 0]
-        raise ValueError(f"constant predictor(s): {constant}")
-    Z = (Xraw - mean) / sd
-    D = np.column_stack([np.ones(n), Z])
-    beta, _, rank, _ = np.linalg.lstsq(D, y, rcond=None)
-    resid = y - D @ beta
-    rss = float(resid @ resid)
-    tss = float(((y - y.mean()) ** 2).sum())
-    r2 = 1.0 - rss / tss if tss > 0 else math.nan
-    dof = n - p - 1
-    adj = 1.0 - (1.0 - r2) * (n - 1) / dof if dof > 0 and not math.isnan(r2) else math.nan
-    if dof > 0 and rank == p + 1:
-        sigma2 = rss / dof
-        se = np.sqrt(np.diag(sigma2 * np.linalg.inv(D.T @ D)))
-        tcrit = float(stats.t.ppf((1.0 + level) / 2.0, dof))
-    else:
-        se = np.full(p + 1, math.nan)
-        tcrit = math.nan
-    coefficients = _coefficients(predictors, beta, se, tcrit, dof)
-    corr = np.corrcoef(Xraw, rowvar=False) if p > 1 else np.ones((1, 1))
-    return {
-        "n": int(n),
-        "r2": r2,
-        "adj_r2": adj,
-        "intercept": float(beta[0]),
-        "coefficients": coefficients,
-        "predictor_mean": dict(zip(predictors, mean.tolist(), strict=True)),
-        "predictor_sd": dict(zip(predictors, sd.tolist(), strict=True)),
-        "predictor_correlation": {
-            a: {b: float(corr[i, j]) for j, b in enumerate(predictors)}
-            for i, a in enumerate(predictors)
-        },
-        "level": level,
-    }
-
-
-def _coefficients(predictors: list[str], beta: np.ndarray, se: np.ndarray, tcrit: float,
-                  dof: int) -> dict[str, dict[str, float]]:
-    """Per predictor: coefficient, standard error, interval, t statistic and two-sided p."""
-    out: dict[str, dict[str, float]] = {}
-    for k, name in enumerate(predictors, start=1):
-        b, s = float(beta[k]), float(se[k])
-        if s > 0:
-            tval = b / s
-            pval = float(2.0 * stats.t.sf(abs(tval), dof))
-        else:
-            tval = pval = math.nan
-        out[name] = {
-            "coef": b,
-            "se": s,
-            "ci_low": b - tcrit * s,
-            "ci_high": b + tcrit * s,
-            "t": tval,
-            "p": pval,
-        }
-    return out
-
-
-def standardised_coefficients(
-    X: ArrayLike, Y: ArrayLike, n_boot: int = 1000, rng: np.random.Generator | int | None = None,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Standardised OLS coefficients of many outcomes on the same predictors, with a bootstrap.
-
-    For each column ``l`` of ``Y`` (a layer), the OLS fit ``y_l = b0 + X b_l + e`` gives
-    ``beta_kl = b_kl sd(x_k) / sd(y_l)``: the change of ``y_l``, in its standard deviations,
-    per standard deviation of predictor ``k`` with the others held fixed (for one predictor,
-    Pearson's r; Cohen's 0.1, 0.3 and 0.5 read as small, medium and large). The items (rows:
-    words) are resampled with replacement ``n_boot`` times, the same draw for every column,
-    and every replicate is fitted from weighted moments, so a mean of ``beta`` over layers
-    keeps the layers' correlation.
-
-    Parameters
-    ----------
-    X : (n, p) predictors (e.g. log sense count, log number of contexts)
-    Y : (n, L) outcomes (e.g. self-similarity in each of L layers); finite
-    n_boot : replicates (0: none)
-    rng : seed or Generator
-
-    Returns
-    -------
-    beta : (p, L)
-    replicates : (n_boot, p, L) (NaN where a replicate's design is singular)
-    r2 : (L,) the full-sample R^2 of each column
-    """
-    X = np.asarray(X, dtype=np.float64)
-    Y = np.asarray(Y, dtype=np.float64)
-    if X.ndim != 2 or Y.ndim != 2 or len(X) != len(Y):
-        raise ValueError(f"X and Y must be (n, p) and (n, L), not {X.shape} and {Y.shape}")
-    if not (np.isfinite(X).all() and np.isfinite(Y).all()):
-        raise ValueError("X and Y must be finite")
-    if len(X) <= X.shape[1] + 1:
-        raise ValueError(f"{len(X)} items cannot fit {X.shape[1]} predictors and an intercept")
-    beta, r2 = _weighted_beta(X, Y, np.ones((1, len(X))))
-    gen = np.random.default_rng(rng)
-    counts = np.stack([np.bincount(gen.integers(0, len(X), len(X)), minlength=len(X))
-                       for _ in range(n_boot)]).astype(np.float64) if n_boot > 0 \
-        else np.zeros((0, len(X)))
-    reps = _weighted_beta(X, Y, counts)[0] if n_boot > 0 else np.zeros((0, *beta.shape[1:]))
-    return beta[0], reps, r2[0]
-
-
-def _weighted_beta(X: np.ndarray, Y: np.ndarray, W: np.ndarray
-                   ) -> tuple[np.ndarray, np.ndarray]:
-    """Standardised coefficients (B, p, L) and R^2 (B, L) under B rows of item weights."""
-    n_w = W.sum(axis=1)
-    sx, sy = W @ X, W @ Y
-    Cxx = np.einsum("bn,ni,nj->bij", W, X, X) - sx[:, :, None] * sx[:, None, :] / n_w[:, None,
-                                                                                        None]
-    Cxy = np.einsum("bn,ni,nl->bil", W, X, Y) - sx[:, :, None] * sy[:, None, :] / n_w[:, None,
-                                                                                       None]
-    Cyy = W @ (Y * Y) - sy * sy / n_w[:, None]
-    out = np.full(Cxy.shape, np.nan)
-    r2 = np.full(Cyy.shape, np.nan)
-    ok = np.linalg.matrix_rank(Cxx) == X.shape[1]
-    if ok.any():
-        raw = np.linalg.solve(Cxx[ok], Cxy[ok])
-        sdx = np.sqrt(np.einsum("bii->bi", Cxx[ok]))
-        with np.errstate(invalid="ignore", divide="ignore"):
-            out[ok] = raw * sdx[:, :, None] / np.sqrt(Cyy[ok])[:, None, :]
-            r2[ok] = np.einsum("bil,bil->bl", raw, Cxy[ok]) / Cyy[ok]
-    return out, r2
-
-
-TRANSFORMS: tuple[str, ...] = ("raw", "top PCs removed", "standardised")
-
-
-@dataclass(frozen=True)
-class LayerFit:
-    """What the sense measures estimate on a sample of one layer's rows, once.
-
-    ``mean`` and ``sd`` of every dimension and the ``axes``, the leading principal directions
-    of the centred sample (rows of a ``(k, d)`` array, largest variance first; eigenvectors of
-    its scatter matrix). :meth:`apply` gives the :data:`TRANSFORMS` of other rows,
-    :meth:`project` their coordinates on the first axes.
-    """
-
-    mean: np.ndarray
-    sd: np.ndarray
-    axes: np.ndarray
-
-    @classmethod
-    def of(cls, F: ArrayLike, k: int | None = None) -> LayerFit:
-        """Fit on the rows of ``F``; ``k`` axes (default ``max(2, ceil(d / 100))``)."""
-        from scipy.linalg import eigh
-
-        F = np.asarray(F, dtype=np.float64)
-        if F.ndim != 2 or len(F) < 2:
-            raise ValueError(f"F must be (m >= 2, d), not {F.shape}")
-        d = F.shape[1]
-        k = max(2, math.ceil(d / 100)) if k is None else int(k)
-        mean = F.mean(axis=0)
-        Fc = F - mean
-        _, vecs = eigh(Fc.T @ Fc, subset_by_index=[d - k, d - 1])
-        return cls(mean, Fc.std(axis=0), vecs[:, ::-1].T.copy())
-
-    def apply(self, X: ArrayLike, how: str = "raw") -> np.ndarray:
-        """``X`` as :func:`transform` ``how`` sees it, with this fit's statistics."""
-        X = np.asarray(X, dtype=np.float64)
-        if how == "raw":
-            return X
-        if how == "top PCs removed":
-            top = self.axes[:math.ceil(X.shape[1] / 100)]
-            Xc = X - self.mean
-            return Xc - (Xc @ top.T) @ top
-        if how == "standardised":
-            return (X - self.mean) / np.where(self.sd > 0, self.sd, 1.0)
-        raise ValueError(f"how must be one of {TRANSFORMS}, not {how!r}")
-
-    def project(self, X: ArrayLike, k: int = 2) -> np.ndarray:
-        """Coordinates of ``X`` on the first ``k`` axes (a PCA of the fitted rows)."""
-        return (np.asarray(X, dtype=np.float64) - self.mean) @ self.axes[:k].T
-
-
-def transform(X: ArrayLike, how: str = "raw", *, fit: ArrayLike | None = None) -> np.ndarray:
-    """One layer's vectors as the sense measures see them.
-
-    ``"raw"``; ``"top PCs removed"``: centred, then the top ``ceil(d / 100)`` principal
-    directions projected out (Mu & Viswanath 2018, as
-    :func:`lmgeometry.measures.centering.remove_top_pcs`);
-    ``"standardised"``: every dimension centred and divided by its standard deviation (so no
-    rogue dimension dominates a cosine; Timkey & van Schijndel 2021).
-
-    The mean, the principal directions and the standard deviations are estimated on ``fit``
-    (default ``X`` itself: e.g. a sample of all the layer's words) and applied to ``X``
-    (:class:`LayerFit`).
-    """
-    X = np.asarray(X, dtype=np.float64)
-    if how == "raw":
-        return X
-    if how not in TRANSFORMS:
-        raise ValueError(f"how must be one of {TRANSFORMS}, not {how!r}")
-    F = X if fit is None else np.asarray(fit, dtype=np.float64)
-    if F.ndim != 2 or F.shape[1] != X.shape[1]:
-        raise ValueError(f"fit must be (m, {X.shape[1]}), not {F.shape}")
-    return LayerFit.of(F).apply(X, how)
