@@ -80,9 +80,9 @@ def minilm_tokenizer():
     """MiniLM's real WordPiece tokenizer (bert-base-uncased vocabulary)."""
     from transformers import AutoTokenizer
 
-    from lmgeometry.io import models
+    from lmgeometry.io import _offline
 
-    return AutoTokenizer.from_pretrained(models.alias_folder("minilm-l6"))
+    return AutoTokenizer.from_pretrained(_offline.alias_folder("minilm-l6"))
 
 
 @pytest.fixture(scope="session")
@@ -94,11 +94,11 @@ def smollm2_tokenizer():
 
     from transformers import AutoTokenizer
 
-    from lmgeometry.io import models
+    from lmgeometry.io import _offline, models
 
     table = models.models_table().set_index("alias")
     if table.loc["smollm2-135m", "converted"] == "yes":
-        return AutoTokenizer.from_pretrained(models.alias_folder("smollm2-135m"))
+        return AutoTokenizer.from_pretrained(_offline.alias_folder("smollm2-135m"))
     pf = models.ALIASES["smollm2-135m"].files[0]
     gguf = Path(str(metadata.distribution(pf.dist).locate_file(pf.path)))
     return AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
@@ -133,9 +133,9 @@ def save_bert(folder: Path, *, vocab_size: int | None = None, positions: int = 6
     import torch
     from transformers import AutoTokenizer, BertConfig, BertModel
 
-    from lmgeometry.io import models
+    from lmgeometry.io import _offline
 
-    tok = AutoTokenizer.from_pretrained(models.alias_folder("minilm-l6"))
+    tok = AutoTokenizer.from_pretrained(_offline.alias_folder("minilm-l6"))
     torch.manual_seed(0)
     config = BertConfig(vocab_size=vocab_size or len(tok), hidden_size=32, num_hidden_layers=2,
                         num_attention_heads=2, intermediate_size=48,

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.data
 def tokenizers():
     from transformers import AutoTokenizer
 
-    from lmgeometry.io.models import alias_folder
+    from lmgeometry.io._offline import alias_folder
 
     return {alias: AutoTokenizer.from_pretrained(alias_folder(alias))
             for alias in ("minilm-l6", "smollm2-135m", "gemma3-270m")}

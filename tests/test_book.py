@@ -749,7 +749,7 @@ def _save_tiny_bert(folder: Path, seed: int) -> Path:
     import torch
     from transformers import AutoTokenizer, BertConfig, BertModel
 
-    from lmgeometry.io.models import alias_folder
+    from lmgeometry.io._offline import alias_folder
 
     tok = AutoTokenizer.from_pretrained(alias_folder("minilm-l6"))
     torch.manual_seed(seed)

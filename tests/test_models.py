@@ -20,19 +20,15 @@ import numpy as np
 import pytest
 import torch
 from transformers import (
-    BartConfig,
     BertConfig,
     BertModel,
-    Gemma3TextConfig,
     GPT2Config,
     GPT2LMHeadModel,
-    LlamaConfig,
-    MPNetConfig,
     T5Config,
     T5Model,
 )
 
-from lmgeometry.io import _offline, models
+from lmgeometry.io import _offline, model_source, models
 from lmgeometry.io.models import ALIASES, LoadedModel, ModelLoadError, load_model, models_table
 
 SENTENCE = "The capital of France is"
@@ -129,32 +125,6 @@ def test_leftover_temp_folder_is_not_complete(tmp_path, monkeypatch):
     (final / "config.json").write_text('{"x": 1}')  # changed after the conversion
     assert models_table().set_index("alias").loc["smollm2-135m", "converted"] == (
         "again on next use: it has config.json missing or changed since the conversion")
-
-
-# --------------------------------------------------------------------------------------------
-# Encoder / decoder / encoder-decoder from configs
-# --------------------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("config", "kind"),
-    [
-        (GPT2Config(), "decoder"),
-        (LlamaConfig(), "decoder"),
-        (Gemma3TextConfig(), "decoder"),
-        (BertConfig(), "encoder"),
-        (MPNetConfig(), "encoder"),
-        (BertConfig(is_decoder=True), "decoder"),
-    ],
-)
-def test_model_kind(config, kind):
-    assert models.model_kind(config) == kind
-
-
-@pytest.mark.parametrize("config", [T5Config(), BartConfig()])
-def test_model_kind_rejects_encoder_decoder(config):
-    with pytest.raises(ModelLoadError, match="encoder-decoder"):
-        models.model_kind(config)
 
 
 # --------------------------------------------------------------------------------------------
@@ -450,7 +420,7 @@ def test_an_alias_is_fingerprinted_by_its_sources_not_its_converted_files(monkey
         raise AssertionError("the fingerprint must not need the converted folder")
 
     monkeypatch.setattr(_offline, "alias_folder", no_conversion)
-    monkeypatch.setattr(models, "alias_folder", no_conversion)
+    monkeypatch.setattr(model_source, "alias_folder", no_conversion)
     assert models.resolve_fingerprint("smollm2-135m") == first == _offline.alias_fingerprint(
         "smollm2-135m")
     assert len(first) == 64

@@ -22,7 +22,7 @@ from conftest import save_bert
 
 from lmgeometry.activations.extract import SentenceTooLongError, extract_words
 from lmgeometry.activations.store import Store, activations, model_fingerprint, open_store
-from lmgeometry.io import models
+from lmgeometry.io import _offline, models
 from lmgeometry.io.corpus import sentences
 from lmgeometry.io.paths import host
 
@@ -139,7 +139,7 @@ def tiny_decoder(tmp_path_factory):
     from lmgeometry.io.models import ALIASES, models_table
 
     if models_table().set_index("alias").loc["smollm2-135m", "converted"] == "yes":
-        tok = AutoTokenizer.from_pretrained(models.alias_folder("smollm2-135m"))
+        tok = AutoTokenizer.from_pretrained(_offline.alias_folder("smollm2-135m"))
     else:  # straight from the GGUF file (a few seconds, no conversion)
         pf = ALIASES["smollm2-135m"].files[0]
         gguf = Path(str(metadata.distribution(pf.dist).locate_file(pf.path)))
