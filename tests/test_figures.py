@@ -221,7 +221,14 @@ def test_named_index_becomes_columns_and_long_tables_fold():
     assert re.findall(r"<th>([^<]*)</th>", html) == ["layer", "cos / a", "cos / b"]
     assert "<details><summary>Show the 30 rows</summary>" in html
     pivot = pd.DataFrame({"x": [1.5]}, index=pd.Index(["minilm"]))
-    assert re.findall(r"<th>([^<]*)</th>", figures.table_html(pivot, "P.")) == ["index", "x"]
+    assert re.findall(r"<th>([^<]*)</th>", figures.table_html(pivot, "P.")) == ["", "x"]
+
+
+def test_float_columns_show_the_decimals_their_values_need():
+    table = pd.DataFrame({"items": [999.0, 3000.0], "accuracy": [91.3, 76.25],
+                          "cosine": [0.5, 0.123456], "share": [np.nan, 0.25]})
+    cells = re.findall(r'<td class="num">([^<]*)</td>', figures.table_html(table, "T."))
+    assert cells == ["999", "91.30", "0.500", "–", "3,000", "76.25", "0.123", "0.25"]
 
 
 def test_figures_with_a_log_axis_keep_float32():

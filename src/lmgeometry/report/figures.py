@@ -823,6 +823,18 @@ def _cell(value: Any, digits: int) -> str:
     return html.escape(str(value))
 
 
+def _decimals(column: pd.Series, digits: int) -> int:
+    """The fewest decimals (at most ``digits``) that show every float of ``column`` as
+    ``digits`` decimals would: 91.3, not 91.300; 999, not 999.000."""
+    values = pd.to_numeric(column, errors="coerce") if column.dtype == object else column
+    if not pd.api.types.is_float_dtype(values):
+        return digits
+    finite = values[np.isfinite(values)].to_numpy(dtype=float)
+    rounded = np.round(finite, digits)
+    return next(d for d in range(digits + 1) if np.allclose(np.round(finite, d), rounded,
+                                                           rtol=0, atol=0.1 ** (digits + 1)))
+
+
 def figure_anchor(name: str) -> str:
     """The HTML id a link to figure ``name`` targets: a MyST label (``fig-ch03-...``) as it
     stands, else the id :func:`figure_html` gives the ``<figure>`` of :func:`show`'s ``name``."""
@@ -847,6 +859,8 @@ def table_html(table: pd.DataFrame, caption: str, number: int | None = None,
                                  f"{column!r}")
     named = any(n is not None for n in table.index.names)
     if named or not pd.api.types.is_integer_dtype(table.index.dtype):
+        if table.index.nlevels == 1 and not named:  # row labels: no "index" header
+            table = table.rename_axis("")
         table = table.reset_index()
     else:  # a row number (a default or filtered index) is not data
         table = table.reset_index(drop=True)
@@ -858,8 +872,10 @@ def table_html(table: pd.DataFrame, caption: str, number: int | None = None,
 
     hrefs, extra, hover = per_row(links), per_row(classes), per_row(titles)
 
+    decimals = [_decimals(table.iloc[:, j], digits) for j in range(table.shape[1])]
+
     def cell(value: Any, i: int, j: int) -> str:
-        text = _cell(value, digits)
+        text = _cell(value, decimals[j])
         if hrefs[j][i]:
             text = f'<a href="{html.escape(str(hrefs[j][i]))}">{text}</a>'
         kind = "num" if numeric[j] else "txt"
