@@ -103,16 +103,19 @@ from lmgeometry.chapters.common import checked_parameters, first_token_flags, mo
 from lmgeometry.io import corpus
 from lmgeometry.report import claims, plots, results
 from lmgeometry.report.figures import show, show_table
+from lmgeometry.report.prose import glue_values
 
 globals().update(checked_parameters(globals()))
+glue_values(point_budget=point_budget, umap_layers=umap_layers)
 
 words_corpus = corpus.mnli_polysemy(n=n_sentences, seed=seed)
 stores = {spec: store.activations(spec, words_corpus) for spec in models}
 result = geometry.analyse(stores, seed=seed, n_words=n_words, point_budget=point_budget,
                           umap_layers=umap_layers, n_boot=n_boot)
 layers = result.tables["layers"]
-print(f"{len(words_corpus.sentences)} MNLI sentences, {len(words_corpus.words)} words, "
-      f"{n_words} sampled; models: {', '.join(models)}")
+display(Markdown(f"**This run:** {len(words_corpus.sentences):,} MultiNLI sentences, "
+                 f"{len(words_corpus.words):,} words, {n_words:,} of them sampled; models: "
+                 f"{', '.join(f'`{m}`' for m in models)}."))
 
 # %% tags=["remove-input"]
 display(HTML(claims.findings_box(
@@ -146,7 +149,8 @@ display(Markdown(" ".join(geometry.bos_sentences(bos))
 # GPT-2 beside BERT; the figures after it show every layer of one model at once, one panel per
 # layer (layer 0 is the embedding output). Every panel projects a layer on its first two
 # principal components; colour is the word's position in its sentence. The side-by-side
-# figure and the 3-D views draw `point_budget` of the sampled words, the same in every layer;
+# figure and the 3-D views draw {glue:md}`point_budget` of the sampled words, the same in every
+# layer;
 # each small panel of the grids draws 500 of them.
 
 # %% tags=["remove-input"]
@@ -309,7 +313,7 @@ show_table(result.tables["clusters"].round(3),
 # Drag to rotate, scroll to zoom; the slider picks the layer and the menu at the top left how
 # many of the drawn words are shown. The PCA view keeps the global structure; the UMAP view
 # (initialised from PCA, cosine metric) keeps local neighbourhoods and is computed for
-# `umap_layers` evenly spaced layers only.
+# {glue:md}`umap_layers` evenly spaced layers only.
 
 # %% tags=["remove-input"]
 for spec, view in result.views.items():

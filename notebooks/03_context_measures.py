@@ -110,8 +110,11 @@ from lmgeometry.io import corpus, data
 from lmgeometry.report import plots, results
 from lmgeometry.report.claims import CLAIMS_CAPTION, findings_box, show_verdict_grid
 from lmgeometry.report.figures import show, show_table
+from lmgeometry.report.prose import glue_values
 
 globals().update(checked_parameters(globals()))
+glue_values(n_sentences=n_sentences, static_k=static_k,
+            static_window=static_window, neighbour_queries=neighbour_queries)
 
 sts = corpus.sts(n=n_sentences, seed=seed)
 stores = {spec: store.activations(spec, sts) for spec in models}
@@ -125,13 +128,13 @@ result = context_measures.analyse(
 per_layer = result.tables["per_layer"]
 claims = result.claims.assign(first_token=first_token_flags(result.claims))
 eligible = per_layer[per_layer["control"] == "none"].groupby(["preset", "model"])["n_words"].max()
-print(
-    f"{len(sts.sentences)} STS sentences, {len(sts.words)} words. Words in at least 5 distinct "
-    "sentences (corrected estimators): "
-    + ", ".join(f"{m}: {n}" for m, n in eligible["corrected"].items())
+display(Markdown(
+    f"**This run:** {len(sts.sentences):,} STS sentences, {len(sts.words):,} words. Words in "
+    "at least 5 distinct sentences (corrected estimators): "
+    + ", ".join(f"`{m}` {n:,}" for m, n in eligible["corrected"].items())
     + "; words with at least 5 occurrences (the authors' rule): "
-    + ", ".join(f"{m}: {n}" for m, n in eligible["ethayarajh2019"].items())
-)
+    + ", ".join(f"`{m}` {n:,}" for m, n in eligible["ethayarajh2019"].items()) + "."
+))
 
 # %% tags=["remove-input"]
 short = claims[~claims["statistic"].str.endswith("[ethayarajh2019 estimators]")]
@@ -152,7 +155,7 @@ display(HTML(findings_box(
 #   and `gemma3-270m` a base decoder, both run from 4-bit GGUF weights dequantised to fp32 and
 #   both with rotary positions (see the introduction). The last layer of a decoder is taken
 #   after the model's final normalisation.
-# * **Data.** A random sample of `n_sentences` STS 2012-2016 sentences
+# * **Data.** A random sample of {glue:md}`n_sentences` STS 2012-2016 sentences
 #   {cite:p}`agirre2012,agirre2013,agirre2014,agirre2015,agirre2016`, not all of the about
 #   39,000 the paper used, so fewer words reach 5 contexts and most have 5 to 20 occurrences.
 #   MEV depends on the number of occurrences (`k` centred rows have an MEV of at least
@@ -172,11 +175,12 @@ display(HTML(findings_box(
 #   Gemma's numbers already come with its own `<bos>` in front of every sentence. Adjusted
 #   SelfSim and IntraSim are also computed on standardised dimensions (every model).
 # * **Static embeddings** are not made from every STS word with 5 contexts: a second corpus
-#   gives each benchmark word `static_k` contexts, **windows of at most `static_window` words
+#   gives each benchmark word {glue:md}`static_k` contexts, **windows of at most
+#   {glue:md}`static_window` words
 #   either side of the word** cut from Brown-corpus and STS sentences (the paper used whole
 #   STS sentences; a window keeps the word's neighbourhood and is what this CPU budget
 #   affords), chosen greedily to cover as many benchmark words per word of text as possible;
-#   a word with fewer than `static_k` sentences in its own form also takes contexts of its
+#   a word with fewer than {glue:md}`static_k` sentences in its own form also takes contexts of its
 #   plural (MEN lists lemmas). The target always has at least 2 words before it, so it is
 #   never a context's first word: the decoders' first-word control leaves the static vectors
 #   unchanged (the sink on each context's first token still shapes them; a BOS-prepended run,
@@ -443,7 +447,7 @@ show_table(claims[claims["claim"].isin(position_claims)][
 # (fig-ch03-neighbours)=
 # ## Nearest neighbours (seed 000)
 #
-# For a fixed random sample of `neighbour_queries` tokens, their 10 nearest neighbours by
+# For a fixed random sample of {glue:md}`neighbour_queries` tokens, their 10 nearest neighbours by
 # cosine among all tokens of the same layer: the share that are occurrences of the same word
 # (band: 95% interval over sentences), and their mean cosine. Seed 000: most neighbours are
 # the same token in lower layers, fewer in upper layers; the claim asks for a Spearman
@@ -479,8 +483,8 @@ show(
 # of all STS sentences; a sample small enough for this CPU budget would leave most benchmark
 # words out. So this part runs on a **second corpus built for the benchmarks**
 # (`corpus.benchmark_contexts`): from the Brown corpus and every STS sentence, windows of at
-# most `static_window` words either side of a benchmark word, taken greedily so that each
-# word of SimLex-999, MEN, WS353 and RW gets `static_k` contexts from distinct sentences
+# most {glue:md}`static_window` words either side of a benchmark word, taken greedily so that each
+# word of SimLex-999, MEN, WS353 and RW gets {glue:md}`static_k` contexts from distinct sentences
 # with as little text as possible (an item whose words do not all occur in 5 sentences of
 # the pool is left out: most of RW's rare words). The table gives the share of each
 # benchmark's items whose words got their contexts; a benchmark with fewer than 20 items

@@ -82,8 +82,11 @@ from lmgeometry.io.models import pair_separator
 from lmgeometry.report import plots, results
 from lmgeometry.report.claims import CLAIMS_CAPTION, findings_box, show_verdict_grid
 from lmgeometry.report.figures import show, show_table
+from lmgeometry.report.prose import glue_values
 
 globals().update(checked_parameters(globals()))
+glue_values(n_train=n_train, n_qnli_train=n_qnli_train,
+            n_qnli_test=n_qnli_test, ablation_k=ablation_k)
 
 sst2, sst2_labels, sst2_dev = corpus.sst2_corpus(n_train=n_train, seed=seed)
 qnli = {spec: corpus.qnli_corpus(n_qnli_train, n_qnli_test, seed, pair_separator(spec))
@@ -114,10 +117,11 @@ display(HTML(findings_box(
     "GPT-2 and BERT.")))
 
 # %% [markdown]
-# **Data.** SST-2: a seeded sample of `n_train` training sentences of at least four words,
+# **Data.** SST-2: a seeded sample of {glue:md}`n_train` training sentences of at least four words,
 # and the whole dev split (872 sentences) held out, as the seed evaluates on it. QNLI: the
 # mirror holds only GLUE's dev split (5,463 pairs), so one seeded permutation of it gives
-# `n_qnli_train` training pairs and the next `n_qnli_test` held-out pairs; no pair is on both
+# {glue:md}`n_qnli_train` training pairs and the next {glue:md}`n_qnli_test` held-out pairs; no
+# pair is on both
 # sides. Each pair is one input, question then sentence, joined the way each model kind
 # expects: an encoder's own separator token(s) between them (MiniLM's `[SEP]`, MPNet's
 # `</s></s>`: the same token ids as the tokenizer's pair template, with segment ids left at
@@ -257,7 +261,7 @@ show_table(layers[["model", "layer", "task", "rogue_dim", "variance_share_top1",
 # are ablated and the same head is scored. Two ablations, one figure each: **zero** (the
 # seed's: the raw coordinates set to 0) and **mean** (set to their training mean, which
 # removes what the dimensions vary by and keeps the rest of each vector where the head
-# expects it). The claim compares top and bottom at k = `ablation_k`: ablating the top
+# expects it). The claim compares top and bottom at k = {glue:md}`ablation_k`: ablating the top
 # dimensions must cost at least two points more than ablating the bottom ones.
 
 # %% tags=["remove-input"]
@@ -272,7 +276,10 @@ for mode, title in (("zero", "Zero ablation (seed 003): raw coordinates of k dim
                                x_title="k (dimensions ablated, by training variance)",
                                y_title="held-out accuracy")
     show(fig.update_xaxes(type="log"), f"ablation-{mode}")
-print("every head converged:", bool(t["layers"]["head_converged"].all()))
+converged = t["layers"]["head_converged"]
+display(Markdown("Every logistic head above converged." if converged.all() else
+                 f"{int((~converged).sum())} of {len(converged)} logistic heads did not converge "
+                 "within their iteration limit."))
 
 # %% [markdown]
 # ## Beyond the seed: layers of two models compared on the same words

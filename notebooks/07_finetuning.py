@@ -84,9 +84,11 @@ from lmgeometry.chapters.common import checked_parameters
 from lmgeometry.report import plots, results
 from lmgeometry.report.claims import CLAIMS_CAPTION, findings_box, show_verdict_grid
 from lmgeometry.report.figures import show, show_table
+from lmgeometry.report.prose import glue_values
 from lmgeometry.training.finetune import QNLI_HELD_OUT, TASKS
 
 globals().update(checked_parameters(globals()))
+glue_values(n_fit=n_fit, tsne_points=tsne_points)
 
 runs = finetuning.prepare(models, finetune_settings, n_fit=n_fit, progress=False)
 result = finetuning.analyse(runs, seed=seed, n_boot=n_boot, n_boot_cka=n_boot_cka,
@@ -125,8 +127,8 @@ display(HTML(findings_box(
 # each (its SST-2 run is the command line's default, `lmgeometry finetune --model minilm-l6
 # --task sst2`), the 135M-parameter decoder, about ten times the encoder's cost per token, on
 # 800 SST-2 sentences and 400 QNLI pairs for one epoch, all truncated at 128 tokens. The seed
-# trained on the whole training sets for 10 epochs. Larger runs and other models go through the
-# parameters `models` and `finetune_settings` (per kind and task, any setting of
+# trained on the whole training sets for 10 epochs. Larger runs and other models are set in the
+# chapter's parameters (the box above: the models, and per kind and task any setting of
 # `lmgeometry finetune`); `lmgeometry book -p models '[gpt2, bert-base-cased]'` fine-tunes the
 # seed's own models.
 #
@@ -151,7 +153,8 @@ display(HTML(findings_box(
 # * **QNLI** trains and tests on disjoint parts of its dev split; the seed trained on the
 #   train split and scored the dev split.
 # * **The 1-D threshold** is the best cut under 0-1 loss on training examples of the
-#   fine-tuning run (the first `n_fit` of its sample); the seed fitted a 1-D SVM. It is scored
+#   fine-tuning run (the first {glue:md}`n_fit` of its sample); the seed fitted a 1-D SVM. It is
+#   scored
 #   on held-out examples only and compared with the training-majority baseline explicitly.
 # * **The "bow tie"** is read as numbers: how far each block moved from its pretrained self
 #   (first half against last half, blocks 1-3 alone), and how much more the blocks of each
@@ -347,7 +350,7 @@ for mode, title in (("zero", "Zero ablation (seed 003): raw coordinates of k dim
 # ## The last layer before and after fine-tuning (t-SNE)
 #
 # Seed 003's Figure 2: t-SNE maps {cite:p}`vandermaaten2008` of the last layer, one point per
-# held-out example (a seeded sample of `tsne_points`), coloured by label, before (left) and
+# held-out example (a seeded sample of {glue:md}`tsne_points`), coloured by label, before (left) and
 # after (right) fine-tuning. Whether the colours separate is what a map shows; distances
 # between groups mean little.
 

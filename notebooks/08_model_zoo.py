@@ -111,8 +111,9 @@ stores = {spec: store.activations(spec, words_corpus) for spec in models}
 result = model_zoo.analyse(stores, seed=seed, n_words=n_words, point_budget=point_budget,
                            n_boot=n_boot, w_boot=w_boot)
 layers = result.tables["layers"]
-print(f"{len(words_corpus.sentences)} MNLI sentences, {len(words_corpus.words)} words; "
-      f"models: {', '.join(models)}")
+display(Markdown(f"**This run:** {len(words_corpus.sentences):,} MultiNLI sentences, "
+                 f"{len(words_corpus.words):,} words; models: "
+                 f"{', '.join(f'`{m}`' for m in models)}."))
 
 # %% tags=["remove-input"]
 display(HTML(claims.findings_box(
@@ -158,7 +159,7 @@ show(
     caption="Each row is one model; left, layer 0 (the embedding output: token embeddings, plus "
             "learned position embeddings where the model has them); right, the first block's "
             "output. Both are projected on their own first two principal components, for the same "
-            "<i>point_budget</i> words in every panel, coloured by the word's position in its "
+            f"{point_budget:,} words in every panel, coloured by the word's position in its "
             "sentence. The panel titles give the share of the variance the two components hold.",
 )
 

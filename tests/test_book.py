@@ -40,6 +40,7 @@ from lmgeometry.report.book import (
     select_chapters,
     toc_chapters,
 )
+from lmgeometry.report.book.execution import PARAMETERS_PROMPT
 from lmgeometry.report.figures import PLOTLY_MIME
 
 CHAPTER = '''# %% [markdown]
@@ -250,10 +251,27 @@ def test_clean_notebook_drops_volatile_metadata() -> None:
     assert code.metadata == {}
     assert [o.name for o in code.outputs] == ["stdout"]
     assert params.metadata["tags"] == ["parameters", "hide-input"]
+    assert params.metadata["mystnb"]["code_prompt_show"] == PARAMETERS_PROMPT
     ids = [c.id for c in nb.cells]
     nb.cells[0]["id"], nb.cells[1]["id"] = "random1", "random2"
     assert [c.id for c in clean_notebook(nb).cells] == ids  # ids depend on sources only
     nbformat.validate(nb)
+
+
+def test_injected_parameters_are_the_one_parameters_box() -> None:
+    nb = nbformat.v4.new_notebook()
+    defaults = nbformat.v4.new_code_cell("n = 1", metadata={"tags": ["parameters"]})
+    injected = nbformat.v4.new_code_cell("# Parameters\nn = 2",
+                                         metadata={"tags": ["injected-parameters"]})
+    nb.cells = [defaults, injected, nbformat.v4.new_code_cell("print(n)")]
+    clean_notebook(nb)
+    assert defaults.metadata["tags"] == ["parameters", "remove-cell"]
+    assert "mystnb" not in defaults.metadata
+    assert injected.metadata["tags"] == ["injected-parameters", "hide-input"]
+    assert injected.metadata["mystnb"]["code_prompt_show"] == PARAMETERS_PROMPT
+    assert nb.cells[2].metadata == {}
+    clean_notebook(nb)  # idempotent
+    assert injected.metadata["tags"] == ["injected-parameters", "hide-input"]
 
 
 def test_external_references_are_found(tmp_path: Path) -> None:

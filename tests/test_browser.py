@@ -28,11 +28,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import time
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
@@ -40,7 +41,7 @@ import numpy as np
 import pytest
 from fixtures.book_project import bare_remote, git_project, make_project
 
-from lmgeometry.report.book import build_book, build_html, toc_docnames
+from lmgeometry.report.book import build_book, build_html, chapter_parameters, toc_docnames
 from lmgeometry.report.toc import page_file
 
 pytestmark = pytest.mark.browser
@@ -72,6 +73,10 @@ SLOW_S = 30
 GIVE_UP_S = 300
 # A reader's click (slider step, menu entry) that has not replotted after this long is a fault.
 REPLOT_GIVE_UP_S = 60
+
+# The analysis chapters (book/01_ to book/89_; not the introduction, scorecard or About page)
+# open with a findings box.
+FINDINGS_PAGE = re.compile(r"^(0[1-9]|[1-8]\d)_")
 
 
 def _install_chromium() -> str | None:
@@ -194,7 +199,57 @@ for (const table of document.querySelectorAll("div.cell_output table")) {
   if (!caption || !/^Table \\d+\\./.test(caption.textContent.trim()))
     problems.push("a table has no numbered caption");
 }
-return problems;
+return problems.concat(readingFaults(arguments[0] || [], arguments[1]));
+"""
+
+_READING = """
+// Debris a reader would meet: plotly's default trace names in a legend, "nan" cells, token
+// strings parsed as HTML elements, parameter names in prose, program output, a chapter without
+// its findings box, and subplot titles or annotations drawn over each other.
+function readingFaults(parameters, needsFindings) {
+  const visible = el => !el.closest("details:not([open])") && el.getClientRects().length > 0;
+  const problems = [];
+  const overlap = (a, b) => Math.min(a.right, b.right) - Math.max(a.left, b.left) > 1
+    && Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > 1;
+  for (const gd of document.querySelectorAll("div.plotly-graph-div")) {
+    const names = [...gd.querySelectorAll(".legendtext")].map(t => t.textContent.trim());
+    for (const name of names.filter(n => /^trace \\d+$/.test(n)))
+      problems.push(`figure ${gd.id} has a legend entry named "${name}"`);
+    const boxes = [...gd.querySelectorAll(".g-gtitle text, .annotation-text")]
+      .filter(t => t.textContent.trim()).map(t => [t.textContent.trim(),
+                                                   t.getBoundingClientRect()]);
+    for (let i = 0; i < boxes.length; i++)
+      for (let j = i + 1; j < boxes.length; j++)
+        if (overlap(boxes[i][1], boxes[j][1]))
+          problems.push(`figure ${gd.id}: "${boxes[i][0]}" overlaps "${boxes[j][0]}"`);
+  }
+  for (const td of document.querySelectorAll("td, th"))
+    // pandas' missing values as printed; a lower-case "none" is a label (the control "none")
+    if (/^(nan|NaN|NaT|<NA>|None)$/.test(td.textContent.trim()))
+      problems.push(`a table cell reads "${td.textContent.trim()}"`);
+  const tokens = "s, bos, eos, pad, unk, cls, sep, mask, endoftext";
+  for (const el of document.querySelectorAll(
+      tokens.split(", ").map(t => `div.cell_output ${t}`).join(", ")))
+    problems.push(`a token string became an HTML <${el.tagName.toLowerCase()}> element `
+                  + `(escape it): "${el.parentElement.textContent.trim().slice(0, 60)}"`);
+  const stdout = [...document.querySelectorAll("div.cell_output .output.stream")]
+    .filter(el => visible(el) && el.textContent.trim());
+  if (stdout.length)
+    problems.push(`program output on the page: "${stdout[0].textContent.trim().slice(0, 60)}"`);
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  const pattern = parameters.length
+    ? new RegExp(`(^|[^A-Za-z0-9_])(${parameters.join("|")})(?![A-Za-z0-9_])`) : null;
+  for (let node = walker.nextNode(); pattern && node; node = walker.nextNode()) {
+    const el = node.parentElement;
+    if (el.closest("div.cell_input, script, style, nav, .bd-sidebar-primary")) continue;
+    const found = node.textContent.match(pattern);
+    if (found) problems.push(`parameter name ${found[2]} in the text (give its value): `
+                             + `"${el.textContent.trim().slice(0, 80)}"`);
+  }
+  if (needsFindings && !document.querySelector(".lmg-findings"))
+    problems.push("chapter page without its findings box (claims.findings_box)");
+  return problems;
+}
 """
 
 _PLOTTED = """
@@ -370,14 +425,28 @@ def _page_weight(page: Path, urls: list[str], html_dir: Path) -> tuple[int, int]
     return page.stat().st_size, sum(f.stat().st_size for f in files if f.is_file())
 
 
+def _prose_parameters(folder: Path) -> list[str]:
+    """The chapters' parameter names a reader must not meet in the text (a value belongs
+    there): every name with an underscore in the parameters cell of each executed chapter."""
+    import nbformat
+
+    names = set()
+    for docname in toc_docnames(folder / "_toc.yml"):
+        notebook = page_file(folder, docname)
+        if notebook.suffix == ".ipynb":
+            names |= set(chapter_parameters(nbformat.read(notebook, as_version=4), docname))
+    return sorted(n for n in names if "_" in n)
+
+
 def _check_book(driver: object, html_dir: Path, label: str,
-                widths: tuple[int, ...] = (1400,), layout: bool = False) -> list[str]:
+                widths: tuple[int, ...] = (1400,), layout: bool = False,
+                parameters: Sequence[str] = ()) -> list[str]:
     """Open every page of ``html_dir`` at each width; return the problems found.
 
     At the first width the figures' sliders and menus are used; at every width, with
     ``layout``, the page is checked as a reader sees it (:data:`_LAYOUT`). The page weight
     (its HTML, and everything it loaded) and the time until every figure had drawn are
-    printed.
+    printed. ``parameters``: names that must not appear in a page's text.
     """
     problems: list[str] = []
     html_dir = html_dir.resolve()
@@ -389,12 +458,13 @@ def _check_book(driver: object, html_dir: Path, label: str,
         driver.set_window_size(width, 1000)
         for page in pages:
             problems += _check_page(driver, html_dir, page, f"{label}-{width}",
-                                    interact=width == widths[0], layout=layout)
+                                    interact=width == widths[0], layout=layout,
+                                    parameters=parameters)
     return problems
 
 
 def _check_page(driver: object, html_dir: Path, page: Path, label: str, interact: bool,
-                layout: bool) -> list[str]:
+                layout: bool, parameters: Sequence[str] = ()) -> list[str]:
     """One page of :func:`_check_book`."""
     problems: list[str] = []
     allowed = html_dir.as_uri() + "/"
@@ -417,7 +487,11 @@ def _check_page(driver: object, html_dir: Path, page: Path, label: str, interact
         if fig["height"] < 100:
             problems.append(f"{name}: figure {fig['id']} is {fig['height']} px high")
     if layout:
-        problems += [f"{name}: {p}" for p in driver.execute_script(_LAYOUT)]
+        needs_findings = bool(FINDINGS_PAGE.match(page.name))
+        # a chapter's parameter names; the API reference names functions' parameters
+        chapter = page.relative_to(html_dir).parts[0] == "book"
+        problems += [f"{name}: {p}" for p in driver.execute_script(
+            _READING + _LAYOUT, list(parameters) if chapter else [], needs_findings)]
     for key, what, act in (("sliders", "slider", _move_slider),
                            ("menus", "dropdown", _use_dropdown)):
         for fig in figures if interact else []:
@@ -534,7 +608,8 @@ def test_committed_book_in_browser(driver: object, tmp_path: Path) -> None:
         pytest.fail(f"_toc.yml lists chapters that are not executed in book/: {missing}; "
                     "run `make book`")
     html_dir = build_html(ROOT, tmp_path)
-    problems = _check_book(driver, html_dir, "book", widths=(1400, 420), layout=True)
+    problems = _check_book(driver, html_dir, "book", widths=(1400, 420), layout=True,
+                           parameters=_prose_parameters(ROOT))
     assert not problems, "\n".join(problems)
 
 
@@ -590,4 +665,59 @@ def test_checker_reports_problems(driver: object, tmp_path: Path,
     for expected in ("1 code cell(s) visible", "px viewport (",
                      "has no numbered caption", "has a title inside the plot",
                      "a table has no numbered caption"):
+        assert any(expected in p for p in problems), (expected, problems)
+
+
+def _reading_page(folder: Path, name: str, faulty: bool) -> None:
+    """A chapter page, clean or with each reading fault :data:`_READING` looks for."""
+    from lmgeometry.report._ext.plotly_offline import plotly_js_source
+
+    (folder / "_static").mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(plotly_js_source(), folder / "_static" / "plotly.min.js")
+    traces = [{"x": [1, 2], "y": [2, 1], "type": "scatter", "xaxis": f"x{i}", "yaxis": f"y{i}"}
+              for i in ("", "2")]
+    if not faulty:
+        traces = [{**t, "name": n} for t, n in zip(traces, ("before", "after"), strict=True)]
+    spot = [0.2, 0.2] if faulty else [0, 1]  # the two panel titles on top of each other
+    figure = {"data": traces, "layout": {"width": 300, "margin": {"l": 20, "r": 20},
+        "height": 300, "showlegend": True,
+        "xaxis": {"domain": [0, 0.45]}, "xaxis2": {"domain": [0.55, 1]}, "yaxis2": {"anchor": "x2"},
+        "annotations": [{"text": f"panel title {i}", "x": x, "y": 1.05, "xref": "paper",
+                         "yref": "paper", "showarrow": False,
+                         "xanchor": "center" if faulty else ("left", "right")[i]}
+                        for i, x in enumerate(spot)]}}
+    prose = "the first point_budget words" if faulty else "the first 1,000 words"
+    output = ('<div class="output stream"><pre>every head converged: True</pre></div>'
+              "<p>the sentence starts with <s> here</p>" if faulty else "")
+    findings = "" if faulty else '<div class="admonition note lmg-findings">Findings</div>'
+    (folder / "book").mkdir(exist_ok=True)  # a chapter page: book/NN_name.html
+    (folder / "book" / name).write_text(
+        '<html><head><script src="../_static/plotly.min.js"></script></head><body>'
+        f"{findings}<p>{prose}</p>"
+        f'<div class="cell_output">{output}<figure><figcaption>Table 1. T.</figcaption>'
+        f'<table><tr><th>model</th><th>control</th><th>cosine</th></tr><tr><td>a</td>'
+        f'<td>none</td><td>{"nan" if faulty else "0.5"}</td></tr></table></figure>'
+        '<figure><div id="fig" class="plotly-graph-div"></div><figcaption>Figure 1. F.'
+        f'</figcaption></figure></div><script>Plotly.newPlot("fig", {json.dumps(figure)});'
+        "</script></body></html>")
+
+
+def test_reading_checks_pass_a_clean_page_and_catch_each_fault(driver: object,
+                                                              tmp_path: Path) -> None:
+    """At 420 px, a clean chapter page passes; a page with "trace N" legend entries, a
+    "nan" cell, a token string parsed as an element, program output, a parameter name in
+    the text, no findings box and overlapping panel titles fails with each of them."""
+    for faulty in (False, True):
+        folder = tmp_path / str(faulty)
+        _reading_page(folder, "01_chapter.html", faulty)
+        problems = _check_book(driver, folder, "reading", widths=(420,), layout=True,
+                               parameters=["point_budget", "n_words"])
+        if not faulty:
+            assert not problems, "\n".join(problems)
+    for expected in ('legend entry named "trace 0"', 'legend entry named "trace 1"',
+                     'a table cell reads "nan"', "became an HTML <s> element",
+                     'program output on the page: "every head converged',
+                     "parameter name point_budget in the text",
+                     "without its findings box",
+                     '"panel title 0" overlaps "panel title 1"'):
         assert any(expected in p for p in problems), (expected, problems)

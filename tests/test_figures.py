@@ -181,6 +181,20 @@ def test_title_becomes_a_numbered_caption_and_leaves_the_plot():
     assert "Figure 1.</span> Mean cosine <i>per</i> layer" in own
 
 
+def test_wrapped_panel_titles_keep_their_room_above_the_plot():
+    from plotly.subplots import make_subplots
+
+    fig = make_subplots(rows=1, cols=2, subplot_titles=["one<br>two<br>three", "four"])
+    fig.update_layout(title="Two panels", margin_t=120)
+    assert _payload(figures.figure_html(fig, "panels"))["layout"]["margin"]["t"] == 8 + 3 * 20
+    fig.update_layout(margin_t=30)
+    bundle = figures.plotly_bundle(fig, "Two panels")["layout"]
+    assert bundle["margin"]["t"] == 40 + 18 + 8 + 3 * 20  # title line, then the panel titles
+    assert bundle["title"]["yanchor"] == "top" and bundle["title"]["y"] == 1
+    plain = go.Figure(go.Scatter(x=[1], y=[1]), layout={"title": "t", "margin_t": 120})
+    assert _payload(figures.figure_html(plain, "plain"))["layout"]["margin"]["t"] == 40
+
+
 def test_show_numbers_figures_in_order(monkeypatch):
     shown = []
     monkeypatch.setattr("IPython.display.display", lambda obj, raw=False: shown.append(

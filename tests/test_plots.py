@@ -125,6 +125,28 @@ def test_column_lines_and_facet_lines() -> None:
     assert fig.layout.yaxis.type == "log" and fig.layout.yaxis.title.text == "A"
 
 
+def test_facet_lines_lay_out_many_panels_in_rows_with_wrapped_titles() -> None:
+    from lmgeometry.report.plots import facet_lines
+
+    names = ["anisotropy baseline (mean cosine of random words)", "b", "c", "d", "e"]
+    frame = pd.DataFrame({"model": "m", "measure": np.repeat(names, 2), "layer": [0, 1] * 5,
+                          "v": np.arange(10.0)})
+    fig = facet_lines(frame.iloc[:8], "v", "measure")  # four panels: 2 x 2
+    axes = {(t.xaxis, t.yaxis) for t in fig.data}
+    assert len(axes) == 4
+    assert fig.layout.xaxis3.domain[0] == fig.layout.xaxis.domain[0]  # left column, row 2
+    assert fig.layout.yaxis3.domain[1] < fig.layout.yaxis.domain[0]  # below row 1
+    assert fig.layout.xaxis3.title.text == "layer" and not fig.layout.xaxis.title.text
+    assert fig.layout.yaxis3.title.text == "v"
+    title = fig.layout.annotations[0].text
+    assert title.replace("<br>", " ") == names[0]
+    assert max(len(part) for part in title.split("<br>")) <= 27  # half of 54 characters
+    fig = facet_lines(frame, "v", "measure")  # five panels: rows of three
+    assert len({t.xaxis for t in fig.data}) == 5
+    assert fig.layout.xaxis4.domain[0] == fig.layout.xaxis.domain[0]
+    assert max(len(p) for p in fig.layout.annotations[0].text.split("<br>")) <= 18
+
+
 def test_facet_lines_name_each_line_once_with_one_colour_and_no_bands() -> None:
     from lmgeometry.report.plots import facet_lines
 

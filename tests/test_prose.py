@@ -1,8 +1,21 @@
 """The number formatting of generated sentences (lmgeometry.report.prose)."""
 
+import doctest
 import math
 
-from lmgeometry.report.prose import layer_ranges, layers_phrase, number, pct, plural, points, span
+import nbclient
+import nbformat
+
+from lmgeometry.report import prose
+from lmgeometry.report.prose import (
+    layer_ranges,
+    layers_phrase,
+    number,
+    pct,
+    plural,
+    points,
+    span,
+)
 
 
 def test_layer_ranges_join_runs():
@@ -30,3 +43,23 @@ def test_numbers_percentages_and_plurals():
     assert plural(1, "layer") == "1 layer" and plural(2, "layer") == "2 layers"
     assert plural(2, "child", "children") == "2 children"
     assert plural(2, "layer", count=False) == "layers"
+
+
+def test_glue_values_doctest_runs_outside_a_kernel():
+    finder, runner = doctest.DocTestFinder(), doctest.DocTestRunner()
+    for test in finder.find(prose.glue_values, "glue_values", globs={**vars(prose)}):
+        runner.run(test)
+    assert runner.summarize(verbose=False).failed == 0
+
+
+def test_glue_values_in_a_kernel_glue_markdown_for_myst_nb():
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(
+        "from lmgeometry.report.prose import glue_values\n"
+        "glue_values(n_sentences=12000, ok=True, share=0.25, name='x')")]
+    nbclient.NotebookClient(nb, kernel_name="python3", timeout=120).execute()
+    outputs = nb.cells[0].outputs
+    assert all(o.output_type == "display_data" for o in outputs)  # nothing else on the page
+    glued = {o.metadata["scrapbook"]["name"]:
+             o.data[o.metadata["scrapbook"]["mime_prefix"] + "text/markdown"] for o in outputs}
+    assert glued == {"n_sentences": "12,000", "ok": "True", "share": "0.25", "name": "x"}

@@ -420,6 +420,14 @@ def share_on_page(spec: dict[str, Any], defined: set[str]) -> dict[str, Any]:
     return out
 
 
+def _panel_title_room(fig: go.Figure) -> int:
+    """Pixels above the plot area that the top row's panel titles take (0 without any)."""
+    lines = [str(a.text).count("<br>") + 1 for a in fig.layout.annotations
+             if a.text and a.yref == "paper" and a.yanchor == "bottom"
+             and a.y is not None and a.y >= 0.999]
+    return 8 + 20 * max(lines) if lines else 0
+
+
 def figure_html(fig: go.Figure, name: str, caption: str | None = None,
                 number: int | None = None, page: set[str] | None = None) -> str:
     """HTML ``<figure>`` for ``fig``: its div (id stable across runs), caption and script.
@@ -433,7 +441,8 @@ def figure_html(fig: go.Figure, name: str, caption: str | None = None,
     text = caption if caption is not None else _title_text(fig)
     if _title_text(fig):
         top = fig.layout.margin.t
-        fig.update_layout(title=None, margin_t=min(top, 40) if top is not None else 40)
+        fig.update_layout(title=None, margin_t=max(
+            min(top, 40) if top is not None else 40, _panel_title_room(fig)))
     div_id = _div_id(name)
     height = fig.layout.height or 450
     wide = _grid_columns(fig) >= WIDE_GRID_COLUMNS
@@ -591,8 +600,10 @@ def plotly_bundle(fig: go.Figure, title: str | None = None,
             lines = [*lines[:TITLE_LINES - 1],
                      textwrap.shorten(" ".join(lines[TITLE_LINES - 1:]), TITLE_WIDTH)]
         top = fig.layout.margin.t
-        fig.update_layout(title_text="<br>".join(lines),
-                          margin_t=max(top or 0, 40 + 18 * len(lines)))
+        # the title at the top, the top row's panel titles (if any) under it
+        fig.update_layout(title={"text": "<br>".join(lines), "y": 1, "yref": "container",
+                                 "yanchor": "top", "pad": {"t": 10}},
+                          margin_t=max(top or 0, 40 + 18 * len(lines) + _panel_title_room(fig)))
     spec = fig.to_dict()  # plotly's own conversion: numpy arrays as float64/int typed arrays
     layout = dict(spec.get("layout", {}))
     template = layout.get("template")

@@ -171,33 +171,61 @@ def facet_lines(
     log_y: bool = False,
     **kwargs: object,
 ) -> go.Figure:
-    """:func:`lines_by_layer` in one panel per value of ``facet``, side by side.
+    """:func:`lines_by_layer` in one panel per value of ``facet``.
 
+    Up to three panels stand side by side; four make a 2 x 2 grid and more rows of three, so
+    that a panel keeps a readable width on a phone. Panel titles are wrapped to the panel's
+    width (:func:`_facet_title`), so that neighbouring titles never run into each other.
     ``shared_y=False`` gives each panel its own y range (for quantities whose ranges differ
     by orders of magnitude between panels). Each line is named once in the legend (the first
     panel that draws it), its colour the same in every panel; interval bands are not named.
     ``kwargs`` (``x``, ``color``, ``dash``, ...) go to :func:`lines_by_layer`.
     """
     keys = list(pd.unique(frame[facet]))
+    rows, cols = _facet_grid(len(keys))
+    titles = [_facet_title(label(k), cols) for k in keys]
+    lines = max(t.count("<br>") + 1 for t in titles)
     fig = make_subplots(
-        rows=1, cols=len(keys), subplot_titles=[label(k) for k in keys], shared_yaxes=shared_y,
-        horizontal_spacing=0.06 if shared_y else 0.1,
+        rows=rows, cols=cols, subplot_titles=titles, shared_yaxes=shared_y,
+        horizontal_spacing=0.06 if shared_y else 0.1, vertical_spacing=0.1 + 0.04 * lines,
     )
     kwargs.setdefault("color_order", list(pd.unique(frame[kwargs.get("color", "model")])))
     named: set[str] = set()
-    for col, key in enumerate(keys, start=1):
+    for i, key in enumerate(keys):
+        row, col = divmod(i, cols)
         panel = lines_by_layer(frame[frame[facet] == key], y, **kwargs)
         for trace in panel.data:
             if trace.showlegend is not False:  # bands stay out of the legend
                 trace.showlegend = trace.name not in named
                 named.add(trace.name)
-            fig.add_trace(trace, row=1, col=col)
-        fig.update_xaxes(title_text=panel.layout.xaxis.title.text, row=1, col=col)
+            fig.add_trace(trace, row=row + 1, col=col + 1)
+        if row == rows - 1 or i + cols >= len(keys):  # the lowest panel of its column
+            fig.update_xaxes(title_text=panel.layout.xaxis.title.text, row=row + 1,
+                             col=col + 1)
         if log_y:
-            fig.update_yaxes(type="log", row=1, col=col)
-    fig.update_yaxes(title_text=y_title or label(y), row=1, col=1)
-    fig.update_layout(title=title, height=440, margin={"l": 60, "r": 10, "t": 80, "b": 40})
+            fig.update_yaxes(type="log", row=row + 1, col=col + 1)
+    for row in range(1, rows + 1):
+        fig.update_yaxes(title_text=y_title or label(y), row=row, col=1)
+    fig.update_annotations(font_size=13)  # the panel titles
+    fig.update_layout(title=title, height=440 + 300 * (rows - 1),
+                      margin={"l": 60, "r": 10, "t": 80 + 16 * (lines - 1), "b": 40})
     return fig
+
+
+def _facet_grid(n: int) -> tuple[int, int]:
+    """Rows and columns of ``n`` panels: one row of up to three, a 2 x 2 grid for four, else
+    rows of three."""
+    if n <= 3:
+        return 1, n
+    cols = 2 if n == 4 else 3
+    return -(-n // cols), cols
+
+
+def _facet_title(text: str, cols: int) -> str:
+    """``text`` wrapped (``<br>``) to the width of one of ``cols`` panels side by side."""
+    import textwrap
+
+    return "<br>".join(textwrap.wrap(text, width=max(16, 54 // cols))) or text
 
 
 def dimension_profile(

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable
+from typing import Any
 
 __all__ = [
+    "glue_values",
     "layer_ranges",
     "layers_phrase",
     "number",
@@ -18,6 +20,27 @@ __all__ = [
     "points",
     "span",
 ]
+
+
+def glue_values(**values: Any) -> None:
+    """Put values into the page's prose: ``{glue:md}`name``` in a Markdown cell shows ``name``.
+
+    Jupyter Book renders each ``{glue:md}`name``` role of the chapter's Markdown with the text
+    glued here (myst-nb's ``glue``, no visible output), so the page reads "a sample of 1,000
+    sentences" where the source names the parameter; integers get thousands separators, other
+    values their ``str``. Outside a kernel it shows nothing and does nothing.
+
+    Examples
+    --------
+    >>> glue_values(n_sentences=1000, seed=0)
+    """
+    from IPython.display import Markdown
+    from myst_nb import glue
+
+    texts = {name: f"{value:,}" if isinstance(value, int) and not isinstance(value, bool)
+             else str(value) for name, value in values.items()}
+    for name, text in texts.items():
+        glue(name, Markdown(text), display=False)
 
 
 def layer_ranges(layers: Iterable[int]) -> str:

@@ -139,6 +139,10 @@ def interpreter_kernel() -> Iterator[str]:
 KERNEL_WARNINGS = ("ignore:IProgress not found",)
 
 
+#: The label of the folded box that shows a chapter's parameters on its page.
+PARAMETERS_PROMPT = "The parameters this chapter ran with"
+
+
 def _kernel_warnings() -> str:
     """``PYTHONWARNINGS`` for a kernel: this process's own entries, then
     :data:`KERNEL_WARNINGS`."""
@@ -183,9 +187,10 @@ def clean_notebook(nb: Any) -> Any:
     the paths papermill records, jupytext metadata, and replaces random cell ids with ids
     derived from the cell sources. Outputs are kept, except stderr streams: the book never
     shows them (``nb_output_stderr: remove``) and they carry local paths and timings, so
-    :func:`execute_chapter` prints them to the terminal instead. The parameter cells (the
-    chapter's defaults and papermill's injected values) get the ``hide-input`` tag so that
-    the page shows them collapsed.
+    :func:`execute_chapter` prints them to the terminal instead. The page shows the
+    parameters the chapter ran with as one folded box labelled :data:`PARAMETERS_PROMPT`:
+    papermill's injected cell when there is one (the defaults cell is then left out of the
+    page, ``remove-cell``, but kept in the notebook), else the defaults cell.
 
     Parameters
     ----------
@@ -207,11 +212,23 @@ def clean_notebook(nb: Any) -> Any:
         if "outputs" in cell:
             cell.outputs = [o for o in cell.outputs
                             if not (o.output_type == "stream" and o.get("name") == "stderr")]
-        tags = cell.metadata.get("tags", [])
-        if {"parameters", "injected-parameters"} & set(tags) and "hide-input" not in tags:
-            cell.metadata["tags"] = [*tags, "hide-input"]
+    _fold_parameters(nb)
     _cell_ids(nb)
     return nb
+
+
+def _fold_parameters(nb: Any) -> None:
+    """Tag the parameter cells so the page shows one labelled, folded parameters box."""
+    cells = {tag: cell for cell in nb.cells
+             for tag in ("parameters", "injected-parameters")
+             if tag in cell.metadata.get("tags", [])}
+    shown = cells.get("injected-parameters", cells.get("parameters"))
+    for tag, cell in cells.items():
+        fold = "hide-input" if cell is shown else "remove-cell"
+        cell.metadata["tags"] = [tag, fold]
+        if cell is shown:
+            cell.metadata["mystnb"] = {"code_prompt_show": PARAMETERS_PROMPT,
+                                       "code_prompt_hide": "Hide the parameters"}
 
 
 def notebook_bytes(nb: Any) -> bytes:
