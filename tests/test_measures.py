@@ -146,3 +146,18 @@ def test_similarity_scores_and_paired_spearman_agree_with_scipy():
     idx = np.random.default_rng(2).integers(0, 60, size=(40, 60))[7]
     assert r[8] == pytest.approx([sps.spearmanr(scores[idx, e], human[idx]).statistic
                                   for e in (0, 1)])
+
+
+def test_named_streams_are_the_seed_spawns_in_order_and_a_new_one_moves_none():
+    from lmgeometry.measures.contextual import BOOTSTRAP_STREAMS, CONTEXT_STREAMS, _streams
+
+    named = _streams(7, CONTEXT_STREAMS)
+    spawned = np.random.default_rng(7).spawn(len(CONTEXT_STREAMS))
+    for name, generator in zip(CONTEXT_STREAMS, spawned, strict=True):
+        assert named[name].random() == generator.random()
+    longer = _streams(7, (*CONTEXT_STREAMS, "new"))
+    assert all(longer[n].random() == _streams(7, CONTEXT_STREAMS)[n].random()
+               for n in CONTEXT_STREAMS)
+    boots = _streams(_streams(7, CONTEXT_STREAMS)["bootstrap"], BOOTSTRAP_STREAMS)
+    old = np.random.default_rng(7).spawn(7)[-1].spawn(6)  # the positional spawns before
+    assert [boots[n].random() for n in BOOTSTRAP_STREAMS] == [g.random() for g in old[:5]]

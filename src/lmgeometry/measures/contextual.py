@@ -80,6 +80,20 @@ from lmgeometry.measures.unit_rows import (
     _Words,
 )
 
+#: The random streams of one layer's context measures, by name, in the order they are spawned
+#: from the seed (``SeedSequence.spawn``): a new stream goes at the end, so that every other
+#: stream, and every number drawn from it, stays the same.
+CONTEXT_STREAMS = ("pool", "mev_pool", "selfsim", "mev", "sentences", "pseudo_sentences",
+                   "bootstrap")
+#: The bootstrap streams of :func:`context_measures`, spawned from the ``"bootstrap"`` stream.
+BOOTSTRAP_STREAMS = ("selfsim", "intrasim", "intrasim_adj", "mev", "mev_adj")
+
+
+def _streams(seed: RngLike, names: Sequence[str]) -> dict[str, np.random.Generator]:
+    """One independent generator per name, spawned from ``seed`` in the order of ``names``."""
+    return dict(zip(names, _rng(seed).spawn(len(names)), strict=True))
+
+
 __all__ = [
     "context_measures",
     "context_tables",
@@ -344,8 +358,9 @@ def word_measures(
     est = get_preset(preset)
     U, norms = _unit(layer_vectors)
     enc = _encode(words, len(U), est.lowercase, est.exclude_punct)
-    r_self, r_mev = _rng(seed).spawn(2)
-    return _word_measures_from(U, norms, enc, est, min_contexts, measures, r_self, r_mev)
+    r = _streams(seed, ("selfsim", "mev"))
+    return _word_measures_from(U, norms, enc, est, min_contexts, measures, r["selfsim"],
+                               r["mev"])
 
 
 
@@ -476,7 +491,7 @@ def context_measures(
     est = get_preset(preset)
     t = context_tables(layer_vectors, words, est, seed, min_contexts=min_contexts,
                        n_intra_sentences=n_intra_sentences, standardise=standardise)
-    boots = _rng(seed).spawn(7)[-1].spawn(6)
+    boots = _streams(_streams(seed, CONTEXT_STREAMS)["bootstrap"], BOOTSTRAP_STREAMS)
     out: dict[str, float | int | str] = {
         "preset": est.name,
         "n_words": len(t.words),
@@ -545,12 +560,14 @@ def context_tables(
     ContextTables
     """
     est = get_preset(preset)
-    r_pool, r_mevpool, r_self, r_mev, r_sent, r_pseudo, _ = _rng(seed).spawn(7)
+    r = _streams(seed, CONTEXT_STREAMS)
     U, norms = _unit(layer_vectors, standardise)
     enc = _encode(words, len(U), est.lowercase, est.exclude_punct)
-    base, mev_base = _context_baselines(U, norms, enc.sent, est, r_pool, r_mevpool)
-    wt = _word_measures_from(U, norms, enc, est, min_contexts, ("selfsim", "mev"), r_self, r_mev)
-    st = _sentence_table_from(U, norms, enc.sent, est, n_intra_sentences, r_sent, r_pseudo)
+    base, mev_base = _context_baselines(U, norms, enc.sent, est, r["pool"], r["mev_pool"])
+    wt = _word_measures_from(U, norms, enc, est, min_contexts, ("selfsim", "mev"),
+                             r["selfsim"], r["mev"])
+    st = _sentence_table_from(U, norms, enc.sent, est, n_intra_sentences, r["sentences"],
+                              r["pseudo_sentences"])
     wt["selfsim_adj"] = wt["selfsim"] - base
     wt["mev_adj"] = wt["mev"] - (wt["mev_baseline"] if est.mev_baseline_matched else mev_base)
     if est.intra_baseline == "matched":
@@ -596,7 +613,7 @@ def _add_context_intervals(
     base: float,
     mev_base: float,
     n_boot: int,
-    boots: list[np.random.Generator],
+    boots: dict[str, np.random.Generator],
 ) -> None:
     """Add the raw and adjusted means with bootstrap bounds of :func:`context_measures` to out."""
 
@@ -608,21 +625,22 @@ def _add_context_intervals(
         for suffix in ("", "_lo", "_hi"):
             out[name + "_adj" + suffix] = float(out[name + suffix]) - by
 
-    put("selfsim", wt["selfsim"].to_numpy(), boots[0])
+    put("selfsim", wt["selfsim"].to_numpy(), boots["selfsim"])
     shifted("selfsim", base)
 
-    put("intrasim", st["intrasim"].to_numpy(), boots[1])
+    put("intrasim", st["intrasim"].to_numpy(), boots["intrasim"])
     if est.intra_baseline == "matched":
         out["intrasim_baseline"] = _mean_or_nan(st["intra_baseline"].dropna().to_numpy())
-        put("intrasim_adj", (st["intrasim"] - st["intra_baseline"]).to_numpy(), boots[2])
+        put("intrasim_adj", (st["intrasim"] - st["intra_baseline"]).to_numpy(),
+            boots["intrasim_adj"])
     else:
         out["intrasim_baseline"] = base
         shifted("intrasim", base)
 
-    put("mev", wt["mev"].to_numpy(), boots[3])
+    put("mev", wt["mev"].to_numpy(), boots["mev"])
     if est.mev_baseline_matched:
         out["mev_baseline_used"] = _mean_or_nan(wt["mev_baseline"].dropna().to_numpy())
-        put("mev_adj", (wt["mev"] - wt["mev_baseline"]).to_numpy(), boots[4])
+        put("mev_adj", (wt["mev"] - wt["mev_baseline"]).to_numpy(), boots["mev_adj"])
     else:
         out["mev_baseline_used"] = mev_base
         shifted("mev", mev_base)
