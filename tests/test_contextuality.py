@@ -18,6 +18,7 @@ from conftest import array_store
 
 from lmgeometry.chapters import context_measures as cm
 from lmgeometry.chapters.common import STANDARDISED_BASELINE, first_token_flags
+from lmgeometry.chapters.context_claims import _absolute, _claim
 from lmgeometry.report.claims import Claim
 
 N_LAYERS = 6
@@ -208,11 +209,11 @@ def test_position_claims_follow_the_plant(tmp_path):
 
 def test_the_no_pattern_interval_is_the_absolute_value_of_rhos():
     def verdict(value):
-        return cm._claim("intra_position_none", ("m", "none"), None, cm._absolute(value),
-                         "").verdict
+        return _claim("intra_position_none", ("m", "none"), None, _absolute(value),
+                      "").verdict
 
-    assert cm._absolute((-0.02, -0.05, 0.08)) == (0.02, 0.0, 0.08)
-    assert cm._absolute((-0.2, -0.3, -0.15)) == (0.2, 0.15, 0.3)
+    assert _absolute((-0.02, -0.05, 0.08)) == (0.02, 0.0, 0.08)
+    assert _absolute((-0.2, -0.3, -0.15)) == (0.2, 0.15, 0.3)
     assert verdict((0.01, -0.05, 0.08)) == "holds"
     assert verdict((0.2, 0.15, 0.3)) == "does not hold"
     assert verdict((-0.2, -0.3, -0.15)) == "does not hold"
@@ -364,8 +365,8 @@ def test_unscored_benchmarks_are_not_listed_as_scored():
 def test_every_claim_spec_makes_a_valid_claim():
     for key, spec in cm.CLAIMS.items():
         assert spec.direction in ("above", "below") and spec.rule and spec.figure, key
-        c = cm._claim(key, ("m", "none"), "corrected" if spec.per_preset else None,
-                      (0.0, -1.0, 1.0), "")
+        c = _claim(key, ("m", "none"), "corrected" if spec.per_preset else None,
+                   (0.0, -1.0, 1.0), "")
         assert isinstance(c, Claim) and c.verdict == "inconclusive"
 
 

@@ -1,0 +1,211 @@
+"""Chapter 3, context measures: the generated sentences and the check cell's numbers.
+
+The sentences :func:`lmgeometry.chapters.context_measures.analyse` returns (each claim's
+verdict by kind of model, the attention-sink layers, the verdicts the first token drives, the
+standardised dimensions, the PC1 static vectors), :func:`standardised_table` and
+:func:`summary`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+
+from lmgeometry.chapters.common import CONTROLS, STANDARDISED, ChapterResult
+from lmgeometry.chapters.context_claims import ANISOTROPY_CLAIMS, CLAIMS
+from lmgeometry.chapters.context_layers import STANDARDISED_PRESET
+from lmgeometry.chapters.context_static import GLOVE, INPUT, MEAN
+from lmgeometry.measures import stats
+from lmgeometry.report import prose
+from lmgeometry.report.claims import claim_sentences
+
+__all__ = [
+    "SINK_RATIO",
+    "standardised_table",
+    "summary",
+]
+
+
+#: A layer whose first words have a median norm this many times the other words' is called
+#: an attention-sink layer in the generated text (an order of magnitude).
+SINK_RATIO = 10.0
+
+
+def _preset_of(statistic: str) -> str:
+    """The estimator preset named at the end of a claim's statistic, or "one estimator"."""
+    if statistic.endswith(" estimators]"):
+        return statistic.rsplit("[", 1)[1].removesuffix("]")
+    return "one estimator"
+
+
+def _flip_sentences(claims: pd.DataFrame) -> list[str]:
+    """Per decoder: the claims whose verdict changes when the first word is left out."""
+    out = []
+    for model, d in claims[claims["control"].isin(CONTROLS)].groupby("model", sort=False):
+        if d["control"].nunique() < 2:
+            continue
+        wide = d.pivot_table(index=["claim", "statistic"], columns="control", values="verdict",
+                             aggfunc="first", sort=False)
+        wide = wide.dropna(subset=list(CONTROLS))  # a claim made under one control only
+        flips = wide[wide["none"] != wide["first word excluded"]]
+        if flips.empty:
+            out.append(f"**{model}**: no verdict changes when each sentence's first word is "
+                       f"left out ({len(wide)} claims).")
+            continue
+        items = [f"{claim} ({_preset_of(stat)}: {row['none']} -> {row['first word excluded']})"
+                 for (claim, stat), row in flips.iterrows()]
+        verb = "changes" if len(flips) == 1 else "change"
+        out.append(f"**{model}**: {len(flips)} of {len(wide)} verdicts {verb} when each "
+                   "sentence's first word is left out (driven by the first token): "
+                   f"{'; '.join(items)}.")
+    return out
+
+
+def _sink_sentences(per_layer: pd.DataFrame) -> list[str]:
+    """Per model with attention-sink layers: adjusted IntraSim and the MEV baseline in and
+    outside them (authors' estimators), with and without the first word."""
+    out = []
+    d = per_layer[(per_layer["preset"] == "ethayarajh2019") & (per_layer["layer"] > 0)]
+    for model, m in d.groupby("model", sort=False):
+        seed_run = m[m["control"] == "none"].set_index("layer")
+        sink = seed_run.index[seed_run["first_word_norm_ratio"] >= SINK_RATIO]
+        if len(sink) == 0:
+            continue
+        rest = seed_run.index.difference(sink)
+        intra = seed_run["intrasim_adj"]
+        text = (f"**{model}** (authors' estimators): in {prose.layers_phrase(sink)} a "
+                f"sentence's first word has a median norm at least {SINK_RATIO:g} times the "
+                f"other words' (an attention sink); there the adjusted IntraSim is "
+                f"{prose.span(intra[sink].min(), intra[sink].max())}")
+        if len(rest):
+            text += (f", against {prose.span(intra[rest].min(), intra[rest].max())} in "
+                     f"{prose.layers_phrase(rest)}")
+        excl = m[m["control"] == "first word excluded"].set_index("layer")
+        if len(excl):
+            e = excl["intrasim_adj"][sink]
+            text += (f"; with each sentence's first word left out it is "
+                     f"{prose.span(e.min(), e.max())} in the sink layers")
+        mev = seed_run["mev_baseline"][sink]
+        text += (f". The authors' MEV baseline of random words is "
+                 f"{prose.span(mev.min(), mev.max(), '.3f')} there")
+        matched = per_layer[(per_layer["model"] == model) & (per_layer["control"] == "none")
+                            & (per_layer["preset"] == "corrected") & (per_layer["layer"] > 0)]
+        matched = matched.set_index("layer")["mev_baseline_used"]
+        if len(rest) and len(matched):
+            text += (f"; the corrected estimators' size-matched one "
+                     f"{prose.span(matched[sink].min(), matched[sink].max())}, against "
+                     f"{prose.span(matched[rest].min(), matched[rest].max())} elsewhere")
+        out.append(text + ".")
+    return out
+
+
+def _kind_sentences(claims: pd.DataFrame, kinds: Mapping[str, str]) -> list[str]:
+    """One sentence per claim under the seed's protocol (corrected estimators where the two
+    presets differ): :func:`lmgeometry.report.claims.claim_sentences`."""
+    d = claims[(claims["control"] == "none")
+               & ~claims["statistic"].str.endswith("[ethayarajh2019 estimators]")]
+    return claim_sentences(d, kinds)
+
+
+def _static_sentences(layers: pd.DataFrame) -> list[str]:
+    """Per model (seed's protocol): the benchmarks its PC1 vectors were scored on, the best
+    layers (plateau) and their mean Spearman rho beside the baselines on the same items. Only
+    scored benchmarks are named."""
+    out = []
+    for model, m in layers[layers["control"] == "none"].groupby("model", sort=False):
+        per = m[(m["benchmark"] != "mean") & (m["embedding"] == "PC1")].drop_duplicates(
+            "benchmark")
+        mean = m[m["benchmark"] == "mean"]
+        pc1 = mean[(mean["embedding"] == "PC1") & (mean["layer"] > 0)]
+        if pc1.empty:
+            continue
+        best = pc1.loc[pc1["rho"].idxmax()]
+        scored = ", ".join(f"{b} ({n} of {t} items)" for b, n, t in
+                           zip(per["benchmark"], per["items"], per["total"], strict=True))
+        text = (f"**{model}**: PC1 static vectors scored on {scored}; best "
+                f"{prose.layers_phrase(pc1.loc[pc1['plateau'], 'layer'])} (the plateau of "
+                f"intervals overlapping the best), mean Spearman rho {best['rho']:.2f} "
+                f"[{best['rho_lo']:.2f}, {best['rho_hi']:.2f}] in layer {int(best['layer'])}")
+        names = {INPUT: "its layer-0 vectors", GLOVE: GLOVE}
+        base = [f"{r['rho']:.2f} for {names[r['embedding']]}"
+                for _, r in mean[mean["embedding"].isin(list(names))].iterrows()]
+        means = mean[mean["embedding"] == MEAN]
+        if len(means):
+            top = means.loc[means["rho"].idxmax()]
+            base.append(f"{top['rho']:.2f} for the mean of its contexts in layer "
+                        f"{int(top['layer'])}")
+        out.append(text + (f", against {', '.join(base)} on the same items." if base
+                           else "."))
+    return out
+
+
+def _standardised_sentences(claims: pd.DataFrame, per_layer: pd.DataFrame) -> list[str]:
+    """Per model (seed's protocol): the baseline over layers 1-L on standardised and on raw
+    dimensions (near 0 by construction on standardised ones, so the gap is what a common
+    offset and the per-dimension scales carry), and each verdict, raw -> standardised."""
+    out = []
+    seed_run = claims[claims["control"] == "none"]
+    base = dict(zip(zip(seed_run["model"], seed_run["claim"], seed_run["statistic"], strict=True),
+                    seed_run["verdict"], strict=True))
+    baseline = [CLAIMS[k].claim for k in ANISOTROPY_CLAIMS]
+    for model, rows in claims[claims["control"] == STANDARDISED].groupby("model", sort=False):
+        d = per_layer[(per_layer["model"] == model) & (per_layer["control"] == "none")
+                      & (per_layer["preset"] == "corrected") & (per_layer["layer"] > 0)]
+        std, raw = d["baseline_cosine_standardised"], d["baseline_cosine"]
+        items = {k: [f"{r.claim}: {base.get((model, r.claim, r.statistic), 'not tested')} -> "
+                     f"{r.verdict}" + ("" if r.applies or r.claim in baseline
+                                       else f" (not a fair test here: {r.applies_reason})")
+                     for r in part.itertuples()]
+                 for k, part in rows.groupby(rows["claim"].isin(baseline))}
+        text = (f"**{model}**, on standardised dimensions (each dimension z-scored over the "
+                "layer's words before the cosine, Timkey & van Schijndel 2021): the "
+                f"anisotropy baseline is {prose.span(std.min(), std.max(), '.3f')} in layers 1-"
+                f"{int(d['layer'].max())}, against {prose.span(raw.min(), raw.max())} on raw "
+                "dimensions. Standardising centres every dimension, so this baseline is near 0 "
+                "by construction and is no test of the anisotropy claims (their verdicts, raw "
+                f"-> standardised, are shown, not counted: {'; '.join(items.get(True, []))}); "
+                "what the gap measures is how much of the raw baseline a common offset and the "
+                f"per-dimension scales carry: {raw.mean() - std.mean():.3f} of its mean "
+                f"{raw.mean():.3f}.")
+        if items.get(False):
+            text += (f" Adjusted SelfSim and IntraSim ({STANDARDISED_PRESET} estimators), "
+                     f"verdicts raw -> standardised: {'; '.join(items[False])}.")
+        out.append(text)
+    return out
+
+
+def standardised_table(per_layer: pd.DataFrame) -> pd.DataFrame:
+    """Adjusted SelfSim and IntraSim (:data:`STANDARDISED_PRESET`) in layer 1 and the last
+    layer, on raw and on standardised dimensions: one row per model, control and measure."""
+    d = per_layer[(per_layer["preset"] == STANDARDISED_PRESET)
+                  & ((per_layer["layer"] == 1) | (per_layer["depth"] == 1.0))]
+    names = {"selfsim_adj": "adjusted SelfSim", "intrasim_adj": "adjusted IntraSim"}
+    long = d.melt(["model", "control", "layer", "depth"],
+                  [f"{m}{s}" for m in names for s in ("", "_standardised")])
+    long["measure"] = long["variable"].str.removesuffix("_standardised").map(names)
+    long["column"] = (np.where(long["variable"].str.endswith("_standardised"), "standardised",
+                               "raw") + np.where(long["layer"] == 1, ", layer 1", ", last layer"))
+    wide = long.pivot_table(index=["model", "control", "measure"], columns="column",
+                            values="value", sort=False)
+    return wide.reindex(columns=[f"{dims}, {at}" for dims in ("raw", "standardised")
+                                 for at in ("layer 1", "last layer")]).round(3).reset_index()
+
+
+def _sentences(tables: Mapping[str, pd.DataFrame], claims: pd.DataFrame,
+               kinds: Mapping[str, str]) -> list[str]:
+    static = tables.get("static_layers")
+    return (_kind_sentences(claims, kinds) + _sink_sentences(tables["per_layer"])
+            + _flip_sentences(claims) + _standardised_sentences(claims, tables["per_layer"])
+            + (_static_sentences(static) if static is not None and len(static) else []))
+
+
+def summary(result: ChapterResult) -> pd.DataFrame:
+    """Coarse, stable numbers for the chapter's check cell: per model and control, the
+    number of layers and how many claims hold, are inconclusive or do not hold."""
+    claims = result.claims
+    counts = claims.groupby(["model", "control", "verdict"]).size().unstack(fill_value=0)
+    counts = counts.reindex(columns=list(stats.VERDICTS), fill_value=0)
+    layers = result.tables["per_layer"].groupby(["model", "control"])["layer"].max() + 1
+    return counts.assign(layers=layers.reindex(counts.index)).reset_index()
