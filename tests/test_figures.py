@@ -15,6 +15,7 @@ import pytest
 from plotly.subplots import make_subplots
 
 from lmgeometry.report import figures
+from lmgeometry.report.figure_encoding import _encode, _from_bdata
 
 
 def _decode(value, shared, page=None):
@@ -143,7 +144,7 @@ def test_menu_visibility_travels_as_bits():
     assert back[0]["args"][0]["visible"] == visible
     assert back[1]["args"][0]["visible"] == [True, False, True]
     assert back[2]["args"][0]["visible"] == [True, "legendonly"] * 5
-    assert _decode(figures._encode(np.array([False, True] * 5)), []) == [False, True] * 5
+    assert _decode(_encode(np.array([False, True] * 5)), []) == [False, True] * 5
 
 
 def test_a_slider_steps_arrays_travel_packed_in_one_spec():
@@ -259,10 +260,10 @@ def test_figures_with_a_log_axis_keep_float32():
 
 
 def test_constant_and_non_finite_clouds():
-    flat = figures._encode(np.full(300, 2.5))
+    flat = _encode(np.full(300, 2.5))
     assert _decode(flat, []).tolist() == [2.5] * 300
     gaps = np.r_[np.arange(299.0), np.nan]
-    spec = figures._encode(gaps)
+    spec = _encode(gaps)
     assert "$f4" in spec  # NaN (a gap) cannot be quantised: float32 keeps it
     assert np.isnan(_decode(spec, [])[-1])
 
@@ -270,7 +271,7 @@ def test_constant_and_non_finite_clouds():
 @pytest.mark.parametrize("values", [np.array([True] * 5), np.arange(5.0),
                                     np.array(["a"] * 10), np.array([2**40] * 10)])
 def test_arrays_that_are_not_sent_as_typed_stay_plain(values):
-    encoded = figures._encode(values)
+    encoded = _encode(values)
     assert isinstance(encoded, list) and len(encoded) == len(values)
 
 
@@ -294,7 +295,7 @@ def test_table_cells_link_where_asked_and_anchors_match_the_figures():
 
 def _bundle_array(spec: dict) -> np.ndarray:
     assert set(spec) <= {"dtype", "bdata", "shape"}
-    return figures._from_bdata(spec)
+    return _from_bdata(spec)
 
 
 def _slider_figure() -> go.Figure:
