@@ -195,8 +195,8 @@ show(
 fingerprint_captions = {
     "geometry": "The anisotropy baseline on raw and on standardised dimensions (each "
                 "dimension z-scored over the layer's words before the cosine), the variance "
-                "share of the top dimension and the first word's norm ratio (log scale) per "
-                "layer.",
+                "share of the top dimension and the first word's norm ratio per layer, each "
+                "panel on its own linear y axis.",
     "context": "The best k-means silhouette and the anisotropy-adjusted SelfSim and IntraSim "
                "per layer.",
 }
