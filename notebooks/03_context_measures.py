@@ -137,7 +137,7 @@ display(Markdown(
 ))
 
 # %% tags=["remove-input"]
-short = claims[~claims["statistic"].str.endswith("[ethayarajh2019 estimators]")]
+short = context_measures.corrected_claims(claims)
 display(HTML(findings_box(
     short, model_kinds(stores), models=models,
     question="How contextual are the word vectors, layer by layer, by seed 001's self-similarity, "
@@ -363,7 +363,7 @@ show_table(
 # word's cosine to the "sentence" is its cosine to the sink. Generated from the tables:
 
 # %% tags=["remove-input"]
-sink = [s for s in result.sentences if "attention sink" in s]
+sink = result.sentences_about("sink")
 display(Markdown("\n\n".join(sink) if sink else
                  "No model of this run has layers with an attention sink."))
 
@@ -608,7 +608,7 @@ with pd.option_context("display.max_colwidth", None, "display.max_rows", 400):
 # followed by the decoder verdicts that the first token drives.
 
 # %% tags=["remove-input"]
-shown = [s for s in result.sentences if "attention sink" not in s]
+shown = result.sentences_except("sink")
 display(Markdown("\n".join(f"- {s}" for s in shown)))
 
 # %% tags=["remove-cell"]

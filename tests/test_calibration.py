@@ -103,7 +103,8 @@ def test_annotate_sets_not_reproducible_and_other_scale_rows_apart() -> None:
     assert not row["reproducible"] and "1/(k-1)" in row["reproducible_reason"]
     other = cal.annotate(_frame(claim, "masked", threshold=0.05, direction="below", value=0.01,
                                 ci_low=0.0, ci_high=0.02,
-                                statistic="s [corrected estimators]"), FACTS).iloc[0]
+                                statistic="s [corrected estimators]", preset="corrected"),
+                         FACTS).iloc[0]
     assert other["role"] == "estimator" and other["applies_reason"] == cal.OTHER_SCALE
 
 

@@ -61,6 +61,22 @@ def test_chapter_result_saves_tables_and_claims():
     assert set(saved) == {"per_layer", "claims"} and saved["claims"].empty
 
 
+def test_chapter_result_sentences_by_topic():
+    topics = {"verdicts": ["v1", "v2"], "sink": [], "static": ["s1"]}
+    result = ChapterResult(topics=topics)
+    assert result.sentences == ["v1", "v2", "s1"]  # every topic's sentences, in order
+    assert result.sentences_about("sink") == []  # a topic without a sentence is known
+    assert result.sentences_about("static", "verdicts") == ["v1", "v2", "s1"]
+    assert result.sentences_except("verdicts") == ["s1"]
+    with pytest.raises(ValueError, match=r"no sentence topic 'snk'.*'verdicts', 'sink'"):
+        result.sentences_about("snk")
+    with pytest.raises(ValueError, match="pass only `topics`"):
+        ChapterResult(sentences=["other"], topics=topics)
+    untagged = ChapterResult(sentences=["a"])
+    with pytest.raises(ValueError, match="its topics: none"):
+        untagged.sentences_about("sink")
+
+
 def _blas_threads_now() -> set[int]:
     from threadpoolctl import threadpool_info
 

@@ -66,6 +66,26 @@ def test_claims_frame_and_scorecard():
     assert counts.loc["a", "does not hold"] == 0
 
 
+def test_a_claims_preset_is_a_field_and_sets_its_role(tmp_path):
+    from lmgeometry.report.claims import collect_claims, role_of
+    from lmgeometry.report.results import save_results
+
+    frame = claims_frame([_claim("a", preset="corrected"), _claim("a", preset="ethayarajh2019"),
+                          _claim("a")])
+    assert frame["preset"].tolist() == ["corrected", "ethayarajh2019", ""]
+    # the role comes from the field, not from the statistic's text ("rho" names no preset)
+    assert frame["role"].tolist() == ["estimator", "primary", "primary"]
+    assert role_of("c", "none", "corrected") == "estimator"
+    assert role_of("c", "first word excluded", "corrected") == "control"
+    assert role_of("beyond the paper: c", "none", "corrected") == "beyond"
+    # a results file written before the field existed is read, its rows with no preset
+    old = frame.drop(columns="preset")
+    save_results(tmp_path / "03_x.results.json", {"claims": old})
+    found = collect_claims(tmp_path)
+    assert len(found) == 3 and found["preset"].tolist() == ["", "", ""]
+    assert found["role"].tolist() == ["estimator", "primary", "primary"]  # as stored
+
+
 def test_bootstrap_means_resample_items_jointly():
     import numpy as np
 

@@ -437,3 +437,58 @@ def test_selfsim_and_intrasim_claims_on_standardised_dimensions(bert_like):
         "raw, layer 1", "raw, last layer", "standardised, layer 1", "standardised, last layer"]
     said = [s for s in result.sentences if "standardised dimensions" in s][0]
     assert "near 0 by construction" in said and "Adjusted SelfSim and IntraSim" in said
+
+
+# --- typed fields: a claim's preset, a sentence's topic, the page's views ---------------------
+
+
+@pytest.fixture(scope="module")
+def sinky(tmp_path_factory):
+    """A decoder whose first words are an attention sink from layer 2 on."""
+    store = planted(tmp_path_factory.mktemp("sinky"), "sinky", kind="decoder", sink=60.0)
+    return store, _analyse([store])
+
+
+def test_a_claim_carries_the_preset_it_was_computed_with(bert_like):
+    value = (0.1, 0.0, 0.2)
+    assert _claim("selfsim_falls", ("m", "none"), "corrected", value, "e").preset == "corrected"
+    assert _claim("anisotropic", ("m", "none"), None, value, "e").preset == ""
+    c = bert_like[1].claims
+    for spec in cm.CLAIMS.values():
+        rows = c[(c["claim"] == spec.claim) & (c["control"] == "none")]
+        if len(rows):  # every preset once, or one estimator
+            assert sorted(rows["preset"]) == sorted(cm.PRESET_NAMES if spec.per_preset
+                                                    else [""]), spec.claim
+    std = c[c["control"] == "standardised dimensions"]
+    assert set(std["preset"]) == {cm.STANDARDISED_PRESET, ""}  # the baseline claims: ""
+    seed = c[c["control"] == "none"]  # the role follows the field
+    assert set(seed.loc[seed["preset"] == "corrected", "role"]) == {"estimator"}
+    assert set(seed.loc[seed["preset"] == "ethayarajh2019", "role"]) == {"primary"}
+
+
+def test_corrected_claims_are_the_rows_the_statistic_used_to_select(sinky):
+    c = sinky[1].claims
+    old = c[~c["statistic"].str.endswith("[ethayarajh2019 estimators]")]
+    pd.testing.assert_frame_equal(cm.corrected_claims(c), old)
+    assert set(cm.corrected_claims(c)["preset"]) == {"corrected", ""}
+
+
+def test_sentences_by_topic_are_the_old_substring_selection(sinky, bert_like):
+    result = sinky[1]
+    assert list(result.topics) == list(cm.TOPICS)
+    (sink,) = result.sentences_about("sink")
+    assert [sink] == [s for s in result.sentences if "attention sink" in s]
+    assert result.sentences_except("sink") == [s for s in result.sentences
+                                               if "attention sink" not in s]
+    assert sink.startswith("**sinky** (authors' estimators): in layers 2-5")
+    (flips,) = result.sentences_about("first token")
+    near = cm.CLAIMS["intrasim_near_zero"].claim
+    assert f"{near} (ethayarajh2019 estimators: holds -> does not hold)" in flips
+    assert result.sentences_about("verdicts")[0].startswith("Representations are anisotropic")
+    assert bert_like[1].sentences_about("sink") == []  # an encoder without a sink
+
+
+def test_static_claims_are_those_the_claim_text_used_to_select():
+    by_text = {s.claim for s in cm.CLAIMS.values() if "PC1 static embeddings" in s.claim}
+    assert {cm.CLAIMS[k].claim for k in cm.STATIC_CLAIMS} == by_text and len(by_text) == 3
+

@@ -708,7 +708,7 @@ def annotate(claims: pd.DataFrame, facts: Mapping[str, Mapping[str, Any]],
         reason = next((r for r in (check(f) for check in spec.applies) if r), "")
         # a level set on the authors' scale cannot judge a corrected-estimator row, whether
         # it stands beside the primary row or under a control (standardised dimensions)
-        if not reason and spec.level and on_other_estimator(str(row["statistic"])):
+        if not reason and spec.level and on_other_estimator(str(row["preset"])):
             reason = OTHER_SCALE
         out.at[i, "applies"] = not reason
         out.at[i, "applies_reason"] = reason

@@ -134,12 +134,46 @@ def standardised_baseline_rows(claims: pd.DataFrame, baseline_claims: Iterable[s
 
 @dataclass
 class ChapterResult:
-    """What a chapter's ``analyse`` returns: tidy tables, claims and a few sentences."""
+    """What a chapter's ``analyse`` returns: tidy tables, claims and a few sentences.
+
+    A chapter whose page shows its sentences in several places gives them by topic
+    (``topics``, e.g. ``{"verdicts": [...], "sink": [...]}``, every topic present even when
+    it has no sentence); ``sentences`` is then every topic's sentences in that order, and the
+    page picks them with :meth:`sentences_about` and :meth:`sentences_except`.
+    """
 
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)
     claims: pd.DataFrame = field(
         default_factory=lambda: pd.DataFrame(columns=list(CLAIM_COLUMNS)))
     sentences: list[str] = field(default_factory=list)
+    topics: dict[str, list[str]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.topics:
+            return
+        ordered = [s for said in self.topics.values() for s in said]
+        if self.sentences and self.sentences != ordered:
+            raise ValueError("ChapterResult: `sentences` differ from the sentences of "
+                             "`topics`; pass only `topics` (the sentences follow from it)")
+        self.sentences = ordered
+
+    def sentences_about(self, *topics: str) -> list[str]:
+        """The sentences on any of ``topics``, in the order of :attr:`sentences`."""
+        return [s for topic, said in self._topics(topics).items() if topic in topics
+                for s in said]
+
+    def sentences_except(self, *topics: str) -> list[str]:
+        """The sentences on every other topic, in the order of :attr:`sentences`."""
+        return [s for topic, said in self._topics(topics).items() if topic not in topics
+                for s in said]
+
+    def _topics(self, asked: Sequence[str]) -> dict[str, list[str]]:
+        unknown = [t for t in asked if t not in self.topics]
+        if unknown:
+            raise ValueError(f"no sentence topic {', '.join(map(repr, unknown))} in this "
+                             f"result; its topics: {', '.join(map(repr, self.topics)) or 'none'}"
+                             " (a chapter's analyse names them)")
+        return self.topics
 
     def results(self) -> dict[str, Any]:
         """The numbers to save next to the executed chapter (tables and claims)."""

@@ -5,6 +5,8 @@ reason of the threshold); the functions below compute each claim's statistic fro
 (:class:`lmgeometry.chapters.context_layers._Run`) with its joint bootstrap interval: the
 anisotropy claims, the SelfSim, stopword, IntraSim and MEV claims of a preset (with the
 frequency-matched stopword control), and seed 000's token, position and neighbour claims.
+A claim computed under an estimator preset carries it in its ``preset`` field
+(:attr:`lmgeometry.report.claims.Claim.preset`); :func:`corrected_claims` selects by it.
 """
 
 from __future__ import annotations
@@ -14,9 +16,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from lmgeometry.chapters.common import standardised_control
-from lmgeometry.chapters.context_layers import _columns, _Run, _stopword_flags
+from lmgeometry.chapters.context_layers import PRESET_NAMES, _columns, _Run, _stopword_flags
 from lmgeometry.measures import stats
 from lmgeometry.report import prose
 from lmgeometry.report.claims import Claim
@@ -30,7 +33,9 @@ __all__ = [
     "MIN_COVERED_ITEMS",
     "POSITION_DEPTH",
     "STANDARDISED_CLAIMS",
+    "STATIC_CLAIMS",
     "ClaimSpec",
+    "corrected_claims",
 ]
 
 
@@ -43,6 +48,10 @@ ANISOTROPY_CLAIMS: tuple[str, ...] = ("anisotropic", "anisotropy_rises")
 #: (a rogue dimension can drive a cosine measure's differences between words and layers).
 STANDARDISED_CLAIMS: tuple[str, ...] = ("selfsim_falls", "stopwords", "intrasim_above",
                                         "intrasim_falls", "intrasim_rises", "intrasim_near_zero")
+
+#: Seed 001's claims on PC1 static embeddings (Table 1), one row per model and control.
+STATIC_CLAIMS: tuple[str, ...] = ("static_beats_input", "static_beats_glove",
+                                  "static_lower_better")
 
 #: Parts of speech seed 000 calls content words and function words.
 CONTENT_UPOS: tuple[str, ...] = ("NOUN", "PROPN", "VERB", "ADJ", "ADV")
@@ -280,7 +289,9 @@ def _over_layers(kind: str, means: np.ndarray, reps: np.ndarray) -> tuple[float,
 
 def _claim(key: str, run: _Run | tuple[str, str], preset: str | None,
            value: tuple[float, float, float], evidence: str) -> Claim:
-    """The :class:`Claim` of :data:`CLAIMS` ``[key]`` for a run (or a (model, control) pair)."""
+    """The :class:`Claim` of :data:`CLAIMS` ``[key]`` for a run (or a (model, control) pair),
+    under estimator preset ``preset`` (named in the statistic and carried in ``Claim.preset``)
+    or with one estimator (None)."""
     model, control = (run.model, run.control) if isinstance(run, _Run) else run
     spec = CLAIMS[key]
     statistic = spec.statistic + (f" [{preset} estimators]" if preset else "")
@@ -288,7 +299,22 @@ def _claim(key: str, run: _Run | tuple[str, str], preset: str | None,
                  statistic=statistic, value=value[0], ci_low=value[1], ci_high=value[2],
                  threshold=spec.threshold, direction=spec.direction, rule=spec.rule,
                  published=spec.published,
-                 figure=spec.figure, evidence=evidence)
+                 figure=spec.figure, evidence=evidence, preset=preset or "")
+
+
+def corrected_claims(claims: pd.DataFrame) -> pd.DataFrame:
+    """The rows the verdict grid, the findings box and the generated verdicts state: the
+    claims under the ``corrected`` estimators and those with one estimator. The rows under the
+    authors' estimators (``preset`` ``"ethayarajh2019"``) stay in the full claims table.
+
+    Examples
+    --------
+    >>> claims = pd.DataFrame({"claim": ["a", "a", "b"],
+    ...                        "preset": ["ethayarajh2019", "corrected", ""]})
+    >>> corrected_claims(claims)["preset"].tolist()
+    ['corrected', '']
+    """
+    return claims[claims["preset"] != PRESET_NAMES[0]]
 
 
 def _layer_of(values: np.ndarray, pick: str) -> tuple[int, float]:

@@ -54,12 +54,14 @@ from lmgeometry.chapters.context_claims import (
     MIN_COVERED_ITEMS,
     POSITION_DEPTH,
     STANDARDISED_CLAIMS,
+    STATIC_CLAIMS,
     ClaimSpec,
     _anisotropy_claims,
     _nn_cosine_claim,
     _position_claims,
     _preset_claims,
     _token_claims,
+    corrected_claims,
 )
 from lmgeometry.chapters.context_layers import (
     PRESET_NAMES,
@@ -75,6 +77,7 @@ from lmgeometry.chapters.context_layers import (
 )
 from lmgeometry.chapters.context_sentences import (
     SINK_RATIO,
+    TOPICS,
     _sentences,
     standardised_table,
     summary,
@@ -106,11 +109,14 @@ __all__ = [
     "ANISOTROPY_CLAIMS",
     "STANDARDISED_CLAIMS",
     "STANDARDISED_PRESET",
+    "STATIC_CLAIMS",
+    "TOPICS",
     "standardised_table",
     "static_curves",
     "ClaimSpec",
     "analyse",
     "authors_table",
+    "corrected_claims",
     "summary",
     "table1_beside",
 ]
@@ -256,9 +262,11 @@ def analyse(
         per embedding, similarity benchmark and their mean, on the items every embedding
         covers; ``plateau`` marks the PC1 layers whose interval overlaps the best one's),
         ``authors`` and ``beside_authors`` (the authors' released numbers); ``claims``: one
-        row per claim of :data:`CLAIMS`, model, preset (in the statistic) and control;
-        ``sentences``: each claim's verdict by kind of model (italic claim first), the
-        attention-sink findings, and the verdicts the first token drives.
+        row per claim of :data:`CLAIMS`, model, preset (the ``preset`` column, ``""`` for a
+        claim with one estimator; the statistic names it too) and control; ``topics``: the
+        generated sentences by topic (:data:`TOPICS`: each claim's verdict by kind of model,
+        the attention-sink findings, the verdicts the first token drives, the standardised
+        dimensions, the static vectors), ``sentences`` all of them in that order.
     """
     p = {"seed": seed, "n_boot": n_boot, "min_contexts": min_contexts,
          "n_intra_sentences": n_intra_sentences, "neighbour_queries": neighbour_queries,
@@ -286,8 +294,7 @@ def analyse(
     table = _static_comparability(calibration.annotate(claims_frame(claims), facts),
                                   tables.get("static_layers"))
     table = standardised_baseline_rows(table, [CLAIMS[k].claim for k in ANISOTROPY_CLAIMS])
-    return ChapterResult(tables=tables, claims=table,
-                         sentences=_sentences(tables, table, kinds))
+    return ChapterResult(tables=tables, claims=table, topics=_sentences(tables, table, kinds))
 
 
 def _static_comparability(claims: pd.DataFrame, layers: pd.DataFrame | None) -> pd.DataFrame:
@@ -304,7 +311,8 @@ def _static_comparability(claims: pd.DataFrame, layers: pd.DataFrame | None) -> 
     mean = layers[(layers["benchmark"] == "mean") & (layers["layer"] > 0)]
     best = mean.groupby(["model", "control", "embedding"])["rho"].max()
     out = claims.copy()
-    for i, row in out[out["claim"].str.contains("PC1 static embeddings")].iterrows():
+    static = [CLAIMS[k].claim for k in STATIC_CLAIMS]
+    for i, row in out[out["claim"].isin(static)].iterrows():
         key = (row["model"], row["control"])
         pc1, ctx = best.get((*key, "PC1"), math.nan), best.get((*key, MEAN), math.nan)
         if row["applies"] and math.isfinite(pc1) and math.isfinite(ctx) and pc1 < ctx / 2:

@@ -1,9 +1,9 @@
 """Chapter 3, context measures: the generated sentences and the check cell's numbers.
 
-The sentences :func:`lmgeometry.chapters.context_measures.analyse` returns (each claim's
-verdict by kind of model, the attention-sink layers, the verdicts the first token drives, the
-standardised dimensions, the PC1 static vectors), :func:`standardised_table` and
-:func:`summary`.
+The sentences :func:`lmgeometry.chapters.context_measures.analyse` returns, by topic
+(:data:`TOPICS`: each claim's verdict by kind of model, the attention-sink layers, the
+verdicts the first token drives, the standardised dimensions, the PC1 static vectors),
+:func:`standardised_table` and :func:`summary`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from lmgeometry.chapters.common import CONTROLS, STANDARDISED, ChapterResult
-from lmgeometry.chapters.context_claims import ANISOTROPY_CLAIMS, CLAIMS
+from lmgeometry.chapters.context_claims import ANISOTROPY_CLAIMS, CLAIMS, corrected_claims
 from lmgeometry.chapters.context_layers import STANDARDISED_PRESET
 from lmgeometry.chapters.context_static import GLOVE, INPUT, MEAN
 from lmgeometry.measures import stats
@@ -23,6 +23,7 @@ from lmgeometry.report.claims import claim_sentences
 
 __all__ = [
     "SINK_RATIO",
+    "TOPICS",
     "standardised_table",
     "summary",
 ]
@@ -32,12 +33,10 @@ __all__ = [
 #: an attention-sink layer in the generated text (an order of magnitude).
 SINK_RATIO = 10.0
 
-
-def _preset_of(statistic: str) -> str:
-    """The estimator preset named at the end of a claim's statistic, or "one estimator"."""
-    if statistic.endswith(" estimators]"):
-        return statistic.rsplit("[", 1)[1].removesuffix("]")
-    return "one estimator"
+#: The topics of the generated sentences (``ChapterResult.topics``), in the order the
+#: sentences come: each claim's verdict by kind of model, the attention-sink layers, the
+#: verdicts the first token drives, the standardised dimensions, the PC1 static vectors.
+TOPICS: tuple[str, ...] = ("verdicts", "sink", "first token", "standardised", "static")
 
 
 def _flip_sentences(claims: pd.DataFrame) -> list[str]:
@@ -46,16 +45,17 @@ def _flip_sentences(claims: pd.DataFrame) -> list[str]:
     for model, d in claims[claims["control"].isin(CONTROLS)].groupby("model", sort=False):
         if d["control"].nunique() < 2:
             continue
-        wide = d.pivot_table(index=["claim", "statistic"], columns="control", values="verdict",
-                             aggfunc="first", sort=False)
+        wide = d.pivot_table(index=["claim", "statistic", "preset"], columns="control",
+                             values="verdict", aggfunc="first", sort=False)
         wide = wide.dropna(subset=list(CONTROLS))  # a claim made under one control only
         flips = wide[wide["none"] != wide["first word excluded"]]
         if flips.empty:
             out.append(f"**{model}**: no verdict changes when each sentence's first word is "
                        f"left out ({len(wide)} claims).")
             continue
-        items = [f"{claim} ({_preset_of(stat)}: {row['none']} -> {row['first word excluded']})"
-                 for (claim, stat), row in flips.iterrows()]
+        items = [f"{claim} ({f'{preset} estimators' if preset else 'one estimator'}: "
+                 f"{row['none']} -> {row['first word excluded']})"
+                 for (claim, _, preset), row in flips.iterrows()]
         verb = "changes" if len(flips) == 1 else "change"
         out.append(f"**{model}**: {len(flips)} of {len(wide)} verdicts {verb} when each "
                    "sentence's first word is left out (driven by the first token): "
@@ -103,10 +103,9 @@ def _sink_sentences(per_layer: pd.DataFrame) -> list[str]:
 
 def _kind_sentences(claims: pd.DataFrame, kinds: Mapping[str, str]) -> list[str]:
     """One sentence per claim under the seed's protocol (corrected estimators where the two
-    presets differ): :func:`lmgeometry.report.claims.claim_sentences`."""
-    d = claims[(claims["control"] == "none")
-               & ~claims["statistic"].str.endswith("[ethayarajh2019 estimators]")]
-    return claim_sentences(d, kinds)
+    presets differ, :func:`corrected_claims`):
+    :func:`lmgeometry.report.claims.claim_sentences`."""
+    return claim_sentences(corrected_claims(claims[claims["control"] == "none"]), kinds)
 
 
 def _static_sentences(layers: pd.DataFrame) -> list[str]:
@@ -194,11 +193,15 @@ def standardised_table(per_layer: pd.DataFrame) -> pd.DataFrame:
 
 
 def _sentences(tables: Mapping[str, pd.DataFrame], claims: pd.DataFrame,
-               kinds: Mapping[str, str]) -> list[str]:
+               kinds: Mapping[str, str]) -> dict[str, list[str]]:
+    """The generated sentences by topic (:data:`TOPICS`, each present even when empty)."""
     static = tables.get("static_layers")
-    return (_kind_sentences(claims, kinds) + _sink_sentences(tables["per_layer"])
-            + _flip_sentences(claims) + _standardised_sentences(claims, tables["per_layer"])
-            + (_static_sentences(static) if static is not None and len(static) else []))
+    said = {"verdicts": _kind_sentences(claims, kinds),
+            "sink": _sink_sentences(tables["per_layer"]),
+            "first token": _flip_sentences(claims),
+            "standardised": _standardised_sentences(claims, tables["per_layer"]),
+            "static": _static_sentences(static) if static is not None and len(static) else []}
+    return {topic: said[topic] for topic in TOPICS}
 
 
 def summary(result: ChapterResult) -> pd.DataFrame:

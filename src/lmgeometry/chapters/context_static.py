@@ -18,7 +18,12 @@ from tqdm.auto import tqdm
 
 from lmgeometry.activations.store import Store
 from lmgeometry.chapters.common import control_rows, controls_for
-from lmgeometry.chapters.context_claims import MIN_COVERED_ITEMS, _claim, _interval
+from lmgeometry.chapters.context_claims import (
+    MIN_COVERED_ITEMS,
+    STATIC_CLAIMS,
+    _claim,
+    _interval,
+)
 from lmgeometry.chapters.context_layers import _band
 from lmgeometry.errors import DataUnavailable
 from lmgeometry.io import vectors
@@ -213,8 +218,7 @@ def _static_claims(model: str, control: str, order: list, rhos: dict, counts: di
         low = [f"{b} ({n} items)" for b, (n, _) in counts.items() if n]
         evidence = (f"no similarity benchmark has {MIN_COVERED_ITEMS} items that every "
                     "embedding covers" + (f"; covered: {', '.join(low)}" if low else ""))
-        return [claim(k, nan, evidence) for k in ("static_beats_input", "static_beats_glove",
-                                                  "static_lower_better")]
+        return [claim(k, nan, evidence) for k in STATIC_CLAIMS]
     R = np.mean(list(rhos.values()), axis=0)
     pc1 = [e for e, (name, layer) in enumerate(order) if name == "PC1" and layer > 0]
     layers = [order[e][1] for e in pc1]

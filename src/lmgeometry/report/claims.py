@@ -76,13 +76,18 @@ CALIBRATION_COLUMNS: tuple[str, ...] = (
 
 #: Columns of a claims table, in order.
 CLAIM_COLUMNS: tuple[str, ...] = (
-    "seed", "claim", "model", "control", "statistic", "value", "ci_low", "ci_high",
+    "seed", "claim", "model", "control", "statistic", "preset", "value", "ci_low", "ci_high",
     "threshold", "direction", "rule", "published", "verdict", "figure", "evidence",
     *CALIBRATION_COLUMNS,
 )
 
 #: The estimator preset that is not the seed's own (its rows are ``estimator`` rows).
-_OTHER_ESTIMATOR = "[corrected estimators]"
+_OTHER_PRESET = "corrected"
+
+#: Columns a results file written before they existed may lack, with the value its rows
+#: are read with (:func:`collect_claims`): ``preset`` (its rows' ``role``, which the scorecard
+#: counts by, was stored with them).
+_LATER_COLUMNS: dict[str, object] = {"preset": ""}
 
 
 @dataclass(frozen=True)
@@ -138,18 +143,25 @@ def calibration_entry(evidence: Evidence, threshold: float, direction: Direction
             "source": evidence.source}
 
 
-def on_other_estimator(statistic: str) -> bool:
-    """Whether a row's statistic is computed with the estimator preset that is not the seed's."""
-    return _OTHER_ESTIMATOR in statistic
+def on_other_estimator(preset: str) -> bool:
+    """Whether a row's ``preset`` (:attr:`Claim.preset`) is the estimator preset that is not
+    the seed's.
+
+    Examples
+    --------
+    >>> [on_other_estimator(p) for p in ("corrected", "ethayarajh2019", "")]
+    [True, False, False]
+    """
+    return preset == _OTHER_PRESET
 
 
-def role_of(claim: str, control: str, statistic: str) -> str:
-    """A row's default :data:`ROLES` entry from its claim text, control and statistic."""
+def role_of(claim: str, control: str, preset: str = "") -> str:
+    """A row's default :data:`ROLES` entry from its claim text, control and estimator preset."""
     if claim.startswith("beyond the paper"):
         return "beyond"
     if control != "none":
         return "control"
-    return "estimator" if on_other_estimator(statistic) else "primary"
+    return "estimator" if on_other_estimator(preset) else "primary"
 
 
 @dataclass(frozen=True)
@@ -183,6 +195,11 @@ class Claim:
         The label of the figure that shows the evidence.
     evidence : str
         A short line with the numbers behind the statistic.
+    preset : str
+        The estimator preset the statistic is computed with, where a chapter computes it with
+        several (chapter 3: ``"ethayarajh2019"``, the seed's, or ``"corrected"``); ``""`` for
+        a statistic with one estimator. The statistic's text names it for the reader; code
+        reads this field (:func:`role_of`), never the text.
     """
 
     seed: str
@@ -199,6 +216,7 @@ class Claim:
     published: str = ""
     figure: str = ""
     evidence: str = ""
+    preset: str = ""
     verdict: str = field(init=False)
 
     def __post_init__(self) -> None:
@@ -220,7 +238,7 @@ def claims_frame(claims: Iterable[Claim]) -> pd.DataFrame:
     rows = []
     for c in claims:
         row = asdict(c)
-        row.update(role=role_of(c.claim, c.control, c.statistic), expected="", calibration=[],
+        row.update(role=role_of(c.claim, c.control, c.preset), expected="", calibration=[],
                    reproducible=True, reproducible_reason="", applies=True, applies_reason="")
         rows.append(row)
     return pd.DataFrame(rows, columns=list(CLAIM_COLUMNS))
@@ -328,7 +346,8 @@ def collect_claims(folder: str | Path, exclude: Sequence[str] = (),
     ``exclude``. With ``before`` (the reader's own results file), only the files of the
     chapters that run before it (chapters run in number order): a chapter that runs later
     (the About page, which reads the scorecard's records) is not read, so no two chapters
-    are each other's inputs and a warm rebuild settles.
+    are each other's inputs and a warm rebuild settles. A file written before a column was
+    added (``preset``) is read with that column's default.
     """
     frames = []
     for path in list_results(folder, before):
@@ -336,6 +355,8 @@ def collect_claims(folder: str | Path, exclude: Sequence[str] = (),
             continue
         rows = load_results(path).get("claims") or []
         frame = pd.DataFrame(rows)
+        if not frame.empty:
+            frame = frame.assign(**{c: v for c, v in _LATER_COLUMNS.items() if c not in frame})
         if frame.empty or not set(CLAIM_COLUMNS) <= set(frame.columns):
             continue
         chapter = path.name.removesuffix(".results.json")
