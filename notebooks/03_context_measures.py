@@ -106,7 +106,7 @@ from IPython.display import HTML, Markdown, display
 from lmgeometry.activations import store
 from lmgeometry.chapters import context_measures
 from lmgeometry.chapters.common import checked_parameters, first_token_flags, model_kinds
-from lmgeometry.io import corpus, data
+from lmgeometry.io import corpus
 from lmgeometry.report import plots, results
 from lmgeometry.report.claims import CLAIMS_CAPTION, findings_box, show_verdict_grid
 from lmgeometry.report.figures import show, show_table
@@ -127,14 +127,7 @@ result = context_measures.analyse(
 )
 per_layer = result.tables["per_layer"]
 claims = result.claims.assign(first_token=first_token_flags(result.claims))
-eligible = per_layer[per_layer["control"] == "none"].groupby(["preset", "model"])["n_words"].max()
-display(Markdown(
-    f"**This run:** {len(sts.sentences):,} STS sentences, {len(sts.words):,} words. Words in "
-    "at least 5 distinct sentences (corrected estimators): "
-    + ", ".join(f"`{m}` {n:,}" for m, n in eligible["corrected"].items())
-    + "; words with at least 5 occurrences (the authors' rule): "
-    + ", ".join(f"`{m}` {n:,}" for m, n in eligible["ethayarajh2019"].items()) + "."
-))
+display(Markdown(context_measures.run_sentence(per_layer, len(sts.sentences), len(sts.words))))
 
 # %% tags=["remove-input"]
 short = context_measures.corrected_claims(claims)
@@ -208,12 +201,12 @@ display(HTML(findings_box(
 # input layer, has 0.008 and its least anisotropic layers 0.14.
 
 # %% tags=["remove-input"]
-exact = per_layer[per_layer["preset"] == "corrected"]
 show(
     plots.lines_by_layer(
-        exact, "baseline_cosine", x="depth", dash="control", lower="baseline_cosine_lo",
-        upper="baseline_cosine_hi", title="Anisotropy baseline (exact, all pairs of words "
-        "from different sentences)", y_title="mean cosine of two words",
+        per_layer[per_layer["preset"] == "corrected"], "baseline_cosine", x="depth",
+        dash="control", lower="baseline_cosine_lo", upper="baseline_cosine_hi",
+        title="Anisotropy baseline (exact, all pairs of words from different sentences)",
+        y_title="mean cosine of two words",
     ),
     "ch03-anisotropy",
 )
@@ -230,11 +223,8 @@ show(
 # standardised dimensions.
 
 # %% tags=["remove-input"]
-upper = exact[exact["layer"] > 0].groupby(["model", "control"], sort=False)
 show_table(
-    upper.agg(**{f"{dims}, {end}": (column, end) for dims, column in (
-        ("raw", "baseline_cosine"), ("standardised", "baseline_cosine_standardised"))
-        for end in ("min", "max")}).round(3).reset_index(),
+    context_measures.baseline_range(per_layer),
     "The anisotropy baseline (exact mean cosine of two words from different sentences), "
     "smallest and largest over layers 1 to L, on raw dimensions and on standardised "
     "dimensions (each dimension z-scored over the layer's words before the cosine: near 0 "
@@ -305,13 +295,8 @@ show(
     ),
     "ch03-stopwords",
 )
-lowest = result.tables["lowest_self_similarity"]
-low = lowest[(lowest["preset"] == "corrected") & (lowest["control"] == "none")]
 with pd.option_context("display.max_rows", 100):
-    show_table(
-           low[low["layer"].isin([1, 2]) | (low["depth"] == 1.0)]
-           .pivot_table(index=["model", "layer"], columns="rank", values="word", aggfunc="first")
-       ,
+    show_table(context_measures.lowest_words(result.tables["lowest_self_similarity"]),
                'The words with the lowest self-similarity in layers 1, 2 and the last layer of '
                "each model, ranked (corrected estimators, the seed's protocol).")
 
@@ -425,18 +410,13 @@ for spec in models:
         (by_upos, "upos", "token_intra", "token intra-sentence similarity by UPOS"),
         (by_upos, "upos", "token_self", "token self-similarity by UPOS"),
     ):
-        part = frame[(frame["model"] == spec) & (frame["control"] == "none")]
-        m = part.pivot_table(index="layer", columns=column, values=value)
+        m = context_measures.token_matrix(frame, spec, column, value)
         show(
             plots.heatmap(m.to_numpy(), m.columns, m.index, title=f"{spec}: {title}",
                           x_title=column, y_title="layer", colorbar_title="cosine"),
             f"ch03-{value}-{column}-{spec}",
         )
-position_claims = [context_measures.CLAIMS[k].claim for k in
-                   ("intra_position_falls", "intra_position_none", "self_first_word")]
-show_table(claims[claims["claim"].isin(position_claims)][
-    ["claim", "model", "control", "value", "ci_low", "ci_high", "threshold", "direction",
-     "verdict", "evidence"]].round(3),
+show_table(context_measures.position_claims(claims),
            "Position and the first word (seed 000): per model and control, the Spearman "
            "correlation of position with token intra-sentence similarity in the layers at "
            "relative depth 8/12-11/12 (its absolute value for the no-pattern claim), and "
@@ -519,35 +499,17 @@ show(
     ),
     "ch03-static",
 )
-info = static_corpus.info
-display(Markdown(
-    f"{info['contexts']} contexts ({info['contexts_from'].get('brown', 0)} from Brown, "
-    f"{info['contexts_from'].get('sts', 0)} from STS; {info['contexts_trimmed']} trimmed from "
-    f"longer sentences, at most {info['context_words_max']} words, "
-    f"{info['context_words_mean']:.1f} on average) for {info['target_words']} benchmark words; "
-    f"{info['plural_target_rows']} of the target occurrences are plural forms. Share of each "
-    "benchmark's items whose words got at least 5 contexts:"
-))
-show_table(pd.DataFrame(info["benchmarks"]).T,
+display(Markdown(context_measures.static_corpus_sentence(static_corpus.info)))
+show_table(pd.DataFrame(static_corpus.info["benchmarks"]).T,
            "The word-similarity benchmarks: pairs, and pairs covered by the static embeddings' "
            'vocabulary.')
-mean_rows = static_layers[static_layers["benchmark"] == "mean"]
-best = mean_rows[mean_rows["embedding"] == "PC1"].sort_values("rho").groupby(
-    ["model", "control"]).tail(1)
 display(Markdown("Per model and control: the best PC1 layer and the baselines on the same "
                  "items (mean Spearman rho over the scored benchmarks, 95% interval):"))
-show_table(pd.concat([best, mean_rows[mean_rows["embedding"].isin(
-       [context_measures.INPUT, context_measures.GLOVE])]]).sort_values(["model", "control"])[
-       ["model", "control", "embedding", "layer", "rho", "rho_lo", "rho_hi", "items"]].round(3),
+show_table(context_measures.best_static(static_layers),
            'Per model and control: the best PC1 layer beside the input embeddings and GloVe '
            '(mean Spearman ρ over the scored benchmarks, 95% interval, items scored).')
-strict = result.tables["static_scores"]
-strict = strict[(strict["protocol"] == "strict") & (strict["embedding"] == "PC1")]
 for spec in models:
-    part = strict[(strict["model"] == spec)
-                  & strict["benchmark"].isin(data.SIMILARITY_BENCHMARKS + ("semeval2012",))]
-    m = part.pivot_table(index="layer", columns="benchmark", values="value", sort=False,
-                         dropna=False)
+    m = context_measures.static_matrix(result.tables["static_scores"], spec)
     show(
         plots.heatmap(
             m.to_numpy(), m.columns, m.index,

@@ -492,3 +492,64 @@ def test_static_claims_are_those_the_claim_text_used_to_select():
     by_text = {s.claim for s in cm.CLAIMS.values() if "PC1 static embeddings" in s.claim}
     assert {cm.CLAIMS[k].claim for k in cm.STATIC_CLAIMS} == by_text and len(by_text) == 3
 
+
+def test_page_views_select_and_pivot_without_new_numbers():
+    nan = np.nan
+    per_layer = pd.DataFrame({
+        "model": "m", "layer": [0, 1, 2] * 2, "depth": [0, 0.5, 1] * 2, "control": "none",
+        "preset": ["corrected"] * 3 + ["ethayarajh2019"] * 3, "n_words": [7, 7, 7, 9, 9, 9],
+        "baseline_cosine": [0.9, 0.2, 0.4, 5, 5, 5],
+        "baseline_cosine_standardised": [0.5, 0.01, 0.03, nan, nan, nan]})
+    assert cm.baseline_range(per_layer).to_dict("records") == [  # layer 0 left out
+        {"model": "m", "control": "none", "raw, min": 0.2, "raw, max": 0.4,
+         "standardised, min": 0.01, "standardised, max": 0.03}]
+    assert cm.run_sentence(per_layer, 1200, 15000) == (
+        "**This run:** 1,200 STS sentences, 15,000 words. Words in at least 5 distinct "
+        "sentences (corrected estimators): `m` 7; words with at least 5 occurrences (the "
+        "authors' rule): `m` 9.")
+    lowest = pd.DataFrame({"model": "m", "layer": [1, 1, 2, 3, 4], "depth": [.25, .25, .5, .75, 1],
+                           "rank": [1, 2, 1, 1, 1], "word": list("abcde"),
+                           "preset": "corrected", "control": "none"})
+    words = cm.lowest_words(pd.concat([lowest, lowest.assign(preset="ethayarajh2019",
+                                                              word="x")]))
+    assert words.index.tolist() == [("m", 1), ("m", 2), ("m", 4)]  # layers 1, 2, the last
+    assert words.loc[("m", 1)].tolist() == ["a", "b"] and words.loc[("m", 4), 1] == "e"
+    layers = pd.DataFrame({
+        "model": "m", "control": "none", "benchmark": "mean", "items": 30,
+        "embedding": ["PC1", "PC1", "PC1", cm.INPUT, cm.GLOVE, cm.MEAN],
+        "layer": [1, 2, 3, 0, 0, 1], "rho": [0.1, 0.5, 0.3, 0.2, 0.25, 0.9],
+        "rho_lo": 0.0, "rho_hi": 1.0})
+    best = cm.best_static(pd.concat([layers, layers.assign(benchmark="simlex999", rho=0.99)]))
+    assert best[["embedding", "layer", "rho"]].values.tolist() == [
+        ["PC1", 2, 0.5], [cm.INPUT, 0, 0.2], [cm.GLOVE, 0, 0.25]]
+    scores = pd.DataFrame({"model": "m", "protocol": ["strict"] * 4 + ["web"],
+                           "embedding": "PC1", "layer": [1, 1, 2, 1, 1],
+                           "benchmark": ["simlex999", "battig", "simlex999", "semeval2012",
+                                         "simlex999"], "value": [0.4, 0.9, nan, 0.2, 0.8]})
+    m = cm.static_matrix(scores, "m")  # similarity and SemEval-2012, strict protocol
+    assert m.columns.tolist() == ["simlex999", "semeval2012"] and m.index.tolist() == [1, 2]
+    assert m.loc[1].tolist() == [0.4, 0.2] and np.isnan(m.loc[2]).all()
+    tokens = pd.DataFrame({"model": ["m", "m", "m", "other"], "layer": [0, 0, 1, 0],
+                           "control": ["none", "first word excluded", "none", "none"],
+                           "upos": ["NOUN", "NOUN", "DET", "NOUN"],
+                           "token_self": [0.5, 9, 0.7, 9]})
+    t = cm.token_matrix(tokens, "m", "upos", "token_self")
+    assert t.loc[0, "NOUN"] == 0.5 and t.loc[1, "DET"] == 0.7 and np.isnan(t.loc[0, "DET"])
+
+
+def test_position_claims_and_the_static_corpus_line():
+    claims = pd.DataFrame({"claim": [cm.CLAIMS[k].claim for k in
+                                     ("intra_position_falls", "self_first_word", "stopwords")],
+                           "model": "m", "control": "none", "value": [0.12345, 1.0, 2.0],
+                           "ci_low": 0.0, "ci_high": 3.0, "threshold": 0.1,
+                           "direction": "above", "verdict": "holds", "evidence": "e",
+                           "statistic": "s"})
+    table = cm.position_claims(claims)
+    assert table["value"].tolist() == [0.123, 1.0] and "statistic" not in table
+    info = {"contexts": 10, "contexts_from": {"brown": 6}, "contexts_trimmed": 3,
+            "context_words_max": 7, "context_words_mean": 5.25, "target_words": 4,
+            "plural_target_rows": 1}
+    assert cm.static_corpus_sentence(info) == (
+        "10 contexts (6 from Brown, 0 from STS; 3 trimmed from longer sentences, at most 7 "
+        "words, 5.2 on average) for 4 benchmark words; 1 of the target occurrences are plural "
+        "forms. Share of each benchmark's items whose words got at least 5 contexts:")

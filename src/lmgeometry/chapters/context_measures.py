@@ -23,8 +23,9 @@ Layer 0, the context-free input, is left out of every claim about layers (as in 
 
 The layer pass and its per-layer tables are in :mod:`.context_layers`, the claims and their
 statistics in :mod:`.context_claims`, the PC1 static embeddings in :mod:`.context_static`,
-the generated sentences and the check summary in :mod:`.context_sentences`; this module runs
-them and re-exports their public names.
+the generated sentences and the check summary in :mod:`.context_sentences`, the frames the
+page's tables and heatmaps show in :mod:`.context_views`; this module runs them and
+re-exports their public names.
 """
 
 from __future__ import annotations
@@ -79,7 +80,9 @@ from lmgeometry.chapters.context_sentences import (
     SINK_RATIO,
     TOPICS,
     _sentences,
+    run_sentence,
     standardised_table,
+    static_corpus_sentence,
     summary,
 )
 from lmgeometry.chapters.context_static import (
@@ -90,6 +93,15 @@ from lmgeometry.chapters.context_static import (
     _static_part,
     static_curves,
     table1_beside,
+)
+from lmgeometry.chapters.context_views import (
+    POSITION_CLAIMS,
+    baseline_range,
+    best_static,
+    lowest_words,
+    position_claims,
+    static_matrix,
+    token_matrix,
 )
 from lmgeometry.io.benchmarks import load_benchmarks
 from lmgeometry.report.claims import Claim, claims_frame
@@ -103,6 +115,7 @@ __all__ = [
     "DISJOINT_SIMILARITY",
     "FUNCTION_UPOS",
     "MIN_COVERED_ITEMS",
+    "POSITION_CLAIMS",
     "POSITION_DEPTH",
     "PRESET_NAMES",
     "SINK_RATIO",
@@ -116,9 +129,17 @@ __all__ = [
     "ClaimSpec",
     "analyse",
     "authors_table",
+    "baseline_range",
+    "best_static",
     "corrected_claims",
+    "lowest_words",
+    "position_claims",
+    "run_sentence",
+    "static_corpus_sentence",
+    "static_matrix",
     "summary",
     "table1_beside",
+    "token_matrix",
 ]
 
 

@@ -2,13 +2,15 @@
 
 The sentences :func:`lmgeometry.chapters.context_measures.analyse` returns, by topic
 (:data:`TOPICS`: each claim's verdict by kind of model, the attention-sink layers, the
-verdicts the first token drives, the standardised dimensions, the PC1 static vectors),
-:func:`standardised_table` and :func:`summary`.
+verdicts the first token drives, the standardised dimensions, the PC1 static vectors), the
+page's lines on the run and on the static corpus (:func:`run_sentence`,
+:func:`static_corpus_sentence`), :func:`standardised_table` and :func:`summary`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -24,7 +26,9 @@ from lmgeometry.report.claims import claim_sentences
 __all__ = [
     "SINK_RATIO",
     "TOPICS",
+    "run_sentence",
     "standardised_table",
+    "static_corpus_sentence",
     "summary",
 ]
 
@@ -202,6 +206,31 @@ def _sentences(tables: Mapping[str, pd.DataFrame], claims: pd.DataFrame,
             "standardised": _standardised_sentences(claims, tables["per_layer"]),
             "static": _static_sentences(static) if static is not None and len(static) else []}
     return {topic: said[topic] for topic in TOPICS}
+
+
+def run_sentence(per_layer: pd.DataFrame, n_sentences: int, n_words: int) -> str:
+    """The page's line on this run: its STS sentences and words, and per model the words
+    eligible under each preset (seed's protocol): in at least 5 distinct sentences
+    (``corrected``), with at least 5 occurrences (the authors' rule)."""
+    eligible = per_layer[per_layer["control"] == "none"].groupby(["preset", "model"])[
+        "n_words"].max()
+    return (f"**This run:** {n_sentences:,} STS sentences, {n_words:,} words. Words in "
+            "at least 5 distinct sentences (corrected estimators): "
+            + ", ".join(f"`{m}` {n:,}" for m, n in eligible["corrected"].items())
+            + "; words with at least 5 occurrences (the authors' rule): "
+            + ", ".join(f"`{m}` {n:,}" for m, n in eligible["ethayarajh2019"].items()) + ".")
+
+
+def static_corpus_sentence(info: Mapping[str, Any]) -> str:
+    """The page's line on the benchmark-context corpus, from its ``info``
+    (:func:`lmgeometry.io.corpus.benchmark_contexts`)."""
+    return (
+        f"{info['contexts']} contexts ({info['contexts_from'].get('brown', 0)} from Brown, "
+        f"{info['contexts_from'].get('sts', 0)} from STS; {info['contexts_trimmed']} trimmed "
+        f"from longer sentences, at most {info['context_words_max']} words, "
+        f"{info['context_words_mean']:.1f} on average) for {info['target_words']} benchmark "
+        f"words; {info['plural_target_rows']} of the target occurrences are plural forms. "
+        "Share of each benchmark's items whose words got at least 5 contexts:")
 
 
 def summary(result: ChapterResult) -> pd.DataFrame:
