@@ -50,21 +50,25 @@ def _layer(path: Path) -> str | None:
     return parts[0] if len(parts) > 1 and parts[0] in LAYERS else None
 
 
+def _from_module(node: ast.ImportFrom, path: Path) -> str:
+    """The absolute name of the module a ``from ... import`` in file ``path`` imports from."""
+    if not node.level:
+        return node.module or ""
+    inside = path.is_relative_to(PACKAGE)
+    package = ".".join(("lmgeometry", *(path.relative_to(PACKAGE).parent.parts if inside else ())))
+    base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+    return f"{base}.{node.module}" if node.module else base
+
+
 def _imports(path: Path) -> list[tuple[int, str]]:
     """Every imported module name (absolute), with its line, at any depth of the file."""
     tree = ast.parse(path.read_text())
-    inside = path.is_relative_to(PACKAGE)
-    package = ".".join(("lmgeometry", *(path.relative_to(PACKAGE).parent.parts if inside else ())))
     out = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             out += [(node.lineno, alias.name) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
-                module = f"{base}.{node.module}" if node.module else base
-            else:
-                module = node.module or ""
+            module = _from_module(node, path)
             out.append((node.lineno, module))
             out += [(node.lineno, f"{module}.{alias.name}") for alias in node.names]
     return out
@@ -98,7 +102,7 @@ def test_measures_are_pure(path: Path) -> None:
     assert not calls, f"open()/print() in a measure module, lines {calls}"
 
 
-@pytest.mark.parametrize("name", ["errors.py", "trace.py", "sources.py"])
+@pytest.mark.parametrize("name", ["errors.py", "trace.py", "sources.py", "_lazy.py"])
 def test_shared_root_modules_import_no_layer(name: str) -> None:
     """Every layer may import these, so they import none (no cycles)."""
     bad = [m for _, m in _imports(PACKAGE / name) if _target_layer(m) is not None]
@@ -130,10 +134,12 @@ def import_graph() -> dict[str, set[str]]:
     is the node of its ``__init__.py``, and ``from a.b import c`` is an edge to ``a.b.c`` when
     that is a module, else to ``a.b`` (the longest imported name that is a module). The
     ``__init__`` files of the packages above an imported module also run, but they are not
-    counted as edges: the package's ``__init__`` files hold a docstring and nothing that
-    imports (and one that only re-exported its own submodules would stand for the package
-    itself, not close a circle through each of them); an ``__init__`` that does import is
-    an ordinary node, with its own edges.
+    counted as edges: the layers' ``__init__`` files import only :mod:`lmgeometry._lazy`
+    (their names are module strings, imported on first access, and package code does not
+    import through them: :func:`test_package_code_imports_names_from_their_modules`), and one
+    that only re-exported its own submodules would stand for the package itself, not close a
+    circle through each of them; an ``__init__`` that does import is an ordinary node, with
+    its own edges.
 
     Returns
     -------
@@ -215,6 +221,33 @@ def test_imports_never_go_round_in_a_circle() -> None:
     assert not cycle, ("import cycle (an import inside a function hides it from Python, not "
                        f"from this test): {' -> '.join(cycle)}; move what both sides need "
                        "into a module that imports neither")
+
+
+def _lazy_names(package: Path) -> set[str]:
+    """The keys of the ``_EXPORTS`` table of a package's ``__init__.py`` (none without one)."""
+    for node in ast.parse((package / "__init__.py").read_text()).body:
+        if isinstance(node, ast.AnnAssign | ast.Assign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(t, ast.Name) and t.id == "_EXPORTS" for t in targets):
+                return set(ast.literal_eval(node.value))
+    return set()
+
+
+def test_package_code_imports_names_from_their_modules() -> None:
+    """``from lmgeometry.measures import self_similarity`` would resolve at run time, out of
+    sight of the import graph above and of the static closures that key the caches
+    (``sources.closure``): package code names the module that defines the name."""
+    lazy = {_module_name(p.parent / "__init__.py"): _lazy_names(p.parent)
+            for p in PACKAGE.rglob("__init__.py")}
+    bad = []
+    for path in _modules():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                names = lazy.get(_from_module(node, path), set())
+                bad += [f"{path.relative_to(PACKAGE)}:{node.lineno}: {alias.name}"
+                        for alias in node.names if alias.name in names]
+    assert "lmgeometry.measures" in lazy and "self_similarity" in lazy["lmgeometry.measures"]
+    assert not bad, f"import these from the module that defines them: {bad}"
 
 
 def test_every_public_module_declares_all() -> None:

@@ -24,14 +24,13 @@ so ``import lmgeometry`` imports neither torch, transformers nor pandas::
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from lmgeometry._lazy import lazy_exports as _lazy_exports
 
 __version__ = "0.1.0"
 
 #: Each top-level name and the module that defines it (imported on first access). The modules
 #: are named by strings, not imported: the package's modules import the root (for
-#: ``__version__``), so the root imports none of them.
+#: ``__version__``), so the root imports none of them (:mod:`lmgeometry._lazy` imports none).
 _EXPORTS: dict[str, str] = {
     # hidden states, models, corpora and the store
     "hidden_states": "lmgeometry.api",
@@ -65,17 +64,4 @@ _EXPORTS: dict[str, str] = {
 
 __all__ = ["__version__", *sorted(_EXPORTS)]
 
-
-def __getattr__(name: str) -> Any:
-    """Import the module behind a top-level name on first access (PEP 562) and keep the name."""
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'lmgeometry' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    """The module's own names and the lazy ones (for ``dir()`` and tab completion)."""
-    return sorted({*globals(), *_EXPORTS})
+__getattr__, __dir__ = _lazy_exports(__name__, _EXPORTS, globals())
