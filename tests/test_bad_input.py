@@ -385,7 +385,7 @@ def test_tilde_in_other_path_arguments(home):
 
 
 # ---------------------------------------------------------------------------------------------
-# bad 5: memo keys see content changed with the mtime restored (data: tests/test_datafiles.py)
+# bad 5: memo keys see content changed with the mtime restored (data: tests/io/test_datafiles.py)
 
 
 def test_fingerprint_sees_weights_changed_with_mtime_restored(tiny_folder, tmp_path,

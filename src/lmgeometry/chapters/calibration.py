@@ -9,7 +9,7 @@ this module records each of them for every claim row (:func:`annotate`):
   (:func:`released_evidence`), seed 004 from its Tables 1-3, seed 003 from the accuracies and
   CKA values it reports, seed 000 where the article gives numbers (else the seed's words:
   ``qualitative``, no verdict). A rule whose verdict on a seed model differs from what the seed
-  reports for it is not a valid test; ``tests/test_calibration.py`` fails on one.
+  reports for it is not a valid test; ``tests/chapters/test_calibration.py`` fails on one.
 * **The seed's data can meet the claim under the seed's stated method.** Where they cannot,
   the row is ``reproducible: false`` with the reason, and leaves the tally.
 * **The row's model is a fair stand-in for the seed's on this claim** (``applies``): a

@@ -114,7 +114,7 @@ def test_blas_threads_rejects_what_is_not_a_positive_count(monkeypatch, raw: str
 
 # --------------------------------------------------------------------------- parameters
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.py"))
 CALL = "globals().update(checked_parameters(globals()))"
 

@@ -150,7 +150,7 @@ def test_outside_a_checkout(tmp_path: Path) -> None:
 def test_the_committed_about_page_lists_what_the_chapters_used() -> None:
     """Every model fingerprint of every chapter's execution record (the models it named and
     those behind the store entries it read) and every data file's sha256 are on the page."""
-    folder = Path(__file__).resolve().parents[1] / "book"
+    folder = Path(__file__).resolve().parents[2] / "book"
     facts = json.loads((folder / "99_about.results.json").read_text())
     listed = {(m["model"], m["fingerprint"]) for m in facts["models"]}
     used = set()
@@ -174,7 +174,7 @@ def test_every_citation_is_in_the_bibliography_the_about_page_lists() -> None:
     import pybtex.database
     import yaml
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     config = yaml.safe_load((root / "_config.yml").read_text())
     assert config["bibtex_bibfiles"] == ["references.bib"]
     assert "sphinxcontrib.bibtex" in config["sphinx"]["config"]["extensions"]

@@ -15,7 +15,7 @@ from lmgeometry.measures.reference_tables import (
     reference_frame,
 )
 
-SEEDS = Path(__file__).resolve().parents[2] / "shared" / "seeds"
+SEEDS = Path(__file__).resolve().parents[3] / "shared" / "seeds"
 
 
 def test_ethayarajh_table_shape_and_spot_values():

@@ -303,3 +303,24 @@ def test_the_page_script_lays_figures_out_for_a_phone() -> None:
                  '"legend.yref"', '"legend.entrywidthmode"', "MIN_TITLE_FONT",
                  'window.addEventListener("resize"'):
         assert part in script, part
+
+
+def test_choice_layer_slider_dropdown_and_slider_touch_different_properties() -> None:
+    from lmgeometry.report.plots import choice_layer_slider
+
+    coords = {"bank": [np.zeros((3, 2)), np.ones((3, 2))],
+              "run": [np.full((2, 2), 2.0), np.full((2, 2), 3.0)]}
+    color = {"bank": np.array(["river", "money", "river"]), "run": np.array(["go", "go"])}
+    fig = choice_layer_slider(coords, ["0", "6"], color, "sense", title="t", background="river")
+    assert [t.name for t in fig.data] == ["money", "river", "go"]
+    assert fig.data[1].marker.color == "rgba(160,160,160,0.6)"
+    assert [t.visible for t in fig.data] == [True, True, False]
+    buttons = fig.layout.updatemenus[0].buttons
+    assert [b.label for b in buttons] == ["bank", "run"]
+    assert buttons[1].args[0] == {"visible": [False, False, True]}
+    steps = fig.layout.sliders[0].steps
+    assert [st.label for st in steps] == ["0", "6"]
+    assert set(steps[1].args[0]) == {"x", "y"}  # the slider leaves visibility alone
+    assert steps[1].args[0]["x"] == [[1.0], [1.0, 1.0], [3.0, 3.0]]
+    with pytest.raises(ValueError, match="layers"):
+        choice_layer_slider({"bank": [np.zeros((3, 2))]}, ["0", "6"], color, "sense")

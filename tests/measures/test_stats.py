@@ -1,6 +1,5 @@
-"""Known-answer tests of measures without a test module of their own: the bootstrap interval
-and the standardised difference (``measures.stats``), the norm ratio
-(``measures.similarity``), word-similarity scores (``measures.word_similarity``).
+"""Known-answer tests for lmgeometry.measures.stats: the bootstrap interval, the standardised
+difference, the cluster Spearman, Wilson's interval and Cohen's h.
 """
 
 from __future__ import annotations
@@ -8,9 +7,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import pandas as pd
 import pytest
-from fixtures.references import cos
 
 from lmgeometry.measures import stats
 
@@ -52,22 +49,6 @@ def test_bootstrap_interval_agrees_with_scipys_percentile_bootstrap():
     assert low < mean < high
 
 
-
-def test_norm_ratio_median_and_mean_known_answers() -> None:
-    from lmgeometry.measures.similarity import norm_ratio
-
-    # norms 3, 4 (selected) and 1, 1, 10 (others): medians 3.5 / 1, means 3.5 / 4
-    X = np.array([[3.0, 0.0], [0.0, 4.0], [1.0, 0.0], [0.0, 1.0], [6.0, 8.0]])
-    rows = np.array([True, True, False, False, False])
-    assert norm_ratio(X, rows) == pytest.approx(3.5)
-    assert norm_ratio(X, rows, statistic="mean") == pytest.approx(3.5 / 4)
-    assert norm_ratio(2 * X, rows) == pytest.approx(3.5)  # scale invariant
-    assert np.isnan(norm_ratio(X, np.zeros(5, dtype=bool)))
-    with pytest.raises(ValueError, match="statistic"):
-        norm_ratio(X, rows, statistic="max")
-
-
-
 def test_standardised_difference_known_answers():
     # two groups of equal spread one pooled standard deviation apart: d = 1
     v = np.array([0.0, 2.0, 0.0, 2.0, 3.0, 5.0, 3.0, 5.0])
@@ -85,7 +66,6 @@ def test_standardised_difference_known_answers():
     _, lo_c, hi_c = stats.standardised_difference(vals, grp, np.repeat(np.arange(40), 10),
                                                    n_boot=300, rng=1)
     assert hi_c - lo_c > 2 * (hi_i - lo_i)
-
 
 
 def test_cluster_spearman_known_answers():
@@ -124,40 +104,20 @@ def test_cluster_spearman_known_answers():
         stats.cluster_spearman(x, x, clusters[:5])
 
 
-def test_similarity_scores_and_paired_spearman_agree_with_scipy():
-    from scipy import stats as sps
+def test_wilson_interval_textbook_value() -> None:
+    from lmgeometry.measures.stats import wilson_interval
 
-    from lmgeometry.measures.word_similarity import paired_correlations, similarity_scores
-
-    vectors = {"a": np.array([1.0, 0.0]), "b": np.array([1.0, 1.0]), "c": np.array([0.0, 2.0]),
-               "d": np.array([-1.0, 0.5])}
-    pairs = pd.DataFrame({"word1": ["A", "a", "b", "a", "x"], "word2": ["b", "c", "c", "d", "a"],
-                          "score": [8.0, 1.0, 6.0, 0.0, 5.0]})
-    s = similarity_scores(vectors, pairs)
-    assert s[:4] == pytest.approx([cos([1, 0], [1, 1]), 0.0, cos([1, 1], [0, 2]),
-                                   cos([1, 0], [-1, 0.5])])
-    assert np.isnan(s[4])  # "x" has no vector
-    rng = np.random.default_rng(0)
-    human = rng.integers(0, 5, 60).astype(float)  # ties on purpose
-    scores = np.c_[human + rng.standard_normal(60), rng.standard_normal(60)]
-    r = paired_correlations(human, scores.T, n_boot=40, rng=2, method="spearman")
-    assert r[0] == pytest.approx([sps.spearmanr(scores[:, e], human).statistic for e in (0, 1)])
-    # replicate b is Spearman's rho on the items of resample b, the same items in each column
-    idx = np.random.default_rng(2).integers(0, 60, size=(40, 60))[7]
-    assert r[8] == pytest.approx([sps.spearmanr(scores[idx, e], human[idx]).statistic
-                                  for e in (0, 1)])
+    lo, hi = wilson_interval(0.5, 100)  # 50 of 100: 0.4038 to 0.5962
+    assert lo == pytest.approx(0.4038, abs=1e-4) and hi == pytest.approx(0.5962, abs=1e-4)
+    lo, hi = wilson_interval(0.0, 10)  # 0 of 10: 0 to z^2 / (n + z^2) = 0.2775
+    assert lo == pytest.approx(0.0, abs=1e-12) and hi == pytest.approx(0.2775, abs=1e-4)
+    assert all(math.isnan(v) for v in wilson_interval(0.5, 0))
 
 
-def test_named_streams_are_the_seed_spawns_in_order_and_a_new_one_moves_none():
-    from lmgeometry.measures.contextual import BOOTSTRAP_STREAMS, CONTEXT_STREAMS, _streams
 
-    named = _streams(7, CONTEXT_STREAMS)
-    spawned = np.random.default_rng(7).spawn(len(CONTEXT_STREAMS))
-    for name, generator in zip(CONTEXT_STREAMS, spawned, strict=True):
-        assert named[name].random() == generator.random()
-    longer = _streams(7, (*CONTEXT_STREAMS, "new"))
-    assert all(longer[n].random() == _streams(7, CONTEXT_STREAMS)[n].random()
-               for n in CONTEXT_STREAMS)
-    boots = _streams(_streams(7, CONTEXT_STREAMS)["bootstrap"], BOOTSTRAP_STREAMS)
-    old = np.random.default_rng(7).spawn(7)[-1].spawn(6)  # the positional spawns before
-    assert [boots[n].random() for n in BOOTSTRAP_STREAMS] == [g.random() for g in old[:5]]
+def test_cohens_h_known_values() -> None:
+    from lmgeometry.measures.stats import cohens_h
+
+    assert cohens_h(0.6, 0.5) == pytest.approx(0.2014, abs=1e-4)  # 10 points above 50%
+    assert cohens_h(0.5, 0.5) == 0.0 and cohens_h(1.0, 0.0) == pytest.approx(math.pi)
+    np.testing.assert_allclose(cohens_h([0.95, 0.5], 0.85), [0.3444, -0.7754], atol=1e-4)

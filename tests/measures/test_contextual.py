@@ -132,3 +132,18 @@ def test_context_tables_hold_the_items_context_measures_averages(preset):
         assert table[name].mean() == pytest.approx(m[name])
         assert table[name + "_adj"].mean() == pytest.approx(m[name + "_adj"])
     assert t.intrasim_baseline == pytest.approx(m["intrasim_baseline"])
+
+
+def test_named_streams_are_the_seed_spawns_in_order_and_a_new_one_moves_none():
+    from lmgeometry.measures.contextual import BOOTSTRAP_STREAMS, CONTEXT_STREAMS, _streams
+
+    named = _streams(7, CONTEXT_STREAMS)
+    spawned = np.random.default_rng(7).spawn(len(CONTEXT_STREAMS))
+    for name, generator in zip(CONTEXT_STREAMS, spawned, strict=True):
+        assert named[name].random() == generator.random()
+    longer = _streams(7, (*CONTEXT_STREAMS, "new"))
+    assert all(longer[n].random() == _streams(7, CONTEXT_STREAMS)[n].random()
+               for n in CONTEXT_STREAMS)
+    boots = _streams(_streams(7, CONTEXT_STREAMS)["bootstrap"], BOOTSTRAP_STREAMS)
+    old = np.random.default_rng(7).spawn(7)[-1].spawn(6)  # the positional spawns before
+    assert [boots[n].random() for n in BOOTSTRAP_STREAMS] == [g.random() for g in old[:5]]

@@ -383,7 +383,7 @@ def test_book_config_never_renders_the_plotly_bundle():
     import yaml
     from myst_nb.core.render import get_mime_priority
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     config = yaml.safe_load((root / "_config.yml").read_text())["sphinx"]["config"]
     overrides = [tuple(o) for o in config["nb_mime_priority_overrides"]]
     for builder in ("html", "latex", "readthedocs"):

@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from fixtures.references import cos
 from fixtures.word_cases import angle, similarity_case
 from scipy import stats
 
@@ -116,3 +117,27 @@ def test_paired_correlations_share_one_resample():
     assert r[8, 1] == pytest.approx(stats.pearsonr(human[idx], scores[1, idx]).statistic)
     rho = paired_correlations(human, scores, n_boot=0, method="spearman")
     assert rho[0, 0] == pytest.approx(stats.spearmanr(human, scores[0]).statistic)
+
+
+def test_similarity_scores_and_paired_spearman_agree_with_scipy():
+    from scipy import stats as sps
+
+    from lmgeometry.measures.word_similarity import paired_correlations, similarity_scores
+
+    vectors = {"a": np.array([1.0, 0.0]), "b": np.array([1.0, 1.0]), "c": np.array([0.0, 2.0]),
+               "d": np.array([-1.0, 0.5])}
+    pairs = pd.DataFrame({"word1": ["A", "a", "b", "a", "x"], "word2": ["b", "c", "c", "d", "a"],
+                          "score": [8.0, 1.0, 6.0, 0.0, 5.0]})
+    s = similarity_scores(vectors, pairs)
+    assert s[:4] == pytest.approx([cos([1, 0], [1, 1]), 0.0, cos([1, 1], [0, 2]),
+                                   cos([1, 0], [-1, 0.5])])
+    assert np.isnan(s[4])  # "x" has no vector
+    rng = np.random.default_rng(0)
+    human = rng.integers(0, 5, 60).astype(float)  # ties on purpose
+    scores = np.c_[human + rng.standard_normal(60), rng.standard_normal(60)]
+    r = paired_correlations(human, scores.T, n_boot=40, rng=2, method="spearman")
+    assert r[0] == pytest.approx([sps.spearmanr(scores[:, e], human).statistic for e in (0, 1)])
+    # replicate b is Spearman's rho on the items of resample b, the same items in each column
+    idx = np.random.default_rng(2).integers(0, 60, size=(40, 60))[7]
+    assert r[8] == pytest.approx([sps.spearmanr(scores[idx, e], human[idx]).statistic
+                                  for e in (0, 1)])
