@@ -5,10 +5,10 @@ A plain script (no assertions): it builds one synthetic layer shaped like the de
 shared mean direction, per-word directions, per-occurrence noise and a few large-norm rows),
 then prints
 
-* the time and peak traced memory of ``measures.nearest_neighbours`` (k = 10) at two block
-  sizes, for a sample of query rows, and the time extrapolated to every row as query;
-* the time of ``measures.context_measures`` for one layer under both presets, and of
-  ``measures.token_measures`` and ``measures.static_embeddings``;
+* the time and peak traced memory of ``measures.tokens.nearest_neighbours`` (k = 10) at two
+  block sizes, for a sample of query rows, and the time extrapolated to every row as query;
+* the time of ``measures.contextual.context_measures`` for one layer under both presets, and
+  of ``measures.tokens.token_measures`` and ``measures.static.static_embeddings``;
 * on a real model (``--model``, default ``smollm2-135m``, the deepest default model; ``none``
   skips it) and the default corpus (``corpus.sts()``, 1,000 sentences; its activations are
   extracted first if not cached, outside the timer): the time of chapter 3's whole layer

@@ -31,8 +31,9 @@
 # interval, and asks one question the paper did not: does the drift explanation carry over
 # from W to the **contextual hidden states** of every layer?
 #
-# **Measures** (in `lmgeometry.measures.isotropy` and `lmgeometry.chapters.drift`, formulas and
-# sources in the docstrings). W has n rows (tokens) of width d; mu is its mean row.
+# **Measures** (in `lmgeometry.measures.isotropy`, `centering`, `isoscore` and `mean_cosines`,
+# and `lmgeometry.chapters.drift`, formulas and sources in the docstrings). W has n rows
+# (tokens) of width d; mu is its mean row.
 #
 # * **I(W)**, the partition-function isotropy of {cite:t}`mu2018` that seed 004 uses:
 #   for a unit direction c, Z(c) = sum_w exp(c . w) is the partition function, and

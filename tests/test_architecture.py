@@ -121,7 +121,8 @@ def test_import_check_catches_a_forbidden_import(tmp_path: Path) -> None:
 
 
 def _module_name(path: Path) -> str:
-    """``lmgeometry.report.book`` for ``report/book.py``; a package for its ``__init__.py``."""
+    """``lmgeometry.report.figures`` for ``report/figures.py``; a package for its
+    ``__init__.py`` (``lmgeometry.report.book`` for ``report/book/__init__.py``)."""
     parts = path.relative_to(PACKAGE).with_suffix("").parts
     return ".".join(("lmgeometry", *(parts[:-1] if parts[-1] == "__init__" else parts)))
 

@@ -114,6 +114,19 @@ def test_sst2_labels():
     _no_empty(test, ["sentence"])
 
 
+@pytest.mark.parametrize(("loader", "what"), [(datasets.load_stsb, "STS-B"),
+                                              (datasets.load_sst2, "SST-2"),
+                                              (datasets.load_wic, "WiC")])
+def test_an_unknown_split_is_refused_before_any_file_is_read(loader, what, monkeypatch,
+                                                             tmp_path):
+    # an empty mirror and cache: fetching first would fail otherwise (no such manifest entry)
+    monkeypatch.setenv("LMGEOMETRY_DATA_MIRROR", str(tmp_path))
+    monkeypatch.setenv("LMGEOMETRY_CACHE", str(tmp_path / "cache"))
+    with pytest.raises(ValueError, match=rf"^unknown {what} split 'validation'; choose one "
+                                         "of train, dev, test$"):
+        loader("validation")
+
+
 @pytest.mark.data
 def test_qnli_labels():
     frame = datasets.load_qnli()

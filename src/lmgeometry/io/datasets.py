@@ -7,8 +7,9 @@ Loaders return fresh :class:`pandas.DataFrame` objects with the row counts state
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -28,6 +29,17 @@ _SPLITS = ("train", "dev", "test")
 
 
 _STS_YEARS = (2012, 2013, 2014, 2015, 2016)
+
+
+def _split_rows(name: str, split: str, what: str, **read: Any) -> Iterator[list[str]]:
+    """The rows of the data file ``name`` (with ``{split}`` filled in) of one split.
+
+    ``split`` is checked and the file fetched now (one of :data:`_SPLITS`; the error names
+    ``what``); the rows are read as they are iterated, by
+    :func:`~lmgeometry.io.datafiles._read_rows` with the options ``read``.
+    """
+    _check_choice(split, _SPLITS, f"{what} split")
+    return _read_rows(fetch(name.format(split=split)), **read)
 
 
 def load_mnli() -> pd.DataFrame:
@@ -96,6 +108,7 @@ def load_stsb(split: str) -> pd.DataFrame:
     Parameters
     ----------
     split : {"train", "dev", "test"}
+        The file ``stsbenchmark/sts-<split>.csv`` of the mirror.
 
     Returns
     -------
@@ -105,10 +118,9 @@ def load_stsb(split: str) -> pd.DataFrame:
         in the file, e.g. ``"2012test"``), ``id`` (str), ``score`` (float in [0, 5]),
         ``sentence1``, ``sentence2``. Trailing licence fields of some rows are dropped.
     """
-    _check_choice(split, _SPLITS, "STS-B split")
     rows = [(g, f, y, i, float(s), a.strip(), b.strip())
             for g, f, y, i, s, a, b, *_licence
-            in _read_rows(fetch(f"stsb_{split}"), n_fields=(7, 9))]
+            in _split_rows("stsb_{split}", split, "STS-B", n_fields=(7, 9))]
     return pd.DataFrame(rows, columns=["genre", "source", "year", "id", "score",
                                        "sentence1", "sentence2"])
 
@@ -119,6 +131,7 @@ def load_sst2(split: str) -> pd.DataFrame:
     Parameters
     ----------
     split : {"train", "dev", "test"}
+        The file ``glue_sst2/<split>.tsv`` of the mirror (the test split has no labels).
 
     Returns
     -------
@@ -126,8 +139,7 @@ def load_sst2(split: str) -> pd.DataFrame:
         67,349 / 872 / 1,821 rows: ``sentence`` (lower-cased, PTB-tokenised as released) and
         ``label`` (nullable Int8: 1 positive, 0 negative, <NA> for the unlabeled test split).
     """
-    _check_choice(split, _SPLITS, "SST-2 split")
-    rows = list(_read_rows(fetch(f"sst2_{split}"), n_fields=2, skip_header=True))
+    rows = list(_split_rows("sst2_{split}", split, "SST-2", n_fields=2, skip_header=True))
     if split == "test":  # index <TAB> sentence
         sentences = [s.strip() for _, s in rows]
         labels = pd.array([pd.NA] * len(rows), dtype="Int8")
@@ -157,6 +169,7 @@ def load_wic(split: str) -> pd.DataFrame:
     Parameters
     ----------
     split : {"train", "dev", "test"}
+        The files ``wic/<split>/<split>.data.txt`` and ``.gold.txt`` of the mirror.
 
     Returns
     -------
@@ -166,8 +179,7 @@ def load_wic(split: str) -> pd.DataFrame:
         sentences), ``sentence1``, ``sentence2`` (tokenised as released) and ``label`` (bool:
         same sense), from the separate ``*.gold.txt`` file.
     """
-    _check_choice(split, _SPLITS, "WiC split")
-    data = list(_read_rows(fetch(f"wic_{split}_data"), n_fields=5))
+    data = list(_split_rows("wic_{split}_data", split, "WiC", n_fields=5))
     gold_path = fetch(f"wic_{split}_gold")
     gold = [g.strip() for g in gold_path.read_text(encoding="utf-8").splitlines() if g.strip()]
     if len(gold) != len(data):

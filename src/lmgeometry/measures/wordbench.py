@@ -4,10 +4,10 @@ A static embedding is a mapping or a callable ``word -> vector``
 (:data:`~lmgeometry.measures.word_lookup.Vectors`).
 
 Every scorer is a pure function of the vectors and a benchmark frame (the frames that
-:mod:`lmgeometry.io.data` loads), one module per task: :mod:`~lmgeometry.measures.word_similarity`,
-:mod:`~lmgeometry.measures.analogies`, :mod:`~lmgeometry.measures.categorisation` and
-:mod:`~lmgeometry.measures.semeval2012`, reading vectors through
-:mod:`~lmgeometry.measures.word_lookup`; the seeds' published numbers are in
+:mod:`lmgeometry.io.benchmarks` loads), one module per task:
+:mod:`~lmgeometry.measures.word_similarity`, :mod:`~lmgeometry.measures.analogies`,
+:mod:`~lmgeometry.measures.categorisation` and :mod:`~lmgeometry.measures.semeval2012`, reading
+vectors through :mod:`~lmgeometry.measures.word_lookup`; the seeds' published numbers are in
 :mod:`~lmgeometry.measures.reference_tables`. :func:`score_all` is the thin wrapper that runs
 every benchmark under one protocol. Two protocols are supported throughout:
 
@@ -78,8 +78,8 @@ def benchmark_task(frame: pd.DataFrame) -> str:
 
     ``"analogy"`` (columns ``a, b, c, d``), ``"relational similarity"`` (SemEval-2012 task 2:
     ``word1, word2, role``), ``"similarity"`` (``word1, word2, score``) or
-    ``"categorisation"`` (``word, category``); the loaders of :mod:`lmgeometry.io.data` give
-    these columns.
+    ``"categorisation"`` (``word, category``); the loaders of :mod:`lmgeometry.io.benchmarks`
+    give these columns.
     """
     cols = set(frame.columns)
     if {"a", "b", "c", "d"} <= cols:
@@ -113,7 +113,7 @@ def score_all(
     protocol
         ``"strict"`` or ``"web"``; see :data:`PROTOCOLS` and the module docstring.
     frames
-        Benchmark frames by name (:func:`lmgeometry.io.data.load_benchmarks`); the task of
+        Benchmark frames by name (:func:`lmgeometry.io.benchmarks.load_benchmarks`); the task of
         each is read from its columns (:func:`benchmark_task`).
     benchmarks
         Which of ``frames`` to score, in this order (default: all, in the mapping's order).

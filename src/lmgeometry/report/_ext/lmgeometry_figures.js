@@ -5,7 +5,7 @@
  * base64, "shape"} and {"$q2": base64, "lo", "hi"} into typed arrays (with "parts": a list of
  * arrays sent as one; 2-D arrays into arrays of rows), {"$b": base64, "n"} into an array of n
  * booleans (packed bits), {"$ref": i} into spec.shared[i], {"$page": key} into a list that an
- * earlier figure of the page defined in its spec.page (figures.share_on_page), restores
+ * earlier figure of the page defined in its spec.page (figure_encoding.share_on_page), restores
  * plotly's default template (lmgFigure.template, appended by the Sphinx extension) and calls
  * Plotly.newPlot. Below PHONE_PX of width the figure is laid out for a phone at display time
  * (fitPhone: narrow margins, a grid of panels in fewer columns with titles that fit, the

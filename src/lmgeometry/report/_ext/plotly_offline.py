@@ -9,7 +9,7 @@ tags to the ``<head>`` of the pages whose body calls ``lmgFigure``: a text-only 
 load the 4.8 MB of plotly.js. ``lmgeometry.css`` (figure and table layout) goes on every page.
 Figures draw without any network access (no CDN).
 
-Enable it with ``extra_extensions: [lmgeometry._ext.plotly_offline]`` in ``_config.yml``.
+Enable it with ``extra_extensions: [lmgeometry.report._ext.plotly_offline]`` in ``_config.yml``.
 """
 
 from __future__ import annotations
