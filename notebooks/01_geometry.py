@@ -12,7 +12,51 @@
 
 # %% [markdown]
 # # Geometry: what the layers look like
-#
+
+# %% tags=["parameters"]
+models: list[str] = ["minilm-l6", "mpnet-base", "smollm2-135m", "gemma3-270m"]
+n_sentences: int = 600
+seed: int = 0
+n_words: int = 2000
+point_budget: int = 1000
+umap_layers: int = 4
+n_boot: int = 1000
+bos_texts: int = 48
+results_path: str = "01_geometry.results.json"  # relative to the working dir (--cwd)
+
+# %% tags=["remove-input"]
+from IPython.display import HTML, Markdown, display
+
+from lmgeometry.activations import store
+from lmgeometry.chapters import geometry
+from lmgeometry.chapters.common import checked_parameters, first_token_flags, model_kinds
+from lmgeometry.io import corpus
+from lmgeometry.report import claims, plots, results
+from lmgeometry.report.figures import show, show_table
+from lmgeometry.report.prose import glue_values
+
+globals().update(checked_parameters(globals()))
+glue_values(point_budget=point_budget, umap_layers=umap_layers)
+
+words_corpus = corpus.mnli_polysemy(n=n_sentences, seed=seed)
+stores = {spec: store.activations(spec, words_corpus) for spec in models}
+result = geometry.analyse(stores, seed=seed, n_words=n_words, point_budget=point_budget,
+                          umap_layers=umap_layers, n_boot=n_boot)
+layers = result.tables["layers"]
+display(Markdown(f"**This run:** {len(words_corpus.sentences):,} MultiNLI sentences, "
+                 f"{len(words_corpus.words):,} words, {n_words:,} of them sampled; models: "
+                 f"{', '.join(f'`{m}`' for m in models)}."))
+
+# %% tags=["remove-input"]
+display(HTML(claims.findings_box(
+    result.claims, model_kinds(stores), models=models,
+    question="Do the layers of a decoder split into two well-separated clusters with a position "
+    "manifold inside, as seed 000 saw in GPT-2, while an encoder's do not, as in BERT?",
+    caveat="Two sentence encoders and two small 4-bit decoders with rotary positions stand in for "
+    "BERT and GPT-2; a decoder's verdicts are also given with each sentence's first word left out, "
+    "and a claim is not a fair test on a model that does not run as the seed's did.")))
+
+# %% [markdown]
 # **The question.** What is the global shape of a language model's word vectors, layer by
 # layer, and which property of a word decides where it lies?
 #
@@ -82,49 +126,6 @@
 # last layer is the hidden state after the final normalisation (GPT-2's `ln_f`, the final
 # RMSNorm of Llama-style models), as `transformers` returns it, so its jump is partly that
 # normalisation; the seed does not say which convention it used.
-
-# %% tags=["parameters"]
-models: list[str] = ["minilm-l6", "mpnet-base", "smollm2-135m", "gemma3-270m"]
-n_sentences: int = 600
-seed: int = 0
-n_words: int = 2000
-point_budget: int = 1000
-umap_layers: int = 4
-n_boot: int = 1000
-bos_texts: int = 48
-results_path: str = "01_geometry.results.json"  # relative to the working dir (--cwd)
-
-# %% tags=["remove-input"]
-from IPython.display import HTML, Markdown, display
-
-from lmgeometry.activations import store
-from lmgeometry.chapters import geometry
-from lmgeometry.chapters.common import checked_parameters, first_token_flags, model_kinds
-from lmgeometry.io import corpus
-from lmgeometry.report import claims, plots, results
-from lmgeometry.report.figures import show, show_table
-from lmgeometry.report.prose import glue_values
-
-globals().update(checked_parameters(globals()))
-glue_values(point_budget=point_budget, umap_layers=umap_layers)
-
-words_corpus = corpus.mnli_polysemy(n=n_sentences, seed=seed)
-stores = {spec: store.activations(spec, words_corpus) for spec in models}
-result = geometry.analyse(stores, seed=seed, n_words=n_words, point_budget=point_budget,
-                          umap_layers=umap_layers, n_boot=n_boot)
-layers = result.tables["layers"]
-display(Markdown(f"**This run:** {len(words_corpus.sentences):,} MultiNLI sentences, "
-                 f"{len(words_corpus.words):,} words, {n_words:,} of them sampled; models: "
-                 f"{', '.join(f'`{m}`' for m in models)}."))
-
-# %% tags=["remove-input"]
-display(HTML(claims.findings_box(
-    result.claims, model_kinds(stores), models=models,
-    question="Do the layers of a decoder split into two well-separated clusters with a position "
-    "manifold inside, as seed 000 saw in GPT-2, while an encoder's do not, as in BERT?",
-    caveat="Two sentence encoders and two small 4-bit decoders with rotary positions stand in for "
-    "BERT and GPT-2; a decoder's verdicts are also given with each sentence's first word left out, "
-    "and a claim is not a fair test on a model that does not run as the seed's did.")))
 
 # %% [markdown]
 # ## Running a decoder as GPT-2 was run

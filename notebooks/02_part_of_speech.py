@@ -12,7 +12,46 @@
 
 # %% [markdown]
 # # Part of speech: is syntax laid out in the space?
-#
+
+# %% tags=["parameters"]
+models: list[str] = ["minilm-l6", "mpnet-base", "smollm2-135m", "gemma3-270m"]
+n_sentences: int = 600
+seed: int = 0
+point_budget: int = 1000
+probe_words: int = 6000
+n_boot: int = 1000
+results_path: str = "02_part_of_speech.results.json"  # relative to the working dir (--cwd)
+
+# %% tags=["remove-input"]
+from IPython.display import HTML, Markdown, display
+
+from lmgeometry.activations import store
+from lmgeometry.chapters import geometry, part_of_speech
+from lmgeometry.chapters.common import checked_parameters, first_token_flags, model_kinds
+from lmgeometry.io import corpus
+from lmgeometry.report import claims, plots, results
+from lmgeometry.report.figures import show, show_table
+
+globals().update(checked_parameters(globals()))
+
+words_corpus = corpus.mnli_polysemy(n=n_sentences, seed=seed)
+stores = {spec: store.activations(spec, words_corpus) for spec in models}
+result = part_of_speech.analyse(stores, seed=seed, probe_words=probe_words,
+                                point_budget=point_budget, n_boot=n_boot)
+layers = result.tables["layers"]
+upos_counts = words_corpus.words["upos"].value_counts()
+show_table(upos_counts.rename("words").to_frame().T,
+           'Words of the sample per part of speech (Universal POS tags).')
+
+# %% tags=["remove-input"]
+display(HTML(claims.findings_box(
+    result.claims, model_kinds(stores), models=models,
+    question="Does a word's part of speech decide where its vector lies, and is it clearest in the "
+    "middle layers, as seed 000 saw in BERT?",
+    caveat="The seed judged its projections by eye; here a linear probe and k-means purity measure "
+    "them, on sentence encoders and small decoders that stand in for BERT and GPT-2.")))
+
+# %% [markdown]
 # **The question.** Does a word's part of speech decide where its vector lies, and in which
 # layers most clearly?
 #
@@ -55,44 +94,6 @@
 # vectors are the mean of their pieces; the tags are spaCy's, as in the seed. The seed's claim
 # about middle layers is BERT's; the decoders' rows say whether the same pattern holds for
 # them, not what the seed said of GPT-2.
-
-# %% tags=["parameters"]
-models: list[str] = ["minilm-l6", "mpnet-base", "smollm2-135m", "gemma3-270m"]
-n_sentences: int = 600
-seed: int = 0
-point_budget: int = 1000
-probe_words: int = 6000
-n_boot: int = 1000
-results_path: str = "02_part_of_speech.results.json"  # relative to the working dir (--cwd)
-
-# %% tags=["remove-input"]
-from IPython.display import HTML, Markdown, display
-
-from lmgeometry.activations import store
-from lmgeometry.chapters import geometry, part_of_speech
-from lmgeometry.chapters.common import checked_parameters, first_token_flags, model_kinds
-from lmgeometry.io import corpus
-from lmgeometry.report import claims, plots, results
-from lmgeometry.report.figures import show, show_table
-
-globals().update(checked_parameters(globals()))
-
-words_corpus = corpus.mnli_polysemy(n=n_sentences, seed=seed)
-stores = {spec: store.activations(spec, words_corpus) for spec in models}
-result = part_of_speech.analyse(stores, seed=seed, probe_words=probe_words,
-                                point_budget=point_budget, n_boot=n_boot)
-layers = result.tables["layers"]
-upos_counts = words_corpus.words["upos"].value_counts()
-show_table(upos_counts.rename("words").to_frame().T,
-           'Words of the sample per part of speech (Universal POS tags).')
-
-# %% tags=["remove-input"]
-display(HTML(claims.findings_box(
-    result.claims, model_kinds(stores), models=models,
-    question="Does a word's part of speech decide where its vector lies, and is it clearest in the "
-    "middle layers, as seed 000 saw in BERT?",
-    caveat="The seed judged its projections by eye; here a linear probe and k-means purity measure "
-    "them, on sentence encoders and small decoders that stand in for BERT and GPT-2.")))
 
 # %% [markdown]
 # ## Projections coloured by part of speech

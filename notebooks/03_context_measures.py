@@ -12,7 +12,61 @@
 
 # %% [markdown]
 # # Context measures: how contextual are the representations?
-#
+
+# %% tags=["parameters"]
+from typing import Union
+
+models: list[str] = ["minilm-l6", "mpnet-base", "smollm2-135m", "gemma3-270m"]
+n_sentences: int = 1000
+seed: int = 0
+n_boot: int = 1000
+neighbour_queries: int = 3000
+static_k: int = 5
+static_window: int = 3
+static_web_layers: Union[str, list[int]] = "paper"
+results_path: str = "03_context_measures.results.json"  # relative to the working dir (--cwd)
+
+# %% tags=["remove-input"]
+import pandas as pd
+from IPython.display import HTML, Markdown, display
+
+from lmgeometry.activations import store
+from lmgeometry.chapters import context_measures
+from lmgeometry.chapters.common import checked_parameters, first_token_flags, model_kinds
+from lmgeometry.io import corpus
+from lmgeometry.report import plots, results
+from lmgeometry.report.claims import CLAIMS_CAPTION, findings_box, show_verdict_grid
+from lmgeometry.report.figures import show, show_table
+from lmgeometry.report.prose import glue_values
+
+globals().update(checked_parameters(globals()))
+glue_values(n_sentences=n_sentences, static_k=static_k,
+            static_window=static_window, neighbour_queries=neighbour_queries)
+
+sts = corpus.sts(n=n_sentences, seed=seed)
+stores = {spec: store.activations(spec, sts) for spec in models}
+static_corpus = corpus.benchmark_contexts(k=static_k, window=static_window, seed=seed)
+static_stores = {spec: store.activations(spec, static_corpus, too_long="skip")
+                 for spec in models}
+result = context_measures.analyse(
+    stores, seed=seed, static_stores=static_stores, n_boot=n_boot,
+    neighbour_queries=neighbour_queries, static_web_layers=static_web_layers,
+)
+per_layer = result.tables["per_layer"]
+claims = result.claims.assign(first_token=first_token_flags(result.claims))
+display(Markdown(context_measures.run_sentence(per_layer, len(sts.sentences), len(sts.words))))
+
+# %% tags=["remove-input"]
+short = context_measures.corrected_claims(claims)
+display(HTML(findings_box(
+    short, model_kinds(stores), models=models,
+    question="How contextual are the word vectors, layer by layer, by seed 001's self-similarity, "
+    "intra-sentence similarity and maximum explainable variance, each adjusted for anisotropy?",
+    caveat="Sentence encoders and small decoders stand in for BERT, ELMo and GPT-2, on a sample "
+    "of the STS sentences; the verdicts here use the <code>corrected</code> estimators (the "
+    "authors' are in the full table at the end).")))
+
+# %% [markdown]
 # {cite:t}`ethayarajh2019` (seed 001) asked how much a word's vector depends on its context, with
 # three measures computed per layer on the words of STS sentences:
 #
@@ -85,59 +139,6 @@
 # computed twice: under the seed's protocol (control `none`) and with each sentence's first
 # word left out (`first word excluded`); a verdict that differs between the two is driven by
 # the first token.
-
-# %% tags=["parameters"]
-from typing import Union
-
-models: list[str] = ["minilm-l6", "mpnet-base", "smollm2-135m", "gemma3-270m"]
-n_sentences: int = 1000
-seed: int = 0
-n_boot: int = 1000
-neighbour_queries: int = 3000
-static_k: int = 5
-static_window: int = 3
-static_web_layers: Union[str, list[int]] = "paper"
-results_path: str = "03_context_measures.results.json"  # relative to the working dir (--cwd)
-
-# %% tags=["remove-input"]
-import pandas as pd
-from IPython.display import HTML, Markdown, display
-
-from lmgeometry.activations import store
-from lmgeometry.chapters import context_measures
-from lmgeometry.chapters.common import checked_parameters, first_token_flags, model_kinds
-from lmgeometry.io import corpus
-from lmgeometry.report import plots, results
-from lmgeometry.report.claims import CLAIMS_CAPTION, findings_box, show_verdict_grid
-from lmgeometry.report.figures import show, show_table
-from lmgeometry.report.prose import glue_values
-
-globals().update(checked_parameters(globals()))
-glue_values(n_sentences=n_sentences, static_k=static_k,
-            static_window=static_window, neighbour_queries=neighbour_queries)
-
-sts = corpus.sts(n=n_sentences, seed=seed)
-stores = {spec: store.activations(spec, sts) for spec in models}
-static_corpus = corpus.benchmark_contexts(k=static_k, window=static_window, seed=seed)
-static_stores = {spec: store.activations(spec, static_corpus, too_long="skip")
-                 for spec in models}
-result = context_measures.analyse(
-    stores, seed=seed, static_stores=static_stores, n_boot=n_boot,
-    neighbour_queries=neighbour_queries, static_web_layers=static_web_layers,
-)
-per_layer = result.tables["per_layer"]
-claims = result.claims.assign(first_token=first_token_flags(result.claims))
-display(Markdown(context_measures.run_sentence(per_layer, len(sts.sentences), len(sts.words))))
-
-# %% tags=["remove-input"]
-short = context_measures.corrected_claims(claims)
-display(HTML(findings_box(
-    short, model_kinds(stores), models=models,
-    question="How contextual are the word vectors, layer by layer, by seed 001's self-similarity, "
-    "intra-sentence similarity and maximum explainable variance, each adjusted for anisotropy?",
-    caveat="Sentence encoders and small decoders stand in for BERT, ELMo and GPT-2, on a sample "
-    "of the STS sentences; the verdicts here use the <code>corrected</code> estimators (the "
-    "authors' are in the full table at the end).")))
 
 # %% [markdown]
 # ```{admonition} How this run differs from the seed

@@ -12,46 +12,6 @@
 
 # %% [markdown]
 # # Drift and centering: is the cone a common shift?
-#
-# Seed 004 ({cite:alp}`bis2021`, *Too Much in Common*) looked at the **input
-# embedding matrix W** (one row per vocabulary token) of BERT, RoBERTa and GPT-2. Projected on
-# its first two singular vectors W looks like a narrow cone, which earlier work
-# ({cite:alp}`gao2019degeneration`, "representation degeneration") read as the embeddings
-# filling only a thin slice of the space. Seed 004 argued instead that the rows are **shifted
-# along one common direction**: with weight tying, every training step pushes all non-target
-# embeddings the same way (the "common enemies effect": the output softmax pushes every token
-# that is *not* the target away from the context), rare tokens most. Subtracting the mean row
-# ("centring") then gives a nearly isotropic matrix: their isotropy score I(W) (defined below;
-# 1 when no direction is preferred, near 0 when one dominates) rose from 0.07-0.59 to 0.64-0.98
-# (Table 1), cosines between the never-trained `[unused]` tokens and other tokens rose as
-# frequency fell (Fig. 3), and centring, "scaled centring" or removing the top principal
-# components improved word similarity, most with the inner product (Tables 2-3).
-#
-# This chapter tests these claims on the models of this build, each as a statistic with a 95%
-# interval, and asks one question the paper did not: does the drift explanation carry over
-# from W to the **contextual hidden states** of every layer?
-#
-# **Measures** (in `lmgeometry.measures.isotropy`, `centering`, `isoscore` and `mean_cosines`,
-# and `lmgeometry.chapters.drift`, formulas and sources in the docstrings). W has n rows
-# (tokens) of width d; mu is its mean row.
-#
-# * **I(W)**, the partition-function isotropy of {cite:t}`mu2018` that seed 004 uses:
-#   for a unit direction c, Z(c) = sum_w exp(c . w) is the partition function, and
-#   I(W) = min_c Z(c) / max_c Z(c) over the eigenvectors c of W^T W. It is 1 when every
-#   direction gives the same Z and near 0 when one direction dominates; it is computed in log
-#   space (the paper's direct `exp` overflows for large norms). It depends on the scale of W,
-#   not only on its shape: rows of large norm drive it towards 0 however round the cloud is.
-# * **W_c** = W - 1 mu^T, the centred matrix ("centring"); the **mean-vector ratio** is
-#   ||mu|| / (average row norm).
-# * **W_r**, the "post-processed" W: W_c with its top D = ceil(d/100) principal components
-#   projected out, as in the paper's eq. 11 and, for comparison, as in Mu & Viswanath's
-#   "all-but-the-top" original (the raw rows are projected).
-# * **IsoScore** {cite:p}`rudman2022`: from the variances of the cloud along its principal
-#   axes; 1 when the variance is the same in every direction, 0 when it lies in one, and
-#   (k - 1)/(d - 1) when it is spread evenly over k of the d directions. It ignores any common
-#   offset, so it is the same before and after centring.
-# * the exact **mean cosine** between distinct rows, (||sum_i u_i||^2 - n)/(n (n - 1)) for the
-#   unit rows u_i = w_i / ||w_i|| (Biš et al. 2021, appendix A).
 
 # %% tags=["parameters"]
 models: list[str] = ["minilm-l6", "mpnet-base", "smollm2-135m", "gemma3-270m"]
@@ -94,6 +54,47 @@ display(HTML(findings_box(
     caveat="The seed's BERT, RoBERTa and GPT-2 are not available here: two sentence encoders and "
     "two 4-bit decoders (quantisation adds noise to every row of W) stand in, and token "
     "frequencies come from a smaller corpus than the seed's.")))
+
+# %% [markdown]
+# Seed 004 ({cite:alp}`bis2021`, *Too Much in Common*) looked at the **input
+# embedding matrix W** (one row per vocabulary token) of BERT, RoBERTa and GPT-2. Projected on
+# its first two singular vectors W looks like a narrow cone, which earlier work
+# ({cite:alp}`gao2019degeneration`, "representation degeneration") read as the embeddings
+# filling only a thin slice of the space. Seed 004 argued instead that the rows are **shifted
+# along one common direction**: with weight tying, every training step pushes all non-target
+# embeddings the same way (the "common enemies effect": the output softmax pushes every token
+# that is *not* the target away from the context), rare tokens most. Subtracting the mean row
+# ("centring") then gives a nearly isotropic matrix: their isotropy score I(W) (defined below;
+# 1 when no direction is preferred, near 0 when one dominates) rose from 0.07-0.59 to 0.64-0.98
+# (Table 1), cosines between the never-trained `[unused]` tokens and other tokens rose as
+# frequency fell (Fig. 3), and centring, "scaled centring" or removing the top principal
+# components improved word similarity, most with the inner product (Tables 2-3).
+#
+# This chapter tests these claims on the models of this build, each as a statistic with a 95%
+# interval, and asks one question the paper did not: does the drift explanation carry over
+# from W to the **contextual hidden states** of every layer?
+#
+# **Measures** (in `lmgeometry.measures.isotropy`, `centering`, `isoscore` and `mean_cosines`,
+# and `lmgeometry.chapters.drift`, formulas and sources in the docstrings). W has n rows
+# (tokens) of width d; mu is its mean row.
+#
+# * **I(W)**, the partition-function isotropy of {cite:t}`mu2018` that seed 004 uses:
+#   for a unit direction c, Z(c) = sum_w exp(c . w) is the partition function, and
+#   I(W) = min_c Z(c) / max_c Z(c) over the eigenvectors c of W^T W. It is 1 when every
+#   direction gives the same Z and near 0 when one direction dominates; it is computed in log
+#   space (the paper's direct `exp` overflows for large norms). It depends on the scale of W,
+#   not only on its shape: rows of large norm drive it towards 0 however round the cloud is.
+# * **W_c** = W - 1 mu^T, the centred matrix ("centring"); the **mean-vector ratio** is
+#   ||mu|| / (average row norm).
+# * **W_r**, the "post-processed" W: W_c with its top D = ceil(d/100) principal components
+#   projected out, as in the paper's eq. 11 and, for comparison, as in Mu & Viswanath's
+#   "all-but-the-top" original (the raw rows are projected).
+# * **IsoScore** {cite:p}`rudman2022`: from the variances of the cloud along its principal
+#   axes; 1 when the variance is the same in every direction, 0 when it lies in one, and
+#   (k - 1)/(d - 1) when it is spread evenly over k of the d directions. It ignores any common
+#   offset, so it is the same before and after centring.
+# * the exact **mean cosine** between distinct rows, (||sum_i u_i||^2 - n)/(n (n - 1)) for the
+#   unit rows u_i = w_i / ||w_i|| (Biš et al. 2021, appendix A).
 
 # %% [markdown]
 # ```{admonition} How this differs from the seed

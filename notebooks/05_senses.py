@@ -12,63 +12,6 @@
 
 # %% [markdown]
 # # Senses: are word senses encoded, and in which layers?
-#
-# **The question.** Do the vectors of one word fall into groups that match its senses, and is
-# it a word's senses or the variety of its contexts that makes its vectors differ?
-#
-# **What the seeds found.** Seed 000 {cite:p}`kehlbeck2021demystifying` projected the
-# occurrences of polysemous words of MultiNLI sentences with PCA and UMAP and concluded, by
-# eye, that from the principal components it "can come to no direct conclusion of whether or
-# not senses are encoded", that individual tokens "show clustering in UMAP" for both GPT-2 and
-# BERT, and that the model "must be able to distinguish between senses in the high-dimensional
-# space". Seed 001 {cite:p}`ethayarajh2019` found stopwords, which are not polysemous, among
-# the least self-similar words and concluded that "the variety of contexts a word appears in,
-# rather than its inherent polysemy" drives the variation of its vectors, so the models do not
-# assign each word "one of a finite number of word-sense representations".
-#
-# **How this chapter tests it**, with sense-annotated text:
-#
-# * **SemCor** ({cite:alp}`miller1993`; WordNet 3.0 sense keys, {cite:alp}`miller1995`): 30
-#   polysemous target nouns and verbs, each with at least two senses that occur 10 or more times
-#   (`lmgeometry.io.corpus.semcor_targets`). Per word and layer, **leave-one-out 1-nearest-
-#   neighbour sense accuracy** (is a word's most similar other occurrence, by cosine, of the
-#   same sense?) against the **most-frequent-sense (MFS) baseline** under the same
-#   leave-one-out protocol, averaged over the words. The corpus samples each word's
-#   occurrences round-robin over its senses, so that every sense is seen; that sample has a
-#   smaller most-frequent-sense share than running text. The claims therefore score
-#   **natural samples**: per word, 5 random subsamples whose senses keep their frequencies in
-#   the whole of SemCor (the largest such sample the labelled occurrences allow). A 1-NN rule
-#   that ignores the senses scores the sum of the squared sense shares, below MFS, so beating
-#   MFS takes sense information. The effect size is **Cohen's h** {cite:p}`cohen1988` of the
-#   two accuracies (h = 2 asin(sqrt(p1)) - 2 asin(sqrt(p2)); 0.2 is Cohen's small effect, about
-#   10 points above a 50% baseline).
-# * The **silhouette** {cite:p}`rousseeuw1987` of each word's sense partition (cosine): near 1
-#   if every sense were one point (seed 001's "finite number of word-sense representations"),
-#   near 0 if senses overlap.
-# * The same 1-NN accuracy **inside 2-D views**: the PCA of all words of the layer (the seed's
-#   projection), a PCA of one word's occurrences and a UMAP {cite:p}`mcinnes2018` of one word's
-#   occurrences.
-# * **WiC** {cite:p}`pilehvar2019`: pairs of sentences sharing a target word,
-#   labelled same sense or not. The cosine of the two occurrences is thresholded; the
-#   threshold is fitted on 400 training pairs, the layer is chosen on the 638 dev pairs, and
-#   the test accuracy (400 pairs, chance 50%) is the claim's statistic, with a Wilson interval
-#   {cite:p}`wilson1927`.
-# * **Polysemy or context?** Per layer, a regression of a word's self-similarity (the
-#   `corrected` estimators of chapter "Context measures") on log(WordNet senses) and
-#   log(distinct contexts), over the STS words in at least 5 sentences; both coefficients are
-#   standardised (in standard deviations of self-similarity per standard deviation of the
-#   predictor; 0.1 is Cohen's small effect).
-# * The same measures after **removing the top principal components** or **standardising
-#   every dimension**, fitted on 2,000 sampled words of each layer.
-#
-# **Intervals and the best layer.** 95% intervals resample the target words (1000 draws, the
-# same for every layer of a model), the STS words (polysemy) or, for WiC, are Wilson intervals
-# over the test pairs. A claim about "the best layer" takes the maximum over layers 1 to L in
-# every bootstrap replicate, so the choice of the layer is part of its interval; the figures
-# show which layers are on the plateau whose intervals overlap the best. For decoders every
-# claim is computed over all words (the seeds' protocol) and with each sentence's first word
-# left out (the attention sink; see chapter "Geometry"), from the occurrences and from the
-# samples the transforms are fitted on.
 
 # %% tags=["parameters"]
 models: list[str] = ["minilm-l6", "mpnet-base", "smollm2-135m", "gemma3-270m"]
@@ -132,6 +75,64 @@ display(HTML(claims.findings_box(
     "word's senses or the variety of its contexts that makes its vectors differ?",
     caveat="Sentence encoders and small decoders stand in for BERT and GPT-2, and SemCor's "
     "annotated senses and WiC's labelled pairs replace the seed's unlabelled MultiNLI views.")))
+
+# %% [markdown]
+# **The question.** Do the vectors of one word fall into groups that match its senses, and is
+# it a word's senses or the variety of its contexts that makes its vectors differ?
+#
+# **What the seeds found.** Seed 000 {cite:p}`kehlbeck2021demystifying` projected the
+# occurrences of polysemous words of MultiNLI sentences with PCA and UMAP and concluded, by
+# eye, that from the principal components it "can come to no direct conclusion of whether or
+# not senses are encoded", that individual tokens "show clustering in UMAP" for both GPT-2 and
+# BERT, and that the model "must be able to distinguish between senses in the high-dimensional
+# space". Seed 001 {cite:p}`ethayarajh2019` found stopwords, which are not polysemous, among
+# the least self-similar words and concluded that "the variety of contexts a word appears in,
+# rather than its inherent polysemy" drives the variation of its vectors, so the models do not
+# assign each word "one of a finite number of word-sense representations".
+#
+# **How this chapter tests it**, with sense-annotated text:
+#
+# * **SemCor** ({cite:alp}`miller1993`; WordNet 3.0 sense keys, {cite:alp}`miller1995`): 30
+#   polysemous target nouns and verbs, each with at least two senses that occur 10 or more times
+#   (`lmgeometry.io.corpus.semcor_targets`). Per word and layer, **leave-one-out 1-nearest-
+#   neighbour sense accuracy** (is a word's most similar other occurrence, by cosine, of the
+#   same sense?) against the **most-frequent-sense (MFS) baseline** under the same
+#   leave-one-out protocol, averaged over the words. The corpus samples each word's
+#   occurrences round-robin over its senses, so that every sense is seen; that sample has a
+#   smaller most-frequent-sense share than running text. The claims therefore score
+#   **natural samples**: per word, 5 random subsamples whose senses keep their frequencies in
+#   the whole of SemCor (the largest such sample the labelled occurrences allow). A 1-NN rule
+#   that ignores the senses scores the sum of the squared sense shares, below MFS, so beating
+#   MFS takes sense information. The effect size is **Cohen's h** {cite:p}`cohen1988` of the
+#   two accuracies (h = 2 asin(sqrt(p1)) - 2 asin(sqrt(p2)); 0.2 is Cohen's small effect, about
+#   10 points above a 50% baseline).
+# * The **silhouette** {cite:p}`rousseeuw1987` of each word's sense partition (cosine): near 1
+#   if every sense were one point (seed 001's "finite number of word-sense representations"),
+#   near 0 if senses overlap.
+# * The same 1-NN accuracy **inside 2-D views**: the PCA of all words of the layer (the seed's
+#   projection), a PCA of one word's occurrences and a UMAP {cite:p}`mcinnes2018` of one word's
+#   occurrences.
+# * **WiC** {cite:p}`pilehvar2019`: pairs of sentences sharing a target word,
+#   labelled same sense or not. The cosine of the two occurrences is thresholded; the
+#   threshold is fitted on 400 training pairs, the layer is chosen on the 638 dev pairs, and
+#   the test accuracy (400 pairs, chance 50%) is the claim's statistic, with a Wilson interval
+#   {cite:p}`wilson1927`.
+# * **Polysemy or context?** Per layer, a regression of a word's self-similarity (the
+#   `corrected` estimators of chapter "Context measures") on log(WordNet senses) and
+#   log(distinct contexts), over the STS words in at least 5 sentences; both coefficients are
+#   standardised (in standard deviations of self-similarity per standard deviation of the
+#   predictor; 0.1 is Cohen's small effect).
+# * The same measures after **removing the top principal components** or **standardising
+#   every dimension**, fitted on 2,000 sampled words of each layer.
+#
+# **Intervals and the best layer.** 95% intervals resample the target words (1000 draws, the
+# same for every layer of a model), the STS words (polysemy) or, for WiC, are Wilson intervals
+# over the test pairs. A claim about "the best layer" takes the maximum over layers 1 to L in
+# every bootstrap replicate, so the choice of the layer is part of its interval; the figures
+# show which layers are on the plateau whose intervals overlap the best. For decoders every
+# claim is computed over all words (the seeds' protocol) and with each sentence's first word
+# left out (the attention sink; see chapter "Geometry"), from the occurrences and from the
+# samples the transforms are fitted on.
 
 # %% [markdown]
 # ```{admonition} How this differs from the seed

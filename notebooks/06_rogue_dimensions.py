@@ -12,49 +12,6 @@
 
 # %% [markdown]
 # # Rogue dimensions and layer similarity
-#
-# Seed 003 ("GPTology", {cite:alp}`gptology`) fine-tuned GPT-2 and BERT on SST-2
-# {cite:p}`socher2013` and QNLI {cite:p}`rajpurkar2016,wang2019glue` and looked inside. It
-# reported that layer-by-layer **CKA** (centred kernel alignment, {cite:alp}`kornblith2019`) of
-# the pretrained GPT-2 has a block structure (early, middle and last blocks), which
-# fine-tuning turns into a "bow tie"; that the last blocks of GPT-2 are dominated by a few
-# **rogue dimensions** {cite:p}`timkey2021`, coordinates whose variance dwarfs the
-# rest; and that after fine-tuning a **threshold on the single highest-variance dimension**
-# classifies SST-2 with 91.3% accuracy against 92.8% for the whole model (QNLI: 86.6% against
-# 88.2%), while for BERT the same threshold gets 76.0% against 92.2% (QNLI: 81.9% against
-# 89.7%). Zeroing the highest-variance dimensions hurt the trained classifier; zeroing the
-# lowest-variance ones barely did.
-#
-# **What this chapter does not do.** Fine-tuning, the core of seed 003, is the subject of the
-# next chapter, "Fine-tuning and rogue dimensions", which fine-tunes an encoder and a decoder
-# on both tasks. This chapter asks the seed's questions of the *pretrained* models, on both
-# of the seed's tasks and for all four models: how similar their layers are, whether they have
-# rogue dimensions, and how much of each task a single such dimension carries before any task
-# training. The sentence vector is the last word's vector for a decoder (the only position a
-# decoder lets see the whole input; seed 003's GPT-2 representation) and the mean of the words
-# for an encoder (how the sentence-transformers encoders pool). Special tokens are not used in
-# this chapter, so BERT's `[CLS]` vector has no counterpart here (chapter
-# [Fine-tuning](07_finetuning.ipynb) reads MiniLM's `[CLS]`).
-#
-# The measures, each implemented once in `lmgeometry.measures.similarity` and
-# `lmgeometry.measures.probes`:
-#
-# * linear CKA of two representations $X, Y$ of the same $n$ items, column-centred:
-#   $\mathrm{CKA} = \lVert Y^\top X\rVert_F^2 / (\lVert X^\top X\rVert_F \lVert Y^\top Y\rVert_F)$;
-# * the contribution of dimension $k$ to the mean cosine of the rows,
-#   $CC_k = \frac{1}{n(n-1)}\sum_{i\ne j}\hat x_{ik}\hat x_{jk}$, which sums over $k$ to the
-#   mean cosine (the anisotropy of chapter "Context measures");
-# * the principal rogue dimension: the coordinate of highest variance over the training
-#   sentences; a threshold on it chosen on the training sentences (the best cut under 0-1
-#   loss) and scored on held-out sentences; the "full representation": a logistic-regression
-#   head on all standardised dimensions, fitted on the same training sentences; the majority
-#   baseline: always answering the training set's more frequent label;
-# * ablation (seed 003's Figure 6): the same head, scored after the $k$ top- or
-#   bottom-variance coordinates of the held-out vectors are replaced by $c_j$, with $c_j = 0$
-#   (the seed's zeroing) or $c_j = \bar x_j$, the training mean (mean ablation). The head's
-#   logit moves by $\sum_j w_j (c_j - x_{ij})$: zeroing also removes each dimension's mean
-#   contribution $w_j \bar x_j$, which for a rogue dimension with a large mean is a large
-#   shift; mean ablation removes only the dimension's variation.
 
 # %% tags=["parameters"]
 models: list[str] = ["minilm-l6", "mpnet-base", "smollm2-135m", "gemma3-270m"]
@@ -115,6 +72,50 @@ display(HTML(findings_box(
     caveat="No fine-tuning here (the next chapter does it): these are pretrained models with a "
     "logistic head on frozen sentence vectors, while the seed's numbers are from fine-tuned "
     "GPT-2 and BERT.")))
+
+# %% [markdown]
+# Seed 003 ("GPTology", {cite:alp}`gptology`) fine-tuned GPT-2 and BERT on SST-2
+# {cite:p}`socher2013` and QNLI {cite:p}`rajpurkar2016,wang2019glue` and looked inside. It
+# reported that layer-by-layer **CKA** (centred kernel alignment, {cite:alp}`kornblith2019`) of
+# the pretrained GPT-2 has a block structure (early, middle and last blocks), which
+# fine-tuning turns into a "bow tie"; that the last blocks of GPT-2 are dominated by a few
+# **rogue dimensions** {cite:p}`timkey2021`, coordinates whose variance dwarfs the
+# rest; and that after fine-tuning a **threshold on the single highest-variance dimension**
+# classifies SST-2 with 91.3% accuracy against 92.8% for the whole model (QNLI: 86.6% against
+# 88.2%), while for BERT the same threshold gets 76.0% against 92.2% (QNLI: 81.9% against
+# 89.7%). Zeroing the highest-variance dimensions hurt the trained classifier; zeroing the
+# lowest-variance ones barely did.
+#
+# **What this chapter does not do.** Fine-tuning, the core of seed 003, is the subject of the
+# next chapter, "Fine-tuning and rogue dimensions", which fine-tunes an encoder and a decoder
+# on both tasks. This chapter asks the seed's questions of the *pretrained* models, on both
+# of the seed's tasks and for all four models: how similar their layers are, whether they have
+# rogue dimensions, and how much of each task a single such dimension carries before any task
+# training. The sentence vector is the last word's vector for a decoder (the only position a
+# decoder lets see the whole input; seed 003's GPT-2 representation) and the mean of the words
+# for an encoder (how the sentence-transformers encoders pool). Special tokens are not used in
+# this chapter, so BERT's `[CLS]` vector has no counterpart here (chapter
+# [Fine-tuning](07_finetuning.ipynb) reads MiniLM's `[CLS]`).
+#
+# The measures, each implemented once in `lmgeometry.measures.similarity` and
+# `lmgeometry.measures.probes`:
+#
+# * linear CKA of two representations $X, Y$ of the same $n$ items, column-centred:
+#   $\mathrm{CKA} = \lVert Y^\top X\rVert_F^2 / (\lVert X^\top X\rVert_F \lVert Y^\top Y\rVert_F)$;
+# * the contribution of dimension $k$ to the mean cosine of the rows,
+#   $CC_k = \frac{1}{n(n-1)}\sum_{i\ne j}\hat x_{ik}\hat x_{jk}$, which sums over $k$ to the
+#   mean cosine (the anisotropy of chapter "Context measures");
+# * the principal rogue dimension: the coordinate of highest variance over the training
+#   sentences; a threshold on it chosen on the training sentences (the best cut under 0-1
+#   loss) and scored on held-out sentences; the "full representation": a logistic-regression
+#   head on all standardised dimensions, fitted on the same training sentences; the majority
+#   baseline: always answering the training set's more frequent label;
+# * ablation (seed 003's Figure 6): the same head, scored after the $k$ top- or
+#   bottom-variance coordinates of the held-out vectors are replaced by $c_j$, with $c_j = 0$
+#   (the seed's zeroing) or $c_j = \bar x_j$, the training mean (mean ablation). The head's
+#   logit moves by $\sum_j w_j (c_j - x_{ij})$: zeroing also removes each dimension's mean
+#   contribution $w_j \bar x_j$, which for a rogue dimension with a large mean is a large
+#   shift; mean ablation removes only the dimension's variation.
 
 # %% [markdown]
 # **Data.** SST-2: a seeded sample of {glue:md}`n_train` training sentences of at least four words,

@@ -12,50 +12,6 @@
 
 # %% [markdown]
 # # Fine-tuning and rogue dimensions
-#
-# Seed 003 ("GPTology", {cite:alp}`gptology`) fine-tuned GPT-2 and BERT on SST-2 (sentiment,
-# {cite:alp}`socher2013`) and QNLI (does a sentence answer a question?
-# {cite:alp}`rajpurkar2016,wang2019glue`) and looked at what fine-tuning did to the layers. It
-# reported that layer-by-layer **CKA** (centred kernel alignment, {cite:alp}`kornblith2019`) of the
-# fine-tuned GPT-2 forms a "bow tie": the first blocks stay as they were, the last half is
-# specialised and becomes one block; that **rogue dimensions** {cite:p}`timkey2021`,
-# the few coordinates whose variance dwarfs the rest, emerge in the later blocks, are
-# exacerbated by fine-tuning and are the same dimensions for both tasks (8 of the top 10);
-# that a **threshold on the single highest-variance dimension** classifies SST-2 with 91.3%
-# accuracy against 92.8% for the whole fine-tuned GPT-2 (QNLI: 86.6% against 88.2%), but only
-# 76.0% against 92.2% for BERT (QNLI: 81.9% against 89.7%); and that ablating the top-variance
-# dimensions hurts the trained classifier while ablating the bottom ones barely does.
-#
-# Chapter "Rogue dimensions and layer similarity" asked these questions of pretrained models.
-# This chapter runs the seed's central experiment: it **fine-tunes** an encoder and a decoder
-# on both tasks here, on two CPU cores, and asks every question of the fine-tuned models,
-# side by side with the same models before fine-tuning.
-#
-# **The representation** is the one the classification head reads, in every layer: the first
-# token of an encoder (MiniLM's `[CLS]`, whose last-layer state feeds BERT's pooler and
-# classifier) and the last token of a decoder (SmolLM2's, which feeds its linear head), as the
-# seed reads BERT's `[CLS]` and GPT-2's last token. All statistics are computed on held-out
-# examples (SST-2's dev split, QNLI pairs never trained on), except the threshold and the
-# ablation's variance order and means, which are fitted on training examples of the
-# fine-tuning run, as the seed fitted its threshold on training data.
-#
-# The measures, each implemented once in `lmgeometry.measures`:
-#
-# * linear CKA of two representations $X, Y$ of the same $n$ examples, column-centred:
-#   $\mathrm{CKA} = \lVert Y^\top X\rVert_F^2 / (\lVert X^\top X\rVert_F \lVert Y^\top
-#   Y\rVert_F)$, and **debiased** CKA, the same ratio with each HSIC replaced by its unbiased
-#   estimator ({cite:alp}`song2012,nguyen2021`), because plain CKA is biased upwards when
-#   $n$ is small against the width (two independent clouds of $n$ points in $d$ dimensions
-#   score about $d/(n+d)$, not 0);
-# * the variance share of the top $k$ dimensions, $\sum_{j\in\mathrm{top}_k}
-#   \mathrm{Var}(x_j) / \sum_j \mathrm{Var}(x_j)$, and each dimension's contribution to the
-#   mean cosine, $CC_k = \frac{1}{n(n-1)}\sum_{i\ne j}\hat x_{ik}\hat x_{jk}$;
-# * the 1-D threshold: the best cut (0-1 loss) on the highest-variance dimension of the
-#   training examples, scored on held-out examples;
-# * ablation (seed 003's Figure 6): the fine-tuned model's own head, scored after the $k$ top-
-#   or bottom-variance coordinates of the last layer are replaced by $c_j = 0$ (the seed's
-#   zeroing) or by their training mean (mean ablation, which removes only what the dimension
-#   varies by).
 
 # %% tags=["parameters"]
 models: list[str] = ["minilm-l6", "smollm2-135m"]
@@ -114,6 +70,51 @@ display(HTML(findings_box(
     caveat="One small encoder and one small decoder, fine-tuned briefly on samples of SST-2 and "
     "QNLI, stand in for the seed's GPT-2 and BERT trained on the full sets: no verdict here "
     "speaks for encoders or decoders in general.")))
+
+# %% [markdown]
+# Seed 003 ("GPTology", {cite:alp}`gptology`) fine-tuned GPT-2 and BERT on SST-2 (sentiment,
+# {cite:alp}`socher2013`) and QNLI (does a sentence answer a question?
+# {cite:alp}`rajpurkar2016,wang2019glue`) and looked at what fine-tuning did to the layers. It
+# reported that layer-by-layer **CKA** (centred kernel alignment, {cite:alp}`kornblith2019`) of the
+# fine-tuned GPT-2 forms a "bow tie": the first blocks stay as they were, the last half is
+# specialised and becomes one block; that **rogue dimensions** {cite:p}`timkey2021`,
+# the few coordinates whose variance dwarfs the rest, emerge in the later blocks, are
+# exacerbated by fine-tuning and are the same dimensions for both tasks (8 of the top 10);
+# that a **threshold on the single highest-variance dimension** classifies SST-2 with 91.3%
+# accuracy against 92.8% for the whole fine-tuned GPT-2 (QNLI: 86.6% against 88.2%), but only
+# 76.0% against 92.2% for BERT (QNLI: 81.9% against 89.7%); and that ablating the top-variance
+# dimensions hurts the trained classifier while ablating the bottom ones barely does.
+#
+# Chapter "Rogue dimensions and layer similarity" asked these questions of pretrained models.
+# This chapter runs the seed's central experiment: it **fine-tunes** an encoder and a decoder
+# on both tasks here, on two CPU cores, and asks every question of the fine-tuned models,
+# side by side with the same models before fine-tuning.
+#
+# **The representation** is the one the classification head reads, in every layer: the first
+# token of an encoder (MiniLM's `[CLS]`, whose last-layer state feeds BERT's pooler and
+# classifier) and the last token of a decoder (SmolLM2's, which feeds its linear head), as the
+# seed reads BERT's `[CLS]` and GPT-2's last token. All statistics are computed on held-out
+# examples (SST-2's dev split, QNLI pairs never trained on), except the threshold and the
+# ablation's variance order and means, which are fitted on training examples of the
+# fine-tuning run, as the seed fitted its threshold on training data.
+#
+# The measures, each implemented once in `lmgeometry.measures`:
+#
+# * linear CKA of two representations $X, Y$ of the same $n$ examples, column-centred:
+#   $\mathrm{CKA} = \lVert Y^\top X\rVert_F^2 / (\lVert X^\top X\rVert_F \lVert Y^\top
+#   Y\rVert_F)$, and **debiased** CKA, the same ratio with each HSIC replaced by its unbiased
+#   estimator ({cite:alp}`song2012,nguyen2021`), because plain CKA is biased upwards when
+#   $n$ is small against the width (two independent clouds of $n$ points in $d$ dimensions
+#   score about $d/(n+d)$, not 0);
+# * the variance share of the top $k$ dimensions, $\sum_{j\in\mathrm{top}_k}
+#   \mathrm{Var}(x_j) / \sum_j \mathrm{Var}(x_j)$, and each dimension's contribution to the
+#   mean cosine, $CC_k = \frac{1}{n(n-1)}\sum_{i\ne j}\hat x_{ik}\hat x_{jk}$;
+# * the 1-D threshold: the best cut (0-1 loss) on the highest-variance dimension of the
+#   training examples, scored on held-out examples;
+# * ablation (seed 003's Figure 6): the fine-tuned model's own head, scored after the $k$ top-
+#   or bottom-variance coordinates of the last layer are replaced by $c_j = 0$ (the seed's
+#   zeroing) or by their training mean (mean ablation, which removes only what the dimension
+#   varies by).
 
 # %% [markdown]
 # **Fine-tuning.** Full fine-tuning, as the seed did, of transformers' standard

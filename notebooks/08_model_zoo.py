@@ -12,7 +12,47 @@
 
 # %% [markdown]
 # # Model zoo: every model on the same words
-#
+
+# %% tags=["parameters"]
+models: list[str] = ["minilm-l6", "mpnet-base", "smollm2-135m", "gemma3-270m"]
+n_sentences: int = 600
+seed: int = 0
+n_words: int = 2000
+point_budget: int = 1000
+n_boot: int = 1000
+w_boot: int = 200
+results_path: str = "08_model_zoo.results.json"  # relative to the working dir (--cwd)
+
+# %% tags=["remove-input"]
+from IPython.display import HTML, Markdown, display
+
+from lmgeometry.activations import store
+from lmgeometry.chapters import model_zoo
+from lmgeometry.chapters.common import checked_parameters, first_token_flags, model_kinds
+from lmgeometry.io import corpus
+from lmgeometry.report import claims, plots, results
+from lmgeometry.report.figures import show, show_table
+
+globals().update(checked_parameters(globals()))
+
+words_corpus = corpus.mnli_polysemy(n=n_sentences, seed=seed)
+stores = {spec: store.activations(spec, words_corpus) for spec in models}
+result = model_zoo.analyse(stores, seed=seed, n_words=n_words, point_budget=point_budget,
+                           n_boot=n_boot, w_boot=w_boot)
+layers = result.tables["layers"]
+display(Markdown(f"**This run:** {len(words_corpus.sentences):,} MultiNLI sentences, "
+                 f"{len(words_corpus.words):,} words; models: "
+                 f"{', '.join(f'`{m}`' for m in models)}."))
+
+# %% tags=["remove-input"]
+display(HTML(claims.findings_box(
+    result.claims, model_kinds(stores), models=models,
+    question="Do language models lay out the same words in the same way, or are their embedding "
+    "spaces \u201cvastly different\u201d, as seed 000 concluded?",
+    caveat="The zoo is this build's models, not the seed's selection of state-of-the-art models; "
+    "a claim is not a fair test on a model that does not run as the seed's did.")))
+
+# %% [markdown]
 # **The question.** Do language models lay out the same words in the same way? If not, how do
 # their spaces differ, layer by layer, and which differences follow from the architecture?
 #
@@ -83,45 +123,6 @@
 # are shown and tested. On models built from a config with random weights (the package's tests
 # run every chapter on such GPT-2- and BERT-shaped models), every number here describes the
 # initialisation, not a trained model.
-
-# %% tags=["parameters"]
-models: list[str] = ["minilm-l6", "mpnet-base", "smollm2-135m", "gemma3-270m"]
-n_sentences: int = 600
-seed: int = 0
-n_words: int = 2000
-point_budget: int = 1000
-n_boot: int = 1000
-w_boot: int = 200
-results_path: str = "08_model_zoo.results.json"  # relative to the working dir (--cwd)
-
-# %% tags=["remove-input"]
-from IPython.display import HTML, Markdown, display
-
-from lmgeometry.activations import store
-from lmgeometry.chapters import model_zoo
-from lmgeometry.chapters.common import checked_parameters, first_token_flags, model_kinds
-from lmgeometry.io import corpus
-from lmgeometry.report import claims, plots, results
-from lmgeometry.report.figures import show, show_table
-
-globals().update(checked_parameters(globals()))
-
-words_corpus = corpus.mnli_polysemy(n=n_sentences, seed=seed)
-stores = {spec: store.activations(spec, words_corpus) for spec in models}
-result = model_zoo.analyse(stores, seed=seed, n_words=n_words, point_budget=point_budget,
-                           n_boot=n_boot, w_boot=w_boot)
-layers = result.tables["layers"]
-display(Markdown(f"**This run:** {len(words_corpus.sentences):,} MultiNLI sentences, "
-                 f"{len(words_corpus.words):,} words; models: "
-                 f"{', '.join(f'`{m}`' for m in models)}."))
-
-# %% tags=["remove-input"]
-display(HTML(claims.findings_box(
-    result.claims, model_kinds(stores), models=models,
-    question="Do language models lay out the same words in the same way, or are their embedding "
-    "spaces \u201cvastly different\u201d, as seed 000 concluded?",
-    caveat="The zoo is this build's models, not the seed's selection of state-of-the-art models; "
-    "a claim is not a fair test on a model that does not run as the seed's did.")))
 
 # %% [markdown]
 # ## The models
