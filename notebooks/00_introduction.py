@@ -12,7 +12,32 @@
 
 # %% [markdown]
 # # Introduction
-#
+
+# %% tags=["parameters"]
+models: list[str] = ["minilm-l6", "mpnet-base", "smollm2-135m", "gemma3-270m"]
+results_path: str = "00_introduction.results.json"  # relative to the working dir (--cwd)
+
+# %% tags=["remove-input"]
+from pathlib import Path
+
+import pandas as pd
+from IPython.display import HTML, Markdown, display
+
+from lmgeometry.chapters.common import checked_parameters
+from lmgeometry.io import data
+from lmgeometry.io.models import load_model
+from lmgeometry.report import results
+from lmgeometry.report.figures import show_table
+from lmgeometry.report.findings import book_findings
+
+globals().update(checked_parameters(globals()))
+
+facts = [load_model(spec).facts() for spec in models]
+display(HTML(book_findings(Path(results_path).resolve().parent,
+                           {f["spec"]: f["kind"] for f in facts}, models,
+                           own=Path(results_path).name)))
+
+# %% [markdown]
 # A language model turns every token of a text into a vector at every layer. This report
 # measures how those vectors are laid out: whether they fill their space or crowd into a few
 # directions, how much of a word's vector depends on its context, whether the senses of a
@@ -29,10 +54,6 @@
 # {cite:t}`bis2021`) and repeats their measurements on the models this build could load. This
 # page says what those models are and what differs between them, because nearly every finding
 # later depends on it.
-
-# %% tags=["parameters"]
-models: list[str] = ["minilm-l6", "mpnet-base", "smollm2-135m", "gemma3-270m"]
-results_path: str = "00_introduction.results.json"  # relative to the working dir (--cwd)
 
 # %% [markdown]
 # ## Encoders and decoders
@@ -104,18 +125,6 @@ results_path: str = "00_introduction.results.json"  # relative to the working di
 # ## The models of this build
 
 # %% tags=["remove-input"]
-import pandas as pd
-from IPython.display import Markdown, display
-
-from lmgeometry.chapters.common import checked_parameters
-from lmgeometry.io import data
-from lmgeometry.io.models import load_model
-from lmgeometry.report import results
-from lmgeometry.report.figures import show_table
-
-globals().update(checked_parameters(globals()))
-
-facts = [load_model(spec).facts() for spec in models]
 table = pd.DataFrame(
     {
         "model": [f["name"] for f in facts],

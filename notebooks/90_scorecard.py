@@ -93,7 +93,7 @@ for seed_doc, part in primary.groupby("seed", sort=True):
     display(Markdown(f"### Seed {seed_doc}"))
     shown = part.drop(columns=["seed", "chapter", "figure"]).set_index(["claim", "task", "kind"])
     show_table(shown, f"Seed {seed_doc}: one row per claim and kind of model; each claim links "
-               "to the figure that shows its evidence.",
+               "to the figure that shows its evidence.", anchor=f"seed-{seed_doc}",
                links={"claim": [f"{c}.html#{figure_anchor(f)}" if f else None
                                 for c, f in zip(part["chapter"], part["figure"],
                                                 strict=True)]})

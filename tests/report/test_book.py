@@ -722,6 +722,16 @@ def test_stages_run_gathering_chapters_last_and_alone() -> None:
     assert book.execution_stages(chapters[:1])[0][0].name == "90_scorecard"
 
 
+def test_the_introduction_gathers_after_the_chapters_and_before_the_scorecard() -> None:
+    names = ["90_scorecard", "00_introduction", "99_about", "05_b", "01_a"]
+    chapters = [book.Chapter(name=n, docname=f"book/{n}", source=Path(f"notebooks/{n}.py"))
+                for n in names]
+    stages = [[c.name for c in stage] for stage in book.execution_stages(chapters)]
+    assert stages == [["01_a", "05_b"], ["00_introduction"], ["90_scorecard"], ["99_about"]]
+    assert [c.name for c in book.execution_order(chapters)] == [
+        "01_a", "05_b", "00_introduction", "90_scorecard", "99_about"]
+
+
 def test_parallel_runs_stop_at_the_first_failure_in_chapter_order() -> None:
     import threading
 

@@ -20,6 +20,7 @@ __all__ = [
     "execution_order",
     "execution_stages",
     "GATHERING_CHAPTERS",
+    "RUNS_AS",
     "NOTEBOOK_DIR",
     "select_chapters",
     "toc_chapters",
@@ -138,28 +139,44 @@ def select_chapters(chapters: Sequence[Chapter], wanted: Sequence[str] | None) -
 #: Chapters numbered from here on (the scorecard, the About page) read the other chapters'
 #: results and run records, so each runs alone, after every chapter numbered below it.
 GATHERING_CHAPTERS = 90
+#: Chapters that gather although their number is low, and the number they run as: the
+#: introduction opens with the book's findings, tallied from the analysis chapters' claims,
+#: so it runs after them and before the scorecard (which reads the introduction's model list).
+RUNS_AS: dict[str, int] = {"00_introduction": GATHERING_CHAPTERS - 1}
 
 
 def execution_order(chapters: Sequence[Chapter]) -> list[Chapter]:
-    """The chapters in the order they run: by their number (``NN_name``), not the toc's.
+    """The chapters in the order they run: by their number (``NN_name``, or
+    :data:`RUNS_AS`), not the toc's.
 
     The table of contents sets the reading order; a page that gathers the other chapters'
-    results (the scorecard, ``90_scorecard``) is read early but must run after them.
+    results (the introduction's findings, the scorecard, ``90_scorecard``) is read early but
+    must run after them.
     """
-    return sorted(chapters, key=lambda c: c.name)
+    return sorted(chapters, key=lambda c: (_run_number(c), c.name))
 
 
 def execution_stages(chapters: Sequence[Chapter]) -> list[list[Chapter]]:
     """The chapters in groups that may run at the same time, groups in the order they run.
 
-    Chapters numbered below :data:`GATHERING_CHAPTERS` read only the activation store and the
-    data, never each other, so they form one group; each gathering chapter is a group of
-    its own after them, in number order.
+    Chapters numbered below :data:`GATHERING_CHAPTERS` (but those of :data:`RUNS_AS`) read
+    only the activation store and the data, never each other, so they form one group; each
+    gathering chapter is a group of its own after them, in the order they run.
     """
     ordered = execution_order(chapters)
-    content = [c for c in ordered if _number(c) < GATHERING_CHAPTERS]
-    gathering = [[c] for c in ordered if _number(c) >= GATHERING_CHAPTERS]
+    content = [c for c in ordered if not _gathers(c)]
+    gathering = [[c] for c in ordered if _gathers(c)]
     return ([content] if content else []) + gathering
+
+
+def _run_number(chapter: Chapter) -> int:
+    """The number a chapter runs as: :data:`RUNS_AS`, else its own."""
+    return RUNS_AS.get(chapter.name, _number(chapter))
+
+
+def _gathers(chapter: Chapter) -> bool:
+    """Whether a chapter reads other chapters' results (it then runs alone, after them)."""
+    return chapter.name in RUNS_AS or _number(chapter) >= GATHERING_CHAPTERS
 
 
 def _number(chapter: Chapter) -> int:

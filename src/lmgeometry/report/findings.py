@@ -1,0 +1,111 @@
+"""The book's answer first: the introduction's findings box, tallied from every chapter's claims.
+
+The scorecard (``90_scorecard``) gives one row per seed claim and kind of model; the
+introduction opens with the same tally in one line per seed document, so that a reader sees
+what held before reading how. Both count the same rows (:func:`report.claims.primary_table`,
+:func:`report.claims.seed_summary`): a (claim, kind) is *reproduced* when every fair stand-in of
+that kind gets the verdict the seed reports, *contradicted* when every one gets the opposite.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from lmgeometry.report.claims import (
+    collect_claims,
+    findings_html,
+    primary_table,
+    seed_summary,
+)
+from lmgeometry.report.prose import plural
+
+__all__ = ["SEED_DOCUMENTS", "book_findings", "seed_lines"]
+
+#: The seed documents whose claims the book tests, as the findings box names them.
+SEED_DOCUMENTS: dict[str, str] = {
+    "000": "Kehlbeck et al. (2021), GPT-2's and BERT's embedding spaces seen",
+    "001": "Ethayarajh (2019), how contextual the representations are",
+    "003": "GPTology (2022), fine-tuning and rogue dimensions",
+    "004": "Biš et al. (2021), the common drift of embeddings",
+}
+
+#: The outcomes a seed's line counts, in order, and how the line words them.
+_COUNTED = (("reproduced", "reproduced"), ("contradicted", "contradicted"),
+            ("inconclusive", "inconclusive"), ("not testable here", "not testable here"))
+
+
+def seed_lines(summary: pd.DataFrame, scorecard: str = "90_scorecard.html") -> list[str]:
+    """One HTML line per seed of :func:`report.claims.seed_summary`, linking to its section.
+
+    Examples
+    --------
+    >>> summary = pd.DataFrame([{"seed": "001", "claims": 3, "reproduced": 2,
+    ...                          "contradicted": 0, "inconclusive": 1,
+    ...                          "not testable here": 1, "seed silent": 2}])
+    >>> line = seed_lines(summary, "s.html")[0]
+    >>> line.startswith('<a href="s.html#seed-001">Seed 001</a>, Ethayarajh (2019)')
+    True
+    >>> line.split(": ", 1)[1]
+    '3 claims; per claim and kind of model 2 reproduced, 1 inconclusive, 1 not testable here.'
+    """
+    lines = []
+    for row in summary.to_dict("records"):
+        seed = str(row["seed"])
+        title = SEED_DOCUMENTS.get(seed, "")
+        counts = [f"{int(row[key])} {word}" for key, word in _COUNTED if int(row.get(key, 0))]
+        tally = ", ".join(counts) if counts else "nothing testable"
+        name = f'<a href="{scorecard}#seed-{seed}">Seed {seed}</a>'
+        lines.append(f"{name}{', ' + html.escape(title) if title else ''}: "
+                     f"{plural(int(row['claims']), 'claim')}; per claim and kind of model "
+                     f"{tally}.")
+    return lines
+
+
+def book_findings(folder: str | Path, kinds: Mapping[str, str], models: Sequence[str], *,
+                  own: str, scorecard: str = "90_scorecard") -> str:
+    """The introduction's findings box: per seed, how its claims fared on this build's models.
+
+    Parameters
+    ----------
+    folder : str or Path
+        The folder of the chapters' results files (``*.results.json``).
+    kinds : mapping
+        Model -> kind ("encoder", "decoder"), as the introduction found them.
+    models : sequence of str
+        The models of this build; rows of other models are left out.
+    own : str
+        The reading chapter's own results file name, never read (it would be its own input).
+    scorecard : str
+        The scorecard's name: only the chapters that run before it are read, and each seed's
+        line links to its section of the scorecard's page.
+
+    Returns
+    -------
+    str
+        The box's HTML (:func:`report.claims.findings_html`).
+    """
+    found = collect_claims(folder, exclude=(own,), before=f"{scorecard}.results.json")
+    found = found[found["model"].isin(list(models))]
+    summary = seed_summary(primary_table(found, kinds, list(models)))
+    if summary.empty:
+        answer = ("<p>No chapter of this build has written its claims yet: run the chapters "
+                  "(<code>lmgeometry book</code>), then this page again.</p>")
+    else:
+        items = "".join(f"<li>{line}</li>" for line in seed_lines(summary, f"{scorecard}.html"))
+        answer = (f"<p><b>Answer.</b> Per seed document, its claims tested on "
+                  f"{len(models)} models ({html.escape(', '.join(models))}):</p><ul>{items}</ul>"
+                  f'<p>The <a href="{scorecard}.html">scorecard</a> gives each claim with its '
+                  "evidence; <i>not testable here</i> means no model of this build is a fair "
+                  "stand-in for the seed's on that claim.</p>")
+    return findings_html(
+        "Do the seeds' findings about the embedding spaces of GPT-2 and BERT hold on the models "
+        "this build could load?",
+        answer,
+        "None of these models is GPT-2 or BERT: contrastive sentence encoders and small "
+        "decoders with rotary positions stand in for them (the caveats are listed below), so "
+        "each count speaks about the stand-ins, and a chapter's own box says where its method "
+        "differs from the seed's.")
