@@ -11,7 +11,7 @@
 # ---
 
 # %% [markdown]
-# # Introduction
+# # How language models lay out their embedding spaces
 
 # %% tags=["parameters"]
 models: list[str] = ["minilm-l6", "mpnet-base", "smollm2-135m", "gemma3-270m"]
