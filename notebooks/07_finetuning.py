@@ -362,9 +362,9 @@ for (spec, task), part in tsne.groupby(["model", "task"], sort=False):
     panels = [part[part["state"] == state] for state in finetuning.STATES]
     show(plots.side_by_side([p[["x", "y"]].to_numpy() for p in panels],
                             [f"{state}" for state in finetuning.STATES],
-                            [p["label"].to_numpy() for p in panels],
-                            f"label (0 {names[0]}, 1 {names[1]})",
-                            title=f"{spec}, {task}: t-SNE of the last layer"),
+                            [p["label"].to_numpy() for p in panels], "label",
+                            title=f"{spec}, {task}: t-SNE of the last layer",
+                            categories=dict(enumerate(names))),
          f"tsne-{spec}-{task}")
 
 # %% [markdown]

@@ -324,3 +324,21 @@ def test_choice_layer_slider_dropdown_and_slider_touch_different_properties() ->
     assert steps[1].args[0]["x"] == [[1.0], [1.0, 1.0], [3.0, 3.0]]
     with pytest.raises(ValueError, match="layers"):
         choice_layer_slider({"bank": [np.zeros((3, 2))]}, ["0", "6"], color, "sense")
+
+
+def test_side_by_side_draws_categories_with_a_legend_not_a_colour_bar() -> None:
+    from lmgeometry.report.plots import side_by_side
+
+    xy = np.arange(12.0).reshape(6, 2)
+    labels = np.array([0, 1, 0, 1, 1, 1])
+    fig = side_by_side([xy, xy[::-1]], ["before", "after"], [labels, labels[::-1]], "label",
+                       categories={0: "negative", 1: "positive"})
+    assert [t.name for t in fig.data] == ["negative", "positive"] * 2
+    assert [t.showlegend for t in fig.data] == [True, True, False, False]
+    assert fig.data[0].marker.color == fig.data[2].marker.color != fig.data[1].marker.color
+    assert list(fig.data[1].x) == [2.0, 6.0, 8.0, 10.0]  # the positive rows of the first panel
+    assert list(fig.data[3].x) == [10.0, 8.0, 6.0, 2.0]
+    assert not any(t.marker.showscale for t in fig.data)
+    assert fig.layout.legend.title.text == "label"
+    continuous = side_by_side([xy], ["a"], [labels], "position")
+    assert continuous.data[0].marker.showscale and continuous.data[0].showlegend is False

@@ -107,27 +107,33 @@ def side_by_side(
     color: Sequence[np.ndarray],
     color_title: str,
     title: str = "",
+    categories: Mapping[object, str] | None = None,
 ) -> go.Figure:
-    """2-D scatters next to each other, each with its own colour values (e.g. clusters)."""
+    """2-D scatters next to each other, each with its own colour values.
+
+    Colour values are continuous (a colour bar titled ``color_title``), or, with
+    ``categories`` (value -> name, e.g. ``{0: "negative", 1: "positive"}``), categorical: one
+    trace per category in every panel, a legend titled ``color_title`` naming each category
+    once, the same colour in every panel.
+    """
     fig = make_subplots(rows=1, cols=len(panels), subplot_titles=list(titles))
     for i, (xy, c) in enumerate(zip(panels, color, strict=True)):
-        fig.add_trace(
-            go.Scatter(
-                x=_r(xy[:, 0]),
-                y=_r(xy[:, 1]),
-                mode="markers",
-                marker={
-                    "size": 3,
-                    "color": c,
-                    "colorscale": "Viridis",
-                    "showscale": i == 0,
-                    "colorbar": {"title": color_title},
-                },
-                showlegend=False,
-            ),
-            row=1,
-            col=i + 1,
-        )
+        xy, c = np.asarray(xy), np.asarray(c)
+        if categories is None:
+            fig.add_trace(go.Scatter(
+                x=_r(xy[:, 0]), y=_r(xy[:, 1]), mode="markers", showlegend=False,
+                marker={"size": 3, "color": c, "colorscale": "Viridis", "showscale": i == 0,
+                        "colorbar": {"title": color_title}}), row=1, col=i + 1)
+            continue
+        colors = _category_colors(list(categories))
+        for value, name in categories.items():
+            keep = c == value
+            fig.add_trace(go.Scatter(
+                x=_r(xy[keep, 0]), y=_r(xy[keep, 1]), mode="markers", name=plain(name),
+                legendgroup=str(value), showlegend=i == 0,
+                marker={"size": 4, "color": colors[value]}), row=1, col=i + 1)
+    if categories is not None:
+        fig.update_layout(legend_title_text=plain(color_title))
     fig.update_layout(title=title, height=420, margin={"l": 10, "r": 10, "t": 60, "b": 10})
     return fig
 
