@@ -32,7 +32,7 @@ def test_layer_slider_restyles_every_point_to_the_chosen_layer():
     )
     steps = fig.layout.sliders[0].steps
     assert [s.label for s in steps] == ["L0", "L1", "L2", "L3"]
-    assert all(s.method == "restyle" for s in steps)
+    assert all(s.method == "update" for s in steps)
     everything = np.ones(len(fig.data), bool)
     for li, step in enumerate(steps):
         # all tiers together: exactly the layer's 40 points, whatever the dropdown shows
@@ -204,8 +204,10 @@ def test_models_side_by_side_one_slider_shows_each_model_at_the_same_depth():
     last = steps[-1].args
     np.testing.assert_allclose(last[0]["x"][0], np.round(coords["deep"][30][0::2, 0], 3))
     np.testing.assert_allclose(last[0]["y"][2], np.round(coords["shallow"][6][:, 1], 3))
-    assert steps[1].args[1] == {"annotations[0].text": "deep: layer 15 of 30",
-                                "annotations[1].text": "shallow: layer 3 of 6"}
+    assert {k: v for k, v in steps[1].args[1].items() if k.endswith("].text")} == {
+        "annotations[0].text": "deep: layer 15 of 30",
+        "annotations[1].text": "shallow: layer 3 of 6",
+        "annotations[2].text": "", "annotations[3].text": ""}
     assert fig.layout.annotations[0].text == "deep: layer 0 of 30"
 
 
@@ -342,3 +344,129 @@ def test_side_by_side_draws_categories_with_a_legend_not_a_colour_bar() -> None:
     assert fig.layout.legend.title.text == "label"
     continuous = side_by_side([xy], ["a"], [labels], "position")
     assert continuous.data[0].marker.showscale and continuous.data[0].showlegend is False
+
+
+def _note(fig, xaxis: str) -> str:
+    """The off-scale note of the panel whose x axis is ``xaxis`` ("x", "x2"), as shown."""
+    notes = [a for a in fig.layout.annotations if a.xref == f"{xaxis} domain"]
+    assert len(notes) == 1
+    return notes[0].text if notes[0].visible else ""
+
+
+def _far(n: int = 600, seed: int = 0, far: tuple[float, ...] = (7874.0, 8088.0)) -> np.ndarray:
+    """A dense cloud whose first points sit at x = ``far`` (chapter 1's SmolLM2 panel)."""
+    xy = np.random.default_rng(seed).normal(0.0, 20.0, size=(n, 2))
+    xy[:len(far), 0] = far
+    return xy
+
+
+def test_two_far_points_go_off_scale_with_a_note_in_the_panel_corner() -> None:
+    clean = np.random.default_rng(1).normal(size=(600, 2))
+    fig = plots.side_by_side([_far(), clean], ["cluster 0", "cluster 1"],
+                             [np.arange(600)] * 2, "position")
+    high = fig.layout.xaxis.range[1]
+    assert 40 < high < 200  # the cloud's bulk, not 8088
+    assert fig.layout.xaxis.range[0] < _far()[2:, 0].min()
+    assert _note(fig, "x") == "2 points off scale" and _note(fig, "x2") == ""
+    note = next(a for a in fig.layout.annotations if a.xref == "x domain")
+    # inside the bottom-right corner, referenced to the panel's axes, not a paper-referenced
+    # annotation at a panel's top edge (which the page script reads as the panel's title)
+    assert (note.x, note.y, note.xanchor, note.yanchor, note.yref) == (
+        1, 0, "right", "bottom", "y domain")
+    # the data are not clipped: the far points keep their true coordinates
+    assert sorted(fig.data[0].x)[-2:] == [7874.0, 8088.0]
+
+
+def test_a_far_cluster_of_five_percent_stays_on_scale_and_no_note_is_shown() -> None:
+    xy = np.random.default_rng(2).normal(size=(1000, 2))
+    xy[:50] += [300.0, 0.0]  # a decoder's first-token cluster, 5% of the points
+    fig = layer_grid([xy, xy * 3], ["0", "1"], np.arange(1000.0), "position",
+                     max_points=None)
+    for xaxis, yaxis, scale in (("xaxis", "yaxis", 1), ("xaxis2", "yaxis2", 3)):
+        low, high = fig.layout[xaxis].range
+        assert low < scale * xy[:, 0].min() and high > scale * xy[:, 0].max()
+        assert fig.layout[yaxis].range[1] > scale * xy[:, 1].max()
+    assert _note(fig, "x") == _note(fig, "x2") == ""
+
+
+def test_small_multiples_fit_the_points_they_draw_not_the_whole_data() -> None:
+    """Under a point budget only the drawn far points can be off scale: the note counts
+    those, and the range of a panel that draws none of them fits the cloud alone."""
+    counts = []
+    for seed in range(12):
+        fig = layer_grid([_far(1000)], ["0"], np.arange(1000.0), "position", max_points=300,
+                         seed=seed)
+        drawn = int((np.asarray(fig.data[0].x) > 1000).sum())
+        note = _note(fig, "x")
+        assert note == ("" if drawn == 0 else f"{drawn} point{'s' * (drawn > 1)} off scale")
+        assert fig.layout.xaxis.range[1] < 200
+        counts.append(drawn)
+    assert {0, 1} <= set(counts)  # panels that drew neither or one of the two far points
+
+
+def test_slider_steps_set_each_layers_own_ranges_and_note() -> None:
+    rng = np.random.default_rng(3)
+    coords = [rng.normal(size=(400, 3)) * 10.0 ** k for k in range(3)]
+    coords[1][:2] = [[1e5, 0.0, 0.0], [0.0, 0.0, -1e5]]  # two far points in layer 1
+    fig = layer_slider_3d(coords, ["0", "1", "2"], np.arange(400.0), "c",
+                          point_counts=[200, 400])
+    steps = fig.layout.sliders[0].steps
+    for k, step in enumerate(steps):
+        layout = step.args[1]
+        for j, axis in enumerate(("scene.xaxis", "scene.yaxis", "scene.zaxis")):
+            low, high = layout[f"{axis}.range"]
+            bulk = coords[k][2:, j]
+            assert low < bulk.min() and high > bulk.max()
+            assert high - low < 3 * np.ptp(bulk)  # a layer's scale, not another layer's
+    texts = [step.args[1]["annotations[0].text"] for step in steps]
+    assert texts == ["", "2 of the 400 points off scale", ""]
+    assert [step.args[1]["annotations[0].visible"] for step in steps] == [False, True, False]
+    # the figure opens on step 0's ranges; the note is not where a panel title would be
+    assert list(fig.layout.scene.xaxis.range) == steps[0].args[1]["scene.xaxis.range"]
+    assert (fig.layout.annotations[0].x, fig.layout.annotations[0].y) == (1, 0)
+
+
+def test_models_side_by_side_steps_fit_each_models_panel() -> None:
+    rng = np.random.default_rng(4)
+    coords = {"a": [rng.normal(size=(300, 2)) * 10.0 ** k for k in range(3)],
+              "b": [rng.normal(size=(200, 2)) for _ in range(5)]}
+    coords["b"][4][0] = [1e4, 0.0]  # one far point in b's last layer
+    fig = plots.models_side_by_side(coords, {"a": np.arange(300), "b": np.arange(200)},
+                                    "position", n_steps=3)
+    steps = fig.layout.sliders[0].steps
+    for step, layer_a, layer_b in zip(steps, (0, 1, 2), (0, 2, 4), strict=True):
+        layout = step.args[1]
+        assert layout["xaxis.range"][1] == pytest.approx(
+            coords["a"][layer_a][:, 0].max(), rel=0.5)
+        assert layout["xaxis2.range"][1] < 10
+        note = "1 point off scale" if layer_b == 4 else ""
+        assert (layout["annotations[3].text"], layout["annotations[3].visible"]) == (
+            note, bool(note))
+
+
+def test_choice_layer_slider_gives_each_item_its_own_ranges() -> None:
+    from lmgeometry.report.plots import choice_layer_slider
+
+    rng = np.random.default_rng(5)
+    coords = {"bank": [rng.normal(size=(200, 2)), rng.normal(size=(200, 2)) * 100.0],
+              "run": [rng.normal(size=(150, 2)) * 1000.0, rng.normal(size=(150, 2))]}
+    coords["bank"][1][0] = [1e6, 0.0]
+    color = {"bank": np.array(["river", "money"] * 100), "run": np.array(["go"] * 150)}
+    fig = choice_layer_slider(coords, ["0", "6"], color, "sense")
+    assert [(t.xaxis, t.yaxis) for t in fig.data] == [("x", "y"), ("x", "y"), ("x2", "y2")]
+    assert fig.layout.xaxis2.overlaying == "x" and fig.layout.yaxis2.overlaying == "y"
+    steps = fig.layout.sliders[0].steps
+    for step, scales in zip(steps, ((1, 1000), (100, 1)), strict=True):
+        layout = step.args[1]
+        for axis, scale in zip(("xaxis", "xaxis2"), scales, strict=True):
+            low, high = layout[f"{axis}.range"]
+            assert 2 * scale < high < 10 * scale and -10 * scale < low < -2 * scale
+    assert [s.args[1]["annotations[0].text"] for s in steps] == ["", "1 point off scale"]
+    assert all("annotations[0].visible" not in s.args[1] for s in steps)
+    assert [s.args[1]["annotations[0].bgcolor"] for s in steps] == [
+        "rgba(0,0,0,0)", plots.NOTE_BACKGROUND]
+    # the dropdown shows the chosen item's axes and note, and hides the others'
+    run = fig.layout.updatemenus[0].buttons[1].args[1]
+    assert (run["xaxis.visible"], run["xaxis2.visible"], run["yaxis2.visible"]) == (
+        False, True, True)
+    assert (run["annotations[0].visible"], run["annotations[1].visible"]) == (False, True)

@@ -6,9 +6,10 @@ its modules. Package code imports from the modules themselves.
 
 Modules
 -------
-* ``plots`` -- one import path for the figure builders of the four ``plot_*`` modules:
+* ``plots`` -- one import path for the figure builders of the five ``plot_*`` modules:
   ``plot_style`` (palette, labels, colour scales), ``plot_clouds`` (point clouds per layer),
-  ``plot_lines`` (measures over layers or depth), ``plot_panels`` (heatmaps, side by side)
+  ``plot_lines`` (measures over layers or depth), ``plot_panels`` (heatmaps, side by side),
+  ``plot_ranges`` (point-cloud axis ranges with an "n points off scale" note)
 * ``figures`` -- ``show`` and ``show_table``: numbered, captioned figures and tables
 * ``figure_encoding`` -- the compact form of a figure that the book's pages draw
 * ``mime_bundle`` -- plotly's own mime bundle, for other notebook viewers

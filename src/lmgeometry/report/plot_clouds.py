@@ -15,6 +15,13 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from lmgeometry.report.plot_ranges import (
+    NOTE_BACKGROUND,
+    add_off_scale_note,
+    axis_id,
+    panel_axes,
+    view_layout,
+)
 from lmgeometry.report.plot_style import (
     COLOR_CAP_PERCENTILE,
     GRAY_CONTEXT,
@@ -29,6 +36,7 @@ from lmgeometry.report.plot_style import (
 
 __all__ = [
     "GRID_POINTS",
+    "SCENE_EYE",
     "layer_grid",
     "point_tiers",
     "default_point_counts",
@@ -39,6 +47,14 @@ __all__ = [
 
 #: How many points each panel of small multiples draws at most (:func:`layer_grid`).
 GRID_POINTS = 500
+
+#: The camera of a 3-D scene: plotly's default eye (1.25, 1.25, 1.25) put the cube's near
+#: bottom corner and its tick labels below the scene (cut off above the slider); from 17%
+#: farther and a little lower the whole cube fits.
+SCENE_EYE = {"x": 1.6, "y": 1.6, "z": 1.15}
+
+#: The layout names of a 3-D scene's axes, for the ranges a slider step sets.
+SCENE_AXES = ("scene.xaxis", "scene.yaxis", "scene.zaxis")
 
 
 def layer_grid(
@@ -67,6 +83,10 @@ def layer_grid(
     click toggles a category in every panel; ``shadow=True`` adds every point in gray beneath
     (seed 000's "gray shadow" style), so isolating a category keeps the context visible.
     Points whose category is ``background`` appear only in the gray shadow.
+
+    Each panel's axes cover the bulk of the points it draws
+    (:func:`~lmgeometry.report.plot_ranges.axis_range`: a few points beyond a wide gap go off
+    scale), and a note in its bottom-right corner says how many points are off scale.
     """
     color = np.asarray(color)
     hover = None if hover is None else np.asarray(hover)
@@ -89,8 +109,12 @@ def layer_grid(
     marker = None if categorical else _continuous_marker(color, color_title, True, 3, color,
                                                          color_cap)
     for p, xy in enumerate(panels):
-        _add_grid_panel(fig, p, p // cols + 1, p % cols + 1, xy, color, marker,
+        row, col = p // cols + 1, p % cols + 1
+        _add_grid_panel(fig, p, row, col, xy, color, marker,
                         categorical, categories, colors, hover, shadow)
+        axes = panel_axes(fig, row, col)
+        fig.update_layout(view_layout(np.asarray(xy)[:, :2], axes,
+                                      add_off_scale_note(fig, *axes)))
     fig.update_xaxes(showticklabels=False)
     fig.update_yaxes(showticklabels=False)
     fig.update_layout(
@@ -200,9 +224,14 @@ def layer_slider_3d(
     """A 3-D scatter of the same points in every layer, with a layer slider and a point count.
 
     ``coords[l]`` is the ``(n, 3)`` projection of the ``n`` points in layer ``l``. The slider
-    re-points the traces' ``x``/``y``/``z`` at the chosen layer (a ``restyle`` that leaves
+    re-points the traces' ``x``/``y``/``z`` at the chosen layer (an ``update`` that leaves
     visibility alone), so the plotted data change and only one layer's data are drawn at a
-    time. The dropdown shows ``point_counts`` points (nested seeded random subsets, see
+    time; the same step sets the scene's axis ranges to that layer's bulk (layers differ by
+    orders of magnitude; :func:`~lmgeometry.report.plot_ranges.axis_range` over all ``n``
+    points, whatever the dropdown shows) and a note in the bottom-right corner counts the
+    points off scale ("3 of the 4000 points off scale"). The camera stands a little farther
+    out than plotly's default (:data:`SCENE_EYE`), so the whole cube and its tick labels fit
+    the scene. The dropdown shows ``point_counts`` points (nested seeded random subsets, see
     :func:`point_tiers`; default :func:`default_point_counts`, at most ``n``); it starts at
     ``initial_points`` (default: the largest count up to 1000). Traces are one per (subset
     tier, category): continuous colours share one colour scale, cut at the
@@ -229,12 +258,14 @@ def layer_slider_3d(
     fig = go.Figure()
     masks, trace_tier = _add_tier_traces(fig, coords[0], tiers, len(counts), color, color_title,
                                          hover, categorical, shown_tier)
+    note = add_off_scale_note(fig)
     steps = [
         {
-            "method": "restyle",
+            "method": "update",
             "label": str(name),
             "args": [{axis: [_r(xyz[m][:, j]).tolist() for m in masks]
-                      for j, axis in enumerate("xyz")}],
+                      for j, axis in enumerate("xyz")},
+                     view_layout(xyz, SCENE_AXES, note, n if len(counts) > 1 else None)],
         }
         for name, xyz in zip(layer_names, coords, strict=True)
     ]
@@ -261,11 +292,13 @@ def layer_slider_3d(
                 "showactive": True,
             }
         ] if len(counts) > 1 else [],
-        scene={f"{axis}axis": {"title": name} for axis, name in
-               zip("xyz", axis_titles or scene_axis_titles(title), strict=True)},
+        scene={**{f"{axis}axis": {"title": name} for axis, name in
+                  zip("xyz", axis_titles or scene_axis_titles(title), strict=True)},
+               "camera": {"eye": SCENE_EYE}},
         legend={"itemsizing": "constant", "title": color_title},
         meta=GRAY_CONTEXT if categorical else None,
     )
+    fig.update_layout(steps[0]["args"][1])
     return fig
 
 
@@ -324,10 +357,17 @@ def choice_layer_slider(
     ``coords[c][l]`` is the ``(n_c, 2)`` projection of item ``c`` (e.g. a target word's
     occurrences) in layer ``l``; ``color[c]`` gives the ``n_c`` categories of its points (e.g.
     senses), drawn as one trace per (item, category). The dropdown shows one item's traces; the
-    slider re-points every trace's ``x``/``y`` at the chosen layer (a ``restyle`` that leaves
+    slider re-points every trace's ``x``/``y`` at the chosen layer (an ``update`` that leaves
     visibility alone), so the two controls combine freely. The data are stored once per layer.
     Points of category ``background`` are drawn in light gray. In the book the dropdown is a
     native list labelled ``choice_title`` above the plot (:data:`SELECT_MENU`).
+
+    Every item has its own pair of axes over the same plot area (hidden but for the chosen
+    item's), so that each (item, layer) gets its own ranges: a slider step sets every item's
+    axis ranges to the bulk of its points in that layer
+    (:func:`~lmgeometry.report.plot_ranges.axis_range`) and the text of its note, in the
+    bottom-right corner, that counts the points off scale; the dropdown shows the chosen
+    item's axes and note.
     """
     choices = list(coords)
     if not choices:
@@ -338,6 +378,7 @@ def choice_layer_slider(
             raise ValueError(f"{c!r} has {len(coords[c])} layers, expected {n_layers}")
     fig = go.Figure()
     masks = _add_choice_traces(fig, coords, color, hover, choices, background)
+    notes = _add_item_axes(fig, choices)
     owner_arr = np.array([c for c, _ in masks])
     buttons = [
         {
@@ -345,18 +386,20 @@ def choice_layer_slider(
             "label": c,
             "args": [
                 {"visible": (owner_arr == c).tolist()},
-                {"legend.title.text": f"{color_title} of {c}"},
+                {"legend.title.text": f"{color_title} of {c}",
+                 **{f"{axis}.visible": q == chosen for q in range(len(choices))
+                    for axis in _item_axes(q)},
+                 **{f"annotations[{note}].visible": q == chosen
+                    for q, note in enumerate(notes)}},
             ],
         }
-        for c in choices
+        for chosen, c in enumerate(choices)
     ]
-    steps = _choice_layer_steps(coords, layer_names, masks)
+    steps = _choice_layer_steps(coords, layer_names, masks, notes)
     fig.update_layout(
         title={"text": title, "y": 0.98, "yanchor": "top"},
         height=540,
         margin={"l": 10, "r": 10, "t": 100, "b": 10},
-        xaxis={"showticklabels": False},
-        yaxis={"showticklabels": False},
         legend={"itemsizing": "constant", "title": {"text": f"{color_title} of {choices[0]}"}},
         updatemenus=[
             {
@@ -374,22 +417,48 @@ def choice_layer_slider(
                   "pad": {"t": 30}}],
         meta=SELECT_MENU,
     )
+    fig.update_layout(steps[0]["args"][1])
     return fig
+
+
+def _item_axes(q: int) -> tuple[str, str]:
+    """The layout names of item ``q``'s axes: ``xaxis``/``yaxis``, then ``xaxis2``/``yaxis2``..."""
+    suffix = "" if q == 0 else str(q + 1)
+    return f"xaxis{suffix}", f"yaxis{suffix}"
+
+
+def _add_item_axes(fig: go.Figure, choices: list[str]) -> list[int]:
+    """Each item's axes (the first item's visible, the others overlaying them, hidden) and
+    its off-scale note; the notes' annotation indices."""
+    notes = []
+    for q in range(len(choices)):
+        xaxis, yaxis = _item_axes(q)
+        over = ({} if q == 0 else
+                {xaxis: {"overlaying": "x", "anchor": axis_id(yaxis)},
+                 yaxis: {"overlaying": "y", "anchor": axis_id(xaxis)}})
+        fig.update_layout({xaxis: {"showticklabels": False, "visible": q == 0},
+                           yaxis: {"showticklabels": False, "visible": q == 0}})
+        fig.update_layout(over)
+        notes.append(add_off_scale_note(fig, xaxis, yaxis))
+        fig.layout.annotations[notes[-1]].visible = q == 0
+    return notes
 
 
 def _add_choice_traces(fig: go.Figure, coords: dict[str, Sequence[np.ndarray]],
                        color: dict[str, np.ndarray], hover: dict[str, Sequence[str]] | None,
                        choices: list[str], background: str | None
                        ) -> list[tuple[str, np.ndarray]]:
-    """One first-layer trace per (item, category); each trace's item and row mask."""
+    """One first-layer trace per (item, category), on its item's axes; each trace's item and
+    row mask."""
     masks: list[tuple[str, np.ndarray]] = []
-    for c in choices:
+    for q, c in enumerate(choices):
         cats = np.asarray(color[c]).astype(str)
         text = None if hover is None else np.asarray(hover[c])
         categories = sorted(pd.unique(cats))
         colors = _category_colors([cat for cat in categories if cat != background])
         if background is not None:
             colors[background] = SHADOW.replace("0.25", "0.6")
+        xaxis, yaxis = _item_axes(q)
         for cat in categories:
             m = cats == cat
             xy = np.asarray(coords[c][0])[m]
@@ -403,6 +472,8 @@ def _add_choice_traces(fig: go.Figure, coords: dict[str, Sequence[np.ndarray]],
                     text=None if text is None else text[m],
                     hoverinfo="text+name",
                     visible=c == choices[0],
+                    xaxis=axis_id(xaxis),
+                    yaxis=axis_id(yaxis),
                 )
             )
             masks.append((c, m))
@@ -410,11 +481,21 @@ def _add_choice_traces(fig: go.Figure, coords: dict[str, Sequence[np.ndarray]],
 
 
 def _choice_layer_steps(coords: dict[str, Sequence[np.ndarray]], layer_names: Sequence[str],
-                        masks: list[tuple[str, np.ndarray]]) -> list[dict]:
-    """Slider steps re-pointing every trace's ``x``/``y`` at one layer."""
+                        masks: list[tuple[str, np.ndarray]], notes: list[int]) -> list[dict]:
+    """Slider steps re-pointing every trace's ``x``/``y`` at one layer and setting every
+    item's axis ranges and note text: the dropdown owns the notes' visibility, so a note with
+    nothing to say stays visible, empty and without its background (which plotly would draw
+    as a speck)."""
     steps = []
     for li, name in enumerate(layer_names):
         xs = [_r(np.asarray(coords[c][li])[m][:, 0]).tolist() for c, m in masks]
         ys = [_r(np.asarray(coords[c][li])[m][:, 1]).tolist() for c, m in masks]
-        steps.append({"method": "restyle", "label": str(name), "args": [{"x": xs, "y": ys}]})
+        layout = {}
+        for q, c in enumerate(coords):
+            view = view_layout(np.asarray(coords[c][li])[:, :2], _item_axes(q), notes[q])
+            shown = view.pop(f"annotations[{notes[q]}].visible")
+            view[f"annotations[{notes[q]}].bgcolor"] = NOTE_BACKGROUND if shown else "rgba(0,0,0,0)"
+            layout.update(view)
+        steps.append({"method": "update", "label": str(name),
+                      "args": [{"x": xs, "y": ys}, layout]})
     return steps

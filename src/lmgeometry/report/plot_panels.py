@@ -11,6 +11,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from lmgeometry.report.plot_ranges import add_off_scale_note, panel_axes, view_layout
 from lmgeometry.report.plot_style import (
     COLOR_CAP_PERCENTILE,
     GRAY_CONTEXT,
@@ -114,11 +115,15 @@ def side_by_side(
     Colour values are continuous (a colour bar titled ``color_title``), or, with
     ``categories`` (value -> name, e.g. ``{0: "negative", 1: "positive"}``), categorical: one
     trace per category in every panel, a legend titled ``color_title`` naming each category
-    once, the same colour in every panel.
+    once, the same colour in every panel. Each panel's axes cover the bulk of its points
+    (:func:`~lmgeometry.report.plot_ranges.axis_range`), and a note in its bottom-right corner
+    counts the points off scale.
     """
     fig = make_subplots(rows=1, cols=len(panels), subplot_titles=list(titles))
     for i, (xy, c) in enumerate(zip(panels, color, strict=True)):
         xy, c = np.asarray(xy), np.asarray(c)
+        axes = panel_axes(fig, 1, i + 1)
+        fig.update_layout(view_layout(xy[:, :2], axes, add_off_scale_note(fig, *axes)))
         if categories is None:
             fig.add_trace(go.Scatter(
                 x=_r(xy[:, 0]), y=_r(xy[:, 1]), mode="markers", showlegend=False,
@@ -161,10 +166,13 @@ def models_side_by_side(
     ``l``; ``color[m]`` their colour values (categories when ``categorical``). Models differ in
     depth, so the slider runs over ``n_steps`` relative depths from 0 (embedding output) to 1
     (last layer) and shows each model's :func:`layer_at_depth`; each panel's title names the
-    layer shown. A step re-points every trace's ``x``/``y`` and retitles the panels (an
-    ``update``). Continuous colours share one scale across models, cut at the ``color_cap``
-    percentile; categories share colours and legend entries across models, and a click on
-    one shows it in every panel over the other categories in gray (:data:`GRAY_CONTEXT`).
+    layer shown. A step re-points every trace's ``x``/``y``, retitles the panels and sets each
+    panel's axis ranges to the bulk of the layer shown
+    (:func:`~lmgeometry.report.plot_ranges.axis_range`), with a note in its bottom-right corner
+    that counts the points off scale (an ``update``). Continuous colours share one scale
+    across models, cut at the ``color_cap`` percentile; categories share colours and legend
+    entries across models, and a click on one shows it in every panel over the other
+    categories in gray (:data:`GRAY_CONTEXT`).
     """
     models = list(coords)
     if not models:
@@ -197,17 +205,21 @@ def models_side_by_side(
                 row=i // cols + 1, col=i % cols + 1)
             traces.append((m, mask))
             in_legend.add(c)
+    axes = [panel_axes(fig, i // cols + 1, i % cols + 1) for i in range(len(models))]
+    notes = [add_off_scale_note(fig, *a) for a in axes]
     steps = []
     for depth in depths:
         shown = {m: layer_at_depth(len(coords[m]), depth) for m in models}
         xs = [_r(np.asarray(coords[m][shown[m]])[mask][:, 0]) for m, mask in traces]
         ys = [_r(np.asarray(coords[m][shown[m]])[mask][:, 1]) for m, mask in traces]
-        titles = {f"annotations[{i}].text": f"{m}: layer {shown[m]} of {len(coords[m]) - 1}"
+        layout = {f"annotations[{i}].text": f"{m}: layer {shown[m]} of {len(coords[m]) - 1}"
                   for i, m in enumerate(models)}
+        for i, m in enumerate(models):
+            layout.update(view_layout(np.asarray(coords[m][shown[m]])[:, :2], axes[i],
+                                      notes[i]))
         steps.append({"method": "update", "label": f"{depth:.2f}",
-                      "args": [{"x": xs, "y": ys}, titles]})
-    for i, m in enumerate(models):
-        fig.layout.annotations[i].text = f"{m}: layer 0 of {len(coords[m]) - 1}"
+                      "args": [{"x": xs, "y": ys}, layout]})
+    fig.update_layout(steps[0]["args"][1])
     fig.update_xaxes(showticklabels=False)
     fig.update_yaxes(showticklabels=False)
     fig.update_layout(

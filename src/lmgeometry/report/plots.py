@@ -1,8 +1,10 @@
 """Plotly figure builders shared by the chapters: one import path for the builders of
 :mod:`~lmgeometry.report.plot_style` (palette, labels, colour scales),
 :mod:`~lmgeometry.report.plot_clouds` (point clouds per layer),
-:mod:`~lmgeometry.report.plot_lines` (measures over layers) and
-:mod:`~lmgeometry.report.plot_panels` (heatmaps, side-by-side panels).
+:mod:`~lmgeometry.report.plot_lines` (measures over layers),
+:mod:`~lmgeometry.report.plot_panels` (heatmaps, side-by-side panels) and
+:mod:`~lmgeometry.report.plot_ranges` (axis ranges that leave far outliers off scale, with a
+note that counts them, in every point-cloud figure).
 
 2-D point clouds are SVG ``Scatter`` traces, not WebGL: a browser keeps about 16 WebGL
 contexts per page and blanks the oldest beyond that, which a chapter's many small-multiple
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 from lmgeometry.report.plot_clouds import (
     GRID_POINTS,
+    SCENE_EYE,
     choice_layer_slider,
     default_point_counts,
     layer_grid,
@@ -40,6 +43,7 @@ from lmgeometry.report.plot_panels import (
     models_side_by_side,
     side_by_side,
 )
+from lmgeometry.report.plot_ranges import NOTE_BACKGROUND, axis_range, off_scale_text
 from lmgeometry.report.plot_style import (
     COLOR_CAP_PERCENTILE,
     GRAY_CONTEXT,
@@ -56,6 +60,7 @@ from lmgeometry.report.plot_style import (
 )
 
 __all__ = [
+    "axis_range",
     "choice_layer_slider",
     "column_lines",
     "default_point_counts",
@@ -65,6 +70,7 @@ __all__ = [
     "heatmap",
     "heatmap_grid",
     "GRID_POINTS",
+    "SCENE_EYE",
     "interval_points",
     "label",
     "plain",
@@ -76,6 +82,8 @@ __all__ = [
     "lines_by_layer",
     "model_color",
     "MODEL_ORDER",
+    "NOTE_BACKGROUND",
+    "off_scale_text",
     "PALETTE",
     "scene_axis_titles",
     "GRAY_CONTEXT",
