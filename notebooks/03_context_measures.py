@@ -51,6 +51,7 @@ static_stores = {spec: store.activations(spec, static_corpus, too_long="skip")
 result = context_measures.analyse(
     stores, seed=seed, static_stores=static_stores, n_boot=n_boot,
     neighbour_queries=neighbour_queries, static_web_layers=static_web_layers,
+    static_budget=static_k,
 )
 per_layer = result.tables["per_layer"]
 claims = result.claims.assign(first_token=first_token_flags(result.claims))
@@ -520,6 +521,38 @@ for spec in models:
         ),
         f"ch03-static-similarity-{spec}",
     )
+
+# %% [markdown]
+# (fig-ch03-static-budget)=
+# **Is it the budget?** Each word's PC1 here comes from {glue:md}`static_k` contexts, the
+# paper's from every STS sentence it occurs in. To see whether the number of contexts is what
+# holds PC1 down, each word's contexts are put in one random order and the first $k$ kept,
+# $k = 1, 2, \dots$ up to all {glue:md}`static_k` (PC1 needs two; a larger $k$ keeps the
+# contexts of every smaller one), and its PC1 and its mean vector are made from the very same
+# $k$ contexts, in each model's best PC1 layer. Every point is scored on the same items (those
+# of the comparison above whose words got all {glue:md}`static_k` contexts) with the same
+# resamples, so where every word got them, the last point of each curve is that layer's point
+# in the figure above. If a word's occurrences were its meaning plus context noise in every
+# direction, the mean vector would move towards the meaning as $k$ grows (the noise's squared
+# norm shrinks as $1/k$), while the centred PC1, the main direction in which the contexts
+# *differ*, would not contain the meaning at all (beyond its sign), at any $k$; it carries
+# meaning only where contexts vary along it. The curve can show whether PC1 gains on the mean
+# vectors as contexts are added within this budget; it cannot say where PC1 would end with
+# the tens or hundreds of occurrences the paper had for frequent words: nothing here
+# extrapolates beyond {glue:md}`static_k` contexts.
+
+# %% tags=["remove-input"]
+budget = result.tables["static_budget"]
+show(
+    plots.facet_lines(
+        budget, "rho", "model", x="k", color="embedding", lower="rho_lo", upper="rho_hi",
+        title="PC1 and mean vectors from k contexts per word (each model's best PC1 layer; "
+        "mean over the scored benchmarks, same items at every k)",
+        y_title="Spearman rho with human ratings", x_title="contexts per word",
+    ),
+    "ch03-static-budget",
+)
+display(Markdown("\n".join(f"- {s}" for s in context_measures.budget_sentences(budget))))
 
 # %% [markdown]
 # The `web` protocol on the paper's layers, with the paper's Table 1 below it **as a reference

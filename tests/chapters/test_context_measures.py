@@ -342,6 +342,65 @@ def test_static_vectors_come_from_target_rows_under_both_controls(tmp_path):
     assert mean.set_index(["control", "layer"]).loc[("none", 1), "rho"] == pytest.approx(1.0)
 
 
+def _budget_store(tmp_path, name: str, n_contexts: int = 6):
+    """Each of 30 words in exactly ``n_contexts`` sentences of 3 words; in layers 1-2 its
+    occurrences are a true direction plus isotropic noise of twice its norm (layer 0: noise);
+    the ratings are the true directions' cosines."""
+    rng = np.random.default_rng(4)
+    vocab = STOP + CONTENT
+    n_sent = len(vocab) * n_contexts // 3
+    code = np.array([(s + 10 * j) % len(vocab) for s in range(n_sent) for j in range(3)])
+    words = pd.DataFrame({"sentence_id": np.repeat(np.arange(n_sent), 3),
+                          "word_index": np.tile(np.arange(3), n_sent),
+                          "text": [vocab[c] for c in code], "is_stop": False,
+                          "is_punct": False, "upos": "NOUN"})
+    true = np.zeros((len(vocab), 48))
+    true[:, :3] = _unit(rng, len(vocab), 3)
+    layers = [rng.standard_normal((len(code), 48))]
+    layers += [true[code] + 2 * rng.standard_normal((len(code), 48)) / np.sqrt(48)
+               for _ in range(2)]
+    pairs = [(a, b) for i, a in enumerate(vocab) for b in vocab[i + 1:]]
+    human = [float(true[vocab.index(a)] @ true[vocab.index(b)]) for a, b in pairs]
+    bench = {"simlex999": pd.DataFrame({"word1": [a for a, _ in pairs],
+                                        "word2": [b for _, b in pairs], "score": human})}
+    store = array_store(tmp_path / name, [X.astype(np.float32) for X in layers], words,
+                        name=name)
+    return store, bench
+
+
+def test_the_budget_curve_is_paired_ends_at_the_chapter_s_numbers_and_follows_the_noise(
+        tmp_path):
+    """Every word has 6 contexts: at k = 6 the budget draws all of them, so its rows are the
+    chapter's best-layer PC1 and mean-vector rows (same items, same resamples); below, the
+    mean of k noisy occurrences (noise norm^2 / k) scores better as k grows, and the centred
+    PC1, a direction of the noise alone, stays near 0 (tests/measures/test_static.py)."""
+    main = planted(tmp_path, "main", n_sent=40)
+    static, bench = _budget_store(tmp_path, "noisy")
+    kw = {"static_stores": {"noisy": static}, "benchmarks": bench, "n_boot": 200,
+          "neighbour_queries": 50, "authors": False, "glove": False}
+    result = cm.analyse({"main": main}, static_budget=6, **kw)
+    budget = result.tables["static_budget"]
+    assert list(budget.columns) == ["model", "control", "layer", "k", "embedding", "rho",
+                                    "rho_lo", "rho_hi", "n_items"]
+    assert sorted(budget["k"].unique()) == list(range(1, 7))
+    assert budget.groupby("k")["embedding"].apply(set).to_dict() == {
+        1: {cm.MEAN}, **{k: {"PC1", cm.MEAN} for k in range(2, 7)}}
+    layers = result.tables["static_layers"].query("benchmark == 'mean' and control == 'none'")
+    best = layers[(layers["embedding"] == "PC1") & (layers["layer"] > 0)]
+    best = best.loc[best["rho"].idxmax()]
+    assert (budget["layer"] == best["layer"]).all() and (budget["n_items"] == best["items"]).all()
+    full = budget[budget["k"] == 6].set_index("embedding")
+    at = layers[layers["layer"] == best["layer"]].set_index("embedding")
+    for e in ("PC1", cm.MEAN):
+        for col in ("rho", "rho_lo", "rho_hi"):
+            assert full.loc[e, col] == pytest.approx(at.loc[e, col], abs=1e-12)
+    mean = budget[budget["embedding"] == cm.MEAN].set_index("k")["rho"]
+    assert mean.is_monotonic_increasing and mean[6] - mean[1] > 0.15 and mean[6] > 0.8
+    assert budget.loc[budget["embedding"] == "PC1", "rho"].abs().max() < 0.3
+    with pytest.raises(ValueError, match="at least 2 contexts"):
+        cm.analyse({"main": main}, static_budget=1, **kw)
+
+
 @pytest.mark.data
 def test_glove_vectors_are_glove_6b_50d():
     from lmgeometry.io import data
@@ -553,3 +612,18 @@ def test_position_claims_and_the_static_corpus_line():
         "10 contexts (6 from Brown, 0 from STS; 3 trimmed from longer sentences, at most 7 "
         "words, 5.2 on average) for 4 benchmark words; 1 of the target occurrences are plural "
         "forms. Share of each benchmark's items whose words got at least 5 contexts:")
+
+
+def test_the_budget_line_reads_the_ends_of_each_curve():
+    rows = [(k, e, rho) for k, e, rho in
+            [(1, cm.MEAN, 0.5), (2, "PC1", 0.1), (2, cm.MEAN, 0.6), (3, "PC1", 0.3),
+             (3, cm.MEAN, 0.65), (4, "PC1", 0.2), (4, cm.MEAN, 0.8)]]
+    budget = pd.DataFrame({"model": "m", "control": "none", "layer": 3,
+                           "k": [k for k, _, _ in rows], "embedding": [e for _, e, _ in rows],
+                           "rho": [r for _, _, r in rows], "rho_lo": [r - 0.05 for *_, r in rows],
+                           "rho_hi": [r + 0.05 for *_, r in rows], "n_items": 1200})
+    line, = cm.budget_sentences(budget)
+    assert line.startswith("**m** (layer 3, 1,200 items): from 2 to 4 contexts per word")
+    assert "from 0.10 [0.05, 0.15] to 0.20 [0.15, 0.25]" in line  # PC1 at k = 2 and 4
+    assert "from 0.60 [0.55, 0.65] to 0.80 [0.75, 0.85]" in line  # the mean vectors'
+    assert "0.50 [0.45, 0.55] from a single context" in line and "25%" in line

@@ -66,3 +66,82 @@ def test_mean_embeddings_are_the_unit_mean_of_the_occurrences():
     for w, v in means.items():
         ref = X[(key == w).to_numpy()].mean(axis=0)
         assert v == pytest.approx(ref / np.linalg.norm(ref))
+
+
+def test_context_ranks_order_each_word_s_sentences_once_and_repeat_for_a_seed():
+    _, words = random_layer(5, n_sent=30)
+    rank = static.context_ranks(words, [7, 12])
+    assert (rank[words["is_punct"].to_numpy()] == -1).all()
+    kept = words.assign(rank=rank)[~words["is_punct"]]
+    kept = kept.assign(key=kept["text"].str.lower())
+    for _, part in kept.groupby("key"):
+        per_sentence = part.groupby("sentence_id")["rank"].unique()
+        assert (per_sentence.map(len) == 1).all()  # a sentence's rows share one rank
+        assert sorted(per_sentence.map(lambda r: r[0])) == list(range(len(per_sentence)))
+    np.testing.assert_array_equal(rank, static.context_ranks(words, [7, 12]))
+    assert not np.array_equal(rank, static.context_ranks(words, [8, 12]))
+
+
+def test_budget_embeddings_are_pc1_and_mean_of_the_same_drawn_contexts():
+    """At budget k both embeddings come from the rows of the k first-drawn sentences of each
+    word (the same rows: a paired comparison), PC1 as scikit-learn's PCA axis of those rows."""
+    X, words = random_layer(6, n_sent=40, width=8)
+    rank = static.context_ranks(words, 3)
+    found = static.budget_embeddings(X, words, [1, 2, 4], 3)
+    assert set(found[1]) == {"mean"} and set(found[2]) == set(found[4]) == {"PC1", "mean"}
+    key = words["text"].str.lower().to_numpy()
+    for k, vecs in found.items():
+        for w, v in vecs["mean"].items():
+            rows = (key == w) & (rank >= 0) & (rank < k)
+            assert words.loc[rows, "sentence_id"].nunique() == k
+            ref = X[rows].mean(axis=0)
+            np.testing.assert_allclose(v, ref / np.linalg.norm(ref), atol=1e-12)
+            if k >= 2 and rows.sum() >= 2:
+                axis = PCA(n_components=1, svd_solver="full").fit(X[rows]).components_[0]
+                assert abs(vecs["PC1"][w] @ axis) == pytest.approx(1.0, abs=1e-9)
+                assert vecs["PC1"][w] @ ref > 0
+        assert set(vecs["mean"]) == set(vecs.get("PC1", vecs["mean"]))
+    with pytest.raises(ValueError, match="at least 1"):
+        static.budget_embeddings(X, words, [0, 2])
+
+
+def _noisy_words(n_words: int, n_contexts: int, d: int, noise: float, seed: int):
+    """Occurrences ``t_w + noise * e`` (``e`` isotropic, ``E|e|^2 = 1``), ``t_w`` unit vectors
+    in a 3-dimensional subspace (their cosines spread over [-1, 1]), each word in
+    ``n_contexts`` sentences; and the ratings of every pair: the cosines of the ``t_w``."""
+    rng = np.random.default_rng(seed)
+    T = np.zeros((n_words, d))
+    T[:, :3] = rng.standard_normal((n_words, 3))
+    T /= np.linalg.norm(T, axis=1, keepdims=True)
+    names = [f"w{i}" for i in range(n_words)]
+    sentences = [[names[w]] for w in range(n_words) for _ in range(n_contexts)]
+    code = np.repeat(np.arange(n_words), n_contexts)
+    X = T[code] + noise * rng.standard_normal((len(code), d)) / np.sqrt(d)
+    pairs = [(a, b) for a in range(n_words) for b in range(a + 1, n_words)]
+    human = np.array([T[a] @ T[b] for a, b in pairs])
+    return X, corpus(sentences, X), names, pairs, human
+
+
+def _budget_rhos(noise: float, budgets: list[int]) -> dict[tuple[int, str], float]:
+    from scipy.stats import spearmanr
+
+    X, words, names, pairs, human = _noisy_words(60, 8, 64, noise, seed=11)
+    found = static.budget_embeddings(X, words, budgets, 0)
+    return {(k, e): spearmanr(human, [v[names[a]] @ v[names[b]] for a, b in pairs])[0]
+            for k, vecs in found.items() for e, v in vecs.items()}
+
+
+def test_budget_on_isotropic_noise_mean_vectors_approach_the_truth_centred_pc1_never():
+    """Occurrences ``t_w + e_j``: the mean of k of them is ``t_w`` plus noise of squared norm
+    ``E|e|^2 / k``, so its rho with the true cosines rises with k towards 1; the centred rows
+    ``e_j - mean(e)`` do not contain ``t_w``, so centred PC1 is a random noise direction tied to
+    ``t_w`` by its sign only, at every k (its cosines carry a signal of order 1 / d against a
+    spread of order 1 / sqrt(d): rho near 0)."""
+    budgets = [1, 2, 4, 8]
+    rho = _budget_rhos(2.0, budgets)
+    mean = [rho[k, "mean"] for k in budgets]
+    assert mean == sorted(mean) and mean[0] < 0.8 and mean[-1] > 0.9
+    assert all(abs(rho[k, "PC1"]) < 0.2 for k in budgets[1:])
+    # without noise every occurrence is t_w: the mean vector is the truth from one context
+    exact = _budget_rhos(0.0, budgets)
+    assert all(exact[k, "mean"] == pytest.approx(1.0) for k in budgets)

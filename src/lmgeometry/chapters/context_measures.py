@@ -12,7 +12,8 @@ everything the chapter shows:
   (intra-sentence similarity by position and part of speech, token self-similarity) and the
   10-nearest-neighbour measures;
 * PC1 static embeddings (seed 001, Table 1) scored on the word benchmarks, against the model's
-  own layer-0 (input) vectors;
+  own layer-0 (input) vectors, and their budget curve (PC1 and mean vectors of the best layer
+  from 1, 2, ... contexts per word);
 * the authors' released per-layer numbers for BERT, ELMo and GPT-2 beside this run's;
 * seed 001's and seed 000's claims as :class:`~lmgeometry.report.claims.Claim` rows.
 
@@ -80,6 +81,7 @@ from lmgeometry.chapters.context_sentences import (
     SINK_RATIO,
     TOPICS,
     _sentences,
+    budget_sentences,
     run_sentence,
     standardised_table,
     static_corpus_sentence,
@@ -90,7 +92,9 @@ from lmgeometry.chapters.context_static import (
     GLOVE,
     INPUT,
     MEAN,
+    STATIC_STREAMS,
     _static_part,
+    budget_size,
     static_curves,
     table1_beside,
 )
@@ -123,6 +127,7 @@ __all__ = [
     "STANDARDISED_CLAIMS",
     "STANDARDISED_PRESET",
     "STATIC_CLAIMS",
+    "STATIC_STREAMS",
     "TOPICS",
     "standardised_table",
     "static_curves",
@@ -131,6 +136,8 @@ __all__ = [
     "authors_table",
     "baseline_range",
     "best_static",
+    "budget_sentences",
+    "budget_size",
     "corrected_claims",
     "lowest_words",
     "position_claims",
@@ -236,6 +243,7 @@ def analyse(
     max_position: int = 20,
     min_count: int = 20,
     static_web_layers: str | Sequence[int] = "paper",
+    static_budget: int | None = None,
     glove: bool = True,
 ) -> ChapterResult:
     """Chapter 3: every number the chapter shows, from one pass over each layer of each store.
@@ -267,6 +275,9 @@ def analyse(
         Token tables: positions up to ``max_position``; groups of at least ``min_count``.
     static_web_layers : "paper" or list of int
         Layers also scored with the ``web`` protocol (the paper's: 1, 2, L-1, L).
+    static_budget : int, optional
+        The budget curve's contexts per word: ``k = 1, ..., static_budget`` (default
+        ``min_contexts``; :func:`lmgeometry.chapters.context_static.budget_size`).
     glove : bool
         Compare with GloVe 6B-50d (:func:`lmgeometry.io.vectors.glove_vectors`) when its package
         is installed; the comparison is left out (and said so) when it is not.
@@ -282,6 +293,7 @@ def analyse(
         benchmark per layer and protocol), ``static_layers`` (Spearman rho with its interval
         per embedding, similarity benchmark and their mean, on the items every embedding
         covers; ``plateau`` marks the PC1 layers whose interval overlaps the best one's),
+        ``static_budget`` (best PC1 layer: mean rho of PC1, mean vectors from k contexts),
         ``authors`` and ``beside_authors`` (the authors' released numbers); ``claims``: one
         row per claim of :data:`CLAIMS`, model, preset (the ``preset`` column, ``""`` for a
         claim with one estimator; the statistic names it too) and control; ``topics``: the
@@ -292,10 +304,9 @@ def analyse(
     p = {"seed": seed, "n_boot": n_boot, "min_contexts": min_contexts,
          "n_intra_sentences": n_intra_sentences, "neighbour_queries": neighbour_queries,
          "k": k, "n_lowest": n_lowest, "max_position": max_position, "min_count": min_count,
-         "static_web_layers": static_web_layers}
-    author_layers = pd.DataFrame()
-    if authors:
-        author_layers = authors_table()[0]
+         "static_web_layers": static_web_layers,
+         "static_budget": budget_size(static_budget, min_contexts)}
+    author_layers = authors_table()[0] if authors else pd.DataFrame()
     frames: dict[str, list[pd.DataFrame]] = {}
     claims: list[Claim] = []
     kinds = {s.label: s.meta.get("model", {}).get("kind", "") for s in stores.values()}

@@ -3,8 +3,9 @@
 The sentences :func:`lmgeometry.chapters.context_measures.analyse` returns, by topic
 (:data:`TOPICS`: each claim's verdict by kind of model, the attention-sink layers, the
 verdicts the first token drives, the standardised dimensions, the PC1 static vectors), the
-page's lines on the run and on the static corpus (:func:`run_sentence`,
-:func:`static_corpus_sentence`), :func:`standardised_table` and :func:`summary`.
+page's lines on the run, on the static corpus and on the static budget curve
+(:func:`run_sentence`, :func:`static_corpus_sentence`, :func:`budget_sentences`),
+:func:`standardised_table` and :func:`summary`.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from lmgeometry.report.claims import claim_sentences
 __all__ = [
     "SINK_RATIO",
     "TOPICS",
+    "budget_sentences",
     "run_sentence",
     "standardised_table",
     "static_corpus_sentence",
@@ -219,6 +221,29 @@ def run_sentence(per_layer: pd.DataFrame, n_sentences: int, n_words: int) -> str
             + ", ".join(f"`{m}` {n:,}" for m, n in eligible["corrected"].items())
             + "; words with at least 5 occurrences (the authors' rule): "
             + ", ".join(f"`{m}` {n:,}" for m, n in eligible["ethayarajh2019"].items()) + ".")
+
+
+def budget_sentences(budget: pd.DataFrame) -> list[str]:
+    """Per model, from the ``static_budget`` table: PC1's and the mean vectors' mean Spearman
+    rho (95% interval) at the smallest and largest budget of PC1, the mean vectors' from one
+    context, and PC1's score at the largest budget as a share of the mean vectors'."""
+    def at(rows: pd.DataFrame, k: int) -> str:
+        r = rows.loc[rows["k"] == k].iloc[0]
+        return f"{r['rho']:.2f} [{r['rho_lo']:.2f}, {r['rho_hi']:.2f}]"
+
+    out = []
+    for model, m in budget.groupby("model", sort=False):
+        pc1, mean = m[m["embedding"] == "PC1"], m[m["embedding"] == MEAN]
+        a, b = int(pc1["k"].min()), int(pc1["k"].max())
+        one = (f" ({at(mean, 1)} from a single context)" if (mean["k"] == 1).any() else "")
+        share = (pc1.loc[pc1["k"] == b, "rho"].iloc[0]
+                 / mean.loc[mean["k"] == b, "rho"].iloc[0])
+        out.append(f"**{model}** (layer {int(m['layer'].iloc[0])}, {int(m['n_items'].iloc[0]):,} "
+                   f"items): from {a} to {b} contexts per word, PC1's mean Spearman rho goes "
+                   f"from {at(pc1, a)} to {at(pc1, b)} while the mean vectors' goes from "
+                   f"{at(mean, a)} to {at(mean, b)}{one}; at {b} contexts PC1 scores "
+                   f"{prose.pct(share)} of what the mean vectors score.")
+    return out
 
 
 def static_corpus_sentence(info: Mapping[str, Any]) -> str:

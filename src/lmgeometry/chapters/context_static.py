@@ -2,8 +2,9 @@
 
 Each word's PC1 over its contexts in each layer (and its mean layer-0 vector, the model's own
 input vectors) scored on the word benchmarks, beside GloVe 6B-50d; the same-item comparisons
-with a paired bootstrap, the best-layer plateau, seed 001's static-embedding claims, and the
-tables the chapter draws (:func:`static_curves`, :func:`table1_beside`).
+with a paired bootstrap, the best-layer plateau, seed 001's static-embedding claims, the
+budget curve (PC1 and mean vectors of the best layer from 1, 2, ... contexts per word), and
+the tables the chapter draws (:func:`static_curves`, :func:`table1_beside`).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from lmgeometry.chapters.context_layers import _band
 from lmgeometry.errors import DataUnavailable
 from lmgeometry.io import vectors
 from lmgeometry.measures import reference_tables, stats, wordbench
-from lmgeometry.measures.static import mean_embeddings, static_embeddings
+from lmgeometry.measures.static import budget_embeddings, mean_embeddings, static_embeddings
 from lmgeometry.measures.unit_rows import UnitRows
 from lmgeometry.measures.word_similarity import paired_correlations, similarity_scores
 from lmgeometry.report import prose
@@ -39,6 +40,8 @@ __all__ = [
     "GLOVE",
     "INPUT",
     "MEAN",
+    "STATIC_STREAMS",
+    "budget_size",
     "static_curves",
     "table1_beside",
 ]
@@ -47,6 +50,13 @@ __all__ = [
 #: Similarity benchmarks with disjoint item sets (WS353's similarity and relatedness splits
 #: are subsets of WS353, so averaging them with it would count those items twice).
 DISJOINT_SIMILARITY: tuple[str, ...] = ("simlex999", "men", "ws353", "rw")
+
+#: The random streams of the static part, by name: a stream seeds its generator with
+#: ``[seed, number, ...]`` (no other seed list of chapter 3 uses these numbers). ``"items"``:
+#: the resamples of a benchmark's items (``[seed, 9, j]`` for its ``j``-th benchmark), shared
+#: by every embedding and by the budget curve; ``"budget"``: the order in which each word's
+#: contexts enter the budget curve (:func:`lmgeometry.measures.static.context_ranks`).
+STATIC_STREAMS: dict[str, int] = {"items": 9, "budget": 12}
 
 
 def _web_layers(n_layers: int, choice: str | Sequence[int]) -> list[int]:
@@ -158,10 +168,71 @@ def _static_correlations(items: dict, frames: Mapping[str, pd.DataFrame], p: dic
         ok = np.isfinite(S).all(axis=1)
         counts[b] = (int(ok.sum()), len(ok))
         if ok.sum() >= MIN_COVERED_ITEMS:
-            rhos[b] = paired_correlations(
-                frames[b]["score"].to_numpy(dtype=np.float64)[ok], S[ok].T, p["n_boot"],
-                [p["seed"], 9, j], method="spearman")
+            rhos[b] = _item_correlations(frames[b], S, ok, j, p)
     return order, rhos, counts
+
+
+def _item_correlations(frame: pd.DataFrame, S: np.ndarray, ok: np.ndarray, j: int,
+                       p: dict[str, Any]) -> np.ndarray:
+    """Spearman rho of each column of ``S`` (per-item scores) with the ratings of ``frame``
+    on the items ``ok``, with replicates on the resamples of the ``j``-th benchmark's items
+    (the ``"items"`` stream of :data:`STATIC_STREAMS`)."""
+    return paired_correlations(frame["score"].to_numpy(dtype=np.float64)[ok], S[ok].T,
+                               p["n_boot"], [p["seed"], STATIC_STREAMS["items"], j],
+                               method="spearman")
+
+
+def _best_pc1(order: list, rhos: dict[str, np.ndarray]) -> tuple[np.ndarray, list[int], int]:
+    """The mean over benchmarks of the correlations (``(1 + n_boot, E)``), the columns of PC1
+    in layers 1-L, and the best of them (largest mean rho on all items)."""
+    R = np.mean(list(rhos.values()), axis=0)
+    pc1 = [e for e, (name, layer) in enumerate(order) if name == "PC1" and layer > 0]
+    return R, pc1, pc1[int(np.nanargmax(R[0, pc1]))]
+
+
+def budget_size(static_budget: int | None, min_contexts: int) -> int:
+    """The budget curve's largest number of contexts per word: ``static_budget``, or
+    ``min_contexts`` (which every word with a PC1 vector has) when None. A larger budget
+    leaves out of every point the items whose words have fewer contexts."""
+    size = min_contexts if static_budget is None else static_budget
+    if int(size) != size or size < 2:
+        raise ValueError(f"static_budget={size}: PC1 needs at least 2 contexts per word; pass "
+                         "a whole number of 2 or more (the notebook passes static_k)")
+    return int(size)
+
+
+def _static_budget(store: Store, bench: Mapping[str, pd.DataFrame], items: dict, order: list,
+                   rhos: dict[str, np.ndarray], p: dict[str, Any]) -> pd.DataFrame:
+    """The budget curve of one model (seed's protocol): in the best PC1 layer (read again, one
+    layer), PC1 and mean vectors from ``k = 1, ..., static_budget`` contexts per word
+    (:func:`budget_embeddings`; PC1 from 2), each word's contexts in one order drawn from the
+    ``"budget"`` stream, the same for both embeddings; mean Spearman rho over the benchmarks
+    the chapter scored, on their shared items that every budget covers, with intervals from
+    the chapter's item resamples."""
+    layer = order[_best_pc1(order, rhos)[2]][1]
+    rows, words = _target_rows(store, "none")
+    found = budget_embeddings(store.layer(layer, rows=rows), words,
+                              range(1, p["static_budget"] + 1),
+                              [p["seed"], STATIC_STREAMS["budget"]])
+    columns = [(k, name) for k, vecs in found.items() for name in ("PC1", "mean")
+               if name in vecs]
+    names = list(items[order[0]])
+    reps, n_items = [], 0
+    for b in rhos:
+        S = np.column_stack([items[key][b] for key in order]
+                            + [similarity_scores(found[k][name], bench[b]) for k, name in columns])
+        ok = np.isfinite(S).all(axis=1)
+        if ok.sum() >= MIN_COVERED_ITEMS:
+            reps.append(_item_correlations(bench[b], S[:, len(order):], ok, names.index(b), p))
+            n_items += int(ok.sum())
+    if not reps:
+        return pd.DataFrame()
+    R = np.mean(reps, axis=0)
+    lo, hi = _band(R[1:])
+    return pd.DataFrame({"model": store.label, "control": "none", "layer": layer,
+                         "k": [k for k, _ in columns],
+                         "embedding": ["PC1" if n == "PC1" else MEAN for _, n in columns],
+                         "rho": R[0], "rho_lo": lo, "rho_hi": hi, "n_items": n_items})
 
 
 def _static_layers(model: str, control: str, depth: Sequence[float], order: list,
@@ -219,10 +290,8 @@ def _static_claims(model: str, control: str, order: list, rhos: dict, counts: di
         evidence = (f"no similarity benchmark has {MIN_COVERED_ITEMS} items that every "
                     "embedding covers" + (f"; covered: {', '.join(low)}" if low else ""))
         return [claim(k, nan, evidence) for k in STATIC_CLAIMS]
-    R = np.mean(list(rhos.values()), axis=0)
-    pc1 = [e for e, (name, layer) in enumerate(order) if name == "PC1" and layer > 0]
+    R, pc1, best = _best_pc1(order, rhos)
     layers = [order[e][1] for e in pc1]
-    best = pc1[int(np.nanargmax(R[0, pc1]))]
     on = table.loc[table["plateau"], "layer"].to_numpy() if "plateau" in table else []
     where = (f"best layer {order[best][1]} (mean rho {R[0, best]:.3f}); plateau "
              f"{prose.layers_phrase(on)}; {_coverage_phrase(counts, rhos)}")
@@ -257,6 +326,9 @@ def _static_part(static_stores: Mapping[str, Store], bench: Mapping[str, pd.Data
             layers = _static_layers(store.label, c, depth, order, rhos, counts)
             frames.setdefault("static_layers", []).append(layers)
             claims += _static_claims(store.label, c, order, rhos, counts, layers)
+            if c == "none" and rhos:
+                frames.setdefault("static_budget", []).append(
+                    _static_budget(store, bench, it, order, rhos, p))
     return claims
 
 

@@ -11,7 +11,8 @@ Modules
 * ``mev`` -- maximum explainable variance (Ethayarajh 2019, eq. 3) and top eigenpairs
 * ``baselines`` -- anisotropy baselines: random pairs of word vectors (Ethayarajh 2019, 3.4)
 * ``contextual`` -- SelfSim, IntraSim and MEV of a whole layer, raw and adjusted, with presets
-* ``static`` -- static embeddings from contextual ones: each word's PC1 or mean vector
+* ``static`` -- static embeddings from contextual ones: each word's PC1 or mean vector, from
+  all or k of its contexts
 * ``tokens`` -- seed 000's token-level similarities and nearest neighbours
 * ``isotropy`` -- partition-function isotropy I(W) and Table 1 statistics (Biš et al. 2021)
 * ``centering`` -- centring, scaled centring and removing the top PCs of W

@@ -4,7 +4,9 @@
   layer (centred, as the authors' code, or not), oriented towards the word's mean, solved for
   all words of equal frequency at once;
 * :func:`mean_embeddings`: each word's unit mean vector, the static baseline a model's own
-  input layer gives.
+  input layer gives;
+* :func:`context_ranks` and :func:`budget_embeddings`: both from ``k`` contexts per word
+  drawn without replacement (the same contexts for both), for a curve over the budget ``k``.
 
 Words are the lower-cased ``text`` with at least ``min_contexts`` distinct sentences,
 punctuation left out (:mod:`lmgeometry.measures.unit_rows`).
@@ -27,6 +29,7 @@ from lmgeometry.measures.mev import (
     _top_eig,
 )
 from lmgeometry.measures.similarity import unit_rows
+from lmgeometry.measures.stats import RngLike
 from lmgeometry.measures.unit_rows import (
     LayerVectors,
     _encode,
@@ -36,7 +39,7 @@ from lmgeometry.measures.unit_rows import (
     _UnitReader,
 )
 
-__all__ = ["mean_embeddings", "static_embeddings"]
+__all__ = ["budget_embeddings", "context_ranks", "mean_embeddings", "static_embeddings"]
 
 
 def _pc1_many(
@@ -200,3 +203,110 @@ def mean_embeddings(
     Mu, mn = unit_rows(M)
     keep = np.flatnonzero((enc.n_sent >= min_contexts) & (mn > 0))
     return {str(enc.vocab[w]): Mu[w] for w in keep}
+
+
+
+def context_ranks(
+    words: pd.DataFrame,
+    rng: RngLike | list[int] = None,
+    *,
+    lowercase: bool = True,
+    exclude_punct: bool = True,
+) -> np.ndarray:
+    """Each row's place in a random order of its word's contexts: a budget's draw.
+
+    Every word's distinct sentences are put in a uniformly random order (one permutation per
+    word, from ``rng``); a row gets the rank (0, 1, ...) of its sentence in its word's order, or
+    -1 when it has no word (punctuation, with ``exclude_punct``). The rows of rank below ``k``
+    are then ``k`` contexts per word drawn without replacement (all of a word's contexts when
+    it has fewer), and the draw for ``k`` holds the draw for every smaller budget.
+
+    Parameters
+    ----------
+    words : DataFrame
+        Columns ``sentence_id``, ``text``, optionally ``is_punct``.
+    rng : seed, seed list or Generator
+    lowercase, exclude_punct : bool
+        Word identity, as :func:`static_embeddings` has it.
+
+    Returns
+    -------
+    ndarray of int64, shape (len(words),)
+    """
+    enc = _encode(words, len(words), lowercase, exclude_punct)
+    keys = np.random.default_rng(rng).random(len(enc.ws_word))
+    order = np.lexsort((keys, enc.ws_word))  # (word, sentence) pairs, by word, then at random
+    start = np.searchsorted(enc.ws_word[order], enc.ws_word[order])
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order)) - start
+    return np.where(enc.ws >= 0, rank[np.maximum(enc.ws, 0)], -1)
+
+
+
+def budget_embeddings(
+    layer_vectors: np.ndarray,
+    words: pd.DataFrame,
+    budgets: list[int] | tuple[int, ...] | range,
+    rng: RngLike | list[int] = None,
+    *,
+    centered: bool = True,
+    lowercase: bool = True,
+    exclude_punct: bool = True,
+) -> dict[int, dict[str, dict[str, np.ndarray]]]:
+    """PC1 and mean static embeddings from ``k`` contexts per word, for each budget ``k``.
+
+    Ethayarajh (2019, section 4.3, Table 1) made a word's PC1 static embedding from all its
+    occurrences in STS. Here a word ``w`` with distinct contexts :math:`S_w` keeps, at budget
+    ``k``, the first ``k`` of one random order of :math:`S_w` (:func:`context_ranks`):
+    :math:`T_k(w) \\subset T_{k+1}(w)`, drawn without replacement, the same rows for both
+    embeddings, so that their scores are paired. With :math:`X_k` the occurrence rows of
+    :math:`T_k(w)` and :math:`\\bar x_k` their mean,
+
+    .. math:: \\mathrm{PC1}_k(w) = v_1(X_k - \\mathbf{1}\\bar x_k^\\top), \\qquad
+              \\mathrm{mean}_k(w) = \\bar x_k / \\lVert \\bar x_k \\rVert,
+
+    :math:`v_1` the top right singular vector, signed so that :math:`v_1 \\cdot \\bar x_k > 0`
+    (:func:`static_embeddings`, :func:`mean_embeddings` on those rows with ``min_contexts=k``:
+    a word with fewer than ``k`` contexts has no vector at budget ``k``). PC1 needs two
+    contexts: at ``k = 1`` the centred matrix is zero, and only the mean is given.
+
+    What to expect when a word's occurrences are :math:`x_j = t_w + \\varepsilon_j` with
+    isotropic noise: the centred rows :math:`\\varepsilon_j - \\bar\\varepsilon` do not
+    contain :math:`t_w`, so :math:`\\mathrm{PC1}_k(w)` is a random direction of the noise,
+    tied to :math:`t_w` only by its sign, at every ``k``; :math:`\\bar x_k = t_w +
+    \\bar\\varepsilon_k` with :math:`E\\lVert\\bar\\varepsilon_k\\rVert^2 =
+    E\\lVert\\varepsilon\\rVert^2 / k`, so the mean vector tends to :math:`t_w` as ``k`` grows.
+
+    Parameters
+    ----------
+    layer_vectors : ndarray of shape (N, d)
+    words : DataFrame
+        Columns ``sentence_id``, ``text``, optionally ``is_punct``.
+    budgets : sequence of int
+        Contexts per word, each at least 1.
+    rng : seed, seed list or Generator
+        The order of each word's contexts (one draw for every budget).
+    centered, lowercase, exclude_punct : bool
+        As in :func:`static_embeddings`.
+
+    Returns
+    -------
+    dict
+        ``k -> {"PC1": word -> unit vector, "mean": word -> unit vector}`` (no ``"PC1"`` at
+        ``k = 1``).
+    """
+    bad = [k for k in budgets if int(k) != k or k < 1]
+    if bad:
+        raise ValueError(f"budgets must be whole numbers of contexts, at least 1; got {bad}: "
+                         "pass e.g. range(1, 6)")
+    X = np.asarray(layer_vectors)
+    rank = context_ranks(words, rng, lowercase=lowercase, exclude_punct=exclude_punct)
+    out: dict[int, dict[str, dict[str, np.ndarray]]] = {}
+    for k in budgets:
+        keep = (rank >= 0) & (rank < k)
+        sub, w = X[keep], words.iloc[np.flatnonzero(keep)].reset_index(drop=True)
+        case = {"lowercase": lowercase, "exclude_punct": exclude_punct}
+        out[int(k)] = {"mean": mean_embeddings(sub, w, int(k), **case)}
+        if k >= 2:
+            out[int(k)]["PC1"] = static_embeddings(sub, w, int(k), centered=centered, **case)
+    return out
