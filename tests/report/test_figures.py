@@ -88,6 +88,22 @@ def test_repeated_arrays_are_sent_once_and_short_ones_inline():
     np.testing.assert_array_equal(back[2]["x"], np.arange(300) * 3)
 
 
+def test_an_array_repeated_in_the_layout_is_sent_once_too():
+    """A menu button that restores a trace's data carries the same array: one copy travels,
+    though the layout also holds the flag of the template left out."""
+    y = np.linspace(0.0, 1.0, 200) ** 2
+    button = {"method": "restyle", "label": "back", "args": [{"y": [y]}]}
+    spec = figures.encode_figure(go.Figure(go.Scatter(y=y), layout={"updatemenus": [
+        {"buttons": [button, {**button, "label": "again"}]}]}))
+    assert spec["layout"]["$template"] is True
+    buttons = spec["layout"]["updatemenus"][0]["buttons"]
+    assert spec["data"][0]["y"] == buttons[0]["args"][0]["y"][0] == buttons[1]["args"][0][
+        "y"][0] == {"$ref": 0}
+    back = _decode(spec, spec["shared"])
+    np.testing.assert_allclose(back["layout"]["updatemenus"][0]["buttons"][1]["args"][0]["y"][0],
+                               y, atol=1 / 65535)
+
+
 def test_long_hover_text_is_sent_once_per_page():
     hover = [f"a sentence about word {i}" for i in range(100)]
     short = ["x", "y"]

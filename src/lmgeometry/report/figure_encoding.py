@@ -212,7 +212,8 @@ def _share(value: Any, shared: list[Any]) -> Any:
         return json.dumps(v, cls=PlotlyJSONEncoder, separators=(",", ":"))
 
     def walk(v: Any, visit: Any) -> Any:
-        if isinstance(v, dict) and not any(k.startswith("$") for k in v):
+        # an encoded array ({"$q2": ...}) is one value; the layout's "$template" flag is not
+        if isinstance(v, dict) and not any(k.startswith("$") and k != "$template" for k in v):
             return {k: walk(x, visit) for k, x in v.items()}
         if isinstance(v, list) and not all(isinstance(x, (str, int, float)) for x in v):
             return [walk(x, visit) for x in v]
