@@ -321,7 +321,9 @@ def test_fixture_book_is_executed_and_rendered(fixture_book: tuple[Path, Path]) 
     assert json.loads((project / "book" / "00_fixture.results.json").read_text()) == {
         "n_points": 25, "n_steps": 3}
     assert set(nb.metadata["papermill"]) == {"parameters"}  # no times, durations, paths
-    assert all(set(c.metadata) <= {"tags"} for c in nb.cells)  # no papermill/execution timing
+    # no papermill/execution timing; the parameters box carries its labels
+    assert all(set(c.metadata) <= {"tags"} for c in nb.cells if c is not injected)
+    assert set(injected.metadata) == {"tags", "mystnb"}
     text = (project / "book" / "00_fixture.ipynb").read_text()
     assert "start_time" not in text and str(project) not in text and str(ROOT) not in text
     assert nb.metadata["kernelspec"]["name"] == "python3"
@@ -900,7 +902,9 @@ def test_force_and_profile(tmp_path: Path, capsys: pytest.CaptureFixture[str],
     assert [r["chapter"] for r in rows] == names
     assert all(r["figures"] == 5 and r["peak_rss_mib"] > 50 for r in rows)
     executed_nb = nbformat.read(project / "book" / "00_fixture.ipynb", as_version=4)
-    assert all(set(c.metadata) <= {"tags"} for c in executed_nb.cells)  # timings: profile only
+    # timings: profile only; only the parameters box carries more (its labels)
+    [box] = [c for c in executed_nb.cells if not set(c.metadata) <= {"tags"}]
+    assert set(box.metadata) == {"tags", "mystnb"} and "hide-input" in box.metadata["tags"]
 
     build_book(root=project, profile=True)
     executed, skipped, out = _log(capsys)
