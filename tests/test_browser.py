@@ -524,16 +524,17 @@ def _check_page(driver: object, html_dir: Path, page: Path, label: str, interact
 @pytest.mark.slow
 def test_fixture_book_in_browser(driver: object, tmp_path: Path) -> None:
     """A fixture book with restyle, animate and WebGL sliders works offline; a legend click
-    on a categorical 3-D view grays the other category instead of hiding it."""
+    on a categorical 3-D view grays the other category instead of hiding it; a heatmap's
+    model list redraws it with another model's matrix."""
     project = make_project(tmp_path / "project", {"00_fixture": "slider_chapter.py"})
     html_dir = build_book(root=project)
     problems = _check_book(driver, html_dir, "fixture", widths=(1400, 420), layout=True)
     assert not problems, "\n".join(problems)
-    # the fixture's five figures were found and drawn
+    # the fixture's six figures were found and drawn
     driver.get((html_dir / "book" / "00_fixture.html").as_uri())
     figures = driver.execute_async_script(_WAIT_FOR_FIGURES, GIVE_UP_S)
-    assert [f["sliders"] for f in figures] == [1, 1, 1, 1, 1]
-    assert [f["gl"] for f in figures] == [False, False, True, True, False]
+    assert [f["sliders"] for f in figures] == [1, 1, 1, 1, 1, 0]
+    assert [f["gl"] for f in figures] == [False, False, True, True, False, False]
     # what plotly draws is what the chapter computed: the 3-D helix, decoded from 16-bit steps
     drawn = driver.execute_script(
         "const t = document.getElementById(arguments[0]).data[0];"
@@ -554,6 +555,13 @@ def test_fixture_book_in_browser(driver: object, tmp_path: Path) -> None:
         "  .map(t => Array.from(t.text || [])).flat().sort());",
         figures[3]["id"], figures[4]["id"])
     assert len(texts[0]) == 300 and texts[1] == sorted(texts[0] * 2)
+    # the heatmap's model list draws the last model's matrix, on the same colour scale
+    shape = ("const t = document.getElementById(arguments[0]).data[0];"
+             "return [t.z.length, t.z[0].length, t.x.length, t.y.length, t.zmin, t.zmax];")
+    before = driver.execute_script(shape, figures[5]["id"])
+    assert _use_dropdown(driver, figures[5]["id"]) is None
+    after = driver.execute_script(shape, figures[5]["id"])
+    assert before[:4] == [3, 4, 4, 3] and after[:4] == [7, 6, 6, 7] and before[4:] == after[4:]
 
 
 def _legend_click_colours(driver: object, fig_id: str, name: str) -> list[str]:

@@ -333,7 +333,7 @@ def test_fixture_book_is_executed_and_rendered(fixture_book: tuple[Path, Path]) 
     # pages keep the compact HTML only
     figure_outputs = [o for c in nb.cells for o in c.get("outputs", [])
                       if "lmgFigure(" in o.get("data", {}).get("text/html", "")]
-    assert len(figure_outputs) == 5
+    assert len(figure_outputs) == 6
     assert all(PLOTLY_MIME in o.data for o in figure_outputs)
     assert PLOTLY_MIME not in page and '"bdata"' not in page
     # the build's archive, linked from each page, holds the HTML and the executed chapter
@@ -349,8 +349,8 @@ def test_fixture_book_is_executed_and_rendered(fixture_book: tuple[Path, Path]) 
     run = json.loads((project / "book" / "00_fixture.run.json").read_text())
     assert run["seconds"] > 0 and run["machine"]["cores"] == os.cpu_count()
     assert page.count("plotly.min.js") == 1 and page.count("lmgeometry_figures.js") == 1
-    assert page.count('class="plotly-graph-div"') == 5
-    assert [f"Figure {i}." for i in range(1, 6)] == re.findall(r'lmg-label">(Figure \d+\.)<', page)
+    assert page.count('class="plotly-graph-div"') == 6
+    assert [f"Figure {i}." for i in range(1, 7)] == re.findall(r'lmg-label">(Figure \d+\.)<', page)
     assert (html_dir / "_static" / "lmgeometry_figures.js").read_text().count(
         "window.lmgFigure.template = {") == 1
     # pages without a figure load neither plotly.js nor the decoder (4.8 MB saved each)
@@ -900,7 +900,7 @@ def test_force_and_profile(tmp_path: Path, capsys: pytest.CaptureFixture[str],
     assert "slowest cells" in table and "figures s" in table and "peak MiB" in table
     rows = json.loads((project / "_build" / "profile.json").read_text())["chapters"]
     assert [r["chapter"] for r in rows] == names
-    assert all(r["figures"] == 5 and r["peak_rss_mib"] > 50 for r in rows)
+    assert all(r["figures"] == 6 and r["peak_rss_mib"] > 50 for r in rows)
     executed_nb = nbformat.read(project / "book" / "00_fixture.ipynb", as_version=4)
     # timings: profile only; only the parameters box carries more (its labels)
     [box] = [c for c in executed_nb.cells if not set(c.metadata) <= {"tags"}]

@@ -163,6 +163,28 @@ def test_menu_visibility_travels_as_bits():
     assert _decode(_encode(np.array([False, True] * 5)), []) == [False, True] * 5
 
 
+def test_heatmap_menu_buttons_keep_each_model_s_matrix_in_the_compact_form():
+    """Each button of a heatmap's model menu decodes to that model's z, x and y; the first
+    model's matrix, drawn and in its button, is sent once."""
+    from lmgeometry.report.plots import heatmap_menu
+
+    rng = np.random.default_rng(2)
+    matrices = {"deep": pd.DataFrame(rng.uniform(size=(13, 21))),  # 16-bit steps
+                "shallow": pd.DataFrame(rng.uniform(size=(7, 5)), columns=list("abcde"))}
+    matrices["shallow"].iloc[0, 0] = np.nan  # float32 with a gap
+    spec = figures.encode_figure(heatmap_menu(matrices))
+    back = _decode(spec, spec["shared"])
+    buttons = back["layout"]["updatemenus"][0]["buttons"]
+    for button, m in zip(buttons, matrices.values(), strict=True):
+        z = np.round(m.to_numpy(), 4)
+        np.testing.assert_allclose(button["args"][0]["z"][0], z, atol=1 / 65535)
+        assert button["args"][0]["x"] == [[str(c) for c in m.columns]]
+        assert button["args"][0]["y"] == [[str(i) for i in m.index]]
+    assert np.isnan(buttons[1]["args"][0]["z"][0][0, 0])
+    assert spec["data"][0]["z"] == spec["layout"]["updatemenus"][0]["buttons"][0]["args"][0][
+        "z"][0] == {"$ref": 0}
+
+
 def test_a_slider_steps_arrays_travel_packed_in_one_spec():
     rng = np.random.default_rng(1)
     per_trace = [rng.normal(size=n) for n in (40, 3, 0, 90)]  # categories of very unequal size

@@ -110,6 +110,52 @@ def test_lines_and_heatmap_build():
     assert fig.data[0].z.shape == (2, 3)
 
 
+def _two_models() -> dict[str, pd.DataFrame]:
+    """A shallow model (3 layers x positions 0-2) and a deeper one (5 layers x 2 UPOS tags)
+    with one empty cell; the smallest value is the shallow model's, the largest the deep one's."""
+    shallow = pd.DataFrame([[0.1, 0.2, 0.3], [0.4, 0.5, 0.6], [-0.25, 0.0, 0.12345]],
+                           index=[0, 1, 2], columns=[0, 1, 2])
+    deep = pd.DataFrame(np.linspace(0.0, 0.9, 10).reshape(5, 2), index=range(5),
+                        columns=["NOUN", "DET"])
+    deep.iloc[4, 1] = np.nan  # a group too small to average: a gap, not a colour
+    return {"shallow": shallow, "deep": deep}
+
+
+def test_heatmap_menu_has_one_trace_and_one_button_per_model_with_its_own_matrix() -> None:
+    matrices = _two_models()
+    fig = plots.heatmap_menu(matrices, x_title="position", y_title="layer",
+                             colorbar_title="cosine", title="t")
+    assert len(fig.data) == 1 and fig.data[0].type == "heatmap"
+    menu = fig.layout.updatemenus[0]
+    assert menu.name == "model" and fig.layout.meta == {"menu": "select"}
+    assert [b.label for b in menu.buttons] == ["shallow", "deep"]
+    for button, (name, m) in zip(menu.buttons, matrices.items(), strict=True):
+        assert button.method == "restyle", name
+        args = button.args[0]
+        assert set(args) == {"z", "x", "y"}
+        np.testing.assert_array_equal(args["z"][0], np.round(m.to_numpy(), 4))
+        assert args["x"] == [[str(c) for c in m.columns]]
+        assert args["y"] == [[str(i) for i in m.index]]
+    # the figure opens on the first model
+    np.testing.assert_array_equal(fig.data[0].z, [[0.1, 0.2, 0.3], [0.4, 0.5, 0.6],
+                                                  [-0.25, 0.0, 0.1234]])
+    assert list(fig.data[0].x) == ["0", "1", "2"] and list(fig.data[0].y) == ["0", "1", "2"]
+    # one colour scale over both models: the global minimum and maximum, gaps left out
+    assert (fig.data[0].zmin, fig.data[0].zmax) == (-0.25, 0.8)
+    assert "layer %{y}" in fig.data[0].hovertemplate
+
+
+def test_heatmap_menu_refuses_what_it_cannot_draw() -> None:
+    with pytest.raises(ValueError, match="no matrices"):
+        plots.heatmap_menu({})
+    with pytest.raises(ValueError, match="'empty'.*leave that model out"):
+        plots.heatmap_menu({"full": _two_models()["deep"], "empty": pd.DataFrame()})
+    with pytest.raises(ValueError, match="'gaps'"):
+        plots.heatmap_menu({"gaps": pd.DataFrame([[np.nan, np.nan]])})
+    with pytest.raises(TypeError, match="pass a DataFrame"):
+        plots.heatmap_menu({"array": np.ones((2, 2))})
+
+
 def test_column_lines_and_facet_lines() -> None:
     from lmgeometry.report.plots import column_lines, facet_lines
 

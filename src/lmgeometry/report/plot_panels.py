@@ -1,5 +1,5 @@
-"""Panel figures: heatmaps, heatmap grids and figures set side by side, per model or per layer
-at a chosen depth.
+"""Panel figures: heatmaps (one, in a grid, or one per model behind a menu) and figures set
+side by side, per model or per layer at a chosen depth.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from lmgeometry.report.plot_ranges import add_off_scale_note, panel_axes, view_l
 from lmgeometry.report.plot_style import (
     COLOR_CAP_PERCENTILE,
     GRAY_CONTEXT,
+    SELECT_MENU,
     _category_colors,
     _continuous_marker,
     _r,
@@ -24,6 +25,7 @@ from lmgeometry.report.plot_style import (
 __all__ = [
     "heatmap",
     "heatmap_grid",
+    "heatmap_menu",
     "side_by_side",
     "layer_at_depth",
     "models_side_by_side",
@@ -36,6 +38,36 @@ def _heatmap_hover(x_title: str, y_title: str, z_title: str) -> str:
             f"{z_title or 'value'}: %{{z:.3f}}<extra></extra>")
 
 
+def _heatmap_trace(matrix: np.ndarray, x_labels: Sequence, y_labels: Sequence,
+                   x_title: str, y_title: str, colorbar_title: str, **style) -> go.Heatmap:
+    """The book's heatmap trace: values to 4 decimals, labels as text, Viridis, hover in
+    words (:func:`_heatmap_hover`); ``style`` adds trace properties (``zmin``, ``zmax``)."""
+    return go.Heatmap(
+        z=_r(matrix, 4),
+        x=list(map(str, x_labels)),
+        y=list(map(str, y_labels)),
+        colorscale="Viridis",
+        colorbar={"title": colorbar_title},
+        hovertemplate=_heatmap_hover(x_title, y_title, colorbar_title),
+        **style,
+    )
+
+
+def _heatmap_figure(trace: go.Heatmap, title: str, x_title: str, y_title: str,
+                    top: int = 50, **layout) -> go.Figure:
+    """A figure of one heatmap trace with the book's size and margins (``top`` px above)."""
+    fig = go.Figure(trace)
+    fig.update_layout(
+        title=title,
+        xaxis_title=x_title,
+        yaxis_title=y_title,
+        height=460,
+        margin={"l": 60, "r": 10, "t": top, "b": 40},
+        **layout,
+    )
+    return fig
+
+
 def heatmap(
     matrix: np.ndarray,
     x_labels: Sequence,
@@ -46,24 +78,70 @@ def heatmap(
     colorbar_title: str = "",
 ) -> go.Figure:
     """A labelled heatmap (e.g. layer x position, layer x UPOS)."""
-    fig = go.Figure(
-        go.Heatmap(
-            z=_r(matrix, 4),
-            x=list(map(str, x_labels)),
-            y=list(map(str, y_labels)),
-            colorscale="Viridis",
-            colorbar={"title": colorbar_title},
-            hovertemplate=_heatmap_hover(x_title, y_title, colorbar_title),
-        )
-    )
-    fig.update_layout(
-        title=title,
-        xaxis_title=x_title,
-        yaxis_title=y_title,
-        height=460,
-        margin={"l": 60, "r": 10, "t": 50, "b": 40},
-    )
-    return fig
+    return _heatmap_figure(
+        _heatmap_trace(matrix, x_labels, y_labels, x_title, y_title, colorbar_title),
+        title, x_title, y_title)
+
+
+def _menu_matrices(matrices: Mapping[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
+    """``matrices`` checked: at least one, each a DataFrame with rows, columns and a value."""
+    if not matrices:
+        raise ValueError("heatmap_menu: no matrices to show; pass one DataFrame per model")
+    for name, m in matrices.items():
+        if not isinstance(m, pd.DataFrame):
+            raise TypeError(f"heatmap_menu: the matrix of {name!r} is a {type(m).__name__}; "
+                            "pass a DataFrame (rows on the y axis, columns on the x axis)")
+        if m.empty or not np.isfinite(m.to_numpy(dtype=np.float64)).any():
+            raise ValueError(f"heatmap_menu: the matrix of {name!r} has no values "
+                             f"(shape {m.shape}); leave that model out of the menu")
+    return dict(matrices)
+
+
+def heatmap_menu(
+    matrices: Mapping[str, pd.DataFrame],
+    *,
+    x_title: str = "",
+    y_title: str = "",
+    colorbar_title: str = "",
+    title: str = "",
+    menu_name: str = "model",
+) -> go.Figure:
+    """One heatmap whose dropdown chooses the model (or other item) it shows.
+
+    Parameters
+    ----------
+    matrices
+        Item (a model) -> its matrix: the index on the y axis (layers), the columns on the
+        x axis (positions, UPOS tags). Items may differ in rows and columns (models of
+        different depths): each keeps its own.
+    x_title, y_title, colorbar_title, title
+        As for :func:`heatmap`.
+    menu_name
+        What the dropdown chooses; in the book it labels the native list drawn above the
+        plot (:data:`~lmgeometry.report.plot_style.SELECT_MENU`).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        One heatmap trace drawing the first item, and a dropdown with one ``restyle``
+        button per item that sets the trace's ``z``, ``x`` and ``y`` to that item's. The
+        colour scale is shared: ``zmin`` and ``zmax`` are the smallest and largest values
+        over every matrix, so a colour means the same value whichever item is shown.
+    """
+    matrices = _menu_matrices(matrices)
+    shown = {name: (_r(m.to_numpy(dtype=np.float64), 4), list(map(str, m.columns)),
+                    list(map(str, m.index))) for name, m in matrices.items()}
+    every = np.concatenate([z.ravel() for z, _, _ in shown.values()])
+    buttons = [{"method": "restyle", "label": str(name),
+                "args": [{"z": [z], "x": [x], "y": [y]}]} for name, (z, x, y) in shown.items()]
+    z, x, y = next(iter(shown.values()))
+    trace = _heatmap_trace(z, x, y, x_title, y_title, colorbar_title,
+                           zmin=float(np.nanmin(every)), zmax=float(np.nanmax(every)))
+    return _heatmap_figure(
+        trace, title, x_title, y_title, top=100, meta=SELECT_MENU,
+        updatemenus=[{"name": menu_name, "buttons": buttons, "active": 0, "direction": "down",
+                      "x": 0.0, "xanchor": "left", "y": 1.02, "yanchor": "bottom",
+                      "showactive": True}])
 
 
 def heatmap_grid(

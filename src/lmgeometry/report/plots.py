@@ -2,7 +2,8 @@
 :mod:`~lmgeometry.report.plot_style` (palette, labels, colour scales),
 :mod:`~lmgeometry.report.plot_clouds` (point clouds per layer),
 :mod:`~lmgeometry.report.plot_lines` (measures over layers),
-:mod:`~lmgeometry.report.plot_panels` (heatmaps, side-by-side panels) and
+:mod:`~lmgeometry.report.plot_panels` (heatmaps, a heatmap per model behind a menu,
+side-by-side panels) and
 :mod:`~lmgeometry.report.plot_ranges` (axis ranges that leave far outliers off scale, with a
 note that counts them, in every point-cloud figure).
 
@@ -39,6 +40,7 @@ from lmgeometry.report.plot_lines import (
 from lmgeometry.report.plot_panels import (
     heatmap,
     heatmap_grid,
+    heatmap_menu,
     layer_at_depth,
     models_side_by_side,
     side_by_side,
@@ -69,6 +71,7 @@ __all__ = [
     "facet_lines",
     "heatmap",
     "heatmap_grid",
+    "heatmap_menu",
     "GRID_POINTS",
     "SCENE_EYE",
     "interval_points",
