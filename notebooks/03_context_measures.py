@@ -406,18 +406,26 @@ show(
 # %% tags=["remove-input"]
 by_position = result.tables["tokens_by_position"]
 by_upos = result.tables["tokens_by_upos"]
-for spec in models:
-    for frame, column, value, title in (
-        (by_position, "position", "token_intra", "token intra-sentence similarity by position"),
-        (by_upos, "upos", "token_intra", "token intra-sentence similarity by UPOS"),
-        (by_upos, "upos", "token_self", "token self-similarity by UPOS"),
-    ):
-        m = context_measures.token_matrix(frame, spec, column, value)
-        show(
-            plots.heatmap(m.to_numpy(), m.columns, m.index, title=f"{spec}: {title}",
-                          x_title=column, y_title="layer", colorbar_title="cosine"),
-            f"ch03-{value}-{column}-{spec}",
-        )
+for name, frame, column, value, what in (
+    ("ch03-token_intra-position", by_position, "position", "token_intra",
+     "Token intra-sentence similarity (a token's mean cosine to the other tokens of its "
+     "sentence) per layer and position in the sentence"),
+    ("ch03-token_intra-upos", by_upos, "upos", "token_intra",
+     "Token intra-sentence similarity per layer and part of speech (UPOS)"),
+    ("ch03-token_self-upos", by_upos, "upos", "token_self",
+     "Token self-similarity (a token's mean cosine to the occurrences of the same word in "
+     "other sentences) per layer and part of speech (UPOS)"),
+):
+    show(
+        plots.heatmap_menu(
+            {spec: context_measures.token_matrix(frame, spec, column, value) for spec in models},
+            x_title=plots.label(column), y_title="layer", colorbar_title="cosine",
+        ),
+        name,
+        caption=f"{what}, seed's protocol. Choose the model in the list above the plot; one "
+        "colour scale serves every model, so a colour is the same cosine whichever model is "
+        "shown.",
+    )
 show_table(context_measures.position_claims(claims),
            "Position and the first word (seed 000): per model and control, the Spearman "
            "correlation of position with token intra-sentence similarity in the layers at "
