@@ -15,8 +15,17 @@ from lmgeometry.training.pretrain_settings import PretrainSettings
 #: A text whose every word but the last follows from its position: learnable in seconds.
 #: One-letter words leave the WordPiece trainer no merge to order by chance.
 TOY = [f"a b c d e f g {w}" for w in "hijkl"] * 200
+#: Texts of one word said twice: a masked word is known only from the other word of its text,
+#: and a block of 16 tokens packs four such texts, so attention must keep to the text.
+PAIRS = [f"{w} {w}" for w in np.random.default_rng(0).choice(list("abcdefghijklmnopqrstuvwxyz"),
+                                                          5000)]
 TINY = {"layers": 1, "width": 32, "heads": 2, "vocab_size": 300, "block": 16,
         "tokens": 8000, "batch_size": 8, "checkpoints": 3, "lr": 1e-2}
+
+
+@pytest.fixture
+def pair_text(monkeypatch):
+    monkeypatch.setattr(pt, "pretraining_texts", lambda: (PAIRS, {"pairs": len(PAIRS)}))
 
 
 @pytest.fixture
@@ -28,6 +37,39 @@ def toy_text(monkeypatch):
 def test_pack_cuts_the_stream_into_blocks():
     out = pt.pack([[2, 5, 3], [2, 6, 7, 3], [2, 8, 3]], block=4, pad_id=0)
     assert out.tolist() == [[2, 5, 3, 2], [6, 7, 3, 2], [8, 3, 0, 0]]
+
+
+def test_text_attention_keeps_each_token_to_its_own_text():
+    import torch
+
+    batch = torch.tensor([[7, 2, 8, 9, 3, 2, 5], [2, 6, 3, 0, 0, 0, 0]])  # [CLS] 2, pad 0
+    both = pt.text_attention(batch, cls_id=2, pad_id=0, causal=False)
+    assert both.shape == (2, 1, 7, 7)
+    first = [[1, 0, 0, 0, 0, 0, 0]] + [[0, 1, 1, 1, 1, 0, 0]] * 4 + [[0, 0, 0, 0, 0, 1, 1]] * 2
+    assert both[0, 0].int().tolist() == first
+    assert both[1, 0].int().tolist() == [[1, 1, 1, 0, 0, 0, 0]] * 7  # padding is not seen
+    causal = pt.text_attention(batch, cls_id=2, pad_id=0, causal=True)
+    assert torch.equal(causal[0, 0], both[0, 0] & torch.ones(7, 7, dtype=torch.bool).tril())
+    assert causal[0, 0, 3].int().tolist() == [0, 1, 1, 1, 0, 0, 0]
+
+
+@pytest.mark.parametrize("objective", ["causal", "mlm"])
+def test_a_text_is_not_seen_from_the_other_texts_of_its_block(objective):
+    import torch
+
+    tok = pt.train_tokenizer(TOY, 300)
+    model = pt._build(PretrainSettings(objective=objective, **TINY), tok).eval()
+    ids = tok(["a b c", "d e f g"])["input_ids"]
+    batch = torch.as_tensor(pt.pack(ids, block=16, pad_id=0))
+    other = batch.clone()
+    other[0, len(ids[0]) + 2] = tok.convert_tokens_to_ids("h")  # a word of the second text
+    with torch.no_grad():
+        a, b = (model(input_ids=x, attention_mask=pt.text_attention(
+            x, tok.cls_token_id, tok.pad_token_id, causal=objective == "causal")).logits
+            for x in (batch, other))
+    first = len(ids[0])
+    assert torch.equal(a[0, :first], b[0, :first])
+    assert not torch.allclose(a[0, first:first + len(ids[1])], b[0, first:first + len(ids[1])])
 
 
 def test_checkpoint_steps_are_log_spaced_and_end_at_the_last_step():
@@ -93,6 +135,14 @@ def test_pretrain_learns_caches_and_loads(objective, toy_text, tmp_path):
 
     again = pt.pretrain(settings, root=tmp_path, progress=False)
     assert again.hit and again.checkpoints == run.checkpoints
+
+
+def test_masked_lm_learns_a_word_from_the_other_word_of_its_text(pair_text, tmp_path):
+    # issue 33: with attention across the block's texts this stayed at the unigram baseline
+    settings = PretrainSettings(objective="mlm", **(TINY | {"tokens": 20000}))
+    last = pt.pretrain(settings, root=tmp_path, progress=False).curve[-1]
+    assert last["accuracy"] > 0.5 > 2 * last["baseline_accuracy"]
+    assert last["loss"] < 0.75 * last["baseline_loss"]
 
 
 def test_same_seed_same_weights_and_damage_is_retrained(toy_text, tmp_path):
