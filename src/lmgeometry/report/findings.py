@@ -105,7 +105,6 @@ def book_findings(folder: str | Path, kinds: Mapping[str, str], models: Sequence
         "Do the seeds' findings about the embedding spaces of GPT-2 and BERT hold on the models "
         "this build could load?",
         answer,
-        "None of these models is GPT-2 or BERT: contrastive sentence encoders and small "
-        "decoders with rotary positions stand in for them (the caveats are listed below), so "
-        "each count speaks about the stand-ins, and a chapter's own box says where its method "
-        "differs from the seed's.")
+        "Each count speaks about this build's models: where a model is not the seed's, the "
+        "caveats listed below say how it differs, and each chapter's own box says where its "
+        "method differs from the seed's.")
