@@ -369,7 +369,8 @@ def test_choice_layer_slider_dropdown_and_slider_touch_different_properties() ->
     steps = fig.layout.sliders[0].steps
     assert [st.label for st in steps] == ["0", "6"]
     assert set(steps[1].args[0]) == {"x", "y"}  # the slider leaves visibility alone
-    assert steps[1].args[0]["x"] == [[1.0], [1.0, 1.0], [3.0, 3.0]]
+    # each view at its own scale: equal points sit in the middle of the fixed 0..1 range
+    assert steps[1].args[0]["x"] == [[0.5], [0.5, 0.5], [0.5, 0.5]]
     with pytest.raises(ValueError, match="layers"):
         choice_layer_slider({"bank": [np.zeros((3, 2))]}, ["0", "6"], color, "sense")
 
@@ -490,7 +491,7 @@ def test_models_side_by_side_steps_fit_each_models_panel() -> None:
             note, bool(note))
 
 
-def test_choice_layer_slider_gives_each_item_its_own_ranges() -> None:
+def test_choice_layer_slider_draws_each_view_at_its_own_scale_on_one_pair_of_axes() -> None:
     from lmgeometry.report.plots import choice_layer_slider
 
     rng = np.random.default_rng(5)
@@ -499,20 +500,27 @@ def test_choice_layer_slider_gives_each_item_its_own_ranges() -> None:
     coords["bank"][1][0] = [1e6, 0.0]
     color = {"bank": np.array(["river", "money"] * 100), "run": np.array(["go"] * 150)}
     fig = choice_layer_slider(coords, ["0", "6"], color, "sense")
-    assert [(t.xaxis, t.yaxis) for t in fig.data] == [("x", "y"), ("x", "y"), ("x2", "y2")]
-    assert fig.layout.xaxis2.overlaying == "x" and fig.layout.yaxis2.overlaying == "y"
+    # one pair of axes, fixed at 0..1, whatever the items' scales (1 to 1000)
+    assert {(t.xaxis, t.yaxis) for t in fig.data} == {(None, None)}
+    assert "xaxis2" not in fig.layout.to_plotly_json()
+    assert list(fig.layout.xaxis.range) == [0, 1] == list(fig.layout.yaxis.range)
     steps = fig.layout.sliders[0].steps
-    for step, scales in zip(steps, ((1, 1000), (100, 1)), strict=True):
-        layout = step.args[1]
-        for axis, scale in zip(("xaxis", "xaxis2"), scales, strict=True):
-            low, high = layout[f"{axis}.range"]
-            assert 2 * scale < high < 10 * scale and -10 * scale < low < -2 * scale
+    for step in steps:
+        for xs in step.args[0]["x"]:
+            assert np.mean((np.array(xs) >= 0) & (np.array(xs) <= 1)) > 0.97
+    # the far point of bank's layer 6 stays in the data, off scale, and the note says so
+    far = np.concatenate([np.array(x) for x in steps[1].args[0]["x"][:2]])
+    assert far.max() > 100
     assert [s.args[1]["annotations[0].text"] for s in steps] == ["", "1 point off scale"]
-    assert all("annotations[0].visible" not in s.args[1] for s in steps)
     assert [s.args[1]["annotations[0].bgcolor"] for s in steps] == [
         "rgba(0,0,0,0)", plots.NOTE_BACKGROUND]
-    # the dropdown shows the chosen item's axes and note, and hides the others'
+    assert all("annotations[0].visible" not in s.args[1] for s in steps)
+    # the mapping is affine per axis: distances along an axis keep their ratios
+    money = coords["bank"][0][color["bank"] == "money"]
+    drawn = np.array(steps[0].args[0]["x"][0])
+    scale = (drawn[1] - drawn[0]) / (money[1, 0] - money[0, 0])
+    assert np.isclose(drawn[2] - drawn[0], scale * (money[2, 0] - money[0, 0]), atol=2e-3)
+    # the dropdown shows the chosen item's note and hides the others'
     run = fig.layout.updatemenus[0].buttons[1].args[1]
-    assert (run["xaxis.visible"], run["xaxis2.visible"], run["yaxis2.visible"]) == (
-        False, True, True)
     assert (run["annotations[0].visible"], run["annotations[1].visible"]) == (False, True)
+    assert not any(k.startswith(("xaxis", "yaxis")) for k in run)

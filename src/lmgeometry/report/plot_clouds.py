@@ -18,7 +18,8 @@ from plotly.subplots import make_subplots
 from lmgeometry.report.plot_ranges import (
     NOTE_BACKGROUND,
     add_off_scale_note,
-    axis_id,
+    cloud_ranges,
+    off_scale_text,
     panel_axes,
     view_layout,
 )
@@ -362,12 +363,14 @@ def choice_layer_slider(
     Points of category ``background`` are drawn in light gray. In the book the dropdown is a
     native list labelled ``choice_title`` above the plot (:data:`SELECT_MENU`).
 
-    Every item has its own pair of axes over the same plot area (hidden but for the chosen
-    item's), so that each (item, layer) gets its own ranges: a slider step sets every item's
-    axis ranges to the bulk of its points in that layer
-    (:func:`~lmgeometry.report.plot_ranges.axis_range`) and the text of its note, in the
-    bottom-right corner, that counts the points off scale; the dropdown shows the chosen
-    item's axes and note.
+    Each (item, layer) view is drawn at its own scale on one pair of axes without tick labels:
+    its coordinates are mapped, axis by axis, so that the bulk of its points
+    (:func:`~lmgeometry.report.plot_ranges.cloud_ranges`) spans 0 to 1, the axes' fixed range
+    (:func:`_unit_view`). A projection's units mean nothing on their own, so nothing a reader
+    can see changes, and neither control has to know the other's state. Points beyond the bulk
+    keep their mapped coordinates outside the range (autoscale shows them); each item's note in
+    the bottom-right corner, shown by the dropdown, says how many there are, its text set by
+    the slider.
     """
     choices = list(coords)
     if not choices:
@@ -376,9 +379,10 @@ def choice_layer_slider(
     for c in choices:
         if len(coords[c]) != n_layers:
             raise ValueError(f"{c!r} has {len(coords[c])} layers, expected {n_layers}")
+    views = {c: [_unit_view(np.asarray(xy)[:, :2]) for xy in coords[c]] for c in choices}
     fig = go.Figure()
-    masks = _add_choice_traces(fig, coords, color, hover, choices, background)
-    notes = _add_item_axes(fig, choices)
+    masks = _add_choice_traces(fig, views, color, hover, choices, background)
+    notes = [add_off_scale_note(fig, "xaxis", "yaxis") for _ in choices]
     owner_arr = np.array([c for c, _ in masks])
     buttons = [
         {
@@ -387,20 +391,21 @@ def choice_layer_slider(
             "args": [
                 {"visible": (owner_arr == c).tolist()},
                 {"legend.title.text": f"{color_title} of {c}",
-                 **{f"{axis}.visible": q == chosen for q in range(len(choices))
-                    for axis in _item_axes(q)},
                  **{f"annotations[{note}].visible": q == chosen
                     for q, note in enumerate(notes)}},
             ],
         }
         for chosen, c in enumerate(choices)
     ]
-    steps = _choice_layer_steps(coords, layer_names, masks, notes)
+    steps = _choice_layer_steps(views, layer_names, masks, notes)
+    unit = {"range": [0, 1], "showticklabels": False, "zeroline": False}
     fig.update_layout(
         title={"text": title, "y": 0.98, "yanchor": "top"},
         height=540,
         margin={"l": 10, "r": 10, "t": 100, "b": 10},
         legend={"itemsizing": "constant", "title": {"text": f"{color_title} of {choices[0]}"}},
+        xaxis=unit,
+        yaxis=unit,
         updatemenus=[
             {
                 "name": choice_title,
@@ -418,50 +423,34 @@ def choice_layer_slider(
         meta=SELECT_MENU,
     )
     fig.update_layout(steps[0]["args"][1])
+    fig.layout.annotations[notes[0]].visible = True
     return fig
 
 
-def _item_axes(q: int) -> tuple[str, str]:
-    """The layout names of item ``q``'s axes: ``xaxis``/``yaxis``, then ``xaxis2``/``yaxis2``..."""
-    suffix = "" if q == 0 else str(q + 1)
-    return f"xaxis{suffix}", f"yaxis{suffix}"
+def _unit_view(xy: np.ndarray) -> tuple[np.ndarray, str]:
+    """``xy`` mapped per axis so that its :func:`cloud_ranges` span 0 to 1, and the text of
+    its off-scale note (:func:`off_scale_text`)."""
+    ranges, n_off = cloud_ranges(xy)
+    low, high = np.array(ranges, dtype=np.float64).T
+    return (np.asarray(xy, dtype=np.float64) - low) / (high - low), off_scale_text(n_off)
 
 
-def _add_item_axes(fig: go.Figure, choices: list[str]) -> list[int]:
-    """Each item's axes (the first item's visible, the others overlaying them, hidden) and
-    its off-scale note; the notes' annotation indices."""
-    notes = []
-    for q in range(len(choices)):
-        xaxis, yaxis = _item_axes(q)
-        over = ({} if q == 0 else
-                {xaxis: {"overlaying": "x", "anchor": axis_id(yaxis)},
-                 yaxis: {"overlaying": "y", "anchor": axis_id(xaxis)}})
-        fig.update_layout({xaxis: {"showticklabels": False, "visible": q == 0},
-                           yaxis: {"showticklabels": False, "visible": q == 0}})
-        fig.update_layout(over)
-        notes.append(add_off_scale_note(fig, xaxis, yaxis))
-        fig.layout.annotations[notes[-1]].visible = q == 0
-    return notes
-
-
-def _add_choice_traces(fig: go.Figure, coords: dict[str, Sequence[np.ndarray]],
+def _add_choice_traces(fig: go.Figure, views: dict[str, list[tuple[np.ndarray, str]]],
                        color: dict[str, np.ndarray], hover: dict[str, Sequence[str]] | None,
                        choices: list[str], background: str | None
                        ) -> list[tuple[str, np.ndarray]]:
-    """One first-layer trace per (item, category), on its item's axes; each trace's item and
-    row mask."""
+    """One first-layer trace per (item, category); each trace's item and row mask."""
     masks: list[tuple[str, np.ndarray]] = []
-    for q, c in enumerate(choices):
+    for c in choices:
         cats = np.asarray(color[c]).astype(str)
         text = None if hover is None else np.asarray(hover[c])
         categories = sorted(pd.unique(cats))
         colors = _category_colors([cat for cat in categories if cat != background])
         if background is not None:
             colors[background] = SHADOW.replace("0.25", "0.6")
-        xaxis, yaxis = _item_axes(q)
         for cat in categories:
             m = cats == cat
-            xy = np.asarray(coords[c][0])[m]
+            xy = views[c][0][0][m]
             fig.add_trace(
                 go.Scatter(
                     x=_r(xy[:, 0]),
@@ -472,30 +461,28 @@ def _add_choice_traces(fig: go.Figure, coords: dict[str, Sequence[np.ndarray]],
                     text=None if text is None else text[m],
                     hoverinfo="text+name",
                     visible=c == choices[0],
-                    xaxis=axis_id(xaxis),
-                    yaxis=axis_id(yaxis),
                 )
             )
             masks.append((c, m))
     return masks
 
 
-def _choice_layer_steps(coords: dict[str, Sequence[np.ndarray]], layer_names: Sequence[str],
-                        masks: list[tuple[str, np.ndarray]], notes: list[int]) -> list[dict]:
+def _choice_layer_steps(views: dict[str, list[tuple[np.ndarray, str]]],
+                        layer_names: Sequence[str], masks: list[tuple[str, np.ndarray]],
+                        notes: list[int]) -> list[dict]:
     """Slider steps re-pointing every trace's ``x``/``y`` at one layer and setting every
-    item's axis ranges and note text: the dropdown owns the notes' visibility, so a note with
-    nothing to say stays visible, empty and without its background (which plotly would draw
-    as a speck)."""
+    item's note text: the dropdown owns the notes' visibility, so a note with nothing to say
+    stays visible, empty and without its background (which plotly would draw as a speck)."""
     steps = []
     for li, name in enumerate(layer_names):
-        xs = [_r(np.asarray(coords[c][li])[m][:, 0]).tolist() for c, m in masks]
-        ys = [_r(np.asarray(coords[c][li])[m][:, 1]).tolist() for c, m in masks]
+        xs = [_r(views[c][li][0][m][:, 0]).tolist() for c, m in masks]
+        ys = [_r(views[c][li][0][m][:, 1]).tolist() for c, m in masks]
         layout = {}
-        for q, c in enumerate(coords):
-            view = view_layout(np.asarray(coords[c][li])[:, :2], _item_axes(q), notes[q])
-            shown = view.pop(f"annotations[{notes[q]}].visible")
-            view[f"annotations[{notes[q]}].bgcolor"] = NOTE_BACKGROUND if shown else "rgba(0,0,0,0)"
-            layout.update(view)
+        for q, c in enumerate(views):
+            text = views[c][li][1]
+            layout[f"annotations[{notes[q]}].text"] = text
+            layout[f"annotations[{notes[q]}].bgcolor"] = (NOTE_BACKGROUND if text
+                                                          else "rgba(0,0,0,0)")
         steps.append({"method": "update", "label": str(name),
                       "args": [{"x": xs, "y": ys}, layout]})
     return steps
