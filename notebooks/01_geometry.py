@@ -43,9 +43,6 @@ stores = {spec: store.activations(spec, words_corpus) for spec in models}
 result = geometry.analyse(stores, seed=seed, n_words=n_words, point_budget=point_budget,
                           umap_layers=umap_layers, n_boot=n_boot)
 layers = result.tables["layers"]
-display(Markdown(f"**This run:** {len(words_corpus.sentences):,} MultiNLI sentences, "
-                 f"{len(words_corpus.words):,} words, {n_words:,} of them sampled; models: "
-                 f"{', '.join(f'`{m}`' for m in models)}."))
 
 # %% tags=["remove-input"]
 display(HTML(claims.findings_box(
@@ -55,6 +52,9 @@ display(HTML(claims.findings_box(
     caveat="Two sentence encoders and two small 4-bit decoders with rotary positions stand in for "
     "BERT and GPT-2; a decoder's verdicts are also given with each sentence's first word left out, "
     "and a claim is not a fair test on a model that does not run as the seed's did.")))
+display(Markdown(f"**This run:** {len(words_corpus.sentences):,} MultiNLI sentences, "
+                 f"{len(words_corpus.words):,} words, {n_words:,} of them sampled; models: "
+                 f"{', '.join(f'`{m}`' for m in models)}."))
 
 # %% [markdown]
 # **The question.** What is the global shape of a language model's word vectors, layer by

@@ -55,7 +55,6 @@ result = context_measures.analyse(
 )
 per_layer = result.tables["per_layer"]
 claims = result.claims.assign(first_token=first_token_flags(result.claims))
-display(Markdown(context_measures.run_sentence(per_layer, len(sts.sentences), len(sts.words))))
 
 # %% tags=["remove-input"]
 short = context_measures.corrected_claims(claims)
@@ -66,6 +65,7 @@ display(HTML(findings_box(
     caveat="Sentence encoders and small decoders stand in for BERT, ELMo and GPT-2, on a sample "
     "of the STS sentences; the verdicts here use the <code>corrected</code> estimators (the "
     "authors' are in the full table at the end).")))
+display(Markdown(context_measures.run_sentence(per_layer, len(sts.sentences), len(sts.words))))
 
 # %% [markdown]
 # {cite:t}`ethayarajh2019` (seed 001) asked how much a word's vector depends on its context, with

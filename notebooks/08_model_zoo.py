@@ -40,9 +40,6 @@ stores = {spec: store.activations(spec, words_corpus) for spec in models}
 result = model_zoo.analyse(stores, seed=seed, n_words=n_words, point_budget=point_budget,
                            n_boot=n_boot, w_boot=w_boot)
 layers = result.tables["layers"]
-display(Markdown(f"**This run:** {len(words_corpus.sentences):,} MultiNLI sentences, "
-                 f"{len(words_corpus.words):,} words; models: "
-                 f"{', '.join(f'`{m}`' for m in models)}."))
 
 # %% tags=["remove-input"]
 display(HTML(claims.findings_box(
@@ -51,6 +48,9 @@ display(HTML(claims.findings_box(
     "spaces \u201cvastly different\u201d, as seed 000 concluded?",
     caveat="The zoo is this build's models, not the seed's selection of state-of-the-art models; "
     "a claim is not a fair test on a model that does not run as the seed's did.")))
+display(Markdown(f"**This run:** {len(words_corpus.sentences):,} MultiNLI sentences, "
+                 f"{len(words_corpus.words):,} words; models: "
+                 f"{', '.join(f'`{m}`' for m in models)}."))
 
 # %% [markdown]
 # **The question.** Do language models lay out the same words in the same way? If not, how do
