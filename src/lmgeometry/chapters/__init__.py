@@ -11,8 +11,9 @@ Modules
 * ``calibration`` -- every claim beside the seed's own evidence; applicability checks
 * ``geometry`` (+ ``geometry_layers``, ``geometry_special``) -- chapter 1: clusters, positions
 * ``part_of_speech`` -- chapter 2: POS probes and cluster purity per layer
-* ``context_measures`` (+ ``context_layers``, ``context_claims``, ``context_static``,
-  ``context_sentences``) -- chapter 3: SelfSim, IntraSim, MEV and static embeddings
+* ``context_measures`` (+ ``context_params``, ``context_layers``, ``context_claims``,
+  ``context_static``, ``context_sentences``) -- chapter 3: SelfSim, IntraSim, MEV and static
+  embeddings
 * ``drift`` (+ ``drift_tokens``, ``drift_matrix``, ``drift_words``, ``drift_verdicts``) --
   chapter 4: the embedding matrix W and hidden-state isotropy
 * ``senses`` (+ ``senses_semcor``, ``senses_wic``, ``senses_polysemy``) -- chapter 5: senses
@@ -35,6 +36,7 @@ _EXPORTS: dict[str, str] = {
     "SEED_CLAIMS": "lmgeometry.chapters.calibration",
     "SeedClaim": "lmgeometry.chapters.calibration",
     "annotate": "lmgeometry.chapters.calibration",
+    "ContextParams": "lmgeometry.chapters.context_params",
     "GeometryResult": "lmgeometry.chapters.geometry",
     "PartOfSpeechResult": "lmgeometry.chapters.part_of_speech",
     "SensesResult": "lmgeometry.chapters.senses",

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from lmgeometry.chapters.common import standardised_control
 from lmgeometry.chapters.context_layers import PRESET_NAMES, _columns, _Run, _stopword_flags
+from lmgeometry.chapters.context_params import ContextParams
 from lmgeometry.measures import stats
 from lmgeometry.report import prose
 from lmgeometry.report.claims import Claim
@@ -347,7 +347,7 @@ def _anisotropy_claims(run: _Run, standardised: bool = False) -> list[Claim]:
     ]
 
 
-def _preset_claims(run: _Run, preset: str, series: dict, p: dict[str, Any]) -> list[Claim]:
+def _preset_claims(run: _Run, preset: str, series: dict, p: ContextParams) -> list[Claim]:
     """SelfSim, stopword, IntraSim and MEV claims of one run under one preset."""
     self_m, self_r = series["selfsim_adj"]
     intra_m, intra_r = series["intrasim_adj"]
@@ -358,8 +358,8 @@ def _preset_claims(run: _Run, preset: str, series: dict, p: dict[str, Any]) -> l
     per_word = _columns([t.words for t in run.ctx[preset]], "word", "selfsim_adj")[:, 1:]
     mean_word = _row_means(per_word)
     is_stop = words.map(stop).fillna(False).to_numpy(dtype=bool)
-    d = stats.standardised_difference(mean_word, is_stop, n_boot=p["n_boot"],
-                                      rng=[p["seed"], 5])
+    d = stats.standardised_difference(mean_word, is_stop, n_boot=p.n_boot,
+                                      rng=[p.seed, 5])
     matched = _frequency_matched(run, preset, mean_word, is_stop, p)
     near = int((np.abs(intra_m[1:]) < CLAIMS["intrasim_near_zero"].threshold).sum())
     i_lo, v_lo = _layer_of(intra_m, "min")
@@ -394,7 +394,7 @@ FREQUENCY_CALIPER = 0.25
 
 
 def _frequency_matched(run: _Run, preset: str, mean_word: np.ndarray, is_stop: np.ndarray,
-                       p: dict[str, Any]) -> Claim:
+                       p: ContextParams) -> Claim:
     """The stopword claim on stopwords and other words of the same frequency.
 
     Stopwords are the most frequent words, and a word seen in more contexts can be less
@@ -409,7 +409,7 @@ def _frequency_matched(run: _Run, preset: str, mean_word: np.ndarray, is_stop: n
     rows = np.concatenate([a, b])
     pairs = np.concatenate([np.arange(len(a)), np.arange(len(a))])
     d = stats.standardised_difference(mean_word[rows], is_stop[rows], pairs,
-                                      n_boot=p["n_boot"], rng=[p["seed"], 8])
+                                      n_boot=p.n_boot, rng=[p.seed, 8])
     control = ("frequency-matched" if run.control == "none"
                else f"{run.control}, frequency-matched")
     evidence = (f"{len(a)} of {int(is_stop.sum())} stopwords paired with another word of about "
@@ -421,7 +421,7 @@ def _frequency_matched(run: _Run, preset: str, mean_word: np.ndarray, is_stop: n
     return _claim("stopwords", (run.model, control), preset, d, evidence)
 
 
-def _token_claims(run: _Run, nn: tuple[np.ndarray, np.ndarray], p: dict[str, Any]) -> list[Claim]:
+def _token_claims(run: _Run, nn: tuple[np.ndarray, np.ndarray], p: ContextParams) -> list[Claim]:
     """Seed 000's claims: neighbour same-word share over depth, content vs function words."""
     upos = run.words["upos"].astype(str)
     content, function = upos.isin(CONTENT_UPOS).to_numpy(), upos.isin(FUNCTION_UPOS).to_numpy()
@@ -439,7 +439,7 @@ def _token_claims(run: _Run, nn: tuple[np.ndarray, np.ndarray], p: dict[str, Any
         layers = lower if key == "token_intra_function" and run.decoder else range(1, last + 1)
         per_token = _row_means(np.column_stack([values[i] for i in layers]))
         d = stats.standardised_difference(per_token[both], group[both], sent[both],
-                                          n_boot=p["n_boot"], rng=[p["seed"], 6])
+                                          n_boot=p.n_boot, rng=[p.seed, 6])
         a, b = np.nanmean(per_token[content]), np.nanmean(per_token[function])
         out.append(_claim(key, run, None, d,
                           f"mean over layers {min(layers)}-{max(layers)}: content words {a:.3f} "
@@ -460,7 +460,7 @@ def _absolute(value: tuple[float, float, float]) -> tuple[float, float, float]:
     return abs(v), min(abs(lo), abs(hi)), max(abs(lo), abs(hi))
 
 
-def _position_claims(run: _Run, p: dict[str, Any]) -> list[Claim]:
+def _position_claims(run: _Run, p: ContextParams) -> list[Claim]:
     """Seed 000's position claims: token intra-sentence similarity against position in the
     seed's upper layers (:data:`POSITION_DEPTH`; falls, or shows no pattern), and, under the
     seed's protocol only (the control drops the first words), the first word's token
@@ -471,9 +471,9 @@ def _position_claims(run: _Run, p: dict[str, Any]) -> list[Claim]:
     layers = [i for i in range(1, run.n_layers)
               if low - 1e-9 <= run.depth[i] <= high + 1e-9] or [run.n_layers - 1]
     intra = _row_means(np.column_stack([run.token_intra[i] for i in layers]))
-    keep = (pos >= 1) & (pos <= p["max_position"]) & np.isfinite(intra)
-    rho = stats.cluster_spearman(pos[keep], intra[keep], sent[keep], p["n_boot"],
-                                 [p["seed"], 10])
+    keep = (pos >= 1) & (pos <= p.max_position) & np.isfinite(intra)
+    rho = stats.cluster_spearman(pos[keep], intra[keep], sent[keep], p.n_boot,
+                                 [p.seed, 10])
     ends = (int(pos[keep].min()), int(pos[keep].max())) if keep.any() else (1, 1)
     means = [np.mean(intra[keep & (pos == q)]) if keep.any() else math.nan for q in ends]
     evidence = (f"{prose.layers_phrase(layers)}, {int(keep.sum())} tokens at positions "
@@ -484,8 +484,8 @@ def _position_claims(run: _Run, p: dict[str, Any]) -> list[Claim]:
     if run.control == "none":
         self_ = _row_means(np.column_stack(run.token_self_cased[1:]))
         first = pos == 0
-        d = stats.standardised_difference(self_, first, sent, n_boot=p["n_boot"],
-                                          rng=[p["seed"], 11])
+        d = stats.standardised_difference(self_, first, sent, n_boot=p.n_boot,
+                                          rng=[p.seed, 11])
         n = [int(np.isfinite(self_[g]).sum()) for g in (first, ~first)]
         out.append(_claim("self_first_word", run, None, d,
                           f"mean over layers 1-{run.n_layers - 1}: first words "

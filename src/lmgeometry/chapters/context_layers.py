@@ -13,7 +13,6 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -21,6 +20,7 @@ from tqdm.auto import tqdm
 
 from lmgeometry.activations.store import Store
 from lmgeometry.chapters.common import CONTROLS, control_rows, controls_for
+from lmgeometry.chapters.context_params import ContextParams
 from lmgeometry.measures import contextual, stats
 from lmgeometry.measures.baselines import baseline_and_replicates, cross_sentence_replicates
 from lmgeometry.measures.contextual import ContextTables
@@ -83,13 +83,13 @@ def _sink_ratio(ur: UnitRows, words: pd.DataFrame) -> float:
     return float(np.median(ur.norms[first]) / np.median(ur.norms[~first]))
 
 
-def _add_layer(run: _Run, u: UnitRows, nn: pd.DataFrame, p: dict[str, Any]) -> None:
+def _add_layer(run: _Run, u: UnitRows, nn: pd.DataFrame, p: ContextParams) -> None:
     """Every measure of one layer of one run, from its unit rows."""
     w = run.words
     for preset in PRESET_NAMES:
         run.ctx.setdefault(preset, []).append(contextual.context_tables(
-            u, w, preset, p["seed"], min_contexts=p["min_contexts"],
-            n_intra_sentences=p["n_intra_sentences"]))
+            u, w, preset, p.seed, min_contexts=p.min_contexts,
+            n_intra_sentences=p.n_intra_sentences))
     run.base_reps.append(cross_sentence_replicates(u, w["sentence_id"], run.draws))
     tokens = token_measures(u, w)
     run.token_intra.append(tokens["token_intra"].to_numpy())
@@ -100,7 +100,7 @@ def _add_layer(run: _Run, u: UnitRows, nn: pd.DataFrame, p: dict[str, Any]) -> N
     run.sink_ratio.append(_sink_ratio(u, w))
 
 
-def _scan(store: Store, p: dict[str, Any]) -> list[_Run]:
+def _scan(store: Store, p: ContextParams) -> list[_Run]:
     """Read each layer of ``store`` once; compute every measure under every control."""
     controls = controls_for(store)
     rows = {c: control_rows(store, c) for c in controls}
@@ -108,17 +108,17 @@ def _scan(store: Store, p: dict[str, Any]) -> list[_Run]:
     for c in controls:
         w = store.words.iloc[rows[c]].reset_index(drop=True)
         runs.append(_Run(store.label, c, [store.depth(i) for i in range(store.n_layers)], w,
-                         _sentence_draws(w["sentence_id"].to_numpy(), p["n_boot"], p["seed"]),
+                         _sentence_draws(w["sentence_id"].to_numpy(), p.n_boot, p.seed),
                          decoder=controls == CONTROLS))
     n = store.n_words
-    gen = np.random.default_rng([p["seed"], 1])
-    queries = np.sort(gen.choice(n, size=min(p["neighbour_queries"], n), replace=False))
+    gen = np.random.default_rng([p.seed, 1])
+    queries = np.sort(gen.choice(n, size=min(p.neighbour_queries, n), replace=False))
     subsets = {c: np.isin(np.arange(n), rows[c]) for c in controls}
     for i in tqdm(range(store.n_layers), desc=f"context measures {store.label}", unit="layer",
                   mininterval=1.0):
         X = store.layer(i)
         ur = UnitRows.of(X)
-        nn = neighbour_measures(ur, store.words, p["k"], queries=queries,
+        nn = neighbour_measures(ur, store.words, p.k, queries=queries,
                                            subsets=subsets)
         for run in runs:
             u = ur if run.control == "none" else ur.take(rows[run.control])
@@ -127,15 +127,15 @@ def _scan(store: Store, p: dict[str, Any]) -> list[_Run]:
     return runs
 
 
-def _add_standardised(run: _Run, X: np.ndarray, p: dict[str, Any]) -> None:
+def _add_standardised(run: _Run, X: np.ndarray, p: ContextParams) -> None:
     """One layer on standardised dimensions (moments over the run's rows): the exact baseline
     with its replicates, and the context tables under :data:`STANDARDISED_PRESET`."""
     units = UnitRows.of(X, standardise=True)
     run.std_base.append(baseline_and_replicates(units, run.words["sentence_id"], run.draws,
                                                 standardise=True))
     run.std_ctx.append(contextual.context_tables(
-        units, run.words, STANDARDISED_PRESET, p["seed"], min_contexts=p["min_contexts"],
-        n_intra_sentences=p["n_intra_sentences"], standardise=True))
+        units, run.words, STANDARDISED_PRESET, p.seed, min_contexts=p.min_contexts,
+        n_intra_sentences=p.n_intra_sentences, standardise=True))
 
 
 def _columns(tables: Sequence[pd.DataFrame], key: str, value: str) -> np.ndarray:
@@ -169,7 +169,7 @@ def _band(reps: np.ndarray, level: float = 0.95) -> tuple[np.ndarray, np.ndarray
     return lo, hi
 
 
-def _preset_series(run: _Run, preset: str, p: dict[str, Any]
+def _preset_series(run: _Run, preset: str, p: ContextParams
                    ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """Per-layer means and joint replicates of one preset's measures, raw and adjusted."""
     t = run.ctx[preset]
@@ -178,8 +178,8 @@ def _preset_series(run: _Run, preset: str, p: dict[str, Any]
     for name, tables, key in (("selfsim", wt, "word"), ("mev", wt, "word"),
                               ("intrasim", st, "sentence")):
         for suffix in ("", "_adj"):
-            out[name + suffix] = _joint(_columns(tables, key, name + suffix), p["n_boot"],
-                                        p["seed"])
+            out[name + suffix] = _joint(_columns(tables, key, name + suffix), p.n_boot,
+                                        p.seed)
     return out
 
 
@@ -266,7 +266,7 @@ def _token_tables(run: _Run, max_position: int, min_count: int
             _tidy(pd.concat(by_upos, ignore_index=True).assign(**head), run))
 
 
-def _query_series(run: _Run, column: str, p: dict[str, Any]
+def _query_series(run: _Run, column: str, p: ContextParams
                   ) -> tuple[tuple[np.ndarray, np.ndarray], int]:
     """Per-layer mean of a per-query neighbour column and its joint replicates, bootstrapped
     over sentences (the queries of one sentence are one cluster; the same draws for every
@@ -275,10 +275,10 @@ def _query_series(run: _Run, column: str, p: dict[str, Any]
     weights = np.bincount(codes).astype(np.float64)
     V = np.column_stack([np.bincount(codes, weights=n[column].fillna(0).to_numpy())
                          for n in run.neighbours]) / weights[:, None]
-    return _joint(V, p["n_boot"], p["seed"] + 7, weights), len(uniq)
+    return _joint(V, p.n_boot, p.seed + 7, weights), len(uniq)
 
 
-def _neighbour_series(run: _Run, p: dict[str, Any]
+def _neighbour_series(run: _Run, p: ContextParams
                       ) -> tuple[pd.DataFrame, tuple[np.ndarray, np.ndarray],
                                  tuple[np.ndarray, np.ndarray]]:
     """Per-layer same-word share of the 10 nearest neighbours and their mean cosine, each

@@ -34,7 +34,6 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -77,6 +76,7 @@ from lmgeometry.chapters.context_layers import (
     _token_tables,
     _word_tables,
 )
+from lmgeometry.chapters.context_params import ContextParams, budget_size
 from lmgeometry.chapters.context_sentences import (
     SINK_RATIO,
     TOPICS,
@@ -94,7 +94,6 @@ from lmgeometry.chapters.context_static import (
     MEAN,
     STATIC_STREAMS,
     _static_part,
-    budget_size,
     static_curves,
     table1_beside,
 )
@@ -132,6 +131,7 @@ __all__ = [
     "standardised_table",
     "static_curves",
     "ClaimSpec",
+    "ContextParams",
     "analyse",
     "authors_table",
     "baseline_range",
@@ -185,7 +185,7 @@ def _with_standardised(frame: pd.DataFrame, run: _Run, series: dict) -> pd.DataF
     return frame
 
 
-def _standardised_part(run: _Run, p: dict[str, Any]) -> tuple[dict, list[Claim]]:
+def _standardised_part(run: _Run, p: ContextParams) -> tuple[dict, list[Claim]]:
     """Adjusted SelfSim and IntraSim on standardised dimensions: the per-layer series (joint
     bootstrap, as the raw ones) and the claims of :data:`STANDARDISED_CLAIMS` under the control
     ``standardised_control(run.control)``, with the primary rows' statistics."""
@@ -197,7 +197,7 @@ def _standardised_part(run: _Run, p: dict[str, Any]) -> tuple[dict, list[Claim]]
                     if c.claim in wanted and c.control == std.control]
 
 
-def _run_results(run: _Run, p: dict[str, Any]
+def _run_results(run: _Run, p: ContextParams
                  ) -> tuple[dict[str, list[pd.DataFrame]], list[Claim]]:
     """Every table and claim of one model under one control, from its layer pass."""
     frames: dict[str, list[pd.DataFrame]] = {}
@@ -212,11 +212,11 @@ def _run_results(run: _Run, p: dict[str, Any]
         series = _preset_series(run, preset, p)
         put("per_layer", _with_standardised(_per_layer_frame(run, preset, series, base), run,
                                             std_series))
-        lowest, stopwords = _word_tables(run, preset, p["n_lowest"])
+        lowest, stopwords = _word_tables(run, preset, p.n_lowest)
         put("lowest_self_similarity", lowest)
         put("stopwords", stopwords)
         claims += _preset_claims(run, preset, series, p)
-    by_position, by_upos = _token_tables(run, p["max_position"], p["min_count"])
+    by_position, by_upos = _token_tables(run, p.max_position, p.min_count)
     put("tokens_by_position", by_position)
     put("tokens_by_upos", by_upos)
     neighbours, nn, nn_cosine = _neighbour_series(run, p)
@@ -277,7 +277,7 @@ def analyse(
         Layers also scored with the ``web`` protocol (the paper's: 1, 2, L-1, L).
     static_budget : int, optional
         The budget curve's contexts per word: ``k = 1, ..., static_budget`` (default
-        ``min_contexts``; :func:`lmgeometry.chapters.context_static.budget_size`).
+        ``min_contexts``; :func:`lmgeometry.chapters.context_params.budget_size`).
     glove : bool
         Compare with GloVe 6B-50d (:func:`lmgeometry.io.vectors.glove_vectors`) when its package
         is installed; the comparison is left out (and said so) when it is not.
@@ -301,11 +301,10 @@ def analyse(
         the attention-sink findings, the verdicts the first token drives, the standardised
         dimensions, the static vectors), ``sentences`` all of them in that order.
     """
-    p = {"seed": seed, "n_boot": n_boot, "min_contexts": min_contexts,
-         "n_intra_sentences": n_intra_sentences, "neighbour_queries": neighbour_queries,
-         "k": k, "n_lowest": n_lowest, "max_position": max_position, "min_count": min_count,
-         "static_web_layers": static_web_layers,
-         "static_budget": budget_size(static_budget, min_contexts)}
+    p = ContextParams(seed=seed, n_boot=n_boot, min_contexts=min_contexts,
+                      n_intra_sentences=n_intra_sentences, neighbour_queries=neighbour_queries,
+                      k=k, n_lowest=n_lowest, max_position=max_position, min_count=min_count,
+                      static_web_layers=static_web_layers, static_budget=static_budget)
     author_layers = authors_table()[0] if authors else pd.DataFrame()
     frames: dict[str, list[pd.DataFrame]] = {}
     claims: list[Claim] = []

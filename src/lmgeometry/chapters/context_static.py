@@ -26,6 +26,7 @@ from lmgeometry.chapters.context_claims import (
     _interval,
 )
 from lmgeometry.chapters.context_layers import _band
+from lmgeometry.chapters.context_params import ContextParams
 from lmgeometry.errors import DataUnavailable
 from lmgeometry.io import vectors
 from lmgeometry.measures import reference_tables, stats, wordbench
@@ -41,7 +42,6 @@ __all__ = [
     "INPUT",
     "MEAN",
     "STATIC_STREAMS",
-    "budget_size",
     "static_curves",
     "table1_beside",
 ]
@@ -60,13 +60,12 @@ STATIC_STREAMS: dict[str, int] = {"items": 9, "budget": 12}
 
 
 def _web_layers(n_layers: int, choice: str | Sequence[int]) -> list[int]:
-    """The layers scored with the ``web`` protocol: the paper's 1, 2, L-1, L, or a list."""
+    """The layers scored with the ``web`` protocol: the paper's 1, 2, L-1, L (``"paper"``,
+    the one string :class:`ContextParams` lets through), or the given ones."""
     last = n_layers - 1
     if isinstance(choice, str):
-        if choice != "paper":
-            raise ValueError(f"static_web_layers must be 'paper' or a list, not {choice!r}")
         return sorted({x for x in (1, 2, last - 1, last) if 0 <= x <= last})
-    return sorted({int(x) for x in choice})
+    return sorted(set(choice))
 
 
 def _score(vectors: dict, frames: Mapping[str, pd.DataFrame], protocol: str, seed: int,
@@ -103,7 +102,7 @@ def _target_rows(store: Store, control: str) -> tuple[np.ndarray, pd.DataFrame]:
     return rows, w.iloc[rows].reset_index(drop=True)
 
 
-def _scan_static(store: Store, frames: Mapping[str, pd.DataFrame], p: dict[str, Any],
+def _scan_static(store: Store, frames: Mapping[str, pd.DataFrame], p: ContextParams,
                  glove: Mapping[str, np.ndarray] | None) -> tuple[pd.DataFrame, dict[str, dict]]:
     """Read each layer once: PC1 static vectors (and layer-0 mean vectors), scored.
 
@@ -116,7 +115,7 @@ def _scan_static(store: Store, frames: Mapping[str, pd.DataFrame], p: dict[str, 
     """
     controls = controls_for(store)
     picked = {c: _target_rows(store, c) for c in controls}
-    web = _web_layers(store.n_layers, p["static_web_layers"])
+    web = _web_layers(store.n_layers, p.static_web_layers)
     sim = {b: frames[b] for b in DISJOINT_SIMILARITY if b in frames}
     scores, items = [], {c: {} for c in controls}
     union = np.unique(np.concatenate([r for r, _ in picked.values()]))
@@ -126,23 +125,23 @@ def _scan_static(store: Store, frames: Mapping[str, pd.DataFrame], p: dict[str, 
         X = store.layer(i, rows=union)
         for c, (_, words) in picked.items():
             u = UnitRows.of(X[local[c]])
-            found = {"PC1": static_embeddings(u, words, p["min_contexts"])}
+            found = {"PC1": static_embeddings(u, words, p.min_contexts)}
             if i == 0:
-                found[INPUT] = mean_embeddings(u, words, p["min_contexts"])
+                found[INPUT] = mean_embeddings(u, words, p.min_contexts)
                 if glove is not None:
                     found[GLOVE] = {w: glove[w] for w in found["PC1"] if w in glove}
             if i > 0:
-                means = mean_embeddings(u, words, p["min_contexts"])
+                means = mean_embeddings(u, words, p.min_contexts)
                 items[c][MEAN, i] = {b: similarity_scores(means, f)
                                      for b, f in sim.items()}
             for name, vec in found.items():
                 if c == "none":
-                    scores.append(_score(vec, frames, "strict", p["seed"], layer=i, control=c,
+                    scores.append(_score(vec, frames, "strict", p.seed, layer=i, control=c,
                                          embedding=name))
                 items[c][name, i] = {b: similarity_scores(vec, f)
                                      for b, f in sim.items()}
             if c == "none" and i in web:
-                scores.append(_score(found["PC1"], frames, "web", p["seed"], layer=i,
+                scores.append(_score(found["PC1"], frames, "web", p.seed, layer=i,
                                      control=c, embedding="PC1"))
     frame = pd.concat(scores, ignore_index=True).assign(
         model=store.label, depth=lambda f: f["layer"].map(store.depth))
@@ -150,7 +149,7 @@ def _scan_static(store: Store, frames: Mapping[str, pd.DataFrame], p: dict[str, 
     return frame[first + [c for c in frame.columns if c not in first]], items
 
 
-def _static_correlations(items: dict, frames: Mapping[str, pd.DataFrame], p: dict[str, Any]
+def _static_correlations(items: dict, frames: Mapping[str, pd.DataFrame], p: ContextParams
                          ) -> tuple[list[tuple[str, int]], dict[str, np.ndarray], dict]:
     """Spearman rho of every embedding with the human ratings, on the items every embedding
     covers, per similarity benchmark with at least :data:`MIN_COVERED_ITEMS` such items, with
@@ -173,12 +172,12 @@ def _static_correlations(items: dict, frames: Mapping[str, pd.DataFrame], p: dic
 
 
 def _item_correlations(frame: pd.DataFrame, S: np.ndarray, ok: np.ndarray, j: int,
-                       p: dict[str, Any]) -> np.ndarray:
+                       p: ContextParams) -> np.ndarray:
     """Spearman rho of each column of ``S`` (per-item scores) with the ratings of ``frame``
     on the items ``ok``, with replicates on the resamples of the ``j``-th benchmark's items
     (the ``"items"`` stream of :data:`STATIC_STREAMS`)."""
     return paired_correlations(frame["score"].to_numpy(dtype=np.float64)[ok], S[ok].T,
-                               p["n_boot"], [p["seed"], STATIC_STREAMS["items"], j],
+                               p.n_boot, [p.seed, STATIC_STREAMS["items"], j],
                                method="spearman")
 
 
@@ -190,19 +189,8 @@ def _best_pc1(order: list, rhos: dict[str, np.ndarray]) -> tuple[np.ndarray, lis
     return R, pc1, pc1[int(np.nanargmax(R[0, pc1]))]
 
 
-def budget_size(static_budget: int | None, min_contexts: int) -> int:
-    """The budget curve's largest number of contexts per word: ``static_budget``, or
-    ``min_contexts`` (which every word with a PC1 vector has) when None. A larger budget
-    leaves out of every point the items whose words have fewer contexts."""
-    size = min_contexts if static_budget is None else static_budget
-    if int(size) != size or size < 2:
-        raise ValueError(f"static_budget={size}: PC1 needs at least 2 contexts per word; pass "
-                         "a whole number of 2 or more (the notebook passes static_k)")
-    return int(size)
-
-
 def _static_budget(store: Store, bench: Mapping[str, pd.DataFrame], items: dict, order: list,
-                   rhos: dict[str, np.ndarray], p: dict[str, Any]) -> pd.DataFrame:
+                   rhos: dict[str, np.ndarray], p: ContextParams) -> pd.DataFrame:
     """The budget curve of one model (seed's protocol): in the best PC1 layer (read again, one
     layer), PC1 and mean vectors from ``k = 1, ..., static_budget`` contexts per word
     (:func:`budget_embeddings`; PC1 from 2), each word's contexts in one order drawn from the
@@ -212,8 +200,8 @@ def _static_budget(store: Store, bench: Mapping[str, pd.DataFrame], items: dict,
     layer = order[_best_pc1(order, rhos)[2]][1]
     rows, words = _target_rows(store, "none")
     found = budget_embeddings(store.layer(layer, rows=rows), words,
-                              range(1, p["static_budget"] + 1),
-                              [p["seed"], STATIC_STREAMS["budget"]])
+                              range(1, p.static_budget + 1),
+                              [p.seed, STATIC_STREAMS["budget"]])
     columns = [(k, name) for k, vecs in found.items() for name in ("PC1", "mean")
                if name in vecs]
     names = list(items[order[0]])
@@ -311,7 +299,7 @@ def _static_claims(model: str, control: str, order: list, rhos: dict, counts: di
 
 
 def _static_part(static_stores: Mapping[str, Store], bench: Mapping[str, pd.DataFrame],
-                 glove: bool, p: dict[str, Any],
+                 glove: bool, p: ContextParams,
                  frames: dict[str, list[pd.DataFrame]]) -> list[Claim]:
     """Seed 001's Table 1 part: per static store and control, the scores, the same-item
     comparisons (added to ``frames``) and the static claims."""
