@@ -108,6 +108,21 @@ def test_annotate_sets_not_reproducible_and_other_scale_rows_apart() -> None:
     assert other["role"] == "estimator" and other["applies_reason"] == cal.OTHER_SCALE
 
 
+
+def test_a_per_task_expectation_follows_the_task_field() -> None:
+    """Seed 003's "top 3 dimensions" holds on SST-2, not on QNLI: the row's ``task`` field
+    picks the expectation; a task named only in the statistic's text picks nothing."""
+    claim = "zeroing all but the top 3 variance dimensions keeps the fine-tuned head's accuracy"
+
+    def expected(**kw: object) -> str:
+        row = _frame(claim, "rotary-bos", seed="003", **kw)
+        return cal.annotate(row, FACTS).iloc[0]["expected"]
+
+    assert expected(task="SST-2") == "holds"
+    assert expected(task="QNLI") == "does not hold"
+    assert expected(statistic="accuracy (QNLI, fine-tuned)") == ""  # the claim's default
+
+
 def test_annotate_refuses_a_seed_claim_without_evidence() -> None:
     with pytest.raises(KeyError, match="no entry in calibration.SEED_CLAIMS"):
         cal.annotate(_frame("a claim nobody registered", "masked"), FACTS)

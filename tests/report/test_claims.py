@@ -38,8 +38,8 @@ def test_verdict_refuses_bad_input():
         verdict(1.0, 0.0, 0.5, "above")
 
 
-def _claim(model="m", value=0.3, lo=0.2, hi=0.4, **kw):
-    return Claim(seed="001", claim="anisotropy rises", model=model, statistic="rho",
+def _claim(model="m", value=0.3, lo=0.2, hi=0.4, statistic="rho", **kw):
+    return Claim(seed="001", claim="anisotropy rises", model=model, statistic=statistic,
                  value=value, ci_low=lo, ci_high=hi, threshold=0.1, direction="above",
                  rule="a moderate correlation", **kw)
 
@@ -84,6 +84,32 @@ def test_a_claims_preset_is_a_field_and_sets_its_role(tmp_path):
     found = collect_claims(tmp_path)
     assert len(found) == 3 and found["preset"].tolist() == ["", "", ""]
     assert found["role"].tolist() == ["estimator", "primary", "primary"]  # as stored
+
+
+
+def test_the_scorecard_counts_a_claim_per_task_by_the_field_not_the_text(tmp_path):
+    from lmgeometry.report.claims import collect_claims, primary_table
+    from lmgeometry.report.results import save_results
+
+    kinds = {"d1": "decoder"}
+    # the statistic's text names no task ("rho"); the field alone makes two rows of one claim
+    frame = claims_frame([_claim("d1", task="SST-2"),
+                          _claim("d1", lo=-0.4, value=-0.3, hi=-0.2, task="QNLI"),
+                          _claim("d1", task="QNLI")])
+    assert frame["task"].tolist() == ["SST-2", "QNLI", "QNLI"]
+    assert list(frame.columns).index("task") == list(frame.columns).index("preset") + 1
+    frame["expected"] = "holds"
+    table = primary_table(frame, kinds).set_index("task")
+    assert table.loc["SST-2", "outcome"] == "reproduced"
+    assert table.loc["QNLI", "outcome"] == "inconclusive"  # one holds, one does not
+    assert table.loc["QNLI", "d1"] == ("does not hold: -0.30 [-0.40, -0.20]; "
+                                       "holds: 0.30 [0.20, 0.40]")  # both rows, one cell
+    # a statistic that names a task in its text is not counted under it without the field
+    named = claims_frame([_claim("d1", statistic="share (SST-2, fine-tuned)")])
+    assert primary_table(named.assign(expected="holds"), kinds)["task"].tolist() == [""]
+    # a results file written before the field existed is read with no task
+    save_results(tmp_path / "07_x.results.json", {"claims": frame.drop(columns="task")})
+    assert collect_claims(tmp_path)["task"].tolist() == ["", "", ""]
 
 
 def test_bootstrap_means_resample_items_jointly():

@@ -126,13 +126,11 @@ class SeedClaim:
     level: bool = False
     expected_by_task: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
 
-    def expectation(self, kind: str, statistic: str) -> str:
-        """What the seed reports for a model of ``kind`` on the row's task, if the row names
-        one (``"(SST-2, fine-tuned)"``) and the seed's expectation differs by task."""
-        for task, by_kind in self.expected_by_task.items():
-            if f"({task}" in statistic:
-                return by_kind.get(kind, "")
-        return self.expected.get(kind, "")
+    def expectation(self, kind: str, task: str = "") -> str:
+        """What the seed reports for a model of ``kind`` on the row's task (its ``task``
+        field, ``"SST-2"``), where the seed's expectation differs by task."""
+        by_kind = self.expected_by_task.get(task) if task else None
+        return (self.expected if by_kind is None else by_kind).get(kind, "")
 
 
 #: Why an ``estimator`` row of a :attr:`SeedClaim.level` claim is not judged.
@@ -700,7 +698,7 @@ def annotate(claims: pd.DataFrame, facts: Mapping[str, Mapping[str, Any]],
             out.at[i, "calibration"] = []
             continue
         f = facts.get(str(row["model"]), {})
-        out.at[i, "expected"] = spec.expectation(_facts_kind(f), str(row["statistic"]))
+        out.at[i, "expected"] = spec.expectation(_facts_kind(f), str(row["task"]))
         out.at[i, "calibration"] = [calibration_entry(e, float(row["threshold"]),
                                                       row["direction"]) for e in spec.evidence()]
         out.at[i, "reproducible"] = not spec.reproducible

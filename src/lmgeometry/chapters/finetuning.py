@@ -407,7 +407,8 @@ def _claim(key: str, run: Run, claim: str, statistic: str, interval: Sequence[fl
     return Claim(seed="003", claim=claim, model=run.model,
                  statistic=f"{statistic} ({run.task}, fine-tuned)", value=value, ci_low=low,
                  ci_high=high, threshold=threshold, direction=direction,  # type: ignore[arg-type]
-                 rule=rule, published=PUBLISHED[key], figure=figure, evidence=evidence)
+                 rule=rule, published=PUBLISHED[key], figure=figure, evidence=evidence,
+                 task=run.task)
 
 
 def _cka_claims(run: Run, s: Mapping[str, Any]) -> list[Claim]:
@@ -536,7 +537,7 @@ def adequacy_gate(claims: pd.DataFrame, runs: pd.DataFrame, overlap: pd.DataFram
             for r in runs.itertuples() if r.accuracy_lo <= r.majority}
     for i, row in out.iterrows():
         reasons = [why for (model, task), why in weak.items() if model == row["model"]
-                   and (str(row["statistic"]).endswith(f"({task}, fine-tuned)")
+                   and (row["task"] == task
                         or row["claim"].startswith("the same rogue dimensions"))]
         if row["claim"].startswith("the same rogue dimensions"):
             same = overlap[(overlap["model"] == row["model"])
@@ -647,9 +648,9 @@ def _sentences(runs: pd.DataFrame, claims: pd.DataFrame, kinds: Mapping[str, str
         for r in part.itertuples()) + "." + _near_chance(part)
         for task, part in runs.groupby("task", sort=False)]
     for task in pd.unique(runs["task"]):
-        part = claims[claims["statistic"].str.endswith(f"({task}, fine-tuned)")]
+        part = claims[claims["task"] == task]
         out += [f"{task}: {s}" for s in claim_sentences(part, kinds)]
-    rest = claims[~claims["statistic"].str.endswith(", fine-tuned)")]
+    rest = claims[claims["task"] == ""]
     return out + claim_sentences(rest, kinds) + [_overlap_sentence(r) for r in
                                                  overlap.itertuples()]
 

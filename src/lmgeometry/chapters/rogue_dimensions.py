@@ -312,7 +312,7 @@ def _claim(key: str, task: str, model: str, claim: str, statistic: str,
     return Claim(seed="003", claim=claim, model=model, statistic=f"{statistic} ({task})",
                  value=value, ci_low=low, ci_high=high, threshold=threshold,
                  direction=direction, rule=rule,  # type: ignore[arg-type]
-                 published=PUBLISHED[key], figure=figure, evidence=evidence)
+                 published=PUBLISHED[key], figure=figure, evidence=evidence, task=task)
 
 
 def task_claims(task: str, model: str, summary: Mapping[str, Any]) -> list[Claim]:

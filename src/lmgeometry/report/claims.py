@@ -76,8 +76,8 @@ CALIBRATION_COLUMNS: tuple[str, ...] = (
 
 #: Columns of a claims table, in order.
 CLAIM_COLUMNS: tuple[str, ...] = (
-    "seed", "claim", "model", "control", "statistic", "preset", "value", "ci_low", "ci_high",
-    "threshold", "direction", "rule", "published", "verdict", "figure", "evidence",
+    "seed", "claim", "model", "control", "statistic", "preset", "task", "value", "ci_low",
+    "ci_high", "threshold", "direction", "rule", "published", "verdict", "figure", "evidence",
     *CALIBRATION_COLUMNS,
 )
 
@@ -86,8 +86,8 @@ _OTHER_PRESET = "corrected"
 
 #: Columns a results file written before they existed may lack, with the value its rows
 #: are read with (:func:`collect_claims`): ``preset`` (its rows' ``role``, which the scorecard
-#: counts by, was stored with them).
-_LATER_COLUMNS: dict[str, object] = {"preset": ""}
+#: counts by, was stored with them) and ``task``.
+_LATER_COLUMNS: dict[str, object] = {"preset": "", "task": ""}
 
 
 @dataclass(frozen=True)
@@ -200,6 +200,11 @@ class Claim:
         several (chapter 3: ``"ethayarajh2019"``, the seed's, or ``"corrected"``); ``""`` for
         a statistic with one estimator. The statistic's text names it for the reader; code
         reads this field (:func:`role_of`), never the text.
+    task : str
+        The task a statistic is measured on, where a chapter tests a claim per task (seed
+        003's: ``"SST-2"`` or ``"QNLI"``); ``""`` otherwise. The scorecard counts a claim per
+        task (:func:`primary_table`) by this field; the statistic's text names the task for
+        the reader.
     """
 
     seed: str
@@ -217,6 +222,7 @@ class Claim:
     figure: str = ""
     evidence: str = ""
     preset: str = ""
+    task: str = ""
     verdict: str = field(init=False)
 
     def __post_init__(self) -> None:
@@ -347,7 +353,9 @@ def collect_claims(folder: str | Path, exclude: Sequence[str] = (),
     chapters that run before it (chapters run in number order): a chapter that runs later
     (the About page, which reads the scorecard's records) is not read, so no two chapters
     are each other's inputs and a warm rebuild settles. A file written before a column was
-    added (``preset``) is read with that column's default.
+    added (``preset``, ``task``) is read with that column's default (``""``); a per-task
+    chapter's file (seed 003's) written before ``task`` would count its tasks as one: run the
+    chapter again.
     """
     frames = []
     for path in list_results(folder, before):
@@ -399,9 +407,6 @@ OUTCOMES: tuple[str, ...] = ("reproduced", "contradicted", "inconclusive", "not 
                              "seed silent")
 
 _OPPOSITE = {"holds": "does not hold", "does not hold": "holds"}
-
-#: The task a statistic names (seed 003's claims are tested per task: "... (SST-2, fine-tuned)").
-_TASK = r"\((SST-2|QNLI)[,)]"
 
 
 def _calibration_text(entries: Sequence[Mapping[str, object]] | None) -> tuple[str, bool]:
@@ -466,9 +471,7 @@ def primary_table(claims: pd.DataFrame, kinds: Mapping[str, str],
     if claims.empty:
         return pd.DataFrame(columns=["seed", "claim", "task", "kind", "seed expects",
                                      "calibration", "outcome"])
-    d = claims[claims["role"] == "primary"].assign(
-        kind=claims["model"].map(kinds),
-        task=claims["statistic"].str.extract(_TASK, expand=False).fillna(""))
+    d = claims[claims["role"] == "primary"].assign(kind=claims["model"].map(kinds))
     d = d.dropna(subset=["kind"])
     order = list(models) if models is not None else list(dict.fromkeys(d["model"]))
     rows = []
