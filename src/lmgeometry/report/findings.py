@@ -16,6 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from lmgeometry.report.claims import (
+    OUTCOMES,
     collect_claims,
     findings_html,
     primary_table,
@@ -33,9 +34,10 @@ SEED_DOCUMENTS: dict[str, str] = {
     "004": "Biš et al. (2021), the common drift of embeddings",
 }
 
-#: The outcomes a seed's line counts, in order, and how the line words them.
-_COUNTED = (("reproduced", "reproduced"), ("contradicted", "contradicted"),
-            ("inconclusive", "inconclusive"), ("not testable here", "not testable here"))
+#: The outcomes a seed's line counts, in the scorecard's order, each worded as its name:
+#: every one of :data:`report.claims.OUTCOMES` but "seed silent" (a row the seed says
+#: nothing of is no test).
+_COUNTED: tuple[str, ...] = tuple(o for o in OUTCOMES if o != "seed silent")
 
 
 def seed_lines(summary: pd.DataFrame, scorecard: str = "90_scorecard.html") -> list[str]:
@@ -56,7 +58,7 @@ def seed_lines(summary: pd.DataFrame, scorecard: str = "90_scorecard.html") -> l
     for row in summary.to_dict("records"):
         seed = str(row["seed"])
         title = SEED_DOCUMENTS.get(seed, "")
-        counts = [f"{int(row[key])} {word}" for key, word in _COUNTED if int(row.get(key, 0))]
+        counts = [f"{int(row[key])} {key}" for key in _COUNTED if int(row.get(key, 0))]
         tally = ", ".join(counts) if counts else "nothing testable"
         name = f'<a href="{scorecard}#seed-{seed}">Seed {seed}</a>'
         lines.append(f"{name}{', ' + html.escape(title) if title else ''}: "
