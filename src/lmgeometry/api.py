@@ -33,7 +33,7 @@ def hidden_states(model: Any, sentences: Sequence[str] | Corpus, *, tokenizer: A
                   name: str | None = None, pooling: str = "mean",
                   prepend_bos: bool | None = None, too_long: str = "error",
                   dtype: str = "float16", root: str | Path | None = None,
-                  progress: bool = False) -> Store:
+                  progress: bool = False, backend: str = "torch") -> Store:
     """Every layer's hidden state of every word of ``sentences`` under ``model``, cached.
 
     The sentences become a corpus with its word table (spaCy: one row per word, with
@@ -76,6 +76,8 @@ def hidden_states(model: Any, sentences: Sequence[str] | Corpus, *, tokenizer: A
         Store root; default the cache's (``$LMGEOMETRY_CACHE/activations``).
     progress : bool
         Show a progress bar while extracting.
+    backend : {"torch", "onnxruntime"}
+        Forward passes on torch eager (the default) or onnxruntime (``activations``).
 
     Returns
     -------
@@ -89,7 +91,7 @@ def hidden_states(model: Any, sentences: Sequence[str] | Corpus, *, tokenizer: A
     ------
     UsageError
         ``model`` is none of the accepted forms, an in-memory model lacks its fast tokenizer or
-        is not float32, or a tokenizer is given with a name or folder.
+        is not float32, or a tokenizer is given with a name or folder; a bad ``backend``.
     CorpusError
         ``sentences`` is empty or holds an empty sentence.
     TypeError
@@ -113,15 +115,18 @@ def hidden_states(model: Any, sentences: Sequence[str] | Corpus, *, tokenizer: A
     >>> round(lmgeometry.self_similarity(store.layer(-1, rows=bank)), 2)
     0.89
     """
+    from lmgeometry.activations.entry import check_backend
     from lmgeometry.activations.store import activations
     from lmgeometry.io import corpus as corpora
 
+    check_backend(backend)
     texts = _check_sentences(sentences)
     loaded, restore = _model(model, tokenizer, name)
     try:
         corpus = sentences if texts is None else corpora.sentences(texts)
         return activations(loaded, corpus, pooling=pooling, prepend_bos=prepend_bos,
-                           too_long=too_long, dtype=dtype, root=root, progress=progress)
+                           too_long=too_long, dtype=dtype, root=root, progress=progress,
+                           backend=backend)
     finally:
         restore()
 

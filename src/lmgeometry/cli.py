@@ -176,6 +176,11 @@ def _add_extract(sub: argparse._SubParsersAction) -> None:
                         "exceed float16's range)")
     p.add_argument("--out", default=None,
                    help="store root folder (default: $LMGEOMETRY_CACHE/activations)")
+    p.add_argument("--backend", choices=["torch", "onnxruntime"], default="torch",
+                   help="what runs the forward passes: torch eager (default), or the model's "
+                        "graph exported to ONNX on onnxruntime's CPU provider (1.6-1.9x faster "
+                        "on 2 cores; about 0.5-0.9%% of float16 values differ by a rounding "
+                        "step, so its entries are kept apart from torch's)")
     p.add_argument("--engine", choices=["local", "ray"], default="local",
                    help="extract in this process, or on a Ray cluster into a sharded entry "
                         "(default local)")

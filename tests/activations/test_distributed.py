@@ -23,7 +23,7 @@ from conftest import save_bert
 from lmgeometry.activations.distributed import SHARD_RECORD, shard_spans
 from lmgeometry.activations.store import activations
 from lmgeometry.cli import main
-from lmgeometry.errors import SentenceTooLongError, StoreError
+from lmgeometry.errors import SentenceTooLongError, StoreError, UsageError
 from lmgeometry.io import models
 from lmgeometry.io.corpus import sentences
 
@@ -111,6 +111,30 @@ def test_sharded_entry_equals_the_local_one(tiny_folder, corpus, local, sharded)
     # a second call is a cache hit: no Ray job
     again = ray_entry(tiny_folder, corpus, store.path.parent)
     assert again.meta["created"] == store.meta["created"]
+
+
+def test_onnxruntime_on_ray_writes_the_local_bytes(cluster, tiny_folder, corpus, tmp_path):
+    """Each worker runs the model's exported graph on one thread, as the local path does on
+    one: the sharded onnxruntime entry holds the local one's bytes under the same key; a worker
+    with a GPU is refused for this backend before any job starts."""
+    pytest.importorskip("onnxruntime")
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        local = activations(tiny_folder, corpus, root=tmp_path / "local", shard_sentences=SHARD,
+                            progress=False, backend="onnxruntime")
+    finally:
+        torch.set_num_threads(threads)
+    store = ray_entry(tiny_folder, corpus, tmp_path / "ray", backend="onnxruntime")
+    assert store.path.name == local.path.name
+    assert store.meta["extraction"]["backend"] == "onnxruntime"
+    assert store.meta["options"]["backend"] == "onnxruntime"
+    assert_same_entry(local, store)
+    store.verify()
+    with pytest.raises(UsageError, match="runs on the CPU.*backend 'torch'"):
+        ray_entry(tiny_folder, corpus, tmp_path / "gpu", backend="onnxruntime",
+                  gpus_per_worker=1)
+    assert not (tmp_path / "gpu").exists() or not any((tmp_path / "gpu").iterdir())
 
 
 def _worker_pids() -> list[int]:

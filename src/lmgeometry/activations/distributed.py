@@ -129,6 +129,7 @@ class ShardWorker:
         if self.model.fingerprint != fingerprint:
             raise RuntimeError(f"{spec}: the model on this worker has fingerprint "
                                f"{self.model.fingerprint[:12]}, the job {fingerprint[:12]}")
+        self.runners: dict[str, Any] = {}
 
     def facts(self) -> dict[str, Any]:
         """:meth:`LoadedModel.facts` of the worker's model."""
@@ -136,11 +137,17 @@ class ShardWorker:
 
     def extract(self, corpus: Corpus, shard: Shard, folder: str, options: dict[str, Any],
                 batch_tokens: int, shard_sentences: int) -> dict[str, Any]:
-        """Extract one shard into ``folder/<shard name>`` and return its record."""
+        """Extract one shard into ``folder/<shard name>`` and return its record; the forward
+        passes run on ``options``' backend (:func:`lmgeometry.activations.entry.runner`, made
+        once per worker)."""
+        backend = options.get("backend", "torch")
+        if backend not in self.runners:
+            self.runners[backend] = entry.runner(self.model, backend)
         encoding = encode(self.model, corpus, prepend_bos=options["prepend_bos"],
                           too_long=options["too_long"], span=(shard.first, shard.stop))
         with paths.building(Path(folder) / shard.name) as tmp:
-            seconds = entry.write_arrays(tmp, self.model, corpus, encoding, options=options,
+            seconds = entry.write_arrays(tmp, self.runners[backend], corpus, encoding,
+                                         options=options,
                                          batch_tokens=batch_tokens, progress=False,
                                          callback=None, shard_sentences=shard_sentences)
             record = {"name": shard.name, "sentences": [shard.first, shard.stop],
@@ -293,7 +300,8 @@ def build_sharded(spec: str, fingerprint: str, corpus: Corpus, final: Path, *, k
     facts = _model_facts(partial, facts, spec)
     _merge(partial, [records[s.index] for s in shards], key=key, facts=facts,
            fingerprint=fingerprint, corpus=corpus, options=options,
-           extraction={"engine": "ray", "seconds": round(seconds, 3),
+           extraction={"engine": "ray", "backend": options.get("backend", "torch"),
+                       "seconds": round(seconds, 3),
                        "workers": n_workers, "shards": len(shards), "shards_reused": reused,
                        "worker_processes": len({(records[s.index]["host"], records[s.index]["pid"])
                                                 for s in todo}),

@@ -15,9 +15,12 @@ importable from :mod:`lmgeometry.activations.store`, where they were defined bef
 from __future__ import annotations
 
 import datetime as _dt
+import importlib.metadata as metadata
+import importlib.util
 import json
 import os
 import platform
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -29,6 +32,7 @@ import pandas as pd
 from lmgeometry import __version__, sources
 from lmgeometry.activations.extract import block_rows, iter_batches
 from lmgeometry.activations.integrity import SPECIAL_FILE, SPECIAL_TABLE, WORDS_FILE, layer_file
+from lmgeometry.errors import LmgeometryError, OptionalDependencyError, UsageError
 from lmgeometry.io import corpus as corpora
 from lmgeometry.io.files import to_jsonable
 
@@ -38,12 +42,16 @@ if TYPE_CHECKING:
     from lmgeometry.io.models import LoadedModel
 
 __all__ = [
+    "BACKEND_MODULES",
+    "BACKENDS",
+    "check_backend",
     "encoding_counts",
     "entry_files",
     "entry_meta",
     "EXTRACTION_MODULE",
     "extraction_code",
     "FORMAT_VERSION",
+    "runner",
     "template_facts",
     "write_arrays",
     "write_meta",
@@ -58,11 +66,20 @@ FORMAT_VERSION = 2
 #: keyed on (:func:`extraction_code`).
 EXTRACTION_MODULE = "lmgeometry.activations.extract"
 
+#: What runs the model's forward passes: ``torch`` (eager, the default) or ``onnxruntime``
+#: (the graph of :mod:`lmgeometry.activations.onnx_runtime`).
+BACKENDS: tuple[str, ...] = ("torch", "onnxruntime")
 
-def extraction_code() -> dict[str, str]:
+#: The module each backend adds to :data:`EXTRACTION_MODULE` (torch adds none).
+BACKEND_MODULES = {"torch": (), "onnxruntime": ("lmgeometry.activations.onnx_runtime",)}
+
+
+def extraction_code(backend: str = "torch") -> dict[str, str]:
     """The code behind every stored vector: :func:`lmgeometry.sources.key_files` of
-    :data:`EXTRACTION_MODULE` (file -> digest), recorded in ``meta.json`` as ``code``."""
-    return sources.key_files(EXTRACTION_MODULE)
+    :data:`EXTRACTION_MODULE` and the ``backend``'s module (file -> digest), recorded in
+    ``meta.json`` as ``code``. The torch backend's is the extraction modules alone, as before
+    backends existed, so its entries keep their keys."""
+    return sources.key_files(EXTRACTION_MODULE, *BACKEND_MODULES[backend])
 
 
 class _LayerWriter:
@@ -111,16 +128,62 @@ class _SpecialWriter(_LayerWriter):
             self.write(i * self.layer_rows + row_start, rows)
 
 
-def _versions() -> dict[str, str]:
+def _installed(module: str) -> bool:
+    """Whether ``module`` can be imported, found without importing it (``None`` in
+    ``sys.modules`` is Python's mark of a module that cannot be)."""
+    if module in sys.modules:
+        return sys.modules[module] is not None
+    return importlib.util.find_spec(module) is not None
+
+
+def check_backend(backend: str) -> None:
+    """Refuse a backend that is unknown or whose packages are not installed (cheap: nothing
+    is imported; a model that does not export is refused when its graph is exported)."""
+    if backend not in BACKENDS:
+        raise UsageError(f"backend must be one of {BACKENDS}, not {backend!r}; torch is the "
+                         "default, onnxruntime runs the model's exported graph")
+    missing = [m for m in ("onnxruntime", "onnx") if backend == "onnxruntime"
+               and not _installed(m)]
+    if missing:
+        raise OptionalDependencyError(
+            f"backend 'onnxruntime' needs the {' and '.join(missing)} package(s), which are not "
+            "installed; `pip install -r requirements.txt` installs the pinned versions, or use "
+            "the default backend 'torch'")
+
+
+def runner(model: LoadedModel, backend: str) -> LoadedModel:
+    """The model the extractor's loop runs for ``backend``: ``model`` itself (torch), or the
+    same model with its body's exported graph on onnxruntime in place of the torch module
+    (:func:`lmgeometry.activations.onnx_runtime.with_onnx`, exported on first use). Take the
+    model's facts from ``model``, not from the result."""
+    check_backend(backend)
+    if backend == "torch":
+        return model
+    # Imported here: processes on the torch backend (every chapter) never load onnx.
+    from lmgeometry.activations.onnx_runtime import with_onnx
+
+    try:
+        return with_onnx(model)
+    except LmgeometryError:
+        raise
+    except Exception as exc:  # the exporter's own errors name an operator, not the fix
+        raise UsageError(f"{model.name} does not export to ONNX ({type(exc).__name__}: "
+                         f"{exc}); extract it with the default backend 'torch'") from exc
+
+
+def _versions(backend: str = "torch") -> dict[str, str]:
     import pyarrow
     import tokenizers
     import torch
     import transformers
 
-    return {"lmgeometry": __version__, "python": platform.python_version(),
-            "numpy": np.__version__, "pandas": pd.__version__, "pyarrow": pyarrow.__version__,
-            "torch": torch.__version__, "transformers": transformers.__version__,
-            "tokenizers": tokenizers.__version__}
+    found = {"lmgeometry": __version__, "python": platform.python_version(),
+             "numpy": np.__version__, "pandas": pd.__version__, "pyarrow": pyarrow.__version__,
+             "torch": torch.__version__, "transformers": transformers.__version__,
+             "tokenizers": tokenizers.__version__}
+    if backend == "onnxruntime":
+        found.update({name: metadata.version(name) for name in ("onnxruntime", "onnx")})
+    return found
 
 
 def _stored_words(corpus: Corpus, encoding: Encoding) -> pd.DataFrame:
@@ -232,8 +295,8 @@ def entry_meta(*, key: str, facts: dict[str, Any], fingerprint: str,
                    "invisible_words_dropped": corpora.invisible_words_dropped(corpus)},
         "skipped_sentence_ids": skipped,
         "extraction": extraction,
-        "versions": _versions(),
-        "code": extraction_code(),
+        "versions": _versions(options.get("backend", "torch")),
+        "code": extraction_code(options.get("backend", "torch")),
         "checksums": digests,
     }
     if shards is not None:

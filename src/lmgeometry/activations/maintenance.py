@@ -41,17 +41,26 @@ def _folders(targets: Sequence[str | Path]) -> list[Path]:
     return [paths.user_path(t) for t in targets] or [paths.cache_dir("activations")]
 
 
-def _current(meta: dict[str, Any], code_digest: str) -> str:
+def _code_digests() -> dict[str, str]:
+    """The running extraction code's digest for each backend (an entry records its own)."""
+    return {b: sources.code_digest(store.extraction_code(b)) for b in store.BACKENDS}
+
+
+def _current(meta: dict[str, Any], code_digests: dict[str, str]) -> str:
     """"yes", or why the current code would never ask for this entry's key again."""
     if meta.get("format") != store.FORMAT_VERSION:
         return f"no: store format {meta.get('format')}"
     code = meta.get("code")
     if not code:
         return "no: written before entries recorded their code"
-    return "yes" if sources.code_digest(code) == code_digest else "no: older extraction code"
+    backend = (meta.get("options") or {}).get("backend", "torch")
+    if backend not in code_digests:
+        return f"no: backend {backend!r} is not one of this version's"
+    current = sources.code_digest(code) == code_digests[backend]
+    return "yes" if current else "no: older extraction code"
 
 
-def _row(entry: Path, code_digest: str) -> dict[str, Any]:
+def _row(entry: Path, code_digests: dict[str, str]) -> dict[str, Any]:
     try:
         meta = json.loads((entry / "meta.json").read_text())
     except (OSError, ValueError):
@@ -62,7 +71,7 @@ def _row(entry: Path, code_digest: str) -> dict[str, Any]:
             "words": (meta.get("counts") or {}).get("words"), "layers": meta.get("n_layers"),
             "size": sum(p.stat().st_size for p in entry.rglob("*") if p.is_file()),
             "created": meta.get("created", ""),
-            "current": _current(meta, code_digest) if meta else "no: unreadable meta.json"}
+            "current": _current(meta, code_digests) if meta else "no: unreadable meta.json"}
 
 
 def list_entries(targets: Sequence[str | Path] = ()) -> pd.DataFrame:
@@ -75,8 +84,8 @@ def list_entries(targets: Sequence[str | Path] = ()) -> pd.DataFrame:
         ``size`` (bytes), ``created``, and ``current`` (``"yes"`` when the running code would
         still read it, else ``"no: <why>"``).
     """
-    digest = sources.code_digest(store.extraction_code())
-    rows = [_row(e, digest) for folder in _folders(targets)
+    digests = _code_digests()
+    rows = [_row(e, digests) for folder in _folders(targets)
             for e in store._entries_under(folder)]  # noqa: SLF001 - the store's own walk
     return pd.DataFrame(rows, columns=_COLUMNS)
 
@@ -100,7 +109,7 @@ def clean_entries(targets: Sequence[str | Path] = (), *, everything: bool = Fals
         One row per removed (or, with ``dry_run``, removable) folder: ``entry``, ``size`` and
         ``reason``.
     """
-    digest = sources.code_digest(store.extraction_code())
+    digests = _code_digests()
     gone = []
     for folder in _folders(targets):
         if not folder.is_dir():
@@ -114,7 +123,7 @@ def clean_entries(targets: Sequence[str | Path] = (), *, everything: bool = Fals
             elif entry.name.startswith(".") or not (entry / "meta.json").is_file():
                 continue
             else:
-                current = _row(entry, digest)["current"]
+                current = _row(entry, digests)["current"]
                 if current == "yes" and not everything:
                     continue
                 reason = "removed on request (--all)" if current == "yes" else current[4:]

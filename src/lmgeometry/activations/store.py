@@ -51,12 +51,15 @@ import pandas as pd
 
 from lmgeometry import sources, trace
 from lmgeometry.activations.entry import (
+    BACKENDS,
     EXTRACTION_MODULE,
     FORMAT_VERSION,
+    check_backend,
     encoding_counts,
     entry_files,
     entry_meta,
     extraction_code,
+    runner,
     template_facts,
     write_arrays,
     write_meta,
@@ -85,6 +88,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "activations",
+    "Backend",
+    "BACKENDS",
     "DTYPES",
     "encoding_counts",
     "Engine",
@@ -114,6 +119,8 @@ DTYPES: tuple[str, ...] = OUTPUT_DTYPES
 
 Engine = Literal["local", "ray"]
 
+Backend = Literal["torch", "onnxruntime"]
+
 ENGINES: tuple[str, ...] = ("local", "ray")
 
 SHARD_SENTENCES = 4096
@@ -124,16 +131,22 @@ little as over the whole corpus. The local engine plans over the whole corpus un
 
 
 def store_key(fingerprint: str, corpus_digest: str, *, pooling: str, prepend_bos: bool | None,
-              too_long: str, dtype: str, code: dict[str, str] | None = None) -> str:
-    """sha256 naming one (model, corpus, options, extraction code) entry.
+              too_long: str, dtype: str, code: dict[str, str] | None = None,
+              backend: str = "torch") -> str:
+    """sha256 naming one (model, corpus, options, backend, extraction code) entry.
 
-    ``code`` defaults to :func:`extraction_code`. ``batch_tokens`` and the device are not part
-    of the key: they change results only by floating-point reassociation (below 1e-5).
+    ``code`` defaults to :func:`extraction_code` of ``backend``. ``batch_tokens`` and the
+    device are not part of the key: they change results only by floating-point reassociation
+    (below 1e-5). A backend other than torch is in the key (its values differ from torch's in
+    about 0.5-1% of float16 values, docs/PERFORMANCE.md); torch is left out, so its entries
+    keep the keys they had before backends existed.
     """
-    code = extraction_code() if code is None else code
+    code = extraction_code(backend) if code is None else code
     payload = {"format": FORMAT_VERSION, "model": fingerprint, "corpus": corpus_digest,
                "pooling": pooling, "prepend_bos": prepend_bos, "too_long": too_long,
                "dtype": dtype, "code": sources.code_digest(code)}
+    if backend != "torch":
+        payload["backend"] = backend
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
@@ -155,7 +168,8 @@ def _write_entry(tmp: Path, model: LoadedModel, corpus: Corpus, encoding: Encodi
                  key: str, options: dict[str, Any], batch_tokens: int | None, progress: bool,
                  callback: Callable[[int, int], None] | None,
                  shard_sentences: int | None) -> None:
-    seconds = write_arrays(tmp, model, corpus, encoding, options=options,
+    backend = options.get("backend", "torch")
+    seconds = write_arrays(tmp, runner(model, backend), corpus, encoding, options=options,
                            batch_tokens=batch_tokens, progress=progress, callback=callback,
                            shard_sentences=shard_sentences)
     n_layers = model.n_layers + 1
@@ -164,6 +178,7 @@ def _write_entry(tmp: Path, model: LoadedModel, corpus: Corpus, encoding: Encodi
                   "batch_tokens": batch_tokens or default_batch_tokens(model.device),
                   "shard_sentences": shard_sentences,
                   "engine": "local",
+                  "backend": backend,
                   "device": str(model.device)}
     write_meta(tmp, entry_meta(key=key, facts=model.facts(), fingerprint=model.fingerprint,
                                corpus=corpus, options=options, template=template_facts(encoding),
@@ -191,6 +206,7 @@ def activations(
     address: str | None = None,
     cpus_per_worker: float = 1,
     gpus_per_worker: float = 0,
+    backend: Backend = "torch",
 ) -> Store:
     """Hidden states of every word of ``corpus`` at every layer of ``model``, cached.
 
@@ -214,8 +230,7 @@ def activations(
         Storage dtype. float16 halves the disk and memory; a value beyond float16's range
         raises ``OverflowError`` (use float32 then) instead of turning into inf.
     root : str or pathlib.Path, optional
-        Store root (``~`` expanded; created if needed); default
-        ``paths.cache_dir("activations")``.
+        Store root (``~`` expanded; created if needed); default ``<cache>/activations``.
     batch_tokens : int, optional
         Padded-token budget per forward pass (memory vs speed; not part of the key); default
         1,024 on a CPU, 16,384 on a GPU
@@ -236,6 +251,11 @@ def activations(
         This process, or a Ray cluster writing a sharded entry (needs a spec), with
         ``workers``, ``address``, ``cpus_per_worker``, ``gpus_per_worker``
         (:func:`lmgeometry.activations.distributed.build_sharded`).
+    backend : {"torch", "onnxruntime"}
+        Forward passes on torch eager (the default) or onnxruntime's CPU provider
+        (:mod:`lmgeometry.activations.onnx_runtime`: faster, a float16 step off torch in
+        0.5-0.9% of values, so in the key). Refused with ``UsageError`` (unknown, on a GPU, a
+        model it cannot export) or ``OptionalDependencyError`` (not installed).
 
     Returns
     -------
@@ -250,8 +270,9 @@ def activations(
     PathError
         ``root`` is a file or cannot be written.
     """
-    options = _options(pooling=pooling, prepend_bos=prepend_bos, too_long=too_long, dtype=dtype)
-    _check_engine(model, engine, shard_sentences)
+    options = _options(pooling=pooling, prepend_bos=prepend_bos, too_long=too_long, dtype=dtype,
+                       backend=backend)
+    _check_engine(model, engine, shard_sentences, backend, gpus_per_worker)
     root = paths.writable_folder(root if root is not None else paths.cache_dir("activations"),
                                  "the store root")
     label = model if isinstance(model, str) else model.spec
@@ -261,17 +282,21 @@ def activations(
         final = root / entry_name(corpus.name, key)
         event.update(entry=final.name, hit=_servable(final, verify))
         if not event["hit"]:
-            build = {"key": key, "options": options, "batch_tokens": batch_tokens,
-                     "progress": progress, "callback": callback,
-                     "shard_sentences": shard_sentences}
-            if engine == "ray":
-                build["shard_sentences"] = shard_sentences or SHARD_SENTENCES
-                _build_on_ray(str(model), fingerprint, corpus, final, workers=workers,
-                              address=address, cpus_per_worker=cpus_per_worker,
-                              gpus_per_worker=gpus_per_worker, **build)
-            else:
-                _build_entry(model, fingerprint, corpus, final, **build)
+            _build(model, fingerprint, corpus, final, engine=engine, key=key, options=options,
+                   batch_tokens=batch_tokens, progress=progress, callback=callback,
+                   shard_sentences=shard_sentences, ray={"workers": workers, "address": address,
+                   "cpus_per_worker": cpus_per_worker, "gpus_per_worker": gpus_per_worker})
         return Store(final, label=label)
+
+
+def _build(model: str | LoadedModel, fingerprint: str, corpus: Corpus, final: Path, *,
+           engine: str, ray: dict[str, Any], **build: Any) -> None:
+    """Build the entry ``final`` in this process, or on Ray with the ``ray`` settings."""
+    if engine == "ray":
+        build["shard_sentences"] = build["shard_sentences"] or SHARD_SENTENCES
+        _build_on_ray(str(model), fingerprint, corpus, final, **ray, **build)
+    else:
+        _build_entry(model, fingerprint, corpus, final, **build)
 
 
 def _build_on_ray(spec: str, fingerprint: str, corpus: Corpus, final: Path,
@@ -286,7 +311,8 @@ def _build_on_ray(spec: str, fingerprint: str, corpus: Corpus, final: Path,
     build_sharded(spec, fingerprint, corpus, final, **kwargs)
 
 
-def _check_engine(model: str | LoadedModel, engine: str, shard_sentences: int | None) -> None:
+def _check_engine(model: str | LoadedModel, engine: str, shard_sentences: int | None,
+                  backend: str = "torch", gpus: float = 0) -> None:
     if not isinstance(model, str) and not (hasattr(model, "spec")
                                            and hasattr(model, "fingerprint")):
         raise UsageError(
@@ -301,11 +327,23 @@ def _check_engine(model: str | LoadedModel, engine: str, shard_sentences: int | 
                          f"or folder, e.g. {model.spec!r}), not a loaded model")
     if shard_sentences is not None and shard_sentences < 1:
         raise UsageError(f"shard_sentences must be a positive number, not {shard_sentences}")
+    _check_backend_device(model, backend, gpus)
 
 
-def _options(*, pooling: str, prepend_bos: bool | None, too_long: str,
-             dtype: str) -> dict[str, Any]:
-    """The options that change the numbers (part of the key), checked."""
+def _check_backend_device(model: str | LoadedModel, backend: str, gpus: float) -> None:
+    """onnxruntime runs on the CPU (its CPU provider): refuse a model or workers on a GPU."""
+    on_gpu = gpus > 0 or (not isinstance(model, str) and model.device.type != "cpu")
+    if backend == "onnxruntime" and on_gpu:
+        where = "gpus_per_worker > 0" if gpus > 0 else f"the model is on {model.device}"
+        raise UsageError(f"backend 'onnxruntime' runs on the CPU, but {where}: load the model "
+                         "with device='cpu' (and give Ray workers no GPU), or use the default "
+                         "backend 'torch'")
+
+
+def _options(*, pooling: str, prepend_bos: bool | None, too_long: str, dtype: str,
+             backend: str = "torch") -> dict[str, Any]:
+    """The options that change the numbers (part of the key), checked; ``backend`` only when
+    it is not torch (so torch entries keep their keys and ``meta.json``)."""
     if pooling not in POOLINGS:
         raise ValueError(f"pooling must be one of {POOLINGS}, not {pooling!r}")
     if too_long not in TOO_LONG:
@@ -314,8 +352,9 @@ def _options(*, pooling: str, prepend_bos: bool | None, too_long: str,
         raise ValueError(f"dtype must be one of {DTYPES}, not {dtype!r}")
     if prepend_bos is not None and not isinstance(prepend_bos, bool):
         raise TypeError("prepend_bos must be None, True or False")
+    check_backend(backend)
     return {"pooling": pooling, "prepend_bos": prepend_bos, "too_long": too_long,
-            "dtype": dtype}
+            "dtype": dtype, **({} if backend == "torch" else {"backend": backend})}
 
 
 def _report_skipped(model: LoadedModel, encoding: Encoding) -> None:
@@ -408,6 +447,7 @@ def _check_extract_args(args: argparse.Namespace) -> Path:
     stray folder.
     """
     corpora.check_name(args.corpus)
+    check_backend(args.backend)
     models.check_spec(args.model)
     cache = paths.check_writable(paths.cache_root(), f"the cache root (${paths.CACHE_ENV})")
     if args.out is None:
@@ -426,7 +466,8 @@ def extract_cli(args: argparse.Namespace) -> int:
     args : argparse.Namespace
         ``model``, ``corpus``, ``n``, ``seed``, ``pooling``, ``prepend_bos``
         ("auto" / "yes" / "no"), ``too_long``, ``dtype``, ``out``, ``shard_sentences``,
-        ``engine``, ``address``, ``workers``, ``cpus_per_worker``, ``gpus_per_worker``.
+        ``engine``, ``address``, ``workers``, ``cpus_per_worker``, ``gpus_per_worker``,
+        ``backend``.
 
     Returns
     -------
@@ -445,7 +486,7 @@ def extract_cli(args: argparse.Namespace) -> int:
                         shard_sentences=args.shard_sentences, engine=engine,
                         workers=args.workers, address=args.address,
                         cpus_per_worker=args.cpus_per_worker,
-                        gpus_per_worker=args.gpus_per_worker)
+                        gpus_per_worker=args.gpus_per_worker, backend=args.backend)
     counts = store.meta["counts"]
     print(store.path)
     print(f"{human_size(_du(store.path))} on disk: {counts['words']} words x {store.n_layers} "
@@ -453,7 +494,8 @@ def extract_cli(args: argparse.Namespace) -> int:
           f"tokens, "
           f"{counts['sentences_stored']} sentences stored, "
           f"{counts['sentences_skipped']} skipped"
-          + (f", {len(store.shards)} shards" if store.shards else ""))
+          + (f", {len(store.shards)} shards" if store.shards else "")
+          + (f", backend {args.backend}" if args.backend != "torch" else ""))
     return 0
 
 
