@@ -57,6 +57,27 @@ display(Markdown(f"**This run:** {len(words_corpus.sentences):,} MultiNLI senten
                  f"{', '.join(f'`{m}`' for m in models)}."))
 
 # %% [markdown]
+# The answer in one figure: each model's layer on its first two principal components, under one
+# depth slider. Move the slider and compare the panels: does a decoder's layer break into two
+# separate clouds where an encoder's stays one?
+
+# %% tags=["remove-input"]
+show(
+    plots.models_side_by_side(
+        {spec: [xyz[:, :2] for xyz in view.coords] for spec, view in result.views.items()},
+        {spec: view.words["word_index"].to_numpy() for spec, view in result.views.items()},
+        "position",
+        hover={spec: geometry.hover_labels(view.words) for spec, view in result.views.items()},
+    ),
+    "pca-side-by-side",
+    caption="The models side by side, as seed 000 set GPT-2 beside BERT: each panel is one "
+    "model's layer projected on that layer's first two principal components, coloured by the "
+    "word's position in its sentence (the scale ends at the 95th percentile of positions). "
+    "The slider moves every model to the same relative depth (layer / last layer); the panel "
+    "titles name the layer shown. The figures further down show every layer of one model at once.",
+)
+
+# %% [markdown]
 # **The question.** What is the global shape of a language model's word vectors, layer by
 # layer, and which property of a word decides where it lies?
 #
@@ -146,29 +167,12 @@ display(Markdown(" ".join(geometry.bos_sentences(bos))
 # %% [markdown]
 # ## Every layer in two dimensions
 #
-# The first figure sets the models side by side under one layer slider, as seed 000 set
-# GPT-2 beside BERT; the figures after it show every layer of one model at once, one panel per
-# layer (layer 0 is the embedding output). Every panel projects a layer on its first two
-# principal components; colour is the word's position in its sentence. The side-by-side
-# figure and the 3-D views draw {glue:md}`point_budget` of the sampled words, the same in every
-# layer;
-# each small panel of the grids draws 500 of them.
-
-# %% tags=["remove-input"]
-show(
-    plots.models_side_by_side(
-        {spec: [xyz[:, :2] for xyz in view.coords] for spec, view in result.views.items()},
-        {spec: view.words["word_index"].to_numpy() for spec, view in result.views.items()},
-        "position",
-        hover={spec: geometry.hover_labels(view.words) for spec, view in result.views.items()},
-    ),
-    "pca-side-by-side",
-    caption="The models side by side, as seed 000 set GPT-2 beside BERT: each panel is one "
-    "model's layer projected on that layer's first two principal components, coloured by the "
-    "word's position in its sentence (the scale ends at the 95th percentile of positions). "
-    "The slider moves every model to the same relative depth (layer / last layer); the panel "
-    "titles name the layer shown. The figures after it show every layer of one model at once.",
-)
+# The first figure, at the top of the page, sets the models side by side under one layer
+# slider, as seed 000 set GPT-2 beside BERT; the figures below show every layer of one model at
+# once, one panel per layer (layer 0 is the embedding output). Every panel projects a layer on
+# its first two principal components; colour is the word's position in its sentence. The
+# side-by-side figure and the 3-D views draw {glue:md}`point_budget` of the sampled words, the
+# same in every layer; each small panel of the grids draws 500 of them.
 
 # %% tags=["remove-input"]
 for spec, view in result.views.items():
