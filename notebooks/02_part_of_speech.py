@@ -40,8 +40,6 @@ result = part_of_speech.analyse(stores, seed=seed, probe_words=probe_words,
                                 point_budget=point_budget, n_boot=n_boot)
 layers = result.tables["layers"]
 upos_counts = words_corpus.words["upos"].value_counts()
-show_table(upos_counts.rename("words").to_frame().T,
-           'Words of the sample per part of speech (Universal POS tags).')
 
 # %% tags=["remove-input"]
 display(HTML(claims.findings_box(
@@ -50,6 +48,25 @@ display(HTML(claims.findings_box(
     "middle layers, as seed 000 saw in BERT?",
     caveat="The seed judged its projections by eye; here a linear probe and k-means purity measure "
     "them, on sentence encoders and small decoders that stand in for BERT and GPT-2.")))
+
+# %% [markdown]
+# The answer in one figure: a linear probe's held-out part-of-speech accuracy per layer (solid)
+# against guessing each word's most frequent tag (dashed). Look at how far the solid line stays
+# above the dashed one, and at which depth it peaks.
+
+# %% tags=["remove-input"]
+probe = layers.melt(
+    id_vars=["model", "depth", "control"], value_vars=["probe_accuracy", "word_baseline"],
+    var_name="measure", value_name="accuracy")
+show(
+    plots.facet_lines(probe, "accuracy", "control", x="depth", dash="measure",
+                      title="UPOS probe accuracy and the most-frequent-tag-per-word baseline",
+                      y_title="held-out accuracy"),
+    "probe-lines",
+    caption="Held-out probe accuracy per layer with its 95% interval (shaded), one panel per "
+            "control, against the word baseline (dashed; the majority baseline is in the per-layer "
+            "table further down). The x axis is the depth, layer / last layer.",
+)
 
 # %% [markdown]
 # **The question.** Does a word's part of speech decide where its vector lies, and in which
@@ -107,6 +124,10 @@ display(HTML(claims.findings_box(
 # and, at the top left, a menu for the number of words drawn.
 
 # %% tags=["remove-input"]
+show_table(upos_counts.rename("words").to_frame().T,
+           'Words of the sample per part of speech (Universal POS tags).')
+
+# %% tags=["remove-input"]
 show(
     plots.models_side_by_side(
         {spec: [xyz[:, :2] for xyz in coords] for spec, (_, coords) in result.views.items()},
@@ -143,20 +164,8 @@ for spec, (words, coords) in result.views.items():
 
 # %% [markdown]
 # ## The probe, layer by layer
-
-# %% tags=["remove-input"]
-probe = layers.melt(
-    id_vars=["model", "depth", "control"], value_vars=["probe_accuracy", "word_baseline"],
-    var_name="measure", value_name="accuracy")
-show(
-    plots.facet_lines(probe, "accuracy", "control", x="depth", dash="measure",
-                      title="UPOS probe accuracy and the most-frequent-tag-per-word baseline",
-                      y_title="held-out accuracy"),
-    "probe-lines",
-    caption="Held-out probe accuracy per layer with its 95% interval (shaded), one panel per "
-            "control, against the word baseline (dashed; the majority baseline is in the table "
-            "below). The x axis is the depth, layer / last layer.",
-)
+#
+# The probe's held-out accuracy per layer is the first figure, at the top of the page.
 
 # %% [markdown]
 # **The control task.** A probe can score well by memorising which tag each word type takes.
