@@ -68,6 +68,25 @@ display(HTML(findings_box(
 display(Markdown(context_measures.run_sentence(per_layer, len(sts.sentences), len(sts.words))))
 
 # %% [markdown]
+# The answer in one figure: adjusted self-similarity per layer with the corrected estimators the
+# verdicts above use. Look at whether each model's line falls with depth, which is what "upper
+# layers are more context-specific" means.
+
+# %% tags=["remove-input"]
+show(
+    plots.facet_lines(
+        per_layer[per_layer["preset"] == "corrected"], "selfsim_adj", "preset", x="depth",
+        dash="control", lower="selfsim_adj_lo", upper="selfsim_adj_hi",
+        title="Self-similarity, adjusted for anisotropy", y_title="self-similarity, adjusted",
+    ),
+    "ch03-selfsim-key",
+    caption="Mean adjusted self-similarity of the eligible words per layer, corrected "
+    "estimators, with 95% intervals over words (shaded); the x axis is the depth, layer / last "
+    'layer. <a href="#fig-ch03-selfsim">Self-similarity</a>, further down, shows it beside the '
+    "authors' estimators.",
+)
+
+# %% [markdown]
 # {cite:t}`ethayarajh2019` (seed 001) asked how much a word's vector depends on its context, with
 # three measures computed per layer on the words of STS sentences:
 #
