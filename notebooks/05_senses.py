@@ -59,14 +59,6 @@ result = senses.analyse(
     n_boot=n_boot, n_draws=n_draws, fit_rows=fit_rows, view_layers=max_view_layers,
     umap_words=n_umap_words)
 t = result.tables
-tagged = semcor.words.dropna(subset=["sense_key"])
-display(Markdown(
-    f"SemCor: {len(semcor.sentences)} sentences, {len(tagged)} sense-tagged occurrences of "
-    f"{tagged['target'].nunique()} targets; WiC pairs: "
-    + ", ".join(f"{k} {v}" for k, v in wic_pairs["split"].value_counts().sort_index().items())
-    + f"; STS: {len(sts.sentences)} sentences. Models: "
-    + "; ".join(f"**{spec}** ({acts.meta['model']['name']}, {acts.n_layers - 1} layers)"
-                for spec, acts in semcor_stores.items())))
 
 # %% tags=["remove-input"]
 display(HTML(claims.findings_box(
@@ -75,6 +67,36 @@ display(HTML(claims.findings_box(
     "word's senses or the variety of its contexts that makes its vectors differ?",
     caveat="Sentence encoders and small decoders stand in for BERT and GPT-2, and SemCor's "
     "annotated senses and WiC's labelled pairs replace the seed's unlabelled MultiNLI views.")))
+
+# %% [markdown]
+# The answer in one figure: how much more often a word's nearest other occurrence shares its
+# sense than guessing its most frequent sense is right, per layer. Look at how far each line
+# stays above the dotted line (a clear gain) and at which depth it peaks.
+
+# %% tags=["remove-input"]
+sep = t["separability"]
+raw = sep[sep["transform"] == "raw"]
+show(
+    plots.facet_lines(raw, "cohen_h", "protocol", x="depth", dash="control",
+                      lower="cohen_h_lo", upper="cohen_h_hi",
+                      title="SemCor: leave-one-out 1-NN sense accuracy over the MFS baseline",
+                      y_title="Cohen's h (1-NN vs MFS)"),
+    "sense-1nn",
+    caption="Cohen's h of the leave-one-out 1-NN sense accuracy over the MFS baseline per layer, "
+            "with its 95% interval, in natural samples (left) and over the occurrences as sampled "
+            "(right), for the raw vectors; above 0.2 (dotted) a word's nearest other occurrence "
+            "is of its sense clearly more often than its most frequent sense is right.",
+)
+
+# %% tags=["remove-input"]
+tagged = semcor.words.dropna(subset=["sense_key"])
+display(Markdown(
+    f"SemCor: {len(semcor.sentences)} sentences, {len(tagged)} sense-tagged occurrences of "
+    f"{tagged['target'].nunique()} targets; WiC pairs: "
+    + ", ".join(f"{k} {v}" for k, v in wic_pairs["split"].value_counts().sort_index().items())
+    + f"; STS: {len(sts.sentences)} sentences. Models: "
+    + "; ".join(f"**{spec}** ({acts.meta['model']['name']}, {acts.n_layers - 1} layers)"
+                for spec, acts in semcor_stores.items())))
 
 # %% [markdown]
 # **The question.** Do the vectors of one word fall into groups that match its senses, and is
@@ -230,21 +252,11 @@ for spec in models:
 
 # %% [markdown]
 # ## Sense separability per layer
+#
+# The first figure, at the top of the page, gives the nearest-neighbour sense accuracy per layer;
+# the silhouette asks whether the occurrences form tight sense clusters.
 
 # %% tags=["remove-input"]
-sep = t["separability"]
-raw = sep[sep["transform"] == "raw"]
-show(
-    plots.facet_lines(raw, "cohen_h", "protocol", x="depth", dash="control",
-                      lower="cohen_h_lo", upper="cohen_h_hi",
-                      title="SemCor: leave-one-out 1-NN sense accuracy over the MFS baseline",
-                      y_title="Cohen's h (1-NN vs MFS)"),
-    "sense-1nn",
-    caption="Cohen's h of the leave-one-out 1-NN sense accuracy over the MFS baseline per layer, "
-            "with its 95% interval, in natural samples (left) and over the occurrences as sampled "
-            "(right), for the raw vectors; above 0.2 (dotted) a word's nearest other occurrence "
-            "is of its sense clearly more often than its most frequent sense is right.",
-)
 sampled = raw[raw["protocol"] == "as sampled"]
 show(
     plots.lines_by_layer(sampled, "silhouette", x="depth", lower="silhouette_lo",
