@@ -61,8 +61,6 @@ result = rogue_dimensions.analyse(tasks, cross, seed=seed, n_boot=n_boot, poolin
                                   ablation_ks=ablation_ks, ablation_k=ablation_k,
                                   cka_words=cka_words)
 t = result.tables
-show_table(t["tasks"],
-           'The tasks of this chapter: sentences and labels read from SST-2 and QNLI.')
 
 # %% tags=["remove-input"]
 display(HTML(findings_box(
@@ -72,6 +70,20 @@ display(HTML(findings_box(
     caveat="No fine-tuning here (the next chapter does it): these are pretrained models with a "
     "logistic head on frozen sentence vectors, while the seed's numbers are from fine-tuned "
     "GPT-2 and BERT.")))
+
+# %% [markdown]
+# The answer in one figure: the share of the variance that each layer's top dimension holds,
+# per task. Look at whether the share climbs in the last layers, where seed 003 saw a few rogue
+# dimensions dominate.
+
+# %% tags=["remove-input"]
+show(
+    plots.facet_lines(t["layers"], "variance_share_top1", "task", x="depth",
+                      lower="variance_share_top1_lo", upper="variance_share_top1_hi",
+                      title="Share of the variance held by the principal rogue dimension",
+                      y_title="variance share of the top dimension"),
+    "variance-share",
+)
 
 # %% [markdown]
 # Seed 003 ("GPTology", {cite:alp}`gptology`) fine-tuned GPT-2 and BERT on SST-2
@@ -128,6 +140,10 @@ display(HTML(findings_box(
 # `</s></s>`: the same token ids as the tokenizer's pair template, with segment ids left at
 # 0), a decoder's plain running text (as GPT-2's tokenizer joins a pair). The separator is in
 # the input but pooled into no word.
+
+# %% tags=["remove-input"]
+show_table(t["tasks"],
+           'The tasks of this chapter: sentences and labels read from SST-2 and QNLI.')
 
 # %% [markdown]
 # ```{admonition} How this differs from the seed
@@ -198,22 +214,13 @@ for spec, part in profile.groupby("model", sort=False):
         f"profile-{spec}")
 
 # %% [markdown]
-# The share of the variance held by the top dimension, per layer, with a band from resampling
-# the training sentences. Two claims read it: **a few rogue dimensions dominate the last
-# layer** (the top three dimensions hold more than half the variance; an isotropic cloud gives
-# them 3/d, under 1%), and, beyond the seed (which shows the blocks of a *fine-tuned* GPT-2
-# only; chapter 7 tests it there), **rogue dimensions emerge in the later blocks** (Spearman's
-# rho of the top-1 share with the block index above 0.5, a "large" correlation, with the
-# interval of the same resampling).
-
-# %% tags=["remove-input"]
-show(
-    plots.facet_lines(t["layers"], "variance_share_top1", "task", x="depth",
-                      lower="variance_share_top1_lo", upper="variance_share_top1_hi",
-                      title="Share of the variance held by the principal rogue dimension",
-                      y_title="variance share of the top dimension"),
-    "variance-share",
-)
+# The first figure, at the top of the page, gives the share of the variance held by the top
+# dimension, per layer, with a band from resampling the training sentences. Two claims read it:
+# **a few rogue dimensions dominate the last layer** (the top three dimensions hold more than half
+# the variance; an isotropic cloud gives them 3/d, under 1%), and, beyond the seed (which shows
+# the blocks of a *fine-tuned* GPT-2 only; chapter 7 tests it there), **rogue dimensions emerge in
+# the later blocks** (Spearman's rho of the top-1 share with the block index above 0.5, a "large"
+# correlation, with the interval of the same resampling).
 
 # %% [markdown]
 # ## How much of the task does one dimension carry?
