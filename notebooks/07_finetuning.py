@@ -54,13 +54,6 @@ t = result.tables
 kinds = {r.model: r.kind for r in runs}
 budget = t["runs"][["model", "kind", "task", "train_size", "epochs", "lr", "batch_size",
                     "max_length", "n_fit", "n_test", "train_seconds", "examples_per_second"]]
-show_table(budget,
-           'The fine-tuning runs of this build: model, task, training examples, epochs, '
-           'learning rate and sequence length.')
-display(Markdown("Runs of this build: " + "; ".join(
-    f"{r.model} on {r.task}, {r.train_size:,} training examples for {r.epochs} "
-    f"epoch{'s' if r.epochs > 1 else ''} (learning rate {r.lr:g}, at most {r.max_length} "
-    f"tokens)" for r in budget.itertuples()) + "."))
 
 # %% tags=["remove-input"]
 display(HTML(findings_box(
@@ -70,6 +63,19 @@ display(HTML(findings_box(
     caveat="One small encoder and one small decoder, fine-tuned briefly on samples of SST-2 and "
     "QNLI, stand in for the seed's GPT-2 and BERT trained on the full sets: no verdict here "
     "speaks for encoders or decoders in general.")))
+
+# %% [markdown]
+# The answer in one figure: the share of the variance that each layer's top dimension holds,
+# before and after fine-tuning. Look at whether the fine-tuned line rises above the pretrained
+# one in the last layers: that is what "fine-tuning exacerbates the rogue dimensions" means.
+
+# %% tags=["remove-input"]
+layers = t["layers"]
+show(plots.facet_lines(layers, "variance_share_top1", "task", x="depth", dash="state",
+                       lower="variance_share_top1_lo", upper="variance_share_top1_hi",
+                       title="Share of the variance held by the principal rogue dimension",
+                       y_title="variance share of the top dimension"),
+     "variance-share")
 
 # %% [markdown]
 # Seed 003 ("GPTology", {cite:alp}`gptology`) fine-tuned GPT-2 and BERT on SST-2 (sentiment,
@@ -115,6 +121,15 @@ display(HTML(findings_box(
 #   or bottom-variance coordinates of the last layer are replaced by $c_j = 0$ (the seed's
 #   zeroing) or by their training mean (mean ablation, which removes only what the dimension
 #   varies by).
+
+# %% tags=["remove-input"]
+show_table(budget,
+           'The fine-tuning runs of this build: model, task, training examples, epochs, '
+           'learning rate and sequence length.')
+display(Markdown("Runs of this build: " + "; ".join(
+    f"{r.model} on {r.task}, {r.train_size:,} training examples for {r.epochs} "
+    f"epoch{'s' if r.epochs > 1 else ''} (learning rate {r.lr:g}, at most {r.max_length} "
+    f"tokens)" for r in budget.itertuples()) + "."))
 
 # %% [markdown]
 # **Fine-tuning.** Full fine-tuning, as the seed did, of transformers' standard
@@ -231,7 +246,8 @@ show(plots.facet_lines(diagonal, "cka", "task", x="depth", dash="estimator",
 # top three hold more than half the variance; an isotropic cloud gives them 3/d), **they
 # emerge in the later blocks** (Spearman's rho of the top-1 share with the block index above
 # 0.5), and **fine-tuning exacerbates them** (the top-1 share of the last layer grows by at
-# least 5 points).
+# least 5 points). The first figure, at the top of the page, gives the top-1 share of every
+# layer before and after fine-tuning.
 
 # %% tags=["remove-input"]
 profile = t["profile"]
@@ -242,12 +258,6 @@ for (spec, task), part in profile.groupby(["model", "task"], sort=False):
         "before / after fine-tuning)", y_title="standard deviation",
         layer_labels=list(finetuning.STATES)), f"profile-{spec}-{task}")
 
-layers = t["layers"]
-show(plots.facet_lines(layers, "variance_share_top1", "task", x="depth", dash="state",
-                       lower="variance_share_top1_lo", upper="variance_share_top1_hi",
-                       title="Share of the variance held by the principal rogue dimension",
-                       y_title="variance share of the top dimension"),
-     "variance-share")
 last = layers[layers["layer"] == layers.groupby("model")["layer"].transform("max")]
 show_table(last[["model", "task", "state", "rogue_dim", "variance_share_top1",
                  "variance_share_top3", "variance_share_top10", "cosine_dim", "mean_cosine",
