@@ -53,6 +53,29 @@ display(Markdown(f"**This run:** {len(words_corpus.sentences):,} MultiNLI senten
                  f"{', '.join(f'`{m}`' for m in models)}."))
 
 # %% [markdown]
+# The answer in one figure: how alike two models lay out the same words, by linear CKA (1: the
+# same structure), at layer 0 and at the first block. Look at which pairs fall below the dotted
+# line, the claim's threshold for "vastly different".
+
+# %% tags=["remove-input"]
+cka = result.tables["cka"]
+show(
+    plots.interval_points(
+        cka.assign(pair=cka["model_a"] + " / " + cka["model_b"],
+                   compared=cka["layer"].map({0: "layer 0", 1: "first block"}) + ", "
+                   + cka["control"]),
+        "cka", "cka_lo", "cka_hi", x="pair", color="compared",
+        title="Linear CKA between models, same words", x_title="models compared",
+        y_title="linear CKA (1: same structure)", reference=model_zoo.CKA_DIFFERENT,
+        reference_name=f"{model_zoo.CKA_DIFFERENT}"),
+    "zoo-cka",
+    caption="Linear CKA between every pair of models on the same words, at layer 0 and at the "
+            "first block, with its 95% interval; the dotted line is the claim's 0.5. A decoder's "
+            "first word is left out in the second panel (the same words for both models of the "
+            "pair).",
+)
+
+# %% [markdown]
 # **The question.** Do language models lay out the same words in the same way? If not, how do
 # their spaces differ, layer by layer, and which differences follow from the architecture?
 #
@@ -166,24 +189,10 @@ show(
 
 # %% [markdown]
 # ## Are the first layers vastly different?
+#
+# The first figure, at the top of the page, gives the linear CKA of every pair of models on the
+# same words, at layer 0 and at the first block, against the claim's threshold.
 
-# %% tags=["remove-input"]
-cka = result.tables["cka"]
-show(
-    plots.interval_points(
-        cka.assign(pair=cka["model_a"] + " / " + cka["model_b"],
-                   compared=cka["layer"].map({0: "layer 0", 1: "first block"}) + ", "
-                   + cka["control"]),
-        "cka", "cka_lo", "cka_hi", x="pair", color="compared",
-        title="Linear CKA between models, same words", x_title="models compared",
-        y_title="linear CKA (1: same structure)", reference=model_zoo.CKA_DIFFERENT,
-        reference_name=f"{model_zoo.CKA_DIFFERENT}"),
-    "zoo-cka",
-    caption="Linear CKA between every pair of models on the same words, at layer 0 and at the "
-            "first block, with its 95% interval; the dotted line is the claim's 0.5. A decoder's "
-            "first word is left out in the second panel (the same words for both models of the "
-            "pair).",
-)
 
 # %% [markdown]
 # ## Fingerprints over depth
