@@ -12,16 +12,6 @@
 
 # %% [markdown]
 # # Why decoders split: the attention sink, tested by intervention
-#
-# **The question.** Seed 000 saw GPT-2's hidden states fall into "two very separate
-# clusters", the smaller one made of each sentence's first token; seed 001 found GPT-2's
-# upper layers highly anisotropic. Today both are explained by the *attention sink*: a few
-# hidden dimensions take values thousands of times their layer's median at the first token
-# (*massive activations*, {cite:alp}`sun2024`), every later query puts much of its attention
-# on that token {cite:p}`xiao2024`, and its vector is pushed far from the rest
-# {cite:p}`gu2025`.
-# Earlier chapters only showed this by correlation (leaving the first word out). This chapter
-# removes each ingredient, one at a time, and measures again.
 
 # %% tags=["parameters"]
 models: list[str] = ["minilm-l6", "mpnet-base", "smollm2-135m", "gemma3-270m"]
@@ -52,6 +42,38 @@ layers["condition_name"] = layers["condition"].map(sink.LABELS)
 display(HTML(sink.findings(result)))
 
 # %% [markdown]
+# The answer in one figure: how well each decoder's first tokens form a cluster of their own,
+# layer by layer, intact and under each intervention. Look at which intervention brings the
+# lines below the dotted "reasonable cluster" line.
+
+# %% tags=["remove-input"]
+split = layers[layers["model"].isin(decoders) & (layers["layer"] > 0)]
+show(
+    plots.facet_lines(split, "first_silhouette", "model", color="condition_name",
+                      lower="first_silhouette_lo", upper="first_silhouette_hi",
+                      reference=0.5, reference_name="a reasonable cluster",
+                      y_title="first tokens' silhouette",
+                      title="The first tokens' silhouette against all other tokens"),
+    "sink-split",
+    caption="The first-token cluster under each intervention: the mean silhouette of the "
+    "first tokens in the partition {first tokens, the rest} (top 50 principal components), "
+    "per layer, with 95% intervals over sentences. 0.5 and above: the first tokens form a "
+    "cluster of their own. Where two runs give the same values their lines coincide and the "
+    "one drawn last hides the other (in a causal model, cutting the attention to position 0 "
+    "cannot change position 0 itself).",
+)
+
+# %% [markdown]
+# **The question.** Seed 000 saw GPT-2's hidden states fall into "two very separate
+# clusters", the smaller one made of each sentence's first token; seed 001 found GPT-2's
+# upper layers highly anisotropic. Today both are explained by the *attention sink*: a few
+# hidden dimensions take values thousands of times their layer's median at the first token
+# (*massive activations*, {cite:alp}`sun2024`), every later query puts much of its attention
+# on that token {cite:p}`xiao2024`, and its vector is pushed far from the rest
+# {cite:p}`gu2025`.
+# Earlier chapters only showed this by correlation (leaving the first word out). This chapter
+# removes each ingredient, one at a time, and measures again.
+#
 # **How this chapter tests it.** The same sentences (a seeded sample of the MNLI sentences of
 # the other chapters) run through every model token by token, over the sequence as the model
 # sees it: position 0 is the sequence's first token, Gemma's `<bos>` or SmolLM2's first word.
@@ -124,23 +146,11 @@ show(
 
 # %% [markdown]
 # ## Does the first-token cluster survive each intervention?
+#
+# The first figure, at the top of the page, gives the first tokens' silhouette under each
+# intervention; the best k-means split below asks the same of whatever clusters a layer has.
 
 # %% tags=["remove-input"]
-split = layers[layers["model"].isin(decoders) & (layers["layer"] > 0)]
-show(
-    plots.facet_lines(split, "first_silhouette", "model", color="condition_name",
-                      lower="first_silhouette_lo", upper="first_silhouette_hi",
-                      reference=0.5, reference_name="a reasonable cluster",
-                      y_title="first tokens' silhouette",
-                      title="The first tokens' silhouette against all other tokens"),
-    "sink-split",
-    caption="The first-token cluster under each intervention: the mean silhouette of the "
-    "first tokens in the partition {first tokens, the rest} (top 50 principal components), "
-    "per layer, with 95% intervals over sentences. 0.5 and above: the first tokens form a "
-    "cluster of their own. Where two runs give the same values their lines coincide and the "
-    "one drawn last hides the other (in a causal model, cutting the attention to position 0 "
-    "cannot change position 0 itself).",
-)
 show(
     plots.facet_lines(split, "silhouette", "model", color="condition_name",
                       lower="silhouette_lo", upper="silhouette_hi", reference=0.5,
