@@ -44,9 +44,10 @@ PLOTLY_MIME = "application/vnd.plotly.v1+json"
 TITLE_WIDTH = 90
 TITLE_LINES = 3
 #: In the plotly bundle, numeric arrays of at least this many values travel as typed arrays:
-#: the notebook file puts each number of a list on a line of its own, indented.
+#: a number in a list costs its digits and a separator, in a typed array under 6 bytes.
 MIN_BUNDLE_TYPED = 3
-#: A figure's plotly bundle whose JSON, indented as a notebook file stores it, is longer than
+#: A figure's plotly bundle whose JSON, indented as nbformat indents it (a value a line; the
+#: book's files keep a bundle on one line, about two thirds of that), is longer than
 #: this many characters is cut down in the default ``compact`` mode (:func:`compact_bundle`):
 #: hover labels first, then slider steps (in the book, the point clouds of chapters 1, 2 and
 #: 5), so that every executed chapter stays under 5 MB.
@@ -240,7 +241,8 @@ def bundle_mode(mode: str | None = None) -> str:
 
 
 def _chars(value: Any) -> int:
-    """Characters of ``value`` as JSON indented as nbformat writes it (a value a line)."""
+    """Characters of ``value`` as JSON indented as nbformat indents it (a value a line): the
+    measure :data:`BUNDLE_BUDGET` is set in."""
     return len(json.dumps(value, indent=1))
 
 

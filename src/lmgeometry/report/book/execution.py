@@ -9,6 +9,7 @@ size cap and replaces the notebook only on success.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import os
@@ -232,10 +233,44 @@ def _fold_parameters(nb: Any) -> None:
 
 
 def notebook_bytes(nb: Any) -> bytes:
-    """The notebook serialised exactly as it is written to disk."""
-    import nbformat
+    """The notebook serialised exactly as it is written to disk.
 
-    return (nbformat.writes(nb) + "\n").encode()
+    As ``nbformat.writes`` writes it (indented one space a level, keys sorted, text split into
+    lines), except that a JSON output (a figure's plotly bundle, ``application/*+json``) is
+    written on one line: indented, each of its values took a line of its own, which made a
+    chapter's file about 1.5 times as large (chapter 5: 5.1 MB, 3.2 MB of it bundles). The
+    file reads back to the same notebook (``nbformat.read``); Jupyter re-indents a notebook it
+    saves.
+    """
+    import nbformat
+    from nbformat.v4.nbjson import BytesEncoder
+    from nbformat.v4.rwbase import split_lines, strip_transient
+
+    if nb.get("nbformat") != 4:
+        return (nbformat.writes(nb) + "\n").encode()
+    nbformat.validate(nb)
+    out = strip_transient(split_lines(copy.deepcopy(nb)))
+    compact: dict[str, str] = {}
+    salt = hashlib.sha256(json.dumps(nb, sort_keys=True, cls=BytesEncoder).encode()).hexdigest()
+    for cell in out.cells:
+        for output in cell.get("outputs", []):
+            data = output.get("data") or {}
+            for mime, value in data.items():
+                if _JSON_MIME.match(mime) and isinstance(value, (dict, list)):
+                    token = f"lmgeometry-json-{salt[:16]}-{len(compact)}"
+                    compact[json.dumps(token)] = json.dumps(
+                        value, sort_keys=True, ensure_ascii=False, separators=(",", ":"),
+                        cls=BytesEncoder)
+                    data[mime] = token
+    text = json.dumps(out, indent=1, sort_keys=True, separators=(",", ": "),
+                      ensure_ascii=False, cls=BytesEncoder)
+    for token, value in compact.items():
+        text = text.replace(token, value, 1)
+    return (text + "\n").encode()
+
+
+#: The mime types whose outputs are JSON values, not text (nbformat's rule).
+_JSON_MIME = re.compile(r"^application/(.*\+)?json$")
 
 
 @dataclass
