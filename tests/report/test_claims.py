@@ -373,7 +373,12 @@ def test_findings_box_is_generated_from_the_claims_and_escaped():
     box = findings_box(frame, {"enc": "encoder", "dec": "<decoder>"}, question="Q?",
                        caveat="C.", models=["enc", "dec"])
     assert box.startswith('<div class="admonition note lmg-findings">')
-    assert "<p><b>Question.</b> Q?</p>" in box and "<p><b>Main caveat.</b> C.</p>" in box
+    assert "<p><b>Question.</b> Q?</p>" in box
+    assert '<p class="lmg-caveat"><b>Main caveat.</b> C.</p>' in box
+    # the answer stays open; the per-model tallies are folded under it
+    assert box.index("Answer, from this run") < box.index("<details><summary><b>Every verdict, "
+                                                          "per model</b> (2 models)</summary>")
+    assert box.index("<details>") < box.index("<b>enc</b> (encoder)") < box.index("</details>")
     assert ("\u201cno clusters\u201d: holds for enc (corrected 0.20 [0.15, 0.30]) and dec "
             "(ethayarajh2019 0.50 [0.40, 0.60]); inconclusive for enc (ethayarajh2019 0.05 "
             "[0.00, 0.10]); does not hold for dec (corrected 0.01 [-0.10, 0.05]).") in box

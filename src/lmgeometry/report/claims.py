@@ -668,7 +668,8 @@ def findings_html(question: str, answer: str, caveat: str = "") -> str:
     with the question, the answer (HTML, generated from the results) and the main caveat."""
     return ('<div class="admonition note lmg-findings"><p class="admonition-title">Findings'
             f"</p><p><b>Question.</b> {question}</p>{answer}"
-            + (f"<p><b>Main caveat.</b> {caveat}</p>" if caveat else "") + "</div>")
+            + (f'<p class="lmg-caveat"><b>Main caveat.</b> {caveat}</p>' if caveat else "")
+            + "</div>")
 
 
 def _tally(verdicts: Sequence[str]) -> str:
@@ -795,7 +796,8 @@ def findings_box(claims: pd.DataFrame, kinds: Mapping[str, str] | None = None, *
     -------
     str
         An HTML admonition (:func:`findings_html`): the key claims' verdicts with value and
-        interval per model; per model, how many tests of the seed's claims and beyond them
+        interval per model; folded (``<details>``, so that the answer and the chapter's key
+        figure fit the first screen), per model, how many tests of the seed's claims and beyond them
         hold, do not hold or are inconclusive, how many are not a fair test here and how many
         verdicts each control changes; a link to the verdict grid. Every name is escaped.
     """
@@ -809,7 +811,9 @@ def findings_box(claims: pd.DataFrame, kinds: Mapping[str, str] | None = None, *
     tallies = [_model_line(m, claims[claims["model"] == m], kinds.get(m, "")) for m in order
                if (claims["model"] == m).any()]
     answer = ("<p><b>Answer, from this run.</b></p>" + _bullets(lines)
-              + "<p><b>Every verdict, per model.</b></p>" + _bullets(tallies)
-              + f'<p>Each claim, model by model, with its figure: <a href="#{html.escape(anchor)}">'
-              "the verdict grid</a> after the evidence; the full table closes the chapter.</p>")
+              + (f"<details><summary><b>Every verdict, per model</b> ({len(tallies)} "
+                 f"model{'s' if len(tallies) != 1 else ''})</summary>{_bullets(tallies)}"
+                 "</details>" if tallies else "")
+              + f'<p>Each claim with its figure: <a href="#{html.escape(anchor)}">the verdict '
+              "grid</a>, after the evidence; the full table closes the chapter.</p>")
     return findings_html(question, answer, caveat)
