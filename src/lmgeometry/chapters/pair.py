@@ -1,0 +1,294 @@
+"""Chapter "A controlled pair" (issue 33): an encoder and a decoder trained here, identical but
+for the objective, and seed 004's drift put to a test by a third run.
+
+The seeds compare BERT with GPT-2, which differ in objective, data, tokenizer and size; the
+stand-ins of the other chapters differ more. :mod:`lmgeometry.training.pretrain` trains a
+BERT-architecture masked LM and a GPT-2-architecture causal LM alike in all but the objective
+(learned absolute positions, one tokenizer, one text, one token budget and seed), with
+checkpoints across training. This module runs the book's existing measures on them:
+
+* the learning curves against each run's unigram baseline (:func:`learning_curves`, and
+  :func:`pair_verdicts.learned`: which runs beat their baseline clearly);
+* the seeds' encoder-versus-decoder claims on the final pair: chapter 1's
+  (:func:`geometry.analyse`: two clusters, the first word, the position manifold) and chapter
+  3's (:func:`context_measures.analyse`: anisotropy, SelfSim, IntraSim with depth), unchanged;
+* across checkpoints (:func:`checkpoint_tables`): W's I(W) and common direction
+  (:func:`isotropy.embedding_statistics`, seed 004), and per layer the hidden states' mean
+  cosine, mean-vector share and I(X) (:func:`drift.hidden_state_layers`) and chapter 1's
+  split, first-word share and position-manifold k-NN gain (:func:`geometry.analyse`);
+* seed 004's mechanism tested by a third run, the causal model with an output layer of its own
+  (``tie_embeddings=False``): with untied weights the softmax gradient that pushes every
+  non-target output row one way no longer reaches the input embeddings
+  (:func:`pair_verdicts.drift_claim`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from lmgeometry.activations.store import Store, activations
+from lmgeometry.chapters import context_measures, drift, geometry
+from lmgeometry.chapters.common import ChapterResult, with_blas_threads
+from lmgeometry.chapters.pair_verdicts import LEARNED_GAIN, drift_claim, learned
+from lmgeometry.io.corpus import Corpus
+from lmgeometry.io.models import input_embeddings, load_model
+from lmgeometry.measures import isotropy
+from lmgeometry.report.claims import claims_frame
+from lmgeometry.report.prose import number
+from lmgeometry.training.pretrain import Pretrained, pretrain
+from lmgeometry.training.pretrain_settings import PretrainSettings
+
+__all__ = [
+    "LABELS",
+    "PairResult",
+    "RUNS",
+    "analyse",
+    "checkpoint_tables",
+    "learning_curves",
+    "run_settings",
+    "train_runs",
+    "w_statistics",
+]
+
+#: The three runs: the pair, and the causal run with its output layer untied.
+RUNS = ("mlm", "causal", "causal-untied")
+
+#: Each run's model label in the tables and claims.
+LABELS = {"mlm": "pair-mlm", "causal": "pair-causal", "causal-untied": "pair-causal-untied"}
+
+#: The columns of chapter 1's per-layer table kept across checkpoints.
+_GEOMETRY_COLUMNS = ("silhouette", "silhouette_lo", "silhouette_hi", "split", "minor_share",
+                     "first_share", "first_share_lo", "first_share_hi", "knn_gain",
+                     "knn_gain_lo", "knn_gain_hi", "norm_ratio_first")
+
+#: The columns of chapter 4's hidden-state table kept across checkpoints.
+_HIDDEN_COLUMNS = ("mean_cosine", "mean_cosine_lo", "mean_cosine_hi", "shift_prediction",
+                   "mean_vector_ratio", "log_isotropy_raw")
+
+
+@dataclass
+class PairResult(ChapterResult):
+    """:class:`ChapterResult` with the runs' kinds and whether each learned clearly."""
+
+    kinds: dict[str, str] = field(default_factory=dict)
+    learned: dict[str, bool] = field(default_factory=dict)
+
+
+def run_settings(tokens: int, checkpoints: int = 8, seed: int = 0) -> dict[str, PretrainSettings]:
+    """The three runs' settings: the defaults of :class:`PretrainSettings` but ``tokens``,
+    ``checkpoints`` and ``seed``; the third is the causal run with ``tie_embeddings=False``."""
+    base = PretrainSettings(tokens=tokens, checkpoints=checkpoints, seed=seed)
+    return {"mlm": replace(base, objective="mlm"), "causal": replace(base, objective="causal"),
+            "causal-untied": replace(base, objective="causal", tie_embeddings=False)}
+
+
+def train_runs(settings: Mapping[str, PretrainSettings], *, root: str | Path | None = None,
+               device: str | None = "cpu") -> dict[str, Pretrained]:
+    """Each run of ``settings`` trained, or found in the cache (sha256-verified)."""
+    return {name: pretrain(s, root=root, device=device, progress=False)
+            for name, s in settings.items()}
+
+
+def learning_curves(runs: Mapping[str, Pretrained]) -> pd.DataFrame:
+    """One row per (run, checkpoint): the held-out curve each run recorded while training."""
+    rows = [{"run": name, "model": LABELS.get(name, name), "objective": r.settings.objective,
+             **{k: v for k, v in c.items() if k != "folder"}}
+            for name, r in runs.items() for c in r.curve]
+    return pd.DataFrame(rows)
+
+
+def w_statistics(W: np.ndarray, *, n_boot: int = 1000, seed: int = 0) -> dict[str, float]:
+    """Seed 004's numbers for one input embedding matrix: I(W) raw and centred with their
+    intervals, the mean cosine between rows (the common direction) and ||mu|| / mean norm."""
+    s = isotropy.embedding_statistics(W, n_boot=n_boot, rng=np.random.default_rng(seed))
+    keys = ["isotropy_raw", "isotropy_centered", "log_isotropy_raw", "mean_cosine",
+            "mean_vector_ratio", "isoscore"]
+    if n_boot:
+        keys += ["isotropy_raw_lo", "isotropy_raw_hi"]
+    return {k: float(s[k]) for k in keys}
+
+
+def _store(folder: Path, corpus: Corpus, label: str) -> Store:
+    """A checkpoint's store on ``corpus`` (extracted once, cached), labelled ``label``."""
+    return Store(activations(str(folder), corpus).path, label=label)
+
+
+def _checkpoint_rows(store: Store, *, seed: int, n_words: int, n_boot: int
+                     ) -> pd.DataFrame:
+    """One checkpoint's per-layer numbers (the seed's protocol, every word)."""
+    hidden = drift.hidden_state_layers(store, n_words, seed, n_boot)["hidden"]
+    hidden = hidden[hidden["control"] == "none"].set_index("layer")[list(_HIDDEN_COLUMNS)]
+    split = geometry.analyse({store.label: store}, seed=seed, n_words=n_words,
+                             point_budget=min(100, n_words), umap_layers=0, n_boot=n_boot)
+    lay = split.tables["layers"]
+    lay = lay[lay["control"] == "none"].set_index("layer")[list(_GEOMETRY_COLUMNS)]
+    out = hidden.join(lay).reset_index()
+    out.insert(1, "depth", out["layer"] / (store.n_layers - 1))
+    return out
+
+
+def checkpoint_tables(runs: Mapping[str, Pretrained], corpus: Corpus, *, seed: int = 0,
+                      n_words: int = 1000, n_boot: int = 1000
+                      ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Every checkpoint of every run, measured.
+
+    Returns
+    -------
+    embeddings : DataFrame
+        One row per (run, step): :func:`w_statistics` of the input embedding matrix.
+    layers : DataFrame
+        One row per (run, step, layer): the hidden states' mean cosine (anisotropy, with
+        its interval over sentences), the mean vector's prediction of it and ||mu|| / mean
+        norm, ln I(X) (:func:`drift.hidden_state_layers`), and chapter 1's best split,
+        first-word share of the smaller cluster and position-manifold k-NN gain with their
+        intervals (:func:`geometry.analyse`), on ``n_words`` words of ``corpus``.
+    """
+    embeddings, layers = [], []
+    for name, run in runs.items():
+        for step, folder in sorted(run.checkpoints.items()):
+            label = f"{LABELS.get(name, name)}@{step}"
+            tokens = next(c["tokens"] for c in run.curve if c["step"] == step)
+            head = {"run": name, "model": LABELS.get(name, name), "step": step,
+                    "tokens": tokens}
+            W = input_embeddings(load_model(str(folder)))
+            embeddings.append(head | w_statistics(W, n_boot=n_boot, seed=seed))
+            rows = _checkpoint_rows(_store(folder, corpus, label), seed=seed,
+                                    n_words=n_words, n_boot=n_boot)
+            layers.append(rows.assign(**head)[[*head, *rows.columns]])
+    return pd.DataFrame(embeddings), pd.concat(layers, ignore_index=True)
+
+
+def _final_claims(runs: Mapping[str, Pretrained], words: Corpus, sts: Corpus, *, seed: int,
+                  n_words: int, n_boot: int) -> tuple[pd.DataFrame, dict[str, str]]:
+    """Chapters 1 and 3's seed claims on the pair's last checkpoints (the seeds' protocol)."""
+    pair = [n for n in ("mlm", "causal") if n in runs]
+    on_words = {LABELS[n]: _store(runs[n].final, words, LABELS[n]) for n in pair}
+    on_sts = {LABELS[n]: _store(runs[n].final, sts, LABELS[n]) for n in pair}
+    one = geometry.analyse(on_words, seed=seed, n_words=n_words,
+                           point_budget=min(100, n_words), umap_layers=0, n_boot=n_boot)
+    three = context_measures.analyse(on_sts, seed=seed, n_boot=n_boot, authors=False,
+                                     neighbour_queries=min(3000, len(sts.words)))
+    kinds = {s.label: s.meta.get("model", {}).get("kind", "") for s in on_words.values()}
+    frame = pd.concat([one.claims.assign(source_chapter=1), three.claims.assign(source_chapter=3)],
+                      ignore_index=True)
+    return frame, kinds
+
+
+def _drift_frame(runs: Mapping[str, Pretrained], *, n_boot: int, seed: int) -> pd.DataFrame:
+    """The intervention's claim (empty without both causal runs)."""
+    if not {"causal", "causal-untied"} <= set(runs):
+        return claims_frame([])
+    W = {n: input_embeddings(load_model(str(runs[n].final))) for n in ("causal",
+                                                                         "causal-untied")}
+    claim, unfair = drift_claim(W["causal"], W["causal-untied"], LABELS["causal"],
+                                n_boot=n_boot, seed=seed)
+    return claims_frame([claim]).assign(applies=not unfair, applies_reason=unfair,
+                                        source_chapter=10)
+
+
+def _appearance(embeddings: pd.DataFrame, layers: pd.DataFrame) -> list[str]:
+    """When each signature appears across training, read from the checkpoint tables."""
+    out = []
+    for name, part in embeddings.groupby("run", sort=False):
+        first, last = part.iloc[0], part.iloc[-1]
+        out.append(f"{LABELS.get(name, name)}: I(W) {number(first.isotropy_raw)} at "
+                   f"initialisation -> {number(last.isotropy_raw)} after {last.tokens:,} "
+                   f"tokens; W's mean cosine {number(first.mean_cosine, 3)} -> "
+                   f"{number(last.mean_cosine, 3)}.")
+    inner = layers[(layers["layer"] > 0)]
+    for name, part in inner.groupby("run", sort=False):
+        top = part.groupby("step")["mean_cosine"].max()
+        gain = part.groupby("step")["knn_gain"].max()
+        out.append(f"{LABELS.get(name, name)}: the largest mean cosine between words over "
+                   f"layers 1-L goes {number(top.iloc[0])} -> {number(top.iloc[-1])}, the "
+                   f"largest position-manifold k-NN gain {number(gain.iloc[0])} -> "
+                   f"{number(gain.iloc[-1])}.")
+    return out
+
+
+def _learning_sentences(table: pd.DataFrame) -> list[str]:
+    out = []
+    for r in table.itertuples():
+        extra = (f", masked accuracy {r.accuracy:.1%} against {r.baseline_accuracy:.1%}"
+                 if "accuracy" in table and pd.notna(getattr(r, "accuracy", np.nan)) else "")
+        state = ("beats it clearly" if r.learned else
+                 f"does not beat it by {LEARNED_GAIN:g} nats per token, so this page draws "
+                 "no conclusion from it")
+        out.append(f"{r.model} ends at held-out perplexity {number(r.perplexity, 1)} against "
+                   f"its unigram baseline's {number(r.baseline_perplexity, 1)} (gain "
+                   f"{number(r.gain)} nats per token{extra}): it {state}.")
+    return out
+
+
+def _drift_sentences(claims: pd.DataFrame) -> list[str]:
+    out = []
+    for r in claims.itertuples():
+        word = {"holds": "its W keeps less of a common direction than the tied run's, by more "
+                         "than seed 004's smallest drift: the drift depends on the tied output "
+                         "layer",
+                "does not hold": "its W differs from the tied run's by less than seed 004's "
+                "smallest drift: by that measure the drift does not depend on the tied output "
+                "layer",
+                "inconclusive": "the difference from the tied run cannot be told apart from "
+                "seed 004's smallest drift"}[r.verdict]
+        said = (f"With its output layer untied the causal run's {word} ({r.evidence}; "
+                f"difference {number(r.value, 3)} [{number(r.ci_low, 3)}, "
+                f"{number(r.ci_high, 3)}], threshold {number(r.threshold)}).")
+        if not r.applies:
+            said += f" This is not a fair test: {r.applies_reason}."
+        out.append(said)
+    return out
+
+
+@with_blas_threads
+def analyse(runs: Mapping[str, Pretrained], words: Corpus, sts: Corpus, *, seed: int = 0,
+            n_words: int = 1000, n_boot: int = 1000) -> PairResult:
+    """The chapter's numbers: learning curves, the pair's claims, the checkpoints, the drift.
+
+    Parameters
+    ----------
+    runs : mapping
+        :func:`train_runs` output, by run name (:data:`RUNS`); ``"mlm"`` and ``"causal"``
+        make the pair, ``"causal-untied"`` the intervention.
+    words : Corpus
+        Chapter 1's corpus (:func:`lmgeometry.io.corpus.mnli_polysemy`).
+    sts : Corpus
+        Chapter 3's corpus (:func:`lmgeometry.io.corpus.sts`).
+    seed, n_words, n_boot
+        Seeds every sample and bootstrap; words sampled per store; bootstrap replicates.
+
+    Returns
+    -------
+    PairResult
+        ``tables``: ``curves`` (:func:`learning_curves`), ``learned``
+        (:func:`pair_verdicts.learned`), ``embeddings`` and ``layers``
+        (:func:`checkpoint_tables`); ``claims``: chapters 1 and 3's seed claims on the final
+        pair (``source_chapter`` 1 or 3) and the intervention's (``source_chapter`` 10); ``topics``:
+        ``learning``, ``training`` (when the signatures appear), ``drift``.
+    """
+    unknown = set(runs) - set(RUNS)
+    if unknown or not {"mlm", "causal"} <= set(runs):
+        raise ValueError(f"runs must hold 'mlm' and 'causal' (and optionally "
+                         f"'causal-untied'), not {sorted(runs)}: pass pair.train_runs("
+                         "pair.run_settings(tokens))")
+    curves = learning_curves(runs)
+    table = learned(curves)
+    embeddings, layers = checkpoint_tables(runs, words, seed=seed, n_words=n_words,
+                                           n_boot=n_boot)
+    final, kinds = _final_claims(runs, words, sts, seed=seed, n_words=n_words, n_boot=n_boot)
+    intervention = _drift_frame(runs, n_boot=n_boot, seed=seed)
+    claims = pd.concat([final, intervention], ignore_index=True)
+    return PairResult(
+        tables={"curves": curves, "learned": table, "embeddings": embeddings,
+                "layers": layers},
+        claims=claims,
+        topics={"learning": _learning_sentences(table),
+                "training": _appearance(embeddings, layers),
+                "drift": _drift_sentences(intervention)},
+        kinds=kinds, learned=dict(zip(table["model"], table["learned"].astype(bool),
+                                      strict=True)))

@@ -1,0 +1,111 @@
+"""Chapter "A controlled pair" (lmgeometry.chapters.pair, pair_verdicts): known answers on
+planted embedding matrices and learning curves, and the drift mechanism on tiny runs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from lmgeometry.chapters import pair, pair_verdicts
+from lmgeometry.training import pretrain as pt
+from lmgeometry.training.pretrain_settings import PretrainSettings
+
+
+def _shifted(n: int, d: int, shift: float, seed: int) -> np.ndarray:
+    """Isotropic Gaussian rows moved by ``shift`` along one common unit direction."""
+    X = np.random.default_rng(seed).standard_normal((n, d))
+    X[:, 0] += shift
+    return X
+
+
+def test_drift_difference_of_identical_matrices_is_exactly_zero():
+    W = _shifted(2000, 16, 3.0, 0)
+    value, reps, tied, untied = pair_verdicts.drift_difference(W, W.copy(), n_boot=50)
+    assert value == 0 and np.all(reps == 0) and np.array_equal(tied, untied)
+    claim, unfair = pair_verdicts.drift_claim(W, W.copy(), "m", n_boot=50)
+    assert claim.verdict == "does not hold" and claim.ci_low == claim.ci_high == 0
+    assert unfair == ""  # the tied matrix drifts (mean cosine 0.36): a fair test
+
+
+def test_drift_difference_known_mean_cosines():
+    # rows N(mu, I_d): cos -> ||mu||^2 / (||mu||^2 + d) for large d; d = 64, ||mu|| = 8 -> 0.5
+    tied, untied = _shifted(4000, 64, 8.0, 1), _shifted(4000, 64, 0.0, 2)
+    value, reps, c_tied, c_untied = pair_verdicts.drift_difference(tied, untied, n_boot=200)
+    assert c_tied[0] == pytest.approx(0.5, abs=0.02) and abs(c_untied[0]) < 0.002
+    assert value == pytest.approx(c_tied[0] - c_untied[0])
+    assert np.std(reps) < 0.01 and len(reps) == 200
+    claim, unfair = pair_verdicts.drift_claim(tied, untied, "m", n_boot=200)
+    assert claim.verdict == "holds" and unfair == ""
+    # the other way round: the difference is far below 0.02, and the "tied" matrix has no
+    # common direction, so there is no drift to remove: not a fair test
+    claim, unfair = pair_verdicts.drift_claim(untied, tied, "m", n_boot=200)
+    assert claim.verdict == "does not hold" and "no common direction" in unfair
+
+
+def test_drift_difference_needs_one_vocabulary():
+    with pytest.raises(ValueError, match="same rows"):
+        pair_verdicts.drift_difference(np.ones((5, 3)), np.ones((6, 3)))
+
+
+def _curves(losses: dict[str, list[tuple[float, float]]]) -> pd.DataFrame:
+    return pd.DataFrame([{"run": run, "model": run, "step": step, "loss": loss,
+                          "baseline_loss": base}
+                         for run, points in losses.items()
+                         for step, (loss, base) in enumerate(points)])
+
+
+def test_learned_reads_the_last_checkpoint_against_the_rule():
+    table = pair_verdicts.learned(_curves({
+        "a": [(9.0, 7.0), (6.0, 7.0)],          # 1 nat below: learned
+        "b": [(9.0, 7.0), (6.5, 7.0), (6.95, 7.0)],  # the last checkpoint counts: 0.05
+        "c": [(9.0, 7.0), (6.85, 7.0)],         # 0.15 nats: learned
+    }))
+    assert table["run"].tolist() == ["a", "b", "c"]
+    assert table["gain"].tolist() == pytest.approx([1.0, 0.05, 0.15])
+    assert table["learned"].tolist() == [True, False, True]
+    with pytest.raises(ValueError, match="learning curves"):
+        pair_verdicts.learned(pd.DataFrame())
+
+
+def test_run_settings_change_one_thing():
+    s = pair.run_settings(50_000, checkpoints=4, seed=3)
+    assert list(s) == list(pair.RUNS)
+    assert s["mlm"].objective == "mlm" and s["causal"].objective == "causal"
+    # the pair differs only in the objective, the third run only in the tied output layer
+    differ = {k for k, v in vars(s["mlm"]).items() if vars(s["causal"])[k] != v}
+    assert differ == {"objective"}
+    differ = {k for k, v in vars(s["causal"]).items() if vars(s["causal-untied"])[k] != v}
+    assert differ == {"tie_embeddings"}
+    assert s["causal"].tokens == 50_000 and s["causal"].checkpoints == 4
+
+
+#: Texts of 40 frequent words and 400 rare ones: the rare pieces are seldom the target, so a
+#: tied output layer pushes their (input) rows one way ("common enemies").
+_WORDS = [f"w{i:03d}" for i in range(440)]
+RARE_TEXT = [" ".join(np.random.default_rng(i).choice(_WORDS[:40], 6)) for i in range(3000)] \
+    + [f"{_WORDS[40 + i % 400]} {_WORDS[i % 40]}" for i in range(400)]
+
+
+@pytest.fixture
+def rare_text(monkeypatch):
+    monkeypatch.setattr(pt, "pretraining_texts", lambda: (RARE_TEXT, {"rare": len(RARE_TEXT)}))
+
+
+@pytest.mark.slow
+def test_a_tied_output_layer_makes_w_drift_and_an_untied_one_does_not(rare_text, tmp_path):
+    from lmgeometry.io.models import input_embeddings, load_model
+
+    tiny = {"layers": 1, "width": 32, "heads": 2, "vocab_size": 600, "block": 32,
+            "tokens": 60_000, "batch_size": 8, "checkpoints": 2, "lr": 1e-2}
+    runs = pair.train_runs({
+        "causal": PretrainSettings(objective="causal", **tiny),
+        "causal-untied": PretrainSettings(objective="causal", tie_embeddings=False, **tiny)},
+        root=tmp_path)
+    W = {n: input_embeddings(load_model(str(r.final))) for n, r in runs.items()}
+    W0 = {n: input_embeddings(load_model(str(r.checkpoints[0]))) for n, r in runs.items()}
+    # the same initialisation of W in both runs (one seed)
+    assert np.array_equal(W0["causal"], W0["causal-untied"])
+    claim, unfair = pair_verdicts.drift_claim(W["causal"], W["causal-untied"], "causal",
+                                              n_boot=200)
+    assert claim.verdict == "holds" and unfair == "", claim
