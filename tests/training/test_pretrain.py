@@ -173,6 +173,28 @@ def test_untied_differs_only_in_the_output_layer(toy_text, tmp_path):
     assert config["tie_word_embeddings"] is False
 
 
+def test_untied_input_rows_the_text_never_holds_stay_where_they_started(toy_text, tmp_path):
+    # seed 004's mechanism, the known answer behind chapter 10's third run: [UNK] and [MASK]
+    # never occur in the causal model's input, so with an output layer of its own their input
+    # rows get no gradient (AdamW's decoupled decay only scales them: same direction); tied,
+    # they are output rows too, pushed by the softmax of every step ("common enemies")
+    from safetensors.numpy import load_file
+
+    def cosines(run, key):
+        first, last = (load_file(run.checkpoints[s] / "model.safetensors")[key][[1, 4]]
+                       for s in (0, max(run.checkpoints)))
+        return np.sum(first * last, 1) / np.linalg.norm(first, axis=1) / np.linalg.norm(
+            last, axis=1)
+
+    tied = pt.pretrain(PretrainSettings(objective="causal", **TINY), root=tmp_path,
+                       progress=False)
+    untied = pt.pretrain(PretrainSettings(objective="causal", tie_embeddings=False, **TINY),
+                         root=tmp_path, progress=False)
+    assert np.all(cosines(untied, "transformer.wte.weight") > 1 - 1e-6)
+    assert np.all(cosines(tied, "transformer.wte.weight") < 0.99)
+    assert np.all(cosines(untied, "lm_head.weight") < 0.99)  # the push lands on the output
+
+
 def test_an_interrupted_run_leaves_no_folder(toy_text, tmp_path):
     def stop(step, steps):
         if step == 2:
