@@ -59,8 +59,12 @@ globals().update(checked_parameters(globals()))
 folder = Path(results_path).resolve().parent
 introduction = results.load_results(folder / "00_introduction.results.json")
 kinds = {f["spec"]: f["kind"] for f in introduction["models"]}
-found = claim_tables.collect_claims(folder, before=Path(results_path).name)
-found = found[found["model"].isin(models)]
+everything = claim_tables.collect_claims(folder, before=Path(results_path).name)
+found = everything[everything["model"].isin(models)]
+pair_file = folder / "10_controlled_pair.results.json"
+pair_kinds = results.load_results(pair_file).get("kinds", {}) if pair_file.is_file() else {}
+pair_found = everything[everything["model"].isin(list(pair_kinds))]
+pair_primary = claim_tables.primary_table(pair_found, pair_kinds, list(pair_kinds))
 primary = claim_tables.primary_table(found, kinds, models)
 summary = claim_tables.seed_summary(primary)
 chapters_with_claims = sorted(found["chapter"].unique())
@@ -114,13 +118,37 @@ for role, part in rest.groupby("role", sort=False):
                f"Rows of role <i>{role}</i>: each cell reads <i>verdict: statistic [95% "
                "interval]</i>.")
 
+# %% [markdown]
+# ## The controlled pair
+#
+# [A controlled pair](10_controlled_pair.ipynb) trains a masked LM and a causal LM here that
+# differ only in their objective, and tests the same claims on them. Those rows stand apart
+# from the stand-ins' tally above (they are never counted there): one row per claim and kind,
+# as above, then the pair's summary per seed.
+
+# %% tags=["remove-input"]
+if pair_primary.empty:
+    display(Markdown("The controlled pair's chapter did not run in this build."))
+else:
+    show_table(claim_tables.seed_summary(pair_primary).set_index("seed"),
+               "The controlled pair, per seed: how many (claim, model kind) rows were "
+               "reproduced, contradicted, inconclusive or not testable on the pair (its own "
+               "tally, apart from the stand-ins').")
+    show_table(pair_primary.drop(columns=["chapter", "figure"]).set_index(
+                   ["seed", "claim", "task", "kind"]),
+               "The controlled pair: one row per claim and kind of model, as tested in its "
+               "chapter on the pair's last checkpoints.", anchor="controlled-pair")
+
 # %% tags=["remove-cell"]
 # NBVAL_CHECK_OUTPUT
 print(summary.to_string())
+print(claim_tables.seed_summary(pair_primary).to_string())
 
 # %% tags=["remove-cell"]
 results.save_results(
     results_path,
     {"models": models, "kinds": kinds, "summary": summary, "primary": primary,
-     "all_claims": found, "chapters": chapters_with_claims},
+     "all_claims": found, "chapters": chapters_with_claims,
+     "pair": {"kinds": pair_kinds, "primary": pair_primary,
+              "summary": claim_tables.seed_summary(pair_primary)}},
 )

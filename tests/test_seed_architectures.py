@@ -44,7 +44,7 @@ SMALL = {
     "ablation_ks": [0, 1, 3], "ablation_k": 1, "ablation_share": 0.4, "bos_texts": 4,
     "cka_words": 300, "w_boot": 20, "static_k": 5,
     "static_window": 2, "n_draws": 2, "fit_rows": 300, "n_fit": 32, "n_boot_cka": 10, "keep": 1,
-    "overlap_k": 5, "tsne_points": 60,
+    "overlap_k": 5, "tsne_points": 60, "tokens": 8192, "checkpoints": 2, "sts_sentences": 100,
     "finetune_settings": {kind: {task: {"train_size": 32, "epochs": 1, "max_length": 32}
                                  for task in ("sst2", "qnli")} for kind in ("encoder", "decoder")},
 }

@@ -228,15 +228,15 @@ def _learning_sentences(table: pd.DataFrame) -> list[str]:
 def _drift_sentences(claims: pd.DataFrame) -> list[str]:
     out = []
     for r in claims.itertuples():
-        word = {"holds": "its W keeps less of a common direction than the tied run's, by more "
+        word = {"holds": "W keeps less of a common direction than the tied run's, by more "
                          "than seed 004's smallest drift: the drift depends on the tied output "
                          "layer",
-                "does not hold": "its W differs from the tied run's by less than seed 004's "
+                "does not hold": "W differs from the tied run's by less than seed 004's "
                 "smallest drift: by that measure the drift does not depend on the tied output "
                 "layer",
                 "inconclusive": "the difference from the tied run cannot be told apart from "
                 "seed 004's smallest drift"}[r.verdict]
-        said = (f"With its output layer untied the causal run's {word} ({r.evidence}; "
+        said = (f"With its output layer untied, the causal run's {word} ({r.evidence}; "
                 f"difference {number(r.value, 3)} [{number(r.ci_low, 3)}, "
                 f"{number(r.ci_high, 3)}], threshold {number(r.threshold)}).")
         if not r.applies:
