@@ -109,3 +109,15 @@ def test_a_tied_output_layer_makes_w_drift_and_an_untied_one_does_not(rare_text,
     claim, unfair = pair_verdicts.drift_claim(W["causal"], W["causal-untied"], "causal",
                                               n_boot=200)
     assert claim.verdict == "holds" and unfair == "", claim
+
+
+def test_a_model_that_did_not_learn_gets_no_verdict():
+    table = pair_verdicts.learned(_curves({"m": [(9.0, 7.0), (6.95, 7.0)],
+                                           "c": [(9.0, 7.0), (5.0, 7.0)]}))
+    claims = pd.DataFrame({"model": ["m", "m", "c"], "applies": [True, False, True],
+                           "applies_reason": ["", "rotary positions", ""]})
+    out = pair._unlearned_unfair(claims, table)
+    assert out["applies"].tolist() == [False, False, True]
+    assert "did not beat its unigram baseline" in out["applies_reason"][0]
+    assert out["applies_reason"][1].endswith("; rotary positions")
+    assert out["applies_reason"][2] == ""

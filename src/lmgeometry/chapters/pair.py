@@ -245,6 +245,20 @@ def _drift_sentences(claims: pd.DataFrame) -> list[str]:
     return out
 
 
+def _unlearned_unfair(claims: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
+    """A model that did not learn clearly supports no verdict: its rows become unfair tests."""
+    out = claims.copy()
+    for r in table[~table["learned"]].itertuples():
+        rows = out["model"] == r.model
+        why = (f"{r.model} did not beat its unigram baseline by {LEARNED_GAIN:g} nats per "
+               f"held-out token (gain {number(r.gain)}): its geometry says little about its "
+               "objective")
+        out.loc[rows, "applies_reason"] = [f"{why}; {old}" if old else why
+                                           for old in out.loc[rows, "applies_reason"]]
+        out.loc[rows, "applies"] = False
+    return out
+
+
 @with_blas_threads
 def analyse(runs: Mapping[str, Pretrained], words: Corpus, sts: Corpus, *, seed: int = 0,
             n_words: int = 1000, n_boot: int = 1000) -> PairResult:
@@ -282,7 +296,7 @@ def analyse(runs: Mapping[str, Pretrained], words: Corpus, sts: Corpus, *, seed:
                                            n_boot=n_boot)
     final, kinds = _final_claims(runs, words, sts, seed=seed, n_words=n_words, n_boot=n_boot)
     intervention = _drift_frame(runs, n_boot=n_boot, seed=seed)
-    claims = pd.concat([final, intervention], ignore_index=True)
+    claims = _unlearned_unfair(pd.concat([final, intervention], ignore_index=True), table)
     return PairResult(
         tables={"curves": curves, "learned": table, "embeddings": embeddings,
                 "layers": layers},
