@@ -138,6 +138,12 @@ else:
                    ["seed", "claim", "task", "kind"]),
                "The controlled pair: one row per claim and kind of model, as tested in its "
                "chapter on the pair's last checkpoints.", anchor="controlled-pair")
+    beyond = pair_found[pair_found["role"] == "beyond"]
+    if not beyond.empty:
+        show_table(claim_tables.scorecard(beyond, models=list(pair_kinds)),
+                   "The controlled pair, beyond the seeds: seed 004's drift tested by the "
+                   "third run (the causal model with its output layer untied); each cell reads "
+                   "<i>verdict: statistic [95% interval]</i>.")
 
 # %% tags=["remove-cell"]
 # NBVAL_CHECK_OUTPUT
