@@ -12,17 +12,6 @@
 
 # %% [markdown]
 # # A controlled pair: an encoder and a decoder that differ only in their objective
-#
-# **The question.** The seeds compare BERT with GPT-2 and read their geometric differences as
-# differences between a masked and a causal language model, but the two also differ in data,
-# tokenizer, size and more; the stand-ins of the other chapters differ even further. This
-# chapter trains the experiment none of them could run: a BERT-architecture masked LM and a
-# GPT-2-architecture causal LM, alike in depth, width, heads, vocabulary, learned absolute
-# positions, tokenizer, training text, token budget and seed, with checkpoints across
-# training. It tests the seeds' encoder-versus-decoder claims on the final pair, follows when
-# each signature appears during training, and puts seed 004's account of drift to a test with
-# a third run that changes one thing: the causal model's output layer untied from its input
-# embeddings.
 
 # %% tags=["parameters"]
 tokens: int = 300000
@@ -66,6 +55,17 @@ display(HTML(claims.findings_box(
     caveat=" ".join(result.sentences_about("learning", "drift")))))
 
 # %% [markdown]
+# **The question.** The seeds compare BERT with GPT-2 and read their geometric differences as
+# differences between a masked and a causal language model, but the two also differ in data,
+# tokenizer, size and more; the stand-ins of the other chapters differ even further. This
+# chapter trains the experiment none of them could run: a BERT-architecture masked LM and a
+# GPT-2-architecture causal LM, alike in depth, width, heads, vocabulary, learned absolute
+# positions, tokenizer, training text, token budget and seed, with checkpoints across
+# training. It tests the seeds' encoder-versus-decoder claims on the final pair, follows when
+# each signature appears during training, and puts seed 004's account of drift to a test with
+# a third run that changes one thing: the causal model's output layer untied from its input
+# embeddings.
+#
 # **How this chapter tests it.** `lmgeometry pretrain` (README, "Pretraining from scratch")
 # trains each model from scratch on the same text (WordNet glosses and SST-2's training rows,
 # never a sentence a chapter analyses), {glue:md}`tokens` tokens each, with {glue:md}`checkpoints`
