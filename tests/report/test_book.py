@@ -53,7 +53,10 @@ seed = 0
 results_path = ""
 
 # %%
+from lmgeometry.report.results import save_results
+
 print(models, n, seed)
+_ = save_results(results_path, {"n": n})
 '''
 
 
@@ -396,6 +399,24 @@ def test_size_cap_names_the_point_budget(tmp_path: Path) -> None:
         build_book(root=project, html=False, max_notebook_bytes=20_000)
     assert not (project / "book" / "00_fixture.ipynb").exists()
     assert (project / "_build" / "executing" / "00_fixture.ipynb").is_file()
+
+
+@pytest.mark.slow
+def test_a_chapter_whose_kernel_wrote_no_results_file_beside_it_stops_the_build(
+        tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    project = make_project(tmp_path / "project", {"01_stray": "stray_results_chapter.py"},
+                           params={"chapters": {"01_stray": {"elsewhere": str(elsewhere)}}})
+    with pytest.raises(BookError, match="01_stray: its results file .* is missing"):
+        build_book(root=project, html=False)
+    assert (elsewhere / "01_stray.results.json").is_file()  # where the kernel wrote it
+    # a results file left from an earlier run does not pass for this run's
+    (project / "book" / "01_stray.results.json").write_text("{}")
+    os.utime(project / "book" / "01_stray.results.json", (1.0, 1.0))
+    with pytest.raises(BookError, match="left from an earlier run"):
+        build_book(root=project, html=False, force=True)
+    assert not (project / "book" / "01_stray.ipynb").exists()
 
 
 @pytest.mark.slow

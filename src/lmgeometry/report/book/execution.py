@@ -25,6 +25,7 @@ from typing import Any
 
 from lmgeometry.errors import BookError, ChapterExecutionError
 from lmgeometry.report.book.chapters import NOTEBOOK_DIR, Chapter
+from lmgeometry.report.book.parameters import RESULTS_PARAM
 from lmgeometry.report.book.progress import section_hook
 from lmgeometry.report.profile import (
     CellTime,
@@ -380,8 +381,11 @@ def run_chapter(
     kernel: dict[str, Any] = {}
     start = time.perf_counter()
     env = {**(env or {}), TRACE_ENV: str(events_file)}  # the kernel records its trace there
+    started = time.time()
     executed = _papermill(chapter, source_nb, work, parameters, kernel_name, nb_dir, kernel, env,
                           section_hook(chapter.name, source_nb, start, say))
+    _check_results_written(chapter, nb_dir / str(parameters.get(RESULTS_PARAM)
+                                                  or f"{chapter.name}.results.json"), started)
     executed.cells = [c for c in executed.cells
                       if CODE_RECORD_TAG not in c.get("metadata", {}).get("tags", [])]
     cells = cell_times(executed)
@@ -393,6 +397,19 @@ def run_chapter(
     events_file.unlink(missing_ok=True)
     return Execution(notebook=target, seconds=time.perf_counter() - start, cells=cells,
                      events=events, peak_rss=kernel.get("peak_rss"))
+
+
+def _check_results_written(chapter: Chapter, results: Path, started: float) -> None:
+    """Refuse a run whose kernel did not write its ``results_path`` beside the notebook: a
+    file left from an earlier run, or none, would pass for this run's numbers."""
+    if results.is_file() and results.stat().st_mtime >= started - 1.0:
+        return
+    state = "left from an earlier run" if results.is_file() else "missing"
+    raise BookError(
+        f"chapter {chapter.name}: its results file {results} is {state}: the kernel did not "
+        "write it during this run. Check that the chapter calls save_results(results_path, "
+        "...) with the relative path it was given, and that nothing in the chapter changes "
+        "the working directory; then run the book again.")
 
 
 #: Tag of the cell :func:`with_code_record` appends (removed before the notebook is written).
@@ -433,7 +450,12 @@ def _papermill(chapter: Chapter, source_nb: Any, work: Path, parameters: dict[st
             str(work),
             parameters=parameters,
             kernel_name=kernel_name,
-            cwd=str(nb_dir),
+            # The kernel starts in nb_dir (nbclient's resources path) without papermill's
+            # cwd=, which os.chdir()s the whole process for the run: two chapters run in
+            # threads then restore each other's working directory, and a kernel started in
+            # between wrote its results file beside the repository instead of its notebook.
+            cwd=None,
+            resources={"metadata": {"path": str(nb_dir)}},
             progress_bar=False,
             log_output=False,
             start_timeout=180,
