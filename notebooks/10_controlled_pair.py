@@ -47,12 +47,15 @@ embeddings, layers = result.tables["embeddings"], result.tables["layers"]
 pair_models = [pair.LABELS[n] for n in ("mlm", "causal")]
 seed_rows = result.claims[result.claims["source_chapter"] != 10]
 drift_rows = result.claims[result.claims["source_chapter"] == 10]
+# the caveat names only the runs that did not learn (one learning sentence per row of `learned`)
+unlearned = [said for said, ok in zip(result.sentences_about("learning"), learned["learned"],
+                                      strict=True) if not ok]
 display(HTML(claims.findings_box(
     seed_rows, result.kinds, models=pair_models,
     question="Do the seeds' differences between an encoder and a decoder appear in two models "
     "that differ only in their objective, and does seed 004's drift come from the tied output "
     "layer?",
-    caveat=" ".join(result.sentences_about("learning", "drift")))))
+    caveat=" ".join(unlearned + result.sentences_about("drift")))))
 
 # %% [markdown]
 # **The question.** The seeds compare BERT with GPT-2 and read their geometric differences as
