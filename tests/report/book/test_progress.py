@@ -146,6 +146,11 @@ print("first")
 
 # %%
 print("second")
+
+# %%
+from lmgeometry.report.results import save_results
+
+_ = save_results(results_path, {"sections": 2})
 '''
 
 
