@@ -72,6 +72,38 @@ def test_a_text_is_not_seen_from_the_other_texts_of_its_block(objective):
     assert not torch.allclose(a[0, first:first + len(ids[1])], b[0, first:first + len(ids[1])])
 
 
+def test_text_positions_restart_at_each_texts_cls():
+    import torch
+
+    batch = torch.tensor([[7, 2, 8, 9, 3, 2, 5], [2, 6, 3, 0, 0, 0, 0]])  # [CLS] 2, pad 0
+    assert pt.text_positions(batch, cls_id=2).tolist() == [[0, 0, 1, 2, 3, 0, 1],
+                                                           [0, 1, 2, 3, 4, 5, 6]]
+
+
+@pytest.mark.parametrize("objective", ["causal", "mlm"])
+def test_a_text_reads_the_same_wherever_its_block_puts_it(objective):
+    # issue 33: a text seen at a random offset of its block is not the text a chapter shows
+    import torch
+
+    tok = pt.train_tokenizer(TOY, 300)
+    model = pt._build(PretrainSettings(objective=objective, **TINY), tok).eval()
+    ids = tok(["a b c", "d e f g"])["input_ids"]
+    alone, second = (torch.as_tensor(pt.pack(x, block=16, pad_id=0)) for x in (ids[1:], ids))
+
+    def logits(batch: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+        attention = pt.text_attention(batch, tok.cls_token_id, tok.pad_token_id,
+                                      causal=objective == "causal")
+        with torch.no_grad():
+            return model(input_ids=batch, attention_mask=attention,
+                         position_ids=positions).logits
+
+    n, start = len(ids[1]), len(ids[0])
+    ours = [logits(b, pt.text_positions(b, tok.cls_token_id)) for b in (alone, second)]
+    torch.testing.assert_close(ours[0][0, :n], ours[1][0, start:start + n])
+    offsets = [logits(b, torch.arange(16).expand_as(b)) for b in (alone, second)]
+    assert not torch.allclose(offsets[0][0, :n], offsets[1][0, start:start + n])
+
+
 def test_checkpoint_steps_are_log_spaced_and_end_at_the_last_step():
     steps = pt.checkpoint_steps(500, 6)
     assert steps[0] == 0 and steps[1] == 1 and steps[-1] == 500

@@ -25,10 +25,11 @@ Tokenizer (:func:`train_tokenizer`): a lower-casing WordPiece vocabulary (BERT's
 and pre-tokeniser) of ``vocab_size`` pieces trained with the ``tokenizers`` library on the
 training texts; its template frames a text as ``[CLS] ... [SEP]``, for both models (the
 causal model's BOS and EOS are [CLS] and [SEP]). Sequences (:func:`pack`): texts in a seeded
-order, each ``[CLS] text [SEP]``, concatenated and cut into ``block``-token sequences, so that
-every position is trained; the causal model therefore always sees a [CLS] first, as a BOS.
-A token attends only to the tokens of its own text (:func:`text_attention`, both objectives):
-a text is all a chapter ever shows the models, and a masked LM whose attention spans the
+order, each ``[CLS] text [SEP]``, concatenated and cut into ``block``-token sequences (no
+padding but at the end); the causal model therefore sees each text's [CLS] first, as a BOS.
+A token attends only to the tokens of its own text (:func:`text_attention`, both objectives),
+and its position counts from its text's [CLS] (:func:`text_positions`): a text alone, numbered
+from 0, is all a chapter ever shows the models, and a masked LM whose attention spans the
 dozen unrelated texts of a block never learns past the unigram baseline (issue 33).
 
 Held-out learning curves (:func:`evaluate`) at every checkpoint, against a unigram baseline
@@ -85,12 +86,13 @@ __all__ = [
     "RECIPE_VERSION",
     "split_texts",
     "text_attention",
+    "text_positions",
     "train_tokenizer",
     "unigram_baseline",
 ]
 
 #: Bumped when the recipe changes, so that old runs are not reused.
-RECIPE_VERSION = 2
+RECIPE_VERSION = 3
 
 #: The file that marks a complete run folder and records how it was made.
 MARKER = "lmgeometry-pretrain.json"
@@ -273,6 +275,36 @@ def text_attention(batch: torch.Tensor, cls_id: int, pad_id: int, *, causal: boo
         n = batch.shape[1]
         allowed &= torch.ones(n, n, dtype=torch.bool, device=batch.device).tril()
     return allowed[:, None]
+
+
+def text_positions(batch: torch.Tensor, cls_id: int) -> torch.Tensor:
+    """Position ids that restart at each text's ``[CLS]``: a text is numbered 0, 1, ... wherever
+    :func:`pack` put it, as a chapter numbers a sentence it shows alone.
+
+    The tokens before a sequence's first ``[CLS]`` (the end of a text cut by the block) count
+    from 0 too.
+
+    Parameters
+    ----------
+    batch : torch.Tensor of int, shape (n, block)
+        Packed sequences (``[CLS]`` is never masked, so masked inputs give the same ids).
+    cls_id : int
+
+    Returns
+    -------
+    torch.Tensor of int64, shape (n, block)
+
+    Examples
+    --------
+    >>> import torch
+    >>> text_positions(torch.tensor([[7, 2, 8, 3, 2, 9]]), 2).tolist()
+    [[0, 0, 1, 2, 0, 1]]
+    """
+    import torch
+
+    index = torch.arange(batch.shape[1], device=batch.device).expand_as(batch)
+    start = torch.where(batch == cls_id, index, torch.zeros_like(index)).cummax(1).values
+    return index - start
 
 
 def checkpoint_steps(total: int, n: int) -> list[int]:
@@ -502,7 +534,8 @@ def _loss(model: torch.nn.Module, s: PretrainSettings, batch: torch.Tensor, toke
     else:
         inputs = batch
         labels = torch.where(batch != tokenizer.pad_token_id, batch, -100)
-    return model(input_ids=inputs, attention_mask=attention, labels=labels).loss
+    return model(input_ids=inputs, attention_mask=attention, labels=labels,
+                 position_ids=text_positions(batch, tokenizer.cls_token_id)).loss
 
 
 def evaluate(model: torch.nn.Module, objective: str, held: np.ndarray, tokenizer: Any,
@@ -544,13 +577,15 @@ def evaluate(model: torch.nn.Module, objective: str, held: np.ndarray, tokenizer
     with torch.inference_mode():
         for i in range(0, len(held), batch_size):
             batch = torch.as_tensor(held[i:i + batch_size], device=device)
-            attention = text_attention(batch, tokenizer.cls_token_id, tokenizer.pad_token_id,
-                                       causal=objective == "causal")
+            seen = {"attention_mask": text_attention(
+                batch, tokenizer.cls_token_id, tokenizer.pad_token_id,
+                causal=objective == "causal"),
+                "position_ids": text_positions(batch, tokenizer.cls_token_id)}
             if objective == "mlm":
                 inputs, labels = _mask(batch, EVAL_MASK_RATE, tokenizer, gen, replace=False)
-                logits = model(input_ids=inputs, attention_mask=attention).logits
+                logits = model(input_ids=inputs, **seen).logits
             else:
-                logits = model(input_ids=batch, attention_mask=attention).logits[:, :-1]
+                logits = model(input_ids=batch, **seen).logits[:, :-1]
                 labels = torch.where(batch != tokenizer.pad_token_id, batch, -100)[:, 1:]
             keep = labels != -100
             target = labels[keep]
