@@ -324,6 +324,14 @@ def test_a_model_has_one_colour_in_every_figure() -> None:
     assert colour == {first: plots.model_color(first), second: plots.model_color(second)}
     assert points.data[0].marker.color == colour[first]
     assert {t.name: t.line.color for t in faceted.data} == colour
+    # names outside the registry whose checksum colours collide still get distinct colours
+    assert plots.model_color("pair-causal") == plots.model_color("pair-causal-untied")
+    runs = pd.DataFrame({"model": ["pair-mlm", "pair-causal", "pair-causal-untied", first],
+                         "layer": [0] * 4, "v": [1.0, 2.0, 3.0, 4.0]})
+    drawn = {t.name: t.line.color for t in lines_by_layer(runs, "v").data}
+    assert len(set(drawn.values())) == 4
+    assert drawn[first] == plots.model_color(first)  # the registry keeps its colours
+    assert drawn["pair-causal"] == plots.model_color("pair-causal")  # the first keeps its own
 
 
 def test_3d_axes_are_titled_by_the_projections_components() -> None:

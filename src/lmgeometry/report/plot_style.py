@@ -113,8 +113,28 @@ def _colors_by(column: str, values: Sequence[object]) -> dict[object, str]:
     models, else the palette in order."""
     values = list(values)
     if column == "model" or (values and all(str(v) in MODEL_ORDER for v in values)):
-        return {v: model_color(v) for v in values}
+        return _distinct_model_colors(values)
     return {v: PALETTE[i % len(PALETTE)] for i, v in enumerate(values)}
+
+
+def _distinct_model_colors(models: Sequence[object]) -> dict[object, str]:
+    """:func:`model_color` of each of ``models``, except that a model outside the registry
+    whose checksum colour another model of the same figure already has takes the first
+    palette colour after the registry's that none of them has (chapter 10's "pair-causal"
+    and "pair-causal-untied" shared one); so a figure never draws two models alike, and
+    the registry's models keep their colours."""
+    colors: dict[object, str] = {}
+    registry = [m for m in models if str(m) in MODEL_ORDER]
+    used = {model_color(m) for m in registry}
+    for m in models:
+        color = model_color(m)
+        if str(m) not in MODEL_ORDER and color in used:
+            free = [c for c in PALETTE[len(MODEL_ORDER):] + PALETTE[:len(MODEL_ORDER)]
+                    if c not in used]
+            color = free[0] if free else color
+        colors[m] = color
+        used.add(color)
+    return colors
 
 
 def scene_axis_titles(title: str) -> tuple[str, str, str]:
