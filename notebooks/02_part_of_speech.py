@@ -240,9 +240,9 @@ show_table(result.claims.assign(driven_by_first_token=first_token_flags(result.c
 # NBVAL_CHECK_OUTPUT
 for row in result.claims.itertuples():
     print(row.model, "|", row.control, "|", row.claim, "|", row.verdict)
-for spec, part in layers[layers["control"] == "none"].groupby("model", sort=False):
-    print(spec, "layers:", len(part), "probe above the majority baseline in every layer:",
-          bool((part["probe_gain_lo"] > 0).all()))
+for row in part_of_speech.probe_check(layers).itertuples():
+    print(row.model, "layers:", row.layers, "probe above the majority baseline in every layer:",
+          row.above)
 
 # %% tags=["remove-cell"]
 results.save_results(

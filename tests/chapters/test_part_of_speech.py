@@ -131,3 +131,20 @@ def test_analyse_checks_the_probe_with_the_control_task(tmp_path):
     assert (row["role"], row["verdict"]) == ("control", "holds")
     assert row["value"] == table.loc[2, "selectivity_gain"]
     assert [c["verdict"] for c in row["calibration"]] == [None]  # the seed's words only
+
+
+def test_probe_check_is_the_notebook_s_old_loop():
+    """Chapter 2's check cell, moved into ``probe_check``: the old loop is the reference."""
+    import pandas as pd
+
+    from lmgeometry.chapters.part_of_speech import probe_check
+
+    layers = pd.DataFrame({
+        "model": ["b", "b", "b", "a", "a", "a", "a"],
+        "control": ["none", "none", "first", "none", "first", "none", "none"],
+        "probe_gain_lo": [0.1, 0.2, -1.0, 0.3, 0.1, -0.01, 0.2]})
+    old = [(spec, len(part), bool((part["probe_gain_lo"] > 0).all()))
+           for spec, part in layers[layers["control"] == "none"].groupby("model", sort=False)]
+    got = probe_check(layers)
+    assert [(r.model, r.layers, r.above) for r in got.itertuples()] == old
+    assert old == [("b", 2, True), ("a", 3, False)]

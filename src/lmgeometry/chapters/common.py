@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import json
+import numbers
 import os
 import shlex
 import types
@@ -35,7 +36,10 @@ __all__ = [
     "blas_threads",
     "CONTROLS",
     "ChapterResult",
+    "check_whole",
+    "check_wholes",
     "checked_parameters",
+    "claims_per_model",
     "control_rows",
     "controls_for",
     "first_token_flags",
@@ -242,6 +246,39 @@ def per_layer(stores: Iterable[Store] | Sequence[Store], fn: Callable[..., pd.Da
 
 #: Example values for the fix an error message suggests (other names get one built from the type).
 _EXAMPLES: dict[str, Any] = {"models": ["minilm-l6"]}
+
+def check_whole(name: str, value: object, least: int) -> None:
+    """Raise :class:`UsageError` unless ``value`` is a whole number of ``least`` or more.
+
+    A chapter's frozen parameters (``GeometryParams``, ...) call it once, in ``__post_init__``.
+
+    Examples
+    --------
+    >>> check_whole("n_boot", 0, 0)
+    >>> check_whole("n_boot", 2.5, 0)
+    Traceback (most recent call last):
+    ...
+    lmgeometry.errors.UsageError: n_boot=2.5: pass a whole number of 0 or more
+    """
+    if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < least:
+        raise UsageError(f"{name}={value!r}: pass a whole number of {least} or more")
+
+
+def check_wholes(params: object, least: Mapping[str, int], optional: Iterable[str] = ()
+                 ) -> None:
+    """:func:`check_whole` on each field of ``params`` named in ``least`` (name -> least
+    value); a field named in ``optional`` may also hold None."""
+    allowed = set(optional)
+    for name, low in least.items():
+        value = getattr(params, name)
+        if value is not None or name not in allowed:
+            check_whole(name, value, low)
+
+
+def claims_per_model(claims: pd.DataFrame) -> dict[str, int]:
+    """How many claim rows each model has (the chapters' check cells print it)."""
+    return claims.groupby("model").size().to_dict()
+
 
 _UNREADABLE = object()
 

@@ -7,19 +7,13 @@ its fields and check nothing again.
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from lmgeometry.chapters.common import check_whole
 from lmgeometry.errors import UsageError
 
 __all__ = ["ContextParams", "budget_size"]
-
-
-def _check_whole(name: str, value: object, least: int) -> None:
-    """Raise :class:`UsageError` unless ``value`` is a whole number of ``least`` or more."""
-    if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < least:
-        raise UsageError(f"{name}={value!r}: pass a whole number of {least} or more")
 
 
 def budget_size(static_budget: int | None, min_contexts: int) -> int:
@@ -83,9 +77,9 @@ class ContextParams:
         least = {"seed": 0, "n_boot": 0, "min_contexts": 2, "neighbour_queries": 1, "k": 1,
                  "n_lowest": 1, "max_position": 1, "min_count": 1}
         for name, low in least.items():
-            _check_whole(name, getattr(self, name), low)
+            check_whole(name, getattr(self, name), low)
         if self.n_intra_sentences is not None:
-            _check_whole("n_intra_sentences", self.n_intra_sentences, 1)
+            check_whole("n_intra_sentences", self.n_intra_sentences, 1)
         web = self.static_web_layers
         if isinstance(web, str):
             if web != "paper":
@@ -93,7 +87,7 @@ class ContextParams:
                                  "and L) or a list of layer numbers")
         else:
             for layer in web:
-                _check_whole("a layer of static_web_layers", layer, 0)
+                check_whole("a layer of static_web_layers", layer, 0)
             object.__setattr__(self, "static_web_layers", tuple(int(x) for x in web))
         object.__setattr__(self, "static_budget",
                            budget_size(self.static_budget, self.min_contexts))

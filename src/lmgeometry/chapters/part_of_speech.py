@@ -26,7 +26,13 @@ from threadpoolctl import threadpool_limits
 
 from lmgeometry.activations.store import Store
 from lmgeometry.chapters import calibration
-from lmgeometry.chapters.common import ChapterResult, control_rows, controls_for, with_blas_threads
+from lmgeometry.chapters.common import (
+    ChapterResult,
+    check_wholes,
+    control_rows,
+    controls_for,
+    with_blas_threads,
+)
 from lmgeometry.measures.clusters import pca_project, purity_credit, unit_kmeans
 from lmgeometry.measures.probes import control_task_labels, linear_probe, sentence_split
 from lmgeometry.measures.similarity import subsample
@@ -39,11 +45,13 @@ __all__ = [
     "MIDDLE_HALF_WIDTH",
     "PUBLISHED",
     "PURITY_ADJUSTED",
+    "PartOfSpeechParams",
     "PartOfSpeechResult",
     "analyse",
     "control_task_measures",
     "layer_measures",
     "plateau",
+    "probe_check",
     "word_baseline",
 ]
 
@@ -65,6 +73,21 @@ FIGURES = {"probe": "probe-lines", "purity": "purity-lines", "selectivity": "sel
 PUBLISHED = ("BERT: POS tags are well represented, especially in the middle layers (coloured "
              "PCA views, by eye); not claimed for GPT-2, whose tags lie along the position "
              "manifold")
+
+
+@dataclass(frozen=True)
+class PartOfSpeechParams:
+    """Every parameter of chapter 2's analysis (the keyword arguments of
+    :func:`analyse`, documented there), checked once; the model pass reads its fields and
+    checks nothing again."""
+
+    seed: int = 0
+    probe_words: int = 6000
+    point_budget: int = 1000
+    n_boot: int = 1000
+
+    def __post_init__(self) -> None:
+        check_wholes(self, {"seed": 0, "probe_words": 1, "point_budget": 1, "n_boot": 0})
 
 
 @dataclass
@@ -151,17 +174,18 @@ def layer_measures(X: np.ndarray, words: pd.DataFrame, split: tuple[np.ndarray, 
     return row, reps
 
 
-def _model_pass(store: Store, *, seed: int, probe_words: int, point_budget: int, n_boot: int
+def _model_pass(store: Store, p: PartOfSpeechParams
                 ) -> tuple[pd.DataFrame, pd.DataFrame, list[np.ndarray], pd.DataFrame]:
     """:func:`layer_measures` of every layer and control of one store, each layer read once.
 
     Returns the per-layer table, the drawn words, their per-layer PCA coordinates and the
     control task's table (:func:`_control_task_pass`).
     """
-    rows = subsample(store.n_words, probe_words, seed)
+    seed = p.seed
+    rows = subsample(store.n_words, p.probe_words, seed)
     words = store.words.iloc[rows].reset_index(drop=True)
-    drawn = subsample(len(rows), point_budget, seed)
-    boot = GroupBootstrap(words["sentence_id"].to_numpy(), n_boot, seed)
+    drawn = subsample(len(rows), p.point_budget, seed)
+    boot = GroupBootstrap(words["sentence_id"].to_numpy(), p.n_boot, seed)
     train, test = sentence_split(words["sentence_id"].to_numpy(), seed=seed)
     plans = {}
     for control in controls_for(store):
@@ -423,6 +447,11 @@ def analyse(stores: Mapping[str, Store], *, seed: int = 0, probe_words: int = 60
     n_boot : int
         Bootstrap replicates.
 
+    Raises
+    ------
+    UsageError
+        A parameter that is not a whole number in its range (:class:`PartOfSpeechParams`).
+
     Returns
     -------
     PartOfSpeechResult
@@ -434,10 +463,11 @@ def analyse(stores: Mapping[str, Store], *, seed: int = 0, probe_words: int = 60
         the middle third), and the probe's claim checked with the control task;
         ``sentences``; ``views``: the figures' arrays.
     """
+    params = PartOfSpeechParams(seed=seed, probe_words=probe_words, point_budget=point_budget,
+                                n_boot=n_boot)
     tables, claims, views, kinds, selectivity = [], [], {}, {}, []
     for spec, store in stores.items():
-        part, words, coords, control_task = _model_pass(
-            store, seed=seed, probe_words=probe_words, point_budget=point_budget, n_boot=n_boot)
+        part, words, coords, control_task = _model_pass(store, params)
         control_task.insert(0, "model", spec)
         selectivity.append(control_task)
         views[spec] = (words, coords)
@@ -454,3 +484,17 @@ def analyse(stores: Mapping[str, Store], *, seed: int = 0, probe_words: int = 60
         tables={"layers": layers, "selectivity": pd.concat(selectivity, ignore_index=True)},
         claims=frame,
         sentences=[_plateau_sentence(layers), *claim_sentences(frame, kinds)], views=views)
+
+
+def probe_check(layers: pd.DataFrame) -> pd.DataFrame:
+    """Per model, without a control: its layers and whether the probe beats the majority
+    baseline in every layer (the whole interval of ``probe_gain`` above 0).
+
+    Returns
+    -------
+    DataFrame
+        ``model``, ``layers``, ``above`` (bool), models in their order in ``layers``.
+    """
+    rows = [{"model": spec, "layers": len(part), "above": bool((part["probe_gain_lo"] > 0).all())}
+            for spec, part in layers[layers["control"] == "none"].groupby("model", sort=False)]
+    return pd.DataFrame(rows, columns=["model", "layers", "above"])

@@ -1,0 +1,56 @@
+"""Each chapter's frozen parameters: the same defaults as its ``analyse``, frozen, and a bad
+value refused once, naming the parameter (as chapter 3's ``ContextParams``)."""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+
+import pytest
+
+from lmgeometry.chapters import part_of_speech
+from lmgeometry.chapters.common import check_whole
+from lmgeometry.errors import UsageError
+
+#: (Params class, the analyse that builds it, bad values: field -> value).
+CHAPTERS = [
+    (part_of_speech.PartOfSpeechParams, part_of_speech.analyse,
+     {"seed": "0", "probe_words": 0, "point_budget": -3, "n_boot": 2.5}),
+]
+
+
+@pytest.mark.parametrize(("cls", "entry", "bad"), CHAPTERS,
+                         ids=lambda x: getattr(x, "__name__", ""))
+def test_defaults_are_analyse_s_defaults(cls, entry, bad):
+    """The dataclass and the public entry cannot drift apart: same names, same defaults."""
+    signature = inspect.signature(entry).parameters
+    for f in dataclasses.fields(cls):
+        assert signature[f.name].default == f.default, f.name
+
+
+@pytest.mark.parametrize(("cls", "entry", "bad"), CHAPTERS,
+                         ids=lambda x: getattr(x, "__name__", ""))
+def test_the_value_is_frozen(cls, entry, bad):
+    params = cls()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        params.seed = 1
+
+
+@pytest.mark.parametrize(("cls", "name", "value"),
+                         [(cls, name, value) for cls, _, bad in CHAPTERS
+                          for name, value in bad.items()],
+                         ids=lambda x: getattr(x, "__name__", str(x)))
+def test_a_bad_value_names_its_parameter(cls, name, value):
+    with pytest.raises(UsageError, match=rf"^{name}=.*: pass a whole number"):
+        cls(**{name: value})
+
+
+def test_the_lowest_allowed_values_pass():
+    """The bounds are inclusive: no bootstrap and one word are allowed; a seed of None is
+    refused, not skipped."""
+    assert part_of_speech.PartOfSpeechParams(probe_words=1, point_budget=1, n_boot=0).n_boot == 0
+    with pytest.raises(UsageError, match="^seed=None: pass a whole number"):
+        part_of_speech.PartOfSpeechParams(seed=None)
+    check_whole("k", 3, 3)
+    with pytest.raises(UsageError, match="k=2: pass a whole number of 3 or more"):
+        check_whole("k", 2, 3)
