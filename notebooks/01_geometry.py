@@ -420,10 +420,10 @@ show_table(result.claims.assign(driven_by_first_token=first_token_flags(result.c
 # NBVAL_CHECK_OUTPUT
 for row in result.claims.itertuples():
     print(row.model, "|", row.control, "|", row.claim, "|", row.verdict)
-for spec, part in layers[layers["control"] == "none"].groupby("model", sort=False):
-    print(spec, "layers:", len(part), "split:", int(part["split"].sum()))
-for (spec, token), part in special.groupby(["model", "token"], sort=False):
-    print(spec, "|", token, "| layers:", len(part))
+for row in geometry.split_check(layers).itertuples():
+    print(row.model, "layers:", row.layers, "split:", row.split)
+for row in geometry.special_check(special).itertuples():
+    print(row.model, "|", row.token, "| layers:", row.layers)
 
 # %% tags=["remove-cell"]
 results.save_results(

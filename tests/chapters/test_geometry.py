@@ -396,3 +396,23 @@ def test_special_measures_skip_a_token_alone_in_its_sentence(tmp_path):
     assert row["token"] == "first word (first token)" and row["n"] == 30
     assert np.isfinite([row["intra"], row["difference"], row["difference_lo"],
                         row["norm_ratio"]]).all()
+
+
+def test_check_tables_are_the_notebook_s_old_loops():
+    """Chapter 1's check cell, moved into ``split_check`` and ``special_check``: the old
+    loops are the reference (models and tokens in their order of appearance)."""
+    from lmgeometry.chapters.geometry import special_check, split_check
+
+    layers = pd.DataFrame({"model": ["z", "z", "z", "a", "a"],
+                           "control": ["none", "none", "first", "none", "none"],
+                           "split": [True, False, True, True, True]})
+    old = [(spec, len(part), int(part["split"].sum()))
+           for spec, part in layers[layers["control"] == "none"].groupby("model", sort=False)]
+    assert [(r.model, r.layers, r.split) for r in split_check(layers).itertuples()] == old
+    assert old == [("z", 2, 1), ("a", 2, 2)]
+    special = pd.DataFrame({"model": ["z", "z", "z", "a"],
+                            "token": ["[SEP]", "[CLS]", "[SEP]", "<s>"]})
+    old = [(spec, token, len(part))
+           for (spec, token), part in special.groupby(["model", "token"], sort=False)]
+    assert [(r.model, r.token, r.layers) for r in special_check(special).itertuples()] == old
+    assert old == [("z", "[SEP]", 2), ("z", "[CLS]", 1), ("a", "<s>", 1)]

@@ -8,7 +8,10 @@ import inspect
 
 import pytest
 
-from lmgeometry.chapters import part_of_speech
+from lmgeometry.chapters import (
+    geometry,
+    part_of_speech,
+)
 from lmgeometry.chapters.common import check_whole
 from lmgeometry.errors import UsageError
 
@@ -16,6 +19,8 @@ from lmgeometry.errors import UsageError
 CHAPTERS = [
     (part_of_speech.PartOfSpeechParams, part_of_speech.analyse,
      {"seed": "0", "probe_words": 0, "point_budget": -3, "n_boot": 2.5}),
+    (geometry.GeometryParams, geometry.analyse,
+     {"seed": -1, "n_words": 0, "point_budget": 1.5, "umap_layers": -1, "n_boot": True}),
 ]
 
 
@@ -54,3 +59,8 @@ def test_the_lowest_allowed_values_pass():
     check_whole("k", 3, 3)
     with pytest.raises(UsageError, match="k=2: pass a whole number of 3 or more"):
         check_whole("k", 2, 3)
+
+
+def test_geometry_allows_no_umap_layer():
+    assert geometry.GeometryParams(n_words=1, point_budget=1, umap_layers=0,
+                                   n_boot=0).umap_layers == 0

@@ -36,7 +36,13 @@ from threadpoolctl import threadpool_limits
 from lmgeometry.activations.lm_loss import lm_loss
 from lmgeometry.activations.store import Store
 from lmgeometry.chapters import calibration
-from lmgeometry.chapters.common import ChapterResult, control_rows, controls_for, with_blas_threads
+from lmgeometry.chapters.common import (
+    ChapterResult,
+    check_wholes,
+    control_rows,
+    controls_for,
+    with_blas_threads,
+)
 from lmgeometry.chapters.geometry_layers import (
     JACKKNIFE_BLOCKS,
     KNN_COMPONENTS,
@@ -65,6 +71,7 @@ from lmgeometry.report.prose import layer_ranges, layers_phrase, number, plural,
 __all__ = [
     "FIGURES",
     "FIRST_SHARE",
+    "GeometryParams",
     "GeometryResult",
     "MANIFOLD_GAIN",
     "SILHOUETTE",
@@ -74,7 +81,9 @@ __all__ = [
     "BROKEN_LOSS_RATIO",
     "claim_layers",
     "hover_labels",
+    "special_check",
     "special_sentences",
+    "split_check",
 ]
 
 
@@ -114,6 +123,23 @@ _PUBLISHED = {
 }
 
 
+@dataclass(frozen=True)
+class GeometryParams:
+    """Every parameter of chapter 1's analysis (the keyword arguments of
+    :func:`analyse`, documented there), checked once; the model pass reads its fields and
+    checks nothing again."""
+
+    seed: int = 0
+    n_words: int = 2000
+    point_budget: int = 1000
+    umap_layers: int = 4
+    n_boot: int = 1000
+
+    def __post_init__(self) -> None:
+        check_wholes(self, {"seed": 0, "n_words": 1, "point_budget": 1, "umap_layers": 0,
+                            "n_boot": 0})
+
+
 @dataclass
 class GeometryResult(ChapterResult):
     """:class:`ChapterResult` with the arrays the figures draw (``views``, per model)."""
@@ -136,8 +162,7 @@ def hover_labels(words: pd.DataFrame) -> np.ndarray:
     return (words["text"] + " (pos " + words["word_index"].astype(str) + ")").to_numpy()
 
 
-def _model_pass(store: Store, *, seed: int, n_words: int, point_budget: int,
-                umap_layers: int, n_boot: int
+def _model_pass(store: Store, p: GeometryParams
                 ) -> tuple[pd.DataFrame, dict, Views, pd.DataFrame, pd.DataFrame]:
     """:func:`layer_measures` of every layer and control of one store, and
     :func:`special_measures` of every layer, reading each layer once.
@@ -146,10 +171,11 @@ def _model_pass(store: Store, *, seed: int, n_words: int, point_budget: int,
     layers x replicates; the special tokens' under ``("special", token)``), the figures'
     :class:`Views`, the widest split's cluster profile and the special tokens' table.
     """
-    rows = subsample(store.n_words, n_words, seed)
+    seed, umap_layers = p.seed, p.umap_layers
+    rows = subsample(store.n_words, p.n_words, seed)
     words = store.words.iloc[rows].reset_index(drop=True)
-    drawn = subsample(len(rows), point_budget, seed)
-    boot = GroupBootstrap(words["sentence_id"].to_numpy(), n_boot, seed)
+    drawn = subsample(len(rows), p.point_budget, seed)
+    boot = GroupBootstrap(words["sentence_id"].to_numpy(), p.n_boot, seed)
     blocks = _blocks(words["sentence_id"].to_numpy(), JACKKNIFE_BLOCKS, seed)
     keep = {c: np.flatnonzero(np.isin(rows, control_rows(store, c)))
             for c in controls_for(store)}
@@ -157,7 +183,7 @@ def _model_pass(store: Store, *, seed: int, n_words: int, point_budget: int,
                  if umap_layers > 0 else [])
     views = Views(words.iloc[drawn].reset_index(drop=True))
     table, reps, previous, special = [], {}, {}, []
-    plan = special_plan(store, n_boot, seed)
+    plan = special_plan(store, p.n_boot, seed)
     widest = (-np.inf, None, None, None)
     for layer in range(store.n_layers):
         full = store.layer(layer)
@@ -524,6 +550,11 @@ def analyse(stores: Mapping[str, Store], *, seed: int = 0, n_words: int = 2000,
     n_boot : int
         Bootstrap replicates.
 
+    Raises
+    ------
+    UsageError
+        A parameter that is not a whole number in its range (:class:`GeometryParams`).
+
     Returns
     -------
     GeometryResult
@@ -534,11 +565,11 @@ def analyse(stores: Mapping[str, Store], *, seed: int = 0, n_words: int = 2000,
         decoders, under both controls, and the first-token claim; BERT's for encoders, and the
         [SEP] claim); ``sentences``; ``views``: the figures' arrays.
     """
+    params = GeometryParams(seed=seed, n_words=n_words, point_budget=point_budget,
+                            umap_layers=umap_layers, n_boot=n_boot)
     tables, profiles, claims, views, kinds, bos, specials = [], [], [], {}, {}, {}, []
     for spec, store in stores.items():
-        part, reps, views[spec], profile, special = _model_pass(
-            store, seed=seed, n_words=n_words, point_budget=point_budget,
-            umap_layers=umap_layers, n_boot=n_boot)
+        part, reps, views[spec], profile, special = _model_pass(store, params)
         kinds[spec] = _kind(store)
         if kinds[spec] == "decoder":
             bos[spec] = bool(store.meta.get("template", {}).get("bos_prepended"))
@@ -561,3 +592,29 @@ def analyse(stores: Mapping[str, Store], *, seed: int = 0, n_words: int = 2000,
     return GeometryResult(
         tables={"layers": layers, "clusters": clusters, "special": special}, claims=frame,
         sentences=[_split_sentence(layers, bos), *claim_sentences(frame, kinds)], views=views)
+
+
+def split_check(layers: pd.DataFrame) -> pd.DataFrame:
+    """Per model, without a control: its layers and how many of them split in two clusters.
+
+    Returns
+    -------
+    DataFrame
+        ``model``, ``layers``, ``split`` (int), models in their order in ``layers``.
+    """
+    rows = [{"model": spec, "layers": len(part), "split": int(part["split"].sum())}
+            for spec, part in layers[layers["control"] == "none"].groupby("model", sort=False)]
+    return pd.DataFrame(rows, columns=["model", "layers", "split"])
+
+
+def special_check(special: pd.DataFrame) -> pd.DataFrame:
+    """Per model and special token (in their order in ``special``), its layers.
+
+    Returns
+    -------
+    DataFrame
+        ``model``, ``token``, ``layers``.
+    """
+    rows = [{"model": spec, "token": token, "layers": len(part)}
+            for (spec, token), part in special.groupby(["model", "token"], sort=False)]
+    return pd.DataFrame(rows, columns=["model", "token", "layers"])
