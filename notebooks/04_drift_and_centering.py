@@ -29,7 +29,7 @@ from IPython.display import HTML, Markdown, display
 
 from lmgeometry.activations import store
 from lmgeometry.chapters import drift
-from lmgeometry.chapters.common import checked_parameters, model_kinds
+from lmgeometry.chapters.common import checked_parameters, claims_per_model, model_kinds
 from lmgeometry.io import corpus
 from lmgeometry.report import plots, results
 from lmgeometry.report.claims import CLAIMS_CAPTION, findings_box, show_verdict_grid
@@ -59,15 +59,8 @@ display(HTML(findings_box(
 # mark of a common shift that centring removes.
 
 # %% tags=["remove-input"]
-iso_long = pd.concat(
-    [t["table1"].assign(measure=label, value=t["table1"][key],
-                        lo=t["table1"][f"{key}_lo"], hi=t["table1"][f"{key}_hi"])
-     for key, label in (("isotropy_raw", "I(W)"), ("isotropy_centered", "I(W_c)"),
-                        ("mean_cosine", "mean cosine of W"))],
-    ignore_index=True,
-)
 show(
-    plots.interval_points(iso_long, "value", "lo", "hi", x="measure",
+    plots.interval_points(drift.isotropy_long(t["table1"]), "value", "lo", "hi", x="measure",
                           title="Isotropy of W before and after centring, and W's mean cosine "
                           "(95% intervals over tokens)", y_title="value"),
     "isotropy",
@@ -344,8 +337,7 @@ show(
                           y_title="change of Pearson r x 100"),
     "wordsim-change",
 )
-show_table(t["wordsim"].pivot_table(index=["model", "benchmark"], columns=["score", "variant"],
-                                    values="pearson_x100", sort=False).round(1),
+show_table(drift.wordsim_table(t["wordsim"]).round(1),
            'Word similarity (Pearson r × 100) per model and benchmark, for each score and each '
            'variant of the embedding matrix (original, centred, scaled centred, top PCs '
            'removed).')
@@ -487,10 +479,10 @@ for row in t["table1"].itertuples():
           round(row.isotropy_centered, 1), "| centring raises I(W):",
           bool(row.isotropy_centered > row.isotropy_raw), "| mean cosine > 0.1:",
           bool(row.mean_cosine > 0.1))
-for (spec, control), part in hidden.groupby(["model", "control"], sort=False):
-    print(spec, control, "| layers:", len(part), "| max mean cosine > 0.5:",
-          bool(part["mean_cosine"].max() > 0.5))
-print("claims per model:", result.claims.groupby("model").size().to_dict())
+for row in drift.hidden_check(hidden).itertuples():
+    print(row.model, row.control, "| layers:", row.layers, "| max mean cosine > 0.5:",
+          row.above_half)
+print("claims per model:", claims_per_model(result.claims))
 
 # %% tags=["remove-cell"]
 results.save_results(

@@ -237,3 +237,47 @@ def test_hidden_state_layers_controls_and_the_first_word_sink(tmp_path):
     encoder = array_store(tmp_path / "enc", [X], words, kind="encoder")
     assert set(drift.hidden_state_layers(encoder, 500, n_boot=10)["hidden"]["control"]) == \
         {"none"}
+
+
+def test_notebook_tables_are_the_old_notebook_expressions():
+    """Chapter 4's hidden cells, moved into named calls: the old expressions are the
+    reference, on planted frames."""
+    import pandas as pd
+
+    from lmgeometry.chapters.common import claims_per_model
+    from lmgeometry.chapters.drift import hidden_check, isotropy_long, wordsim_table
+
+    table1 = pd.DataFrame({"model": ["b", "a"]} | {
+        f"{k}{end}": [i + 0.1, i + 0.2] for i, k in enumerate(
+            ("isotropy_raw", "isotropy_centered", "mean_cosine")) for end in ("", "_lo", "_hi")})
+    t = {"table1": table1}
+    old = pd.concat(
+        [t["table1"].assign(measure=label, value=t["table1"][key],
+                            lo=t["table1"][f"{key}_lo"], hi=t["table1"][f"{key}_hi"])
+         for key, label in (("isotropy_raw", "I(W)"), ("isotropy_centered", "I(W_c)"),
+                            ("mean_cosine", "mean cosine of W"))],
+        ignore_index=True,
+    )
+    pd.testing.assert_frame_equal(isotropy_long(table1), old)
+    assert old["measure"].tolist() == ["I(W)"] * 2 + ["I(W_c)"] * 2 + ["mean cosine of W"] * 2
+
+    wordsim = pd.DataFrame({"model": ["z", "z", "z", "a"], "benchmark": ["ws", "ws", "rg", "ws"],
+                            "score": ["cos", "cos", "cos", "cos"],
+                            "variant": ["orig", "centred", "orig", "orig"],
+                            "pearson_x100": [10.0, 20.0, 30.0, 40.0]})
+    old = wordsim.pivot_table(index=["model", "benchmark"], columns=["score", "variant"],
+                              values="pearson_x100", sort=False)
+    pd.testing.assert_frame_equal(wordsim_table(wordsim), old)
+    assert old.index.tolist() == [("z", "ws"), ("z", "rg"), ("a", "ws")]
+
+    hidden = pd.DataFrame({"model": ["z", "z", "z", "a"], "control": ["none", "first", "none",
+                                                                    "none"],
+                           "mean_cosine": [0.6, 0.4, 0.1, 0.2]})
+    old = [(spec, control, len(part), bool(part["mean_cosine"].max() > 0.5))
+           for (spec, control), part in hidden.groupby(["model", "control"], sort=False)]
+    got = hidden_check(hidden)
+    assert [(r.model, r.control, r.layers, r.above_half) for r in got.itertuples()] == old
+    assert old == [("z", "none", 2, True), ("z", "first", 1, False), ("a", "none", 1, False)]
+
+    claims = pd.DataFrame({"model": ["z", "a", "z"]})
+    assert claims_per_model(claims) == claims.groupby("model").size().to_dict() == {"a": 1, "z": 2}

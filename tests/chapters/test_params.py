@@ -9,6 +9,7 @@ import inspect
 import pytest
 
 from lmgeometry.chapters import (
+    drift,
     geometry,
     part_of_speech,
 )
@@ -21,6 +22,8 @@ CHAPTERS = [
      {"seed": "0", "probe_words": 0, "point_budget": -3, "n_boot": 2.5}),
     (geometry.GeometryParams, geometry.analyse,
      {"seed": -1, "n_words": 0, "point_budget": 1.5, "umap_layers": -1, "n_boot": True}),
+    (drift.DriftParams, drift.analyse,
+     {"seed": -1, "point_budget": 0, "hidden_rows": 0, "n_bins": 0.5, "n_boot": -1}),
 ]
 
 
@@ -64,3 +67,10 @@ def test_the_lowest_allowed_values_pass():
 def test_geometry_allows_no_umap_layer():
     assert geometry.GeometryParams(n_words=1, point_budget=1, umap_layers=0,
                                    n_boot=0).umap_layers == 0
+
+
+def test_drift_allows_every_row_and_checks_the_device():
+    """``hidden_rows=None`` means every row; ``device`` is a name or None."""
+    assert drift.DriftParams(hidden_rows=None, device=None).hidden_rows is None
+    with pytest.raises(UsageError, match="^device=0: pass a device name"):
+        drift.DriftParams(device=0)

@@ -33,6 +33,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -42,6 +43,7 @@ from lmgeometry.activations.store import Store
 from lmgeometry.chapters import calibration
 from lmgeometry.chapters.common import (
     ChapterResult,
+    check_wholes,
     control_rows,
     controls_for,
     first_token_flags,
@@ -52,6 +54,7 @@ from lmgeometry.chapters.drift_matrix import norm_histograms, rare_token_table
 from lmgeometry.chapters.drift_tokens import coverage, token_counts, word_counts, zipf_curve
 from lmgeometry.chapters.drift_verdicts import drift_claims, hidden_claims
 from lmgeometry.chapters.drift_words import word_similarity
+from lmgeometry.errors import UsageError
 from lmgeometry.io import models
 from lmgeometry.measures import isotropy, similarity
 from lmgeometry.measures.shift import shift_cosine, shift_cosine_replicates
@@ -61,11 +64,35 @@ from lmgeometry.report.claims import claims_frame
 from lmgeometry.report.prose import number
 
 __all__ = [
+    "DriftParams",
     "analyse",
     "embedding_drift",
+    "hidden_check",
     "hidden_state_layers",
+    "isotropy_long",
     "w_tables",
+    "wordsim_table",
 ]
+
+
+@dataclass(frozen=True)
+class DriftParams:
+    """Every parameter of chapter 4's analysis (the keyword arguments of
+    :func:`analyse`, documented there), checked once before any model is loaded."""
+
+    seed: int = 0
+    point_budget: int = 2000
+    hidden_rows: int | None = 4000
+    n_bins: int = 30
+    n_boot: int = 1000
+    device: str | None = "cpu"
+
+    def __post_init__(self) -> None:
+        check_wholes(self, {"seed": 0, "point_budget": 1, "hidden_rows": 1, "n_bins": 1,
+                            "n_boot": 0}, optional=["hidden_rows"])
+        if self.device is not None and not isinstance(self.device, str):
+            raise UsageError(f"device={self.device!r}: pass a device name such as 'cpu' or "
+                             "'cuda', or None")
 
 
 def embedding_drift(
@@ -323,6 +350,11 @@ def analyse(
     device : str, optional
         Where the models are loaded.
 
+    Raises
+    ------
+    UsageError
+        A parameter out of its range (:class:`DriftParams`), before any model is loaded.
+
     Returns
     -------
     ChapterResult
@@ -332,10 +364,14 @@ def analyse(
         (model, layer, depth, control, ...), ``hidden_layers`` (model, layer, depth, ...);
         the claims of :func:`drift_claims` and :func:`hidden_claims`; a few sentences.
     """
-    runs = {spec: embedding_drift(spec, texts, point_budget=point_budget, n_bins=n_bins,
-                                  n_boot=n_boot, seed=seed, device=device) for spec in specs}
-    tables = _w_frames(runs, texts) | _toy_tables(seed)
-    parts = {id(s): hidden_state_layers(s, hidden_rows, seed, n_boot) for s in stores.values()}
+    p = DriftParams(seed=seed, point_budget=point_budget, hidden_rows=hidden_rows,
+                    n_bins=n_bins, n_boot=n_boot, device=device)
+    runs = {spec: embedding_drift(spec, texts, point_budget=p.point_budget, n_bins=p.n_bins,
+                                  n_boot=p.n_boot, seed=p.seed, device=p.device)
+            for spec in specs}
+    tables = _w_frames(runs, texts) | _toy_tables(p.seed)
+    parts = {id(s): hidden_state_layers(s, p.hidden_rows, p.seed, p.n_boot)
+             for s in stores.values()}
     for name, key in (("hidden", "hidden"), ("hidden_layers", "layers")):
         tables[name] = per_layer(stores.values(), lambda s, k=key: parts[id(s)][k])
     claims = [c for spec, r in runs.items()
@@ -347,3 +383,37 @@ def analyse(
     flip = first_token_flags(frame) & (frame["control"] != "none")
     frame.loc[flip, "evidence"] += "; verdict differs from all words: driven by the first word"
     return ChapterResult(tables=tables, claims=frame, sentences=_sentences(tables, frame))
+
+
+def isotropy_long(table1: pd.DataFrame) -> pd.DataFrame:
+    """The isotropy figure's points: ``table1`` once per measure (I(W), I(W_c), W's mean
+    cosine) with ``measure``, ``value``, ``lo`` and ``hi`` added, measures in that order."""
+    return pd.concat(
+        [table1.assign(measure=label, value=table1[key], lo=table1[f"{key}_lo"],
+                       hi=table1[f"{key}_hi"])
+         for key, label in (("isotropy_raw", "I(W)"), ("isotropy_centered", "I(W_c)"),
+                            ("mean_cosine", "mean cosine of W"))],
+        ignore_index=True,
+    )
+
+
+def wordsim_table(wordsim: pd.DataFrame) -> pd.DataFrame:
+    """Word similarity (Pearson r x 100): a row per (model, benchmark), a column per (score,
+    variant), in their order in ``wordsim``."""
+    return wordsim.pivot_table(index=["model", "benchmark"], columns=["score", "variant"],
+                               values="pearson_x100", sort=False)
+
+
+def hidden_check(hidden: pd.DataFrame) -> pd.DataFrame:
+    """Per model and control (in their order in ``hidden``): its layers and whether the mean
+    cosine exceeds 0.5 in any of them.
+
+    Returns
+    -------
+    DataFrame
+        ``model``, ``control``, ``layers``, ``above_half`` (bool).
+    """
+    rows = [{"model": spec, "control": control, "layers": len(part),
+             "above_half": bool(part["mean_cosine"].max() > 0.5)}
+            for (spec, control), part in hidden.groupby(["model", "control"], sort=False)]
+    return pd.DataFrame(rows, columns=["model", "control", "layers", "above_half"])
