@@ -220,8 +220,7 @@ show(
             "gives the accuracies behind it, inside the view and in the full space, for the same "
             "words.",
 )
-show_table(views[views["control"] == "none"].groupby(["model", "method"])[
-       ["accuracy_view", "accuracy_full", "mfs_baseline"]].max().round(3),
+show_table(senses.view_accuracy_table(views).round(3),
            'Sense separation in the projections: the best 1-nearest-neighbour sense accuracy '
            'in the 2-D view and in the full space, against the most-frequent-sense baseline, '
            'per model and projection method.')
@@ -269,7 +268,7 @@ show(
             "gives the accuracies and baselines at each model's best layer, for the three "
             "versions of the vectors.",
 )
-best = sep.loc[sep.groupby(["model", "control", "transform", "protocol"])["cohen_h"].idxmax()]
+best = senses.best_rows(sep, ["model", "control", "transform", "protocol"], "cohen_h")
 show_table(best[["model", "control", "transform", "protocol", "layer", "accuracy_1nn",
                  "mfs_baseline", "gain", "cohen_h", "cohen_h_lo", "cohen_h_hi", "n_words",
                  "n_occurrences"]].round(3),
@@ -295,8 +294,7 @@ show(
             "the dev pairs, which the table gives with the dev accuracies of the three versions "
             "of the vectors.",
 )
-chosen = wic_table.loc[wic_table.groupby(["model", "control", "transform"])["dev_accuracy"]
-                       .idxmax()]
+chosen = senses.best_rows(wic_table, ["model", "control", "transform"], "dev_accuracy")
 show_table(chosen[["model", "control", "transform", "layer", "train_accuracy", "dev_accuracy",
                    "test_accuracy", "test_accuracy_lo", "test_accuracy_hi"]].round(3),
            'Word-in-Context (WiC): the chosen layer and transform per model and control, with '
@@ -307,11 +305,7 @@ show_table(chosen[["model", "control", "transform", "layer", "train_accuracy", "
 
 # %% tags=["remove-input"]
 poly = t["polysemy"]
-coefficients = pd.concat(
-    [poly.assign(predictor=name, beta=poly[f"beta_{col}"], lo=poly[f"beta_{col}_lo"],
-                 hi=poly[f"beta_{col}_hi"])
-     for name, col in (("senses", "senses"), ("contexts", "contexts"))],
-    ignore_index=True)
+coefficients = senses.coefficients_long(poly)
 shown = coefficients[(coefficients["sample"] == "WordNet words")
                      & (coefficients["control"] == "none")]
 show(
@@ -336,8 +330,7 @@ for grouping, frame in t["selfsim_bins"].groupby("grouping", sort=False):
                              y_title="mean self-similarity"),
         f"selfsim-by-{grouping.split()[-1]}",
     )
-show_table(poly.groupby(["model", "control", "sample"])[
-       ["n_words", "n_without_entry", "beta_senses", "beta_contexts", "r2"]].mean().round(3),
+show_table(senses.polysemy_means(poly).round(3),
            'Self-similarity against the number of senses and contexts of a word: the '
            "regression's coefficients and R², mean over layers, per model, control and sample.")
 

@@ -12,6 +12,7 @@ from lmgeometry.chapters import (
     drift,
     geometry,
     part_of_speech,
+    senses,
 )
 from lmgeometry.chapters.common import check_whole
 from lmgeometry.errors import UsageError
@@ -24,6 +25,9 @@ CHAPTERS = [
      {"seed": -1, "n_words": 0, "point_budget": 1.5, "umap_layers": -1, "n_boot": True}),
     (drift.DriftParams, drift.analyse,
      {"seed": -1, "point_budget": 0, "hidden_rows": 0, "n_bins": 0.5, "n_boot": -1}),
+    (senses.SensesParams, senses.analyse,
+     {"seed": -2, "n_boot": None, "n_draws": 0, "fit_rows": 0, "view_layers": -1,
+      "umap_words": 1.0, "min_contexts": 0}),
 ]
 
 

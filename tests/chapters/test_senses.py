@@ -243,3 +243,49 @@ def test_chapter_is_the_same_on_sharded_stores(tmp_path, planted) -> None:
     for name, table in result.tables.items():
         pd.testing.assert_frame_equal(table, expected.tables[name], obj=name)
     pd.testing.assert_frame_equal(result.claims, expected.claims)
+
+
+def test_notebook_tables_are_the_old_notebook_expressions():
+    """Chapter 5's hidden cells, moved into named calls: the old expressions are the
+    reference, on planted frames."""
+    from lmgeometry.chapters.senses import (
+        best_rows,
+        coefficients_long,
+        polysemy_means,
+        view_accuracy_table,
+    )
+
+    views = pd.DataFrame({"model": ["z", "z", "z", "a"], "method": ["pca", "pca", "umap", "pca"],
+                          "control": ["none", "none", "first", "none"],
+                          "accuracy_view": [0.5, 0.7, 0.9, 0.2],
+                          "accuracy_full": [0.8, 0.6, 0.9, 0.3],
+                          "mfs_baseline": [0.4, 0.4, 0.4, 0.1]})
+    old = views[views["control"] == "none"].groupby(["model", "method"])[
+        ["accuracy_view", "accuracy_full", "mfs_baseline"]].max()
+    pd.testing.assert_frame_equal(view_accuracy_table(views), old)
+    assert old.loc[("z", "pca")].tolist() == [0.7, 0.8, 0.4]
+
+    sep = pd.DataFrame({"model": ["z", "z", "a", "a"], "control": ["none"] * 4,
+                        "transform": ["raw"] * 4, "protocol": ["natural"] * 4,
+                        "layer": [0, 1, 0, 1], "cohen_h": [0.1, 0.3, 0.3, 0.3]})
+    keys = ["model", "control", "transform", "protocol"]
+    old = sep.loc[sep.groupby(keys)["cohen_h"].idxmax()]
+    pd.testing.assert_frame_equal(best_rows(sep, keys, "cohen_h"), old)
+    assert old["layer"].tolist() == [0, 1]  # a's tie: its first row; groups sorted
+
+    poly = pd.DataFrame({"model": ["z", "z", "a"], "control": ["none"] * 3,
+                         "sample": ["WordNet words"] * 3, "n_words": [10, 20, 5],
+                         "n_without_entry": [1, 3, 0], "r2": [0.1, 0.3, 0.2]}
+                        | {f"beta_{c}{end}": [0.1, 0.2, 0.3] for c in ("senses", "contexts")
+                           for end in ("", "_lo", "_hi")})
+    old = pd.concat(
+        [poly.assign(predictor=name, beta=poly[f"beta_{col}"], lo=poly[f"beta_{col}_lo"],
+                     hi=poly[f"beta_{col}_hi"])
+         for name, col in (("senses", "senses"), ("contexts", "contexts"))],
+        ignore_index=True)
+    pd.testing.assert_frame_equal(coefficients_long(poly), old)
+    assert old["predictor"].tolist() == ["senses"] * 3 + ["contexts"] * 3
+    old = poly.groupby(["model", "control", "sample"])[
+        ["n_words", "n_without_entry", "beta_senses", "beta_contexts", "r2"]].mean()
+    pd.testing.assert_frame_equal(polysemy_means(poly), old)
+    assert old.loc[("z", "none", "WordNet words"), "n_words"] == 15

@@ -41,7 +41,7 @@ from threadpoolctl import threadpool_limits
 
 from lmgeometry.activations.store import Store
 from lmgeometry.chapters import calibration
-from lmgeometry.chapters.common import ChapterResult, with_blas_threads
+from lmgeometry.chapters.common import ChapterResult, check_wholes, with_blas_threads
 from lmgeometry.chapters.senses_polysemy import polysemy_pass
 from lmgeometry.chapters.senses_semcor import (
     VIEW_METHODS,
@@ -63,15 +63,20 @@ __all__ = [
     "FIGURES",
     "RARE_SENSES",
     "SILHOUETTE",
+    "SensesParams",
     "SensesResult",
     "VIEW_METHODS",
     "WIC_ACCURACY",
     "analyse",
+    "best_rows",
+    "coefficients_long",
     "context_snippet",
+    "polysemy_means",
     "polysemy_pass",
     "selfsim_by_bins",
     "semcor_pass",
     "spread_layers",
+    "view_accuracy_table",
     "wic_pass",
 ]
 
@@ -161,6 +166,24 @@ CLAIMS: dict[str, ClaimSpec] = {
 }
 
 RARE_SENSES = "(senses seen fewer than {k} times)"
+
+
+@dataclass(frozen=True)
+class SensesParams:
+    """Every parameter of chapter 5's analysis (the keyword arguments of :func:`analyse` after
+    its data, documented there), checked once before any layer is read."""
+
+    seed: int = 0
+    n_boot: int = 1000
+    n_draws: int = 5
+    fit_rows: int = 2000
+    view_layers: int = 13
+    umap_words: int = 8
+    min_contexts: int = 5
+
+    def __post_init__(self) -> None:
+        check_wholes(self, {"seed": 0, "n_boot": 0, "n_draws": 1, "fit_rows": 1,
+                            "view_layers": 0, "umap_words": 0, "min_contexts": 1})
 
 
 @dataclass
@@ -386,6 +409,11 @@ def analyse(semcor: Mapping[str, Store], wic: Mapping[str, Store], sts: Mapping[
     view_layers, umap_words : layers given per-word views; words given UMAP views
     min_contexts : sentences a word needs to enter the polysemy regression
 
+    Raises
+    ------
+    UsageError
+        A parameter that is not a whole number in its range (:class:`SensesParams`).
+
     Returns
     -------
     SensesResult
@@ -393,6 +421,8 @@ def analyse(semcor: Mapping[str, Store], wic: Mapping[str, Store], sts: Mapping[
         ``views`` (1-NN accuracy inside 2-D views), ``wic``, ``polysemy`` and
         ``selfsim_bins``; ``claims``; ``sentences``; ``views`` (the figures' coordinates).
     """
+    p = SensesParams(seed=seed, n_boot=n_boot, n_draws=n_draws, fit_rows=fit_rows,
+                     view_layers=view_layers, umap_words=umap_words, min_contexts=min_contexts)
     tables: dict[str, list[pd.DataFrame]] = {k: [] for k in
                                              ("separability", "views", "wic", "polysemy",
                                               "selfsim_bins")}
@@ -402,14 +432,16 @@ def analyse(semcor: Mapping[str, Store], wic: Mapping[str, Store], sts: Mapping[
         # Matrices of tens to a few thousand rows: BLAS threads only contend (measured: a
         # 768 x 768 eigendecomposition 40 times slower with 2 threads on 2 busy cores).
         with threadpool_limits(limits=1):
-            runs, views = semcor_pass(semcor[spec], sense_weights, seed=seed,
-                                      n_draws=n_draws, fit_rows=fit_rows,
-                                      view_layers=view_layers, umap_words=umap_words)
-            sep, sep_reps = _separability_table(semcor[spec], runs, n_boot=n_boot, seed=seed)
-            view, view_reps = _views_table(semcor[spec], runs, n_boot=n_boot, seed=seed)
-            wic_table = wic_pass(wic[spec], wic_pairs, seed=seed, fit_rows=fit_rows)
-            poly, figure, poly_reps = polysemy_pass(sts[spec], seed=seed,
-                                                    min_contexts=min_contexts, n_boot=n_boot)
+            runs, views = semcor_pass(semcor[spec], sense_weights, seed=p.seed,
+                                      n_draws=p.n_draws, fit_rows=p.fit_rows,
+                                      view_layers=p.view_layers, umap_words=p.umap_words)
+            sep, sep_reps = _separability_table(semcor[spec], runs, n_boot=p.n_boot,
+                                                seed=p.seed)
+            view, view_reps = _views_table(semcor[spec], runs, n_boot=p.n_boot, seed=p.seed)
+            wic_table = wic_pass(wic[spec], wic_pairs, seed=p.seed, fit_rows=p.fit_rows)
+            poly, figure, poly_reps = polysemy_pass(sts[spec], seed=p.seed,
+                                                    min_contexts=p.min_contexts,
+                                                    n_boot=p.n_boot)
         drawn[spec] = _occurrence_views(views, sentences)
         for name, frame in (("separability", sep), ("views", view), ("wic", wic_table),
                             ("polysemy", poly)):
@@ -429,3 +461,33 @@ def analyse(semcor: Mapping[str, Store], wic: Mapping[str, Store], sts: Mapping[
     return SensesResult(tables=out, claims=frame,
                         sentences=_sentences(out["separability"], out["polysemy"], frame, kinds),
                         views=drawn)
+
+
+def view_accuracy_table(views: pd.DataFrame) -> pd.DataFrame:
+    """Without a control, per model and view method: the best 1-NN sense accuracy in the 2-D
+    view and in the full space and the best MFS baseline, each the maximum over layers."""
+    return views[views["control"] == "none"].groupby(["model", "method"])[
+        ["accuracy_view", "accuracy_full", "mfs_baseline"]].max()
+
+
+def best_rows(table: pd.DataFrame, by: list[str], column: str) -> pd.DataFrame:
+    """Per group of ``by``, the row where ``column`` is largest (the first such row), groups
+    sorted (e.g. the best layer per model, control, transform and protocol)."""
+    return table.loc[table.groupby(by)[column].idxmax()]
+
+
+def coefficients_long(poly: pd.DataFrame) -> pd.DataFrame:
+    """The polysemy table once per predictor (senses, then contexts) with ``predictor``,
+    ``beta``, ``lo`` and ``hi`` added."""
+    return pd.concat(
+        [poly.assign(predictor=name, beta=poly[f"beta_{col}"], lo=poly[f"beta_{col}_lo"],
+                     hi=poly[f"beta_{col}_hi"])
+         for name, col in (("senses", "senses"), ("contexts", "contexts"))],
+        ignore_index=True)
+
+
+def polysemy_means(poly: pd.DataFrame) -> pd.DataFrame:
+    """The polysemy regression per model, control and sample: counts, coefficients and R²,
+    each the mean over layers."""
+    return poly.groupby(["model", "control", "sample"])[
+        ["n_words", "n_without_entry", "beta_senses", "beta_contexts", "r2"]].mean()
