@@ -33,7 +33,7 @@ from IPython.display import HTML, Markdown, display
 
 from lmgeometry.activations import store
 from lmgeometry.chapters import rogue_dimensions
-from lmgeometry.chapters.common import checked_parameters, model_kinds
+from lmgeometry.chapters.common import checked_parameters, claims_per_model, model_kinds
 from lmgeometry.io import corpus
 from lmgeometry.io.models import pair_separator
 from lmgeometry.report import plots, results
@@ -183,12 +183,8 @@ show_table(t["tasks"],
 # conservative on the side of the claim.
 
 # %% tags=["remove-input"]
-cka = t["cka"]
-for (task, spec), part in cka.groupby(["task", "model"], sort=False):
-    if task != "SST-2":
-        continue
-    n = int(part["layer"].max()) + 1
-    matrix = part.pivot(index="layer", columns="other_layer", values="cka").to_numpy()
+for spec, matrix in rogue_dimensions.cka_matrices(t["cka"], "SST-2").items():
+    n = len(matrix)
     show(plots.heatmap(matrix, range(n), range(n),
                        title=f"{spec}: linear CKA between layers (SST-2 held-out sentences)",
                        x_title="layer", y_title="layer", colorbar_title="CKA"),
@@ -205,12 +201,10 @@ for (task, spec), part in cka.groupby(["task", "model"], sort=False):
 # little variance can dominate. The layer table reports both.
 
 # %% tags=["remove-input"]
-profile = t["profile"]
-for spec, part in profile.groupby("model", sort=False):
+for spec, (stds, task_names) in rogue_dimensions.task_profiles(t["profile"]).items():
     show(plots.dimension_profile(
-        [g["std"].to_numpy() for _, g in part.groupby("task", sort=False)],
-        title=f"{spec}: standard deviation of each dimension, last layer (slider: task)",
-        y_title="standard deviation", layer_labels=list(pd.unique(part["task"]))),
+        stds, title=f"{spec}: standard deviation of each dimension, last layer (slider: task)",
+        y_title="standard deviation", layer_labels=task_names),
         f"profile-{spec}")
 
 # %% [markdown]
@@ -239,17 +233,10 @@ for spec, part in profile.groupby("model", sort=False):
 
 # %% tags=["remove-input"]
 layers = t["layers"]
-long = pd.concat(
-    [layers.assign(classifier=label, accuracy=layers[f"{key}_accuracy"],
-                   lo=layers[f"{key}_accuracy_lo"], hi=layers[f"{key}_accuracy_hi"])
-     for key, label in (("threshold", "1-D threshold"), ("head", "all dimensions"),
-                        ("majority", "majority baseline"))],
-    ignore_index=True,
-)
 show(
-    plots.facet_lines(long, "accuracy", "task", x="depth", dash="classifier", lower="lo",
-                      upper="hi", title="Held-out accuracy of pretrained sentence vectors",
-                      y_title="accuracy"),
+    plots.facet_lines(rogue_dimensions.accuracy_long(layers), "accuracy", "task", x="depth",
+                      dash="classifier", lower="lo", upper="hi",
+                      title="Held-out accuracy of pretrained sentence vectors", y_title="accuracy"),
     "threshold-vs-head",
 )
 show_table(layers[["model", "layer", "task", "rogue_dim", "variance_share_top1",
@@ -304,13 +291,8 @@ display(Markdown("Every logistic head above converged." if converged.all() else
 
 # %% tags=["remove-input"]
 cross_table = t["cross_cka"]
-best = pd.concat(
-    [cross_table.assign(rows=label, value=cross_table[key]) for key, label in (
-        ("best_cka_all", "all words"), ("best_cka_without_first", "first words left out"),
-        ("best_cka_without_first_and_top_dim", "first words and top dimension left out"))],
-    ignore_index=True,
-)
-show(plots.lines_by_layer(best, "value", x="depth", dash="rows",
+show(plots.lines_by_layer(rogue_dimensions.cross_best_long(cross_table), "value", x="depth",
+                          dash="rows",
                           title=f"Best CKA of a {cross_table['reference'].iloc[0]} layer for "
                           "each decoder layer", y_title="CKA of the best-matching layer"),
      "cka-cross-best")
@@ -352,12 +334,11 @@ show_table(result.claims[["claim", "model", "statistic", "value", "ci_low", "ci_
 
 # %% tags=["remove-cell"]
 # NBVAL_CHECK_OUTPUT
-last = layers[layers["layer"] == layers.groupby("model")["layer"].transform("max")]
-for row in last.itertuples():
+for row in rogue_dimensions.last_layers(layers).itertuples():
     print(row.task, row.model, "| layers:", row.layer + 1, "| head accuracy:",
           round(row.head_accuracy, 1), "| top dimension > half the variance:",
           bool(row.variance_share_top1 > 0.5))
-print("claims per model:", result.claims.groupby("model").size().to_dict())
+print("claims per model:", claims_per_model(result.claims))
 
 # %% tags=["remove-cell"]
 results.save_results(

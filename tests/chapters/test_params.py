@@ -12,6 +12,7 @@ from lmgeometry.chapters import (
     drift,
     geometry,
     part_of_speech,
+    rogue_dimensions,
     senses,
 )
 from lmgeometry.chapters.common import check_whole
@@ -28,6 +29,8 @@ CHAPTERS = [
     (senses.SensesParams, senses.analyse,
      {"seed": -2, "n_boot": None, "n_draws": 0, "fit_rows": 0, "view_layers": -1,
       "umap_words": 1.0, "min_contexts": 0}),
+    (rogue_dimensions.RogueParams, rogue_dimensions.analyse,
+     {"seed": -1, "n_boot": 0.5, "ablation_k": 0, "cka_words": 0}),
 ]
 
 
@@ -78,3 +81,16 @@ def test_drift_allows_every_row_and_checks_the_device():
     assert drift.DriftParams(hidden_rows=None, device=None).hidden_rows is None
     with pytest.raises(UsageError, match="^device=0: pass a device name"):
         drift.DriftParams(device=0)
+
+
+def test_rogue_params_check_pooling_ks_and_ratio():
+    p = rogue_dimensions.RogueParams(ablation_ks=[0, 3], sink_ratio=2)
+    assert p.ablation_ks == (0, 3)
+    with pytest.raises(UsageError, match="^pooling='max': pass one of auto, last, mean"):
+        rogue_dimensions.RogueParams(pooling="max")
+    with pytest.raises(UsageError, match="^a value of ablation_ks=-1: pass a whole number"):
+        rogue_dimensions.RogueParams(ablation_ks=[0, -1])
+    with pytest.raises(UsageError, match="^ablation_ks='3': pass a list"):
+        rogue_dimensions.RogueParams(ablation_ks="3")
+    with pytest.raises(UsageError, match="^sink_ratio=0: pass a number above 0"):
+        rogue_dimensions.RogueParams(sink_ratio=0)

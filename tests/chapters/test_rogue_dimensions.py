@@ -409,3 +409,69 @@ def test_analyse_tables_claims_and_the_sink_sentence(tmp_path) -> None:
         "In decoder-model layer 0 the first word's median norm is 107 times the other words'; "
         "there the best-matching encoder-model layer reaches a CKA of 0.26 on all words and "
         "1.00 without the first words.")
+
+
+def test_notebook_views_are_the_old_notebook_expressions():
+    """Chapter 6's hidden cells, moved into named calls: the old expressions are the
+    reference, on planted frames."""
+    from lmgeometry.chapters.rogue_dimensions import (
+        accuracy_long,
+        cka_matrices,
+        cross_best_long,
+        last_layers,
+        task_profiles,
+    )
+
+    cka = pd.DataFrame([{"task": task, "model": spec, "layer": i, "other_layer": j,
+                         "cka": 10 * i + j + (0.5 if task == "QNLI" else 0)}
+                        for task in ("QNLI", "SST-2") for spec in ("z", "a")
+                        for i in range(3) for j in range(3)])
+    old = {}
+    for (task, spec), part in cka.groupby(["task", "model"], sort=False):
+        if task != "SST-2":
+            continue
+        n = int(part["layer"].max()) + 1
+        old[spec] = (n, part.pivot(index="layer", columns="other_layer", values="cka").to_numpy())
+    got = cka_matrices(cka, "SST-2")
+    assert list(got) == list(old) == ["z", "a"]
+    for spec, matrix in got.items():
+        assert len(matrix) == old[spec][0] and np.array_equal(matrix, old[spec][1])
+    assert got["a"][2, 1] == 21.0
+
+    profile = pd.DataFrame({"model": ["z"] * 4 + ["a"] * 2,
+                            "task": ["SST-2", "SST-2", "QNLI", "QNLI", "QNLI", "QNLI"],
+                            "std": [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]})
+    got = task_profiles(profile)
+    for spec, part in profile.groupby("model", sort=False):
+        stds, names = got[spec]
+        old_stds = [g["std"].to_numpy() for _, g in part.groupby("task", sort=False)]
+        assert [s.tolist() for s in stds] == [s.tolist() for s in old_stds]
+        assert names == list(pd.unique(part["task"]))
+    assert list(got) == ["z", "a"] and got["z"][1] == ["SST-2", "QNLI"]
+
+    layers = pd.DataFrame({"model": ["z", "z", "a"], "layer": [0, 1, 0]} | {
+        f"{k}_accuracy{end}": [0.1, 0.2, 0.3] for k in ("threshold", "head", "majority")
+        for end in ("", "_lo", "_hi")})
+    old = pd.concat(
+        [layers.assign(classifier=label, accuracy=layers[f"{key}_accuracy"],
+                       lo=layers[f"{key}_accuracy_lo"], hi=layers[f"{key}_accuracy_hi"])
+         for key, label in (("threshold", "1-D threshold"), ("head", "all dimensions"),
+                            ("majority", "majority baseline"))],
+        ignore_index=True,
+    )
+    pd.testing.assert_frame_equal(accuracy_long(layers), old)
+    old = layers[layers["layer"] == layers.groupby("model")["layer"].transform("max")]
+    pd.testing.assert_frame_equal(last_layers(layers), old)
+    assert old.index.tolist() == [1, 2]
+
+    cross_table = pd.DataFrame({"layer": [0, 1], "best_cka_all": [0.9, 0.8],
+                                "best_cka_without_first": [0.7, 0.6],
+                                "best_cka_without_first_and_top_dim": [0.5, 0.4]})
+    old = pd.concat(
+        [cross_table.assign(rows=label, value=cross_table[key]) for key, label in (
+            ("best_cka_all", "all words"), ("best_cka_without_first", "first words left out"),
+            ("best_cka_without_first_and_top_dim", "first words and top dimension left out"))],
+        ignore_index=True,
+    )
+    pd.testing.assert_frame_equal(cross_best_long(cross_table), old)
+    assert old["value"].tolist() == [0.9, 0.8, 0.7, 0.6, 0.5, 0.4]

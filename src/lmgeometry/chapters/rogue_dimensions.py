@@ -33,7 +33,8 @@ import pandas as pd
 from lmgeometry.activations.store import Store
 from lmgeometry.chapters import calibration
 from lmgeometry.chapters.calibration import SEED003
-from lmgeometry.chapters.common import ChapterResult, per_layer, with_blas_threads
+from lmgeometry.chapters.common import ChapterResult, check_whole, per_layer, with_blas_threads
+from lmgeometry.errors import UsageError
 from lmgeometry.measures import probes, similarity
 from lmgeometry.measures.stats import (
     bootstrap_ci,
@@ -45,17 +46,54 @@ from lmgeometry.report.claims import Claim, claims_frame
 from lmgeometry.report.prose import layers_phrase, number, pct, span
 
 __all__ = [
+    "accuracy_long",
     "analyse",
+    "cka_matrices",
+    "cross_best_long",
     "cross_tables",
+    "last_layers",
     "pooling_for",
     "PUBLISHED",
+    "RogueParams",
     "SEED003",
     "sentence_vectors",
     "Task",
+    "task_profiles",
     "task_claims",
     "task_tables",
     "THRESHOLDS",
 ]
+
+
+POOLINGS = ("auto", "last", "mean")
+
+
+@dataclass(frozen=True)
+class RogueParams:
+    """Every parameter of chapter 6's analysis (the keyword arguments of :func:`analyse` after
+    its data, documented there), checked once before any layer is read."""
+
+    seed: int = 0
+    n_boot: int = 1000
+    pooling: str = "auto"
+    ablation_ks: Sequence[int] = (0, 1, 3, 10, 30, 100, 300)
+    ablation_k: int = 3
+    cka_words: int = 3000
+    sink_ratio: float = 10.0
+
+    def __post_init__(self) -> None:
+        for name, low in {"seed": 0, "n_boot": 0, "ablation_k": 1, "cka_words": 1}.items():
+            check_whole(name, getattr(self, name), low)
+        if self.pooling not in POOLINGS:
+            raise UsageError(f"pooling={self.pooling!r}: pass one of {', '.join(POOLINGS)}")
+        if isinstance(self.ablation_ks, str):
+            raise UsageError(f"ablation_ks={self.ablation_ks!r}: pass a list of whole numbers")
+        for k in self.ablation_ks:
+            check_whole("a value of ablation_ks", k, 0)
+        object.__setattr__(self, "ablation_ks", tuple(int(k) for k in self.ablation_ks))
+        ratio = self.sink_ratio
+        if isinstance(ratio, bool) or not isinstance(ratio, (int, float)) or not ratio > 0:
+            raise UsageError(f"sink_ratio={ratio!r}: pass a number above 0 (default 10)")
 
 
 @dataclass(frozen=True)
@@ -479,6 +517,11 @@ def analyse(
         A layer whose first words have a median norm above this multiple of the others' is
         called a sink layer in the sentences.
 
+    Raises
+    ------
+    UsageError
+        A parameter out of its range (:class:`RogueParams`), before any layer is read.
+
     Returns
     -------
     ChapterResult
@@ -486,13 +529,15 @@ def analyse(
         ...), ``tasks``, and with ``cross`` ``cross_cka``, ``cross_cka_matrix``; the claims
         of :func:`task_claims`; a few sentences.
     """
+    p = RogueParams(seed=seed, n_boot=n_boot, pooling=pooling, ablation_ks=ablation_ks,
+                    ablation_k=ablation_k, cka_words=cka_words, sink_ratio=sink_ratio)
     parts: dict[tuple[str, int], dict[str, Any]] = {}
     claims: list[Claim] = []
     for task in tasks:
         for store in task.stores.values():
-            part = task_tables(store, task.labels, task.is_test, pooling=pooling,
-                               n_boot=n_boot, seed=seed, ablation_ks=ablation_ks,
-                               ablation_k=ablation_k)
+            part = task_tables(store, task.labels, task.is_test, pooling=p.pooling,
+                               n_boot=p.n_boot, seed=p.seed, ablation_ks=p.ablation_ks,
+                               ablation_k=p.ablation_k)
             parts[(task.name, id(store))] = part
             claims += task_claims(task.name, store.label, part["summary"])
     tables: dict[str, pd.DataFrame] = {}
@@ -505,13 +550,57 @@ def analyse(
             frames.append(frame)
         tables[name] = pd.concat(frames, ignore_index=True)
     tables["tasks"] = pd.DataFrame([
-        {"task": task.name, "model": s.label, "pooling": pooling_for(s, pooling),
+        {"task": task.name, "model": s.label, "pooling": pooling_for(s, p.pooling),
          "n_train": parts[(task.name, id(s))]["summary"]["n_train"],
          "n_test": parts[(task.name, id(s))]["summary"]["n_test"]}
         for task in tasks for s in task.stores.values()])
     if cross:
-        tables |= _cross(cross, cka_words, seed)
+        tables |= _cross(cross, p.cka_words, p.seed)
     facts = calibration.store_facts(s for task in tasks for s in task.stores.values())
     return ChapterResult(tables=tables,
                          claims=calibration.annotate(claims_frame(claims), facts),
-                         sentences=_sentences(tables, sink_ratio))
+                         sentences=_sentences(tables, p.sink_ratio))
+
+
+def cka_matrices(cka: pd.DataFrame, task: str) -> dict[str, np.ndarray]:
+    """Per model (in their order in ``cka``), the matrix of linear CKA between its layers on
+    ``task`` (rows ``layer``, columns ``other_layer``)."""
+    return {spec: part.pivot(index="layer", columns="other_layer", values="cka").to_numpy()
+            for (name, spec), part in cka.groupby(["task", "model"], sort=False)
+            if name == task}
+
+
+def task_profiles(profile: pd.DataFrame) -> dict[str, tuple[list[np.ndarray], list[str]]]:
+    """Per model: each task's standard deviation of every dimension (last layer), and the
+    task names, tasks and models in their order in ``profile``."""
+    return {spec: ([g["std"].to_numpy() for _, g in part.groupby("task", sort=False)],
+                   list(pd.unique(part["task"])))
+            for spec, part in profile.groupby("model", sort=False)}
+
+
+def accuracy_long(layers: pd.DataFrame) -> pd.DataFrame:
+    """``layers`` once per classifier (1-D threshold, all dimensions, majority baseline) with
+    ``classifier``, ``accuracy``, ``lo`` and ``hi`` added, classifiers in that order."""
+    return pd.concat(
+        [layers.assign(classifier=label, accuracy=layers[f"{key}_accuracy"],
+                       lo=layers[f"{key}_accuracy_lo"], hi=layers[f"{key}_accuracy_hi"])
+         for key, label in (("threshold", "1-D threshold"), ("head", "all dimensions"),
+                            ("majority", "majority baseline"))],
+        ignore_index=True,
+    )
+
+
+def cross_best_long(cross_table: pd.DataFrame) -> pd.DataFrame:
+    """The cross-model CKA table once per set of rows (all words, first words left out, first
+    words and top dimension left out) with ``rows`` and ``value`` (the best CKA) added."""
+    return pd.concat(
+        [cross_table.assign(rows=label, value=cross_table[key]) for key, label in (
+            ("best_cka_all", "all words"), ("best_cka_without_first", "first words left out"),
+            ("best_cka_without_first_and_top_dim", "first words and top dimension left out"))],
+        ignore_index=True,
+    )
+
+
+def last_layers(layers: pd.DataFrame) -> pd.DataFrame:
+    """The rows of ``layers`` at each model's last layer (in their order)."""
+    return layers[layers["layer"] == layers.groupby("model")["layer"].transform("max")]
