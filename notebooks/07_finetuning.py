@@ -31,12 +31,10 @@ tsne_points: int = 400
 results_path: str = "07_finetuning.results.json"  # relative to the working dir (--cwd)
 
 # %% tags=["remove-input"]
-import numpy as np
-import pandas as pd
 from IPython.display import HTML, Markdown, display
 
-from lmgeometry.chapters import finetuning
-from lmgeometry.chapters.common import checked_parameters
+from lmgeometry.chapters import finetuning, finetuning_views
+from lmgeometry.chapters.common import checked_parameters, claims_per_model
 from lmgeometry.report import plots, results
 from lmgeometry.report.claims import CLAIMS_CAPTION, findings_box, show_verdict_grid
 from lmgeometry.report.figures import show, show_table
@@ -214,25 +212,16 @@ display(Markdown("\n\n".join(result.sentences[:2])))
 # values are given beside each claim in the claims table.
 
 # %% tags=["remove-input"]
-cka = t["cka"]
-for (spec, task), part in cka.groupby(["model", "task"], sort=False):
-    n = int(part["layer"].max()) + 1
-    grid = [[part[(part["estimator"] == est) & (part["comparison"] == comp)]
-             .pivot(index="layer", columns="other_layer", values="cka").to_numpy()
-             for comp in ("pretrained", "fine-tuned", "pretrained vs fine-tuned")]
-            for est in ("linear", "debiased")]
+for (spec, task), grid in finetuning_views.cka_grids(t["cka"]).items():
     show(plots.heatmap_grid(grid, ["linear CKA", "debiased CKA"],
-                            ["pretrained", "fine-tuned", "pretrained vs fine-tuned"],
+                            list(finetuning_views.CKA_COMPARISONS),
                             title=f"{spec}, {task}: CKA between layers (held-out examples)",
                             x_title="layer", y_title="layer", colorbar_title="CKA",
                             zmin=None),
          f"cka-{spec}-{task}")
 
-diagonal = cka[(cka["comparison"] == "pretrained vs fine-tuned")
-               & (cka["layer"] == cka["other_layer"])].copy()
-diagonal["depth"] = diagonal["layer"] / diagonal.groupby("model")["layer"].transform("max")
-show(plots.facet_lines(diagonal, "cka", "task", x="depth", dash="estimator",
-                       title="CKA of each layer with itself before fine-tuning",
+show(plots.facet_lines(finetuning_views.cka_diagonal(t["cka"]), "cka", "task", x="depth",
+                       dash="estimator", title="CKA of each layer with itself before fine-tuning",
                        y_title="CKA(pretrained layer, fine-tuned layer)"),
      "cka-diagonal")
 
@@ -250,15 +239,13 @@ show(plots.facet_lines(diagonal, "cka", "task", x="depth", dash="estimator",
 # layer before and after fine-tuning.
 
 # %% tags=["remove-input"]
-profile = t["profile"]
-for (spec, task), part in profile.groupby(["model", "task"], sort=False):
+for (spec, task), stds in finetuning_views.state_profiles(t["profile"]).items():
     show(plots.dimension_profile(
-        [part.loc[part["state"] == state, "std"].to_numpy() for state in finetuning.STATES],
-        title=f"{spec}, {task}: standard deviation of each dimension, last layer (slider: "
+        stds, title=f"{spec}, {task}: standard deviation of each dimension, last layer (slider: "
         "before / after fine-tuning)", y_title="standard deviation",
         layer_labels=list(finetuning.STATES)), f"profile-{spec}-{task}")
 
-last = layers[layers["layer"] == layers.groupby("model")["layer"].transform("max")]
+last = finetuning_views.last_layers(layers)
 show_table(last[["model", "task", "state", "rogue_dim", "variance_share_top1",
                  "variance_share_top3", "variance_share_top10", "cosine_dim", "mean_cosine",
                  "cosine_share_top1", "cosine_share_top3", "cosine_share_top10"]].round(3),
@@ -300,24 +287,9 @@ show_table(t["overlap"].round(2),
 
 # %% tags=["remove-input"]
 tuned = layers[layers["state"] == "fine-tuned"]
-acc = t["runs"].set_index(["model", "task"])
-reference = tuned[["model", "task", "layer", "depth"]].assign(
-    accuracy=[acc.loc[(m, k), "accuracy"] for m, k in zip(tuned["model"], tuned["task"],
-                                                           strict=True)],
-    lo=[acc.loc[(m, k), "accuracy_lo"] for m, k in zip(tuned["model"], tuned["task"],
-                                                       strict=True)],
-    hi=[acc.loc[(m, k), "accuracy_hi"] for m, k in zip(tuned["model"], tuned["task"],
-                                                       strict=True)])
-majority = reference.assign(
-    accuracy=[acc.loc[(m, k), "majority"] for m, k in zip(tuned["model"], tuned["task"],
-                                                          strict=True)], lo=np.nan, hi=np.nan)
-long = pd.concat([
-    tuned.assign(classifier="1-D threshold", accuracy=tuned["threshold_accuracy"],
-                 lo=tuned["threshold_accuracy_lo"], hi=tuned["threshold_accuracy_hi"]),
-    reference.assign(classifier="fine-tuned model"),
-    majority.assign(classifier="majority baseline")], ignore_index=True)
-show(plots.facet_lines(long, "accuracy", "task", x="depth", dash="classifier", lower="lo",
-                       upper="hi", title="Held-out accuracy: a threshold on one dimension "
+show(plots.facet_lines(finetuning_views.threshold_long(layers, t["runs"]), "accuracy", "task",
+                       x="depth", dash="classifier", lower="lo", upper="hi",
+                       title="Held-out accuracy: a threshold on one dimension "
                        "against the whole fine-tuned model", y_title="accuracy"),
      "threshold-vs-full")
 show_table(tuned[["model", "task", "layer", "rogue_dim", "threshold_dim", "threshold_accuracy",
@@ -366,10 +338,8 @@ for mode, title in (("zero", "Zero ablation (seed 003): raw coordinates of k dim
 # between groups mean little.
 
 # %% tags=["remove-input"]
-tsne = t["tsne"]
-for (spec, task), part in tsne.groupby(["model", "task"], sort=False):
+for (spec, task), panels in finetuning_views.tsne_panels(t["tsne"]).items():
     names = TASKS["sst2" if task == "SST-2" else "qnli"].labels
-    panels = [part[part["state"] == state] for state in finetuning.STATES]
     show(plots.side_by_side([p[["x", "y"]].to_numpy() for p in panels],
                             [f"{state}" for state in finetuning.STATES],
                             [p["label"].to_numpy() for p in panels], "label",
@@ -406,7 +376,7 @@ show_table(result.claims[["claim", "model", "statistic", "value", "ci_low", "ci_
 for row in t["runs"].itertuples():
     print(row.task, row.model, "| held out:", row.n_test, "| fit:", row.n_fit,
           "| above the majority baseline (whole interval):", bool(row.accuracy_lo > row.majority))
-print("claims per model:", result.claims.groupby("model").size().to_dict())
+print("claims per model:", claims_per_model(result.claims))
 
 # %% tags=["remove-cell"]
 results.save_results(
@@ -427,15 +397,7 @@ results.save_results(
         "sentences": result.sentences,
         **result.results(),
         # the two largest tables as arrays, not one record per number
-        "cka": [{"model": m, "task": k, "comparison": c, "estimator": e,
-                 "cka": np.round(g.pivot(index="layer", columns="other_layer",
-                                         values="cka").to_numpy(), 4)}
-                for (m, k, c, e), g in t["cka"].groupby(["model", "task", "comparison",
-                                                         "estimator"], sort=False)],
-        "profile": [{"model": m, "task": k, "state": s, "layer": int(g["layer"].iloc[0]),
-                     "std": np.round(g["std"].to_numpy(), 5),
-                     "cosine_contribution": np.round(g["cosine_contribution"].to_numpy(), 6)}
-                    for (m, k, s), g in t["profile"].groupby(["model", "task", "state"],
-                                                             sort=False)],
+        "cka": finetuning_views.cka_arrays(t["cka"]),
+        "profile": finetuning_views.profile_arrays(t["profile"]),
     },
 )

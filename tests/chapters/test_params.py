@@ -10,6 +10,7 @@ import pytest
 
 from lmgeometry.chapters import (
     drift,
+    finetuning,
     geometry,
     part_of_speech,
     rogue_dimensions,
@@ -31,6 +32,9 @@ CHAPTERS = [
       "umap_words": 1.0, "min_contexts": 0}),
     (rogue_dimensions.RogueParams, rogue_dimensions.analyse,
      {"seed": -1, "n_boot": 0.5, "ablation_k": 0, "cka_words": 0}),
+    (finetuning.FinetuningParams, finetuning.analyse,
+     {"seed": -1, "n_boot": -1, "n_boot_cka": 1.5, "keep": 0, "overlap_k": 0,
+      "tsne_points": -1}),
 ]
 
 
@@ -94,3 +98,12 @@ def test_rogue_params_check_pooling_ks_and_ratio():
         rogue_dimensions.RogueParams(ablation_ks="3")
     with pytest.raises(UsageError, match="^sink_ratio=0: pass a number above 0"):
         rogue_dimensions.RogueParams(sink_ratio=0)
+
+
+def test_finetuning_params_check_the_grid_and_the_share():
+    assert finetuning.FinetuningParams(ablation_ks=[0, 1], ablation_share=0.5).ablation_ks == (0, 1)
+    with pytest.raises(UsageError, match="^a value of ablation_ks=2.5: pass a whole number"):
+        finetuning.FinetuningParams(ablation_ks=[0, 2.5])
+    for share in (0, 1, 1.5, "0.4"):
+        with pytest.raises(UsageError, match=r"^ablation_share=.*: pass a share between 0 and 1"):
+            finetuning.FinetuningParams(ablation_share=share)

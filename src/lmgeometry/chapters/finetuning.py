@@ -32,8 +32,9 @@ import pandas as pd
 
 from lmgeometry.chapters import calibration
 from lmgeometry.chapters.calibration import SEED003
-from lmgeometry.chapters.common import ChapterResult, with_blas_threads
+from lmgeometry.chapters.common import ChapterResult, check_whole, with_blas_threads
 from lmgeometry.chapters.rogue_dimensions import THRESHOLDS as CHAPTER6_THRESHOLDS
+from lmgeometry.errors import UsageError
 from lmgeometry.measures import clusters, probes, similarity
 from lmgeometry.measures.stats import (
     bootstrap_ci,
@@ -50,6 +51,7 @@ __all__ = [
     "adequacy_gate",
     "analyse",
     "cka_tables",
+    "FinetuningParams",
     "PUBLISHED",
     "prepare",
     "Run",
@@ -288,6 +290,36 @@ def _trend(shares: np.ndarray, point: np.ndarray) -> tuple[float, float, float]:
 #: its effect on SST-2 from about 300 of GPT-2's 768 dimensions (removing the top 92 slightly
 #: *raised* accuracy), so a contrast at 3 dimensions would fail the seed's own result.
 ABLATION_SHARE = 0.4
+
+
+@dataclass(frozen=True)
+class FinetuningParams:
+    """Every parameter of chapter 7's analysis (the keyword arguments of :func:`analyse` after
+    its runs, documented there), checked once before any run is read."""
+
+    seed: int = 0
+    n_boot: int = 1000
+    n_boot_cka: int = 200
+    ablation_ks: Sequence[int] = (0, 1, 3, 10, 30, 100, 300)
+    ablation_share: float = ABLATION_SHARE
+    keep: int = 3
+    overlap_k: int = 10
+    tsne_points: int = 400
+
+    def __post_init__(self) -> None:
+        least = {"seed": 0, "n_boot": 0, "n_boot_cka": 0, "keep": 1, "overlap_k": 1,
+                 "tsne_points": 0}
+        for name, low in least.items():
+            check_whole(name, getattr(self, name), low)
+        if isinstance(self.ablation_ks, str):
+            raise UsageError(f"ablation_ks={self.ablation_ks!r}: pass a list of whole numbers")
+        for k in self.ablation_ks:
+            check_whole("a value of ablation_ks", k, 0)
+        object.__setattr__(self, "ablation_ks", tuple(int(k) for k in self.ablation_ks))
+        share = self.ablation_share
+        if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share < 1:
+            raise UsageError(f"ablation_share={share!r}: pass a share between 0 and 1 "
+                             f"(default {ABLATION_SHARE})")
 
 
 def ablation_dimensions(share: float, width: int) -> int:
@@ -593,17 +625,25 @@ def analyse(runs: Sequence[Run], *, seed: int = 0, n_boot: int = 1000, n_boot_ck
     tsne_points : int
         Held-out examples in each t-SNE map (a seeded sample; 0: no maps).
 
+    Raises
+    ------
+    UsageError
+        A parameter out of its range (:class:`FinetuningParams`), before any run is read.
+
     Returns
     -------
     ChapterResult
         Tables ``runs``, ``layers``, ``cka``, ``ablation``, ``profile``, ``tsne``,
         ``overlap`` (model, task, ... first); the claims; a few sentences.
     """
+    p = FinetuningParams(seed=seed, n_boot=n_boot, n_boot_cka=n_boot_cka,
+                         ablation_ks=ablation_ks, ablation_share=ablation_share, keep=keep,
+                         overlap_k=overlap_k, tsne_points=tsne_points)
     parts, claims = [], []
     for run in runs:
-        part = run_tables(run, seed=seed, n_boot=n_boot, n_boot_cka=n_boot_cka,
-                          ablation_ks=ablation_ks, ablation_share=ablation_share, keep=keep,
-                          tsne_points=tsne_points)
+        part = run_tables(run, seed=p.seed, n_boot=p.n_boot, n_boot_cka=p.n_boot_cka,
+                          ablation_ks=p.ablation_ks, ablation_share=p.ablation_share,
+                          keep=p.keep, tsne_points=p.tsne_points)
         parts.append(part)
         claims += run_claims(run, part["summary"])
     tables: dict[str, pd.DataFrame] = {"runs": pd.DataFrame(
@@ -615,7 +655,7 @@ def analyse(runs: Sequence[Run], *, seed: int = 0, n_boot: int = 1000, n_boot_ck
             frame = pd.concat(frames, ignore_index=True)
             tables[name] = frame[["model", "task", *[c for c in frame.columns
                                                       if c not in ("model", "task")]]]
-    gen = np.random.default_rng(seed)
+    gen = np.random.default_rng(p.seed)
     overlap = []
     by_model: dict[str, dict[str, Run]] = {}
     for run in runs:
@@ -623,7 +663,7 @@ def analyse(runs: Sequence[Run], *, seed: int = 0, n_boot: int = 1000, n_boot_ck
     for tasks in by_model.values():
         if len(tasks) >= 2:
             a, b = list(tasks.values())[:2]
-            row, claim = _overlap(a, b, overlap_k, n_boot, gen)
+            row, claim = _overlap(a, b, p.overlap_k, p.n_boot, gen)
             overlap.append(row)
             claims.append(claim)
     tables["overlap"] = pd.DataFrame(overlap, columns=["model", "tasks", "k", "overlap",
