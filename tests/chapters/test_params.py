@@ -12,6 +12,7 @@ from lmgeometry.chapters import (
     drift,
     finetuning,
     geometry,
+    model_zoo,
     part_of_speech,
     rogue_dimensions,
     senses,
@@ -35,6 +36,9 @@ CHAPTERS = [
     (finetuning.FinetuningParams, finetuning.analyse,
      {"seed": -1, "n_boot": -1, "n_boot_cka": 1.5, "keep": 0, "overlap_k": 0,
       "tsne_points": -1}),
+    (model_zoo.ZooParams, model_zoo.analyse,
+     {"seed": 0.0, "n_words": 0, "point_budget": 0, "n_boot": -1, "w_boot": None,
+      "min_contexts": 1, "n_intra_sentences": 0}),
 ]
 
 

@@ -47,6 +47,7 @@ from lmgeometry.chapters import calibration
 from lmgeometry.chapters.common import (
     CONTROLS,
     ChapterResult,
+    check_wholes,
     control_rows,
     controls_for,
     standardised_baseline_rows,
@@ -73,6 +74,7 @@ __all__ = [
     "FIGURES",
     "FINGERPRINT",
     "Gallery",
+    "ZooParams",
     "ZooResult",
     "analyse",
     "common_rows",
@@ -131,6 +133,24 @@ class Gallery:
     words: pd.DataFrame
     coords: dict[str, list[np.ndarray]] = field(default_factory=dict)
     explained: dict[str, list[np.ndarray]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ZooParams:
+    """Every parameter of chapter 8's analysis (the keyword arguments of :func:`analyse` after
+    its data, documented there), checked once before any model is loaded."""
+
+    seed: int = 0
+    n_words: int = 2000
+    point_budget: int = 1000
+    n_boot: int = 1000
+    w_boot: int = 200
+    min_contexts: int = 5
+    n_intra_sentences: int = 500
+
+    def __post_init__(self) -> None:
+        check_wholes(self, {"seed": 0, "n_words": 1, "point_budget": 1, "n_boot": 0,
+                            "w_boot": 0, "min_contexts": 2, "n_intra_sentences": 1})
 
 
 @dataclass
@@ -266,15 +286,14 @@ def layer_fingerprint(X: np.ndarray, units: UnitRows, words: pd.DataFrame,
     return row, reps
 
 
-def _model_pass(store: Store, *, seed: int, n_words: int, n_boot: int, min_contexts: int,
-                n_intra_sentences: int) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
+def _model_pass(store: Store, p: ZooParams) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
     """:func:`layer_fingerprint` of every layer and control of one store, each layer read once.
 
     Returns the per-layer table and, per control, the baseline replicates (layers x n_boot).
     """
     words = store.words
-    boot = GroupBootstrap(words["sentence_id"].to_numpy(), n_boot, seed)
-    sample = similarity.subsample(store.n_words, n_words, seed)
+    boot = GroupBootstrap(words["sentence_id"].to_numpy(), p.n_boot, p.seed)
+    sample = similarity.subsample(store.n_words, p.n_words, p.seed)
     first = words["word_index"].to_numpy() == 0
     keep = {c: control_rows(store, c) for c in controls_for(store)}
     table, reps = [], {c: [] for c in keep} | {standardised_control(c): [] for c in keep}
@@ -284,8 +303,8 @@ def _model_pass(store: Store, *, seed: int, n_words: int, n_boot: int, min_conte
         ratio = similarity.norm_ratio(X, first)
         for control, rows in keep.items():
             row, base = layer_fingerprint(
-                X, units, words, boot, rows, np.intersect1d(sample, rows), seed=seed,
-                min_contexts=min_contexts, n_intra_sentences=n_intra_sentences)
+                X, units, words, boot, rows, np.intersect1d(sample, rows), seed=p.seed,
+                min_contexts=p.min_contexts, n_intra_sentences=p.n_intra_sentences)
             reps[control].append(base)
             row.update(_standardised(X, words, boot, rows, reps[standardised_control(control)]))
             table.append({"layer": layer, "depth": store.depth(layer), "control": control,
@@ -534,6 +553,11 @@ def analyse(stores: Mapping[str, Store], *, facts: Mapping[str, Mapping[str, Any
     min_contexts, n_intra_sentences : int
         SelfSim's eligible words (at least this many sentences) and IntraSim's sentences.
 
+    Raises
+    ------
+    UsageError
+        A parameter that is not a whole number in its range (:class:`ZooParams`).
+
     Returns
     -------
     ZooResult
@@ -542,21 +566,21 @@ def analyse(stores: Mapping[str, Store], *, facts: Mapping[str, Mapping[str, Any
         control), ``models`` (:func:`facts_table`), ``embeddings`` (I(W) per model), ``summary``
         (:func:`fingerprint_summary`); ``claims``; ``sentences``; ``gallery``.
     """
+    p = ZooParams(seed=seed, n_words=n_words, point_budget=point_budget, n_boot=n_boot,
+                  w_boot=w_boot, min_contexts=min_contexts, n_intra_sentences=n_intra_sentences)
     facts = dict(facts) if facts is not None else {
-        spec: model_facts(spec, n_boot=w_boot, seed=seed) for spec in stores}
+        spec: model_facts(spec, n_boot=p.w_boot, seed=p.seed) for spec in stores}
     kinds = {spec: str(store.meta.get("model", {}).get("kind", ""))
              for spec, store in stores.items()}
     published = _published_anisotropy()
     frames, claims = [], []
     for spec, store in stores.items():
-        table, reps = _model_pass(store, seed=seed, n_words=n_words, n_boot=n_boot,
-                                  min_contexts=min_contexts,
-                                  n_intra_sentences=n_intra_sentences)
+        table, reps = _model_pass(store, p)
         table.insert(0, "model", spec)
         frames.append(table)
         claims += _anisotropy_claims(table, reps, spec, published)
     layers = pd.concat(frames, ignore_index=True)
-    cka, gallery = _first_layers(stores, common_rows(stores), point_budget, seed)
+    cka, gallery = _first_layers(stores, common_rows(stores), p.point_budget, p.seed)
     claims = _cka_claims(cka, kinds) + claims
     embeddings = pd.DataFrame([{"model": spec, **{k: facts[spec][k] for k in (
         "w_rows", "w_width", "isotropy", "isotropy_lo", "isotropy_hi", "w_mean_cosine")}}
