@@ -246,8 +246,8 @@ claims.show_verdict_grid(
 # NBVAL_CHECK_OUTPUT
 for row in result.claims.itertuples():
     print(row.model, "|", row.control, "|", row.claim, "|", row.verdict, "|", row.applies)
-for (spec, condition), part in layers.groupby(["model", "condition"], sort=False):
-    print(spec, "|", condition, "| layers:", len(part))
+for row in sink.condition_layers(layers).itertuples():
+    print(row.model, "|", row.condition, "| layers:", row.layers)
 
 # %% tags=["remove-cell"]
 results.save_results(

@@ -45,6 +45,7 @@ __all__ = [
     "analyse",
     "BROKEN_LOSS_RATIO",
     "CONDITIONS",
+    "condition_layers",
     "DRIVEN_RATIO",
     "LABELS",
     "findings",
@@ -459,3 +460,16 @@ def massive_table(result: SinkResult) -> pd.DataFrame:
                                              f"{len({d for v in dims.values() for d in v})} "
                                              "dimensions") if dims else "nothing"})
     return pd.DataFrame(rows)
+
+
+def condition_layers(layers: pd.DataFrame) -> pd.DataFrame:
+    """Per model and condition (in their order in ``layers``), its number of layers.
+
+    Returns
+    -------
+    DataFrame
+        ``model``, ``condition``, ``layers``.
+    """
+    rows = [{"model": spec, "condition": condition, "layers": len(part)}
+            for (spec, condition), part in layers.groupby(["model", "condition"], sort=False)]
+    return pd.DataFrame(rows, columns=["model", "condition", "layers"])
