@@ -213,6 +213,46 @@ def test_resolve_fingerprint_matches_load_model(tiny_gpt2):
     assert models.resolve_fingerprint("minilm-l6") == load_model("minilm-l6").fingerprint
 
 
+def test_resolve_model_alias_and_folder(tiny_gpt2, tmp_path, monkeypatch):
+    """A spec resolves once into its source, folder and fingerprint, the ones loading gives."""
+    alias = models.resolve_model("minilm-l6")
+    assert (alias.source, alias.name, alias.folder, alias.revision) == (
+        "alias", ALIASES["minilm-l6"].name, None, None)
+    assert alias.fingerprint == _offline.alias_fingerprint("minilm-l6")
+    assert alias.caveats == ALIASES["minilm-l6"].caveats
+    copy = shutil.copytree(tiny_gpt2, tmp_path / "tiny")
+    monkeypatch.chdir(tmp_path)
+    folder = models.resolve_model("./tiny")  # relative: resolved against the working directory
+    assert (folder.source, folder.name, folder.folder, folder.revision) == (
+        "folder", "tiny", copy.resolve(), None)
+    assert folder.fingerprint == load_model(str(tiny_gpt2)).fingerprint
+    assert models.resolve_model(folder) is folder
+
+
+def test_a_resolved_model_is_not_resolved_again(tiny_gpt2, monkeypatch):
+    """Loading and fingerprinting take the resolved value: the spec string is read once."""
+    resolved = models.resolve_model(str(tiny_gpt2))
+
+    def refuse(spec):
+        raise AssertionError(f"{spec!r} was resolved again")
+
+    monkeypatch.setattr(model_source, "_source_of", refuse)
+    loaded = load_model(resolved)
+    assert (loaded.spec, loaded.name, loaded.fingerprint) == (
+        str(tiny_gpt2), tiny_gpt2.name, resolved.fingerprint)
+    assert models.resolve_fingerprint(resolved) == resolved.fingerprint
+    assert models.pretrained_source(resolved)[::2] == (str(tiny_gpt2.resolve()), "decoder")
+    with pytest.raises(AssertionError, match="resolved again"):
+        models.resolve_model(str(tiny_gpt2))
+
+
+def test_a_hand_made_resolved_model_is_checked(tiny_gpt2):
+    with pytest.raises(ModelLoadError, match="source must be 'alias', 'folder' or 'hub'"):
+        models.ResolvedModel("x", "url", "x", None, None, None)  # type: ignore[arg-type]
+    with pytest.raises(ModelLoadError, match="a folder source needs its folder"):
+        models.ResolvedModel(str(tiny_gpt2), "folder", "x", None, None, None)
+
+
 def test_missing_weights_become_a_caveat(tiny_bert, tmp_path):
     """Weights absent from the checkpoint are randomly initialised: the caveats say so."""
     folder = shutil.copytree(tiny_bert, tmp_path / "partial")
@@ -294,13 +334,23 @@ def test_hub_id_from_the_local_hub_cache(tmp_path, tiny_gpt2):
     shutil.copytree(tiny_gpt2, repo / "snapshots" / commit)
     (repo / "refs").mkdir()
     (repo / "refs" / "main").write_text(commit)
-    result = run_python(LOAD_AND_PRINT.format(spec="lmgeometry-test/tiny-gpt2"),
+    resolve = (
+        "from lmgeometry.io.models import resolve_model\n"
+        "for spec in ('lmgeometry-test/tiny-gpt2', 'lmgeometry-test/absent'):\n"
+        "    r = resolve_model(spec)\n"
+        "    print(json.dumps([r.source, r.name, r.folder and str(r.folder), r.revision,\n"
+        "                      r.fingerprint]))\n"
+    )
+    result = run_python(LOAD_AND_PRINT.format(spec="lmgeometry-test/tiny-gpt2") + resolve,
                         {"HF_HOME": str(tmp_path), "HF_HUB_OFFLINE": "1"})
     assert result.returncode == 0, result.stderr[-3000:]
-    facts = json.loads(result.stdout.strip().splitlines()[-1])
+    facts, cached, absent = (json.loads(x) for x in result.stdout.strip().splitlines()[-3:])
     assert facts["spec"] == facts["name"] == "lmgeometry-test/tiny-gpt2"
     assert (facts["kind"], facts["n_layers"], facts["hidden_size"]) == ("decoder", 2, 32)
     assert facts["fingerprint"] == load_model(str(tiny_gpt2)).fingerprint
+    snapshot = str(repo / "snapshots" / commit)
+    assert cached == ["hub", "lmgeometry-test/tiny-gpt2", snapshot, commit, facts["fingerprint"]]
+    assert absent == ["hub", "lmgeometry-test/absent", None, None, None]  # known once loaded
 
 
 # --------------------------------------------------------------------------------------------

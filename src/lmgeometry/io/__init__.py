@@ -17,7 +17,8 @@ Modules
 * ``data`` -- every public name of the data modules above, under one name
 * ``corpus`` -- sentences -> :class:`Corpus` (the spaCy word table) and every corpus builder
 * ``models`` -- ``load_model(spec)`` for offline aliases, hub ids and local folders
-* ``model_source`` -- a spec to where it loads from; the hub's switches
+* ``model_source`` -- a spec resolved once (``resolve_model`` -> ``ResolvedModel``: source,
+  folder, revision, fingerprint) and where it loads from; the hub's switches
 * ``model_facts`` -- what a config and its modules say about the architecture
 * ``loaded_model`` -- :class:`LoadedModel` and the checks every loaded model passes
 * ``memory_model`` -- a transformers model in memory as a :class:`LoadedModel`
@@ -58,6 +59,8 @@ _EXPORTS: dict[str, str] = {
     "load_model": "lmgeometry.io.models",
     "models_table": "lmgeometry.io.models",
     "resolve_fingerprint": "lmgeometry.io.models",
+    "resolve_model": "lmgeometry.io.model_source",
+    "ResolvedModel": "lmgeometry.io.model_source",
     "from_memory": "lmgeometry.io.memory_model",
 }
 

@@ -1,8 +1,12 @@
 """Turn a model spec into where it loads from: an offline alias, a local folder or a hub id.
 
-The spec checks (:func:`check_spec`, with errors that name the fix), the hub's reachability and
-offline switches, and :func:`_resolve`, which gives a :class:`_Source` and the model's config.
-Moved from :mod:`lmgeometry.io.models` (issue 31).
+A spec is resolved once, at the public entry, by :func:`resolve_model` into a frozen
+:class:`ResolvedModel` (its source, folder, hub revision and fingerprint; no weights read, no
+alias converted, transformers not imported); loading (:func:`lmgeometry.io.models.load_model`)
+and fingerprinting take that value, so the spec string is not resolved again. :func:`_open`
+turns it into what ``from_pretrained`` reads (location, options, config), converting an alias
+once. Also here: the cheap spec checks (:func:`check_spec`, with errors that name the fix) and
+the hub's reachability and offline switches. Moved from :mod:`lmgeometry.io.models` (issue 31).
 """
 
 from __future__ import annotations
@@ -10,9 +14,9 @@ from __future__ import annotations
 import os
 import socket
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlparse
 
 from lmgeometry.io._offline import (
@@ -20,7 +24,9 @@ from lmgeometry.io._offline import (
     ALIASES,
     _alias_list,
     _package_paths,
+    alias_fingerprint,
     alias_folder,
+    fingerprint_folder,
 )
 from lmgeometry.io.paths import TRUST_REMOTE_CODE_ENV, user_path
 
@@ -31,21 +37,72 @@ from lmgeometry.errors import ModelLoadError, ModelSpecError
 
 __all__ = [
     "check_spec",
+    "ResolvedModel",
+    "resolve_model",
+    "Source",
     "trust_remote_code",
 ]
 
+#: Where a spec's model comes from: an offline alias, a local folder, or a hub id.
+Source = Literal["alias", "folder", "hub"]
 
-@dataclass
-class _Source:
-    """Where to load from: a folder, or a hub id (with or without network)."""
 
+@dataclass(frozen=True)
+class ResolvedModel:
+    """A model spec resolved once (:func:`resolve_model`): where it loads from, its fingerprint.
+
+    Attributes
+    ----------
+    spec : str
+        What the caller asked for (``"minilm-l6"``, ``"gpt2"``, a folder), as given.
+    source : {"alias", "folder", "hub"}
+        An offline alias (converted into the cache on first load), a local model folder, or a
+        Hugging Face hub id.
+    name : str
+        Human-readable name: the alias's model, the folder's name, or the hub id.
+    folder : pathlib.Path or None
+        The folder whose files are fingerprinted: the local folder (absolute), the hub id's
+        snapshot in the local Hugging Face cache; None for an alias (fingerprinted by its package
+        files; its folder comes from :func:`lmgeometry.io._offline.alias_folder` on load) and
+        for a hub id not in the cache yet.
+    revision : str or None
+        The commit of the hub snapshot in the cache (the snapshot folder's name); None for an
+        alias, a folder, or a hub id not cached yet. ``name@revision`` specs are not supported.
+    fingerprint : str or None
+        sha256 (64 hex digits) naming the model's files; None only for a hub id not in the
+        local cache, whose files are known once :func:`lmgeometry.io.models.load_model`
+        downloads them.
+    caveats : tuple of str
+        What a reader must know about the model (an alias's quantisation, its training).
+    objective : str
+        How the checkpoint was trained, where an alias documents it; else "".
+    """
+
+    spec: str
+    source: Source
     name: str
-    location: str
-    folder: Path | None  # None until a hub model is downloaded
-    caveats: list[str] = field(default_factory=list)
-    hub: bool = False
-    local_only: bool = False
+    folder: Path | None
+    revision: str | None
+    fingerprint: str | None
+    caveats: tuple[str, ...] = ()
     objective: str = ""
+
+    def __post_init__(self) -> None:
+        if self.source not in ("alias", "folder", "hub"):
+            raise ModelSpecError(f"ResolvedModel.source must be 'alias', 'folder' or 'hub', not "
+                                 f"{self.source!r}; make one with resolve_model(spec)")
+        if self.source == "folder" and self.folder is None:
+            raise ModelSpecError(f"{self.spec!r}: a folder source needs its folder; make one "
+                                 "with resolve_model(spec)")
+
+
+@dataclass(frozen=True)
+class _Opened:
+    """What ``from_pretrained`` reads for a resolved model: location, keyword options, config."""
+
+    location: str
+    options: dict[str, Any]
+    config: PreTrainedConfig
 
 
 def trust_remote_code() -> bool:
@@ -56,11 +113,12 @@ def trust_remote_code() -> bool:
     return os.environ.get(TRUST_REMOTE_CODE_ENV, "").strip() == "1"
 
 
-def _load_options(source: _Source) -> dict[str, Any]:
-    """Keyword arguments of every ``from_pretrained`` of a source: hub access, remote code."""
+def _load_options(local_only: bool | None = None) -> dict[str, Any]:
+    """Keyword arguments of every ``from_pretrained``: remote code and, for a hub id (``local_only``
+    not None), whether only the local hub cache may be read."""
     options: dict[str, Any] = {"trust_remote_code": trust_remote_code()}
-    if source.hub:
-        options["local_files_only"] = source.local_only
+    if local_only is not None:
+        options["local_files_only"] = local_only
     return options
 
 
@@ -152,15 +210,24 @@ def check_spec(spec: str) -> None:
         An offline alias whose packages are not installed, or a hub id that is not in the
         local hub cache while the hub cannot be reached.
     """
-    if spec in ALIASES:
+    source = _source_of(spec)
+    if source == "alias":
         _package_paths(ALIASES[spec])
-        return
-    path = user_path(spec)
-    if path.exists() or _looks_like_path(spec):
-        _check_folder(spec, path)
-        return
-    _check_hub_id(spec)
-    _check_hub_access(spec)
+    elif source == "folder":
+        _check_folder(spec, user_path(spec))
+    else:
+        _check_hub_id(spec)
+        _check_hub_access(spec)
+
+
+def _source_of(spec: str) -> Source:
+    """Which kind of spec this is: an alias by name, a folder when the path exists or looks like
+    one, else a hub id."""
+    if spec in ALIASES:
+        return "alias"
+    if user_path(spec).exists() or _looks_like_path(spec):
+        return "folder"
+    return "hub"
 
 
 def _check_hub_access(spec: str) -> None:
@@ -229,29 +296,97 @@ def _folder_config(spec: str, folder: Path) -> PreTrainedConfig:
         ) from exc
 
 
-def _resolve(spec: str) -> tuple[_Source, PreTrainedConfig]:
-    if spec in ALIASES:
+def resolve_model(spec: str | ResolvedModel) -> ResolvedModel:
+    """Resolve a model spec once: its source, folder, hub revision and fingerprint.
+
+    No weights are read, no alias is converted and transformers is not imported: an alias is
+    fingerprinted by its package files (:func:`lmgeometry.io._offline.alias_fingerprint`), a
+    folder by its files (:func:`lmgeometry.io._offline.fingerprint_folder`; each file hashed
+    once per machine), a hub id by its snapshot in the local Hugging Face cache when it has one.
+    Loading (:func:`lmgeometry.io.models.load_model`) and fingerprinting
+    (:func:`lmgeometry.io.models.resolve_fingerprint`) take the result.
+
+    Parameters
+    ----------
+    spec : str or ResolvedModel
+        An offline alias (``minilm-l6``, ...), a Hugging Face hub id (``gpt2``) or a local
+        model folder; a :class:`ResolvedModel` is returned as it is.
+
+    Returns
+    -------
+    ResolvedModel
+
+    Raises
+    ------
+    ModelSpecError
+        A missing folder, a folder without config.json, weights or tokenizer files, or a
+        malformed hub id.
+    ModelLoadError
+        An offline alias whose packages are not installed.
+    """
+    if isinstance(spec, ResolvedModel):
+        return spec
+    source = _source_of(spec)
+    if source == "alias":
         alias = ALIASES[spec]
-        folder = alias_folder(spec)
-        return (_Source(alias.name, str(folder), folder, list(alias.caveats),
-                        objective=alias.objective),
-                _folder_config(spec, folder))
-    path = user_path(spec)
-    if path.exists() or _looks_like_path(spec):
-        folder = _check_folder(spec, path).resolve()
-        return _Source(folder.name, str(folder), folder), _folder_config(spec, folder)
-    return _resolve_hub(spec)
+        return ResolvedModel(spec, "alias", alias.name, None, None, alias_fingerprint(spec),
+                             alias.caveats, alias.objective)
+    if source == "folder":
+        folder = _check_folder(spec, user_path(spec)).resolve()
+        return ResolvedModel(spec, "folder", folder.name, folder, None, fingerprint_folder(folder))
+    _check_hub_id(spec)
+    return _hub_snapshot(spec)
 
 
-def _resolve_hub(spec: str) -> tuple[_Source, PreTrainedConfig]:
+def _hub_snapshot(spec: str) -> ResolvedModel:
+    """A hub id with its snapshot in the local Hugging Face cache, if one with weights is there
+    (else no folder, revision or fingerprint yet)."""
+    from huggingface_hub import try_to_load_from_cache
+
+    cached = try_to_load_from_cache(spec, "config.json")
+    if isinstance(cached, str):
+        folder = Path(cached).parent
+        try:
+            return ResolvedModel(spec, "hub", spec, folder, folder.name, fingerprint_folder(folder))
+        except ModelLoadError:  # config cached but no weights yet
+            pass
+    return ResolvedModel(spec, "hub", spec, None, None, None)
+
+
+def _current_fingerprint(model: ResolvedModel) -> str:
+    """A resolved model's fingerprint from its files as they are after loading it: a hub id's
+    snapshot as the load left it (downloaded or updated), an alias's package files, the folder's
+    files (each file's hash is remembered by its stamp, so a file changed since
+    :func:`resolve_model` is hashed again and shows)."""
+    if model.source == "alias":
+        return alias_fingerprint(model.spec)
+    if model.source == "folder":
+        return fingerprint_folder(model.folder)
+    fingerprint = _hub_snapshot(model.spec).fingerprint
+    if fingerprint is None:
+        raise ModelLoadError(f"{model.spec!r} loaded but its files are not in the hub cache")
+    return fingerprint
+
+
+def _open(model: ResolvedModel) -> _Opened:
+    """Where ``from_pretrained`` reads a resolved model, with its options and config: an alias's
+    folder (converted into the cache once), the local folder, or the hub id."""
+    if model.source == "hub":
+        return _open_hub(model.spec)
+    folder = alias_folder(model.spec) if model.source == "alias" else model.folder
+    return _Opened(str(folder), _load_options(), _folder_config(model.spec, folder))
+
+
+def _open_hub(spec: str) -> _Opened:
+    """A hub id's config through the hub, or from the local cache when the hub cannot be reached;
+    its failures as errors that name the fix."""
     from transformers import AutoConfig
 
-    _check_hub_id(spec)
     offline = _offline_env()
     reachable = not offline and _hub_resolves()
-    source = _Source(spec, spec, None, hub=True, local_only=not reachable)
+    options = _load_options(local_only=not reachable)
     try:
-        config = AutoConfig.from_pretrained(spec, **_load_options(source))
+        config = AutoConfig.from_pretrained(spec, **options)
     except OSError as exc:
         names = {type(e).__name__ for e in _chain(exc)}
         if offline:
@@ -267,4 +402,4 @@ def _resolve_hub(spec: str) -> tuple[_Source, PreTrainedConfig]:
                 "spelling, or log in with `hf auth login` for gated or private models)."
             ) from exc
         raise ModelLoadError(f"cannot load the config of hub model {spec!r}: {exc}") from exc
-    return source, config
+    return _Opened(spec, options, config)

@@ -15,11 +15,14 @@ Every model comes back in eval mode, in float32, with a fast tokenizer, and acce
 loaded with ``AutoModel`` and decoders with ``AutoModelForCausalLM``, so greedy generation works.
 Encoder-decoder models are refused.
 
-The offline aliases and their one-time conversion (zip parts, GGUF dequantization) live in
-:mod:`lmgeometry.io._offline`; a spec's resolution in :mod:`lmgeometry.io.model_source`, the
-architecture facts in :mod:`lmgeometry.io.model_facts`, the :class:`LoadedModel` record in
-:mod:`lmgeometry.io.loaded_model` and in-memory models in :mod:`lmgeometry.io.memory_model`;
-this module loads a spec and re-exports their public names.
+A spec is resolved once (:func:`lmgeometry.io.model_source.resolve_model`: source, folder,
+hub revision, fingerprint) and every function here takes the spec or that
+:class:`ResolvedModel`. The offline aliases and their one-time conversion (zip parts, GGUF
+dequantization) live in :mod:`lmgeometry.io._offline`; a spec's resolution in
+:mod:`lmgeometry.io.model_source`, the architecture facts in :mod:`lmgeometry.io.model_facts`,
+the :class:`LoadedModel` record in :mod:`lmgeometry.io.loaded_model` and in-memory models in
+:mod:`lmgeometry.io.memory_model`; this module loads a resolved spec and re-exports their
+public names.
 """
 
 from __future__ import annotations
@@ -27,7 +30,6 @@ from __future__ import annotations
 import logging
 import os
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
@@ -39,8 +41,6 @@ from lmgeometry.io._offline import (
     _damage,
     _is_complete,
     _package_path,
-    alias_fingerprint,
-    fingerprint_folder,
 )
 from lmgeometry.io.loaded_model import (
     LoadedModel,
@@ -58,15 +58,15 @@ from lmgeometry.io.model_facts import (
     training_objective,
 )
 from lmgeometry.io.model_source import (
-    _check_folder,
-    _load_options,
-    _looks_like_path,
-    _resolve,
-    _Source,
+    ResolvedModel,
+    _current_fingerprint,
+    _open,
+    _Opened,
     check_spec,
+    resolve_model,
     trust_remote_code,
 )
-from lmgeometry.io.paths import TRUST_REMOTE_CODE_ENV, cache_root, user_path
+from lmgeometry.io.paths import TRUST_REMOTE_CODE_ENV, cache_root
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -90,6 +90,8 @@ __all__ = [
     "pair_separator",
     "pretrained_source",
     "resolve_fingerprint",
+    "resolve_model",
+    "ResolvedModel",
     "seed_protocol",
     "window",
     "TRUST_REMOTE_CODE_ENV",
@@ -100,14 +102,15 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 
-def load_model(spec: str, device: str | None = None) -> LoadedModel:
+def load_model(spec: str | ResolvedModel, device: str | None = None) -> LoadedModel:
     """Load a model and its fast tokenizer for hidden-state extraction.
 
     Parameters
     ----------
-    spec : str
+    spec : str or ResolvedModel
         An offline alias (``minilm-l6``, ``mpnet-base``, ``smollm2-135m``, ``gemma3-270m``;
-        see ``models_table()``), a Hugging Face hub id (``gpt2``), or a local model folder.
+        see ``models_table()``), a Hugging Face hub id (``gpt2``), or a local model folder;
+        or such a spec already resolved by :func:`resolve_model` (not resolved again).
     device : str, optional
         Torch device; default CUDA when available, else CPU.
 
@@ -131,56 +134,42 @@ def load_model(spec: str, device: str | None = None) -> LoadedModel:
     """
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     start = time.perf_counter()
-    source, config = _resolve(spec)
+    resolved = resolve_model(spec)
+    opened = _open(resolved)
+    config = opened.config
     kind = model_kind(config)
-    options = _load_options(source)
-
-    tokenizer = _load_tokenizer(spec, source, options)
+    tokenizer = _load_tokenizer(resolved.spec, opened)
     target = _default_device(device)
     classifier = any(str(a).endswith("ForSequenceClassification")
                      for a in getattr(config, "architectures", None) or [])
-    model, caveats = _load_weights(spec, source, kind, options, target, quiet=classifier)
-    _check_vocabulary(spec, tokenizer, model)
+    model, caveats = _load_weights(resolved, opened, kind, target, quiet=classifier)
+    _check_vocabulary(resolved.spec, tokenizer, model)
     if tokenizer.pad_token is None and tokenizer.eos_token is not None:
         tokenizer.pad_token = tokenizer.eos_token
-    hidden = _probe_hidden_states(spec, model, tokenizer, target)
+    hidden = _probe_hidden_states(resolved.spec, model, tokenizer, target)
     n_layers = len(hidden) - 1
     expected = getattr(config.get_text_config(), "num_hidden_layers", None)
     if expected is not None and expected != n_layers:
         logger.warning("%s: config says %s layers but the model returns %s hidden states",
-                       spec, expected, len(hidden))
-
-    if source.folder is None:  # hub model: fingerprint its snapshot folder
-        from huggingface_hub import try_to_load_from_cache
-
-        cached = try_to_load_from_cache(spec, "config.json")
-        if not isinstance(cached, str):
-            raise ModelLoadError(f"{spec!r} loaded but its files are not in the hub cache")
-        source.folder = Path(cached).parent
-
+                       resolved.spec, expected, len(hidden))
     loaded = LoadedModel(
-        spec=spec,
-        name=source.name,
+        spec=resolved.spec,
+        name=resolved.name,
         kind=kind,
         **_shape_facts(config, model, tokenizer, hidden),
         tokenizer=tokenizer,
         model=model,
         device=target,
-        fingerprint=(alias_fingerprint(spec) if spec in ALIASES
-                     else fingerprint_folder(source.folder)),
+        fingerprint=_current_fingerprint(resolved),
         caveats=caveats,
-        objective=source.objective or training_objective(config, kind),
+        objective=resolved.objective or training_objective(config, kind),
     )
-    logger.info("loaded %s (%s, %d x %d) in %.1f s", spec, kind, n_layers, loaded.hidden_size,
-                time.perf_counter() - start)
+    logger.info("loaded %s (%s, %d x %d) in %.1f s", resolved.spec, kind, n_layers,
+                loaded.hidden_size, time.perf_counter() - start)
     return loaded
 
 
-
-
-
-
-def pair_separator(spec: str) -> str:
+def pair_separator(spec: str | ResolvedModel) -> str:
     """The text that joins a sentence pair into one input for this model (no weights loaded).
 
     For an encoder, the special token(s) its tokenizer's pair template puts between the two
@@ -189,26 +178,26 @@ def pair_separator(spec: str) -> str:
     reads them as the same special tokens. For a decoder, ``""``: GPT-2's tokenizer joins a pair
     as running text, and a second BOS (Gemma's template) would open a second attention sink.
     """
-    source, config = _resolve(spec)
-    if model_kind(config) == "decoder":
+    resolved = resolve_model(spec)
+    opened = _open(resolved)
+    if model_kind(opened.config) == "decoder":
         return ""
-    options = _load_options(source)
-    tok = _load_tokenizer(spec, source, options)
+    tok = _load_tokenizer(resolved.spec, opened)
     a, b = (tok(x, add_special_tokens=False)["input_ids"] for x in ("a", "b"))
     ids = tok("a", "b")["input_ids"]
     starts = [i for i in range(len(ids)) if ids[i:i + len(a)] == a]
     ends = [i for i in range(len(ids)) if ids[i:i + len(b)] == b]
     if not starts or not ends or ends[-1] < starts[0] + len(a):
-        raise ModelLoadError(f"{spec!r}: cannot find the pair separator in {ids}")
+        raise ModelLoadError(f"{resolved.spec!r}: cannot find the pair separator in {ids}")
     return "".join(tok.convert_ids_to_tokens(ids[starts[0] + len(a):ends[-1]]))
 
 
-def _load_tokenizer(spec: str, source: _Source, options: dict[str, Any]) -> Any:
+def _load_tokenizer(spec: str, opened: _Opened) -> Any:
     """The model's fast tokenizer; a slow-only tokenizer is refused."""
     from transformers import AutoTokenizer
 
     try:
-        tokenizer = AutoTokenizer.from_pretrained(source.location, **options)
+        tokenizer = AutoTokenizer.from_pretrained(opened.location, **opened.options)
     except (OSError, ValueError) as exc:
         raise ModelLoadError(f"cannot load the tokenizer of {spec!r}: {exc}") from exc
     if not getattr(tokenizer, "is_fast", False):
@@ -220,8 +209,8 @@ def _load_tokenizer(spec: str, source: _Source, options: dict[str, Any]) -> Any:
     return tokenizer
 
 
-def _load_weights(spec: str, source: _Source, kind: str, options: dict[str, Any],
-                  target: torch.device, quiet: bool = False) -> tuple[torch.nn.Module, list[str]]:
+def _load_weights(resolved: ResolvedModel, opened: _Opened, kind: str, target: torch.device,
+                  quiet: bool = False) -> tuple[torch.nn.Module, list[str]]:
     """The model in eval mode and float32 on ``target``, and its caveats.
 
     ``quiet``: a sequence-classification checkpoint (``lmgeometry finetune``) holds a head
@@ -238,21 +227,21 @@ def _load_weights(spec: str, source: _Source, kind: str, options: dict[str, Any]
         hf_logging.set_verbosity_error()
     try:
         model, info = auto.from_pretrained(
-            source.location, dtype=torch.float32, output_loading_info=True, **options
+            opened.location, dtype=torch.float32, output_loading_info=True, **opened.options
         )
     except Exception as exc:  # noqa: BLE001 - any failure of the weights is the user's folder
         # damaged safetensors (SafetensorError), shapes that disagree with config.json
         # (RuntimeError), a pickle that weights_only refuses (UnpicklingError), ...
         reason = " ".join(str(exc).split())[:300]
         raise ModelLoadError(
-            f"cannot load the weights of {spec!r} with {auto.__name__} ({kind}): "
+            f"cannot load the weights of {resolved.spec!r} with {auto.__name__} ({kind}): "
             f"{type(exc).__name__}: {reason}. Check the model folder's weight files and "
             "config.json (re-download or re-save the model)"
         ) from exc
     finally:
         hf_logging.set_verbosity(verbosity)
     model = model.to(device=target, dtype=torch.float32).eval()
-    caveats = list(source.caveats)
+    caveats = list(resolved.caveats)
     missing = sorted(k for k in info.get("missing_keys", ()) if not k.startswith("pooler."))
     if missing:
         shown = ", ".join(missing[:5]) + (", ..." if len(missing) > 5 else "")
@@ -263,40 +252,17 @@ def _load_weights(spec: str, source: _Source, kind: str, options: dict[str, Any]
     return model, caveats
 
 
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-def resolve_fingerprint(spec: str) -> str:
+def resolve_fingerprint(spec: str | ResolvedModel) -> str:
     """``load_model(spec).fingerprint`` without loading the weights where possible.
 
-    An offline alias is named by the package files it comes from
-    (:func:`lmgeometry.io._offline.alias_fingerprint`: the same on every machine), a local
+    :func:`resolve_model`'s fingerprint: an offline alias is named by the package files it comes
+    from (:func:`lmgeometry.io._offline.alias_fingerprint`: the same on every machine), a local
     folder by its files, a hub id by its snapshot in the local Hugging Face cache; only a hub id
     not cached yet is loaded.
 
     Parameters
     ----------
-    spec : str
+    spec : str or ResolvedModel
         As for :func:`load_model`.
 
     Returns
@@ -304,35 +270,19 @@ def resolve_fingerprint(spec: str) -> str:
     str
         64 hex digits.
     """
-    if spec in ALIASES:
-        return alias_fingerprint(spec)
-    path = user_path(spec)
-    if path.exists() or _looks_like_path(spec):
-        return fingerprint_folder(_check_folder(spec, path).resolve())
-    from huggingface_hub import try_to_load_from_cache
-    from huggingface_hub.utils import HFValidationError
-
-    try:
-        cached = try_to_load_from_cache(spec, "config.json")
-    except HFValidationError:
-        cached = None
-    if isinstance(cached, str):
-        try:
-            return fingerprint_folder(Path(cached).parent)
-        except ModelLoadError:  # config cached but no weights yet
-            pass
-    return load_model(spec).fingerprint
+    resolved = resolve_model(spec)
+    if resolved.fingerprint is not None:
+        return resolved.fingerprint
+    return load_model(resolved).fingerprint
 
 
-
-
-def window(spec: str) -> int | None:
+def window(spec: str | ResolvedModel) -> int | None:
     """The longest input in tokens a model's positions cover, from its config (no weights).
 
     ``max_position_embeddings``, less the offset of RoBERTa-style positions (which start after
     the padding index); None when the config sets no limit (rotary models may extrapolate).
     """
-    _, config = _resolve(spec)
+    config = _open(resolve_model(spec)).config
     value = getattr(config.get_text_config(), "max_position_embeddings", None)
     if value is None:
         return None
@@ -341,7 +291,7 @@ def window(spec: str) -> int | None:
     return int(value)
 
 
-def seed_protocol(spec: str) -> dict[str, Any]:
+def seed_protocol(spec: str | ResolvedModel) -> dict[str, Any]:
     """The extraction options that run a model as the seeds ran GPT-2 and BERT (no weights).
 
     GPT-2's tokenizer prepends nothing: its first word is the sequence's first token, the one
@@ -352,7 +302,7 @@ def seed_protocol(spec: str) -> dict[str, Any]:
 
     Parameters
     ----------
-    spec : str
+    spec : str or ResolvedModel
         As for :func:`load_model` (only the config and tokenizer are read).
 
     Returns
@@ -362,17 +312,17 @@ def seed_protocol(spec: str) -> dict[str, Any]:
         ``{}`` (the tokenizer's own template): keyword arguments of
         :func:`lmgeometry.activations.store.activations`.
     """
-    source, config = _resolve(spec)
-    if model_kind(config) != "decoder":
+    resolved = resolve_model(spec)
+    opened = _open(resolved)
+    if model_kind(opened.config) != "decoder":
         return {}
-    options = _load_options(source)
-    tok = _load_tokenizer(spec, source, options)
+    tok = _load_tokenizer(resolved.spec, opened)
     first = tok("x")["input_ids"]
     bos = tok.bos_token_id
     return {"prepend_bos": False} if bos is not None and first and first[0] == bos else {}
 
 
-def pretrained_source(spec: str) -> tuple[str, dict[str, Any], str]:
+def pretrained_source(spec: str | ResolvedModel) -> tuple[str, dict[str, Any], str]:
     """Where ``from_pretrained`` finds a spec's files, without loading any weights.
 
     An offline alias resolves to its (converted, once) folder, a local folder to itself, a hub
@@ -381,7 +331,7 @@ def pretrained_source(spec: str) -> tuple[str, dict[str, Any], str]:
 
     Parameters
     ----------
-    spec : str
+    spec : str or ResolvedModel
         As for :func:`load_model`.
 
     Returns
@@ -394,9 +344,8 @@ def pretrained_source(spec: str) -> tuple[str, dict[str, Any], str]:
     kind : str
         ``"encoder"`` or ``"decoder"`` (:func:`model_kind`).
     """
-    source, config = _resolve(spec)
-    options = _load_options(source)
-    return source.location, options, model_kind(config)
+    opened = _open(resolve_model(spec))
+    return opened.location, opened.options, model_kind(opened.config)
 
 
 def models_table() -> pd.DataFrame:
@@ -436,51 +385,6 @@ def models_table() -> pd.DataFrame:
         })
     return pd.DataFrame(rows, columns=["alias", "model", "kind", "installed", "converted",
                                        "layers x width"])
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
 
 
 def _default_device(device: str | None) -> torch.device:
