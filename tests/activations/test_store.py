@@ -218,6 +218,40 @@ def test_cache_hit_from_spec_does_not_load_the_model(tiny_folder, tiny, corpus, 
     assert again.path == first.path
 
 
+def test_a_spec_is_resolved_once_per_extraction(tiny_folder, tiny, corpus, tmp_path,
+                                                monkeypatch):
+    """activations(spec) resolves the spec once: the key and the load both use that value."""
+    from lmgeometry.io import model_source
+
+    seen = []
+    source_of = model_source._source_of
+    monkeypatch.setattr(model_source, "_source_of", lambda spec: seen.append(spec)
+                        or source_of(spec))
+    store = activations(str(tiny_folder), corpus, root=tmp_path, progress=False)  # a miss
+    assert seen == [str(tiny_folder)]
+    assert store.meta["fingerprint"] == tiny.fingerprint
+
+
+def test_a_model_changed_after_resolution_is_refused(tiny_folder, corpus, tmp_path,
+                                                     monkeypatch):
+    """The entry is keyed by the files as resolved: weights changed before the load are refused
+    (the load fingerprints the files again), and no entry is written."""
+    import shutil
+
+    from transformers import BertModel
+
+    copy = shutil.copytree(tiny_folder, tmp_path / "model")
+    resolved = models.resolve_model(str(copy))
+    model = BertModel.from_pretrained(copy)
+    with torch.no_grad():
+        model.embeddings.word_embeddings.weight[0, 0] += 1.0
+    model.save_pretrained(copy)
+    monkeypatch.setattr(models, "resolve_model", lambda spec: resolved)
+    with pytest.raises(RuntimeError, match="fingerprint changed while loading"):
+        activations(str(copy), corpus, root=tmp_path / "store", progress=False)
+    assert not any((tmp_path / "store").iterdir())
+
+
 def test_interrupted_write_leaves_no_entry(tiny, corpus, tmp_path):
     def interrupt(done: int, total: int) -> None:
         if done >= 2:

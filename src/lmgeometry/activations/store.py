@@ -84,7 +84,7 @@ if TYPE_CHECKING:
 
     from lmgeometry.activations.extract import Encoding, Pooling, TooLong
     from lmgeometry.io.corpus import Corpus
-    from lmgeometry.io.models import LoadedModel
+    from lmgeometry.io.models import LoadedModel, ResolvedModel
 
 __all__ = [
     "activations",
@@ -156,12 +156,22 @@ def entry_name(corpus_name: str, key: str) -> str:
     return f"{slug}-{key[:20]}"
 
 
-def model_fingerprint(spec: str) -> str:
+def model_fingerprint(spec: str | ResolvedModel) -> str:
     """Fingerprint of a model spec without loading the weights where possible.
 
     :func:`lmgeometry.io.models.resolve_fingerprint`: equals ``load_model(spec).fingerprint``.
     """
     return models.resolve_fingerprint(spec)
+
+
+def _keyed(model: str | LoadedModel) -> ResolvedModel | LoadedModel:
+    """The model as the store keys it, with its fingerprint: a spec resolved once
+    (:func:`lmgeometry.io.models.resolve_model`), or loaded when only loading can fingerprint it
+    (a hub id not in the local cache yet: the load downloads it); a loaded model as it is."""
+    if not isinstance(model, str):
+        return model
+    resolved = models.resolve_model(model)
+    return resolved if resolved.fingerprint is not None else models.load_model(resolved)
 
 
 def _write_entry(tmp: Path, model: LoadedModel, corpus: Corpus, encoding: Encoding, *,
@@ -210,8 +220,8 @@ def activations(
 ) -> Store:
     """Hidden states of every word of ``corpus`` at every layer of ``model``, cached.
 
-    A cache hit returns the existing entry without loading the model (for a spec string the
-    key comes from ``models.resolve_fingerprint``, which hashes files).
+    A cache hit returns the existing entry without loading the model (a spec is resolved once,
+    by ``models.resolve_model``: its fingerprint keys the entry, a miss loads it).
 
     Parameters
     ----------
@@ -277,26 +287,27 @@ def activations(
                                  "the store root")
     label = model if isinstance(model, str) else model.spec
     with trace.timed("activations", model=label, corpus=corpus.name) as event:
-        fingerprint = model_fingerprint(model) if isinstance(model, str) else model.fingerprint
-        key = store_key(fingerprint, corpus.digest(), **options)
+        keyed = _keyed(model)
+        key = store_key(keyed.fingerprint, corpus.digest(), **options)
         final = root / entry_name(corpus.name, key)
         event.update(entry=final.name, hit=_servable(final, verify))
         if not event["hit"]:
-            _build(model, fingerprint, corpus, final, engine=engine, key=key, options=options,
+            _build(keyed, corpus, final, engine=engine, key=key, options=options,
                    batch_tokens=batch_tokens, progress=progress, callback=callback,
                    shard_sentences=shard_sentences, ray={"workers": workers, "address": address,
                    "cpus_per_worker": cpus_per_worker, "gpus_per_worker": gpus_per_worker})
         return Store(final, label=label)
 
 
-def _build(model: str | LoadedModel, fingerprint: str, corpus: Corpus, final: Path, *,
-           engine: str, ray: dict[str, Any], **build: Any) -> None:
-    """Build the entry ``final`` in this process, or on Ray with the ``ray`` settings."""
+def _build(model: ResolvedModel | LoadedModel, corpus: Corpus, final: Path, *, engine: str,
+           ray: dict[str, Any], **build: Any) -> None:
+    """Build the entry ``final`` in this process, or on Ray with the ``ray`` settings (each
+    worker loads the spec itself, on its own machine, and checks the fingerprint)."""
     if engine == "ray":
         build["shard_sentences"] = build["shard_sentences"] or SHARD_SENTENCES
-        _build_on_ray(str(model), fingerprint, corpus, final, **ray, **build)
+        _build_on_ray(model.spec, model.fingerprint, corpus, final, **ray, **build)
     else:
-        _build_entry(model, fingerprint, corpus, final, **build)
+        _build_entry(model, corpus, final, **build)
 
 
 def _build_on_ray(spec: str, fingerprint: str, corpus: Corpus, final: Path,
@@ -409,22 +420,24 @@ def _move_aside(final: Path, why: str = "incomplete (no meta.json)") -> None:
           "again; delete the old copy when you no longer need it", file=sys.stderr, flush=True)
 
 
-def _build_entry(model: str | LoadedModel, fingerprint: str, corpus: Corpus, final: Path, *,
-                 key: str, options: dict[str, Any], batch_tokens: int | None, progress: bool,
+def _build_entry(model: ResolvedModel | LoadedModel, corpus: Corpus, final: Path, *, key: str,
+                 options: dict[str, Any], batch_tokens: int | None, progress: bool,
                  callback: Callable[[int, int], None] | None,
                  shard_sentences: int | None) -> None:
     """Extract ``corpus`` with ``model`` into the store entry ``final`` (see :func:`activations`).
 
-    The entry is written into a temporary sibling directory and renamed into place when
+    A resolved model is loaded here; its files must still have the fingerprint that keyed the
+    entry. The entry is written into a temporary sibling directory and renamed into place when
     complete; a failure leaves no entry.
     """
     if final.exists():
         _move_aside(final)
-    if isinstance(model, str):
+    if isinstance(model, models.ResolvedModel):
+        keyed = model.fingerprint or ""
         model = models.load_model(model)
-        if model.fingerprint != fingerprint:
+        if model.fingerprint != keyed:
             raise RuntimeError(f"{model.spec}: fingerprint changed while loading "
-                               f"({fingerprint[:12]} -> {model.fingerprint[:12]})")
+                               f"({keyed[:12]} -> {model.fingerprint[:12]})")
     encoding = encode(model, corpus, prepend_bos=options["prepend_bos"],
                       too_long=options["too_long"])
     _report_skipped(model, encoding)
