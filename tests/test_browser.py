@@ -13,7 +13,10 @@ by Selenium through Debian's chromedriver (never a downloaded browser). For each
   plotly.js then runs the step's restyle/update/animate) changes the plotted data (the x, y,
   z arrays or the visible flags of the traces);
 - for every figure with a dropdown menu (the 3-D views' point count), choosing another entry
-  changes the plotted data.
+  changes the plotted data;
+- at a laptop's size (1,400 x 800 px), chapters 1 to 9 show their key figure (the first after
+  the findings box) on the first screen: it starts above 800 px, measured once the page and its
+  fonts have loaded.
 
 Two books are checked: a fixture book (``tests/fixtures/slider_chapter.py``: synthetic,
 deterministic figures with restyle, animate and WebGL sliders) built and executed in a
@@ -77,6 +80,11 @@ REPLOT_GIVE_UP_S = 60
 # The analysis chapters (book/01_ to book/89_; not the introduction, scorecard or About page)
 # open with a findings box.
 FINDINGS_PAGE = re.compile(r"^(0[1-9]|[1-8]\d)_")
+# On a laptop's first screen (width, height in px), chapters 1 to 9 show the answer and the key
+# figure: the first figure after the findings box starts above the screen's bottom edge.
+# (Chapter 10 sets out its question, method and differences from the seeds in prose first.)
+LAPTOP_SCREEN = (1400, 800)
+KEY_FIGURE_PAGE = re.compile(r"^0[1-9]_")
 
 
 def _install_chromium() -> str | None:
@@ -252,6 +260,22 @@ function readingFaults(parameters, needsFindings) {
 }
 """
 
+_KEY_FIGURE = """
+// Where the chapter's key figure (its first figure after the findings box) starts, in px from
+// the top of the page, once the page and its fonts have loaded: [box found, top or null].
+const done = arguments[arguments.length - 1];
+const measure = () => {
+  const box = document.querySelector(".lmg-findings");
+  const figure = box && [...document.querySelectorAll("figure.lmg-figure")].find(
+    f => box.compareDocumentPosition(f) & Node.DOCUMENT_POSITION_FOLLOWING);
+  done([Boolean(box),
+        figure ? Math.round(figure.getBoundingClientRect().top + window.scrollY) : null]);
+};
+const loaded = () => document.fonts.ready.then(measure);
+if (document.readyState === "complete") loaded();
+else window.addEventListener("load", loaded, {once: true});
+"""
+
 _PLOTTED = """
 const gd = document.getElementById(arguments[0]);
 // _fullData: what plotly draws, with defaults filled in (visible: undefined -> true)
@@ -309,6 +333,22 @@ def _until_replotted(driver: object, fig_id: str, before: object, what: str) -> 
         return f"{what} did not change the plotted data within {REPLOT_GIVE_UP_S} s"
     _report_slow(f"{what} on figure {fig_id}", time.perf_counter() - start)
     driver.execute_async_script(_SETTLE)
+    return None
+
+
+def _key_figure_problem(driver: object) -> str | None:
+    """None when the page's key figure starts on a laptop's first screen (:data:`LAPTOP_SCREEN`;
+    measured from the top of the page, so the window's height does not matter), else a problem."""
+    box, top = driver.execute_async_script(_KEY_FIGURE)
+    width, height = LAPTOP_SCREEN
+    if not box:  # reported as a missing findings box (_READING)
+        return None
+    if top is None:
+        return "no figure (figure.lmg-figure) after the findings box"
+    if top >= height:
+        return (f"the key figure (the first after the findings box) starts at {top} px, below a "
+                f"laptop's first screen ({width} x {height} px): tighten the page head or the "
+                "box (report/_ext/lmgeometry.css), or shorten the text above the figure")
     return None
 
 
@@ -444,9 +484,10 @@ def _check_book(driver: object, html_dir: Path, label: str,
     """Open every page of ``html_dir`` at each width; return the problems found.
 
     At the first width the figures' sliders and menus are used; at every width, with
-    ``layout``, the page is checked as a reader sees it (:data:`_LAYOUT`). The page weight
-    (its HTML, and everything it loaded) and the time until every figure had drawn are
-    printed. ``parameters``: names that must not appear in a page's text.
+    ``layout``, the page is checked as a reader sees it (:data:`_LAYOUT`), and at a laptop's
+    width a chapter's key figure must start on the first screen (:func:`_key_figure_problem`).
+    The page weight (its HTML, and everything it loaded) and the time until every figure had
+    drawn are printed. ``parameters``: names that must not appear in a page's text.
     """
     problems: list[str] = []
     html_dir = html_dir.resolve()
@@ -459,13 +500,16 @@ def _check_book(driver: object, html_dir: Path, label: str,
         for page in pages:
             problems += _check_page(driver, html_dir, page, f"{label}-{width}",
                                     interact=width == widths[0], layout=layout,
-                                    parameters=parameters)
+                                    parameters=parameters,
+                                    key_figure=layout and width == LAPTOP_SCREEN[0])
     return problems
 
 
 def _check_page(driver: object, html_dir: Path, page: Path, label: str, interact: bool,
-                layout: bool, parameters: Sequence[str] = ()) -> list[str]:
-    """One page of :func:`_check_book`."""
+                layout: bool, parameters: Sequence[str] = (),
+                key_figure: bool = False) -> list[str]:
+    """One page of :func:`_check_book`; with ``key_figure``, a chapter of
+    :data:`KEY_FIGURE_PAGE` must show its key figure on a laptop's first screen."""
     problems: list[str] = []
     allowed = html_dir.as_uri() + "/"
     name = f"{page.relative_to(html_dir).as_posix()} ({label})"
@@ -492,6 +536,10 @@ def _check_page(driver: object, html_dir: Path, page: Path, label: str, interact
         chapter = page.relative_to(html_dir).parts[0] == "book"
         problems += [f"{name}: {p}" for p in driver.execute_script(
             _READING + _LAYOUT, list(parameters) if chapter else [], needs_findings)]
+        problem = _key_figure_problem(driver) if (
+            key_figure and KEY_FIGURE_PAGE.match(page.name)) else None
+        if problem:
+            problems.append(f"{name}: {problem}")
     for key, what, act in (("sliders", "slider", _move_slider),
                            ("menus", "dropdown", _use_dropdown)):
         for fig in figures if interact else []:
@@ -676,8 +724,9 @@ def test_checker_reports_problems(driver: object, tmp_path: Path,
         assert any(expected in p for p in problems), (expected, problems)
 
 
-def _reading_page(folder: Path, name: str, faulty: bool) -> None:
-    """A chapter page, clean or with each reading fault :data:`_READING` looks for."""
+def _reading_page(folder: Path, name: str, faulty: bool, head_px: int = 0) -> None:
+    """A chapter page, clean or with each reading fault :data:`_READING` looks for; with
+    ``head_px``, that much more page head between the findings box and the figure."""
     from lmgeometry.report._ext.plotly_offline import plotly_js_source
 
     (folder / "_static").mkdir(parents=True, exist_ok=True)
@@ -701,13 +750,30 @@ def _reading_page(folder: Path, name: str, faulty: bool) -> None:
     (folder / "book").mkdir(exist_ok=True)  # a chapter page: book/NN_name.html
     (folder / "book" / name).write_text(
         '<html><head><script src="../_static/plotly.min.js"></script></head><body>'
-        f"{findings}<p>{prose}</p>"
+        f'{findings}<div style="height: {head_px}px"></div><p>{prose}</p>'
         f'<div class="cell_output">{output}<figure><figcaption>Table 1. T.</figcaption>'
         f'<table><tr><th>model</th><th>control</th><th>cosine</th></tr><tr><td>a</td>'
         f'<td>none</td><td>{"nan" if faulty else "0.5"}</td></tr></table></figure>'
-        '<figure><div id="fig" class="plotly-graph-div"></div><figcaption>Figure 1. F.'
-        f'</figcaption></figure></div><script>Plotly.newPlot("fig", {json.dumps(figure)});'
-        "</script></body></html>")
+        '<figure class="lmg-figure"><div id="fig" class="plotly-graph-div"></div>'
+        "<figcaption>Figure 1. F.</figcaption></figure></div>"
+        f'<script>Plotly.newPlot("fig", {json.dumps(figure)});</script></body></html>')
+
+
+def test_key_figure_check_reports_a_figure_below_a_laptops_first_screen(
+        driver: object, tmp_path: Path) -> None:
+    """At a laptop's width, a chapter whose first figure after the findings box starts on the
+    first screen passes; one whose figure starts lower fails with the figure's position."""
+    found = {}
+    for head_px in (0, LAPTOP_SCREEN[1]):
+        folder = tmp_path / str(head_px)
+        _reading_page(folder, "01_chapter.html", faulty=False, head_px=head_px)
+        found[head_px] = _check_book(driver, folder, "first-screen", widths=(1400, 420),
+                                     layout=True)
+    assert not found[0], "\n".join(found[0])
+    assert len(found[LAPTOP_SCREEN[1]]) == 1, found
+    assert re.search(r"01_chapter\.html \(first-screen-1400\): the key figure \(the first after "
+                     r"the findings box\) starts at \d+ px, below a laptop's first screen",
+                     found[LAPTOP_SCREEN[1]][0]), found
 
 
 def test_reading_checks_pass_a_clean_page_and_catch_each_fault(driver: object,
