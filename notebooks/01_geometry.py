@@ -53,8 +53,7 @@ display(HTML(claims.findings_box(
     "BERT and GPT-2; a decoder's verdicts are also given with each sentence's first word left out, "
     "and a claim is not a fair test on a model that does not run as the seed's did.")))
 display(Markdown(f"**This run:** {len(words_corpus.sentences):,} MultiNLI sentences, "
-                 f"{len(words_corpus.words):,} words, {n_words:,} of them sampled; models: "
-                 f"{', '.join(f'`{m}`' for m in models)}."))
+                 f"{len(words_corpus.words):,} words ({n_words:,} sampled), {len(models)} models."))
 
 # %% [markdown]
 # The answer in one figure: each model's layer on its first two principal components, under one

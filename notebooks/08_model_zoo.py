@@ -49,8 +49,7 @@ display(HTML(claims.findings_box(
     caveat="The zoo is this build's models, not the seed's selection of state-of-the-art models; "
     "a claim is not a fair test on a model that does not run as the seed's did.")))
 display(Markdown(f"**This run:** {len(words_corpus.sentences):,} MultiNLI sentences, "
-                 f"{len(words_corpus.words):,} words; models: "
-                 f"{', '.join(f'`{m}`' for m in models)}."))
+                 f"{len(words_corpus.words):,} words, {len(models)} models."))
 
 # %% [markdown]
 # The answer in one figure: how alike two models lay out the same words, by linear CKA (1: the

@@ -563,9 +563,14 @@ def test_page_views_select_and_pivot_without_new_numbers():
         {"model": "m", "control": "none", "raw, min": 0.2, "raw, max": 0.4,
          "standardised, min": 0.01, "standardised, max": 0.03}]
     assert cm.run_sentence(per_layer, 1200, 15000) == (
-        "**This run:** 1,200 STS sentences, 15,000 words. Words in at least 5 distinct "
-        "sentences (corrected estimators): `m` 7; words with at least 5 occurrences (the "
-        "authors' rule): `m` 9.")
+        "**This run:** 1,200 STS sentences, 15,000 words; 7 words in at least 5 distinct "
+        "sentences (corrected estimators), 9 words with at least 5 occurrences (the "
+        "authors' rule).")
+    two = pd.concat([per_layer, per_layer.assign(model="n", n_words=[7, 7, 7, 8, 8, 8])])
+    assert cm.run_sentence(two, 1200, 15000) == (  # one count where the models agree
+        "**This run:** 1,200 STS sentences, 15,000 words; 7 words per model in at least 5 "
+        "distinct sentences (corrected estimators), `m` 9, `n` 8 with at least 5 occurrences "
+        "(the authors' rule).")
     lowest = pd.DataFrame({"model": "m", "layer": [1, 1, 2, 3, 4], "depth": [.25, .25, .5, .75, 1],
                            "rank": [1, 2, 1, 1, 1], "word": list("abcde"),
                            "preset": "corrected", "control": "none"})

@@ -211,16 +211,22 @@ def _sentences(tables: Mapping[str, pd.DataFrame], claims: pd.DataFrame,
 
 
 def run_sentence(per_layer: pd.DataFrame, n_sentences: int, n_words: int) -> str:
-    """The page's line on this run: its STS sentences and words, and per model the words
-    eligible under each preset (seed's protocol): in at least 5 distinct sentences
-    (``corrected``), with at least 5 occurrences (the authors' rule)."""
+    """The page's line on this run: its STS sentences and words, and the words eligible under
+    each preset (seed's protocol): in at least 5 distinct sentences (``corrected``), with at
+    least 5 occurrences (the authors' rule); one count where every model has the same, else
+    one per model."""
     eligible = per_layer[per_layer["control"] == "none"].groupby(["preset", "model"])[
         "n_words"].max()
-    return (f"**This run:** {n_sentences:,} STS sentences, {n_words:,} words. Words in "
-            "at least 5 distinct sentences (corrected estimators): "
-            + ", ".join(f"`{m}` {n:,}" for m, n in eligible["corrected"].items())
-            + "; words with at least 5 occurrences (the authors' rule): "
-            + ", ".join(f"`{m}` {n:,}" for m, n in eligible["ethayarajh2019"].items()) + ".")
+
+    def counts(preset: str) -> str:
+        n = eligible[preset]
+        if n.nunique() == 1:
+            return f"{int(n.iloc[0]):,} words" + (" per model" if len(n) > 1 else "")
+        return ", ".join(f"`{m}` {int(k):,}" for m, k in n.items())
+
+    return (f"**This run:** {n_sentences:,} STS sentences, {n_words:,} words; "
+            f"{counts('corrected')} in at least 5 distinct sentences (corrected estimators), "
+            f"{counts('ethayarajh2019')} with at least 5 occurrences (the authors' rule).")
 
 
 def budget_sentences(budget: pd.DataFrame) -> list[str]:
