@@ -121,3 +121,35 @@ def test_a_model_that_did_not_learn_gets_no_verdict():
     assert "did not beat its unigram baseline" in out["applies_reason"][0]
     assert out["applies_reason"][1].endswith("; rotary positions")
     assert out["applies_reason"][2] == ""
+
+
+def test_a_checkpoints_store_entry_is_recorded_so_a_warm_build_can_check_it(tmp_path,
+                                                                            monkeypatch):
+    # a tiny saved checkpoint folder read through the chapter's own _store, as the book's
+    # kernel does: the manifest's store records must name a model the next build can
+    # fingerprint (the folder), not the label, or the chapter re-executes on every build
+    from conftest import save_bert
+
+    from lmgeometry import trace
+    from lmgeometry.io import paths
+    from lmgeometry.io.corpus import sentences
+    from lmgeometry.report import cache
+
+    monkeypatch.setenv(paths.CACHE_ENV, str(tmp_path / "cache"))
+    monkeypatch.setenv(trace.TRACE_ENV, str(tmp_path / "trace.jsonl"))
+    folder = save_bert(tmp_path / "step-000000")
+    store = pair._store(folder, sentences(["A short one.", "The bank rose."], name="t"),
+                        "pair-mlm@0")
+    assert store.label == "pair-mlm@0"  # the tables' model column keeps the label
+    records = cache.store_records(trace.read_events(tmp_path / "trace.jsonl"))
+    assert [r["model"] for r in records] == [str(folder)]
+    assert records[0]["fingerprint"] == store.meta["fingerprint"]
+    inputs = cache.BookInputs.current()
+    assert cache._store_reasons({"stores": records}, inputs) == []
+    # the same entry recorded under its label cannot be checked: the chapter would run again
+    labelled = [{**records[0], "model": "pair-mlm@0"}]
+    assert "pair-mlm@0" in cache._store_reasons({"stores": labelled}, inputs)[0]
+    # a checkpoint trained again (other weights) is caught
+    save_bert(folder, positions=32)
+    assert "changed" in cache._store_reasons({"stores": records},
+                                             cache.BookInputs.current())[0]

@@ -114,8 +114,16 @@ def w_statistics(W: np.ndarray, *, n_boot: int = 1000, seed: int = 0) -> dict[st
 
 
 def _store(folder: Path, corpus: Corpus, label: str) -> Store:
-    """A checkpoint's store on ``corpus`` (extracted once, cached), labelled ``label``."""
-    return Store(activations(str(folder), corpus).path, label=label)
+    """A checkpoint's store on ``corpus`` (extracted once, cached), labelled ``label``.
+
+    The entry is opened once, by :func:`activations` under the folder's path, and only then
+    relabelled: opening it again under ``label`` would record the entry's model as the label
+    (:mod:`lmgeometry.trace`), which the book's execution manifest cannot fingerprint, and the
+    chapter would run again on every warm build (:func:`lmgeometry.report.cache.stale_reasons`).
+    """
+    store = activations(str(folder), corpus)
+    store.label = label
+    return store
 
 
 def _checkpoint_rows(store: Store, *, seed: int, n_words: int, n_boot: int
