@@ -47,9 +47,8 @@ embeddings, layers = result.tables["embeddings"], result.tables["layers"]
 pair_models = [pair.LABELS[n] for n in ("mlm", "causal")]
 seed_rows = result.claims[result.claims["source_chapter"] != 10]
 drift_rows = result.claims[result.claims["source_chapter"] == 10]
-# the caveat names only the runs that did not learn (one learning sentence per row of `learned`)
-unlearned = [said for said, ok in zip(result.sentences_about("learning"), learned["learned"],
-                                      strict=True) if not ok]
+# the caveat names only the runs that did not learn, each by its own learning sentence
+unlearned = [result.about(model, "learning") for model, ok in result.learned.items() if not ok]
 display(HTML(claims.findings_box(
     seed_rows, result.kinds, models=pair_models,
     question="Do the seeds' differences between an encoder and a decoder appear in two models "
@@ -146,7 +145,8 @@ claims.show_verdict_grid(
 #
 # Each checkpoint, from the random initialisation on, measured with the same code. The
 # seeds describe finished models; these figures show when, during training, each of their
-# signatures appears.
+# signatures appears. The sentences below the figures describe each run; one about a run that
+# did not learn clearly says so, and no conclusion is drawn from it.
 
 # %% tags=["remove-input"]
 inner = layers[layers["layer"] > 0].assign(layer_name="layer " + layers["layer"].astype(str))

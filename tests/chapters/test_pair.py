@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lmgeometry.chapters import pair, pair_verdicts
+from lmgeometry.chapters import pair, pair_sentences, pair_verdicts
 from lmgeometry.training import pretrain as pt
 from lmgeometry.training.pretrain_settings import PretrainSettings
 
@@ -153,3 +153,55 @@ def test_a_checkpoints_store_entry_is_recorded_so_a_warm_build_can_check_it(tmp_
     save_bert(folder, positions=32)
     assert "changed" in cache._store_reasons({"stores": records},
                                              cache.BookInputs.current())[0]
+
+
+def _planted_learning(gains: dict[str, float]) -> pd.DataFrame:
+    """learned() on one checkpoint per run whose loss is ``gain`` nats below a 7-nat
+    unigram baseline, labelled as the chapter labels its runs."""
+    curves = _curves({run: [(7.0 - g, 7.0)] for run, g in gains.items()})
+    curves["model"] = curves["run"].map(pair.LABELS)
+    curves["perplexity"] = np.exp(curves["loss"])
+    curves["baseline_perplexity"] = np.exp(curves["baseline_loss"])
+    return pair_verdicts.learned(curves)
+
+
+def _planted_checkpoints(models) -> tuple[pd.DataFrame, pd.DataFrame]:
+    emb = pd.DataFrame([{"model": m, "step": s, "tokens": 1000 * s, "isotropy_raw": 1 - s / 10,
+                         "mean_cosine": s / 10} for m in models for s in (0, 4)])
+    lay = pd.DataFrame([{"model": m, "step": s, "layer": k, "mean_cosine": k * s / 100,
+                         "knn_gain": 0.5 - s / 10} for m in models for s in (0, 4)
+                        for k in range(3)])
+    return emb, lay
+
+
+def test_sentences_are_asked_by_run_and_a_run_that_did_not_learn_says_so():
+    table = _planted_learning({"mlm": 0.05, "causal": 1.0, "causal-untied": 0.5})
+    models = list(pair.LABELS.values())
+    per_run = pair._per_run(table, *_planted_checkpoints(models))
+    result = pair.PairResult(per_run=per_run)
+    # by name, whatever the order of the runs
+    assert result.about("pair-causal", "learning").startswith("pair-causal: held-out")
+    assert "gain 1.00 nats" in result.about("pair-causal", "learning")
+    assert "does not beat it by 0.1" in result.about("pair-mlm", "learning")
+    # every sentence about the run that did not learn says so, and only those
+    for model in models:
+        said = result.about(model, "training")
+        assert ("did not beat its unigram baseline" in said) == (model == "pair-mlm"), said
+    assert "I(W) 1.00 at initialisation -> 0.60 after 4,000 tokens" in result.about(
+        "pair-causal", "training")
+    assert "over layers 1-2 the largest mean cosine between words goes 0.00 -> 0.08" in (
+        result.about("pair-causal", "training"))
+    with pytest.raises(ValueError, match="name a run by its label"):
+        result.about("mlm", "learning")
+
+
+def test_the_intervention_is_no_fair_test_when_a_causal_run_did_not_learn():
+    claims = pd.DataFrame({"model": ["pair-causal", "pair-causal"], "applies": [True, True],
+                           "applies_reason": ["", ""], "source_chapter": [1, 10]})
+    out = pair._unlearned_unfair(claims, _planted_learning({"mlm": 1.0, "causal": 1.0,
+                                                            "causal-untied": 0.0}))
+    assert out["applies"].tolist() == [True, False]
+    assert out["applies_reason"][1].startswith("pair-causal-untied did not beat")
+    said = pair_sentences.drift_sentences(out.iloc[1:].assign(
+        verdict="holds", evidence="e", value=0.3, ci_low=0.2, ci_high=0.4, threshold=0.02))
+    assert "This is not a fair test: pair-causal-untied did not beat" in said[0]

@@ -32,14 +32,13 @@ import numpy as np
 import pandas as pd
 
 from lmgeometry.activations.store import Store, activations
-from lmgeometry.chapters import context_measures, drift, geometry
+from lmgeometry.chapters import context_measures, drift, geometry, pair_sentences
 from lmgeometry.chapters.common import ChapterResult, with_blas_threads
-from lmgeometry.chapters.pair_verdicts import LEARNED_GAIN, drift_claim, learned
+from lmgeometry.chapters.pair_verdicts import drift_claim, learned
 from lmgeometry.io.corpus import Corpus
 from lmgeometry.io.models import input_embeddings, load_model
 from lmgeometry.measures import isotropy
 from lmgeometry.report.claims import claims_frame
-from lmgeometry.report.prose import number
 from lmgeometry.training.pretrain import Pretrained, pretrain
 from lmgeometry.training.pretrain_settings import PretrainSettings
 
@@ -61,6 +60,9 @@ RUNS = ("mlm", "causal", "causal-untied")
 #: Each run's model label in the tables and claims.
 LABELS = {"mlm": "pair-mlm", "causal": "pair-causal", "causal-untied": "pair-causal-untied"}
 
+#: The runs the intervention's verdict compares.
+_INTERVENTION = ("causal", "causal-untied")
+
 #: The columns of chapter 1's per-layer table kept across checkpoints.
 _GEOMETRY_COLUMNS = ("silhouette", "silhouette_lo", "silhouette_hi", "split", "minor_share",
                      "first_share", "first_share_lo", "first_share_hi", "knn_gain",
@@ -73,10 +75,21 @@ _HIDDEN_COLUMNS = ("mean_cosine", "mean_cosine_lo", "mean_cosine_hi", "shift_pre
 
 @dataclass
 class PairResult(ChapterResult):
-    """:class:`ChapterResult` with the runs' kinds and whether each learned clearly."""
+    """:class:`ChapterResult` with the runs' kinds, whether each learned clearly, and the
+    sentences about each run by name (``per_run``: model label -> topic -> sentence)."""
 
     kinds: dict[str, str] = field(default_factory=dict)
     learned: dict[str, bool] = field(default_factory=dict)
+    per_run: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    def about(self, model: str, topic: str) -> str:
+        """The sentence on ``topic`` (``"learning"``, ``"training"``) about the run ``model``
+        (a label of :data:`LABELS`)."""
+        if topic not in self.per_run.get(model, {}):
+            known = {m: sorted(t) for m, t in self.per_run.items()}
+            raise ValueError(f"no {topic!r} sentence about {model!r}; this result has "
+                             f"{known or 'none'}: name a run by its label (pair.LABELS)")
+        return self.per_run[model][topic]
 
 
 def run_settings(tokens: int, checkpoints: int = 8, seed: int = 0) -> dict[str, PretrainSettings]:
@@ -189,78 +202,24 @@ def _final_claims(runs: Mapping[str, Pretrained], words: Corpus, sts: Corpus, *,
 
 def _drift_frame(runs: Mapping[str, Pretrained], *, n_boot: int, seed: int) -> pd.DataFrame:
     """The intervention's claim (empty without both causal runs)."""
-    if not {"causal", "causal-untied"} <= set(runs):
+    if not set(_INTERVENTION) <= set(runs):
         return claims_frame([])
-    W = {n: input_embeddings(load_model(str(runs[n].final))) for n in ("causal",
-                                                                         "causal-untied")}
+    W = {n: input_embeddings(load_model(str(runs[n].final))) for n in _INTERVENTION}
     claim, unfair = drift_claim(W["causal"], W["causal-untied"], LABELS["causal"],
                                 n_boot=n_boot, seed=seed)
     return claims_frame([claim]).assign(applies=not unfair, applies_reason=unfair,
                                         source_chapter=10)
 
 
-def _appearance(embeddings: pd.DataFrame, layers: pd.DataFrame) -> list[str]:
-    """When each signature appears across training, read from the checkpoint tables."""
-    out = []
-    for name, part in embeddings.groupby("run", sort=False):
-        first, last = part.iloc[0], part.iloc[-1]
-        out.append(f"{LABELS.get(name, name)}: I(W) {number(first.isotropy_raw)} at "
-                   f"initialisation -> {number(last.isotropy_raw)} after {last.tokens:,} "
-                   f"tokens; W's mean cosine {number(first.mean_cosine, 3)} -> "
-                   f"{number(last.mean_cosine, 3)}.")
-    inner = layers[(layers["layer"] > 0)]
-    for name, part in inner.groupby("run", sort=False):
-        top = part.groupby("step")["mean_cosine"].max()
-        gain = part.groupby("step")["knn_gain"].max()
-        out.append(f"{LABELS.get(name, name)}: the largest mean cosine between words over "
-                   f"layers 1-L goes {number(top.iloc[0])} -> {number(top.iloc[-1])}, the "
-                   f"largest position-manifold k-NN gain {number(gain.iloc[0])} -> "
-                   f"{number(gain.iloc[-1])}.")
-    return out
-
-
-def _learning_sentences(table: pd.DataFrame) -> list[str]:
-    out = []
-    for r in table.itertuples():
-        extra = (f", masked accuracy {r.accuracy:.1%} against {r.baseline_accuracy:.1%}"
-                 if "accuracy" in table and pd.notna(getattr(r, "accuracy", np.nan)) else "")
-        state = ("beats it clearly" if r.learned else
-                 f"does not beat it by {LEARNED_GAIN:g} nats per token, so this page draws "
-                 "no conclusion from it")
-        out.append(f"{r.model} ends at held-out perplexity {number(r.perplexity, 1)} against "
-                   f"its unigram baseline's {number(r.baseline_perplexity, 1)} (gain "
-                   f"{number(r.gain)} nats per token{extra}): it {state}.")
-    return out
-
-
-def _drift_sentences(claims: pd.DataFrame) -> list[str]:
-    out = []
-    for r in claims.itertuples():
-        word = {"holds": "W keeps less of a common direction than the tied run's, by more "
-                         "than seed 004's smallest drift: the drift depends on the tied output "
-                         "layer",
-                "does not hold": "W differs from the tied run's by less than seed 004's "
-                "smallest drift: by that measure the drift does not depend on the tied output "
-                "layer",
-                "inconclusive": "the difference from the tied run cannot be told apart from "
-                "seed 004's smallest drift"}[r.verdict]
-        said = (f"With its output layer untied, the causal run's {word} ({r.evidence}; "
-                f"difference {number(r.value, 3)} [{number(r.ci_low, 3)}, "
-                f"{number(r.ci_high, 3)}], threshold {number(r.threshold)}).")
-        if not r.applies:
-            said += f" This is not a fair test: {r.applies_reason}."
-        out.append(said)
-    return out
-
-
 def _unlearned_unfair(claims: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
-    """A model that did not learn clearly supports no verdict: its rows become unfair tests."""
+    """A model that did not learn clearly supports no verdict: its rows become unfair tests,
+    and so does the intervention's (``source_chapter`` 10) when either causal run did not."""
     out = claims.copy()
-    for r in table[~table["learned"]].itertuples():
-        rows = out["model"] == r.model
-        why = (f"{r.model} did not beat its unigram baseline by {LEARNED_GAIN:g} nats per "
-               f"held-out token (gain {number(r.gain)}): its geometry says little about its "
-               "objective")
+    intervention = (out["source_chapter"] == 10 if "source_chapter" in out
+                    else pd.Series(False, out.index))
+    for _, r in table[~table["learned"]].iterrows():
+        rows = (out["model"] == r["model"]) | (intervention & (r["run"] in _INTERVENTION))
+        why = f"{pair_sentences.not_learned(r)}: its geometry says little about its objective"
         out.loc[rows, "applies_reason"] = [f"{why}; {old}" if old else why
                                            for old in out.loc[rows, "applies_reason"]]
         out.loc[rows, "applies"] = False
@@ -290,8 +249,10 @@ def analyse(runs: Mapping[str, Pretrained], words: Corpus, sts: Corpus, *, seed:
         ``tables``: ``curves`` (:func:`learning_curves`), ``learned``
         (:func:`pair_verdicts.learned`), ``embeddings`` and ``layers``
         (:func:`checkpoint_tables`); ``claims``: chapters 1 and 3's seed claims on the final
-        pair (``source_chapter`` 1 or 3) and the intervention's (``source_chapter`` 10); ``topics``:
-        ``learning``, ``training`` (when the signatures appear), ``drift``.
+        pair (``source_chapter`` 1 or 3) and the intervention's (``source_chapter`` 10);
+        ``topics``: ``learning``, ``training`` (when the signatures appear), ``drift``;
+        ``per_run``: the ``learning`` and ``training`` sentences by run label
+        (:meth:`PairResult.about`), where a run that did not learn clearly says so.
     """
     unknown = set(runs) - set(RUNS)
     if unknown or not {"mlm", "causal"} <= set(runs):
@@ -305,12 +266,24 @@ def analyse(runs: Mapping[str, Pretrained], words: Corpus, sts: Corpus, *, seed:
     final, kinds = _final_claims(runs, words, sts, seed=seed, n_words=n_words, n_boot=n_boot)
     intervention = _drift_frame(runs, n_boot=n_boot, seed=seed)
     claims = _unlearned_unfair(pd.concat([final, intervention], ignore_index=True), table)
+    per_run = _per_run(table, embeddings, layers)
     return PairResult(
         tables={"curves": curves, "learned": table, "embeddings": embeddings,
                 "layers": layers},
         claims=claims,
-        topics={"learning": _learning_sentences(table),
-                "training": _appearance(embeddings, layers),
-                "drift": _drift_sentences(intervention)},
+        topics={"learning": [by["learning"] for by in per_run.values()],
+                "training": [by["training"] for by in per_run.values() if "training" in by],
+                "drift": pair_sentences.drift_sentences(claims[claims["source_chapter"] == 10])},
         kinds=kinds, learned=dict(zip(table["model"], table["learned"].astype(bool),
-                                      strict=True)))
+                                      strict=True)),
+        per_run=per_run)
+
+
+def _per_run(table: pd.DataFrame, embeddings: pd.DataFrame, layers: pd.DataFrame
+             ) -> dict[str, dict[str, str]]:
+    """Model label -> topic -> the sentence about that run (:func:`pair_sentences.about_runs`)."""
+    said = {"learning": pair_sentences.about_runs(table, pair_sentences.learning_facts(table),
+                                                  caveat=False),
+            "training": pair_sentences.about_runs(
+                table, pair_sentences.training_facts(embeddings, layers))}
+    return {m: {t: by[m] for t, by in said.items() if m in by} for m in table["model"]}
