@@ -132,8 +132,7 @@ display(Markdown(f"*The rule:* {LEARNED_RULE}."))
 # thresholds and calibrations are those chapters'; the figures they link to are there.
 
 # %% tags=["remove-input"]
-display(Markdown("\n\n".join(
-    claims.claim_sentences(seed_rows[seed_rows["role"] == "primary"], result.kinds))))
+display(Markdown("\n\n".join(result.sentences_about("claims"))))
 claims.show_verdict_grid(
     seed_rows, pair_models,
     "The seeds' claims on the final pair (<i>verdict: statistic [95% interval]</i>; <i>not a "

@@ -195,6 +195,24 @@ def test_sentences_are_asked_by_run_and_a_run_that_did_not_learn_says_so():
         result.about("mlm", "learning")
 
 
+def test_claim_lines_group_the_unfair_tests_by_run():
+    table = _planted_learning({"mlm": -0.07, "causal": 1.0})
+    rows = [("c1", "pair-mlm", "holds"), ("c1", "pair-causal", "holds"),
+            ("c2", "pair-mlm", "holds"), ("c2", "pair-causal", "does not hold"),
+            ("c3", "pair-mlm", "holds"), ("c3", "pair-causal", "holds")]
+    claims = pd.DataFrame([{"claim": c, "control": "none", "model": m, "verdict": v,
+                            "applies": c != "c3", "applies_reason": ""} for c, m, v in rows])
+    claims = pair._unlearned_unfair(claims, table)
+    lines = pair_sentences.claim_lines(claims, table, {"pair-mlm": "encoder",
+                                                       "pair-causal": "decoder"})
+    assert lines[:2] == ["C1: holds for pair-causal.", "C2: does not hold for pair-causal."]
+    # one line per run, not one caveat per claim
+    assert sum("pair-mlm" in line for line in lines) == 1
+    assert "gain -0.07" in lines[2] and "none of its 3 claims" in lines[2]
+    assert lines[3] == "Not a fair test on pair-causal (the verdict grid gives each reason): c3."
+    assert len(lines) == 4
+
+
 def test_the_intervention_is_no_fair_test_when_a_causal_run_did_not_learn():
     claims = pd.DataFrame({"model": ["pair-causal", "pair-causal"], "applies": [True, True],
                            "applies_reason": ["", ""], "source_chapter": [1, 10]})

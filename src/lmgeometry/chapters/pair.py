@@ -250,9 +250,10 @@ def analyse(runs: Mapping[str, Pretrained], words: Corpus, sts: Corpus, *, seed:
         (:func:`pair_verdicts.learned`), ``embeddings`` and ``layers``
         (:func:`checkpoint_tables`); ``claims``: chapters 1 and 3's seed claims on the final
         pair (``source_chapter`` 1 or 3) and the intervention's (``source_chapter`` 10);
-        ``topics``: ``learning``, ``training`` (when the signatures appear), ``drift``;
-        ``per_run``: the ``learning`` and ``training`` sentences by run label
-        (:meth:`PairResult.about`), where a run that did not learn clearly says so.
+        ``topics``: ``learning``, ``claims`` (the primary seed claims, the unfair tests
+        grouped by run), ``training`` (when the signatures appear), ``drift``; ``per_run``:
+        the ``learning`` and ``training`` sentences by run label (:meth:`PairResult.about`),
+        where a run that did not learn clearly says so.
     """
     unknown = set(runs) - set(RUNS)
     if unknown or not {"mlm", "causal"} <= set(runs):
@@ -267,11 +268,13 @@ def analyse(runs: Mapping[str, Pretrained], words: Corpus, sts: Corpus, *, seed:
     intervention = _drift_frame(runs, n_boot=n_boot, seed=seed)
     claims = _unlearned_unfair(pd.concat([final, intervention], ignore_index=True), table)
     per_run = _per_run(table, embeddings, layers)
+    seeds = claims[(claims["source_chapter"] != 10) & (claims["role"] == "primary")]
     return PairResult(
         tables={"curves": curves, "learned": table, "embeddings": embeddings,
                 "layers": layers},
         claims=claims,
         topics={"learning": [by["learning"] for by in per_run.values()],
+                "claims": pair_sentences.claim_lines(seeds, table, kinds),
                 "training": [by["training"] for by in per_run.values() if "training" in by],
                 "drift": pair_sentences.drift_sentences(claims[claims["source_chapter"] == 10])},
         kinds=kinds, learned=dict(zip(table["model"], table["learned"].astype(bool),

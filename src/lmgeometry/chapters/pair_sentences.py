@@ -6,6 +6,9 @@
 * :func:`learning_facts`, :func:`training_facts`: what those sentences say of each run (its
   last checkpoint against its baseline; I(W), W's common direction and the hidden states
   across training);
+* :func:`claim_lines`: the seeds' claims on the final pair, one sentence per claim over the
+  fair tests and one line per run for the claims that are not a fair test on it (each
+  verdict's number and interval stay in the claims table);
 * :func:`drift_sentences`: the intervention's verdict.
 """
 
@@ -17,10 +20,12 @@ import numpy as np
 import pandas as pd
 
 from lmgeometry.chapters.pair_verdicts import LEARNED_GAIN
+from lmgeometry.report.claims import claim_sentences
 from lmgeometry.report.prose import number
 
 __all__ = [
     "about_runs",
+    "claim_lines",
     "drift_sentences",
     "learning_facts",
     "not_learned",
@@ -100,6 +105,35 @@ def training_facts(embeddings: pd.DataFrame, layers: pd.DataFrame) -> dict[str, 
                      f"position-manifold k-NN gain {number(gain.iloc[0])} -> "
                      f"{number(gain.iloc[-1])}")
         out[model] = said
+    return out
+
+
+def claim_lines(claims: pd.DataFrame, table: pd.DataFrame, kinds: Mapping[str, str]
+                ) -> list[str]:
+    """The claims as sentences: the fair tests' verdicts per claim, then one line per run for
+    the claims that are not a fair test on it.
+
+    Parameters
+    ----------
+    claims : DataFrame
+        Claim rows (``claim``, ``control``, ``model``, ``verdict``, ``applies``).
+    table : DataFrame
+        :func:`pair_verdicts.learned`: a run that did not learn is named with its gain.
+    kinds : mapping
+        Model -> kind (:func:`lmgeometry.report.claims.claim_sentences`).
+    """
+    fair = claims["applies"].astype(bool)
+    out = claim_sentences(claims[fair], kinds)
+    runs = {row["model"]: row for _, row in table.iterrows()}
+    for model, rows in claims[~fair].groupby("model", sort=False):
+        names = list(dict.fromkeys(rows["claim"]))
+        if model in runs and not runs[model]["learned"]:
+            out.append(f"Not a fair test on {model}: {not_learned(runs[model])}, so none "
+                       f"of its {len(names)} claims is (the verdict grid keeps each one's "
+                       "number and interval).")
+        else:
+            out.append(f"Not a fair test on {model} (the verdict grid gives each reason): "
+                       f"{'; '.join(names)}.")
     return out
 
 
