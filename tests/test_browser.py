@@ -14,7 +14,7 @@ by Selenium through Debian's chromedriver (never a downloaded browser). For each
   z arrays or the visible flags of the traces);
 - for every figure with a dropdown menu (the 3-D views' point count), choosing another entry
   changes the plotted data;
-- at a laptop's size (1,400 x 800 px), chapters 1 to 9 show their key figure (the first after
+- at a laptop's size (1,400 x 800 px), every analysis chapter shows its key figure (the first after
   the findings box) on the first screen: it starts above 800 px, measured once the page and its
   fonts have loaded.
 
@@ -80,11 +80,10 @@ REPLOT_GIVE_UP_S = 60
 # The analysis chapters (book/01_ to book/89_; not the introduction, scorecard or About page)
 # open with a findings box.
 FINDINGS_PAGE = re.compile(r"^(0[1-9]|[1-8]\d)_")
-# On a laptop's first screen (width, height in px), chapters 1 to 9 show the answer and the key
-# figure: the first figure after the findings box starts above the screen's bottom edge.
-# (Chapter 10 sets out its question, method and differences from the seeds in prose first.)
+# On a laptop's first screen (width, height in px), every analysis chapter shows the answer and
+# the key figure: the first figure after the findings box starts above the screen's bottom edge.
 LAPTOP_SCREEN = (1400, 800)
-KEY_FIGURE_PAGE = re.compile(r"^0[1-9]_")
+KEY_FIGURE_PAGE = FINDINGS_PAGE
 
 
 def _install_chromium() -> str | None:
