@@ -122,7 +122,7 @@ show(plots.facet_lines(layers, "variance_share_top1", "task", x="depth", dash="s
 #   varies by).
 
 # %% tags=["remove-input"]
-show_table(budget,
+show_table(budget.assign(lr=budget["lr"].map("{:g}".format)),  # 5e-05, not 0.000
            'The fine-tuning runs of this build: model, task, training examples, epochs, '
            'learning rate and sequence length.')
 display(Markdown("Runs of this build: " + "; ".join(
