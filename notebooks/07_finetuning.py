@@ -138,9 +138,9 @@ display(Markdown("Runs of this build: " + "; ".join(
 # seed on a CPU. The checkpoints are cached, so a rebuild only trains what changed (the table
 # gives the time of the run that made each checkpoint). The sizes are above, chosen so that the
 # default book, which CI rebuilds from an empty cache on two CPU cores, fine-tunes in about
-# twenty minutes: the encoder trains on 2,000 SST-2 sentences and 2,000 QNLI pairs for 2 epochs
-# each (its SST-2 run is the command line's default, `lmgeometry finetune --model minilm-l6
-# --task sst2`), the 135M-parameter decoder, about ten times the encoder's cost per token, on
+# twenty-five minutes: the encoder trains on 2,000 SST-2 sentences and 2,000 QNLI pairs for 2
+# epochs each (its SST-2 run is the command line's default, `lmgeometry finetune --model minilm-l6
+# --task sst2`), the 135M-parameter decoder, six to twelve times the encoder's cost per token, on
 # 800 SST-2 sentences and 2,000 QNLI pairs for one epoch, all truncated at 128 tokens (on 400
 # QNLI pairs, an earlier build's run stayed at chance: 53.8% [49.4, 58.1] held out against the
 # majority's 51.4%; the 2,000-pair run costs about 17 minutes on one loaded core, 3.5 before).

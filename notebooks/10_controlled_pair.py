@@ -56,7 +56,8 @@ display(HTML(claims.findings_box(
     "that differ only in their objective, and does seed 004's drift come from the tied output "
     "layer?",
     caveat=" ".join([f"Two models of about {size / 1e6:.1f} million parameters, each trained on "
-                     f"{tokens:,} tokens of WordNet glosses and SST-2 snippets (BERT and GPT-2: "
+                     f"{runs['causal'].info['log']['tokens']:,} tokens of WordNet glosses and "
+                     "SST-2 snippets (BERT and GPT-2: "
                      "over a hundred million parameters and billions of tokens)."] + unlearned))))
 display(Markdown("**The intervention:** " + " ".join(result.sentences_about("drift"))))
 
@@ -105,11 +106,17 @@ show(
 # **How this differs from the seeds.** The pair is tiny (4 layers, 128 wide, about 1.9
 # million parameters) and trained on a few hundred thousand tokens, not GPT-2's or BERT's
 # billions; its text is short glosses and film-review snippets. Both models attend within each
-# text only. What it controls, the seeds could not: everything but the objective (and what
-# BERT's and GPT-2's architectures fix: post-norm blocks and an MLM head in one, pre-norm blocks
-# and a final norm in the other). Its positions are learned and absolute, like GPT-2's and
-# BERT's, so the position claims the rotary stand-ins cannot take apply here. The causal
-# model, like GPT-2 in training, always reads a first token ([CLS], its BOS) before the words.
+# text only, their positions count from each text's [CLS], each optimiser step sees one
+# 256-token sequence, and the masked LM predicts half of the tokens (BERT: 15%), choices that
+# let the masked LM learn at this budget (README, "Pretraining from scratch"). What it
+# controls, the seeds could not: everything but the objective (and what BERT's and GPT-2's
+# architectures fix: post-norm blocks and an MLM head in one, pre-norm blocks and a final norm
+# in the other). Its positions are learned and absolute, like GPT-2's and BERT's, so the
+# position claims the rotary stand-ins cannot take apply here; but the training texts are
+# short (99% at most 48 tokens), so positions past about 66 are seldom trained and those past
+# 140 never, which a long MultiNLI sentence reaches: the position claims speak mostly for the
+# first few dozen positions. The causal model, like GPT-2 in training, reads a first token
+# ([CLS], its BOS) before each text's words.
 
 # %% [markdown]
 # ## Did both models learn?
