@@ -300,7 +300,7 @@ def run_python(code: str, env: dict[str, str]) -> subprocess.CompletedProcess[st
     full_env = {**os.environ, **env}
     full_env.pop("TRANSFORMERS_OFFLINE", None)
     return subprocess.run([sys.executable, "-c", code], env=full_env, capture_output=True,
-                          text=True, timeout=300)
+                          text=True)
 
 
 LOAD_AND_PRINT = (

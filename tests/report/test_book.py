@@ -759,7 +759,7 @@ def test_parallel_runs_stop_at_the_first_failure_in_chapter_order() -> None:
     import threading
 
     started: list[str] = []
-    gate = threading.Barrier(2, timeout=10)
+    gate = threading.Barrier(2, timeout=600)  # a deadlock guard, not a time budget
 
     def execute(item: tuple) -> str:
         name = item[0].name

@@ -458,7 +458,7 @@ def _papermill(chapter: Chapter, source_nb: Any, work: Path, parameters: dict[st
             resources={"metadata": {"path": str(nb_dir)}},
             progress_bar=False,
             log_output=False,
-            start_timeout=180,
+            start_timeout=600,  # a busy machine starts kernels slowly
             kernel_manager_class=measuring_kernel_manager(kernel, env),
             on_cell_execute=on_cell_execute,
         )

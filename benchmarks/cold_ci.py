@@ -1,0 +1,109 @@
+"""The whole CI as on a fresh machine: a clean clone, an empty home, ``LMGEOMETRY_COLD=1 .ci/run``.
+
+Clones the repository's ``HEAD`` into a temporary folder and runs its ``.ci/run`` with
+``LMGEOMETRY_COLD=1``, so ``HOME`` and ``$LMGEOMETRY_CACHE`` point at an empty folder for the
+whole ``make test`` (install, unit tests, nbval): every offline model is converted, every store
+entry extracted and every checkpoint trained again. It streams CI's output, times the phases
+(install and lint, unit tests, nbval) from CI's own phase lines and pytest's summaries, and
+writes a JSON record (``--record``) with the commit, the machine, the phases and the outcome,
+against issue 43's target (45 min) and CI's hard limit (80 min).
+
+Usage::
+
+    python benchmarks/cold_ci.py --record benchmarks/records/cold_ci.json
+    python benchmarks/cold_ci.py --home /scratch/cold-home   # keep the filled home afterwards
+
+Run it on an idle machine: on shared cores the figures are inflated.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+TARGET_S = 45 * 60
+LIMIT_S = 80 * 60
+PHASE = re.compile(r"^ci phase: (\S+) (\d+)$")
+PYTEST_SUMMARY = re.compile(r"^=+ (.*?) in ([\d.]+)s")
+
+
+def clean_clone(dest: Path) -> str:
+    """Clone this repository's ``HEAD`` into ``dest``; return the commit."""
+    subprocess.run(["git", "clone", "--quiet", "--no-hardlinks", str(ROOT), str(dest)],
+                   check=True)
+    return subprocess.run(["git", "rev-parse", "HEAD"], cwd=dest, check=True,
+                          capture_output=True, text=True).stdout.strip()
+
+
+def run_ci(clone: Path, home: Path | None, log: Path) -> tuple[int, float, list[str]]:
+    """Run the clone's ``.ci/run`` cold; stream and keep its output; return rc, wall, lines."""
+    env = os.environ | {"LMGEOMETRY_COLD": "1"}
+    env.pop("LMGEOMETRY_CACHE", None)
+    if home is not None:
+        env["LMGEOMETRY_COLD_HOME"] = str(home)
+    lines: list[str] = []
+    start = time.perf_counter()
+    with log.open("w") as out, subprocess.Popen(
+            ["bash", ".ci/run"], cwd=clone, env=env, stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT, text=True, bufsize=1) as proc:
+        for line in proc.stdout:
+            sys.stdout.write(line)
+            out.write(line)
+            lines.append(line.rstrip("\n"))
+    return proc.returncode, time.perf_counter() - start, lines
+
+
+def phases(lines: list[str], wall: float) -> dict:
+    """Seconds of each phase from CI's ``ci phase:`` lines and pytest's summary lines."""
+    marks = {m.group(1): int(m.group(2)) for m in map(PHASE.match, lines) if m}
+    summaries = [(m.group(1), float(m.group(2))) for m in map(PYTEST_SUMMARY.match, lines) if m]
+    found: dict = {"wall_s": round(wall, 1)}
+    if "lint-start" in marks and "test-start" in marks:
+        found["install_and_lint_s"] = marks["test-start"] - marks["lint-start"]
+    if "test-start" in marks and "end" in marks:
+        found["make_test_s"] = marks["end"] - marks["test-start"]
+    for name, (summary, seconds) in zip(("unit_tests", "nbval"), summaries, strict=False):
+        found[f"{name}_s"] = seconds
+        found[f"{name}_summary"] = summary
+    return found
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--home", type=Path, help="an empty or absent folder to use as the "
+                        "cold home, kept afterwards (default: a temporary folder, removed)")
+    parser.add_argument("--record", type=Path, help="write the JSON record here")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="lmgeometry-cold-ci-") as tmp:
+        clone = Path(tmp) / "clone"
+        commit = clean_clone(clone)
+        rc, wall, lines = run_ci(clone, args.home, Path(tmp) / "ci.log")
+    record = {
+        "benchmark": "cold_ci", "commit": commit, "rc": rc,
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
+                    "load_average_at_end": os.getloadavg()},
+        "phases": phases(lines, wall), "target_s": TARGET_S, "limit_s": LIMIT_S,
+    }
+    print(f"\ncold CI: rc {rc}, {wall / 60:.1f} min (target {TARGET_S / 60:.0f} min: "
+          f"{'within' if wall <= TARGET_S else 'OVER'}; limit {LIMIT_S / 60:.0f} min: "
+          f"{'within' if wall <= LIMIT_S else 'OVER'})")
+    print(json.dumps(record["phases"], indent=1))
+    if args.record:
+        args.record.parent.mkdir(parents=True, exist_ok=True)
+        args.record.write_text(json.dumps(record, indent=1) + "\n")
+    sys.exit(rc)
+
+
+if __name__ == "__main__":
+    main()
