@@ -47,7 +47,9 @@ def clean_clone(dest: Path) -> str:
 
 def run_ci(clone: Path, home: Path | None, log: Path) -> tuple[int, float, list[str]]:
     """Run the clone's ``.ci/run`` cold; stream and keep its output; return rc, wall, lines."""
-    env = os.environ | {"LMGEOMETRY_COLD": "1"}
+    # .ci/run finds the mirror beside its clone, which a temporary clone has not got.
+    mirror = os.environ.get("LMGEOMETRY_DATA_MIRROR", str(ROOT.parent / "shared" / "data"))
+    env = os.environ | {"LMGEOMETRY_COLD": "1", "LMGEOMETRY_DATA_MIRROR": mirror}
     env.pop("LMGEOMETRY_CACHE", None)
     if home is not None:
         env["LMGEOMETRY_COLD_HOME"] = str(home)
