@@ -321,8 +321,11 @@ def test_a_model_has_one_colour_in_every_figure() -> None:
     points = plots.interval_points(frame[frame["model"] == first], "v", "lo", "hi", x="measure")
     faceted = plots.facet_lines(frame, "v", "measure")
     colour = {t.name: t.line.color for t in lines.data}
-    assert colour == {first: plots.model_color(first), second: plots.model_color(second)}
-    assert points.data[0].marker.color == colour[first]
+    # legends show the display names (MPNet, Gemma 3), coloured by the alias's colour
+    assert colour == {plots.plain(first): plots.model_color(first),
+                      plots.plain(second): plots.model_color(second)}
+    assert plots.plain("gemma3-270m") == "Gemma 3" and plots.label("none") == "all words"
+    assert points.data[0].marker.color == colour[plots.plain(first)]
     assert {t.name: t.line.color for t in faceted.data} == colour
     # names outside the registry whose checksum colours collide still get distinct colours
     assert plots.model_color("pair-causal") == plots.model_color("pair-causal-untied")
@@ -330,8 +333,8 @@ def test_a_model_has_one_colour_in_every_figure() -> None:
                          "layer": [0] * 4, "v": [1.0, 2.0, 3.0, 4.0]})
     drawn = {t.name: t.line.color for t in lines_by_layer(runs, "v").data}
     assert len(set(drawn.values())) == 4
-    assert drawn[first] == plots.model_color(first)  # the registry keeps its colours
-    assert drawn["pair-causal"] == plots.model_color("pair-causal")  # the first keeps its own
+    assert drawn[plots.plain(first)] == plots.model_color(first)  # the registry keeps its own
+    assert drawn["pair: causal LM"] == plots.model_color("pair-causal")  # the first keeps its own
 
 
 def test_3d_axes_are_titled_by_the_projections_components() -> None:

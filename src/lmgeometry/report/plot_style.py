@@ -17,6 +17,7 @@ __all__ = [
     "MODEL_ORDER",
     "COLOR_CAP_PERCENTILE",
     "LABELS",
+    "MODEL_NAMES",
     "plain",
     "label",
     "model_color",
@@ -58,14 +59,31 @@ LABELS = {
     "sigma_1": "σ₁",
     "sigma_2": "σ₂",
     "sigma_3": "σ₃",
+    # the decoders' control: "none" is the seed's protocol, every word kept
+    "none": "all words",
+}
+
+
+#: Reader-facing names of the models (the aliases and run names are for the command line and
+#: the results files): every legend, panel title and hover label shows these.
+MODEL_NAMES = {
+    "minilm-l6": "MiniLM",
+    "mpnet-base": "MPNet",
+    "smollm2-135m": "SmolLM2",
+    "gemma3-270m": "Gemma 3",
+    "pair-mlm": "pair: masked LM",
+    "pair-causal": "pair: causal LM",
+    "pair-causal-untied": "pair: causal LM, untied",
 }
 
 
 def plain(text: object) -> str:
-    """``text`` for a plotly title, legend or hover: angle brackets as entities, so that a
-    token such as ``<s>`` or ``<bos>`` is shown as written (plotly reads ``<s>`` as a
+    """``text`` for a plotly title, legend or hover: a model alias as its display name
+    (:data:`MODEL_NAMES`: ``"minilm-l6"`` -> ``"MiniLM"``), angle brackets as entities, so that
+    a token such as ``<s>`` or ``<bos>`` is shown as written (plotly reads ``<s>`` as a
     strike-through tag and drops tags it does not know)."""
-    return str(text).replace("<", "&lt;").replace(">", "&gt;")
+    text = str(text)
+    return MODEL_NAMES.get(text, text).replace("<", "&lt;").replace(">", "&gt;")
 
 
 def label(name: object) -> str:

@@ -1,0 +1,691 @@
+"""The book's story in written sentences: the conclusion and each chapter's "What this run shows".
+
+The sentences are written by hand; every number and every verdict in them is read from the
+results files (the dicts :func:`report.results.load_results` returns, or the same structures
+in memory while a chapter runs: a ``claims`` table as records or a DataFrame, and the chapter's
+other tables). A sentence states a direction ("falls with depth", "does not split"), so each
+template first checks that the results still say what its wording assumes
+(:func:`claim`, :func:`says`) and raises :class:`StoryChanged`, naming the sentence, the claim,
+the model and what the results now say, when they do not: a re-run whose verdict flips stops
+the chapter instead of printing a sentence the evidence no longer supports. The fix is to
+rewrite that sentence here.
+
+This module reads results structures only; it imports nothing from ``lmgeometry.chapters``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from lmgeometry.errors import LmgeometryError
+from lmgeometry.report.plot_lines import lines_by_layer
+from lmgeometry.report.plot_style import label
+
+__all__ = [
+    "StoryChanged",
+    "claim",
+    "says",
+    "name",
+    "conclusion",
+    "conclusion_figures",
+    "run_shows",
+    "PARAGRAPHS",
+]
+
+
+class StoryChanged(LmgeometryError, RuntimeError):
+    """The results no longer support a written sentence of the book (exit status 1)."""
+
+
+Results = Mapping[str, Any]
+
+
+def _records(table: Any) -> list[dict[str, Any]]:
+    """A results table as a list of dicts: records as saved, or a DataFrame in memory."""
+    if table is None:
+        return []
+    if isinstance(table, pd.DataFrame):
+        return table.to_dict("records")
+    return [dict(r) for r in table]
+
+
+def name(model: str) -> str:
+    """A model's display name (MiniLM, MPNet, SmolLM2, Gemma 3): :func:`plot_style.label`."""
+    return label(model)
+
+
+def claim(results: Results, text: str, model: str, *, control: str = "none",
+          task: str | None = None, preset: str | None = None,
+          statistic: str | None = None) -> dict[str, Any]:
+    """The one claims row a sentence cites.
+
+    Parameters
+    ----------
+    results : mapping
+        A chapter's results (its ``claims`` table as records or a DataFrame).
+    text : str
+        The start of the claim's text (``"upper layers are more context-specific"``).
+    model, control : str
+        The row's model and control (``"none"``: the seed's protocol, all words).
+    task, preset, statistic : str, optional
+        The row's task and estimator preset (exact), a part of its statistic's text.
+
+    Raises
+    ------
+    StoryChanged
+        When no row or more than one matches: the sentence cites a row the results lack.
+    """
+    rows = [r for r in _records(results.get("claims"))
+            if str(r.get("claim", "")).startswith(text) and r.get("model") == model
+            and r.get("control") == control
+            and (task is None or r.get("task", "") == task)
+            and (preset is None or r.get("preset", "") == preset)
+            and (statistic is None or statistic in str(r.get("statistic", "")))]
+    if len(rows) != 1:
+        raise StoryChanged(
+            f"the book's text cites the claim \u201c{text}\u201d on {model} (control {control}"
+            f"{', task ' + task if task else ''}{', preset ' + preset if preset else ''}), "
+            f"but the results hold {len(rows)} such rows: re-run the chapter, or rewrite the "
+            "sentence in lmgeometry/report/narrative.py")
+    return rows[0]
+
+
+def says(row: Mapping[str, Any], verdicts: str | Sequence[str], *,
+         fair: bool | None = True) -> Mapping[str, Any]:
+    """Check that ``row`` still has the verdict (one of ``verdicts``) a sentence states.
+
+    ``fair`` is whether the sentence treats the row as a fair test of the seed's claim
+    (``applies``); ``None`` when the sentence does not say. Returns ``row``.
+
+    Raises
+    ------
+    StoryChanged
+        Naming the claim, the model, the verdict the wording assumes and the one found.
+    """
+    wanted = (verdicts,) if isinstance(verdicts, str) else tuple(verdicts)
+    found = str(row.get("verdict"))
+    applies = bool(row.get("applies", True))
+    if found not in wanted or (fair is not None and applies != fair):
+        raise StoryChanged(
+            f"the book's text says \u201c{row.get('claim')}\u201d {' or '.join(wanted)} on "
+            f"{row.get('model')} ({'a fair test' if fair else 'not a fair test'}"
+            f"{'' if row.get('control') == 'none' else ', ' + str(row.get('control'))}), "
+            f"but the results now say {found} ({'a fair test' if applies else 'not a fair test'}"
+            f"; value {_num(row.get('value'))}): rewrite the sentence in "
+            "lmgeometry/report/narrative.py")
+    return row
+
+
+def _num(x: Any, digits: int = 2) -> str:
+    """``0.8782`` -> ``"0.88"``; a minus sign, not a hyphen; ``"n/a"`` when missing."""
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return "n/a"
+    return f"{float(x):.{digits}f}".replace("-", "\u2212")
+
+
+def _pct(x: Any) -> str:
+    """``0.377`` -> ``"38%"``."""
+    return f"{float(x):.0%}"
+
+
+def _ci(row: Mapping[str, Any], digits: int = 2) -> str:
+    """``"0.88 (95% interval 0.87 to 0.89)"``."""
+    return (f"{_num(row['value'], digits)} (95% interval {_num(row['ci_low'], digits)} to "
+            f"{_num(row['ci_high'], digits)})")
+
+
+def _span(values: Sequence[float], fmt: Callable[[Any], str] = _num) -> str:
+    """The range of ``values`` as text: ``"0.28 to 0.41"``, one number when alike."""
+    lo, hi = fmt(min(values)), fmt(max(values))
+    return lo if lo == hi else f"{lo} to {hi}"
+
+
+def _and(items: Sequence[str]) -> str:
+    items = list(items)
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _layer_values(row: Mapping[str, Any]) -> tuple[str, str]:
+    """The first and last values an evidence text such as ``"mean adjusted SelfSim 0.758
+    (layer 1) to 0.559 (layer 6)"`` gives, as written."""
+    evidence = str(row.get("evidence", ""))
+    parts = evidence.rsplit(" to ", 1)
+    if len(parts) != 2:
+        raise StoryChanged(f"the book's text reads the first and last layer from the evidence "
+                           f"of \u201c{row.get('claim')}\u201d on {row.get('model')}, which "
+                           f"now reads {evidence!r}: rewrite the sentence in "
+                           "lmgeometry/report/narrative.py")
+    first = parts[0].split()[-3:]
+    last = parts[1].split()
+    return (f"{first[0]} in {first[1].strip('(')} {first[2].strip(')')}",
+            f"{last[0]} in {last[1].strip('(')} {last[2].strip(')')}")
+
+
+# ------------------------------------------------------------------------- the conclusion
+
+ENCODERS = ("minilm-l6", "mpnet-base")
+DECODERS = ("smollm2-135m", "gemma3-270m")
+MINILM, MPNET, SMOLLM, GEMMA = (*ENCODERS, *DECODERS)
+
+
+def _contextual(context: Results, senses: Results) -> str:
+    """Question 1: are contextual vectors contextual? (chapters 3 and 5)."""
+    falls = [says(claim(context, "upper layers are more context-specific", m,
+                        preset="ethayarajh2019"), "holds") for m in (MINILM, MPNET, SMOLLM)]
+    flat = says(claim(context, "upper layers are more context-specific", GEMMA,
+                      preset="ethayarajh2019"), "does not hold")
+    ends = {r["model"]: _layer_values(r) for r in [*falls, flat]}
+    static = [says(claim(context, "a static vector explains less than 5%", m,
+                         preset="ethayarajh2019"), "does not hold")
+              for m in (*ENCODERS, *DECODERS)]
+    corrected = [claim(context, "a static vector explains less than 5%", m, preset="corrected")
+                 for m in (*ENCODERS, *DECODERS)]
+    for row in corrected:
+        if float(row["value"]) <= float(row["threshold"]):
+            raise StoryChanged("the book's text says a corrected estimator still finds a static "
+                               f"vector explaining more than 5% on {row['model']}, but it finds "
+                               f"{_pct(row['value'])}: rewrite the sentence in "
+                               "lmgeometry/report/narrative.py")
+    senses_rows = [says(claim(senses, "a word's occurrences are not a few sense vectors", m),
+                        "holds") for m in (*ENCODERS, *DECODERS)]
+    return (
+        "**Are contextual vectors contextual?** Yes, and more so the deeper the layer, in three "
+        "of the four models. Ethayarajh's (2019) test asks how alike one word's vectors are "
+        "across its contexts, after subtracting how alike any two words are. That "
+        f"self-similarity falls steadily with depth in {name(MINILM)} (from "
+        f"{ends[MINILM][0]} to {ends[MINILM][1]}), {name(MPNET)} ({ends[MPNET][0]} to "
+        f"{ends[MPNET][1]}) and {name(SMOLLM)} ({ends[SMOLLM][0]} to {ends[SMOLLM][1]}): its "
+        "rank correlation with depth is "
+        f"{_span([float(r['value']) for r in falls])} (Figure 1). {name(GEMMA)} is the "
+        f"exception: its words are already unlike themselves after the first block "
+        f"({ends[GEMMA][0]}) and change little after that ({ends[GEMMA][1]}; rank correlation "
+        f"{_num(flat['value'])}). Contextual does not mean sense-like: in none of the "
+        "models do a word's occurrences gather into a few tight sense clusters (the best "
+        f"layer's silhouette is at most {_num(max(float(r['value']) for r in senses_rows))}, "
+        "chapter 5). But the vectors are less contextual than Ethayarajh found for GPT-2 and "
+        "BERT. There, one static vector per word explained under 5% of the variance of its "
+        "occurrences in every layer; here the best layer's share is "
+        f"{_and([_pct(r['value']) + ' (' + name(r['model']) + ')' for r in static])} with the "
+        "paper's estimator, and a corrected estimator still finds "
+        f"{_span([float(r['value']) for r in corrected], _pct)}."
+    )
+
+
+def _same_way(context: Results, drift: Results, sink: Results, pair: Results) -> str:
+    """Question 2: why do they all point the same way? (chapters 3, 4, 9, 10)."""
+    aniso = {m: says(claim(context, "representations are anisotropic in every", m), "holds")
+             for m in DECODERS}
+    spread = {m: says(claim(context, "representations are anisotropic in every", m),
+                      "does not hold", fair=False) for m in ENCODERS}
+    shared = [says(claim(drift, "W's rows share a common direction", m), "holds")
+              for m in (MPNET, SMOLLM, GEMMA)]
+    says(claim(drift, "W's rows share a common direction", MINILM), "does not hold")
+    table = {r["model"]: r for r in _records(drift.get("table1"))}
+    centred = [f"{_num(table[m]['isotropy_raw'])} to {_num(table[m]['isotropy_centered'])} "
+               f"({name(m)})" for m in (MPNET, SMOLLM, GEMMA)]
+    shift = {m: says(claim(drift, "beyond the paper: a common shift", m), "does not hold")
+             for m in DECODERS}
+    kept = {m: [says(r, "does not hold") for r in _records(sink.get("claims"))
+                if r["model"] == m
+                and str(r["claim"]).startswith("beyond the paper: the decoders' high anisotropy")]
+            for m in DECODERS}
+    lacking = [m for m, rows in kept.items() if not rows]
+    if lacking:
+        raise StoryChanged("the book's text cites chapter 9's interventions on the anisotropy "
+                           f"of {', '.join(lacking)}, which its results lack: re-run chapter 9")
+    tied = says(claim(pair, "beyond the paper: W's common drift direction comes from the tied",
+                      "pair-causal", control="output layer untied"), "holds")
+    return (
+        "**Why do they all point the same way?** In this build only the decoders' vectors do. "
+        "The cosine of two words from different sentences, averaged over all such pairs, never "
+        f"falls below {_num(aniso[SMOLLM]['value'])} in {name(SMOLLM)} and "
+        f"{_num(aniso[GEMMA]['value'])} in {name(GEMMA)} in any layer after the input "
+        "(Figure 2), while the two sentence encoders reach "
+        f"{_span([float(x['value']) for x in spread.values()])}; they were trained to spread "
+        "sentences apart, so they are no test of BERT. The input embedding matrices show the "
+        "common drift that "
+        "Biš et al. (2021) describe: the rows of "
+        f"{_and([name(r['model']) for r in shared])}'s matrices share one direction, and "
+        "subtracting the mean row lifts their isotropy (1 is perfect) from "
+        f"{_and(centred)} (chapter 4). In the hidden states, though, one common shift "
+        "does not account for the decoders' crowding: the mean vector alone misses the "
+        f"measured mean cosine by up to {_num(shift[SMOLLM]['value'])} in {name(SMOLLM)} and "
+        f"{_num(shift[GEMMA]['value'])} in {name(GEMMA)}. Nor is the attention sink the cause: "
+        "switched off in three ways, it leaves at least "
+        f"{_pct(min(float(r['value']) for r in kept[SMOLLM]))} of {name(SMOLLM)}'s and "
+        f"{_pct(min(float(r['value']) for r in kept[GEMMA]))} of {name(GEMMA)}'s anisotropy "
+        "in place (chapter 9). In the small causal model trained here, tying the input matrix "
+        "to the output layer is what gives it a common direction (untying it lowers the mean "
+        f"cosine of its rows by {_num(tied['value'])}, chapter 10)."
+    )
+
+
+def _first_token(geometry: Results, sink: Results) -> str:
+    """Question 3: why do decoders split off their first token? (chapters 1 and 9)."""
+    split = says(claim(geometry, "the representations split into two", SMOLLM), "holds")
+    first = says(claim(geometry, "one of the clusters is the sentences' first words", SMOLLM),
+                 "holds")
+    gone = says(claim(geometry, "the representations split into two", SMOLLM,
+                      control="first word excluded"), "does not hold")
+    gemma = says(claim(geometry, "the representations split into two", GEMMA),
+                 "does not hold", fair=False)
+    encoders = [says(claim(geometry, "no layer splits into well-separated", m), "holds")
+                for m in ENCODERS]
+    loss = [r for r in _records(geometry.get("bos_loss")) if r.get("model") == GEMMA]
+    if len(loss) != 1 or float(loss[0]["ratio_lo"]) <= 1:
+        raise StoryChanged("the book's text says running Gemma 3 without its start token "
+                           "raises its loss, which chapter 1's results no longer show: rewrite "
+                           "the sentence in lmgeometry/report/narrative.py")
+    reset = {m: says(claim(sink, "beyond the paper: the first-token cluster is caused by", m,
+                           control="massive activations reset"), "does not hold")
+             for m in DECODERS}
+    cost = [r for r in _records(sink.get("loss"))
+            if r.get("model") == SMOLLM and r.get("condition") == "massive"]
+    if len(cost) != 1:
+        raise StoryChanged("the book's text cites chapter 9's loss with the massive "
+                           "activations reset, which its results lack: re-run chapter 9")
+    return (
+        "**Why do decoders split off their first token?** Because it is the first token, not "
+        f"because it is a word. {name(SMOLLM)}, run without a start token as the seeds ran "
+        "GPT-2, splits every layer into two well-separated clusters (a mean silhouette of "
+        f"{_num(split['value'])}, where 0.5 marks a reasonable split), and "
+        f"{_pct(first['value'])} of the "
+        "words outside the main cluster are sentences' first words. Leave each sentence's "
+        f"first word out and the split is gone ({_num(gone['value'])}; Figure 3). "
+        f"{name(GEMMA)}'s tokenizer puts a start token before every sentence, which takes that "
+        f"role: with it, {name(GEMMA)}'s words do not split ({_num(gemma['value'])}), and "
+        f"running it without one multiplies its loss per token by {_num(loss[0]['ratio'], 1)} "
+        f"(chapter 1). Neither encoder splits ({_num(encoders[0]['value'])} and "
+        f"{_num(encoders[1]['value'])}). Nor do the first token's massive activations set it "
+        f"apart: reset them and the first tokens stay apart (silhouette "
+        f"{_num(reset[SMOLLM]['value'])} in "
+        f"{name(SMOLLM)}, {_num(reset[GEMMA]['value'])} in {name(GEMMA)}) while "
+        f"{name(SMOLLM)}'s loss rises {_num(cost[0]['ratio'], 2)} times (chapter 9)."
+    )
+
+
+def _stand_ins(summary: Sequence[Mapping[str, Any]]) -> str:
+    """What the stand-in models can and cannot say, with the scorecard's tally."""
+    total = {k: sum(int(r.get(k, 0)) for r in summary)
+             for k in ("reproduced", "contradicted", "inconclusive", "not testable here")}
+    return (
+        "**What the stand-ins can and cannot say.** No model here is GPT-2 or BERT. "
+        f"{name(MINILM)} and {name(MPNET)} are sentence encoders fine-tuned contrastively, "
+        "which spreads a space out and pulls a sentence's words together, so they cannot test "
+        "BERT's anisotropy or its intra-sentence similarity. "
+        f"{name(SMOLLM)} and {name(GEMMA)} are small 4-bit decoders with rotary positions "
+        f"({name(SMOLLM)} instruction-tuned), so they cannot test claims about GPT-2's learned "
+        "position embeddings. They can say whether the seeds' findings hold for other "
+        "encoders and decoders. Counted per claim and "
+        f"kind of model, {total['reproduced']} are reproduced, "
+        f"{total['contradicted']} contradicted and {total['inconclusive']} inconclusive, and "
+        f"{total['not testable here']} cannot be tested here; the tables below give each "
+        "with its evidence."
+    )
+
+
+#: The chapters whose results the conclusion reads.
+CONCLUSION_CHAPTERS = ("01_geometry", "03_context_measures", "04_drift_and_centering",
+                       "05_senses", "09_attention_sink", "10_controlled_pair")
+
+
+def conclusion(chapters: Mapping[str, Results], summary: Any) -> str:
+    """The book's conclusion: the introduction's three questions answered, then what the
+    stand-in models can and cannot say (Markdown, one paragraph each).
+
+    Parameters
+    ----------
+    chapters : mapping
+        Chapter name (``"03_context_measures"``) -> its results (:data:`CONCLUSION_CHAPTERS`).
+    summary : DataFrame or records
+        The scorecard's per-seed tally (:func:`report.claims.seed_summary`).
+
+    Raises
+    ------
+    StoryChanged
+        When a chapter's results are missing or no longer support a sentence.
+    """
+    missing = [c for c in CONCLUSION_CHAPTERS if c not in chapters]
+    if missing:
+        raise StoryChanged(f"the conclusion reads the results of {', '.join(missing)}, which "
+                           "this build lacks: run those chapters first")
+    c = chapters
+    return "\n\n".join([
+        _contextual(c["03_context_measures"], c["05_senses"]),
+        _same_way(c["03_context_measures"], c["04_drift_and_centering"],
+                  c["09_attention_sink"], c["10_controlled_pair"]),
+        _first_token(c["01_geometry"], c["09_attention_sink"]),
+        _stand_ins(_records(summary)),
+    ])
+
+
+def conclusion_figures(chapters: Mapping[str, Results]) -> list[tuple[go.Figure, str, str]]:
+    """The three figures that carry the conclusion, drawn from chapters 1 and 3's per-layer
+    tables: ``(figure, name, caption)`` each, for :func:`report.figures.show`."""
+    context = pd.DataFrame(_records(chapters["03_context_measures"].get("per_layer")))
+    context = context[(context["preset"] == "ethayarajh2019") & (context["layer"] > 0)]
+    selfsim = context[context["control"] == "none"]
+    geometry = pd.DataFrame(_records(chapters["01_geometry"].get("layers")))
+    geometry = geometry[geometry["layer"] > 0]
+    fig1 = lines_by_layer(selfsim, "selfsim_adj", x="depth", lower="selfsim_adj_lo",
+                          upper="selfsim_adj_hi",
+                          y_title="self-similarity, anisotropy-adjusted")
+    fig2 = lines_by_layer(context, "baseline_cosine", x="depth", dash="control",
+                          lower="baseline_cosine_lo", upper="baseline_cosine_hi",
+                          y_title="mean cosine of words from different sentences")
+    fig3 = lines_by_layer(geometry, "silhouette", x="depth", dash="control",
+                          lower="silhouette_lo", upper="silhouette_hi",
+                          reference=0.5, reference_name="a reasonable split (0.5)",
+                          y_title="best k-means silhouette")
+    return [
+        (fig1, "conclusion-selfsim",
+         "How alike a word's vectors are across its contexts, minus how alike any two words "
+         "are (Ethayarajh's adjusted self-similarity), by relative depth, layers 1 to the last "
+         "(the input layer, which has no context, is left out). Lower means more contextual. "
+         "Bands: 95% intervals. From chapter 3."),
+        (fig2, "conclusion-anisotropy",
+         "The mean cosine of two words from different sentences (anisotropy: 0 for directions "
+         "spread evenly, 1 when all vectors point the same way), by relative depth; dashed: "
+         "the decoders with each sentence's first word left out. From chapter 3."),
+        (fig3, "conclusion-split",
+         "How well each layer splits into clusters (the best k-means silhouette; above 0.5 is a "
+         "reasonable split), by relative depth; dashed: the decoders with each sentence's "
+         "first word left out. Only SmolLM2, run without a start token, splits, and only "
+         "because of its first words. From chapter 1."),
+    ]
+
+
+# ------------------------------------------------------------ each chapter's "What this run shows"
+
+def _geometry(r: Results) -> str:
+    split = says(claim(r, "the representations split into two", SMOLLM), "holds")
+    gone = says(claim(r, "the representations split into two", SMOLLM,
+                      control="first word excluded"), "does not hold")
+    first = says(claim(r, "one of the clusters is the sentences' first words", SMOLLM), "holds")
+    enc = [says(claim(r, "no layer splits into well-separated", m), "holds") for m in ENCODERS]
+    pos = [says(claim(r, "position is not the dominant global feature", m), "holds")
+           for m in ENCODERS]
+    least = [says(claim(r, "the first token is the least similar", m), "does not hold")
+             for m in DECODERS]
+    del pos, least
+    return (
+        f"Of the four models only {name(SMOLLM)} splits the way Kehlbeck et al. (2021) saw "
+        "GPT-2 split: into two well-separated clusters, with a mean silhouette of "
+        f"{_ci(split, 3)}, the smaller made of "
+        f"sentences' first words ({_pct(first['value'])} of it). The split is the first "
+        f"word's doing: without it the silhouette drops to {_num(gone['value'])}, under the "
+        f"0.5 of a reasonable split. {name(GEMMA)} is not a fair test, because its tokenizer "
+        "puts a start token before the first word, and neither encoder splits (largest "
+        f"silhouette {_num(enc[0]['value'])} for {name(MINILM)}, {_num(enc[1]['value'])} for "
+        f"{name(MPNET)}). In both encoders position is not the main thing that decides where a "
+        "word lies, as Kehlbeck et al. found for BERT; and in neither decoder is the first "
+        "token the least similar to the rest of its sentence in every layer, as it was in GPT-2."
+    )
+
+
+def _part_of_speech(r: Results) -> str:
+    probe = [says(claim(r, "POS tags are well represented", m), "holds")
+             for m in (*ENCODERS, *DECODERS)]
+    clusters = [says(claim(r, "POS tags form clusters", m), "holds")
+                for m in (*ENCODERS, *DECODERS)]
+    says(claim(r, "POS is best represented in the middle layers (probe)", MINILM), "holds")
+    for m in (MPNET, *DECODERS):
+        says(claim(r, "POS is best represented in the middle layers (probe)", m), "inconclusive")
+    low = [says(claim(r, "POS is best represented in the middle layers (clusters)", m),
+                "does not hold") for m in (MINILM, MPNET, GEMMA)]
+    return (
+        "Every model carries part of speech: at its best layer a linear probe beats the "
+        "simplest rule (each word's most frequent tag) by "
+        f"{_span([100 * float(x['value']) for x in probe], '{:.0f}'.format)} percentage "
+        "points, and k-means clusters of the vectors recover the tags "
+        f"{_span([float(x['value']) for x in clusters], _pct)} of the way from chance to "
+        "perfect. Kehlbeck et al. (2021) saw the tags most clearly in the middle layers of "
+        "BERT. Here only "
+        f"{name(MINILM)}'s probe clearly peaks there (for the other three models the layers "
+        "that could be the best span too much of the network to tell), and the clusters of "
+        f"{_and([name(x['model']) for x in low])} are purest in their lower layers, not in the "
+        "middle."
+    )
+
+
+def _context(r: Results) -> str:
+    falls = [says(claim(r, "upper layers are more context-specific", m,
+                        preset="ethayarajh2019"), "holds") for m in (MINILM, MPNET, SMOLLM)]
+    says(claim(r, "upper layers are more context-specific", GEMMA, preset="ethayarajh2019"),
+         "does not hold")
+    for m in (MINILM, MPNET, SMOLLM):
+        says(claim(r, "stopwords are among the least self-similar", m, preset="ethayarajh2019"),
+             "holds")
+    near0 = [says(claim(r, "adjusted IntraSim is close to 0", m, preset="ethayarajh2019"),
+                  "holds") for m in DECODERS]
+    above = [says(claim(r, "adjusted IntraSim stays above the baseline", m,
+                        preset="ethayarajh2019"), "holds") for m in ENCODERS]
+    static = [says(claim(r, "a static vector explains less than 5%", m,
+                         preset="ethayarajh2019"), "does not hold")
+              for m in (*ENCODERS, *DECODERS)]
+    del falls
+    return (
+        "Three of Ethayarajh's (2019) findings carry over. A word's vectors grow less alike "
+        f"with depth in {name(MINILM)}, {name(MPNET)} and {name(SMOLLM)}, though not in "
+        f"{name(GEMMA)}, whose words are already context-specific after its first block; "
+        "stopwords are among the least self-similar words in the same three models; and the "
+        "decoders' words are hardly more alike within a sentence than across sentences "
+        f"(adjusted intra-sentence similarity {_span([float(x['value']) for x in near0])}), as "
+        "in GPT-2, while the encoders' stay above it "
+        f"({_span([float(x['value']) for x in above])}), as the contrastive objective would "
+        "have it. One does not: a static vector explains far more than 5% of a word's "
+        f"variance ({_span([float(x['value']) for x in static], _pct)} at the best layer)."
+    )
+
+
+def _drift(r: Results) -> str:
+    shared = [says(claim(r, "W's rows share a common direction", m), "holds")
+              for m in (MPNET, SMOLLM, GEMMA)]
+    says(claim(r, "W's rows share a common direction", MINILM), "does not hold")
+    closes = [says(claim(r, "centring closes most of the gap to isotropy", m), "holds")
+              for m in (*ENCODERS, *DECODERS)]
+    for m in (*ENCODERS, *DECODERS):
+        for row in [x for x in _records(r.get("claims")) if x["model"] == m
+                    and str(x["claim"]).startswith("rare tokens drift furthest")]:
+            says(row, "holds")
+    pcs = [says(claim(r, "removing the top principal components", m, statistic="(cosine)"),
+                "holds") for m in (MPNET, SMOLLM, GEMMA)]
+    for m in (*ENCODERS, *DECODERS):
+        says(claim(r, "centring improves word similarity", m, statistic="(cosine)"),
+             ("inconclusive", "does not hold"))
+    return (
+        "Biš et al.'s (2021) common drift is there in three of the four input matrices: the "
+        f"rows of {_and([name(x['model']) for x in shared])} share a direction (mean cosine "
+        f"{_span([float(x['value']) for x in shared])}), and in every model subtracting the "
+        f"mean row closes {_span([float(x['value']) for x in closes], _pct)} of the gap to "
+        "perfect isotropy. The rarest tokens drift furthest, as the paper predicts. What the "
+        "paper's post-processing does for word similarity is less clear: plain centring "
+        "helps no model, while removing the top principal components helps "
+        f"{_and([name(x['model']) for x in pcs])} (by "
+        f"{_span([float(x['value']) for x in pcs], '{:.1f}'.format)} points of Pearson's "
+        "r times 100 on cosines)."
+    )
+
+
+def _senses(r: Results) -> str:
+    tight = [says(claim(r, "a word's occurrences are not a few sense vectors", m), "holds")
+             for m in (*ENCODERS, *DECODERS)]
+    pcs = [says(claim(r, "senses are not visible along the first principal", m), "holds")
+           for m in (*ENCODERS, *DECODERS)]
+    for m in (*ENCODERS, *DECODERS):
+        says(claim(r, "senses separate in context", m), ("inconclusive", "does not hold"))
+    contexts = [says(claim(r, "words seen in more contexts are less self-similar", m), "holds")
+                for m in ENCODERS]
+    del pcs
+    return (
+        "The senses of a word are there but faint. In no model does a word's nearest other "
+        "occurrence share its sense clearly more often than guessing the word's most frequent "
+        "sense would; its occurrences do not gather into a few sense clusters "
+        f"(largest silhouette {_span([float(x['value']) for x in tight])}); and the first two "
+        "principal components, which Kehlbeck et al. (2021) plotted, show no senses. In the "
+        "two encoders, as Ethayarajh (2019) argued, what makes a word less self-similar is "
+        "the variety of contexts it is seen in, not its number of dictionary senses (standardised "
+        f"coefficient {_span([float(x['value']) for x in contexts])})."
+    )
+
+
+def _rogue(r: Results) -> str:
+    rows = [x for x in _records(r.get("claims"))
+            if x["control"] == "none" and x["role"] == "primary"]
+    block = [says(x, "holds") for x in rows if x["claim"].startswith("layer-by-layer CKA")]
+    rogue = [says(x, "does not hold") for x in rows
+             if x["claim"].startswith("a few rogue dimensions dominate")]
+    if not block or not rogue:
+        raise StoryChanged("chapter 6's text cites its block-structure and rogue-dimension "
+                           "claims, which its results lack: re-run chapter 6")
+    return (
+        "Before any fine-tuning, the block structure of GPTology (2022) is already there: in "
+        "every model "
+        "and on both tasks, neighbouring layers are more alike than distant ones (by "
+        f"{_span([float(x['value']) for x in block])} in linear CKA). Its rogue dimensions "
+        "are not: the three largest dimensions of the last layer hold only "
+        f"{_span([float(x['value']) for x in rogue], _pct)} of the variance, far below the "
+        "half the claim asks for. Whether fine-tuning creates them is chapter 7's question."
+    )
+
+
+def _finetuning(r: Results) -> str:
+    def row(text: str, model: str, task: str) -> dict[str, Any]:
+        return claim(r, text, model, task=task)
+
+    tasks = sorted({str(x.get("task")) for x in _records(r.get("claims")) if x.get("task")})
+    later = [says(row("fine-tuning changes the last half", MINILM, t), "holds") for t in tasks]
+    kept = [says(row("the first three blocks are preserved", m, t), "holds")
+            for m in (MINILM, SMOLLM) for t in tasks]
+    rogue = [says(row("after fine-tuning a few rogue dimensions dominate", m, t),
+                  "does not hold") for m in (MINILM, SMOLLM) for t in tasks]
+    return (
+        "Fine-tuning on two cores reproduces the shape of GPTology's (2022) central result but "
+        "not "
+        "its rogue dimensions. In both models and on both tasks the first three blocks keep "
+        f"their representations (linear CKA with the pretrained blocks "
+        f"{_span([float(x['value']) for x in kept])}), and in {name(MINILM)} the last half "
+        "changes more than the first on both tasks (by "
+        f"{_span([float(x['value']) for x in later])}). But no fine-tuned model puts most of "
+        "its last layer's variance in three dimensions (at most "
+        f"{_pct(max(float(x['value']) for x in rogue))})."
+    )
+
+
+def _zoo(r: Results) -> str:
+    apart = [says(claim(r, "the first block (layer 1) is vastly different", m), "does not hold")
+             for m in (MINILM, MPNET, SMOLLM)]
+    gemma = says(claim(r, "the first block (layer 1) is vastly different", GEMMA), "holds")
+    aniso = [says(claim(r, "the word vectors are extremely anisotropic", m), "holds")
+             for m in DECODERS]
+    return (
+        "Put on the same words, the models' first blocks are more alike than Kehlbeck et al. "
+        f"(2021) expected: only {name(GEMMA)}'s first block is far from every other model's (its "
+        f"closest linear CKA is {_num(gemma['value'])}), while "
+        f"{_and([name(x['model']) for x in apart])} each have a neighbour at "
+        f"{_span([float(x['value']) for x in apart])}. The decoders' word vectors are "
+        "extremely anisotropic (a mean cosine of "
+        f"{_span([float(x['value']) for x in aniso])} between words of different sentences, "
+        "averaged over the layers); the encoders, trained to spread sentences apart, are no "
+        "fair test of that claim."
+    )
+
+
+def _sink(r: Results) -> str:
+    rows = _records(r.get("claims"))
+    cluster = {x["model"]: says(x, "does not hold") for x in rows
+               if str(x["claim"]).startswith("beyond the paper: the first-token cluster")}
+    aniso = [says(x, "does not hold") for x in rows
+             if str(x["claim"]).startswith("beyond the paper: the decoders' high anisotropy")]
+    iso = [says(x, "does not hold") for x in rows
+           if str(x["claim"]).startswith("beyond the paper: without the attention sink")]
+    if set(cluster) != set(DECODERS) or not aniso or not iso:
+        raise StoryChanged("chapter 9's text cites its interventions on both decoders, which "
+                           "its results lack: re-run chapter 9")
+    return (
+        "The attention sink explains neither finding it is usually blamed for. Resetting the "
+        "first token's massive activations leaves the first tokens in a cluster of their own "
+        f"(silhouette {_num(cluster[SMOLLM]['value'])} in {name(SMOLLM)}, "
+        f"{_num(cluster[GEMMA]['value'])} in {name(GEMMA)}, above the 0.5 of a reasonable "
+        "split), and none of the three interventions removes much of the decoders' "
+        f"anisotropy: at least {_pct(min(float(x['value']) for x in aniso))} of it stays. "
+        "Even then the decoders' space stays less isotropic than the encoders', by "
+        f"{_span([float(x['value']) for x in iso])} in mean cosine."
+    )
+
+
+def _pair(r: Results) -> str:
+    learned = {x["model"]: x for x in _records(r.get("learned"))}
+    mlm, causal = learned.get("pair-mlm"), learned.get("pair-causal")
+    if mlm is None or causal is None or not (mlm["learned"] and causal["learned"]):
+        raise StoryChanged("chapter 10's text says both models of the pair learned, which its "
+                           "results no longer show: rewrite the sentence in "
+                           "lmgeometry/report/narrative.py")
+    if not float(mlm["gain"]) < float(causal["gain"]) / 4:
+        raise StoryChanged("chapter 10's text says the masked LM learned far less than the "
+                           "causal LM, which its results no longer show: rewrite the sentence "
+                           "in lmgeometry/report/narrative.py")
+    split = says(claim(r, "no layer splits into well-separated", "pair-mlm"), "holds")
+    causal_aniso = says(claim(r, "representations are anisotropic in every", "pair-causal"),
+                        "holds")
+    mlm_aniso = says(claim(r, "representations are anisotropic in every", "pair-mlm"),
+                     "inconclusive")
+    tied = says(claim(r, "beyond the paper: W's common drift direction comes from the tied",
+                      "pair-causal", control="output layer untied"), "holds")
+    return (
+        "Trained on the same 300,000 tokens, the two models of the pair learned unequally: the "
+        f"causal model ends {_num(causal['gain'])} nats per token below its unigram baseline, "
+        f"the masked model only {_num(mlm['gain'])} nats, just past this book's 0.1-nat bar "
+        "for a model that learned. With that caveat, the objective alone reproduces part of "
+        "the encoder-decoder contrast: the causal model's space is anisotropic in every layer "
+        f"(at least {_num(causal_aniso['value'])}), the masked model's is not clearly so "
+        f"({_num(mlm_aniso['value'])} at its lowest), and the masked model does not split "
+        f"into clusters ({_num(split['value'])}). The causal model's common drift comes from "
+        "its output layer: untie it and the mean cosine of its input matrix's rows drops by "
+        f"{_num(tied['value'])}."
+    )
+
+
+#: Chapter name -> the template of its "What this run shows" paragraph.
+PARAGRAPHS: dict[str, Callable[[Results], str]] = {
+    "01_geometry": _geometry,
+    "02_part_of_speech": _part_of_speech,
+    "03_context_measures": _context,
+    "04_drift_and_centering": _drift,
+    "05_senses": _senses,
+    "06_rogue_dimensions": _rogue,
+    "07_finetuning": _finetuning,
+    "08_model_zoo": _zoo,
+    "09_attention_sink": _sink,
+    "10_controlled_pair": _pair,
+}
+
+
+def run_shows(chapter: str, results: Results) -> str:
+    """A chapter's "What this run shows": one written paragraph from its results.
+
+    Parameters
+    ----------
+    chapter : str
+        The chapter's name (``"01_geometry"``), a key of :data:`PARAGRAPHS`.
+    results : mapping
+        The chapter's results file as loaded, or the same structures in memory (its
+        ``claims`` table as records or a DataFrame, and the other tables its paragraph cites).
+
+    Raises
+    ------
+    StoryChanged
+        When the results no longer support a sentence of the paragraph (or lack a row it
+        cites); an unknown chapter is a usage error.
+    """
+    if chapter not in PARAGRAPHS:
+        from lmgeometry.errors import UsageError
+
+        raise UsageError(f"no written paragraph for chapter {chapter!r}: the chapters with one "
+                         f"are {', '.join(PARAGRAPHS)}")
+    return PARAGRAPHS[chapter](results)

@@ -1,0 +1,161 @@
+"""The book's written sentences against its results: report/narrative.py.
+
+The conclusion and each chapter's paragraph are read from the committed build's results files
+(book/*.results.json): a re-execution whose numbers or verdicts no longer support a sentence
+fails here, as it fails the chapter. Planted copies of those results, with one verdict flipped
+or one number changed, check that the templates notice.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from lmgeometry.errors import UsageError
+from lmgeometry.report import narrative
+from lmgeometry.report.narrative import StoryChanged
+
+BOOK = Path(__file__).resolve().parents[2] / "book"
+
+
+def _load(chapter: str) -> dict:
+    return json.loads((BOOK / f"{chapter}.results.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def built() -> dict[str, dict]:
+    return {c: _load(c) for c in {*narrative.CONCLUSION_CHAPTERS, *narrative.PARAGRAPHS}}
+
+
+@pytest.fixture(scope="module")
+def summary() -> list[dict]:
+    return _load("90_scorecard")["summary"]
+
+
+def _row(results: dict, claim: str, model: str, control: str = "none") -> dict:
+    rows = [r for r in results["claims"] if r["claim"].startswith(claim)
+            and r["model"] == model and r["control"] == control
+            and r.get("preset", "") in ("", "ethayarajh2019")]
+    assert len(rows) == 1
+    return rows[0]
+
+
+def _words(text: str) -> int:
+    return len(re.sub(r"[*#]", "", text).split())
+
+
+def test_the_build_supports_the_conclusion(built, summary):
+    text = narrative.conclusion(built, summary)
+    assert 400 <= _words(text) <= 700
+    paragraphs = text.split("\n\n")
+    assert [p.split("**")[1] for p in paragraphs] == [
+        "Are contextual vectors contextual?", "Why do they all point the same way?",
+        "Why do decoders split off their first token?", "What the stand-ins can and cannot say."]
+    # display names only: no alias, no "seed 00x", no code name
+    for alias in ("minilm-l6", "mpnet-base", "smollm2-135m", "gemma3-270m", "seed 00", "_"):
+        assert alias not in text.lower()
+
+
+def test_the_build_supports_every_chapter_paragraph(built):
+    for chapter in narrative.PARAGRAPHS:
+        text = narrative.run_shows(chapter, built[chapter])
+        assert 40 <= _words(text) <= 200, chapter
+        assert "seed 00" not in text.lower() and "-l6" not in text, chapter
+
+
+def test_a_number_in_the_conclusion_is_the_results_number(built, summary):
+    planted = copy.deepcopy(built)
+    row = _row(planted["03_context_measures"], "upper layers are more context-specific",
+               "smollm2-135m")
+    row["value"] = -0.777
+    assert "\u22120.78" in narrative.conclusion(planted, summary)
+    gemma = _row(planted["01_geometry"], "the representations split into two", "gemma3-270m")
+    gemma["value"] = 0.1234
+    assert "do not split (0.12)" in narrative.conclusion(planted, summary)
+    tally = copy.deepcopy(summary)
+    tally[0]["reproduced"] += 100
+    assert f"{sum(r['reproduced'] for r in tally)} are reproduced" in narrative.conclusion(
+        built, tally)
+
+
+@pytest.mark.parametrize("chapter, claim, model, control, flipped", [
+    ("01_geometry", "the representations split into two", "smollm2-135m", "none",
+     "does not hold"),
+    ("01_geometry", "the representations split into two", "smollm2-135m",
+     "first word excluded", "holds"),
+    ("03_context_measures", "upper layers are more context-specific", "gemma3-270m", "none",
+     "holds"),
+    ("04_drift_and_centering", "W's rows share a common direction", "minilm-l6", "none",
+     "holds"),
+    ("09_attention_sink", "beyond the paper: the first-token cluster is caused", "gemma3-270m",
+     "massive activations reset", "holds"),
+])
+def test_a_flipped_verdict_stops_the_conclusion(built, summary, chapter, claim, model, control,
+                                                 flipped):
+    planted = copy.deepcopy(built)
+    _row(planted[chapter], claim, model, control)["verdict"] = flipped
+    with pytest.raises(StoryChanged, match=re.escape(model)) as caught:
+        narrative.conclusion(planted, summary)
+    assert "narrative.py" in str(caught.value) and claim[:20] in str(caught.value)
+
+
+def test_a_flipped_verdict_stops_its_chapter_paragraph(built):
+    planted = copy.deepcopy(built["02_part_of_speech"])
+    _row(planted, "POS tags form clusters", "mpnet-base")["verdict"] = "inconclusive"
+    with pytest.raises(StoryChanged, match="POS tags form clusters"):
+        narrative.run_shows("02_part_of_speech", planted)
+    # the same paragraph reads a claims table held in memory as a DataFrame
+    frame = {"claims": pd.DataFrame(built["02_part_of_speech"]["claims"])}
+    assert narrative.run_shows("02_part_of_speech", frame) == narrative.run_shows(
+        "02_part_of_speech", built["02_part_of_speech"])
+
+
+def test_a_fairness_change_stops_the_sentence(built, summary):
+    planted = copy.deepcopy(built)
+    _row(planted["01_geometry"], "the representations split into two", "gemma3-270m")[
+        "applies"] = True
+    with pytest.raises(StoryChanged, match="not a fair test"):
+        narrative.conclusion(planted, summary)
+
+
+def test_a_missing_row_or_chapter_is_named(built, summary):
+    planted = copy.deepcopy(built)
+    planted["09_attention_sink"]["claims"] = [
+        r for r in planted["09_attention_sink"]["claims"] if r["model"] != "gemma3-270m"]
+    with pytest.raises(StoryChanged, match="gemma3-270m"):
+        narrative.conclusion(planted, summary)
+    del planted["05_senses"]
+    with pytest.raises(StoryChanged, match="05_senses"):
+        narrative.conclusion(planted, summary)
+    with pytest.raises(UsageError, match="no written paragraph"):
+        narrative.run_shows("42_nothing", {})
+
+
+def test_the_pair_paragraph_checks_how_much_each_model_learned(built):
+    planted = copy.deepcopy(built["10_controlled_pair"])
+    for run in planted["learned"]:
+        if run["model"] == "pair-mlm":
+            run["gain"] = 1.5
+    with pytest.raises(StoryChanged, match="learned far less"):
+        narrative.run_shows("10_controlled_pair", planted)
+
+
+def test_the_conclusion_figures_come_from_the_results(built):
+    figures = narrative.conclusion_figures(built)
+    assert [name for _, name, _ in figures] == [
+        "conclusion-selfsim", "conclusion-anisotropy", "conclusion-split"]
+    selfsim = figures[0][0]
+    smol = [t for t in selfsim.data if t.name == "SmolLM2" and t.mode == "lines+markers"]
+    rows = [r for r in built["03_context_measures"]["per_layer"]
+            if r["model"] == "smollm2-135m" and r["preset"] == "ethayarajh2019"
+            and r["control"] == "none" and r["layer"] > 0]
+    assert len(smol) == 1 and len(smol[0].y) == len(rows) == 30
+    assert smol[0].y[0] == pytest.approx(sorted(rows, key=lambda r: r["layer"])[0]["selfsim_adj"],
+                                         abs=1e-4)
+    # the split figure draws the 0.5 its caption names
+    assert any(s.y0 == 0.5 for s in figures[2][0].layout.shapes)
