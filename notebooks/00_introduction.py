@@ -47,13 +47,63 @@ display(HTML(book_findings(Path(results_path).resolve().parent,
 # package and plots them; every number in the text is computed in the same run, and the
 # numbers behind each figure are saved beside the chapter as a JSON file.
 #
-# The report starts from published analyses of GPT-2 {cite:p}`radford2019` and BERT
-# {cite:p}`devlin2019` (a visual comparison of their embedding spaces by
-# {cite:t}`kehlbeck2021demystifying`, the study of how contextual their representations are
-# by {cite:t}`ethayarajh2019`, and the account of the common drift of embeddings by
-# {cite:t}`bis2021`) and repeats their measurements on the models this build could load. This
-# page says what those models are and what differs between them, because nearly every finding
-# later depends on it.
+# The report starts from five published analyses of GPT-2 {cite:p}`radford2019` and BERT
+# {cite:p}`devlin2019`, and repeats their measurements on the models this build could load.
+# The chapters call them by their seed numbers, always with the paper's name:
+#
+# - **Seed 000**: {cite:t}`kehlbeck2021demystifying`, *Demystifying the Embedding Space of
+#   Language Models*, an interactive article: GPT-2's and BERT's layers seen in two and three
+#   dimensions; GPT-2's split into two clusters, BERT's do not.
+# - **Seed 001**: {cite:t}`ethayarajh2019`, *How Contextual are Contextualized Word
+#   Representations?*: how alike a word's vectors are across its contexts, and how
+#   anisotropic the spaces are.
+# - **Seed 002**: {cite:t}`thiongo2024bert`, *Why BERT is Not GPT*, a blog article: the
+#   background on encoders and decoders, masked and causal language modelling.
+# - **Seed 003**: GPTology {cite:p}`gptology`, *The Impact of Fine-Tuning on the Geometry of
+#   GPT-2*, an anonymous submission: fine-tuning, block structure and "rogue dimensions".
+# - **Seed 004**: {cite:t}`bis2021`, *Too Much in Common*: why embeddings drift in a common
+#   direction, and how centring undoes it.
+#
+# ## Three questions
+#
+# The book asks three questions of every model, and [the conclusion](90_scorecard.ipynb)
+# answers them:
+#
+# 1. **Are contextual vectors contextual?** Does a word's vector change with its sentence, more
+#    so in deeper layers, or is it mostly one fixed vector per word (Ethayarajh 2019)?
+# 2. **Why do they all point the same way?** The vectors of unrelated words have a high cosine
+#    in many models. Is that a common drift that centring removes (Biš et al. 2021), or
+#    something else?
+# 3. **Why do decoders split off their first token?** GPT-2's layers break into two clusters,
+#    one of them the sentences' first words (Kehlbeck et al. 2021). What sets the first token
+#    apart?
+#
+# ## The pages, in reading order
+#
+# 1. [**Geometry**](01_geometry.ipynb): every layer in two and three dimensions; the clusters
+#    Kehlbeck et al. saw in GPT-2 and the position manifold, measured.
+# 2. [**Part of speech**](02_part_of_speech.ipynb): the layers coloured by part of speech, and a
+#    linear probe that measures what Kehlbeck et al. judged by eye.
+# 3. [**Context measures**](03_context_measures.ipynb): Ethayarajh's self-similarity,
+#    intra-sentence similarity and explainable variance, raw and adjusted for anisotropy; static
+#    embeddings from contextual ones.
+# 4. [**Drift and centring**](04_drift_and_centering.ipynb): the common drift of the input
+#    embedding matrix, its isotropy, centring and its variants (Biš et al.).
+# 5. [**Senses**](05_senses.ipynb): whether the senses of a word can be read off its vectors.
+# 6. [**Rogue dimensions**](06_rogue_dimensions.ipynb): GPTology's block structure and rogue
+#    dimensions, asked of the pretrained models.
+# 7. [**Fine-tuning**](07_finetuning.ipynb): GPTology's central experiment run here, an encoder
+#    and a decoder fine-tuned on two tasks.
+# 8. [**Model zoo**](08_model_zoo.ipynb): every model on the same words, side by side.
+# 9. [**Why decoders split**](09_attention_sink.ipynb): the first token's attention sink and
+#    massive activations, switched off to see what they cause.
+# 10. [**A controlled pair**](10_controlled_pair.ipynb): a masked and a causal language model
+#     trained here, differing only in their objective.
+#
+# Then [**the conclusion**](90_scorecard.ipynb) answers the three questions and tallies every
+# claim in a scorecard; [the Python API](../pages/api.md) and [About this build](99_about.ipynb)
+# close the book. The rest of this page says what the models are and what differs between
+# them, because nearly every finding later depends on it.
 
 # %% [markdown]
 # ## Encoders and decoders
@@ -91,16 +141,16 @@ display(HTML(book_findings(Path(results_path).resolve().parent,
 # Layer 0 therefore does not depend on the context at all: the same token at the same
 # position always gets the same vector. Layer *l* is the output of block *l*, with one
 # exception: for decoders the **last** layer is taken after the model's final normalisation
-# (GPT-2's `ln_f`, the final RMSNorm of SmolLM2 and Gemma), because that is what
-# `transformers` returns as the last hidden state and what the language-model head reads. It
-# rescales every vector, so norms and norm-dominated statistics jump at the last layer of a
-# decoder; read such a jump as the normalisation, not as the last block's doing. Chapters
-# that report "per layer" results count this way, so layer 0 is always the context-free
-# baseline.
+# (GPT-2's final layer norm, the final RMSNorm of SmolLM2 and Gemma), because that is
+# what the transformers library returns as the last hidden state and what the
+# language-model head reads. It rescales every vector, so norms and norm-dominated
+# statistics jump at the last layer of a decoder; read such a jump as the normalisation, not
+# as the last block's doing. Chapters that report "per layer" results count this way, so
+# layer 0 is always the context-free baseline.
 #
 # **A decoder's first token.** Run without a beginning-of-sequence token, as the seeds ran
-# GPT-2 and as this book runs its decoders by default (`prepend_bos=None` keeps each
-# tokenizer's own template), the first token of every sentence becomes an *attention sink*:
+# GPT-2 and as this book runs its decoders by default (each tokenizer keeps its own
+# template), the first token of every sentence becomes an *attention sink*:
 # later tokens attend to it heavily, and in the middle layers its hidden state takes a norm
 # many times that of the other tokens (chapter [Geometry](01_geometry.ipynb) shows by how
 # much; see {cite:t}`xiao2024` on attention sinks and {cite:t}`sun2024` on these "massive
@@ -168,7 +218,7 @@ for f in facts:
     parts = [nature, f"{f['n_layers']} blocks of width {f['hidden_size']}, so "
              f"{f['n_layers'] + 1} hidden states per token", positions] + ([start] if start else [])
     caveats = "".join(f"\n  - caveat: {c}" for c in f["caveats"])
-    lines.append(f"- **{f['name']}** (`{f['spec']}`): " + "; ".join(parts) + "." + caveats)
+    lines.append(f"- **{f['name']}**: " + "; ".join(parts) + "." + caveats)
 display(Markdown("\n".join(lines)))
 
 # %% tags=["remove-cell"]
@@ -187,8 +237,7 @@ for f in facts:
 # masked-LM encoder, and rotary positions are not GPT-2's learned ones. The findings in the
 # chapters are those of the models listed above, not of GPT-2 or BERT.
 #
-# ## Re-running the book on GPT-2 and BERT
-#
+# :::{dropdown} Re-running the book on GPT-2 and BERT
 # Every chapter takes the list of models as its `models` parameter (default: the
 # `book_params.yml` file of the repository). On a machine that reaches the Hugging Face hub,
 # the whole report can be rebuilt for the seed models into a separate folder, leaving this
@@ -203,30 +252,7 @@ for f in facts:
 # The new book is in `/tmp/hub-book/_build/html/index.html`, its executed notebooks and
 # results files in `/tmp/hub-book/book/`. Any hub id or local model folder can be named the
 # same way; `lmgeometry models` lists the offline aliases.
-#
-# ## The chapters
-#
-# 1. **Geometry**: every layer in PCA, UMAP and 3-D, the clusters the seed saw in GPT-2
-#    (position 0) and the position manifold, measured (seed 000).
-# 2. **Part of speech**: layers coloured by spaCy's UPOS tags, and a linear probe that measures
-#    what the seed judged by eye (seed 000).
-# 3. **Context measures**: anisotropy baselines, self-similarity, intra-sentence similarity and
-#    maximum explainable variance, raw and adjusted, with the authors' estimators and corrected
-#    ones; token-level measures and nearest neighbours; static first-PC embeddings (seeds 001
-#    and 000).
-# 4. **Drift and centering**: the input embedding matrix's common drift, isotropy I(W),
-#    centring and its variants, word similarity, and the same measures on hidden states
-#    (seed 004).
-# 5. **Senses**: sense-annotated SemCor and WiC, measured per layer (seed 000's views, seed 001's
-#    polysemy argument).
-# 6. **Rogue dimensions**: layer-by-layer CKA, rogue dimensions and one-dimension classifiers on
-#    SST-2 and QNLI, asked of the pretrained models (seed 003's questions).
-# 7. **Fine-tuning**: seed 003's central experiment run here: an encoder (MiniLM) and a decoder
-#    (SmolLM2) fine-tuned on SST-2 and QNLI on two CPU cores, and every question of chapter 6
-#    asked of the fine-tuned models beside the same models before fine-tuning.
-# 8. **Model zoo**: every model of the build on the same words, layer by layer: projections,
-#    cross-model CKA and a fingerprint of each space (seed 000's closing gallery, seed 002's
-#    encoder-decoder contrast).
+# :::
 #
 # ## Data
 #
@@ -245,3 +271,13 @@ sources = (
 sources["MB"] = (sources["MB"] / 1e6).round(1)
 show_table(sources,
            'The datasets this book reads: number of files, size, licence, source and citation.')
+
+# %% [markdown]
+# ## References
+#
+# The works this page cites; [About this build](99_about.ipynb#references) lists every work
+# the book cites.
+#
+# ```{bibliography}
+# :filter: docname in docnames
+# ```

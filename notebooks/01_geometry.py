@@ -44,11 +44,17 @@ result = geometry.analyse(stores, seed=seed, n_words=n_words, point_budget=point
                           umap_layers=umap_layers, n_boot=n_boot)
 layers = result.tables["layers"]
 
+# %% tags=["remove-cell"]
+from lmgeometry.report import narrative  # the written answer and paragraph (report/narrative.py)
+
 # %% tags=["remove-input"]
 display(HTML(claims.findings_box(
     result.claims, model_kinds(stores), models=models,
+    answer=narrative.plain_answer("01_geometry", {"claims": result.claims},
+                                  strict=False),
     question="Do the layers of a decoder split into two well-separated clusters with a position "
-    "manifold inside, as seed 000 saw in GPT-2, while an encoder's do not, as in BERT?",
+    "manifold inside, as Kehlbeck et al. (2021) saw in GPT-2, while an encoder's do not, as in "
+    "BERT?",
     caveat="Two sentence encoders and two small 4-bit decoders with rotary positions stand in for "
     "BERT and GPT-2; a decoder's verdicts are also given with each sentence's first word left out, "
     "and a claim is not a fair test on a model that does not run as the seed's did.")))
@@ -69,7 +75,8 @@ show(
         hover={spec: geometry.hover_labels(view.words) for spec, view in result.views.items()},
     ),
     "pca-side-by-side",
-    caption="The models side by side, as seed 000 set GPT-2 beside BERT: each panel is one "
+    caption="The models side by side, as Kehlbeck et al. (2021) set GPT-2 beside BERT: each panel "
+    "is one "
     "model's layer projected on that layer's first two principal components, coloured by the "
     "word's position in its sentence (the scale ends at the 95th percentile of positions). "
     "The slider moves every model to the same relative depth (layer / last layer); the panel "
@@ -80,7 +87,8 @@ show(
 # **The question.** What is the global shape of a language model's word vectors, layer by
 # layer, and which property of a word decides where it lies?
 #
-# **What seed 000 found.** The seed {cite:p}`kehlbeck2021demystifying` projected every layer of
+# **What Kehlbeck et al. (2021) found.** The seed {cite:p}`kehlbeck2021demystifying` projected
+# every layer of
 # GPT-2 and BERT, for the words of MultiNLI sentences that contain polysemous words, onto its
 # first principal components, and described what it saw. **GPT-2 forms two very separate
 # clusters**; "for the lower layers, the embedding space stays mostly the same", and it "makes
@@ -122,7 +130,8 @@ show(
 #   R² of the same regression on shuffled positions (mean of 5 shuffles, about -0.1).
 # * **The special tokens.** The store keeps the tokens the template adds around the words
 #   ([CLS] and [SEP], MPNet's `<s>` and `</s>`, a decoder's beginning-of-sequence token) apart
-#   from the words. Each token's *token intra-sentence similarity*, seed 000's mean cosine to
+#   from the words. Each token's *token intra-sentence similarity*, Kehlbeck et al.'s (2021) mean
+# cosine to
 #   the other tokens of its sentence, is compared with the words': the closing token with every
 #   part of speech, the first token with the later input positions; its norm with the words'.
 #
@@ -167,7 +176,8 @@ display(Markdown(" ".join(geometry.bos_sentences(bos))
 # ## Every layer in two dimensions
 #
 # The first figure, at the top of the page, sets the models side by side under one layer
-# slider, as seed 000 set GPT-2 beside BERT; the figures below show every layer of one model at
+# slider, as Kehlbeck et al. (2021) set GPT-2 beside BERT; the figures below show every layer of
+# one model at
 # once, one panel per layer (layer 0 is the embedding output). Every panel projects a layer on
 # its first two principal components; colour is the word's position in its sentence. The
 # side-by-side figure and the 3-D views draw {glue:md}`point_budget` of the sampled words, the
@@ -284,7 +294,8 @@ show(
 # %% [markdown]
 # ## The clusters, one at a time
 #
-# Seed 000 separated GPT-2's two clusters and projected each on its own, which revealed the
+# Kehlbeck et al. (2021) separated GPT-2's two clusters and projected each on its own, which
+# revealed the
 # position manifold inside the larger one. Here, for each model whose layers split, the layer
 # with the widest split is separated the same way; the table describes its clusters.
 
@@ -341,7 +352,8 @@ for spec, view in result.views.items():
 # %% [markdown]
 # ## The special tokens
 #
-# Seed 000 measured, for every token, its *token intra-sentence similarity*: the mean cosine
+# Kehlbeck et al. (2021) measured, for every token, its *token intra-sentence similarity*: the
+# mean cosine
 # to the other tokens of its sentence. It reported that in BERT "the [SEP] and punctuation
 # marks have the lowest token-based-intra-sentence-similarity in the upper layers", and that
 # in GPT-2, "throughout all layers", the tokens at position 0 have the lowest similarity to the
@@ -390,7 +402,8 @@ display(Markdown("\n\n".join(f"* {line}"
 # %% [markdown]
 # ## The verdicts
 #
-# Each row is one of seed 000's claims, tested on one model (GPT-2's claims on the decoders,
+# Each row is one of Kehlbeck et al.'s (2021) claims, tested on one model (GPT-2's claims on the
+# decoders,
 # BERT's on the encoders) under one control; a verdict that changes when the first word is left
 # out is the first token's (the attention sink's).
 
@@ -399,17 +412,19 @@ claims.show_verdict_grid(result.claims, models)
 
 # %% [markdown]
 # ## What this run shows
-#
-# Seed 000 reported, for GPT-2, two well-separated clusters whose separation decreases in the
-# last layer, the first token set apart, and a position manifold inside the larger cluster,
-# with position the dominant global feature, and the first token the least similar to the rest
-# of its sentence in every layer; for BERT, no such split, position encoded only locally, and
-# [SEP] the least similar token in the upper layers. The sentences below are generated from the
-# claims table; a finding is stated for "both decoders" or "both encoders" only when it holds
-# for both models of that kind. A verdict that changes when the first word is left out is the
-# first token's (the attention sink's), not the other words'.
 
 # %% tags=["remove-input"]
+display(Markdown(narrative.run_shows("01_geometry", {"claims": result.claims},
+                                     strict=False)))
+
+# %% [markdown]
+# ## Appendix: every claim
+#
+# The sentences generated from the claims, and the full claims table: each claim's statistic,
+# 95% interval, threshold and the reason for it, and the paper's own finding. Folded: open it
+# to check a number.
+
+# %% tags=["remove-input", "hide-output"]
 display(Markdown("\n\n".join(result.sentences)))
 show_table(result.claims.assign(driven_by_first_token=first_token_flags(result.claims))
            .drop(columns=["seed"]).round(3),
@@ -438,3 +453,13 @@ results.save_results(
         **result.results(),
     },
 )
+
+# %% [markdown]
+# ## References
+#
+# The works this page cites; [About this build](99_about.ipynb#references) lists every work
+# the book cites.
+#
+# ```{bibliography}
+# :filter: docname in docnames
+# ```

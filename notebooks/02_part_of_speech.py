@@ -41,11 +41,16 @@ result = part_of_speech.analyse(stores, seed=seed, probe_words=probe_words,
 layers = result.tables["layers"]
 upos_counts = words_corpus.words["upos"].value_counts()
 
+# %% tags=["remove-cell"]
+from lmgeometry.report import narrative  # the written answer and paragraph (report/narrative.py)
+
 # %% tags=["remove-input"]
 display(HTML(claims.findings_box(
     result.claims, model_kinds(stores), models=models,
+    answer=narrative.plain_answer("02_part_of_speech", {"claims": result.claims},
+                                  strict=False),
     question="Does a word's part of speech decide where its vector lies, and is it clearest in the "
-    "middle layers, as seed 000 saw in BERT?",
+    "middle layers, as Kehlbeck et al. (2021) saw in BERT?",
     caveat="The seed judged its projections by eye; here a linear probe and k-means purity measure "
     "them, on sentence encoders and small decoders that stand in for BERT and GPT-2.")))
 
@@ -72,7 +77,8 @@ show(
 # **The question.** Does a word's part of speech decide where its vector lies, and in which
 # layers most clearly?
 #
-# **What seed 000 found.** The seed {cite:p}`kehlbeck2021demystifying` coloured its projections
+# **What Kehlbeck et al. (2021) found.** The seed {cite:p}`kehlbeck2021demystifying` coloured its
+# projections
 # by the part-of-speech tags spaCy assigns and concluded, by eye, that **BERT's clusters
 # represent POS tags**, "especially in the middle layers of the model", consistent with earlier
 # probing work; in **GPT-2** the tags lie along the position manifold, because position is
@@ -224,13 +230,19 @@ claims.show_verdict_grid(result.claims, models)
 
 # %% [markdown]
 # ## What this run shows
-#
-# Seed 000 judged by eye that BERT's clusters represent POS tags, most clearly in the middle
-# layers, and that in GPT-2 the tags lie along the position manifold. The sentences below are
-# generated from the claims; a finding is stated for "both encoders" or "both decoders" only
-# when it holds for both models of that kind.
 
 # %% tags=["remove-input"]
+display(Markdown(narrative.run_shows("02_part_of_speech", {"claims": result.claims},
+                                     strict=False)))
+
+# %% [markdown]
+# ## Appendix: every claim
+#
+# The sentences generated from the claims, and the full claims table: each claim's statistic,
+# 95% interval, threshold and the reason for it, and the paper's own finding. Folded: open it
+# to check a number.
+
+# %% tags=["remove-input", "hide-output"]
 display(Markdown("\n\n".join(result.sentences)))
 show_table(result.claims.assign(driven_by_first_token=first_token_flags(result.claims))
            .drop(columns=["seed"]).round(3),
@@ -256,3 +268,13 @@ results.save_results(
         **result.results(),
     },
 )
+
+# %% [markdown]
+# ## References
+#
+# The works this page cites; [About this build](99_about.ipynb#references) lists every work
+# the book cites.
+#
+# ```{bibliography}
+# :filter: docname in docnames
+# ```

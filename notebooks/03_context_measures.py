@@ -56,11 +56,17 @@ result = context_measures.analyse(
 per_layer = result.tables["per_layer"]
 claims = result.claims.assign(first_token=first_token_flags(result.claims))
 
+# %% tags=["remove-cell"]
+from lmgeometry.report import narrative  # the written answer and paragraph (report/narrative.py)
+
 # %% tags=["remove-input"]
 short = context_measures.corrected_claims(claims)
 display(HTML(findings_box(
     short, model_kinds(stores), models=models,
-    question="How contextual are the word vectors, layer by layer, by seed 001's self-similarity, "
+    answer=narrative.plain_answer("03_context_measures", {"claims": result.claims},
+                                  strict=False),
+    question="How contextual are the word vectors, layer by layer, by Ethayarajh's (2019) "
+    "self-similarity, "
     "intra-sentence similarity and maximum explainable variance, each adjusted for anisotropy?",
     caveat="Sentence encoders and small decoders stand in for BERT, ELMo and GPT-2, on a sample "
     "of the STS sentences; the verdicts here use the <code>corrected</code> estimators (the "
@@ -87,7 +93,8 @@ show(
 )
 
 # %% [markdown]
-# {cite:t}`ethayarajh2019` (seed 001) asked how much a word's vector depends on its context, with
+# {cite:t}`ethayarajh2019` (Ethayarajh, 2019) asked how much a word's vector depends on its
+# context, with
 # three measures computed per layer on the words of STS sentences:
 #
 # * **self-similarity** of a word $w$ with occurrences $x_1, \dots, x_n$ (in $n$ different
@@ -126,7 +133,8 @@ show(
 # baseline, IntraSim adjusted by length-matched random pseudo-sentences). Every claim that
 # depends on the estimators is tested under both.
 #
-# Seed 000 {cite:p}`kehlbeck2021demystifying` added token-level versions: each token's mean
+# Kehlbeck et al. (2021) {cite:p}`kehlbeck2021demystifying` added token-level versions: each
+# token's mean
 # cosine to the other tokens of its sentence, by position and by part of speech, its mean
 # cosine to the other occurrences of its word, and its 10 nearest neighbours.
 #
@@ -177,10 +185,11 @@ show(
 #   authors' fixed 1,000-word baseline does not.
 # * **Words.** Words are spaCy tokens, lower-cased for SelfSim, MEV and the static vectors (the
 #   authors' index was case-sensitive); punctuation is left out of those measures but kept in
-#   the baselines and IntraSim. A word's vector is the mean of its word pieces, so seed 000's
+#   the baselines and IntraSim. A word's vector is the mean of its word pieces, so Kehlbeck et
+# al.'s (2021)
 #   "token" measures are word measures here. Special tokens ([CLS], [SEP], BOS) are kept apart
 #   from the words and not used in this chapter; chapter [Geometry](01_geometry.ipynb) checks
-#   seed 000's findings about them.
+#   Kehlbeck et al.'s (2021) findings about them.
 # * **Stopwords** are spaCy's list (the paper does not say which list it used); content and
 #   function words are spaCy's UPOS classes (content: NOUN, PROPN, VERB, ADJ, ADV; function:
 #   DET, ADP, PRON, CCONJ, SCONJ, AUX, PART).
@@ -210,7 +219,7 @@ show(
 
 # %% [markdown]
 # (fig-ch03-anisotropy)=
-# ## Anisotropy: the baseline (seed 001, Figure 1)
+# ## Anisotropy: the baseline (Ethayarajh (2019), Figure 1)
 #
 # The mean cosine between two words from different sentences, per layer, computed exactly over
 # all such pairs; the band is the 95% interval over resampled sentences. The x axis is the
@@ -272,7 +281,7 @@ show(
 
 # %% [markdown]
 # (fig-ch03-selfsim)=
-# ## Self-similarity (seed 001, Figure 2)
+# ## Self-similarity (Ethayarajh (2019), Figure 2)
 #
 # Mean adjusted self-similarity of the eligible words per layer, for both estimator presets;
 # bands are 95% intervals over words. The paper: the higher the layer, the lower the
@@ -323,7 +332,7 @@ with pd.option_context("display.max_rows", 100):
 
 # %% [markdown]
 # (fig-ch03-intrasim)=
-# ## Intra-sentence similarity (seed 001, Figure 3)
+# ## Intra-sentence similarity (Ethayarajh (2019), Figure 3)
 #
 # Mean adjusted IntraSim of 500 random sentences per layer. The paper describes one pattern
 # per model: rising with depth (ELMo), falling with depth while staying above the baseline
@@ -349,7 +358,8 @@ show(
 # **Rogue dimensions and the context measures.** A rogue dimension that carries a per-word
 # offset can make a word's occurrences alike, or a sentence's words alike, on its own. Unlike
 # the baseline, SelfSim and IntraSim compare a word with its own occurrences and with its
-# sentence, which standardising does not set to 0 by construction; so seed 001's SelfSim and
+# sentence, which standardising does not set to 0 by construction; so Ethayarajh's (2019) SelfSim
+# and
 # IntraSim claims are also tested on standardised dimensions, with the primary rows'
 # (authors') estimators, as the control `standardised dimensions` (the verdicts are in the
 # verdict grid). The table gives both measures in layer 1 and the last layer.
@@ -375,7 +385,7 @@ display(Markdown("\n\n".join(sink) if sink else
 
 # %% [markdown]
 # (fig-ch03-mev)=
-# ## Maximum explainable variance (seed 001, Figure 4)
+# ## Maximum explainable variance (Ethayarajh (2019), Figure 4)
 #
 # Mean adjusted MEV per layer: the share of a word's variance that its first principal
 # component explains beyond that of random occurrences. The paper's threshold is its own: in
@@ -395,17 +405,19 @@ show(
 
 # %% [markdown]
 # (fig-ch03-tokens)=
-# ## Token-level measures (seed 000)
+# ## Token-level measures (Kehlbeck et al., 2021)
 #
 # A token's mean cosine to the other tokens of its sentence, per layer, by its position in the
 # sentence and by its part of speech (UPOS); and its mean cosine to the occurrences of the
 # same word in other sentences (token self-similarity), by part of speech (seed's protocol;
-# groups of fewer than 20 tokens left out). Seed 000 found both measures higher for content
+# groups of fewer than 20 tokens left out). Kehlbeck et al. (2021) found both measures higher for
+# content
 # words (self-similarity) or function words (intra-sentence similarity) in GPT-2 and BERT,
 # and GPT-2's position-0 tokens the least similar to the rest of their sentence. The claims
 # compare content and function words by Cohen's d of the per-token mean over layers 1 to L,
 # with sentences resampled as clusters; the seed gives a direction only, so d of at least 0.2
-# (Cohen's small effect) counts. Seed 000 names layers 1-4 of GPT-2's 12 for the function-word
+# (Cohen's small effect) counts. Kehlbeck et al. (2021) names layers 1-4 of GPT-2's 12 for the
+# function-word
 # claim (above them, it says, position drives the measure), so decoders are tested on the
 # lower third of their layers.
 #
@@ -446,7 +458,8 @@ for name, frame, column, value, what in (
         "shown.",
     )
 show_table(context_measures.position_claims(claims),
-           "Position and the first word (seed 000): per model and control, the Spearman "
+           "Position and the first word (Kehlbeck et al., 2021): per model and control, the "
+           "Spearman "
            "correlation of position with token intra-sentence similarity in the layers at "
            "relative depth 8/12-11/12 (its absolute value for the no-pattern claim), and "
            "Cohen's d of the first words' token self-similarity over the other words', with "
@@ -454,11 +467,12 @@ show_table(context_measures.position_claims(claims),
 
 # %% [markdown]
 # (fig-ch03-neighbours)=
-# ## Nearest neighbours (seed 000)
+# ## Nearest neighbours (Kehlbeck et al., 2021)
 #
 # For a fixed random sample of {glue:md}`neighbour_queries` tokens, their 10 nearest neighbours by
 # cosine among all tokens of the same layer: the share that are occurrences of the same word
-# (band: 95% interval over sentences), and their mean cosine. Seed 000: most neighbours are
+# (band: 95% interval over sentences), and their mean cosine. Kehlbeck et al. (2021): most
+# neighbours are
 # the same token in lower layers, fewer in upper layers; the claim asks for a Spearman
 # correlation of the share with depth of at most -0.5 over layers 1 to L. For GPT-2 it found
 # the mean cosine to the nearest neighbours "1 in most cases" (lower for BERT): that claim asks
@@ -485,7 +499,7 @@ show(
 
 # %% [markdown]
 # (fig-ch03-static)=
-# ## Static embeddings from contextual ones (seed 001, Table 1)
+# ## Static embeddings from contextual ones (Ethayarajh (2019), Table 1)
 #
 # For each word with at least 5 contexts, the first principal component (PC1) of its
 # occurrences in one layer serves as a static vector. The paper took every word in at least 5
@@ -605,34 +619,37 @@ show_table(context_measures.table1_beside(result.tables["static_scores"]).round(
 show_verdict_grid(short, models)
 
 # %% [markdown]
-# ## Every claim
-#
-# All claim rows: both estimator presets, both controls for decoders. `first_token` marks a
-# verdict that differs between the seed's protocol and the first-word control of the same
-# model and statistic.
-
-# %% tags=["remove-input"]
-columns = ["claim", "model", "control", "statistic", "value", "ci_low", "ci_high",
-           "threshold", "direction", "verdict", "first_token", "evidence", "published", "rule"]
-with pd.option_context("display.max_colwidth", None, "display.max_rows", 400):
-    show_table(claims[columns].round(3),
-               CLAIMS_CAPTION)
-
-# %% [markdown]
 # ## What this run shows
 #
 # The models are not those of the paper (see the box above). MPNet and MiniLM were trained so
 # that the mean of their last-layer word vectors represents the sentence (mean pooling under a
 # contrastive objective), which pulls the words of a sentence toward their mean: a high or
 # rising intra-sentence similarity in their upper layers is what that objective would
-# produce, and says little about BERT-style pretraining. A finding is stated for encoders or
-# decoders only where both models of the kind agree, otherwise per model. The lines below are
-# generated from the claims (seed's protocol, `corrected` estimators where they matter),
-# followed by the decoder verdicts that the first token drives.
+# produce, and says little about BERT-style pretraining.
 
 # %% tags=["remove-input"]
+display(Markdown(narrative.run_shows("03_context_measures", {"claims": result.claims},
+                                     strict=False)))
+
+# %% [markdown]
+# ## Appendix: every claim
+#
+# The sentences generated from the claims (the seed's protocol, the corrected estimators where
+# they matter, then the decoder verdicts that the first token drives), and every claim row:
+# both estimator presets, both controls for decoders; *first token* marks a verdict that
+# differs between the seed's protocol and the first-word control of the same model and
+# statistic. Folded: open it to check a number.
+
+# %% tags=["remove-input", "hide-output"]
 shown = result.sentences_except("sink")
 display(Markdown("\n".join(f"- {s}" for s in shown)))
+
+# %% tags=["remove-input", "hide-output"]
+columns = ["claim", "model", "control", "statistic", "value", "ci_low", "ci_high",
+           "threshold", "direction", "verdict", "first_token", "evidence", "published", "rule"]
+with pd.option_context("display.max_colwidth", None, "display.max_rows", 400):
+    show_table(claims[columns].round(3),
+               CLAIMS_CAPTION)
 
 # %% tags=["remove-cell"]
 # NBVAL_CHECK_OUTPUT
@@ -652,3 +669,13 @@ results.save_results(
         "static_corpus": static_corpus.info,
     },
 )
+
+# %% [markdown]
+# ## References
+#
+# The works this page cites; [About this build](99_about.ipynb#references) lists every work
+# the book cites.
+#
+# ```{bibliography}
+# :filter: docname in docnames
+# ```

@@ -44,11 +44,16 @@ result = drift.analyse(models, stores, texts, seed=seed, point_budget=point_budg
                        hidden_rows=hidden_rows, n_bins=n_bins, n_boot=n_boot)
 t = result.tables
 
+# %% tags=["remove-cell"]
+from lmgeometry.report import narrative  # the written answer and paragraph (report/narrative.py)
+
 # %% tags=["remove-input"]
 display(HTML(findings_box(
     result.claims, model_kinds(stores), models=models,
+    answer=narrative.plain_answer("04_drift_and_centering", {"claims": result.claims},
+                                  strict=False),
     question="Is the narrow cone of the input embedding matrix W a common shift of its rows, which "
-    "centring removes, as seed 004 argued?",
+    "centring removes, as Biš et al. (2021) argued?",
     caveat="The seed's BERT, RoBERTa and GPT-2 are not available here: two sentence encoders and "
     "two 4-bit decoders (quantisation adds noise to every row of W) stand in, and token "
     "frequencies come from a smaller corpus than the seed's.")))
@@ -67,11 +72,12 @@ show(
 )
 
 # %% [markdown]
-# Seed 004 ({cite:alp}`bis2021`, *Too Much in Common*) looked at the **input
+# Biš et al. (2021) ({cite:alp}`bis2021`, *Too Much in Common*) looked at the **input
 # embedding matrix W** (one row per vocabulary token) of BERT, RoBERTa and GPT-2. Projected on
 # its first two singular vectors W looks like a narrow cone, which earlier work
 # ({cite:alp}`gao2019degeneration`, "representation degeneration") read as the embeddings
-# filling only a thin slice of the space. Seed 004 argued instead that the rows are **shifted
+# filling only a thin slice of the space. Biš et al. (2021) argued instead that the rows are
+# **shifted
 # along one common direction**: with weight tying, every training step pushes all non-target
 # embeddings the same way (the "common enemies effect": the output softmax pushes every token
 # that is *not* the target away from the context), rare tokens most. Subtracting the mean row
@@ -89,7 +95,7 @@ show(
 # and `lmgeometry.chapters.drift`, formulas and sources in the docstrings). W has n rows
 # (tokens) of width d; mu is its mean row.
 #
-# * **I(W)**, the partition-function isotropy of {cite:t}`mu2018` that seed 004 uses:
+# * **I(W)**, the partition-function isotropy of {cite:t}`mu2018` that Biš et al. (2021) uses:
 #   for a unit direction c, Z(c) = sum_w exp(c . w) is the partition function, and
 #   I(W) = min_c Z(c) / max_c Z(c) over the eigenvectors c of W^T W. It is 1 when every
 #   direction gives the same Z and near 0 when one direction dominates; it is computed in log
@@ -146,7 +152,8 @@ show_table(t["models"],
 # `top_eigvec_mean_cosine` is |cos(u_1, mu)| for the top eigenvector u_1 of W^T W (the paper
 # reports 0.99 for RoBERTa-large): near 1 means the leading singular direction is the shift.
 # `norm_count_spearman` is the rank correlation between a token's row norm and its count in
-# the frequency corpus: negative when frequent tokens have shorter vectors, as seed 004 cites
+# the frequency corpus: negative when frequent tokens have shorter vectors, as Biš et al. (2021)
+# cites
 # for BERT ({cite:alp}`schakel2015,podkorytov2020`).
 
 # %% tags=["remove-input"]
@@ -199,7 +206,8 @@ for spec, p in t["projection"].groupby("model", sort=False):
 # %% [markdown]
 # ## Singular values before and after centring
 #
-# Seed 004's argument: a common shift adds one large singular value (roughly sqrt(n) ||mu||) on
+# Biš et al.'s (2021) argument: a common shift adds one large singular value (roughly sqrt(n)
+# ||mu||) on
 # top of the spectrum of the centred cloud, and centring removes it and leaves the rest almost
 # unchanged. The figure shows whether this build's matrices have such a value: where the first
 # singular value barely moves under centring, W has no shift of that kind.
@@ -211,7 +219,7 @@ fig = plots.lines_by_layer(t["spectra"], "singular_value", x="component", dash="
 show(fig.update_yaxes(type="log").update_xaxes(type="log"), "spectra")
 
 # %% [markdown]
-# ## A toy version: points on a sphere, moved away from the origin (seed 004, Fig. 2)
+# ## A toy version: points on a sphere, moved away from the origin (Biš et al. (2021), Fig. 2)
 #
 # 500 points on the unit sphere in 3-D whose centre is moved a distance s along the diagonal.
 # The slider moves the sphere; the second figure shows the singular values of the uncentred
@@ -240,7 +248,7 @@ show(
 )
 
 # %% [markdown]
-# ## Rare tokens drift furthest (seed 004, Fig. 3)
+# ## Rare tokens drift furthest (Biš et al. (2021), Fig. 3)
 #
 # The paper averaged the cosine between BERT's 994 `[unused]` tokens (never seen in
 # pre-training, so only ever pushed away) and the tokens of each bin of 1000 vocabulary ids.
@@ -277,7 +285,7 @@ show_table(t["rare_trends"].round(3),
            'model with its 95% interval.')
 
 # %% [markdown]
-# ## Token frequencies are Zipfian (seed 004, appendix B)
+# ## Token frequencies are Zipfian (Biš et al. (2021), appendix B)
 #
 # Rank-frequency curves of the tokens of each tokenizer on the same corpus, with the
 # whitespace-separated words beside them. The table gives how many of the most frequent tokens
@@ -293,11 +301,11 @@ show_table(t["coverage"],
            'tokenizer.')
 
 # %% [markdown]
-# ## Norms, frequency, and what centring does to them (seed 004, Sec. 5.2, Figs. 5-6)
+# ## Norms, frequency, and what centring does to them (Biš et al. (2021), Sec. 5.2, Figs. 5-6)
 #
 # Histograms of the row L2 norms of W (solid) and of the centred W (dashed). Where the mean
 # vector is long compared with the rows, centring moves the whole distribution towards the
-# origin. Seed 004 builds its "scaled centring" on the observation that frequent words have
+# origin. Biš et al. (2021) builds its "scaled centring" on the observation that frequent words have
 # shorter vectors; the claim "frequent tokens have shorter embeddings" needs a Spearman
 # correlation between norm and count below -0.1 (at least a "small" association, negative).
 
@@ -310,7 +318,7 @@ show(
 )
 
 # %% [markdown]
-# ## Word similarity from W (seed 004, Tables 2-3)
+# ## Word similarity from W (Biš et al. (2021), Tables 2-3)
 #
 # For SimLex-999, MEN, WordSim-353 (similarity and relatedness subsets) and Stanford Rare
 # Words, the pairs whose two words (lower-cased) are **single tokens after a space** with the
@@ -365,7 +373,7 @@ show_table(ws[(ws["variant"] == "original") & (ws["score"] == "cosine")][
 # removes exactly that offset; where it is far above c_mu, a few long rows dominate the mean
 # and the norms. The claim asks the gap to stay **below 0.05 in every layer**, small next to
 # the mean cosines a shift would have to explain (0.1-0.7 in BERT's layers and 0.6-1.0 in
-# GPT-2's, in seed 001's released results); its interval comes from a bootstrap over
+# GPT-2's, in Ethayarajh's (2019) released results); its interval comes from a bootstrap over
 # sentences.
 #
 # **A decoder's first word.** Without a beginning-of-sequence token (SmolLM2 here, like the
@@ -450,7 +458,7 @@ show_table(t["hidden_layers"][["model", "layer", "first_word_norm_ratio", "longe
 # %% [markdown]
 # ## The verdicts
 #
-# Each row is one of seed 004's claims as a statistic with its 95% interval, tested on each
+# Each row is one of Biš et al.'s (2021) claims as a statistic with its 95% interval, tested on each
 # model. The thresholds are effect sizes, each with its reason in the claims table at the end of
 # the chapter. A decoder's hidden-state claim is stated twice: over all words (the seeds'
 # protocol) and with each sentence's first word left out.
@@ -460,12 +468,19 @@ show_verdict_grid(result.claims, models)
 
 # %% [markdown]
 # ## What this run shows
-#
-# The claims table holds every verdict with its statistic, interval, threshold, the reason
-# for the threshold (`rule`) and the paper's own number (`published`); the sentences below
-# are generated from the same tables.
 
 # %% tags=["remove-input"]
+display(Markdown(narrative.run_shows("04_drift_and_centering", {"claims": result.claims},
+                                     strict=False)))
+
+# %% [markdown]
+# ## Appendix: every claim
+#
+# The sentences generated from the claims, and the full claims table: each claim's statistic,
+# 95% interval, threshold and the reason for it, and the paper's own finding. Folded: open it
+# to check a number.
+
+# %% tags=["remove-input", "hide-output"]
 display(Markdown("\n\n".join(result.sentences)))
 show_table(result.claims[["claim", "model", "control", "statistic", "value", "ci_low", "ci_high",
                           "threshold", "direction", "verdict", "published", "rule",
@@ -496,3 +511,13 @@ results.save_results(
         **result.results(),
     },
 )
+
+# %% [markdown]
+# ## References
+#
+# The works this page cites; [About this build](99_about.ipynb#references) lists every work
+# the book cites.
+#
+# ```{bibliography}
+# :filter: docname in docnames
+# ```

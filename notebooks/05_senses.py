@@ -60,9 +60,14 @@ result = senses.analyse(
     umap_words=n_umap_words)
 t = result.tables
 
+# %% tags=["remove-cell"]
+from lmgeometry.report import narrative  # the written answer and paragraph (report/narrative.py)
+
 # %% tags=["remove-input"]
 display(HTML(claims.findings_box(
     result.claims, model_kinds(semcor_stores), models=models,
+    answer=narrative.plain_answer("05_senses", {"claims": result.claims},
+                                  strict=False),
     question="Do the vectors of one word fall into groups that match its senses, and is it a "
     "word's senses or the variety of its contexts that makes its vectors differ?",
     caveat="Sentence encoders and small decoders stand in for BERT and GPT-2, and SemCor's "
@@ -102,12 +107,13 @@ display(Markdown(
 # **The question.** Do the vectors of one word fall into groups that match its senses, and is
 # it a word's senses or the variety of its contexts that makes its vectors differ?
 #
-# **What the seeds found.** Seed 000 {cite:p}`kehlbeck2021demystifying` projected the
+# **What the seeds found.** Kehlbeck et al. (2021) {cite:p}`kehlbeck2021demystifying` projected the
 # occurrences of polysemous words of MultiNLI sentences with PCA and UMAP and concluded, by
 # eye, that from the principal components it "can come to no direct conclusion of whether or
 # not senses are encoded", that individual tokens "show clustering in UMAP" for both GPT-2 and
 # BERT, and that the model "must be able to distinguish between senses in the high-dimensional
-# space". Seed 001 {cite:p}`ethayarajh2019` found stopwords, which are not polysemous, among
+# space". Ethayarajh (2019) {cite:p}`ethayarajh2019` found stopwords, which are not polysemous,
+# among
 # the least self-similar words and concluded that "the variety of contexts a word appears in,
 # rather than its inherent polysemy" drives the variation of its vectors, so the models do not
 # assign each word "one of a finite number of word-sense representations".
@@ -129,7 +135,8 @@ display(Markdown(
 #   two accuracies (h = 2 asin(sqrt(p1)) - 2 asin(sqrt(p2)); 0.2 is Cohen's small effect, about
 #   10 points above a 50% baseline).
 # * The **silhouette** {cite:p}`rousseeuw1987` of each word's sense partition (cosine): near 1
-#   if every sense were one point (seed 001's "finite number of word-sense representations"),
+#   if every sense were one point (Ethayarajh's (2019) "finite number of word-sense
+# representations"),
 #   near 0 if senses overlap.
 # * The same 1-NN accuracy **inside 2-D views**: the PCA of all words of the layer (the seed's
 #   projection), a PCA of one word's occurrences and a UMAP {cite:p}`mcinnes2018` of one word's
@@ -158,11 +165,12 @@ display(Markdown(
 
 # %% [markdown]
 # ```{admonition} How this differs from the seed
-# * **Models.** The seeds used GPT-2 and BERT (seed 001 also ELMo); this book uses two
+# * **Models.** The seeds used GPT-2 and BERT (Ethayarajh (2019) also ELMo); this book uses two
 #   contrastively fine-tuned sentence encoders (MiniLM-L6, MPNet) and two 4-bit quantised
 #   decoders (SmolLM2-135M-Instruct, Gemma-3-270m), see the introduction. A word's vector is
 #   the mean of its pieces.
-# * **Data.** Seed 000 looked at polysemous words of MultiNLI sentences without sense labels;
+# * **Data.** Kehlbeck et al. (2021) looked at polysemous words of MultiNLI sentences without
+# sense labels;
 #   this chapter scores SemCor's annotated senses and WiC's labelled pairs, and still shows
 #   the seed's MultiNLI view at the end of the first section.
 # * **Views.** The seed projected all tokens at once and looked at one token's points; here
@@ -174,11 +182,12 @@ display(Markdown(
 #   shows"); the claims use natural samples, in which each word's senses keep their SemCor
 #   frequencies, and the tables give both.
 # * **Polysemy.** WordNet lists nouns, verbs, adjectives and adverbs only, so closed-class
-#   words (the stopwords of seed 001's argument) have no sense count; the regression the
+#   words (the stopwords of Ethayarajh's (2019) argument) have no sense count; the regression the
 #   claims use leaves them out, and says how many (second sentence below); the tables add a
 #   fit that counts them as one sense. Words are lower-cased, as in chapter "Context
 #   measures".
-# * **WiC** is not in the seeds; it tests seed 000's statement that senses can be told apart
+# * **WiC** is not in the seeds; it tests Kehlbeck et al.'s (2021) statement that senses can be
+# told apart
 #   in the high-dimensional space, with the threshold baseline of {cite:t}`pilehvar2019`.
 # ```
 #
@@ -347,13 +356,19 @@ claims.show_verdict_grid(result.claims, models)
 
 # %% [markdown]
 # ## What this run shows
-#
-# The sentences are generated from the tables and the claims; a finding is stated for "both
-# encoders" or "both decoders" only when it holds for both models of that kind. A verdict that
-# changes when the first word is left out is the first token's (the attention sink's), not the
-# other words'.
 
 # %% tags=["remove-input"]
+display(Markdown(narrative.run_shows("05_senses", {"claims": result.claims},
+                                     strict=False)))
+
+# %% [markdown]
+# ## Appendix: every claim
+#
+# The sentences generated from the claims, and the full claims table: each claim's statistic,
+# 95% interval, threshold and the reason for it, and the paper's own finding. Folded: open it
+# to check a number.
+
+# %% tags=["remove-input", "hide-output"]
 display(Markdown("\n\n".join(result.sentences)))
 show_table(result.claims.assign(driven_by_first_token=first_token_flags(result.claims))
            .drop(columns=["seed"]).round(3),
@@ -382,3 +397,13 @@ results.save_results(
         **result.results(),
     },
 )
+
+# %% [markdown]
+# ## References
+#
+# The works this page cites; [About this build](99_about.ipynb#references) lists every work
+# the book cites.
+#
+# ```{bibliography}
+# :filter: docname in docnames
+# ```

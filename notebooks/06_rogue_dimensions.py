@@ -62,10 +62,16 @@ result = rogue_dimensions.analyse(tasks, cross, seed=seed, n_boot=n_boot, poolin
                                   cka_words=cka_words)
 t = result.tables
 
+# %% tags=["remove-cell"]
+from lmgeometry.report import narrative  # the written answer and paragraph (report/narrative.py)
+
 # %% tags=["remove-input"]
 display(HTML(findings_box(
     result.claims, model_kinds(cross), models=models,
-    question="Do pretrained models already show seed 003's block-structured layer similarity and "
+    answer=narrative.plain_answer("06_rogue_dimensions", {"claims": result.claims},
+                                  strict=False),
+    question="Do pretrained models already show GPTology's (2022) block-structured layer "
+    "similarity and "
     "rogue dimensions, and does one dimension carry the task?",
     caveat="No fine-tuning here (the next chapter does it): these are pretrained models with a "
     "logistic head on frozen sentence vectors, while the seed's numbers are from fine-tuned "
@@ -73,7 +79,8 @@ display(HTML(findings_box(
 
 # %% [markdown]
 # The answer in one figure: the share of the variance that each layer's top dimension holds,
-# per task. Look at whether the share climbs in the last layers, where seed 003 saw a few rogue
+# per task. Look at whether the share climbs in the last layers, where GPTology (2022) saw a few
+# rogue
 # dimensions dominate.
 
 # %% tags=["remove-input"]
@@ -86,7 +93,7 @@ show(
 )
 
 # %% [markdown]
-# Seed 003 ("GPTology", {cite:alp}`gptology`) fine-tuned GPT-2 and BERT on SST-2
+# GPTology (2022) ("GPTology", {cite:alp}`gptology`) fine-tuned GPT-2 and BERT on SST-2
 # {cite:p}`socher2013` and QNLI {cite:p}`rajpurkar2016,wang2019glue` and looked inside. It
 # reported that layer-by-layer **CKA** (centred kernel alignment, {cite:alp}`kornblith2019`) of
 # the pretrained GPT-2 has a block structure (early, middle and last blocks), which
@@ -98,13 +105,14 @@ show(
 # 89.7%). Zeroing the highest-variance dimensions hurt the trained classifier; zeroing the
 # lowest-variance ones barely did.
 #
-# **What this chapter does not do.** Fine-tuning, the core of seed 003, is the subject of the
+# **What this chapter does not do.** Fine-tuning, the core of GPTology (2022), is the subject of the
 # next chapter, "Fine-tuning and rogue dimensions", which fine-tunes an encoder and a decoder
 # on both tasks. This chapter asks the seed's questions of the *pretrained* models, on both
 # of the seed's tasks and for all four models: how similar their layers are, whether they have
 # rogue dimensions, and how much of each task a single such dimension carries before any task
 # training. The sentence vector is the last word's vector for a decoder (the only position a
-# decoder lets see the whole input; seed 003's GPT-2 representation) and the mean of the words
+# decoder lets see the whole input; GPTology's (2022) GPT-2 representation) and the mean of the
+# words
 # for an encoder (how the sentence-transformers encoders pool). Special tokens are not used in
 # this chapter, so BERT's `[CLS]` vector has no counterpart here (chapter
 # [Fine-tuning](07_finetuning.ipynb) reads MiniLM's `[CLS]`).
@@ -122,7 +130,7 @@ show(
 #   loss) and scored on held-out sentences; the "full representation": a logistic-regression
 #   head on all standardised dimensions, fitted on the same training sentences; the majority
 #   baseline: always answering the training set's more frequent label;
-# * ablation (seed 003's Figure 6): the same head, scored after the $k$ top- or
+# * ablation (GPTology's (2022) Figure 6): the same head, scored after the $k$ top- or
 #   bottom-variance coordinates of the held-out vectors are replaced by $c_j$, with $c_j = 0$
 #   (the seed's zeroing) or $c_j = \bar x_j$, the training mean (mean ablation). The head's
 #   logit moves by $\sum_j w_j (c_j - x_{ij})$: zeroing also removes each dimension's mean
@@ -174,7 +182,7 @@ show_table(t["tasks"],
 # ## Layer-by-layer similarity (CKA)
 #
 # Each heatmap compares every layer of one model with every other, on the held-out SST-2
-# sentence vectors (seed 003's Figure 1 for the pretrained GPT-2). The claim "CKA has a block
+# sentence vectors (GPTology's (2022) Figure 1 for the pretrained GPT-2). The claim "CKA has a block
 # structure" is read as: adjacent blocks are more similar than blocks at least half the
 # network apart, mean CKA at lag 1 minus mean CKA at lag >= L/2 over blocks 1..L (the
 # embedding layer 0 left out, as the seed looks at decoder blocks), above **0.1**, a tenth of
@@ -193,7 +201,7 @@ for spec, matrix in rogue_dimensions.cka_matrices(t["cka"], "SST-2").items():
 # %% [markdown]
 # ## Rogue dimensions
 #
-# Seed 003's Figures 3-4 plot, for each block, the value of every dimension: rogue dimensions
+# GPTology's (2022) Figures 3-4 plot, for each block, the value of every dimension: rogue dimensions
 # stand out as spikes. Here each point is a dimension's standard deviation over the training
 # sentence vectors of the last layer, for each task. Two notions of "rogue" are in use: seed
 # 003 takes the dimension of highest *variance*; {cite:t}`timkey2021` rank dimensions
@@ -221,7 +229,7 @@ for spec, (stds, task_names) in rogue_dimensions.task_profiles(t["profile"]).ite
 #
 # One line style per classifier: a threshold on the principal rogue dimension, the logistic
 # head on all dimensions, and the majority baseline, all scored on held-out sentences, with
-# Wilson bands. The x axis is the depth, layer / last layer. Seed 003 makes these claims of
+# Wilson bands. The x axis is the depth, layer / last layer. GPTology (2022) makes these claims of
 # fine-tuned models only (chapter 7 tests them there); on pretrained models they are this
 # book's, beyond the seed: the threshold **beats the majority class** by more than five
 # points, and it **nearly matches a linear head** when the head is less than five points
@@ -251,7 +259,7 @@ show_table(layers[["model", "layer", "task", "rogue_dim", "variance_share_top1",
 # %% [markdown]
 # ## Ablation
 #
-# Seed 003's Figure 6 protocol: the last layer's head (the same head as above); the $k$
+# GPTology's (2022) Figure 6 protocol: the last layer's head (the same head as above); the $k$
 # dimensions of highest (top) or lowest (bottom) training variance of the held-out vectors
 # are ablated and the same head is scored. Two ablations, one figure each: **zero** (the
 # seed's: the raw coordinates set to 0) and **mean** (set to their training mean, which
@@ -261,7 +269,7 @@ show_table(layers[["model", "layer", "task", "rogue_dim", "variance_share_top1",
 
 # %% tags=["remove-input"]
 ablation = t["ablation"]
-for mode, title in (("zero", "Zero ablation (seed 003): raw coordinates of k dimensions set "
+for mode, title in (("zero", "Zero ablation (GPTology, 2022): raw coordinates of k dimensions set "
                      "to 0"), ("mean", "Mean ablation: k dimensions set to their training "
                                "mean")):
     part = ablation[ablation["mode"] == mode].assign(
@@ -305,7 +313,7 @@ show(plots.lines_by_layer(cross_table, "first_word_norm_ratio", x="depth",
 # %% [markdown]
 # ## The verdicts
 #
-# Each row is one of seed 003's claims as a statistic with its 95% interval, for each task
+# Each row is one of GPTology's (2022) claims as a statistic with its 95% interval, for each task
 # and model. The seed's own numbers are from fine-tuned models; these are pretrained ones, so a
 # claim that fails here says what fine-tuning would have to create.
 
@@ -314,17 +322,24 @@ show_verdict_grid(result.claims, models)
 
 # %% [markdown]
 # ## What this run shows
-#
-# The claims table holds every verdict with its statistic, interval, threshold, the reason
-# for the threshold (`rule`) and the seed's own number (`published`); the sentences below are
-# generated from the same tables. Seed 003's accuracies, for reference (fine-tuned models):
 
 # %% tags=["remove-input"]
+display(Markdown(narrative.run_shows("06_rogue_dimensions", {"claims": result.claims},
+                                     strict=False)))
+
+# %% [markdown]
+# ## Appendix: every claim
+#
+# The sentences generated from the claims, and the full claims table: each claim's statistic,
+# 95% interval, threshold and the reason for it, and the paper's own finding. Folded: open it
+# to check a number.
+
+# %% tags=["remove-input", "hide-output"]
 show_table(pd.DataFrame([{"task": task, "model": m, "1-D threshold (%)": v["threshold"],
                           "full model (%)": v["full"]}
                          for task, rows in rogue_dimensions.SEED003.items()
                          for m, v in rows.items()]),
-           "Seed 003's reported accuracies (%) of the 1-D threshold classifier and the full "
+           "GPTology's (2022) reported accuracies (%) of the 1-D threshold classifier and the full "
            'fine-tuned model, for reference.')
 display(Markdown("\n\n".join(result.sentences)))
 show_table(result.claims[["claim", "model", "statistic", "value", "ci_low", "ci_high",
@@ -355,3 +370,13 @@ results.save_results(
         **result.results(),
     },
 )
+
+# %% [markdown]
+# ## References
+#
+# The works this page cites; [About this build](99_about.ipynb#references) lists every work
+# the book cites.
+#
+# ```{bibliography}
+# :filter: docname in docnames
+# ```

@@ -54,11 +54,16 @@ kinds = {r.model: r.kind for r in runs}
 budget = t["runs"][["model", "kind", "task", "train_size", "epochs", "lr", "batch_size",
                     "max_length", "n_fit", "n_test", "train_seconds", "examples_per_second"]]
 
+# %% tags=["remove-cell"]
+from lmgeometry.report import narrative  # the written answer and paragraph (report/narrative.py)
+
 # %% tags=["remove-input"]
 display(HTML(findings_box(
     result.claims, kinds, models=models,
+    answer=narrative.plain_answer("07_finetuning", {"claims": result.claims},
+                                  strict=False),
     question="Does fine-tuning make the layers a \u201cbow tie\u201d, exacerbate the rogue "
-    "dimensions and put the task on one dimension, as seed 003 found for GPT-2?",
+    "dimensions and put the task on one dimension, as GPTology (2022) found for GPT-2?",
     caveat="One small encoder and one small decoder, fine-tuned briefly on samples of SST-2 and "
     "QNLI, stand in for the seed's GPT-2 and BERT trained on the full sets: no verdict here "
     "speaks for encoders or decoders in general.")))
@@ -77,7 +82,7 @@ show(plots.facet_lines(layers, "variance_share_top1", "task", x="depth", dash="s
      "variance-share")
 
 # %% [markdown]
-# Seed 003 ("GPTology", {cite:alp}`gptology`) fine-tuned GPT-2 and BERT on SST-2 (sentiment,
+# GPTology (2022) ("GPTology", {cite:alp}`gptology`) fine-tuned GPT-2 and BERT on SST-2 (sentiment,
 # {cite:alp}`socher2013`) and QNLI (does a sentence answer a question?
 # {cite:alp}`rajpurkar2016,wang2019glue`) and looked at what fine-tuning did to the layers. It
 # reported that layer-by-layer **CKA** (centred kernel alignment, {cite:alp}`kornblith2019`) of the
@@ -116,7 +121,8 @@ show(plots.facet_lines(layers, "variance_share_top1", "task", x="depth", dash="s
 #   mean cosine, $CC_k = \frac{1}{n(n-1)}\sum_{i\ne j}\hat x_{ik}\hat x_{jk}$;
 # * the 1-D threshold: the best cut (0-1 loss) on the highest-variance dimension of the
 #   training examples, scored on held-out examples;
-# * ablation (seed 003's Figure 6): the fine-tuned model's own head, scored after the $k$ top-
+# * ablation (GPTology's (2022) Figure 6): the fine-tuned model's own head, scored after the $k$
+# top-
 #   or bottom-variance coordinates of the last layer are replaced by $c_j = 0$ (the seed's
 #   zeroing) or by their training mean (mean ablation, which removes only what the dimension
 #   varies by).
@@ -231,7 +237,7 @@ show(plots.facet_lines(finetuning_views.cka_diagonal(t["cka"]), "cka", "task", x
 # %% [markdown]
 # ## Rogue dimensions before and after fine-tuning
 #
-# Seed 003's Figures 3-4 plot every dimension's value in each block: rogue dimensions stand
+# GPTology's (2022) Figures 3-4 plot every dimension's value in each block: rogue dimensions stand
 # out as spikes. Here each point is a dimension's standard deviation over the held-out
 # examples in the last layer, before and after fine-tuning (slider). Three claims read the
 # variance shares: after fine-tuning **a few rogue dimensions dominate the last layer** (the
@@ -306,7 +312,7 @@ show_table(tuned[["model", "task", "layer", "rogue_dim", "threshold_dim", "thres
 # %% [markdown]
 # ## Ablation
 #
-# Seed 003's Figure 6 protocol with the fine-tuned model's own head: the $k$ dimensions of
+# GPTology's (2022) Figure 6 protocol with the fine-tuned model's own head: the $k$ dimensions of
 # highest (top) or lowest (bottom) variance on the training examples are ablated in the last
 # layer's held-out states, and the head (BERT's pooler and classifier; the decoder's linear
 # head) is scored; $k = d - 3$ bottom dimensions leaves only the top three. One figure per
@@ -321,7 +327,7 @@ show_table(tuned[["model", "task", "layer", "rogue_dim", "threshold_dim", "thres
 
 # %% tags=["remove-input"]
 ablation = t["ablation"]
-for mode, title in (("zero", "Zero ablation (seed 003): raw coordinates of k dimensions set "
+for mode, title in (("zero", "Zero ablation (GPTology, 2022): raw coordinates of k dimensions set "
                      "to 0"), ("mean", "Mean ablation: k dimensions set to their training "
                                "mean")):
     part = ablation[(ablation["mode"] == mode) & (ablation["k"] > 0)].assign(
@@ -335,7 +341,7 @@ for mode, title in (("zero", "Zero ablation (seed 003): raw coordinates of k dim
 # %% [markdown]
 # ## The last layer before and after fine-tuning (t-SNE)
 #
-# Seed 003's Figure 2: t-SNE maps {cite:p}`vandermaaten2008` of the last layer, one point per
+# GPTology's (2022) Figure 2: t-SNE maps {cite:p}`vandermaaten2008` of the last layer, one point per
 # held-out example (a seeded sample of {glue:md}`tsne_points`), coloured by label, before (left) and
 # after (right) fine-tuning. Whether the colours separate is what a map shows; distances
 # between groups mean little.
@@ -353,7 +359,7 @@ for (spec, task), panels in finetuning_views.tsne_panels(t["tsne"]).items():
 # %% [markdown]
 # ## The verdicts
 #
-# Each row is one of seed 003's claims about fine-tuned models, as a statistic with its 95%
+# Each row is one of GPTology's (2022) claims about fine-tuned models, as a statistic with its 95%
 # interval over the held-out examples, for each model and task.
 
 # %% tags=["remove-input"]
@@ -361,13 +367,19 @@ show_verdict_grid(result.claims, models)
 
 # %% [markdown]
 # ## What this run shows
-#
-# The claims table holds every verdict with its statistic, interval, threshold, the reason for
-# the threshold (`rule`) and the seed's own number (`published`); the sentences below are
-# generated from it. A claim is stated for a kind of model only when every model of that kind
-# in the run agrees, which with one model per kind never happens here.
 
 # %% tags=["remove-input"]
+display(Markdown(narrative.run_shows("07_finetuning", {"claims": result.claims},
+                                     strict=False)))
+
+# %% [markdown]
+# ## Appendix: every claim
+#
+# The sentences generated from the claims, and the full claims table: each claim's statistic,
+# 95% interval, threshold and the reason for it, and the paper's own finding. Folded: open it
+# to check a number.
+
+# %% tags=["remove-input", "hide-output"]
 display(Markdown("\n\n".join(result.sentences[2:])))
 show_table(result.claims[["claim", "model", "statistic", "value", "ci_low", "ci_high",
                           "threshold", "direction", "verdict", "published", "rule",
@@ -404,3 +416,13 @@ results.save_results(
         "profile": finetuning_views.profile_arrays(t["profile"]),
     },
 )
+
+# %% [markdown]
+# ## References
+#
+# The works this page cites; [About this build](99_about.ipynb#references) lists every work
+# the book cites.
+#
+# ```{bibliography}
+# :filter: docname in docnames
+# ```

@@ -41,11 +41,16 @@ result = model_zoo.analyse(stores, seed=seed, n_words=n_words, point_budget=poin
                            n_boot=n_boot, w_boot=w_boot)
 layers = result.tables["layers"]
 
+# %% tags=["remove-cell"]
+from lmgeometry.report import narrative  # the written answer and paragraph (report/narrative.py)
+
 # %% tags=["remove-input"]
 display(HTML(claims.findings_box(
     result.claims, model_kinds(stores), models=models,
+    answer=narrative.plain_answer("08_model_zoo", {"claims": result.claims},
+                                  strict=False),
     question="Do language models lay out the same words in the same way, or are their embedding "
-    "spaces \u201cvastly different\u201d, as seed 000 concluded?",
+    "spaces \u201cvastly different\u201d, as Kehlbeck et al. (2021) concluded?",
     caveat="The zoo is this build's models, not the seed's selection of state-of-the-art models; "
     "a claim is not a fair test on a model that does not run as the seed's did.")))
 display(Markdown(f"**This run:** {len(words_corpus.sentences):,} MultiNLI sentences, "
@@ -78,13 +83,15 @@ show(
 # **The question.** Do language models lay out the same words in the same way? If not, how do
 # their spaces differ, layer by layer, and which differences follow from the architecture?
 #
-# **What seed 000 found.** The seed {cite:p}`kehlbeck2021demystifying` closes with the first
+# **What Kehlbeck et al. (2021) found.** The seed {cite:p}`kehlbeck2021demystifying` closes with
+# the first
 # layer of "some selected state-of-the-art language models", projected with PCA, and concludes:
 # "the embedding spaces are vastly different! If embeddings of these models are interchangeably
 # used, without caring for what is actually represented in the embedding space, unwanted
 # artifacts might arise." It advises to "consider which similarity measure is suitable for the
 # model, or choose a model that is suitable for classical measures such as cosine similarity",
-# having cited {cite:t}`ethayarajh2019` for "BERT and GPT-2 are extremely anisotropic". Seed 002
+# having cited {cite:t}`ethayarajh2019` for "BERT and GPT-2 are extremely anisotropic". Thiongo
+# (2024)
 # {cite:p}`thiongo2024bert` contrasts the two families
 # the book compares: BERT, a bidirectional encoder trained to fill in masked words, and GPT, a
 # unidirectional decoder trained to predict the next word.
@@ -101,7 +108,8 @@ show(
 # * **a fingerprint per layer**, on a shared depth axis (layer / last layer): the anisotropy
 #   baseline (the mean cosine of words from different sentences, {cite:alp}`ethayarajh2019`),
 #   the variance
-#   share of the top dimension (seed 003's rogue dimension), the first word's median norm over
+#   share of the top dimension (GPTology's (2022) rogue dimension), the first word's median norm
+# over
 #   the other words' (a decoder's attention sink), the best k-means split (silhouette, chapter
 #   1's rule: a layer splits at 0.5), and the anisotropy-adjusted SelfSim and IntraSim (chapter
 #   3's measures, preset `corrected`); and I(W), the partition-function isotropy of the input
@@ -235,7 +243,8 @@ show_table(result.tables["summary"].round(3),
 # %% [markdown]
 # ## The verdicts
 #
-# Each row is one of seed 000's claims about other models, tested on one model under one
+# Each row is one of Kehlbeck et al.'s (2021) claims about other models, tested on one model under
+# one
 # control.
 
 # %% tags=["remove-input"]
@@ -243,15 +252,19 @@ claims.show_verdict_grid(result.claims, models)
 
 # %% [markdown]
 # ## What this run shows
-#
-# The sentences below are generated from the tables and the claims; a finding is stated for
-# "both decoders" or "both encoders" only when it holds for both models of that kind. Which
-# results mean something depends on the weights: on models built from a config with random
-# weights (as in the package's tests) the gallery and the fingerprints show the initialisation
-# (token and position embeddings drawn at random, one block of random attention), so their
-# CKA, anisotropy and clusters say nothing about what training does.
 
 # %% tags=["remove-input"]
+display(Markdown(narrative.run_shows("08_model_zoo", {"claims": result.claims},
+                                     strict=False)))
+
+# %% [markdown]
+# ## Appendix: every claim
+#
+# The sentences generated from the claims, and the full claims table: each claim's statistic,
+# 95% interval, threshold and the reason for it, and the paper's own finding. Folded: open it
+# to check a number.
+
+# %% tags=["remove-input", "hide-output"]
 display(Markdown("\n\n".join(result.sentences)))
 show_table(result.claims.assign(driven_by_first_token=first_token_flags(result.claims))
            .drop(columns=["seed"]).round(3),
@@ -276,3 +289,13 @@ results.save_results(
         **result.results(),
     },
 )
+
+# %% [markdown]
+# ## References
+#
+# The works this page cites; [About this build](99_about.ipynb#references) lists every work
+# the book cites.
+#
+# ```{bibliography}
+# :filter: docname in docnames
+# ```

@@ -64,8 +64,8 @@ show(
 )
 
 # %% [markdown]
-# **The question.** Seed 000 saw GPT-2's hidden states fall into "two very separate
-# clusters", the smaller one made of each sentence's first token; seed 001 found GPT-2's
+# **The question.** Kehlbeck et al. (2021) saw GPT-2's hidden states fall into "two very separate
+# clusters", the smaller one made of each sentence's first token; Ethayarajh (2019) found GPT-2's
 # upper layers highly anisotropic. Today both are explained by the *attention sink*: a few
 # hidden dimensions take values thousands of times their layer's median at the first token
 # (*massive activations*, {cite:alp}`sun2024`), every later query puts much of its attention
@@ -227,13 +227,17 @@ show_table(
 #
 # The mechanism papers predict that resetting the massive activations, or cutting the
 # attention to the first position, dissolves the first-token cluster, and that the decoders'
-# anisotropy comes with it. The paragraphs below are generated from the claims table; each
-# verdict is the whole 95% interval against the stated threshold. These claims go beyond the
-# seeds (they test the mechanism the literature gives for seed 000's clusters and seed 001's
-# anisotropy): the scorecard lists them apart from the seeds' own claims.
+# anisotropy comes with it. These claims go beyond the seeds (they test the mechanism the
+# literature gives for the clusters Kehlbeck et al. (2021) saw and the anisotropy Ethayarajh
+# (2019) measured): the scorecard lists them apart from the seeds' own claims.
 
 # %% tags=["remove-input"]
-display(Markdown("\n\n".join(result.sentences)))
+from lmgeometry.report import narrative  # the written paragraph (report/narrative.py)
+
+display(Markdown(narrative.run_shows("09_attention_sink", {"claims": result.claims},
+                                     strict=False)))
+
+# %% tags=["remove-input"]
 claims.show_verdict_grid(
     result.claims, decoders,
     "The verdicts: each claim under each intervention, per decoder (<i>verdict: statistic "
@@ -241,6 +245,15 @@ claims.show_verdict_grid(
     "model or there is no cluster to remove). Each claim links to its figure; the results file "
     "holds every field of the claims.",
     control_name="intervention")
+
+# %% [markdown]
+# ## Appendix: every claim, in sentences
+#
+# The sentences generated from the claims table, per decoder. Folded: open it to check a
+# number.
+
+# %% tags=["remove-input", "hide-output"]
+display(Markdown("\n\n".join(result.sentences)))
 
 # %% tags=["remove-cell"]
 # NBVAL_CHECK_OUTPUT
@@ -260,3 +273,13 @@ results.save_results(
         **result.results(),
     },
 )
+
+# %% [markdown]
+# ## References
+#
+# The works this page cites; [About this build](99_about.ipynb#references) lists every work
+# the book cites.
+#
+# ```{bibliography}
+# :filter: docname in docnames
+# ```

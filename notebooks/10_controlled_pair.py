@@ -23,6 +23,9 @@ seed: int = 0
 n_boot: int = 1000
 results_path: str = "10_controlled_pair.results.json"  # relative to the working dir (--cwd)
 
+# %% tags=["remove-cell"]
+from lmgeometry.report import narrative  # noqa: I001 (the written answer: report/narrative.py)
+
 # %% tags=["remove-input"]
 from IPython.display import HTML, Markdown, display
 
@@ -52,8 +55,11 @@ unlearned = [result.about(model, "learning") for model, ok in result.learned.ite
 size = runs["causal"].info["log"]["parameters"]
 display(HTML(claims.findings_box(
     seed_rows, result.kinds, models=pair_models,
+    answer=narrative.plain_answer("10_controlled_pair",
+                                  {"claims": result.claims, "learned": learned}, strict=False),
     question="Do the seeds' differences between an encoder and a decoder appear in two models "
-    "that differ only in their objective, and does seed 004's drift come from the tied output "
+    "that differ only in their objective, and does Biš et al.'s (2021) drift come from the tied "
+    "output "
     "layer?",
     caveat=" ".join([f"Two models of about {size / 1e6:.1f} million parameters, each trained on "
                      f"{runs['causal'].info['log']['tokens']:,} tokens of WordNet glosses and "
@@ -70,10 +76,11 @@ display(Markdown("**The intervention:** " + " ".join(result.sentences_about("dri
 show(
     plots.lines_by_layer(embeddings, "mean_cosine", x="tokens", x_title="training tokens",
                          y_title="mean cosine between rows of W",
-                         reference=0.02, reference_name="seed 004's common direction",
+                         reference=0.02, reference_name="Biš et al.'s (2021) common direction",
                          title="W's common drift direction across training"),
     "pair-drift",
-    caption="Seed 004's common direction: the mean cosine between the rows of each run's input "
+    caption="Biš et al.'s (2021) common direction: the mean cosine between the rows of each run's "
+    "input "
     "embedding matrix W at every checkpoint (exact; the dotted line is 0.02, the smallest "
     "common direction the seed counts as drift). The untied run's output layer is a matrix of "
     "its own; its W is the input embeddings only.",
@@ -87,7 +94,8 @@ show(
 # GPT-2-architecture causal LM, alike in depth, width, heads, vocabulary, learned absolute
 # positions, tokenizer, training text, token budget and seed, with checkpoints across
 # training. It tests the seeds' encoder-versus-decoder claims on the final pair, follows when
-# each signature appears during training, and puts seed 004's account of drift to a test with
+# each signature appears during training, and puts Biš et al.'s (2021) account of drift to a test
+# with
 # a third run that changes one thing: the causal model's output layer untied from its input
 # embeddings.
 #
@@ -124,7 +132,7 @@ show(
 # A model that learned little beyond word frequencies says little about its objective. Each
 # run's held-out loss is compared with a unigram model fitted on the training tokens: the
 # causal model's next-token perplexity, the masked LM's perplexity and accuracy on a fixed 15%
-# of the held-out tokens. A run *learned clearly* when its last checkpoint is at least
+# of the held-out tokens. A run *learned* when its last checkpoint is at least
 # {glue:md}`learned_gain` nats per token below its baseline; the claims of a run that did not
 # are shown below as *not a fair test*, so that no verdict rests on it.
 
@@ -146,7 +154,7 @@ show_table(
                          "baseline_accuracy", "gain", "learned") if c in learned]]
     .rename(columns={"baseline_perplexity": "unigram perplexity",
                      "baseline_accuracy": "unigram accuracy",
-                     "gain": "gain (nats per token)", "learned": "learned clearly"}),
+                     "gain": "gain (nats per token)", "learned": "learned (past the bar)"}),
     "Each run's last checkpoint on the held-out text: perplexity and (masked LM) accuracy "
     "against its unigram baseline, the gain in nats per predicted token and whether it "
     "reaches the rule.", digits=3)
@@ -156,7 +164,8 @@ display(Markdown(f"*The rule:* {LEARNED_RULE}."))
 # %% [markdown]
 # ## The seeds' claims on the final pair
 #
-# Chapters 1 and 3 test seed 000's and seed 001's claims on the stand-ins; here the same code
+# Chapters 1 and 3 test Kehlbeck et al.'s (2021) and Ethayarajh's (2019) claims on the stand-ins;
+# here the same code
 # tests them on the last checkpoint of each model of the pair. The claims' statistics,
 # thresholds and calibrations are those chapters'; the figures they link to are there.
 
@@ -197,7 +206,7 @@ show(
     "pair-split",
     caption="Chapter 1's split statistic: the silhouette of the best k-means split (k = 2 to 4) "
     "of each layer's words (95% intervals over sentences), at every checkpoint; 0.5 and above "
-    "is a reasonable cluster. Seed 000 saw GPT-2's words fall into two very separate "
+    "is a reasonable cluster. Kehlbeck et al. (2021) saw GPT-2's words fall into two very separate "
     "clusters, the smaller one the sentences' first tokens.",
 )
 show(
@@ -227,7 +236,8 @@ show(
                          upper="isotropy_raw_hi", x_title="training tokens",
                          y_title="I(W)", title="The fall of I(W) across training"),
     "pair-isotropy",
-    caption="Seed 004's partition-function isotropy I(W) of each run's input embeddings at "
+    caption="Biš et al.'s (2021) partition-function isotropy I(W) of each run's input embeddings "
+    "at "
     "every checkpoint (1 is perfectly isotropic; 95% intervals from a bootstrap over tokens).",
 )
 display(Markdown("\n\n".join(result.sentences_about("training"))))
@@ -235,14 +245,15 @@ display(Markdown("\n\n".join(result.sentences_about("training"))))
 # %% [markdown]
 # ## Does the drift depend on the tied output layer?
 #
-# Seed 004 explains the common drift by "common enemies": at every step the softmax gradient
+# {cite:t}`bis2021` explains the common drift by "common enemies": at every step the softmax
+# gradient
 # pushes the output embedding of every token that is not the target the same way, and rare
 # tokens, seldom targets, are pushed furthest; with tied weights the output embeddings are the
 # input embeddings W. If that is the mechanism, a causal model whose output layer is a matrix
 # of its own, trained on the same tokens in the same order, should keep a W without the common
 # direction. The third run changes only that. The verdict is the difference between the two
 # runs' mean cosine between rows of W at the last checkpoint, with a 95% interval from a paired
-# bootstrap over the vocabulary's rows, against seed 004's own effect size for a common
+# bootstrap over the vocabulary's rows, against Biš et al.'s (2021) own effect size for a common
 # direction (0.02). The chapter's first figure shows the three runs' W across training.
 
 # %% tags=["remove-input"]
@@ -252,6 +263,14 @@ claims.show_verdict_grid(
     "The intervention's verdict (<i>verdict: statistic [95% interval]</i>): tied minus untied "
     "mean cosine between rows of W at the last checkpoint.",
     control_name="intervention", anchor="pair-drift-verdict")
+
+# %% [markdown]
+# ## What this run shows
+
+# %% tags=["remove-input"]
+display(Markdown(narrative.run_shows("10_controlled_pair",
+                                     {"claims": result.claims, "learned": learned},
+                                     strict=False)))
 
 # %% tags=["remove-cell"]
 # NBVAL_CHECK_OUTPUT
@@ -275,3 +294,13 @@ results.save_results(
         **result.results(),
     },
 )
+
+# %% [markdown]
+# ## References
+#
+# The works this page cites; [About this build](99_about.ipynb#references) lists every work
+# the book cites.
+#
+# ```{bibliography}
+# :filter: docname in docnames
+# ```

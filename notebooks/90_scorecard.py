@@ -11,7 +11,51 @@
 # ---
 
 # %% [markdown]
-# # Scorecard: the seeds' claims, tested
+# # Conclusion: what the book found
+#
+# The introduction asked three questions of the four models this book could load, starting
+# from five papers: {cite:t}`kehlbeck2021demystifying`, {cite:t}`ethayarajh2019`,
+# {cite:t}`thiongo2024bert`, GPTology {cite:p}`gptology` and {cite:t}`bis2021`. The answers
+# below are written from this build's results: every number and verdict in them is read from
+# the chapters' results files, and the page is not built if a re-run no longer supports a
+# sentence. The scorecard that follows gives every claim behind them with its evidence.
+
+# %% tags=["parameters"]
+models: list[str] = ["minilm-l6", "mpnet-base", "smollm2-135m", "gemma3-270m"]
+results_path: str = "90_scorecard.results.json"  # relative to the working dir (--cwd)
+
+# %% tags=["remove-input"]
+from pathlib import Path
+
+from IPython.display import Markdown, display
+
+from lmgeometry.chapters.common import checked_parameters
+from lmgeometry.report import claims as claim_tables
+from lmgeometry.report import narrative, results
+from lmgeometry.report.figures import figure_anchor, show, show_table
+from lmgeometry.report.findings import SEED_DOCUMENTS
+from lmgeometry.report.prose import plural
+
+globals().update(checked_parameters(globals()))
+
+folder = Path(results_path).resolve().parent
+introduction = results.load_results(folder / "00_introduction.results.json")
+kinds = {f["spec"]: f["kind"] for f in introduction["models"]}
+everything = claim_tables.collect_claims(folder, before=Path(results_path).name)
+found = everything[everything["model"].isin(models)]
+primary = claim_tables.primary_table(found, kinds, models)
+summary = claim_tables.seed_summary(primary)
+story = {name: results.load_results(folder / f"{name}.results.json")
+         for name in narrative.CONCLUSION_CHAPTERS}
+answers = narrative.conclusion(story, summary).split("\n\n")
+figures = narrative.conclusion_figures(story)
+for answer, figure in zip(answers, [*figures, None], strict=True):
+    display(Markdown(answer))
+    if figure is not None:
+        show(*figure[:2], caption=figure[2])
+
+# %% [markdown]
+# ## The scorecard
 #
 # Every chapter of this book takes claims from the documents it reproduces and tests them on
 # this run's models. This page gathers them, first as the answer a reader wants (per seed, how
@@ -21,9 +65,12 @@
 # **How a verdict is reached.** Each claim is a statistic with a 95% interval, a threshold and a
 # direction: it *holds* when the whole interval lies on the claimed side, *does not hold* when
 # it lies wholly on the other side, and is *inconclusive* otherwise. **Every rule is first run
-# on the seed's own evidence**: the numbers the seed's authors released (seed 001), the
-# seed's tables (seed 004) and the results it reports (seed 003), or, where the seed gives no
-# number (most of seed 000), the seed's words. A rule that gives a seed model a verdict other
+# on the seed's own evidence**: the numbers the authors released (Ethayarajh 2019, Ethayarajh
+# (2019)),
+# the paper's tables (Biš et al. 2021, Biš et al. (2021)) and the results it reports (GPTology 2022,
+# GPTology (2022)), or, where the seed gives no number (most of Kehlbeck et al. 2021, Kehlbeck et
+# al. (2021)), the
+# seed's words. A rule that gives a seed model a verdict other
 # than the one the seed reports is not a valid test; the book's tests fail on one. A claim the
 # seed's own numbers cannot meet under the seed's stated method is marked *not reproducible*.
 #
@@ -39,34 +86,11 @@
 #
 # This page is built last, from the results files the other chapters wrote.
 
-# %% tags=["parameters"]
-models: list[str] = ["minilm-l6", "mpnet-base", "smollm2-135m", "gemma3-270m"]
-results_path: str = "90_scorecard.results.json"  # relative to the working dir (--cwd)
-
 # %% tags=["remove-input"]
-from pathlib import Path
-
-from IPython.display import Markdown, display
-
-from lmgeometry.chapters.common import checked_parameters
-from lmgeometry.report import claims as claim_tables
-from lmgeometry.report import results
-from lmgeometry.report.figures import figure_anchor, show_table
-from lmgeometry.report.prose import plural
-
-globals().update(checked_parameters(globals()))
-
-folder = Path(results_path).resolve().parent
-introduction = results.load_results(folder / "00_introduction.results.json")
-kinds = {f["spec"]: f["kind"] for f in introduction["models"]}
-everything = claim_tables.collect_claims(folder, before=Path(results_path).name)
-found = everything[everything["model"].isin(models)]
 pair_file = folder / "10_controlled_pair.results.json"
 pair_kinds = results.load_results(pair_file).get("kinds", {}) if pair_file.is_file() else {}
 pair_found = everything[everything["model"].isin(list(pair_kinds))]
 pair_primary = claim_tables.primary_table(pair_found, pair_kinds, list(pair_kinds))
-primary = claim_tables.primary_table(found, kinds, models)
-summary = claim_tables.seed_summary(primary)
 chapters_with_claims = sorted(found["chapter"].unique())
 display(Markdown(
     f"{plural(len(found), 'claim row')} from {plural(len(chapters_with_claims), 'chapter')} "
@@ -81,7 +105,8 @@ display(Markdown(
 # For each seed, the claims and kinds of model this book tests, by outcome:
 
 # %% tags=["remove-input"]
-show_table(summary.set_index("seed"),
+show_table(summary.assign(seed=[f"{s}: {SEED_DOCUMENTS.get(s, '').split(',')[0]}"
+                               for s in summary["seed"]]).set_index("seed"),
            "Per seed: how many (claim, model kind) rows were reproduced, contradicted, "
            "inconclusive or not testable here, and where the seed says nothing of a kind.")
 
@@ -94,9 +119,10 @@ show_table(summary.set_index("seed"),
 
 # %% tags=["remove-input"]
 for seed_doc, part in primary.groupby("seed", sort=True):
-    display(Markdown(f"### Seed {seed_doc}"))
+    display(Markdown(f"### Seed {seed_doc}: {SEED_DOCUMENTS.get(seed_doc, '')}"))
     shown = part.drop(columns=["seed", "chapter", "figure"]).set_index(["claim", "task", "kind"])
-    show_table(shown, f"Seed {seed_doc}: one row per claim and kind of model; each claim links "
+    show_table(shown, f"Seed {seed_doc} ({SEED_DOCUMENTS.get(seed_doc, '').split(',')[0]}): "
+               "one row per claim and kind of model; each claim links "
                "to the figure that shows its evidence.", anchor=f"seed-{seed_doc}",
                links={"claim": [f"{c}.html#{figure_anchor(f)}" if f else None
                                 for c, f in zip(part["chapter"], part["figure"],
@@ -141,7 +167,7 @@ else:
     beyond = pair_found[pair_found["role"] == "beyond"]
     if not beyond.empty:
         show_table(claim_tables.scorecard(beyond, models=list(pair_kinds)),
-                   "The controlled pair, beyond the seeds: seed 004's drift tested by the "
+                   "The controlled pair, beyond the seeds: Biš et al.'s (2021) drift tested by the "
                    "third run (the causal model with its output layer untied); each cell reads "
                    "<i>verdict: statistic [95% interval]</i>.")
 
@@ -158,3 +184,13 @@ results.save_results(
      "pair": {"kinds": pair_kinds, "primary": pair_primary,
               "summary": claim_tables.seed_summary(pair_primary)}},
 )
+
+# %% [markdown]
+# ## References
+#
+# The works this page cites; [About this build](99_about.ipynb#references) lists every work
+# the book cites.
+#
+# ```{bibliography}
+# :filter: docname in docnames
+# ```

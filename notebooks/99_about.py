@@ -59,9 +59,10 @@ display(Markdown(
 # and run `make book`. A chapter whose execution record still matches (same source,
 # parameters, package files, library versions, model fingerprints, store entries and input
 # files) is not executed again; `lmgeometry book --force` executes every chapter. The results
-# files' sha256 below tell you whether your numbers are the same bytes as these; the
-# *Download this build* link at the end of this page holds this build's HTML, executed
-# notebooks, results files, execution manifests and run records.
+# files' sha256 below tell you whether your numbers are the same bytes as these. A book built
+# with `lmgeometry book` (or published with `lmgeometry publish`) ends every page with a
+# *Download this build* link to an archive of its HTML, executed notebooks, results files,
+# execution manifests and run records; a page without that link was built without one.
 
 # %% [markdown]
 # ## Chapters

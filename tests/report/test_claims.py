@@ -333,7 +333,7 @@ def test_verdict_grid_rows_tell_statistics_apart_and_leave_out_published():
     grid = verdict_grid(_grid_claims(), ["dec", "enc"])
     assert list(grid.columns) == ["claim", "test", "control", "rule", "dec", "enc", "figure",
                                   "statistic"]
-    assert grid["test"].tolist() == ["corrected", "ethayarajh2019", "", ""]
+    assert grid["test"].tolist() == ["corrected estimators", "Ethayarajh's estimators", "", ""]
     assert grid["control"].tolist() == ["none", "none", "first word excluded", "none"]
     assert grid.loc[0, "dec"] == "does not hold: 0.01 [-0.10, 0.05]"
     assert grid.loc[0, "enc"] == "holds: 0.20 [0.15, 0.30]"
@@ -376,12 +376,17 @@ def test_findings_box_is_generated_from_the_claims_and_escaped():
     assert "<p><b>Question.</b> Q?</p>" in box
     assert '<p class="lmg-caveat"><b>Main caveat.</b> C.</p>' in box
     # the answer stays open; the per-model tallies are folded under it
-    assert box.index("Answer, from this run") < box.index("<details><summary><b>Every verdict, "
-                                                          "per model</b> (2 models)</summary>")
+    assert box.index("The verdicts, from this run") < box.index(
+        "<details><summary><b>Every verdict, per model</b> (2 models)</summary>")
+    # a plain-English answer, when given, comes first
+    said = findings_box(frame, question="Q?", answer="Yes: both decoders split.")
+    assert said.index('<p class="lmg-answer"><b>Answer.</b> Yes: both decoders split.</p>') < \
+        said.index("The verdicts, from this run")
     assert box.index("<details>") < box.index("<b>enc</b> (encoder)") < box.index("</details>")
-    assert ("\u201cno clusters\u201d: holds for enc (corrected 0.20 [0.15, 0.30]) and dec "
-            "(ethayarajh2019 0.50 [0.40, 0.60]); inconclusive for enc (ethayarajh2019 0.05 "
-            "[0.00, 0.10]); does not hold for dec (corrected 0.01 [-0.10, 0.05]).") in box
+    assert ("\u201cno clusters\u201d: holds for enc (corrected estimators 0.20 [0.15, 0.30]) "
+            "and dec (Ethayarajh&#x27;s estimators 0.50 [0.40, 0.60]); inconclusive for enc "
+            "(Ethayarajh&#x27;s estimators 0.05 [0.00, 0.10]); does not hold for dec (corrected "
+            "estimators 0.01 [-0.10, 0.05]).") in box
     assert "<b>enc</b> (encoder): 2 tests of the seed's claims: 1 holds, 1 inconclusive." in box
     assert ("<b>dec</b> (&lt;decoder&gt;): 2 tests of the seed's claims: 1 holds, 1 does not "
             "hold; 1 test beyond the seed: 1 holds; first word excluded: 1 of 1 verdicts "
@@ -395,7 +400,7 @@ def test_findings_box_without_seed_claims_or_rows():
 
     beyond = _grid_claims().iloc[[-1]]
     box = findings_box(beyond, {"dec": "decoder"}, question="Q?")
-    assert "Answer, from this run.</b></p><p>None.</p>" in box
+    assert "The verdicts, from this run.</b></p><p>None.</p>" in box
     assert "<b>dec</b> (decoder): 1 test beyond the seed: 1 holds." in box
     assert "Main caveat" not in box
     assert "<ul>" not in findings_box(beyond.iloc[:0], question="Q?")

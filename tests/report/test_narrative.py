@@ -159,3 +159,31 @@ def test_the_conclusion_figures_come_from_the_results(built):
                                          abs=1e-4)
     # the split figure draws the 0.5 its caption names
     assert any(s.y0 == 0.5 for s in figures[2][0].layout.shapes)
+
+
+def test_every_chapter_has_a_plain_answer_checked_like_its_paragraph(built):
+    assert set(narrative.PLAIN) == set(narrative.PARAGRAPHS)
+    for chapter in narrative.PLAIN:
+        sentence = narrative.plain_answer(chapter, built[chapter])
+        assert sentence.endswith(".") and len(sentence.split()) <= 45, chapter
+    planted = copy.deepcopy(built["09_attention_sink"])
+    planted["claims"][0]["verdict"] = "holds"
+    with pytest.raises(StoryChanged):
+        narrative.plain_answer("09_attention_sink", planted)
+
+
+def test_a_page_built_on_other_models_says_the_text_is_not_its_own(built, summary):
+    """A build on other models (GPT-2 and BERT from the hub, or the tests' random models)
+    shows a note with the reason instead of the written text, when asked not to be strict."""
+    other = copy.deepcopy(built)
+    for results in other.values():
+        for row in results.get("claims", []):
+            row["model"] = {"smollm2-135m": "gpt2", "minilm-l6": "bert-base-cased"}.get(
+                row["model"], row["model"])
+    note = narrative.run_shows("01_geometry", other["01_geometry"], strict=False)
+    assert note.startswith("*The written summary describes the book's own build")
+    assert "smollm2-135m" in note and "narrative.py" not in note
+    assert narrative.plain_answer("01_geometry", other["01_geometry"], strict=False) == ""
+    assert narrative.conclusion(other, summary, strict=False).startswith("*The written summary")
+    with pytest.raises(StoryChanged):
+        narrative.run_shows("01_geometry", other["01_geometry"])

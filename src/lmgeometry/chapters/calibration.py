@@ -83,7 +83,7 @@ def BOS_SINK(facts: Mapping[str, Any]) -> str:
     if facts.get("kind") == "decoder" and facts.get("prepends_bos"):
         return ("its tokenizer prepends a BOS token, which takes GPT-2's first token's role "
                 "(the attention sink) and is kept apart from the words; this book runs the model "
-                "with it, as it was trained (chapter 1 measures its loss without it)")
+                "with it, as it was trained")
     return ""
 
 

@@ -40,6 +40,7 @@ __all__ = [
     "RUN_SUFFIX",
     "run_record_path",
     "shown",
+    "shown_spec",
     "source_sentence",
     "write_run_record",
 ]
@@ -224,6 +225,22 @@ def _chapter_rows(folder: Path, names: list[str]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def shown_spec(spec: str) -> str:
+    """A model spec as the About page shows it: a model folder by its last two path parts
+    (the run and its checkpoint: ``causal-L4-H128-300k-eccb633e715c3524/step-000000``), not the
+    building machine's absolute path; an alias or hub id as it is.
+
+    Examples
+    --------
+    >>> shown_spec("/root/.cache/lmgeometry/pretrained/mlm-L4-abc/step-000001")
+    '…/mlm-L4-abc/step-000001'
+    >>> shown_spec("minilm-l6")
+    'minilm-l6'
+    """
+    path = Path(str(spec))
+    return "…/" + "/".join(path.parts[-2:]) if path.is_absolute() else str(spec)
+
+
 def _model_rows(chapters: pd.DataFrame, facts: dict[str, dict[str, Any]]) -> pd.DataFrame:
     used: dict[tuple[str, str], list[str]] = {}
     for row in chapters.itertuples():
@@ -239,7 +256,8 @@ def _model_rows(chapters: pd.DataFrame, facts: dict[str, dict[str, Any]]) -> pd.
     for (spec, fingerprint), chapters_used in sorted(used.items()):
         info = facts.get(spec, {})
         caveats = info.get("caveats") or []
-        rows.append({"model": spec, "resolved name": info.get("name", spec),
+        rows.append({"model": shown_spec(spec),
+                     "resolved name": shown_spec(info.get("name", spec)),
                      "kind": info.get("kind", "–"), "fingerprint": fingerprint,
                      "chapters": ", ".join(sorted(chapters_used)),
                      "caveats": "; ".join(caveats) if isinstance(caveats, list) else caveats})
@@ -248,7 +266,8 @@ def _model_rows(chapters: pd.DataFrame, facts: dict[str, dict[str, Any]]) -> pd.
 
 
 def _store_rows(chapters: pd.DataFrame) -> pd.DataFrame:
-    rows = [{"chapter": row.chapter, "entry": store.get("entry"), "model": store.get("model"),
+    rows = [{"chapter": row.chapter, "entry": store.get("entry"),
+             "model": shown_spec(store.get("model") or ""),
              "corpus": store.get("corpus"), "corpus digest": store.get("corpus_digest"),
              "model fingerprint": store.get("fingerprint")}
             for row in chapters.itertuples() for store in row.stores]

@@ -32,6 +32,7 @@ from pathlib import Path
 import pandas as pd
 
 from lmgeometry.measures.stats import VERDICTS, Direction, verdict
+from lmgeometry.report.plot_style import label, plain
 from lmgeometry.report.results import list_results, load_results
 
 __all__ = [
@@ -591,7 +592,8 @@ def verdict_grid(claims: pd.DataFrame, models: Sequence[str] | None = None,
     d["rule"] = [_rule(a, b) for a, b in zip(d["direction"], d["threshold"], strict=True)]
     d["test"] = ""
     for _, rows in d.groupby(["claim", "control", "model"], sort=False):
-        d.loc[rows.index, "test"] = _variants(list(rows["statistic"]))
+        d.loc[rows.index, "test"] = [label(t) if t else t
+                                     for t in _variants(list(rows["statistic"]))]
     key = ["claim", "test", "control", "rule"]
     cells = d.pivot_table(index=key, columns="model", values="cell", aggfunc="first",
                           sort=False)
@@ -655,12 +657,15 @@ def show_verdict_grid(claims: pd.DataFrame, models: Sequence[str] | None = None,
     shown = grid.assign(evidence=[_figure_link(f) if f else "" for f in grid["figure"]])
     drop = ["figure", "statistic"] + [c for c in ("test", "control") if
                                       set(grid[c]) <= {"", "none"}]
-    shown = shown.drop(columns=drop).rename(columns={"control": control_name})
+    if "control" in shown.columns:  # the seed's protocol keeps every word
+        shown["control"] = [label(c) if c == "none" else c for c in shown["control"]]
+    display_names = {m: plain(m) for m in names}  # MiniLM, not minilm-l6
+    shown = shown.drop(columns=drop).rename(columns={"control": control_name, **display_names})
     show_table(shown, caption, fold_rows=max(len(shown), 1), anchor=anchor,
                links={"claim": hrefs, "evidence": hrefs},
                titles={"claim": list(grid["statistic"])},
-               classes={m: [VERDICT_CLASSES.get(str(c).split(":")[0]) for c in grid[m]]
-                        for m in names})
+               classes={display_names[m]: [VERDICT_CLASSES.get(str(c).split(":")[0])
+                                           for c in grid[m]] for m in names})
 
 
 def findings_html(question: str, answer: str, caveat: str = "") -> str:
@@ -690,13 +695,13 @@ def _model_line(model: str, rows: pd.DataFrame, kind: str) -> str:
     changes."""
     fair = rows["applies"].astype(bool)
     parts = []
-    for label, part in (("of the seed's claims", _seed_rows(rows)),
+    for what, part in (("of the seed's claims", _seed_rows(rows)),
                         ("beyond the seed", rows[(rows["control"] == "none")
                                                  & (rows["role"] == "beyond")])):
         if part.empty:
             continue
         ok = part[fair[part.index]]
-        text = f"{len(part)} {'test' if len(part) == 1 else 'tests'} {label}"
+        text = f"{len(part)} {'test' if len(part) == 1 else 'tests'} {what}"
         unfair = len(part) - len(ok)
         if ok.empty:
             parts.append(text + ", none a fair test here")
@@ -715,8 +720,8 @@ def _model_line(model: str, rows: pd.DataFrame, kind: str) -> str:
         if unfair:
             said.append(f"{unfair} not a fair test here")
         if said:
-            parts.append(f"{html.escape(str(control))}: {', '.join(said)}")
-    named = f"<b>{html.escape(model)}</b>" + (f" ({html.escape(kind)})" if kind else "")
+            parts.append(f"{label(control)}: {', '.join(said)}")
+    named = f"<b>{plain(model)}</b>" + (f" ({html.escape(kind)})" if kind else "")
     return f"{named}: {'; '.join(parts)}."
 
 
@@ -725,7 +730,8 @@ def _key_line(claim: str, rows: pd.DataFrame, order: Sequence[str], digits: int)
     rows = rows.sort_values("model", key=lambda m: m.map(list(order).index), kind="stable")
     tests = pd.Series("", index=rows.index)
     for _, part in rows.groupby("model", sort=False):
-        tests[part.index] = _variants(list(part["statistic"]))
+        tests[part.index] = [label(t) if t else t
+                             for t in _variants(list(part["statistic"]))]
     groups: dict[str, dict[str, list[str]]] = {}  # verdict -> model -> its tests
     for i, r in rows.iterrows():
         fair = bool(r["applies"])
@@ -733,7 +739,8 @@ def _key_line(claim: str, rows: pd.DataFrame, order: Sequence[str], digits: int)
         test = " ".join(t for t in (tests[i], shown) if t)
         groups.setdefault(r["verdict"] if fair else "not a fair test", {}).setdefault(
             str(r["model"]), []).append(test)
-    named = {v: [html.escape(m + (f" ({'; '.join(t for t in found if t)})" if any(found) else ""))
+    named = {v: [plain(m) + html.escape(f" ({'; '.join(t for t in found if t)})" if any(found)
+                                        else "")
                  for m, found in by_model.items()] for v, by_model in groups.items()}
     phrases = [f"{v} for {_and(named[v])}" for v in VERDICTS if v in named]
     if "not a fair test" in named:
@@ -764,6 +771,7 @@ def _bullets(lines: Sequence[str]) -> str:
 
 def findings_box(claims: pd.DataFrame, kinds: Mapping[str, str] | None = None, *,
                  question: str, caveat: str = "", models: Sequence[str] | None = None,
+                 answer: str = "",
                  key_claims: Sequence[str] | None = None, n_key: int = 2, digits: int = 2,
                  anchor: str = GRID_ANCHOR) -> str:
     """A chapter's answer first: the findings box, generated from its claims table.
@@ -781,6 +789,9 @@ def findings_box(claims: pd.DataFrame, kinds: Mapping[str, str] | None = None, *
         The main caveat (HTML), if any.
     models : sequence of str, optional
         The models, in order (default: as they appear).
+    answer : str
+        The answer in one plain-English sentence (HTML), shown first
+        (:func:`report.narrative.plain_answer`); the verdicts follow it.
     key_claims : sequence of str, optional
         The claims whose verdicts the box states with their values (default:
         :func:`_key_claims`, the first claim of the seed's that each kind of model is fairly
@@ -810,7 +821,8 @@ def findings_box(claims: pd.DataFrame, kinds: Mapping[str, str] | None = None, *
              if (main["claim"] == k).any()]
     tallies = [_model_line(m, claims[claims["model"] == m], kinds.get(m, "")) for m in order
                if (claims["model"] == m).any()]
-    answer = ("<p><b>Answer, from this run.</b></p>" + _bullets(lines)
+    said = (f'<p class="lmg-answer"><b>Answer.</b> {answer}</p>' if answer else "")
+    answer = (said + "<p><b>The verdicts, from this run.</b></p>" + _bullets(lines)
               + (f"<details><summary><b>Every verdict, per model</b> ({len(tallies)} "
                  f"model{'s' if len(tallies) != 1 else ''})</summary>{_bullets(tallies)}"
                  "</details>" if tallies else "")

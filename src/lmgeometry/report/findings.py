@@ -22,9 +22,10 @@ from lmgeometry.report.claims import (
     primary_table,
     seed_summary,
 )
+from lmgeometry.report.plot_style import plain
 from lmgeometry.report.prose import plural
 
-__all__ = ["SEED_DOCUMENTS", "book_findings", "seed_lines"]
+__all__ = ["SEED_DOCUMENTS", "book_findings", "plain_answer", "seed_lines"]
 
 #: The seed documents whose claims the book tests, as the findings box names them.
 SEED_DOCUMENTS: dict[str, str] = {
@@ -67,6 +68,26 @@ def seed_lines(summary: pd.DataFrame, scorecard: str = "90_scorecard.html") -> l
     return lines
 
 
+def plain_answer(total: Mapping[str, int]) -> str:
+    """The introduction's answer in one plain-English sentence, from the scorecard's totals.
+
+    Examples
+    --------
+    >>> plain_answer({"reproduced": 47, "contradicted": 18, "inconclusive": 24,
+    ...               "not testable here": 12}).split(":")[0]
+    'About half'
+    """
+    held, against = total.get("reproduced", 0), total.get("contradicted", 0)
+    tested = held + against + total.get("inconclusive", 0)
+    share = held / tested if tested else 0.0
+    verdict = ("Mostly" if share >= 2 / 3 else "About half" if share >= 0.4
+               else "Some" if share >= 0.2 else "Few")
+    return (f"{verdict}: of the seeds' findings that can be tested here, counted per claim "
+            f"and kind of model, {held} hold on this build's models, {against} are contradicted, "
+            f"{total.get('inconclusive', 0)} are inconclusive and "
+            f"{total.get('not testable here', 0)} cannot be tested here.")
+
+
 def book_findings(folder: str | Path, kinds: Mapping[str, str], models: Sequence[str], *,
                   own: str, scorecard: str = "90_scorecard") -> str:
     """The introduction's findings box: per seed, how its claims fared on this build's models.
@@ -98,8 +119,11 @@ def book_findings(folder: str | Path, kinds: Mapping[str, str], models: Sequence
                   "(<code>lmgeometry book</code>), then this page again.</p>")
     else:
         items = "".join(f"<li>{line}</li>" for line in seed_lines(summary, f"{scorecard}.html"))
-        answer = (f"<p><b>Answer.</b> Per seed document, its claims tested on "
-                  f"{len(models)} models ({html.escape(', '.join(models))}):</p><ul>{items}</ul>"
+        total = {k: int(summary[k].sum()) for k in _COUNTED if k in summary.columns}
+        answer = (f"<p><b>Answer.</b> {plain_answer(total)} "
+                  f'<a href="{scorecard}.html">The conclusion</a> says which, and why.</p>'
+                  f"<p>Per seed document, its claims tested on {len(models)} models "
+                  f"({html.escape(', '.join(plain(m) for m in models))}):</p><ul>{items}</ul>"
                   f'<p>The <a href="{scorecard}.html">scorecard</a> gives each claim with its '
                   "evidence; <i>not testable here</i> means no model of this build is a fair "
                   "stand-in for the seed's on that claim.</p>")

@@ -28,13 +28,16 @@ from lmgeometry.report.plot_style import label
 
 __all__ = [
     "StoryChanged",
+    "NOT_WRITTEN",
     "claim",
     "says",
     "name",
     "conclusion",
     "conclusion_figures",
     "run_shows",
+    "plain_answer",
     "PARAGRAPHS",
+    "PLAIN",
 ]
 
 
@@ -334,7 +337,7 @@ CONCLUSION_CHAPTERS = ("01_geometry", "03_context_measures", "04_drift_and_cente
                        "05_senses", "09_attention_sink", "10_controlled_pair")
 
 
-def conclusion(chapters: Mapping[str, Results], summary: Any) -> str:
+def conclusion(chapters: Mapping[str, Results], summary: Any, *, strict: bool = True) -> str:
     """The book's conclusion: the introduction's three questions answered, then what the
     stand-in models can and cannot say (Markdown, one paragraph each).
 
@@ -345,11 +348,24 @@ def conclusion(chapters: Mapping[str, Results], summary: Any) -> str:
     summary : DataFrame or records
         The scorecard's per-seed tally (:func:`report.claims.seed_summary`).
 
+    strict : bool
+        As for :func:`run_shows`: ``False`` returns :data:`NOT_WRITTEN` with the reason
+        instead of raising.
+
     Raises
     ------
     StoryChanged
         When a chapter's results are missing or no longer support a sentence.
     """
+    try:
+        return _conclusion(chapters, summary)
+    except StoryChanged as exc:
+        if strict:
+            raise
+        return NOT_WRITTEN.format(reason=_reason(exc))
+
+
+def _conclusion(chapters: Mapping[str, Results], summary: Any) -> str:
     missing = [c for c in CONCLUSION_CHAPTERS if c not in chapters]
     if missing:
         raise StoryChanged(f"the conclusion reads the results of {', '.join(missing)}, which "
@@ -666,7 +682,106 @@ PARAGRAPHS: dict[str, Callable[[Results], str]] = {
 }
 
 
-def run_shows(chapter: str, results: Results) -> str:
+def _plain_geometry(r: Results) -> str:
+    return (f"Only {name(SMOLLM)} does: run without a start token, it splits its sentences' "
+            f"first words off into a cluster of their own, while {name(GEMMA)}, whose "
+            "tokenizer adds a start token, and both encoders do not split.")
+
+
+def _plain_pos(r: Results) -> str:
+    probe = [float(claim(r, "POS tags are well represented", m)["value"])
+             for m in (*ENCODERS, *DECODERS)]
+    return ("Yes in every model (a linear probe beats each word's most frequent tag by "
+            f"{_span([100 * v for v in probe], '{:.0f}'.format)} percentage points), but not "
+            "most clearly in the middle layers, as the paper saw it.")
+
+
+def _plain_context(r: Results) -> str:
+    static = [float(claim(r, "a static vector explains less than 5%", m,
+                          preset="ethayarajh2019")["value"]) for m in (*ENCODERS, *DECODERS)]
+    return (f"Yes, increasingly with depth, in {name(MINILM)}, {name(MPNET)} and "
+            f"{name(SMOLLM)}, though not in {name(GEMMA)}; but one static vector per word "
+            f"explains {_span(static, _pct)} of a word's variance, not the under 5% the paper "
+            "found.")
+
+
+def _plain_drift(r: Results) -> str:
+    closes = [float(claim(r, "centring closes most of the gap to isotropy", m)["value"])
+              for m in (*ENCODERS, *DECODERS)]
+    return (f"Yes in three of the four input matrices ({name(MPNET)}, {name(SMOLLM)}, "
+            f"{name(GEMMA)}), and subtracting the mean row closes {_span(closes, _pct)} of "
+            "the gap to isotropy in all four; it does not improve word similarity.")
+
+
+def _plain_senses(r: Results) -> str:
+    return ("Only faintly: in no model do a word's occurrences form sense clusters, and its "
+            "nearest other occurrence does not clearly share its sense.")
+
+
+def _plain_rogue(r: Results) -> str:
+    return ("Half of it: every pretrained model shows the block structure, and none has "
+            "rogue dimensions in its last layer.")
+
+
+def _plain_finetuning(r: Results) -> str:
+    return ("Partly: fine-tuning keeps the first three blocks and, in MiniLM, changes the last "
+            "half more than the first, but it creates no dominant rogue dimensions.")
+
+
+def _plain_zoo(r: Results) -> str:
+    return (f"Less than expected: only {name(GEMMA)}'s first block is far from every other "
+            "model's, and only the decoders' spaces are strongly anisotropic.")
+
+
+def _plain_sink(r: Results) -> str:
+    return ("No: switching the attention sink off in three ways leaves both the first-token "
+            "cluster and the decoders' anisotropy in place.")
+
+
+def _plain_pair(r: Results) -> str:
+    return ("Partly: trained on the same text, the causal model becomes anisotropic in every "
+            "layer and the masked one not clearly so, but the masked model learned far less.")
+
+
+#: Chapter name -> its findings box's first, plain-English sentence.
+PLAIN: dict[str, Callable[[Results], str]] = {
+    "01_geometry": _plain_geometry,
+    "02_part_of_speech": _plain_pos,
+    "03_context_measures": _plain_context,
+    "04_drift_and_centering": _plain_drift,
+    "05_senses": _plain_senses,
+    "06_rogue_dimensions": _plain_rogue,
+    "07_finetuning": _plain_finetuning,
+    "08_model_zoo": _plain_zoo,
+    "09_attention_sink": _plain_sink,
+    "10_controlled_pair": _plain_pair,
+}
+
+
+#: What a page shows instead of a written sentence its run's results do not support (a run on
+#: other models or parameters than the book's): the reason, in the words of the error.
+NOT_WRITTEN = ("*The written summary describes the book's own build; this run's results "
+               "differ ({reason}), so only the generated sentences and the verdicts below "
+               "describe it.*")
+
+
+def plain_answer(chapter: str, results: Results, *, strict: bool = True) -> str:
+    """A chapter's answer in one plain-English sentence, the first line of its findings box.
+
+    The sentence rests on the same verdicts as the chapter's paragraph (:func:`run_shows`),
+    which are checked first: it raises :class:`StoryChanged` where that paragraph would, or,
+    with ``strict=False`` (a page built on other models), returns ``""``.
+    """
+    try:
+        run_shows(chapter, results)
+    except StoryChanged:
+        if strict:
+            raise
+        return ""
+    return PLAIN[chapter](results)
+
+
+def run_shows(chapter: str, results: Results, *, strict: bool = True) -> str:
     """A chapter's "What this run shows": one written paragraph from its results.
 
     Parameters
@@ -676,6 +791,11 @@ def run_shows(chapter: str, results: Results) -> str:
     results : mapping
         The chapter's results file as loaded, or the same structures in memory (its
         ``claims`` table as records or a DataFrame, and the other tables its paragraph cites).
+
+    strict : bool
+        Raise when the results do not support the paragraph (the default, and what the tests
+        of the committed build do); ``False`` returns :data:`NOT_WRITTEN` with the reason
+        instead, for a page built on other models or parameters than the book's.
 
     Raises
     ------
@@ -688,4 +808,15 @@ def run_shows(chapter: str, results: Results) -> str:
 
         raise UsageError(f"no written paragraph for chapter {chapter!r}: the chapters with one "
                          f"are {', '.join(PARAGRAPHS)}")
-    return PARAGRAPHS[chapter](results)
+    try:
+        return PARAGRAPHS[chapter](results)
+    except StoryChanged as exc:
+        if strict:
+            raise
+        return NOT_WRITTEN.format(reason=_reason(exc))
+
+
+def _reason(exc: StoryChanged) -> str:
+    """The part of a :class:`StoryChanged` message a reader needs (before the fix)."""
+    return str(exc).split(": rewrite the sentence")[0].split(": re-run")[0].replace(
+        "the book's text ", "the text ")

@@ -59,6 +59,9 @@ LABELS = {
     "sigma_1": "σ₁",
     "sigma_2": "σ₂",
     "sigma_3": "σ₃",
+    # the estimator presets of chapter 3 (seed 001)
+    "ethayarajh2019": "Ethayarajh's estimators",
+    "corrected": "corrected estimators",
     # the decoders' control: "none" is the seed's protocol, every word kept
     "none": "all words",
 }

@@ -1,6 +1,10 @@
-"""Sphinx extension: each chapter page ends with links to how it was built.
+"""Sphinx extension: each page says who wrote it, when it ran and how to cite it, and each
+chapter page ends with links to how it was built.
 
-Under every chapter page: "How this chapter was built" (its row of the About page,
+Under every page's title: a byline (the authors of ``CITATION.cff`` and the date the page's
+chapter was executed, from its run record ``book/NN_name.run.json``). At the end of every page:
+"Cite this page" (authors, year, the page's title, the book's title and version, from
+``CITATION.cff``); then "How this chapter was built" (its row of the About page,
 ``99_about.html#build-NN_name``, when the book has that page; not on the About page itself)
 and "Download this build" (the archive of the HTML, executed notebooks and results files that
 ``lmgeometry book`` writes beside the HTML, named by commit and date: the environment variable
@@ -9,22 +13,87 @@ and "Download this build" (the archive of the HTML, executed notebooks and resul
 
 from __future__ import annotations
 
+import datetime as _dt
+import html
+import json
 import os
+from pathlib import Path
 from typing import Any
 
+import yaml
 from sphinx.application import Sphinx
 
 from lmgeometry.report.publish import ARCHIVE_ENV
+from lmgeometry.report.toc import project_root
 
-__all__ = ["ABOUT_DOC", "setup"]
+__all__ = ["ABOUT_DOC", "citation_facts", "byline", "cite_line", "setup"]
 
 ABOUT_DOC = "book/99_about"
+
+
+def citation_facts(srcdir: str | Path) -> dict[str, Any]:
+    """``CITATION.cff`` of the book (its source folder, else the project's), or ``{}``."""
+    for folder in (Path(srcdir), project_root()):
+        path = folder / "CITATION.cff"
+        if path.is_file():
+            return yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    return {}
+
+
+def _authors(facts: dict[str, Any]) -> str:
+    names = [a.get("name") or " ".join(p for p in (a.get("given-names"), a.get("family-names"))
+                                       if p)
+             for a in facts.get("authors") or []]
+    names = [n for n in names if n]
+    return (", ".join(names[:-1]) + " and " + names[-1]) if len(names) > 1 else \
+        (names[0] if names else "the lmgeometry contributors")
+
+
+def _executed(srcdir: Path, pagename: str) -> _dt.date | None:
+    """The day the page's chapter was executed, from its run record (``None`` if none)."""
+    record = srcdir / f"{pagename}.run.json"
+    try:
+        return _dt.datetime.fromisoformat(json.loads(record.read_text())["executed"]).date()
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def byline(facts: dict[str, Any], executed: _dt.date | None) -> str:
+    """The line under a page's title: authors and the date the page was executed."""
+    when = f" · executed {executed.day} {executed:%B %Y}" if executed else ""
+    return f'<p class="lmg-byline">By {html.escape(_authors(facts))}{when}</p>'
+
+
+def cite_line(facts: dict[str, Any], title: str, year: int) -> str:
+    """How to cite a page: authors (year). Title. In: the book's title, version."""
+    book = facts.get("title", "lmgeometry")
+    version = f", version {facts['version']}" if facts.get("version") else ""
+    return (f'<p class="lmg-cite"><b>Cite this page:</b> {html.escape(_authors(facts))} '
+            f"({year}). \u201c{html.escape(title)}.\u201d In <i>{html.escape(str(book))}</i>"
+            f"{html.escape(version)}. Please cite the papers it reproduces as well.</p>")
+
+
+def _meta(app: Sphinx, pagename: str, context: dict[str, Any]) -> None:
+    """The byline under the page's first heading and the citation line at its end."""
+    facts = citation_facts(app.srcdir)
+    executed = _executed(Path(app.srcdir), pagename)
+    body = context["body"]
+    end = body.find("</h1>")
+    if end >= 0:
+        end += len("</h1>")
+        body = body[:end] + byline(facts, executed) + body[end:]
+    released = str(facts.get("date-released", ""))[:4]
+    year = executed.year if executed else int(released) if released.isdigit() else \
+        _dt.date.today().year
+    title = html.unescape(str(context.get("title", ""))).replace("¶", "").strip()
+    context["body"] = body + cite_line(facts, title, year)
 
 
 def _links(app: Sphinx, pagename: str, templatename: str, context: dict[str, Any],
            doctree: Any) -> None:
     if doctree is None or "body" not in context:
         return
+    _meta(app, pagename, context)
     depth = pagename.count("/")
     prefix = "../" * depth
     links = []
