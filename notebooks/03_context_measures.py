@@ -69,8 +69,8 @@ display(HTML(findings_box(
     "self-similarity, "
     "intra-sentence similarity and maximum explainable variance, each adjusted for anisotropy?",
     caveat="Sentence encoders and small decoders stand in for BERT, ELMo and GPT-2, on a sample "
-    "of the STS sentences; the verdicts here use the <code>corrected</code> estimators (the "
-    "authors' are in the full table at the end).")))
+    "of the STS sentences; the verdicts here use the corrected estimators (the authors' are in "
+    "the full table at the end).")))
 display(Markdown(context_measures.run_sentence(per_layer, len(sts.sentences), len(sts.words))))
 
 # %% [markdown]
@@ -88,7 +88,10 @@ show(
     "ch03-selfsim-key",
     caption="Mean adjusted self-similarity of the eligible words per layer, corrected "
     "estimators, with 95% intervals over words (shaded); the x axis is the depth, layer / last "
-    'layer. <a href="#fig-ch03-selfsim">Self-similarity</a>, further down, shows it beside the '
+    "layer. The figure draws layer 0, but the verdict ranks layers 1 to the last only (the "
+    "input layer has seen no context): a model whose line falls steeply in its first blocks "
+    "and then rises again gets a rank correlation with depth near zero. "
+    '<a href="#fig-ch03-selfsim">Self-similarity</a>, further down, shows it beside the '
     "authors' estimators.",
 )
 

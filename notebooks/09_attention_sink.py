@@ -139,10 +139,14 @@ show(
     "sink-attention",
     caption="The attention sink: the mean attention weight that the queries after the first "
     "put on position 0, over heads and queries, per layer (intact models, 95% intervals "
-    "over sentences). Attention spread evenly over the keys a query sees would give "
-    "position 0 a share of 1/(q + 1) at query position q in a decoder, and 1/n in an "
-    "encoder reading n tokens.",
+    "over sentences).",
 )
+
+# %% [markdown]
+# For scale (not drawn, since it depends on each sentence's length): attention spread evenly
+# over the keys a query sees would give position 0 a share of $1/(q + 1)$ at query position
+# $q$ in a decoder (a half at $q = 1$, a twentieth at $q = 19$), and $1/n$ in an encoder
+# reading $n$ tokens.
 
 # %% [markdown]
 # ## Does the first-token cluster survive each intervention?

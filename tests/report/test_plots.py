@@ -254,7 +254,7 @@ def test_models_side_by_side_one_slider_shows_each_model_at_the_same_depth():
         "annotations[0].text": "deep: layer 15 of 30",
         "annotations[1].text": "shallow: layer 3 of 6",
         "annotations[2].text": "", "annotations[3].text": ""}
-    assert fig.layout.annotations[0].text == "deep: layer 0 of 30"
+    assert fig.layout.annotations[0].text == "deep: layer 15 of 30"  # opens halfway
 
 
 def test_continuous_colours_share_one_scale_capped_at_the_percentile():

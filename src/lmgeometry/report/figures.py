@@ -63,6 +63,7 @@ from lmgeometry.report.mime_bundle import (
     panel_title_room,
     plotly_bundle,
 )
+from lmgeometry.report.plot_style import display_names
 
 __all__ = [
     "BUNDLE_ENV",
@@ -81,6 +82,8 @@ __all__ = [
     "plotly_bundle",
     "show",
     "show_table",
+    "reader_names",
+    "reader_table",
     "table_html",
 ]
 
@@ -132,6 +135,33 @@ def _grid_columns(fig: go.Figure) -> int:
     return max(len(starts), 1)
 
 
+def reader_names(fig: go.Figure) -> go.Figure:
+    """``fig`` with the models' display names (:func:`plot_style.display_names`) in every text
+    a reader sees: title, panel titles and notes, legend names and title, menu and slider
+    labels (a chapter may title a figure with the alias it ran: ``"smollm2-135m, layer 13"``).
+    """
+    fig = go.Figure(fig)
+    if _title_text(fig):
+        fig.layout.title.text = display_names(_title_text(fig))
+    for note in fig.layout.annotations or ():
+        if note.text:
+            note.text = display_names(note.text)
+    for trace_ in fig.data:
+        if getattr(trace_, "name", None):
+            trace_.name = display_names(trace_.name)
+        if getattr(trace_, "legendgrouptitle", None) is not None and trace_.legendgrouptitle.text:
+            trace_.legendgrouptitle.text = display_names(trace_.legendgrouptitle.text)
+    for menu in fig.layout.updatemenus or ():
+        for button in menu.buttons or ():
+            if button.label:
+                button.label = display_names(button.label)
+    for slider in fig.layout.sliders or ():
+        for step in slider.steps or ():
+            if step.label:
+                step.label = display_names(step.label)
+    return fig
+
+
 def figure_html(fig: go.Figure, name: str, caption: str | None = None,
                 number: int | None = None, page: set[str] | None = None) -> str:
     """HTML ``<figure>`` for ``fig``: its div (id stable across runs), caption and script.
@@ -141,8 +171,8 @@ def figure_html(fig: go.Figure, name: str, caption: str | None = None,
     With ``page`` (the keys defined by earlier figures of the page), long lists of strings
     are shared with them (:func:`share_on_page`); without it the figure stands alone.
     """
-    fig = go.Figure(fig)
-    text = caption if caption is not None else _title_text(fig)
+    fig = reader_names(fig)
+    text = display_names(caption if caption is not None else _title_text(fig))
     if _title_text(fig):
         top = fig.layout.margin.t
         fig.update_layout(title=None, margin_t=max(
@@ -223,6 +253,22 @@ def figure_anchor(name: str) -> str:
     return name if re.fullmatch(r"fig-ch\d\d-[a-z0-9-]+", name) else f"{_div_id(name)}-figure"
 
 
+def reader_table(table: pd.DataFrame) -> pd.DataFrame:
+    """``table`` with the models' display names in its headers and text cells (a model
+    column holds aliases: ``minilm-l6`` -> ``MiniLM``; a cell that names one in a sentence
+    gets the same, :func:`plot_style.display_names`)."""
+    named = table.rename(columns=lambda c: display_names(c) if isinstance(c, str) else c)
+    if isinstance(named.index, pd.MultiIndex) or named.index.dtype == object:
+        named.index = named.index.map(lambda v: display_names(v) if isinstance(v, str) else
+                                      tuple(display_names(x) if isinstance(x, str) else x
+                                            for x in v) if isinstance(v, tuple) else v)
+    for column in named.columns:
+        if named[column].dtype == object:
+            named[column] = [display_names(v) if isinstance(v, str) else v
+                             for v in named[column]]
+    return named
+
+
 def show_table(table: pd.DataFrame, caption: str, digits: int = 3,
                columns: Sequence[str] | None = None, fold_rows: int = FOLD_ROWS,
                row_ids: Sequence[str] | None = None,
@@ -259,5 +305,9 @@ def show_table(table: pd.DataFrame, caption: str, digits: int = 3,
 
     if columns is not None:
         table = table[list(columns)]
-    display(HTML(table_html(table, caption, _next_number("table"), digits, fold_rows,
-                            row_ids, links, classes, titles, anchor)))
+    def renamed(by_column: Mapping[str, Sequence[Any]] | None) -> Any:
+        return None if by_column is None else {display_names(k): v for k, v in by_column.items()}
+
+    display(HTML(table_html(reader_table(table), display_names(caption), _next_number("table"),
+                            digits, fold_rows, row_ids, renamed(links), renamed(classes),
+                            renamed(titles), anchor)))

@@ -187,10 +187,13 @@ def side_by_side(
     color_title: str,
     title: str = "",
     categories: Mapping[object, str] | None = None,
+    color_cap: float | None = COLOR_CAP_PERCENTILE,
 ) -> go.Figure:
     """2-D scatters next to each other, each with its own colour values.
 
-    Colour values are continuous (a colour bar titled ``color_title``), or, with
+    Colour values are continuous (one colour bar titled ``color_title``, one scale for every
+    panel: the same value is the same colour in each, the scale cut at the ``color_cap``
+    percentile of all of them), or, with
     ``categories`` (value -> name, e.g. ``{0: "negative", 1: "positive"}``), categorical: one
     trace per category in every panel, a legend titled ``color_title`` naming each category
     once, the same colour in every panel. Each panel's axes cover the bulk of its points
@@ -198,6 +201,8 @@ def side_by_side(
     counts the points off scale.
     """
     fig = make_subplots(rows=1, cols=len(panels), subplot_titles=list(titles))
+    every = np.concatenate([np.asarray(c, dtype=np.float64).ravel() for c in color]) \
+        if categories is None else None
     for i, (xy, c) in enumerate(zip(panels, color, strict=True)):
         xy, c = np.asarray(xy), np.asarray(c)
         axes = panel_axes(fig, 1, i + 1)
@@ -205,8 +210,8 @@ def side_by_side(
         if categories is None:
             fig.add_trace(go.Scatter(
                 x=_r(xy[:, 0]), y=_r(xy[:, 1]), mode="markers", showlegend=False,
-                marker={"size": 3, "color": c, "colorscale": "Viridis", "showscale": i == 0,
-                        "colorbar": {"title": color_title}}), row=1, col=i + 1)
+                marker=_continuous_marker(c, color_title, i == 0, 3, every, color_cap)),
+                row=1, col=i + 1)
             continue
         colors = _category_colors(list(categories))
         for value, name in categories.items():
@@ -237,6 +242,7 @@ def models_side_by_side(
     cols: int = 2,
     title: str = "",
     color_cap: float | None = COLOR_CAP_PERCENTILE,
+    start: float = 0.5,
 ) -> go.Figure:
     """Models in columns under one slider over depth, as seed 000 compared GPT-2 and BERT.
 
@@ -250,7 +256,9 @@ def models_side_by_side(
     that counts the points off scale (an ``update``). Continuous colours share one scale
     across models, cut at the ``color_cap`` percentile; categories share colours and legend
     entries across models, and a click on one shows it in every panel over the other
-    categories in gray (:data:`GRAY_CONTEXT`).
+    categories in gray (:data:`GRAY_CONTEXT`). The figure opens at the step nearest the
+    depth ``start`` (default halfway, where a layer has context and is not yet the output's:
+    layer 0 shows no finding, the input embeddings having seen no context).
     """
     models = list(coords)
     if not models:
@@ -297,13 +305,16 @@ def models_side_by_side(
                                       notes[i]))
         steps.append({"method": "update", "label": f"{depth:.2f}",
                       "args": [{"x": xs, "y": ys}, layout]})
-    fig.update_layout(steps[0]["args"][1])
+    active = int(np.argmin(np.abs(depths - start)))
+    for k, trace_ in enumerate(fig.data):
+        trace_.x, trace_.y = steps[active]["args"][0]["x"][k], steps[active]["args"][0]["y"][k]
+    fig.update_layout(steps[active]["args"][1])
     fig.update_xaxes(showticklabels=False)
     fig.update_yaxes(showticklabels=False)
     fig.update_layout(
         title=title, height=330 * rows + 150, margin={"l": 10, "r": 10, "t": 60, "b": 10},
         legend={"itemsizing": "constant", "title": color_title},
-        sliders=[{"active": 0, "steps": steps, "pad": {"t": 20},
+        sliders=[{"active": active, "steps": steps, "pad": {"t": 20},
                   "currentvalue": {"prefix": "depth (layer / last layer): "}}],
         meta=GRAY_CONTEXT if categorical else None,
     )

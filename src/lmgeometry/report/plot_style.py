@@ -4,6 +4,7 @@ and the menus' settings.
 
 from __future__ import annotations
 
+import re
 import zlib
 from collections.abc import Sequence
 
@@ -18,6 +19,7 @@ __all__ = [
     "COLOR_CAP_PERCENTILE",
     "LABELS",
     "MODEL_NAMES",
+    "display_names",
     "plain",
     "label",
     "model_color",
@@ -87,6 +89,23 @@ def plain(text: object) -> str:
     strike-through tag and drops tags it does not know)."""
     text = str(text)
     return MODEL_NAMES.get(text, text).replace("<", "&lt;").replace(">", "&gt;")
+
+
+_ALIAS = re.compile(r"(?<![\w/.-])(" + "|".join(
+    re.escape(m) for m in sorted(MODEL_NAMES, key=len, reverse=True)) + r")(?![\w-])")
+
+
+def display_names(text: str) -> str:
+    """``text`` with every model alias written as its display name (:data:`MODEL_NAMES`):
+    ``"smollm2-135m, layer 13"`` -> ``"SmolLM2, layer 13"``. A path or a longer name that
+    contains an alias (``.../smollm2-135m/``, ``pair-causal-untied``) is left as it is.
+
+    Examples
+    --------
+    >>> display_names("minilm-l6 / none; pair-causal-untied and pair-causal")
+    'MiniLM / none; pair: causal LM, untied and pair: causal LM'
+    """
+    return _ALIAS.sub(lambda m: MODEL_NAMES[m.group(1)], str(text))
 
 
 def label(name: object) -> str:
