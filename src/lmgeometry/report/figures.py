@@ -88,9 +88,11 @@ __all__ = [
 ]
 
 
-#: A figure with more subplot columns keeps this width and scrolls sideways on a phone.
+#: A grid with this many subplot columns or more is a grid of small multiples: on a phone the
+#: page's script (``_ext/lmgeometry_figures.js``, fitPhone) lays it out again in one or two
+#: columns of square-ish panels, so it keeps no minimum width (it used to keep 720 px and
+#: scroll sideways, cutting a panel in half behind an unmarked scroll).
 WIDE_GRID_COLUMNS = 4
-WIDE_GRID_MIN_PX = 720
 
 
 _numbers = {"figure": 0, "table": 0}
@@ -179,8 +181,7 @@ def figure_html(fig: go.Figure, name: str, caption: str | None = None,
             min(top, 40) if top is not None else 40, panel_title_room(fig)))
     div_id = _div_id(name)
     height = fig.layout.height or 450
-    wide = _grid_columns(fig) >= WIDE_GRID_COLUMNS
-    style = f"height:{height}px;width:100%" + (f";min-width:{WIDE_GRID_MIN_PX}px" if wide else "")
+    style = f"height:{height}px;width:100%"
     spec = encode_figure(fig)
     if page is not None:
         spec = share_on_page(spec, page)

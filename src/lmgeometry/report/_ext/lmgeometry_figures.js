@@ -157,8 +157,10 @@
         update["annotations[" + p.title + "].font.size"] = fit.font;
       }
     });
-    if (fit.cols === grid.cols) return {update: update, height: height};
     var first = grid.panels[0], rowPx = (first.y[1] - first.y[0]) * size.h;
+    // the same columns, and panels no taller than wide: nothing to lay out again (panels
+    // much taller than wide, as two columns of a desktop grid on a phone, get square rows)
+    if (fit.cols === grid.cols && rowPx <= 1.25 * fit.panel) return {update: update, height: height};
     var lines = 1;
     grid.panels.forEach(function (p) {
       if (p.title >= 0) {
