@@ -87,7 +87,7 @@ show(
 # **The question.** What is the global shape of a language model's word vectors, layer by
 # layer, and which property of a word decides where it lies?
 #
-# **What Kehlbeck et al. (2021) found.** The seed {cite:p}`kehlbeck2021demystifying` projected
+# **What Kehlbeck et al. (2021) found.** The article projected
 # every layer of
 # GPT-2 and BERT, for the words of MultiNLI sentences that contain polysemous words, onto its
 # first principal components, and described what it saw. **GPT-2 forms two very separate
@@ -457,7 +457,7 @@ results.save_results(
 # %% [markdown]
 # ## References
 #
-# The works this page cites; [About this build](99_about.ipynb#references) lists every work
+# The works this page cites; [About this build](99_about.ipynb) lists every work
 # the book cites.
 #
 # ```{bibliography}

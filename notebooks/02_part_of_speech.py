@@ -77,7 +77,7 @@ show(
 # **The question.** Does a word's part of speech decide where its vector lies, and in which
 # layers most clearly?
 #
-# **What Kehlbeck et al. (2021) found.** The seed {cite:p}`kehlbeck2021demystifying` coloured its
+# **What Kehlbeck et al. (2021) found.** The article coloured its
 # projections
 # by the part-of-speech tags spaCy assigns and concluded, by eye, that **BERT's clusters
 # represent POS tags**, "especially in the middle layers of the model", consistent with earlier
@@ -272,7 +272,7 @@ results.save_results(
 # %% [markdown]
 # ## References
 #
-# The works this page cites; [About this build](99_about.ipynb#references) lists every work
+# The works this page cites; [About this build](99_about.ipynb) lists every work
 # the book cites.
 #
 # ```{bibliography}

@@ -96,7 +96,7 @@ show(
 )
 
 # %% [markdown]
-# {cite:t}`ethayarajh2019` (Ethayarajh, 2019) asked how much a word's vector depends on its
+# {cite:t}`ethayarajh2019` asked how much a word's vector depends on its
 # context, with
 # three measures computed per layer on the words of STS sentences:
 #
@@ -136,7 +136,7 @@ show(
 # baseline, IntraSim adjusted by length-matched random pseudo-sentences). Every claim that
 # depends on the estimators is tested under both.
 #
-# Kehlbeck et al. (2021) {cite:p}`kehlbeck2021demystifying` added token-level versions: each
+# {cite:t}`kehlbeck2021demystifying` added token-level versions: each
 # token's mean
 # cosine to the other tokens of its sentence, by position and by part of speech, its mean
 # cosine to the other occurrences of its word, and its 10 nearest neighbours.
@@ -676,7 +676,7 @@ results.save_results(
 # %% [markdown]
 # ## References
 #
-# The works this page cites; [About this build](99_about.ipynb#references) lists every work
+# The works this page cites; [About this build](99_about.ipynb) lists every work
 # the book cites.
 #
 # ```{bibliography}

@@ -107,12 +107,12 @@ display(Markdown(
 # **The question.** Do the vectors of one word fall into groups that match its senses, and is
 # it a word's senses or the variety of its contexts that makes its vectors differ?
 #
-# **What the seeds found.** Kehlbeck et al. (2021) {cite:p}`kehlbeck2021demystifying` projected the
+# **What the seeds found.** {cite:t}`kehlbeck2021demystifying` projected the
 # occurrences of polysemous words of MultiNLI sentences with PCA and UMAP and concluded, by
 # eye, that from the principal components it "can come to no direct conclusion of whether or
 # not senses are encoded", that individual tokens "show clustering in UMAP" for both GPT-2 and
 # BERT, and that the model "must be able to distinguish between senses in the high-dimensional
-# space". Ethayarajh (2019) {cite:p}`ethayarajh2019` found stopwords, which are not polysemous,
+# space". {cite:t}`ethayarajh2019` found stopwords, which are not polysemous,
 # among
 # the least self-similar words and concluded that "the variety of contexts a word appears in,
 # rather than its inherent polysemy" drives the variation of its vectors, so the models do not
@@ -401,7 +401,7 @@ results.save_results(
 # %% [markdown]
 # ## References
 #
-# The works this page cites; [About this build](99_about.ipynb#references) lists every work
+# The works this page cites; [About this build](99_about.ipynb) lists every work
 # the book cites.
 #
 # ```{bibliography}

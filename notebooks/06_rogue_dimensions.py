@@ -93,7 +93,7 @@ show(
 )
 
 # %% [markdown]
-# GPTology (2022) ("GPTology", {cite:alp}`gptology`) fine-tuned GPT-2 and BERT on SST-2
+# GPTology {cite:p}`gptology` fine-tuned GPT-2 and BERT on SST-2
 # {cite:p}`socher2013` and QNLI {cite:p}`rajpurkar2016,wang2019glue` and looked inside. It
 # reported that layer-by-layer **CKA** (centred kernel alignment, {cite:alp}`kornblith2019`) of
 # the pretrained GPT-2 has a block structure (early, middle and last blocks), which
@@ -374,7 +374,7 @@ results.save_results(
 # %% [markdown]
 # ## References
 #
-# The works this page cites; [About this build](99_about.ipynb#references) lists every work
+# The works this page cites; [About this build](99_about.ipynb) lists every work
 # the book cites.
 #
 # ```{bibliography}

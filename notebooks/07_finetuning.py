@@ -82,7 +82,7 @@ show(plots.facet_lines(layers, "variance_share_top1", "task", x="depth", dash="s
      "variance-share")
 
 # %% [markdown]
-# GPTology (2022) ("GPTology", {cite:alp}`gptology`) fine-tuned GPT-2 and BERT on SST-2 (sentiment,
+# GPTology {cite:p}`gptology` fine-tuned GPT-2 and BERT on SST-2 (sentiment,
 # {cite:alp}`socher2013`) and QNLI (does a sentence answer a question?
 # {cite:alp}`rajpurkar2016,wang2019glue`) and looked at what fine-tuning did to the layers. It
 # reported that layer-by-layer **CKA** (centred kernel alignment, {cite:alp}`kornblith2019`) of the
@@ -420,7 +420,7 @@ results.save_results(
 # %% [markdown]
 # ## References
 #
-# The works this page cites; [About this build](99_about.ipynb#references) lists every work
+# The works this page cites; [About this build](99_about.ipynb) lists every work
 # the book cites.
 #
 # ```{bibliography}

@@ -83,7 +83,7 @@ show(
 # **The question.** Do language models lay out the same words in the same way? If not, how do
 # their spaces differ, layer by layer, and which differences follow from the architecture?
 #
-# **What Kehlbeck et al. (2021) found.** The seed {cite:p}`kehlbeck2021demystifying` closes with
+# **What Kehlbeck et al. (2021) found.** The article closes with
 # the first
 # layer of "some selected state-of-the-art language models", projected with PCA, and concludes:
 # "the embedding spaces are vastly different! If embeddings of these models are interchangeably
@@ -293,7 +293,7 @@ results.save_results(
 # %% [markdown]
 # ## References
 #
-# The works this page cites; [About this build](99_about.ipynb#references) lists every work
+# The works this page cites; [About this build](99_about.ipynb) lists every work
 # the book cites.
 #
 # ```{bibliography}

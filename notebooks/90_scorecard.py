@@ -65,11 +65,9 @@ for answer, figure in zip(answers, [*figures, None], strict=True):
 # **How a verdict is reached.** Each claim is a statistic with a 95% interval, a threshold and a
 # direction: it *holds* when the whole interval lies on the claimed side, *does not hold* when
 # it lies wholly on the other side, and is *inconclusive* otherwise. **Every rule is first run
-# on the seed's own evidence**: the numbers the authors released (Ethayarajh 2019, Ethayarajh
-# (2019)),
-# the paper's tables (Biš et al. 2021, Biš et al. (2021)) and the results it reports (GPTology 2022,
-# GPTology (2022)), or, where the seed gives no number (most of Kehlbeck et al. 2021, Kehlbeck et
-# al. (2021)), the
+# on the seed's own evidence**: the numbers the authors released (Ethayarajh 2019), the
+# paper's tables (Biš et al. 2021) and the results it reports (GPTology 2022), or, where the
+# seed gives no number (most of Kehlbeck et al. 2021), the
 # seed's words. A rule that gives a seed model a verdict other
 # than the one the seed reports is not a valid test; the book's tests fail on one. A claim the
 # seed's own numbers cannot meet under the seed's stated method is marked *not reproducible*.
@@ -94,7 +92,7 @@ pair_primary = claim_tables.primary_table(pair_found, pair_kinds, list(pair_kind
 chapters_with_claims = sorted(found["chapter"].unique())
 display(Markdown(
     f"{plural(len(found), 'claim row')} from {plural(len(chapters_with_claims), 'chapter')} "
-    f"({', '.join(chapters_with_claims) or 'none yet'}), over "
+    f"({', '.join(str(int(c[:2])) for c in chapters_with_claims) or 'none yet'}), over "
     f"{plural(found['model'].nunique(), 'model')}; "
     f"{plural(len(primary), 'primary (claim, kind) row')}."
 ))
@@ -188,7 +186,7 @@ results.save_results(
 # %% [markdown]
 # ## References
 #
-# The works this page cites; [About this build](99_about.ipynb#references) lists every work
+# The works this page cites; [About this build](99_about.ipynb) lists every work
 # the book cites.
 #
 # ```{bibliography}

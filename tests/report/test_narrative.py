@@ -159,6 +159,12 @@ def test_the_conclusion_figures_come_from_the_results(built):
                                          abs=1e-4)
     # the split figure draws the 0.5 its caption names
     assert any(s.y0 == 0.5 for s in figures[2][0].layout.shapes)
+    # every word is drawn solid, the first word left out dashed, as the captions say
+    for fig, _, caption in figures[1:]:
+        assert "dashed: the decoders with each sentence's first word left out" in caption
+        styles = {t.name: t.line.dash for t in fig.data if t.mode == "lines+markers"}
+        assert styles["SmolLM2 / all words"] == "solid"
+        assert styles["SmolLM2 / without each first word"] == "dash"
 
 
 def test_every_chapter_has_a_plain_answer_checked_like_its_paragraph(built):

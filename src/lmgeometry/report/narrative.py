@@ -383,11 +383,16 @@ def _conclusion(chapters: Mapping[str, Results], summary: Any) -> str:
 def conclusion_figures(chapters: Mapping[str, Results]) -> list[tuple[go.Figure, str, str]]:
     """The three figures that carry the conclusion, drawn from chapters 1 and 3's per-layer
     tables: ``(figure, name, caption)`` each, for :func:`report.figures.show`."""
+    # the decoders' control, named so that every word (the seed's protocol) sorts first and
+    # is drawn solid, the first word left out dashed
+    controls = {"none": "all words", "first word excluded": "without each first word"}
     context = pd.DataFrame(_records(chapters["03_context_measures"].get("per_layer")))
     context = context[(context["preset"] == "ethayarajh2019") & (context["layer"] > 0)]
-    selfsim = context[context["control"] == "none"]
+    context = context.assign(control=context["control"].map(controls))
+    selfsim = context[context["control"] == controls["none"]]
     geometry = pd.DataFrame(_records(chapters["01_geometry"].get("layers")))
     geometry = geometry[geometry["layer"] > 0]
+    geometry = geometry.assign(control=geometry["control"].map(controls))
     fig1 = lines_by_layer(selfsim, "selfsim_adj", x="depth", lower="selfsim_adj_lo",
                           upper="selfsim_adj_hi",
                           y_title="self-similarity, anisotropy-adjusted")

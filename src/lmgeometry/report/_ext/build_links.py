@@ -2,7 +2,9 @@
 chapter page ends with links to how it was built.
 
 Under every page's title: a byline (the authors of ``CITATION.cff`` and the date the page's
-chapter was executed, from its run record ``book/NN_name.run.json``). At the end of every page:
+chapter was executed, from its run record ``book/NN_name.run.json``). A chapter's folded
+parameters cell moves from the top of the page to an appendix at its end
+(:func:`parameters_to_appendix`). At the end of every page:
 "Cite this page" (authors, year, the page's title, the book's title and version, from
 ``CITATION.cff``); then "How this chapter was built" (its row of the About page,
 ``99_about.html#build-NN_name``, when the book has that page; not on the About page itself)
@@ -17,6 +19,7 @@ import datetime as _dt
 import html
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +29,8 @@ from sphinx.application import Sphinx
 from lmgeometry.report.publish import ARCHIVE_ENV
 from lmgeometry.report.toc import project_root
 
-__all__ = ["ABOUT_DOC", "citation_facts", "byline", "cite_line", "setup"]
+__all__ = ["ABOUT_DOC", "citation_facts", "byline", "cite_line", "parameters_to_appendix",
+           "setup"]
 
 ABOUT_DOC = "book/99_about"
 
@@ -73,6 +77,46 @@ def cite_line(facts: dict[str, Any], title: str, year: int) -> str:
             f"{html.escape(version)}. Please cite the papers it reproduces as well.</p>")
 
 
+_PARAMETERS_CELL = re.compile(r'<div class="cell tag_(?:injected-)?parameters\b[^"]*"')
+_DIV = re.compile(r"<div\b|</div>")
+
+
+def parameters_to_appendix(body: str) -> str:
+    """Move the chapter's folded parameters cell (the one the page shows: tagged
+    ``parameters`` or ``injected-parameters``, not removed) from the top of the page to an
+    appendix at its end, before the page's References section when it has one: the reader
+    meets the findings first, the parameters where the details are.
+
+    Examples
+    --------
+    >>> page = ('<h1>T</h1><div class="cell tag_injected-parameters tag_hide-input">'
+    ...         '<div>p = 1</div></div><p>Findings</p><section id="references">R</section>')
+    >>> moved = parameters_to_appendix(page)
+    >>> moved.index("Findings") < moved.index("p = 1") < moved.index('id="references"')
+    True
+    >>> parameters_to_appendix("<p>no parameters</p>")
+    '<p>no parameters</p>'
+    """
+    found = _PARAMETERS_CELL.search(body)
+    if found is None:
+        return body
+    depth, end = 0, None
+    for tag in _DIV.finditer(body, found.start()):
+        depth += 1 if tag.group(0) == "<div" else -1
+        if depth == 0:
+            end = tag.end()
+            break
+    if end is None:
+        return body
+    cell = body[found.start():end]
+    rest = body[:found.start()] + body[end:]
+    appendix = ('<section id="appendix-parameters" class="lmg-appendix">'
+                "<h2>Appendix: the parameters</h2><p>The parameters this chapter ran with "
+                "(the book's defaults unless the build set others).</p>" + cell + "</section>")
+    at = rest.find('<section id="references"')
+    return rest + appendix if at < 0 else rest[:at] + appendix + rest[at:]
+
+
 def _meta(app: Sphinx, pagename: str, context: dict[str, Any]) -> None:
     """The byline under the page's first heading and the citation line at its end."""
     facts = citation_facts(app.srcdir)
@@ -86,7 +130,7 @@ def _meta(app: Sphinx, pagename: str, context: dict[str, Any]) -> None:
     year = executed.year if executed else int(released) if released.isdigit() else \
         _dt.date.today().year
     title = html.unescape(str(context.get("title", ""))).replace("¶", "").strip()
-    context["body"] = body + cite_line(facts, title, year)
+    context["body"] = parameters_to_appendix(body) + cite_line(facts, title, year)
 
 
 def _links(app: Sphinx, pagename: str, templatename: str, context: dict[str, Any],
