@@ -76,7 +76,7 @@ def test_a_number_in_the_conclusion_is_the_results_number(built, summary):
     assert "\u22120.78" in narrative.conclusion(planted, summary)
     gemma = _row(planted["01_geometry"], "the representations split into two", "gemma3-270m")
     gemma["value"] = 0.1234
-    assert "do not split (0.12)" in narrative.conclusion(planted, summary)
+    assert "(a mean of 0.12)" in narrative.conclusion(planted, summary)
     tally = copy.deepcopy(summary)
     tally[0]["reproduced"] += 100
     assert f"{sum(r['reproduced'] for r in tally)} are reproduced" in narrative.conclusion(
@@ -193,3 +193,16 @@ def test_a_page_built_on_other_models_says_the_text_is_not_its_own(built, summar
     assert narrative.conclusion(other, summary, strict=False).startswith("*The written summary")
     with pytest.raises(StoryChanged):
         narrative.run_shows("01_geometry", other["01_geometry"])
+
+
+def test_the_split_layers_come_from_chapter_1s_per_layer_table(built, summary):
+    planted = copy.deepcopy(built)
+    for row in planted["01_geometry"]["layers"]:
+        if row["model"] == "smollm2-135m" and row["control"] == "first word excluded":
+            row["split"] = row["layer"] in (4, 5)
+    assert "only layers 4-5 still split" in narrative.conclusion(planted, summary)
+    for row in planted["01_geometry"]["layers"]:
+        if row["model"] == "smollm2-135m" and row["control"] == "first word excluded":
+            row["split"] = True  # the first word no longer makes the split
+    with pytest.raises(StoryChanged, match="without the first word"):
+        narrative.conclusion(planted, summary)

@@ -25,6 +25,7 @@ import plotly.graph_objects as go
 from lmgeometry.errors import LmgeometryError
 from lmgeometry.report.plot_lines import lines_by_layer
 from lmgeometry.report.plot_style import label
+from lmgeometry.report.prose import layers_phrase
 
 __all__ = [
     "StoryChanged",
@@ -198,8 +199,8 @@ def _contextual(context: Results, senses: Results) -> str:
                         "holds") for m in (*ENCODERS, *DECODERS)]
     return (
         "**Are contextual vectors contextual?** Yes, and more so the deeper the layer, in three "
-        "of the four models. Ethayarajh's (2019) test asks how alike one word's vectors are "
-        "across its contexts, after subtracting how alike any two words are. That "
+        "of the four models. Ethayarajh's (2019) test: how alike one word's vectors are "
+        "across contexts, minus how alike any two words are. That "
         f"self-similarity falls steadily with depth in {name(MINILM)} (from "
         f"{ends[MINILM][0]} to {ends[MINILM][1]}), {name(MPNET)} ({ends[MPNET][0]} to "
         f"{ends[MPNET][1]}) and {name(SMOLLM)} ({ends[SMOLLM][0]} to {ends[SMOLLM][1]}): its "
@@ -208,10 +209,10 @@ def _contextual(context: Results, senses: Results) -> str:
         f"exception: its words are already unlike themselves after the first block "
         f"({ends[GEMMA][0]}) and change little after that ({ends[GEMMA][1]}; rank correlation "
         f"{_num(flat['value'])}). Contextual does not mean sense-like: in none of the "
-        "models do a word's occurrences gather into a few tight sense clusters (the best "
-        f"layer's silhouette is at most {_num(max(float(r['value']) for r in senses_rows))}, "
-        "chapter 5). But the vectors are less contextual than Ethayarajh found for GPT-2 and "
-        "BERT. There, one static vector per word explained under 5% of the variance of its "
+        "models do a word's occurrences gather into a few tight sense clusters (silhouette "
+        f"at most {_num(max(float(r['value']) for r in senses_rows))}; chapter 5). But the "
+        "vectors are less contextual than Ethayarajh found for GPT-2 and BERT. There, one "
+        "static vector per word explained under 5% of the variance of its "
         "occurrences in every layer; here the best layer's share is "
         f"{_and([_pct(r['value']) + ' (' + name(r['model']) + ')' for r in static])} with the "
         "paper's estimator, and a corrected estimator still finds "
@@ -255,10 +256,10 @@ def _same_way(context: Results, drift: Results, sink: Results, pair: Results) ->
         "Biš et al. (2021) describe: the rows of "
         f"{_and([name(r['model']) for r in shared])}'s matrices share one direction, and "
         "subtracting the mean row lifts their isotropy (1 is perfect) from "
-        f"{_and(centred)} (chapter 4). In the hidden states, though, one common shift "
-        "does not account for the decoders' crowding: the mean vector alone misses the "
-        f"measured mean cosine by up to {_num(shift[SMOLLM]['value'])} in {name(SMOLLM)} and "
-        f"{_num(shift[GEMMA]['value'])} in {name(GEMMA)}. Nor is the attention sink the cause: "
+        f"{_and(centred)} (chapter 4). In the hidden states one common shift does not "
+        "account for the decoders' crowding: the mean vector alone misses their mean cosine "
+        f"by up to {_num(shift[SMOLLM]['value'])} ({name(SMOLLM)}) and "
+        f"{_num(shift[GEMMA]['value'])} ({name(GEMMA)}). Nor is the attention sink the cause: "
         "switched off in three ways, it leaves at least "
         f"{_pct(min(float(r['value']) for r in kept[SMOLLM]))} of {name(SMOLLM)}'s and "
         f"{_pct(min(float(r['value']) for r in kept[GEMMA]))} of {name(GEMMA)}'s anisotropy "
@@ -266,6 +267,25 @@ def _same_way(context: Results, drift: Results, sink: Results, pair: Results) ->
         "to the output layer is what gives it a common direction (untying it lowers the mean "
         f"cosine of its rows by {_num(tied['value'])}, chapter 10)."
     )
+
+
+def _split_layers(geometry: Results, model: str, control: str) -> list[int]:
+    """The inner layers (1 to L - 1) of ``model`` that split into well-separated clusters,
+    from chapter 1's per-layer table (its ``split`` column)."""
+    rows = [r for r in _records(geometry.get("layers"))
+            if r.get("model") == model and r.get("control") == control]
+    if not rows:
+        raise StoryChanged(f"the book's text cites chapter 1's per-layer splits of {model} "
+                           f"({control}), which its results lack: re-run chapter 1")
+    last = max(int(r["layer"]) for r in rows)
+    return sorted(int(r["layer"]) for r in rows if r.get("split") and 0 < int(r["layer"]) < last)
+
+
+def _share(geometry: Results, model: str, layers: Sequence[int]) -> str:
+    """``"27 of its 29 inner layers"`` (layers 1 to L - 1, where a split is looked for)."""
+    last = max(int(r["layer"]) for r in _records(geometry.get("layers"))
+               if r.get("model") == model)
+    return f"{len(layers)} of its {last - 1} inner layers"
 
 
 def _first_token(geometry: Results, sink: Results) -> str:
@@ -287,6 +307,14 @@ def _first_token(geometry: Results, sink: Results) -> str:
     reset = {m: says(claim(sink, "beyond the paper: the first-token cluster is caused by", m,
                            control="massive activations reset"), "does not hold")
              for m in DECODERS}
+    smol_all, smol_rest = (_split_layers(geometry, SMOLLM, c)
+                           for c in ("none", "first word excluded"))
+    gemma_all = _split_layers(geometry, GEMMA, "none")
+    if not (len(smol_rest) < len(smol_all) / 2 and 0 < len(gemma_all) <= 2):
+        raise StoryChanged("the book's text says most of SmolLM2's split layers stop splitting "
+                           "without the first word and Gemma 3 splits in a layer or two, which "
+                           "chapter 1's per-layer table no longer shows: rewrite the sentence in "
+                           "lmgeometry/report/narrative.py")
     cost = [r for r in _records(sink.get("loss"))
             if r.get("model") == SMOLLM and r.get("condition") == "massive"]
     if len(cost) != 1:
@@ -295,13 +323,15 @@ def _first_token(geometry: Results, sink: Results) -> str:
     return (
         "**Why do decoders split off their first token?** Because it is the first token, not "
         f"because it is a word. {name(SMOLLM)}, run without a start token as the seeds ran "
-        "GPT-2, splits every layer into two well-separated clusters (a mean silhouette of "
-        f"{_num(split['value'])}, where 0.5 marks a reasonable split), and "
+        f"GPT-2, splits {_share(geometry, SMOLLM, smol_all)} into two well-separated clusters "
+        f"(a mean silhouette of {_num(split['value'])}, where 0.5 marks a reasonable split), and "
         f"{_pct(first['value'])} of the "
         "words outside the main cluster are sentences' first words. Leave each sentence's "
-        f"first word out and the split is gone ({_num(gone['value'])}; Figure 3). "
+        f"first word out and only {layers_phrase(smol_rest)} still split (a mean of "
+        f"{_num(gone['value'])}; Figure 3). "
         f"{name(GEMMA)}'s tokenizer puts a start token before every sentence, which takes that "
-        f"role: with it, {name(GEMMA)}'s words do not split ({_num(gemma['value'])}), and "
+        f"role: with it, {name(GEMMA)}'s words split only in {layers_phrase(gemma_all)} (a "
+        f"mean of {_num(gemma['value'])}), and "
         f"running it without one multiplies its loss per token by {_num(loss[0]['ratio'], 1)} "
         f"(chapter 1). Neither encoder splits ({_num(encoders[0]['value'])} and "
         f"{_num(encoders[1]['value'])}). Nor do the first token's massive activations set it "
@@ -416,8 +446,8 @@ def conclusion_figures(chapters: Mapping[str, Results]) -> list[tuple[go.Figure,
         (fig3, "conclusion-split",
          "How well each layer splits into clusters (the best k-means silhouette; above 0.5 is a "
          "reasonable split), by relative depth; dashed: the decoders with each sentence's "
-         "first word left out. Only SmolLM2, run without a start token, splits, and only "
-         "because of its first words. From chapter 1."),
+         "first word left out. SmolLM2, run without a start token, splits in most layers, "
+         "and most of the split goes with the first words. From chapter 1."),
     ]
 
 
@@ -434,13 +464,15 @@ def _geometry(r: Results) -> str:
     least = [says(claim(r, "the first token is the least similar", m), "does not hold")
              for m in DECODERS]
     del pos, least
+    rest = _split_layers(r, SMOLLM, "first word excluded")
     return (
         f"Of the four models only {name(SMOLLM)} splits the way Kehlbeck et al. (2021) saw "
         "GPT-2 split: into two well-separated clusters, with a mean silhouette of "
         f"{_ci(split, 3)}, the smaller made of "
-        f"sentences' first words ({_pct(first['value'])} of it). The split is the first "
-        f"word's doing: without it the silhouette drops to {_num(gone['value'])}, under the "
-        f"0.5 of a reasonable split. {name(GEMMA)} is not a fair test, because its tokenizer "
+        f"sentences' first words ({_pct(first['value'])} of it). Most of the split is the "
+        f"first word's doing: without it only {layers_phrase(rest)} still split, and the mean "
+        f"silhouette drops to {_num(gone['value'])}, under the 0.5 of a reasonable split. "
+        f"{name(GEMMA)} is not a fair test, because its tokenizer "
         "puts a start token before the first word, and neither encoder splits (largest "
         f"silhouette {_num(enc[0]['value'])} for {name(MINILM)}, {_num(enc[1]['value'])} for "
         f"{name(MPNET)}). In both encoders position is not the main thing that decides where a "

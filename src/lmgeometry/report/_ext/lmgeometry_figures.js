@@ -72,6 +72,7 @@
   //    (above the plot where a slider takes the space under it), its title on its own line;
   //  - a colour bar goes horizontal under the plot, inside the width.
   var MIN_PANEL_PX = 110;
+  var PHONE_COLS = 2;  // small multiples on a phone: at most two columns of square-ish panels
   var MIN_TITLE_FONT = 11;
 
   function copy(value) {
@@ -138,7 +139,7 @@
   // more; a title's width gets 15% to spare for the longer titles a slider step may set.
   function gridFit(grid, titles, width, gap) {
     var need = titles.width * 1.15;
-    for (var c = grid.cols; c >= 1; c--) {
+    for (var c = Math.min(grid.cols, PHONE_COLS); c >= 1; c--) {  // a phone: one or two
       var panel = (width - (c - 1) * gap) / c;
       var font = need > 0 ? Math.min(titles.font, Math.floor(titles.font * (panel - 4) / need))
                           : titles.font;
