@@ -113,8 +113,8 @@ show(
 #   token of every sentence its *attention sink* {cite:p}`xiao2024`, whose hidden state carries
 #   *massive activations* {cite:p}`sun2024`. The chapter measures the share of first words among
 #   the words outside the largest cluster, and every decoder claim is computed twice: as the
-#   seed measured (`none`) and with each sentence's first word left out (`first word
-#   excluded`); a verdict that differs between the two is driven by the first token. Chapter
+#   seed measured (all words) and with each sentence's first word left out; a verdict that differs
+# between the two is driven by the first token. Chapter
 #   [Why decoders split](09_attention_sink.ipynb) goes past this correlation: it removes the
 #   massive activations, the attention to the first position or the sink token, one at a time.
 # * **What decides the position of a word.** Omega-squared (ω² of {cite:t}`hays1963`,
@@ -152,8 +152,8 @@ show(
 # word pieces. GPT-2 adds no beginning-of-sequence token, so its position 0 is a word; a
 # decoder whose template prepends one has that token at position 0, and the first-token claim
 # is tested on it. For a decoder the
-# last layer is the hidden state after the final normalisation (GPT-2's `ln_f`, the final
-# RMSNorm of Llama-style models), as `transformers` returns it, so its jump is partly that
+# last layer is the hidden state after the final normalisation (GPT-2's final layer norm, the final
+# RMSNorm of Llama-style models), as the transformers library returns it, so its jump is partly that
 # normalisation; the seed does not say which convention it used.
 
 # %% [markdown]

@@ -127,11 +127,11 @@ show(
 # **Two sets of estimators.** The authors' code (kawine/contextual) differs from the paper in
 # ways that change the numbers: self-similarity over at most 1,000 random ordered pairs with
 # same-sentence pairs allowed; word MEV from centred PCA but the MEV baseline from an
-# uncentred truncated SVD (in the authors' released `gpt2/embedding_space_stats.json` that
+# uncentred truncated SVD (in the authors' released statistics of GPT-2 that
 # baseline, "variance explained for random words", is 0.969-0.998 in GPT-2's layers 2-11,
 # which makes every adjusted MEV there negative); baseline pairs drawn with replacement; every
-# value rounded to 3 decimals. `lmgeometry.measures.contextual` makes each choice an argument
-# and offers two presets: `ethayarajh2019` (the authors' code) and `corrected` (exact means
+# value rounded to 3 decimals. This book's measures make each choice an argument
+# and offers two sets of estimators: *Ethayarajh's* (the authors' code) and *corrected* (exact means
 # over all pairs of *different* sentences, centred MEV throughout with a size-matched random
 # baseline, IntraSim adjusted by length-matched random pseudo-sentences). Every claim that
 # depends on the estimators is tested under both.
@@ -142,15 +142,15 @@ show(
 # cosine to the other occurrences of its word, and its 10 nearest neighbours.
 #
 # **How a claim is decided.** Each claim below is a statistic with a 95% bootstrap interval, a
-# threshold and a side (`lmgeometry.chapters.context_measures.CLAIMS` lists them with their
-# reasons). It *holds* when the whole interval lies on the claimed side of the threshold, *does
+# threshold and a side (the claims table in the appendix gives each with its reason). It *holds*
+# when the whole interval lies on the claimed side of the threshold, *does
 # not hold* when it lies wholly on the other side, and is *inconclusive* otherwise. Thresholds
 # are effect sizes, not zero: a trend over depth is a Spearman correlation of at least 0.5 in
 # size (0.3 for the paper's "generally" more anisotropic), a group difference a standardised
 # difference (Cohen's d; {cite:alp}`cohen1988`), "anisotropic" a mean cosine of at least 0.1,
 # "close to the baseline" an adjusted IntraSim under 0.1. **Every rule is first run on the
 # paper's own evidence**, the per-word and per-layer numbers its authors released for BERT,
-# ELMo and GPT-2 (the `calibration` of each claim row): a rule that gives one of the paper's
+# ELMo and GPT-2 (each claim's calibration): a rule that gives one of the paper's
 # models a verdict other than the one the paper reports is no valid test, and the book's tests
 # fail on one. The MEV claim cannot be reproduced that way: the released per-word values lie
 # below the least share a centred PCA of a word's occurrences can give its first component, so they
@@ -167,8 +167,8 @@ show(
 # attend to it heavily and, in the middle layers, its hidden state takes a norm orders of
 # magnitude above the others ({cite:alp}`xiao2024,sun2024`; chapter
 # [Geometry](01_geometry.ipynb) shows the norms). Every decoder number is therefore
-# computed twice: under the seed's protocol (control `none`) and with each sentence's first
-# word left out (`first word excluded`); a verdict that differs between the two is driven by
+# computed twice: under the seed's protocol (all words) and with each sentence's first
+# word left out; a verdict that differs between the two is driven by
 # the first token.
 
 # %% [markdown]
@@ -183,8 +183,8 @@ show(
 # * **Data.** A random sample of {glue:md}`n_sentences` STS 2012-2016 sentences
 #   {cite:p}`agirre2012,agirre2013,agirre2014,agirre2015,agirre2016`, not all of the about
 #   39,000 the paper used, so fewer words reach 5 contexts and most have 5 to 20 occurrences.
-#   MEV depends on the number of occurrences (`k` centred rows have an MEV of at least
-#   `1 / (k - 1)`); the `corrected` estimators' size-matched baseline removes that effect, the
+#   MEV depends on the number of occurrences ($k$ centred rows have an MEV of at least
+#   $1/(k - 1)$); the corrected estimators' size-matched baseline removes that effect, the
 #   authors' fixed 1,000-word baseline does not.
 # * **Words.** Words are spaCy tokens, lower-cased for SelfSim, MEV and the static vectors (the
 #   authors' index was case-sensitive); punctuation is left out of those measures but kept in
@@ -315,8 +315,9 @@ show(
 # self-similar for that reason alone: a control row pairs each stopword with another word of
 # about the same number of contexts (within a factor 1.28) and takes d over the pairs.
 # The figure shows d in each layer; the table below it, the five least self-similar words in
-# layers 1, 2 and the last (`corrected` estimators, seed's protocol). The results file's
-# `lowest_self_similarity` has every layer, both presets and whether spaCy marks each word as
+# layers 1, 2 and the last (corrected estimators, seed's protocol). The results file's
+# table of the lowest self-similarities has every layer, both presets and whether spaCy marks each
+# word as
 # a stopword.
 
 # %% tags=["remove-input"]
@@ -344,7 +345,7 @@ with pd.option_context("display.max_rows", 100):
 # and BERT in all but one layer; "above the baseline" means at least 0.1 in every layer.
 # Under the authors' estimators IntraSim is adjusted by the pairwise cosine baseline,
 # although a cosine to a *mean* of $m$ vectors exceeds a pairwise cosine even for random
-# vectors; the `corrected` estimators subtract the IntraSim of random pseudo-sentences of the
+# vectors; the corrected estimators subtract the IntraSim of random pseudo-sentences of the
 # same length instead.
 
 # %% tags=["remove-input"]
@@ -508,7 +509,7 @@ show(
 # occurrences in one layer serves as a static vector. The paper took every word in at least 5
 # of all STS sentences; a sample small enough for this CPU budget would leave most benchmark
 # words out. So this part runs on a **second corpus built for the benchmarks**
-# (`corpus.benchmark_contexts`): from the Brown corpus and every STS sentence, windows of at
+# from the Brown corpus and every STS sentence, windows of at
 # most {glue:md}`static_window` words either side of a benchmark word, taken greedily so that each
 # word of SimLex-999, MEN, WS353 and RW gets {glue:md}`static_k` contexts from distinct sentences
 # with as little text as possible (an item whose words do not all occur in 5 sentences of
@@ -599,7 +600,8 @@ show(
 display(Markdown("\n".join(f"- {s}" for s in context_measures.budget_sentences(budget))))
 
 # %% [markdown]
-# The `web` protocol on the paper's layers, with the paper's Table 1 below it **as a reference
+# The WEB package's protocol on the paper's layers, with the paper's Table 1 below it **as a
+# reference
 # only** (GPT-2, BERT and ELMo layers, GloVe and FastText, on the full-STS vocabulary; not
 # results of this run). Empty cells are benchmarks with fewer than 20 covered items.
 
@@ -612,9 +614,9 @@ show_table(context_measures.table1_beside(result.tables["static_scores"]).round(
 # %% [markdown]
 # ## The verdicts
 #
-# Each cell is the verdict, the statistic and its 95% interval, for the `corrected`
+# Each cell is the verdict, the statistic and its 95% interval, for the corrected
 # estimators and the claims that do not depend on them; the full table, with the authors'
-# estimators, the rules and the evidence, follows. Its `published` column gives the seed's own
+# estimators, the rules and the evidence, follows. Its *published* column gives the seed's own
 # finding and, where the authors released the numbers, the same statistic computed on their
 # BERT, ELMo and GPT-2 files.
 

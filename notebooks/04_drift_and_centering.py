@@ -91,15 +91,14 @@ show(
 # interval, and asks one question the paper did not: does the drift explanation carry over
 # from W to the **contextual hidden states** of every layer?
 #
-# **Measures** (in `lmgeometry.measures.isotropy`, `centering`, `isoscore` and `mean_cosines`,
-# and `lmgeometry.chapters.drift`, formulas and sources in the docstrings). W has n rows
+# **Measures** (formulas and sources on the Python API page). W has n rows
 # (tokens) of width d; mu is its mean row.
 #
 # * **I(W)**, the partition-function isotropy of {cite:t}`mu2018` that Biš et al. (2021) uses:
 #   for a unit direction c, Z(c) = sum_w exp(c . w) is the partition function, and
 #   I(W) = min_c Z(c) / max_c Z(c) over the eigenvectors c of W^T W. It is 1 when every
 #   direction gives the same Z and near 0 when one direction dominates; it is computed in log
-#   space (the paper's direct `exp` overflows for large norms). It depends on the scale of W,
+#   space (the paper's direct exponential overflows for large norms). It depends on the scale of W,
 #   not only on its shape: rows of large norm drive it towards 0 however round the cloud is.
 # * **W_c** = W - 1 mu^T, the centred matrix ("centring"); the **mean-vector ratio** is
 #   ||mu|| / (average row norm).
@@ -146,12 +145,14 @@ show_table(t["models"],
 # %% [markdown]
 # ## Table 1: isotropy before and after centring
 #
-# One row per model, then the paper's values. `isotropy_top_pcs_removed` follows the paper's
-# eq. 11; `..._original` is Mu & Viswanath's projection of the raw rows, which leaves a
+# One row per model, then the paper's values. *I(W), top PCs removed (eq. 11)* follows the
+# paper's eq. 11; *(Mu & Viswanath)* is their projection of the raw rows, which leaves a
 # constant offset along the removed directions and therefore stays far from 1.
-# `top_eigvec_mean_cosine` is |cos(u_1, mu)| for the top eigenvector u_1 of W^T W (the paper
+# *|cos(top eigenvector, mean row)|* is $|\cos(u_1, \mu)|$ for the top eigenvector $u_1$ of
+# $W^\top W$ (the paper
 # reports 0.99 for RoBERTa-large): near 1 means the leading singular direction is the shift.
-# `norm_count_spearman` is the rank correlation between a token's row norm and its count in
+# *Rank correlation of row norm and count* is the rank correlation between a token's row norm and
+# its count in
 # the frequency corpus: negative when frequent tokens have shorter vectors, as Biš et al. (2021)
 # cites
 # for BERT ({cite:alp}`schakel2015,podkorytov2020`).
@@ -368,7 +369,7 @@ show_table(ws[(ws["variant"] == "original") & (ws["score"] == "cosine")][
 # cloud whose rows have similar norms their mean pairwise cosine is about 0, whatever its
 # shape. The test is instead the mean cosine that the layer's mean vector alone predicts for
 # rows of equal norm, c_mu = (N s - 1)/(N - 1) with s = ||mu||^2 / mean_i ||x_i||^2 the share
-# of the second moment carried by the mean (`shift.shift_cosine`): where the measured mean
+# of the second moment carried by the mean where the measured mean
 # cosine equals c_mu, a common offset of the measured size accounts for it, and centring
 # removes exactly that offset; where it is far above c_mu, a few long rows dominate the mean
 # and the norms. The claim asks the gap to stay **below 0.05 in every layer**, small next to

@@ -122,7 +122,7 @@ display(Markdown(
 #
 # * **SemCor** ({cite:alp}`miller1993`; WordNet 3.0 sense keys, {cite:alp}`miller1995`): 30
 #   polysemous target nouns and verbs, each with at least two senses that occur 10 or more times
-#   (`lmgeometry.io.corpus.semcor_targets`). Per word and layer, **leave-one-out 1-nearest-
+#   Per word and layer, **leave-one-out 1-nearest-
 #   neighbour sense accuracy** (is a word's most similar other occurrence, by cosine, of the
 #   same sense?) against the **most-frequent-sense (MFS) baseline** under the same
 #   leave-one-out protocol, averaged over the words. The corpus samples each word's
@@ -147,7 +147,7 @@ display(Markdown(
 #   the test accuracy (400 pairs, chance 50%) is the claim's statistic, with a Wilson interval
 #   {cite:p}`wilson1927`.
 # * **Polysemy or context?** Per layer, a regression of a word's self-similarity (the
-#   `corrected` estimators of chapter "Context measures") on log(WordNet senses) and
+#   corrected estimators of chapter "Context measures") on log(WordNet senses) and
 #   log(distinct contexts), over the STS words in at least 5 sentences; both coefficients are
 #   standardised (in standard deviations of self-similarity per standard deviation of the
 #   predictor; 0.1 is Cohen's small effect).

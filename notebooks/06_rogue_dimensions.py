@@ -117,8 +117,7 @@ show(
 # this chapter, so BERT's `[CLS]` vector has no counterpart here (chapter
 # [Fine-tuning](07_finetuning.ipynb) reads MiniLM's `[CLS]`).
 #
-# The measures, each implemented once in `lmgeometry.measures.similarity` and
-# `lmgeometry.measures.probes`:
+# The measures, each implemented once in the package (the Python API page gives each):
 #
 # * linear CKA of two representations $X, Y$ of the same $n$ items, column-centred:
 #   $\mathrm{CKA} = \lVert Y^\top X\rVert_F^2 / (\lVert X^\top X\rVert_F \lVert Y^\top Y\rVert_F)$;
@@ -236,7 +235,8 @@ for spec, (stds, task_names) in rogue_dimensions.task_profiles(t["profile"]).ite
 # ahead. Both are paired differences on the same held-out sentences, with intervals from
 # resampling them. A layer whose threshold scores *below* the majority baseline has a cut
 # that fits noise in the training sentences; a threshold *equal* to it has found no cut
-# better than answering one class for every sentence (`threshold_one_class`). The layer table
+# better than answering one class for every sentence (*threshold answers one class* in the layer
+# table). The layer table
 # gives the difference from the majority baseline with its interval for every layer.
 
 # %% tags=["remove-input"]

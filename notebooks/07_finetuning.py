@@ -108,7 +108,7 @@ show(plots.facet_lines(layers, "variance_share_top1", "task", x="depth", dash="s
 # ablation's variance order and means, which are fitted on training examples of the
 # fine-tuning run, as the seed fitted its threshold on training data.
 #
-# The measures, each implemented once in `lmgeometry.measures`:
+# The measures, each implemented once in the package (the Python API page gives each):
 #
 # * linear CKA of two representations $X, Y$ of the same $n$ examples, column-centred:
 #   $\mathrm{CKA} = \lVert Y^\top X\rVert_F^2 / (\lVert X^\top X\rVert_F \lVert Y^\top
@@ -138,7 +138,7 @@ display(Markdown("Runs of this build: " + "; ".join(
 
 # %% [markdown]
 # **Fine-tuning.** Full fine-tuning, as the seed did, of transformers' standard
-# sequence-classification model (`lmgeometry finetune`): AdamW with weight decay 0.01, a
+# sequence-classification model: AdamW with weight decay 0.01, a
 # learning rate that warms up linearly over the first 10% of the steps and decays linearly to
 # 0, gradients clipped at norm 1, batches of examples of similar length; deterministic for a
 # seed on a CPU. The checkpoints are cached, so a rebuild only trains what changed (the table
@@ -151,9 +151,9 @@ display(Markdown("Runs of this build: " + "; ".join(
 # QNLI pairs, an earlier build's run stayed at chance: 53.8% [49.4, 58.1] held out against the
 # majority's 51.4%; the 2,000-pair run costs about 17 minutes on one loaded core, 3.5 before).
 # The seed trained on the whole training sets for 10 epochs. Larger runs and other models are
-# set in the chapter's parameters (the box above: the models, and per kind and task any setting of
-# `lmgeometry finetune`); `lmgeometry book -p models '[gpt2, bert-base-cased]'` fine-tunes the
-# seed's own models.
+# set in the chapter's parameters (the appendix: the models, and per kind and task any
+# fine-tuning setting); on a machine that reaches the Hugging Face hub, the book rebuilt for
+# GPT-2 and BERT (the introduction says how) fine-tunes the seed's own models.
 #
 # **Data.** SST-2: a seeded sample of the train split (sentences of at least four words) for
 # training, the whole dev split (872 sentences) held out. QNLI: the mirror holds only GLUE's

@@ -112,7 +112,7 @@ show(
 # over
 #   the other words' (a decoder's attention sink), the best k-means split (silhouette, chapter
 #   1's rule: a layer splits at 0.5), and the anisotropy-adjusted SelfSim and IntraSim (chapter
-#   3's measures, preset `corrected`); and I(W), the partition-function isotropy of the input
+#   3's measures, corrected estimators); and I(W), the partition-function isotropy of the input
 #   embedding matrix ({cite:alp}`bis2021`, chapter 4).
 #
 # Two of the seed's claims become verdicts. **"Vastly different"**: for each model, the largest
@@ -140,8 +140,8 @@ show(
 # inflates CKA. I(W)'s intervals resample the rows of W. A
 # claim "for every other model" takes the largest CKA with the interval [largest lower bound,
 # largest upper bound], so it holds only when every pair's interval is below 0.5. Decoders are
-# measured as the seed did (`none`) and without each sentence's first word (`first word
-# excluded`): a verdict that changes between the two is the first token's.
+# measured as the seed did (all words) and without each sentence's first word: a verdict that
+# changes between the two is the first token's.
 #
 # **How this differs from the seed.** The seed's gallery showed other models than this build's
 # (it does not name them) and judged the pictures by eye; here the models are this build's
@@ -157,11 +157,11 @@ show(
 # %% [markdown]
 # ## The models
 #
-# What each model is. `parameters` counts the weights loaded (an encoder without its
+# What each model is. *Parameters* counts the weights loaded (an encoder without its
 # language-model head, a decoder with its output layer, shared when the embeddings are tied);
 # `tied embeddings` says whether the output (softmax) matrix is the input embedding matrix,
 # which makes the input embeddings a target of every prediction (the setting of chapter 4's
-# drift argument); `normalisation` says where the blocks normalise: after each sublayer
+# drift argument); *Normalisation* says where the blocks normalise: after each sublayer
 # (post-norm, BERT) or before it with a final norm after the last block (pre-norm, GPT-2 and
 # most decoders), so a decoder's last hidden state is normalised. The objective is the one
 # the model's authors describe; for a hub id or a folder it is the family's pretraining

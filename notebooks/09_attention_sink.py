@@ -39,7 +39,13 @@ result = sink.analyse(models, texts, seed=seed, n_boot=n_boot)
 layers, loss = result.tables["layers"], result.tables["loss"]
 decoders = [m for m in models if result.kinds[m] == "decoder"]
 layers["condition_name"] = layers["condition"].map(sink.LABELS)
-display(HTML(sink.findings(result)))
+
+# %% tags=["remove-input"]
+from lmgeometry.report import narrative  # the plain answer and paragraph (report/narrative.py)
+from lmgeometry.report.findings import with_answer
+
+display(HTML(with_answer(sink.findings(result), narrative.plain_answer(
+    "09_attention_sink", {"claims": result.claims}, strict=False))))
 
 # %% [markdown]
 # The answer in one figure: how well each decoder's first tokens form a cluster of their own,
@@ -236,8 +242,6 @@ show_table(
 # (2019) measured): the scorecard lists them apart from the seeds' own claims.
 
 # %% tags=["remove-input"]
-from lmgeometry.report import narrative  # the written paragraph (report/narrative.py)
-
 display(Markdown(narrative.run_shows("09_attention_sink", {"claims": result.claims},
                                      strict=False)))
 

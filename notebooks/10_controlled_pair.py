@@ -99,7 +99,7 @@ show(
 # a third run that changes one thing: the causal model's output layer untied from its input
 # embeddings.
 #
-# **How this chapter tests it.** `lmgeometry pretrain` (README, "Pretraining from scratch")
+# **How this chapter tests it.** The package's pretraining (README, "Pretraining from scratch")
 # trains each model from scratch on the same text (WordNet glosses and SST-2's training rows,
 # never a sentence a chapter analyses), {glue:md}`tokens` tokens each, with {glue:md}`checkpoints`
 # log-spaced checkpoints after the initialisation; the runs are cached and sha256-verified, so

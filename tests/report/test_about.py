@@ -187,3 +187,18 @@ def test_every_citation_is_in_the_bibliography_the_about_page_lists() -> None:
     assert "```{bibliography}\n# :all:" in (root / "notebooks" / "99_about.py").read_text()
     undated = {k for k, e in entries.items() if not {"doi", "url"} & set(e.fields)}
     assert undated == {"gptology", "hays1963"}
+
+
+def test_the_page_shows_no_absolute_path_of_the_building_machine():
+    """A model folder (the controlled pair's checkpoints) is shown by its run and checkpoint,
+    not by the cache path of the machine that built the book; the results file keeps it."""
+    from lmgeometry.report.about import shown
+
+    table = pd.DataFrame({"model": ["/root/.cache/lmgeometry/pretrained/mlm-L4-x/step-000001",
+                                    "minilm-l6"],
+                          "resolved name": ["/root/.cache/lmgeometry/pretrained/mlm-L4-x/"
+                                            "step-000001", "all-MiniLM-L6-v2"]})
+    page = shown(table)
+    assert page["model"].tolist() == ["…/mlm-L4-x/step-000001", "minilm-l6"]
+    assert not any("/root" in str(v) for v in page.to_numpy().ravel())
+    assert table["model"].iloc[0].startswith("/root")  # the facts themselves are unchanged

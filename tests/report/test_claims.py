@@ -383,8 +383,9 @@ def test_findings_box_is_generated_from_the_claims_and_escaped():
     assert said.index('<p class="lmg-answer"><b>Answer.</b> Yes: both decoders split.</p>') < \
         said.index("The verdicts, from this run")
     assert box.index("<details>") < box.index("<b>enc</b> (encoder)") < box.index("</details>")
-    assert ("\u201cno clusters\u201d: holds for enc (corrected estimators 0.20 [0.15, 0.30]) "
-            "and dec (Ethayarajh&#x27;s estimators 0.50 [0.40, 0.60]); inconclusive for enc "
+    assert ("\u201cno clusters\u201d <span class=\"lmg-stat\">(the numbers: sil)</span>: "
+            "holds for enc (corrected estimators 0.20 [0.15, 0.30]) and dec (Ethayarajh&#x27;s "
+            "estimators 0.50 [0.40, 0.60]); inconclusive for enc "
             "(Ethayarajh&#x27;s estimators 0.05 [0.00, 0.10]); does not hold for dec (corrected "
             "estimators 0.01 [-0.10, 0.05]).") in box
     assert "<b>enc</b> (encoder): 2 tests of the seed's claims: 1 holds, 1 inconclusive." in box

@@ -269,7 +269,8 @@ def test_continuous_colours_share_one_scale_capped_at_the_percentile():
 
 
 def test_legends_and_axes_read_as_words_but_model_names_stay():
-    assert plots.label("mean_cosine_centered") == "mean cosine centered"
+    assert plots.label("mean_cosine_centred_raw") == "mean cosine centred raw"
+    assert plots.label("mean_cosine_centered") == "mean cosine, centred"  # a LABELS entry
     assert plots.label("sigma_1") == "σ₁" and plots.label("selfsim") == "SelfSim"
     frame = pd.DataFrame({"model": ["my_model"] * 2, "layer": [0, 1], "v": [0.1, 0.2],
                           "measure": ["mean_cosine"] * 2})

@@ -171,10 +171,15 @@ def shown(table: pd.DataFrame, hashes: Sequence[str] = ()) -> pd.DataFrame:
     """``table`` as the About page shows it: the columns empty in every row dropped, the
     ``hashes`` columns cut to :data:`HASH_DIGITS` hex digits (the full value on hover:
     :class:`lmgeometry.report.figures.Abbreviated`), and ``seconds`` as a ``wall time``
-    (:func:`duration`)."""
+    (:func:`duration`); a model folder by its last path parts, not the building machine's
+    absolute path (:func:`shown_spec`, in the ``model`` and ``resolved name`` columns)."""
     from lmgeometry.report.figures import Abbreviated
 
     table = table.copy()
+    for column in ("model", "resolved name"):
+        if column in table:
+            table[column] = table[column].map(lambda v: shown_spec(v) if isinstance(v, str)
+                                              else v)
     for column in hashes:
         if column in table:
             table[column] = table[column].map(
@@ -256,8 +261,7 @@ def _model_rows(chapters: pd.DataFrame, facts: dict[str, dict[str, Any]]) -> pd.
     for (spec, fingerprint), chapters_used in sorted(used.items()):
         info = facts.get(spec, {})
         caveats = info.get("caveats") or []
-        rows.append({"model": shown_spec(spec),
-                     "resolved name": shown_spec(info.get("name", spec)),
+        rows.append({"model": spec, "resolved name": info.get("name", spec),
                      "kind": info.get("kind", "–"), "fingerprint": fingerprint,
                      "chapters": ", ".join(sorted(chapters_used)),
                      "caveats": "; ".join(caveats) if isinstance(caveats, list) else caveats})
@@ -266,8 +270,7 @@ def _model_rows(chapters: pd.DataFrame, facts: dict[str, dict[str, Any]]) -> pd.
 
 
 def _store_rows(chapters: pd.DataFrame) -> pd.DataFrame:
-    rows = [{"chapter": row.chapter, "entry": store.get("entry"),
-             "model": shown_spec(store.get("model") or ""),
+    rows = [{"chapter": row.chapter, "entry": store.get("entry"), "model": store.get("model"),
              "corpus": store.get("corpus"), "corpus digest": store.get("corpus_digest"),
              "model fingerprint": store.get("fingerprint")}
             for row in chapters.itertuples() for store in row.stores]

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import html
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -745,7 +746,12 @@ def _key_line(claim: str, rows: pd.DataFrame, order: Sequence[str], digits: int)
     phrases = [f"{v} for {_and(named[v])}" for v in VERDICTS if v in named]
     if "not a fair test" in named:
         phrases.append(f"not a fair test on {_and(named['not a fair test'])}")
-    return f"\u201c{html.escape(claim)}\u201d: {'; '.join(phrases)}."
+    # what the numbers are: the statistic, without the estimators' tag its variants name
+    measured = re.sub(r"\s*\[[^\]]*\]\s*$", "", str(rows["statistic"].iloc[0])) \
+        if len(rows) else ""
+    unit = (f' <span class="lmg-stat">(the numbers: {html.escape(measured)})</span>'
+            if measured else "")
+    return f"\u201c{html.escape(claim)}\u201d{unit}: {'; '.join(phrases)}."
 
 
 def _key_claims(claims: pd.DataFrame, kinds: Mapping[str, str], n: int) -> list[str]:

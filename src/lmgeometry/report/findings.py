@@ -22,10 +22,10 @@ from lmgeometry.report.claims import (
     primary_table,
     seed_summary,
 )
-from lmgeometry.report.plot_style import plain
+from lmgeometry.report.plot_style import display_names, plain
 from lmgeometry.report.prose import plural
 
-__all__ = ["SEED_DOCUMENTS", "book_findings", "plain_answer", "seed_lines"]
+__all__ = ["SEED_DOCUMENTS", "book_findings", "plain_answer", "seed_lines", "with_answer"]
 
 #: The seed documents whose claims the book tests, as the findings box names them.
 SEED_DOCUMENTS: dict[str, str] = {
@@ -66,6 +66,27 @@ def seed_lines(summary: pd.DataFrame, scorecard: str = "90_scorecard.html") -> l
                      f"{plural(int(row['claims']), 'claim')}; per claim and kind of model "
                      f"{tally}.")
     return lines
+
+
+def with_answer(box: str, answer: str) -> str:
+    """A chapter's own findings box (:func:`report.claims.findings_html`) with its plain answer
+    (:func:`report.narrative.plain_answer`) put first, after the question, and the models
+    named by their display names (a chapter that builds its own box names the aliases).
+
+    Examples
+    --------
+    >>> box = ('<div class="admonition"><p class="admonition-title">Findings</p>'
+    ...        '<p><b>Question.</b> Q?</p><ul><li><b>smollm2-135m</b>: ...</li></ul></div>')
+    >>> said = with_answer(box, "No.")
+    >>> said.index("Q?") < said.index("<b>Answer.</b> No.") < said.index("<b>SmolLM2</b>")
+    True
+    """
+    box = display_names(box)
+    if not answer:
+        return box
+    end = box.find("</p>", box.find("<b>Question.</b>"))
+    said = f'<p class="lmg-answer"><b>Answer.</b> {answer}</p>'
+    return box[:end + 4] + said + box[end + 4:] if end >= 0 else said + box
 
 
 def plain_answer(total: Mapping[str, int]) -> str:

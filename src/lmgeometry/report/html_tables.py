@@ -14,6 +14,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from lmgeometry.report.plot_style import LABELS, MODEL_NAMES
+
 __all__ = [
     "FOLD_ROWS",
     "Abbreviated",
@@ -26,9 +28,11 @@ FOLD_ROWS = 20
 
 
 def _header(column: Any) -> str:
+    """A column's header in words: the reader-facing label of a measure or model
+    (:data:`plot_style.LABELS`, :data:`plot_style.MODEL_NAMES`), else underscores as spaces."""
     parts = column if isinstance(column, tuple) else (column,)
-    text = " / ".join(str(p) for p in parts if str(p) != "")
-    return text.replace("_", " ")
+    return " / ".join(LABELS.get(str(p), MODEL_NAMES.get(str(p), str(p).replace("_", " ")))
+                      for p in parts if str(p) != "")
 
 
 @dataclass(frozen=True)

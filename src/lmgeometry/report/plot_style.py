@@ -61,6 +61,25 @@ LABELS = {
     "sigma_1": "σ₁",
     "sigma_2": "σ₂",
     "sigma_3": "σ₃",
+    # chapter 1's per-layer and cluster tables
+    "position_lead": "lead of position in variance explained (ω²)",
+    "position0_share": "share of first words",
+    # chapter 4's Table 1: the isotropy of W (Biš et al. 2021)
+    "isotropy_raw": "I(W)",
+    "isotropy_centered": "I(W), centred",
+    "isotropy_top_pcs_removed": "I(W), top PCs removed (eq. 11)",
+    "isotropy_top_pcs_removed_original": "I(W), top PCs removed (Mu & Viswanath)",
+    "top_eigvec_mean_cosine": "|cos(top eigenvector, mean row)|",
+    "norm_count_spearman": "rank correlation of row norm and count",
+    "mean_vector_ratio": "norm of the mean row / mean norm",
+    "mean_cosine_centered": "mean cosine, centred",
+    "n_rows": "rows",
+    "isoscore": "IsoScore",
+    # chapter 6's layer table
+    "threshold_one_class": "threshold answers one class",
+    # claims tables
+    "ci_low": "95% interval, low",
+    "ci_high": "95% interval, high",
     # the estimator presets of chapter 3 (seed 001)
     "ethayarajh2019": "Ethayarajh's estimators",
     "corrected": "corrected estimators",
