@@ -72,7 +72,9 @@ def cite_line(facts: dict[str, Any], title: str, year: int) -> str:
     """How to cite a page: authors (year). Title. In: the book's title, version."""
     book = facts.get("title", "lmgeometry")
     version = f", version {facts['version']}" if facts.get("version") else ""
-    return (f'<p class="lmg-cite"><b>Cite this page:</b> {html.escape(_authors(facts))} '
+    authors = _authors(facts)
+    authors = authors[:1].upper() + authors[1:]  # it starts a sentence
+    return (f'<p class="lmg-cite"><b>Cite this page:</b> {html.escape(authors)} '
             f"({year}). \u201c{html.escape(title)}.\u201d In <i>{html.escape(str(book))}</i>"
             f"{html.escape(version)}. Please cite the papers it reproduces as well.</p>")
 
@@ -129,7 +131,10 @@ def _meta(app: Sphinx, pagename: str, context: dict[str, Any]) -> None:
     released = str(facts.get("date-released", ""))[:4]
     year = executed.year if executed else int(released) if released.isdigit() else \
         _dt.date.today().year
-    title = html.unescape(str(context.get("title", ""))).replace("¶", "").strip()
+    # the page's title as text: no markup (a numbered chapter's "<span class=
+    # "section-number">1. </span>"), no pilcrow
+    title = re.sub(r"<[^>]+>", "", html.unescape(str(context.get("title", ""))))
+    title = " ".join(title.replace("¶", "").split())
     context["body"] = parameters_to_appendix(body) + cite_line(facts, title, year)
 
 
