@@ -242,7 +242,7 @@ display(Markdown(narrative.run_shows("02_part_of_speech", {"claims": result.clai
 # 95% interval, threshold and the reason for it, and the paper's own finding. Folded: open it
 # to check a number.
 
-# %% tags=["remove-input", "hide-output"]
+# %% tags=["remove-input", "hide-output"] mystnb={"code_prompt_show": "Show every claim"}
 display(Markdown("\n\n".join(result.sentences)))
 show_table(result.claims.assign(driven_by_first_token=first_token_flags(result.claims))
            .drop(columns=["seed"]).round(3),

@@ -645,11 +645,11 @@ display(Markdown(narrative.run_shows("03_context_measures", {"claims": result.cl
 # differs between the seed's protocol and the first-word control of the same model and
 # statistic. Folded: open it to check a number.
 
-# %% tags=["remove-input", "hide-output"]
+# %% tags=["remove-input", "hide-output"] mystnb={"code_prompt_show": "Show every claim"}
 shown = result.sentences_except("sink")
 display(Markdown("\n".join(f"- {s}" for s in shown)))
 
-# %% tags=["remove-input", "hide-output"]
+# %% tags=["remove-input", "hide-output"] mystnb={"code_prompt_show": "Show every claim"}
 columns = ["claim", "model", "control", "statistic", "value", "ci_low", "ci_high",
            "threshold", "direction", "verdict", "first_token", "evidence", "published", "rule"]
 with pd.option_context("display.max_colwidth", None, "display.max_rows", 400):

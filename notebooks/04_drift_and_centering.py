@@ -481,7 +481,7 @@ display(Markdown(narrative.run_shows("04_drift_and_centering", {"claims": result
 # 95% interval, threshold and the reason for it, and the paper's own finding. Folded: open it
 # to check a number.
 
-# %% tags=["remove-input", "hide-output"]
+# %% tags=["remove-input", "hide-output"] mystnb={"code_prompt_show": "Show every claim"}
 display(Markdown("\n\n".join(result.sentences)))
 show_table(result.claims[["claim", "model", "control", "statistic", "value", "ci_low", "ci_high",
                           "threshold", "direction", "verdict", "published", "rule",

@@ -334,7 +334,7 @@ display(Markdown(narrative.run_shows("06_rogue_dimensions", {"claims": result.cl
 # 95% interval, threshold and the reason for it, and the paper's own finding. Folded: open it
 # to check a number.
 
-# %% tags=["remove-input", "hide-output"]
+# %% tags=["remove-input", "hide-output"] mystnb={"code_prompt_show": "Show every claim"}
 show_table(pd.DataFrame([{"task": task, "model": m, "1-D threshold (%)": v["threshold"],
                           "full model (%)": v["full"]}
                          for task, rows in rogue_dimensions.SEED003.items()

@@ -379,7 +379,7 @@ display(Markdown(narrative.run_shows("07_finetuning", {"claims": result.claims},
 # 95% interval, threshold and the reason for it, and the paper's own finding. Folded: open it
 # to check a number.
 
-# %% tags=["remove-input", "hide-output"]
+# %% tags=["remove-input", "hide-output"] mystnb={"code_prompt_show": "Show every claim"}
 display(Markdown("\n\n".join(result.sentences[2:])))
 show_table(result.claims[["claim", "model", "statistic", "value", "ci_low", "ci_high",
                           "threshold", "direction", "verdict", "published", "rule",

@@ -260,7 +260,7 @@ claims.show_verdict_grid(
 # The sentences generated from the claims table, per decoder. Folded: open it to check a
 # number.
 
-# %% tags=["remove-input", "hide-output"]
+# %% tags=["remove-input", "hide-output"] mystnb={"code_prompt_show": "Show every claim"}
 display(Markdown("\n\n".join(result.sentences)))
 
 # %% tags=["remove-cell"]

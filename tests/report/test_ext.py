@@ -54,3 +54,5 @@ def test_byline_and_citation_line_come_from_citation_cff_and_the_run_record(tmp_
                                   "title": "The book", "version": "1.0"}, "Geometry", 2026)
     assert "Ada L and the team (2026). \u201cGeometry.\u201d In <i>The book</i>, version 1.0." \
         in cite
+    asked = build_links.cite_line({"title": "B"}, "2. Is syntax laid out?", 2026)
+    assert "\u201c2. Is syntax laid out?\u201d In <i>B</i>." in asked

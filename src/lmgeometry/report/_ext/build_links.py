@@ -75,7 +75,8 @@ def cite_line(facts: dict[str, Any], title: str, year: int) -> str:
     authors = _authors(facts)
     authors = authors[:1].upper() + authors[1:]  # it starts a sentence
     return (f'<p class="lmg-cite"><b>Cite this page:</b> {html.escape(authors)} '
-            f"({year}). \u201c{html.escape(title)}.\u201d In <i>{html.escape(str(book))}</i>"
+            f"({year}). \u201c{html.escape(title)}{'' if title[-1:] in '.?!' else '.'}\u201d "
+            f"In <i>{html.escape(str(book))}</i>"
             f"{html.escape(version)}. Please cite the papers it reproduces as well.</p>")
 
 
