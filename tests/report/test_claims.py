@@ -401,7 +401,7 @@ def test_findings_box_without_seed_claims_or_rows():
 
     beyond = _grid_claims().iloc[[-1]]
     box = findings_box(beyond, {"dec": "decoder"}, question="Q?")
-    assert "The verdicts, from this run.</b></p><p>None.</p>" in box
+    assert "the verdict grid</a>, after the evidence):</p><p>None.</p>" in box
     assert "<b>dec</b> (decoder): 1 test beyond the seed: 1 holds." in box
     assert "Main caveat" not in box
     assert "<ul>" not in findings_box(beyond.iloc[:0], question="Q?")

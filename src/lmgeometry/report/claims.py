@@ -828,10 +828,10 @@ def findings_box(claims: pd.DataFrame, kinds: Mapping[str, str] | None = None, *
     tallies = [_model_line(m, claims[claims["model"] == m], kinds.get(m, "")) for m in order
                if (claims["model"] == m).any()]
     said = (f'<p class="lmg-answer"><b>Answer.</b> {answer}</p>' if answer else "")
-    answer = (said + "<p><b>The verdicts, from this run.</b></p>" + _bullets(lines)
+    answer = (said + f'<p><b>The verdicts, from this run</b> (each claim with its figure: <a '
+              f'href="#{html.escape(anchor)}">the verdict grid</a>, after the evidence):</p>'
+              + _bullets(lines)
               + (f"<details><summary><b>Every verdict, per model</b> ({len(tallies)} "
                  f"model{'s' if len(tallies) != 1 else ''})</summary>{_bullets(tallies)}"
-                 "</details>" if tallies else "")
-              + f'<p>Each claim with its figure: <a href="#{html.escape(anchor)}">the verdict '
-              "grid</a>, after the evidence; the full table closes the chapter.</p>")
+                 "</details>" if tallies else ""))
     return findings_html(question, answer, caveat)
