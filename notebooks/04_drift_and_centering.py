@@ -59,8 +59,8 @@ display(HTML(findings_box(
     "frequencies come from a smaller corpus than the seed's.")))
 
 # %% [markdown]
-# The answer in one figure: each model's isotropy I(W) before and after centring, I(W_c), and
-# the mean cosine of W's rows. Look at whether I(W_c) comes close to 1 where I(W) is low, the
+# The answer in one figure: each model's isotropy I(W) before and after centring, $I(W_c)$, and
+# the mean cosine of W's rows. Look at whether $I(W_c)$ comes close to 1 where I(W) is low, the
 # mark of a common shift that centring removes.
 
 # %% tags=["remove-input"]
@@ -92,17 +92,17 @@ show(
 # from W to the **contextual hidden states** of every layer?
 #
 # **Measures** (formulas and sources on the Python API page). W has n rows
-# (tokens) of width d; mu is its mean row.
+# (tokens) of width $d$; $\mu$ is its mean row.
 #
 # * **I(W)**, the partition-function isotropy of {cite:t}`mu2018` that Biš et al. (2021) uses:
-#   for a unit direction c, Z(c) = sum_w exp(c . w) is the partition function, and
-#   I(W) = min_c Z(c) / max_c Z(c) over the eigenvectors c of W^T W. It is 1 when every
+#   for a unit direction $c$, $Z(c) = \sum_w \exp(c^\top w)$ is the partition function, and
+#   $I(W) = \min_c Z(c) / \max_c Z(c)$ over the eigenvectors $c$ of $W^\top W$. It is 1 when every
 #   direction gives the same Z and near 0 when one direction dominates; it is computed in log
 #   space (the paper's direct exponential overflows for large norms). It depends on the scale of W,
 #   not only on its shape: rows of large norm drive it towards 0 however round the cloud is.
-# * **W_c** = W - 1 mu^T, the centred matrix ("centring"); the **mean-vector ratio** is
-#   ||mu|| / (average row norm).
-# * **W_r**, the "post-processed" W: W_c with its top D = ceil(d/100) principal components
+# * $W_c = W - \mathbf{1}\mu^\top$, the centred matrix ("centring"); the **mean-vector ratio**
+#   is $\lVert\mu\rVert$ / (average row norm).
+# * $W_r$, the "post-processed" W: $W_c$ with its top $D = \lceil d/100 \rceil$ principal components
 #   projected out, as in the paper's eq. 11 and, for comparison, as in Mu & Viswanath's
 #   "all-but-the-top" original (the raw rows are projected).
 # * **IsoScore** {cite:p}`rudman2022`: from the variances of the cloud along its principal
@@ -128,7 +128,7 @@ show(
 #   special tokens left out of the bins they are compared with (the paper's bins include them)
 #   and a bin that keeps fewer than half of its ids dropped.
 # * **Intervals**, absent from the paper: a Poisson bootstrap over the rows (tokens) of W for
-#   the mean cosine, I(W), I(W_c) and the rare-token trend (the eigen-directions of eq. 8 held
+#   the mean cosine, I(W), $I(W_c)$ and the rare-token trend (the eigen-directions of eq. 8 held
 #   at their full-sample values); a bootstrap over the seen tokens for the norm-frequency
 #   correlation; a paired bootstrap over each benchmark's pairs for the word-similarity
 #   changes; a bootstrap over sentences for the hidden states.
@@ -172,23 +172,25 @@ show_table(t["table1_reference"],
            "Biš et al. (2021), Table 1: the paper's values, for reference.")
 
 # %% [markdown]
-# The first figure, at the top of the page, shows I(W), I(W_c) and the mean cosine of each model
+# The first figure, at the top of the page, shows I(W), $I(W_c)$ and the mean cosine of each model
 # with their 95% intervals (most are narrower than the markers: W has 30,000 to 262,000 rows). The
 # claims read it with three thresholds, each first checked on the paper's own Table 1: a **mean
-# cosine above 0.02**, since the mean cosine of unit rows is about (||mu|| / mean row norm)^2 and
+# cosine above 0.02**, since the mean cosine of unit rows is about
+# $(\lVert\mu\rVert / \text{mean row norm})^2$ and
 # the paper counts all its models as drifted, down to RoBERTa-base's ratio of 0.16 (about 0.026);
-# **I(W_c) above 0.85**, the paper's "nearly perfect isotropy", whose "only exception" is
+# **$I(W_c)$ above 0.85**, the paper's "nearly perfect isotropy", whose "only exception" is
 # RoBERTa-large (0.64), so that RoBERTa-base's 0.87 counts; and centring should **close at least
-# half the gap** between I(W) and 1, (I(W_c) - I(W)) / (1 - I(W)) > 0.5, where the paper's Table 1
+# half the gap** between $I(W)$ and 1, $(I(W_c) - I(W)) / (1 - I(W)) > 0.5$, where the paper's
+# Table 1
 # closes 61% to 97%. The mean cosine after centring is about 0 by construction (centred rows sum
-# to zero), so it is no evidence that centring removed a shift; I(W_c) and IsoScore are.
+# to zero), so it is no evidence that centring removed a shift; $I(W_c)$ and IsoScore are.
 
 # %% [markdown]
 # ## Is the cone a shift? W on its first two singular vectors, before and after centring
 #
 # Each point is one of a seeded sample of vocabulary tokens, coloured by log10 of (1 + its
 # count in the frequency corpus). Left: the uncentred matrix on the top two eigenvectors of
-# W^T W (the paper's Fig. 1a-b view, where a shifted cloud looks like a cone). Right: the
+# $W^\top W$ (the paper's Fig. 1a-b view, where a shifted cloud looks like a cone). Right: the
 # centred matrix on its first two principal components.
 
 # %% tags=["remove-input"]
@@ -207,8 +209,8 @@ for spec, p in t["projection"].groupby("model", sort=False):
 # %% [markdown]
 # ## Singular values before and after centring
 #
-# Biš et al.'s (2021) argument: a common shift adds one large singular value (roughly sqrt(n)
-# ||mu||) on
+# Biš et al.'s (2021) argument: a common shift adds one large singular value (roughly
+# $\sqrt{n}\,\lVert\mu\rVert$) on
 # top of the spectrum of the centred cloud, and centring removes it and leaves the rest almost
 # unchanged. The figure shows whether this build's matrices have such a value: where the first
 # singular value barely moves under centring, W has no shift of that kind.
@@ -368,10 +370,11 @@ show_table(ws[(ws["variant"] == "original") & (ws["score"] == "cosine")][
 # **The centred mean cosine proves nothing by itself.** Centred rows sum to zero, so for any
 # cloud whose rows have similar norms their mean pairwise cosine is about 0, whatever its
 # shape. The test is instead the mean cosine that the layer's mean vector alone predicts for
-# rows of equal norm, c_mu = (N s - 1)/(N - 1) with s = ||mu||^2 / mean_i ||x_i||^2 the share
+# rows of equal norm, $c_\mu = (N s - 1)/(N - 1)$ with
+# $s = \lVert\mu\rVert^2 / \operatorname{mean}_i \lVert x_i\rVert^2$ the share
 # of the second moment carried by the mean where the measured mean
-# cosine equals c_mu, a common offset of the measured size accounts for it, and centring
-# removes exactly that offset; where it is far above c_mu, a few long rows dominate the mean
+# cosine equals $c_\mu$, a common offset of the measured size accounts for it, and centring
+# removes exactly that offset; where it is far above $c_\mu$, a few long rows dominate the mean
 # and the norms. The claim asks the gap to stay **below 0.05 in every layer**, small next to
 # the mean cosines a shift would have to explain (0.1-0.7 in BERT's layers and 0.6-1.0 in
 # GPT-2's, in Ethayarajh's (2019) released results); its interval comes from a bootstrap over
