@@ -79,7 +79,8 @@ show(
     "is one "
     "model's layer projected on that layer's first two principal components, coloured by the "
     "word's position in its sentence (the scale ends at the 95th percentile of positions). "
-    "The slider moves every model to the same relative depth (layer / last layer); the panel "
+    "The slider, which opens halfway through the network, moves every model to the same relative "
+    "depth (layer / last layer); the panel "
     "titles name the layer shown. The figures further down show every layer of one model at once.",
 )
 
