@@ -29,6 +29,7 @@ from typing import Literal
 
 import numpy as np
 
+from lmgeometry.measures.arrays import float_arrays
 from lmgeometry.measures.cosines import sample_ordered_pairs
 from lmgeometry.measures.mev import MevMethod, _mev_of
 from lmgeometry.measures.similarity import as_rows
@@ -106,6 +107,7 @@ def _pool_cosine(
 
 
 
+@float_arrays("vectors", "sentence_ids")
 def anisotropy_baseline(
     vectors: LayerVectors,
     sentence_ids: np.ndarray | Sequence,

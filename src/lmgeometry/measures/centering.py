@@ -20,6 +20,7 @@ import math
 import numpy as np
 import numpy.typing as npt
 
+from lmgeometry.measures.arrays import float_arrays
 from lmgeometry.measures.similarity import CHUNK_ROWS, column_mean
 from lmgeometry.measures.spectra import (
     _as_matrix,
@@ -43,6 +44,7 @@ def n_top_pcs(width: int) -> int:
     return math.ceil(width / 100)
 
 
+@float_arrays("W", "rows")
 def center(
     W: npt.ArrayLike, *, rows: npt.ArrayLike | None = None, chunk_rows: int = CHUNK_ROWS
 ) -> np.ndarray:
@@ -117,6 +119,7 @@ def _top_pcs(moments: _Moments, n_components: int) -> np.ndarray:
     return _flip_signs(V[:, :n_components])
 
 
+@float_arrays("W", "rows")
 def remove_top_pcs(
     W: npt.ArrayLike,
     d: int | None = None,

@@ -30,6 +30,7 @@ from sklearn.cluster import KMeans
 from sklearn.decomposition import PCA
 from sklearn.metrics import silhouette_samples
 
+from lmgeometry.measures.arrays import float_arrays
 from lmgeometry.measures.similarity import norm_ratio, subsample
 from lmgeometry.measures.stats import GroupBootstrap, group_sums
 
@@ -224,6 +225,7 @@ def separation_replicates(
     return float(ratio(0)), ratio(1)
 
 
+@float_arrays("X")
 def detect_clusters(
     X: np.ndarray,
     max_k: int = 4,
@@ -274,6 +276,7 @@ def _order_by_size(labels: np.ndarray) -> np.ndarray:
     return remap[labels]
 
 
+@float_arrays("X", "groups")
 def variance_explained_by(X: np.ndarray, groups: np.ndarray, adjusted: bool = True) -> float:
     """Share of the total variance of the rows of ``X`` explained by a grouping.
 

@@ -58,6 +58,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
+from lmgeometry.measures.arrays import float_arrays
 from lmgeometry.measures.baselines import PoolScheme, _draw_pool, _pool_cosine
 from lmgeometry.measures.cosines import sample_ordered_pairs
 from lmgeometry.measures.mev import MevMethod, _mev_many, _mev_of
@@ -322,6 +323,7 @@ def _word_measures_from(
 
 
 
+@float_arrays("layer_vectors")
 def word_measures(
     layer_vectors: LayerVectors,
     words: pd.DataFrame,
@@ -428,6 +430,7 @@ def _sentence_table_from(
 
 
 
+@float_arrays("layer_vectors")
 def context_measures(
     layer_vectors: LayerVectors,
     words: pd.DataFrame,
@@ -539,6 +542,7 @@ class ContextTables:
 
 
 
+@float_arrays("layer_vectors")
 def context_tables(
     layer_vectors: LayerVectors,
     words: pd.DataFrame,

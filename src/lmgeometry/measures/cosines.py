@@ -19,6 +19,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from lmgeometry.measures.arrays import float_arrays
 from lmgeometry.measures.similarity import unit_rows
 from lmgeometry.measures.stats import RngLike
 from lmgeometry.measures.unit_rows import _as_codes, _cross_mean, _mean_or_nan, _pairdot, _rng
@@ -31,6 +32,7 @@ __all__ = [
 ]
 
 
+@float_arrays("X")
 def mean_pairwise_cosine(X: np.ndarray) -> float:
     """Mean cosine similarity over all ordered pairs ``i != j`` of the rows of ``X``.
 
@@ -119,6 +121,7 @@ def sample_ordered_pairs(
 
 
 
+@float_arrays("X")
 def self_similarity(
     X: np.ndarray,
     n_pairs: int | None = None,
@@ -164,6 +167,7 @@ def self_similarity(
 
 
 
+@float_arrays("S")
 def intra_sentence_similarity(S: np.ndarray) -> float:
     """Intra-sentence similarity of one sentence (Ethayarajh 2019, eq. 2).
 

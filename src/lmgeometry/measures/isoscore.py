@@ -13,6 +13,7 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
+from lmgeometry.measures.arrays import float_arrays
 from lmgeometry.measures.similarity import CHUNK_ROWS
 from lmgeometry.measures.spectra import _as_matrix, _Moments
 
@@ -35,6 +36,7 @@ def _isoscore_from_variances(variances: np.ndarray) -> float:
     return float((n * phi - 1) / (n - 1))
 
 
+@float_arrays("X")
 def isoscore(
     X: npt.ArrayLike,
     implementation: Literal["ours", "package"] = "ours",

@@ -32,6 +32,7 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
+from lmgeometry.measures.arrays import float_arrays
 from lmgeometry.measures.centering import n_top_pcs
 from lmgeometry.measures.isoscore import _isoscore_from_variances, isoscore
 from lmgeometry.measures.similarity import CHUNK_ROWS
@@ -243,6 +244,7 @@ def log_partition_function(
     return log_pos[0] if single else log_pos
 
 
+@float_arrays("W")
 def isotropy_partition(
     W: npt.ArrayLike,
     *,
@@ -306,6 +308,7 @@ def isotropy_partition(
 _VARIANTS = ("raw", "centered", "top_pcs_removed", "top_pcs_removed_original")
 
 
+@float_arrays("W")
 def embedding_statistics(
     W: npt.ArrayLike,
     *,

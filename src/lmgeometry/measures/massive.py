@@ -23,6 +23,8 @@ from __future__ import annotations
 import numpy as np
 from sklearn.metrics import silhouette_samples
 
+from lmgeometry.measures.arrays import float_arrays
+
 __all__ = [
     "first_token_silhouette",
     "MASSIVE_RATIO",
@@ -46,6 +48,7 @@ def _magnitudes(H: np.ndarray) -> np.ndarray:
     return A
 
 
+@float_arrays("H")
 def magnitude_ratio(H: np.ndarray) -> float:
     """The layer's largest activation magnitude over its median magnitude.
 
@@ -76,6 +79,7 @@ def top_activations(H: np.ndarray, k: int = 3) -> list[tuple[int, int, float]]:
     return [(int(r), int(d), float(H[r, d])) for r, d in zip(rows, dims, strict=True)]
 
 
+@float_arrays("H", "first")
 def massive_dimensions(H: np.ndarray, first: np.ndarray, ratio: float = MASSIVE_RATIO
                        ) -> np.ndarray:
     """The dimensions that carry massive activations at the first position of most sequences.

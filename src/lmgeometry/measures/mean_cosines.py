@@ -18,6 +18,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
+from lmgeometry.measures.arrays import float_arrays
 from lmgeometry.measures.similarity import CHUNK_ROWS
 from lmgeometry.measures.spectra import _as_matrix, _chunks, _Moments, norm_distribution
 from lmgeometry.measures.stats import RngLike, poisson_weights
@@ -31,6 +32,7 @@ __all__ = [
 ]
 
 
+@float_arrays("X")
 def mean_cosine(
     X: npt.ArrayLike,
     n_pairs: int | None = None,

@@ -23,6 +23,7 @@ import numpy as np
 import scipy.sparse.linalg as spla
 from threadpoolctl import threadpool_limits
 
+from lmgeometry.measures.arrays import float_arrays
 from lmgeometry.measures.unit_rows import _UnitReader
 
 __all__ = ["max_explainable_variance", "MevMethod", "truncated_svd_variance_ratio"]
@@ -151,6 +152,7 @@ def _scaled(X: np.ndarray, centered: bool) -> np.ndarray:
 
 
 
+@float_arrays("X")
 def max_explainable_variance(X: np.ndarray, centered: bool = False) -> float:
     """Maximum explainable variance (Ethayarajh 2019, eq. 3).
 

@@ -25,6 +25,8 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GroupShuffleSplit
 from sklearn.preprocessing import StandardScaler
 
+from lmgeometry.measures.arrays import float_arrays
+
 __all__ = [
     "ablate",
     "ablation_curve",
@@ -71,6 +73,7 @@ def sentence_split(
     return train, test
 
 
+@float_arrays("X", "labels", "groups")
 def linear_probe(
     X: np.ndarray,
     labels: np.ndarray,

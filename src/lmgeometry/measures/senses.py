@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
+from lmgeometry.measures.arrays import float_arrays
 from lmgeometry.measures.similarity import unit_rows
 
 __all__ = [
@@ -343,6 +344,7 @@ def sense_silhouette(X: ArrayLike, senses: ArrayLike, *, min_per_sense: int = 2)
     return _silhouette(X, y, min_per_sense)[0]
 
 
+@float_arrays("vectors")
 def sense_separability(
     vectors: ArrayLike,
     words_frame: pd.DataFrame,

@@ -12,12 +12,14 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
+from lmgeometry.measures.arrays import float_arrays
 from lmgeometry.measures.mean_cosines import mean_cosine
 from lmgeometry.measures.stats import RngLike
 
 __all__ = ["shift_cosine", "shift_cosine_replicates"]
 
 
+@float_arrays("X")
 def shift_cosine(X: npt.ArrayLike) -> dict[str, float]:
     """Mean pairwise cosine of the rows of X beside what their mean vector alone predicts.
 

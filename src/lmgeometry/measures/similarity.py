@@ -23,6 +23,8 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
+from lmgeometry.measures.arrays import float_arrays
+
 __all__ = [
     "CHUNK_ROWS",
     "best_match",
@@ -56,6 +58,7 @@ def subsample(n: int, budget: int, seed: int = 0) -> np.ndarray:
     return np.sort(rng.choice(n, size=budget, replace=False))
 
 
+@float_arrays("X", "rows")
 def norm_ratio(X: np.ndarray, rows: np.ndarray,
                statistic: Literal["median", "mean"] = "median") -> float:
     """Typical Euclidean norm of the selected rows over that of the other rows.
@@ -191,6 +194,7 @@ def _centered(X: np.ndarray) -> np.ndarray:
     return X - X.mean(axis=0)
 
 
+@float_arrays("X", "Y")
 def linear_cka(X: np.ndarray, Y: np.ndarray, *, debiased: bool = False,
                chunk_rows: int | None = None) -> float:
     """Linear centred kernel alignment of two representations of the same n items.
@@ -307,6 +311,7 @@ def _feature_cka(X: np.ndarray, Y: np.ndarray, debiased: bool, chunk_rows: int) 
     return hsic(xy, kx, ky) / denom if denom > 0 else float("nan")
 
 
+@float_arrays("A", "B")
 def cka_matrix(A: Sequence[np.ndarray], B: Sequence[np.ndarray] | None = None) -> np.ndarray:
     """Linear CKA between every layer of ``A`` and every layer of ``B`` (``A`` when None).
 
@@ -411,6 +416,7 @@ def cosine_contributions(X: np.ndarray) -> np.ndarray:
     return (U.sum(axis=0) ** 2 - (U**2).sum(axis=0)) / (n * (n - 1))
 
 
+@float_arrays("X")
 def top_dimensions(X: np.ndarray, k: int = 1, by: str = "variance") -> np.ndarray:
     """Indices of the ``k`` dimensions with the largest variance (or cosine contribution).
 
@@ -427,6 +433,7 @@ def top_dimensions(X: np.ndarray, k: int = 1, by: str = "variance") -> np.ndarra
     return np.argsort(-score, kind="stable")[:k]
 
 
+@float_arrays("X")
 def variance_share(X: np.ndarray, k: int = 1) -> float:
     """Share of the total variance held by the ``k`` highest-variance coordinates.
 

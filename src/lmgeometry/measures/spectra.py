@@ -26,6 +26,7 @@ from collections.abc import Callable
 import numpy as np
 import numpy.typing as npt
 
+from lmgeometry.measures.arrays import float_arrays
 from lmgeometry.measures.similarity import CHUNK_ROWS, as_rows, column_mean
 
 __all__ = [
@@ -143,6 +144,7 @@ def _map_rows(
     return out
 
 
+@float_arrays("W")
 def singular_values(
     W: npt.ArrayLike,
     k: int | None = None,

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 from threadpoolctl import threadpool_limits
 
+from lmgeometry.measures.arrays import float_arrays
 from lmgeometry.measures.mev import (
     _BATCH_ELEMENTS,
     _DENSE_EIG_MAX,
@@ -121,6 +122,7 @@ def _pc1_many_impl(
 
 
 
+@float_arrays("layer_vectors")
 def static_embeddings(
     layer_vectors: LayerVectors,
     words: pd.DataFrame,

@@ -31,6 +31,8 @@ import numpy as np
 import numpy.typing as npt
 from scipy import sparse, stats
 
+from lmgeometry.measures.arrays import float_arrays
+
 __all__ = [
     "Direction",
     "RngLike",
@@ -67,6 +69,7 @@ RngLike = int | np.random.Generator | np.random.SeedSequence | None
 _CHUNK_ELEMENTS = 1 << 22  # index-matrix elements per bootstrap chunk (32 MiB of int64)
 
 
+@float_arrays("values")
 def bootstrap_ci(
     values: np.ndarray | Sequence[float],
     n_boot: int = 1000,

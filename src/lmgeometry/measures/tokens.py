@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from lmgeometry.measures.arrays import float_arrays
 from lmgeometry.measures.similarity import unit_rows
 from lmgeometry.measures.stats import RngLike
 from lmgeometry.measures.unit_rows import (
@@ -65,6 +66,7 @@ def token_intra_similarity(S: np.ndarray) -> np.ndarray:
 
 
 
+@float_arrays("layer_vectors")
 def token_measures(
     layer_vectors: LayerVectors,
     words: pd.DataFrame,

@@ -18,6 +18,8 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
+from lmgeometry.measures.arrays import float_arrays
+
 __all__ = [
     "evaluate_wic",
     "fit_wic_threshold",
@@ -110,6 +112,7 @@ def fit_wic_threshold(similarities: ArrayLike, labels: ArrayLike) -> float:
     return float(candidates[int(np.argmax(correct))])
 
 
+@float_arrays("sim_train", "y_train", "sim_dev", "y_dev", "sim_test", "y_test")
 def evaluate_wic(
     sim_train: ArrayLike,
     y_train: ArrayLike,
