@@ -99,7 +99,8 @@ def test_in_memory_model_gives_the_forward_pass_and_is_cached(tokenizer, tmp_pat
 
     model = _bert()
     assert model.training
-    first = lmgeometry.hidden_states((model, tokenizer), TEXTS, dtype="float32", root=tmp_path)
+    first = lmgeometry.hidden_states((model, tokenizer), TEXTS, dtype="float32", root=tmp_path,
+                                     cache=True)
     assert model.training  # the extraction ran in eval mode; the mode is restored
     assert first.n_layers == 3 and first.width == 32
     n_words = len(first.words)
@@ -125,7 +126,7 @@ def test_in_memory_model_gives_the_forward_pass_and_is_cached(tokenizer, tmp_pat
 
     # a second call (model=..., tokenizer=...) is a cache hit with identical arrays
     second = lmgeometry.hidden_states(_bert(), TEXTS, tokenizer=tokenizer, dtype="float32",
-                                      root=tmp_path)
+                                      root=tmp_path, cache=True)
     assert second.path == first.path
     for i in range(3):
         np.testing.assert_array_equal(second.layer(i), first.layer(i))
@@ -135,7 +136,8 @@ def test_in_memory_model_gives_the_forward_pass_and_is_cached(tokenizer, tmp_pat
     changed = _bert()
     with torch.no_grad():
         changed.embeddings.word_embeddings.weight[0, 0] += 1.0
-    third = lmgeometry.hidden_states((changed, tokenizer), TEXTS, dtype="float32", root=tmp_path)
+    third = lmgeometry.hidden_states((changed, tokenizer), TEXTS, dtype="float32", root=tmp_path,
+                                     cache=True)
     assert third.meta["fingerprint"] != first.meta["fingerprint"]
     assert third.path != first.path
 
@@ -143,9 +145,10 @@ def test_in_memory_model_gives_the_forward_pass_and_is_cached(tokenizer, tmp_pat
 @pytest.mark.data
 def test_in_memory_model_gives_the_same_vectors_as_its_saved_folder(tokenizer, tmp_path):
     folder = save_bert(tmp_path / "bert")  # the same seed-0 model, saved with its tokenizer
-    from_folder = lmgeometry.hidden_states(folder, TEXTS, dtype="float32", root=tmp_path / "s")
+    from_folder = lmgeometry.hidden_states(folder, TEXTS, dtype="float32", root=tmp_path / "s",
+                                           cache=True)
     in_memory = lmgeometry.hidden_states((_bert(), tokenizer), TEXTS, dtype="float32",
-                                         root=tmp_path / "s", name="my-bert")
+                                         root=tmp_path / "s", name="my-bert", cache=True)
     assert in_memory.label == "my-bert" and from_folder.label == str(folder)
     assert from_folder.path != in_memory.path  # fingerprinted differently (files vs tensors)
     pd.testing.assert_frame_equal(from_folder.words, in_memory.words)
@@ -198,7 +201,7 @@ def test_bad_models_are_refused_with_the_fix(tokenizer):
     with pytest.raises(UsageError, match="brings its own tokenizer"):
         lmgeometry.hidden_states("minilm-l6", TEXTS, tokenizer=tokenizer)
     with pytest.raises(UsageError, match=r"float16 weights.*model\.float\(\)"):
-        lmgeometry.hidden_states((_bert().half(), tokenizer), TEXTS)
+        lmgeometry.hidden_states((_bert().half(), tokenizer), TEXTS, cache=True)
     assert model.training  # a refused model keeps its mode
 
 
@@ -220,7 +223,6 @@ def test_activations_names_the_fix_for_an_in_memory_model(tmp_path):
         activations(_bert(), object(), root=tmp_path)
 
 
-@pytest.mark.data
 def test_docstring_example_runs(monkeypatch, tmp_path):
     from lmgeometry import api
 

@@ -17,9 +17,9 @@ so ``import lmgeometry`` imports neither torch, transformers nor pandas::
 
     import lmgeometry
 
-    store = lmgeometry.hidden_states("minilm-l6", ["A bank by the river.", "The bank rose."])
-    bank = (store.words["text"] == "bank").to_numpy()
-    lmgeometry.self_similarity(store.layer(-1, rows=bank))
+    states = lmgeometry.hidden_states("minilm-l6", ["A bank by the river.", "The bank rose."])
+    bank = (states.tokens["token"] == "bank").to_numpy()
+    lmgeometry.self_similarity(states.layer(-1, rows=bank))
 """
 
 from __future__ import annotations

@@ -262,7 +262,7 @@ def test_bad_backends_are_refused_with_the_fix(tiny, tmp_path, onnx_cache, monke
     with pytest.raises(UsageError, match="backend must be one of .*not 'tensorrt'"):
         activations(model, corpus, root=root, backend="tensorrt")
     with pytest.raises(UsageError, match="backend must be one of"):
-        hidden_states(model, TEXTS[:2], root=root, backend="ort")
+        hidden_states(model, TEXTS[:2], root=root, backend="ort", cache=True)
     broken = dataclasses.replace(model, model=_LastOnly(model.model.base_model),
                                  fingerprint="broken-" + model.fingerprint)
     with pytest.raises(UsageError, match="gave 0 hidden states.*torch backend"):

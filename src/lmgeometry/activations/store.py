@@ -329,7 +329,7 @@ def _check_engine(model: str | LoadedModel, engine: str, shard_sentences: int | 
         raise UsageError(
             f"activations() takes a model spec (a name or folder) or a LoadedModel, not a "
             f"{type(model).__name__}; for a transformers model in memory use "
-            "lmgeometry.hidden_states((model, tokenizer), sentences), or "
+            "lmgeometry.hidden_states((model, tokenizer), sentences, cache=True), or "
             "lmgeometry.io.models.from_memory(model, tokenizer) to get a LoadedModel")
     if engine not in ENGINES:
         raise UsageError(f"engine must be one of {ENGINES}, not {engine!r}")

@@ -113,6 +113,7 @@ from lmgeometry.io.corpus.table import (
     SPACY_MODEL,
     WORD_COLUMNS,
     WORD_TABLE_CODE_VERSION,
+    light_word_table,
     word_table,
     word_table_version,
 )
@@ -142,6 +143,7 @@ __all__ = [
     "frequency_texts",
     "INVISIBLE_CATEGORIES",
     "invisible_words_dropped",
+    "light_word_table",
     "mnli_polysemy",
     "mnli_target_counts",
     "pair_text",

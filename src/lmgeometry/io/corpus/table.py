@@ -65,6 +65,7 @@ __all__ = [
     "BATCH_SIZE",
     "EXCLUDED_COMPONENTS",
     "INVISIBLE_CATEGORIES",
+    "light_word_table",
     "SPACY_MODEL",
     "SUM_SUFFIX",
     "WORD_COLUMNS",
@@ -142,7 +143,7 @@ def _drop_invisible(words: pd.DataFrame) -> pd.DataFrame:
             space[j] += text[i] + space[i]
     out = words.assign(whitespace=space).loc[~drop].reset_index(drop=True)
     out["word_index"] = out.groupby("sentence_id").cumcount().astype("int32")
-    return out.astype(WORD_COLUMNS)
+    return out.astype(_columns(out))
 
 
 def _hash_texts(h: Any, texts: Iterable[str]) -> None:
@@ -213,13 +214,23 @@ def _check_texts(texts: Sequence[str], where: str) -> list[str]:
     return texts
 
 
-def _parse(texts: list[str], batch_size: int = BATCH_SIZE) -> pd.DataFrame:
-    """Run spaCy over ``texts`` and return the word table (``is_target`` all False)."""
+def _parse(texts: list[str], batch_size: int = BATCH_SIZE, *, tags: bool = True,
+           senses: bool = True) -> pd.DataFrame:
+    """Run spaCy over ``texts`` and return the word table (``is_target`` all False).
+
+    ``tags=False`` runs only spaCy's tokenizer (the pipeline's own, so the words are the
+    ones the full parse gives) and leaves out ``lemma``, ``upos`` and ``tag``; ``senses=False``
+    leaves out ``n_senses`` (no WordNet). Both True: every column of :data:`WORD_COLUMNS`.
+    """
+    if senses and not tags:
+        raise ValueError("WordNet senses need the lemma and part of speech: pass tags=True")
     nlp = _nlp()
-    cols: dict[str, list[Any]] = {c: [] for c in WORD_COLUMNS if c not in
-                                  ("n_senses", "is_target")}
+    skip = {"n_senses", "is_target"} | (set() if tags else {"lemma", "upos", "tag"})
+    cols: dict[str, list[Any]] = {c: [] for c in WORD_COLUMNS if c not in skip}
     t0 = time.perf_counter()
-    for sid, doc in enumerate(nlp.pipe(texts, batch_size=batch_size, n_process=1)):
+    docs = (nlp.pipe(texts, batch_size=batch_size, n_process=1) if tags
+            else nlp.tokenizer.pipe(texts, batch_size=batch_size))
+    for sid, doc in enumerate(docs):
         text = doc.text
         kept = [t for t in doc if not t.is_space]
         if not kept:  # cannot happen for a non-blank text; keep the invariant explicit
@@ -238,18 +249,55 @@ def _parse(texts: list[str], batch_size: int = BATCH_SIZE) -> pd.DataFrame:
             cols["whitespace"].append(ws)
             cols["start"].append(start)
             cols["end"].append(end)
-            cols["lemma"].append(tok.lemma_)
-            cols["upos"].append(tok.pos_)
-            cols["tag"].append(tok.tag_)
+            if tags:
+                cols["lemma"].append(tok.lemma_)
+                cols["upos"].append(tok.pos_)
+                cols["tag"].append(tok.tag_)
             cols["is_stop"].append(tok.is_stop)
             cols["is_punct"].append(tok.is_punct)
     elapsed = time.perf_counter() - t0
     words = pd.DataFrame(cols)
     log.info("spaCy parsed %d sentences (%d words) in %.1f s (%.0f sentences/s)", len(texts),
              len(words), elapsed, len(texts) / max(elapsed, 1e-9))
-    words["n_senses"] = _n_senses_column(words)
+    if senses:
+        words["n_senses"] = _n_senses_column(words)
     words["is_target"] = False
-    return words.astype(WORD_COLUMNS)
+    return words.astype(_columns(words))
+
+
+def _columns(words: pd.DataFrame) -> dict[str, str]:
+    """:data:`WORD_COLUMNS` restricted to the columns ``words`` has."""
+    return {c: t for c, t in WORD_COLUMNS.items() if c in words.columns}
+
+
+def light_word_table(texts: Sequence[str], *, tags: bool = False,
+                     senses: bool = False) -> pd.DataFrame:
+    """The word table of your own sentences with only what is asked for; never cached.
+
+    The words, their character spans and whitespace are those of :func:`word_table` (spaCy's
+    tokenizer of the same pipeline, whitespace-only and invisible words left out alike);
+    ``tags`` adds ``lemma``, ``upos`` and ``tag`` (the full spaCy parse, about 2 s to load),
+    ``senses`` adds ``n_senses`` (WordNet 3.0: :func:`lmgeometry.io.lexical.n_senses`, which
+    needs the data files). With neither, no WordNet and no tagger is loaded.
+
+    Parameters
+    ----------
+    texts : sequence of str
+        Sentences, each kept exactly as given.
+    tags : bool
+        Parse for lemmas and parts of speech.
+    senses : bool
+        Count WordNet senses of each lemma for its part of speech (implies ``tags``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The columns of :data:`WORD_COLUMNS` that were asked for, in that order, with their
+        dtypes: always ``sentence_id``, ``word_index``, ``text``, ``whitespace``, ``start``,
+        ``end``, ``is_stop``, ``is_punct`` and ``is_target`` (all False).
+    """
+    texts = _check_texts(texts, "light_word_table")
+    return _drop_invisible(_parse(texts, tags=tags or senses, senses=senses))
 
 
 def _n_senses_column(words: pd.DataFrame) -> pd.Series:
