@@ -9,8 +9,8 @@ load hits every configuration alike), the model loaded once:
    writes by hand; the states stay padded tensors);
 2. **hidden_states**: ``lmgeometry.hidden_states(loaded, sentences)``, numpy out (the default),
    and ``output="torch"``;
-3. the same with ``words=True`` (spaCy's tokenizer and the pooling) and ``pos=True`` (the
-   spaCy parse);
+3. the same with ``words=True`` (spaCy's tokenizer and the pooling), ``pos=True`` (the spaCy
+   parse), and ``attention=True, sublayers=True``;
 4. ``cache=True`` once the store entry exists (the book's path: word table and store read),
    when the WordNet data can be had (else it says so).
 
@@ -110,6 +110,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                                                                      words=True),
         "hidden_states pos=True": lambda: lmgeometry.hidden_states(loaded, SENTENCES,
                                                                    pos=True),
+        "hidden_states attention+sublayers": lambda: lmgeometry.hidden_states(
+            loaded, SENTENCES, attention=True, sublayers=True),
     }
     notes: list[str] = []
     root = tempfile.mkdtemp(prefix="fast-path-store-")

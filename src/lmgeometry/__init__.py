@@ -36,6 +36,8 @@ _EXPORTS: dict[str, str] = {
     "hidden_states": "lmgeometry.api",
     "load_model": "lmgeometry.io.models",
     "open_store": "lmgeometry.activations.store",
+    # activations of other libraries (TransformerLens, nnsight) into the measures
+    "layer_states": "lmgeometry.measures.arrays",
     # contextuality (Ethayarajh 2019)
     "self_similarity": "lmgeometry.measures.cosines",
     "intra_sentence_similarity": "lmgeometry.measures.cosines",

@@ -38,6 +38,7 @@ def hidden_states(model: Any, sentences: Sequence[str] | Corpus | Any, *more: An
                   tokenizer: Any = None, name: str | None = None, cache: bool = False,
                   output: str = "numpy", dtype: str | None = None, words: bool = False,
                   pos: bool = False, senses: bool = False, pooling: str = "mean",
+                  attention: bool = False, sublayers: bool = False,
                   prepend_bos: bool | None = None, too_long: str = "error",
                   batch_tokens: int | None = None, root: str | Path | None = None,
                   progress: bool = False, backend: str = "torch") -> HiddenStates | Store:
@@ -46,7 +47,7 @@ def hidden_states(model: Any, sentences: Sequence[str] | Corpus | Any, *more: An
     ``cache=False`` (the default): computed in memory, one row per token (special tokens
     flagged), every layer, numpy or torch; no disk write, no data file. Word vectors, parts of
     speech and WordNet sense counts (``words``, ``pos``, ``senses``: only ``senses`` reads the
-    WordNet data) come only when asked for.
+    WordNet data), attention weights and sub-layer outputs come only when asked for.
     ``cache=True``: the book's path (word vectors with the full word table, which needs the
     WordNet data, written once to the activation store and read back by later calls). An
     in-memory model is used on its own device and dtype (float32 for ``cache=True``, where it
@@ -67,12 +68,14 @@ def hidden_states(model: Any, sentences: Sequence[str] | Corpus | Any, *more: An
     cache : bool
         False: in memory, token level (:class:`HiddenStates`). True: word level, through the
         activation store (:class:`Store`).
-    output, dtype, words, pos, senses, pooling, batch_tokens
+    output, dtype, words, pos, senses, pooling, attention, sublayers, batch_tokens
         The in-memory path's options (:func:`~lmgeometry.activations.token_states.token_states`):
         ``"numpy"`` (CPU) or ``"torch"`` (the model's device); the arrays' dtype (None:
         float32 for numpy, the model's own for torch); word vectors (spaCy's words, pooled as
         the store pools), their lemma, UPOS and tag, their WordNet sense counts; ``"mean"``,
-        ``"first"`` or ``"last"`` piece of a word; padded tokens per forward pass.
+        ``"first"`` or ``"last"`` piece of a word; every layer's attention weights per
+        sentence (``result.attention(i)``); per block ``attn_out``, ``mlp_out``,
+        ``resid_mid``, ``resid_post`` (``result.sublayers``); padded tokens per forward pass.
     prepend_bos : bool or None
         None: the tokenizer's own template; True/False force a decoder's BOS token.
     too_long : {"error", "skip"}
@@ -124,12 +127,12 @@ def hidden_states(model: Any, sentences: Sequence[str] | Corpus | Any, *more: An
     if cache:
         return _cached(model, sentences, texts, tokenizer, name, _cached_options(
             output=output, dtype=dtype, words=words, pos=pos, senses=senses,
-            batch_tokens=batch_tokens),
+            attention=attention, sublayers=sublayers, batch_tokens=batch_tokens),
             root=root, progress=progress, backend=backend, **common)
     _memory_options(root=root, progress=progress, backend=backend)
     return _in_memory(model, sentences.sentences if texts is None else texts, tokenizer, name,
                       output=output, dtype=dtype, words=words, pos=pos, senses=senses,
-                      batch_tokens=batch_tokens,
+                      attention=attention, sublayers=sublayers, batch_tokens=batch_tokens,
                       **common)
 
 

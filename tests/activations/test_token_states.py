@@ -1,6 +1,6 @@
 """The in-memory fast path of ``lmgeometry.hidden_states`` (issue 49): token states equal to a
-plain forward pass, word vectors equal to the store's, output types, no disk write and no
-data files.
+plain forward pass, word vectors equal to the store's, sub-layer outputs that add up to the
+residual stream, attention weights, output types, no disk write and no data files.
 
 The models are small random transformers built here from their configs (seed 0, width 32),
 with MiniLM's WordPiece tokenizer for the encoders and SmolLM2's byte-level BPE tokenizer for
@@ -172,6 +172,67 @@ def test_nothing_is_written_and_no_heavy_library_is_loaded(tmp_path, tokenizers)
     assert not (tmp_path / "cache").exists()
 
 
+@pytest.mark.parametrize("kind", ENCODERS + DECODERS)
+def test_sublayer_outputs_add_up_to_the_residual_stream(kind, tokenizers):
+    model, tok = _model(kind), _tok(tokenizers, kind)
+    states = lmgeometry.hidden_states(model, tok, TEXTS, sublayers=True, output="torch")
+    subs = states.sublayers
+    assert sorted(subs) == ["attn_out", "mlp_out", "resid_mid", "resid_post"]
+    h = states.states
+    from lmgeometry.activations.sublayers import block_layout, blocks
+
+    net = getattr(model, "base_model", model)
+    for i, block in enumerate(blocks(net)):
+        pre = h[i]
+        if kind in ENCODERS:  # post-norm: each sum is followed by its LayerNorm
+            attn_norm = (block.attention.output.LayerNorm if kind == "bert"
+                         else block.attention.LayerNorm)
+            torch.testing.assert_close(subs["resid_mid"][i], attn_norm(pre + subs["attn_out"][i]))
+            torch.testing.assert_close(subs["resid_post"][i],
+                                       block.output.LayerNorm(subs["resid_mid"][i]
+                                                              + subs["mlp_out"][i]))
+        else:
+            torch.testing.assert_close(subs["resid_mid"][i], pre + subs["attn_out"][i])
+            torch.testing.assert_close(subs["resid_post"][i],
+                                       subs["resid_mid"][i] + subs["mlp_out"][i])
+        assert block_layout(block).name
+    # the block outputs are the hidden states, but for a final norm after the last block
+    torch.testing.assert_close(subs["resid_post"][0], h[1])
+    if kind in ENCODERS:
+        torch.testing.assert_close(subs["resid_post"][-1], h[-1])
+    else:
+        assert not torch.allclose(subs["resid_post"][-1], h[-1])
+
+
+def test_unknown_block_layout_is_refused_with_the_fix(tokenizers, monkeypatch):
+    from lmgeometry.activations import sublayers
+
+    monkeypatch.setattr(sublayers, "LAYOUTS", sublayers.LAYOUTS[:1])
+    with pytest.raises(UsageError, match="BertLayer block are not known.*sublayers=False"):
+        lmgeometry.hidden_states((_model("bert"), tokenizers["encoder"]), TEXTS,
+                                 sublayers=True)
+
+
+@pytest.mark.parametrize("kind", ["bert", "llama"])
+def test_attention_weights_are_the_eager_ones_and_the_model_is_restored(kind, tokenizers):
+    model, tok = _model(kind), _tok(tokenizers, kind)
+    assert model.config._attn_implementation == "sdpa"
+    states = lmgeometry.hidden_states(model, tok, TEXTS, attention=True)
+    assert model.config._attn_implementation == "sdpa"
+    model.eval().set_attn_implementation("eager")
+    for sid, text in enumerate(TEXTS):
+        ids = tok(text, return_tensors="pt")
+        with torch.inference_mode():
+            want = getattr(model, "base_model", model)(**ids, output_attentions=True).attentions
+        got = states.attention(sid)
+        n = ids["input_ids"].shape[1]
+        assert got.shape == (2, 2, n, n)
+        np.testing.assert_allclose(got.sum(-1), 1.0, atol=1e-5)  # each query's weights
+        np.testing.assert_allclose(got, torch.stack([a[0] for a in want]).numpy(), atol=1e-5)
+        if kind == "llama":  # causal: no weight on a later key
+            assert np.all(np.triu(got, k=1) == 0)
+
+
 def test_output_types(tokenizers):
     tok = tokenizers["decoder"]
     half = _model("llama").to(torch.bfloat16)  # the fast path takes any dtype
@@ -197,18 +258,19 @@ def test_too_long_sentences_raise_or_are_skipped(tokenizers):
     with pytest.raises(SentenceTooLongError, match="sentence 1 is 82 tokens long"):
         lmgeometry.hidden_states(pair, [TEXTS[0], long])
     states = lmgeometry.hidden_states(pair, [TEXTS[0], long, TEXTS[3]], too_long="skip",
-                                      words=True)
+                                      words=True, attention=True)
     assert states.skipped == [1]
     assert sorted(states.tokens["sentence_id"].unique()) == [0, 2]
     assert sorted(states.words["sentence_id"].unique()) == [0, 2]
+    assert states.attention(2).shape[-1] == 5
     with pytest.raises(UsageError, match=r"no sentence 1 .*skipped: \[1\]"):
         states.sentence(1)
 
 
 def test_options_of_the_other_path_are_refused(tokenizers):
     pair = (_model("bert"), tokenizers["encoder"])
-    with pytest.raises(UsageError, match="words, pos: only with cache=False"):
-        lmgeometry.hidden_states(pair, TEXTS, cache=True, words=True, pos=True)
+    with pytest.raises(UsageError, match="attention, sublayers: only with cache=False"):
+        lmgeometry.hidden_states(pair, TEXTS, cache=True, attention=True, sublayers=True)
     with pytest.raises(UsageError, match="output: only with cache=False"):
         lmgeometry.hidden_states(pair, TEXTS, cache=True, output="torch")
     with pytest.raises(UsageError, match="root: only with cache=True"):

@@ -215,3 +215,91 @@ def test_measure_gives_the_known_answer_on_every_type(name, kind):
     got = call(TYPES[kind])
     np.testing.assert_allclose(np.asarray(got, dtype=float), np.asarray(expected, dtype=float),
                                atol=2e-3, err_msg=f"{name} on {kind}")
+
+
+# --- activations of other libraries into the measures (layer_states) ----------------------
+
+
+class ActivationCacheLike:
+    """What TransformerLens's ``ActivationCache`` offers a reader: keys and item access (not a
+    dict subclass), tensors of (batch, pos, d_model) in the model's dtype."""
+
+    def __init__(self, tensors):
+        self._t = dict(tensors)
+
+    def keys(self):
+        return self._t.keys()
+
+    def __getitem__(self, key):
+        return self._t[key]
+
+
+def _tl_cache(n_layers=3, batch=2, pos=4, width=5, dtype=torch.bfloat16):
+    torch.manual_seed(0)
+    tensors = {"hook_embed": torch.randn(batch, pos, width, dtype=dtype)}
+    for i in range(n_layers):
+        for hook in ("resid_pre", "resid_mid", "resid_post", "attn_out", "mlp_out"):
+            tensors[f"blocks.{i}.hook_{hook}"] = torch.randn(batch, pos, width, dtype=dtype)
+        tensors[f"blocks.{i}.attn.hook_pattern"] = torch.softmax(
+            torch.randn(batch, 2, pos, pos), -1).to(dtype)
+        tensors[f"blocks.{i}.ln1.hook_scale"] = torch.ones(batch, pos, 1, dtype=dtype)
+    return ActivationCacheLike(tensors)
+
+
+def test_layer_states_reads_a_transformerlens_cache_by_hook_name():
+    cache = _tl_cache()
+    states = lmgeometry.layer_states(cache)  # hook="resid_post"
+    assert states.shape == (3, 8, 5) and states.dtype == np.float32
+    for i in range(3):  # rows: batch then position
+        want = cache[f"blocks.{i}.hook_resid_post"].float().reshape(8, 5).numpy()
+        np.testing.assert_array_equal(states[i], want)
+    np.testing.assert_array_equal(lmgeometry.layer_states(cache, "hook_mlp_out")[2],
+                                  cache["blocks.2.hook_mlp_out"].float().reshape(8, 5).numpy())
+    pattern = lmgeometry.layer_states(cache, "pattern", flatten=False)
+    assert pattern.shape == (3, 2, 2, 4, 4)
+    np.testing.assert_allclose(pattern.sum(-1), 1.0, atol=1e-2)  # bfloat16 rows of weights
+
+
+def test_layer_states_mask_leaves_out_padding():
+    cache = _tl_cache()
+    mask = torch.tensor([[1, 1, 1, 1], [1, 1, 0, 0]])
+    states = lmgeometry.layer_states(cache, mask=mask)
+    assert states.shape == (3, 6, 5)
+    np.testing.assert_array_equal(states[1][4:], cache["blocks.1.hook_resid_post"][1, :2]
+                                  .float().numpy())
+    with pytest.raises(ValueError, match=r"mask has shape \(2, 3\)"):
+        lmgeometry.layer_states(cache, mask=np.ones((2, 3)))
+
+
+def test_layer_states_reads_nnsight_saved_outputs_by_module_path():
+    """nnsight saves what a module returns: a block's output is a tuple (hidden, ...)."""
+    torch.manual_seed(1)
+    saved = {f"model.layers.{i}": (torch.randn(1, 3, 4), None) for i in (2, 0, 1)}
+    states = lmgeometry.layer_states(saved, hook=None)
+    assert states.shape == (3, 3, 4)
+    np.testing.assert_array_equal(states[2], saved["model.layers.2"][0][0].numpy())
+    mlp = {f"transformer.h.{i}.mlp": torch.randn(3, 4) for i in range(2)}  # (pos, width)
+    assert lmgeometry.layer_states(mlp, hook="mlp").shape == (2, 3, 4)
+
+
+def test_layer_states_feeds_the_measures_the_same_numbers_as_hidden_states():
+    """A run's states given as a TransformerLens-style cache give the measure the value the
+    same states give as an array."""
+    rng = np.random.default_rng(3)
+    layers = rng.standard_normal((4, 6, 8)).astype(np.float32)
+    cache = {f"blocks.{i}.hook_resid_post": torch.from_numpy(layers[i])[None] for i in range(4)}
+    for i in range(4):
+        assert lmgeometry.mean_cosine(lmgeometry.layer_states(cache)[i]) == pytest.approx(
+            lmgeometry.mean_cosine(layers[i]))
+
+
+def test_layer_states_refuses_what_it_cannot_read():
+    cache = _tl_cache()
+    with pytest.raises(ValueError, match="no key of the mapping names a layer and 'resid'"):
+        lmgeometry.layer_states(cache, "resid")
+    with pytest.raises(ValueError, match="layer 0 has .* keys .*pass hook="):
+        lmgeometry.layer_states(cache, None)
+    with pytest.raises(ValueError, match="pass flatten=False"):
+        lmgeometry.layer_states(cache, "pattern")
+    with pytest.raises(ValueError, match="differ in shape"):
+        lmgeometry.layer_states({"h.0.x": np.zeros((2, 3)), "h.1.x": np.zeros((3, 3))}, "x")

@@ -10,7 +10,12 @@ included, flagged), as numpy or torch, and, only when asked,
   does, so the vectors equal the store's);
 * ``pos=True``: the words' lemma, UPOS and fine tag (the spaCy parse);
 * ``senses=True``: the words' WordNet 3.0 sense counts (the only option that needs the data
-  files).
+  files);
+* ``attention=True``: every layer's attention weights per sentence (eager attention, switched
+  on for the call and back);
+* ``sublayers=True``: per block, the attention's and the MLP's outputs before they are added
+  to the residual stream (``attn_out``, ``mlp_out``), the stream between them (``resid_mid``)
+  and the block's output (``resid_post``), read by forward hooks (:mod:`.sublayers`).
 
 Tokenisation is the store's (:func:`lmgeometry.activations.extract.encode`): the tokenizer's
 own template (``prepend_bos`` as there), no truncation (a sentence longer than the model's
@@ -40,12 +45,13 @@ from lmgeometry.activations.extract import (
     plan_batches,
     special_template,
 )
+from lmgeometry.activations.sublayers import SUBLAYERS, capture_sublayers
 from lmgeometry.errors import SentenceTooLongError, UsageError
 
 if TYPE_CHECKING:
     import torch
 
-__all__ = ["HiddenStates", "OUTPUTS", "Runner", "runner", "token_states", "tokenise"]
+__all__ = ["HiddenStates", "OUTPUTS", "Runner", "runner", "SUBLAYERS", "token_states", "tokenise"]
 
 #: What the arrays of a :class:`HiddenStates` are.
 OUTPUTS = ("numpy", "torch")
@@ -126,6 +132,12 @@ class HiddenStates:
         :attr:`tokens`), ``shared_piece``, ``exact_pieces`` (as the store's word table).
     word_states : numpy.ndarray or torch.Tensor or None
         ``(n_layers, n_words, width)``, rows of :attr:`words`.
+    attentions : list or None
+        With ``attention=True``: per sentence, ``(blocks, heads, n, n)`` attention weights
+        (query, key) over its ``n`` tokens.
+    sublayers : dict or None
+        With ``sublayers=True``: ``attn_out``, ``mlp_out``, ``resid_mid``, ``resid_post``,
+        each ``(blocks, n_tokens, width)`` (:data:`lmgeometry.activations.sublayers.SUBLAYERS`).
     skipped : list of int
         Sentences left out as too long (``too_long="skip"``).
     """
@@ -136,6 +148,8 @@ class HiddenStates:
     states: Any
     words: pd.DataFrame | None = None
     word_states: Any = None
+    attentions: list[Any] | None = None
+    sublayers: dict[str, Any] | None = None
     skipped: list[int] = field(default_factory=list)
 
     @property
@@ -168,6 +182,16 @@ class HiddenStates:
             raise UsageError(f"no sentence {i} (sentences 0-{self.tokens['sentence_id'].max()}"
                              f"{', skipped: ' + str(self.skipped) if self.skipped else ''})")
         return self.states[:, rows[0]:rows[-1] + 1]
+
+    def attention(self, i: int) -> Any:
+        """Sentence ``i``'s attention weights, ``(blocks, heads, n, n)``; needs
+        ``attention=True``."""
+        if self.attentions is None:
+            raise UsageError("no attention weights: call hidden_states(..., attention=True)")
+        kept = list(dict.fromkeys(self.tokens["sentence_id"].tolist()))
+        if i not in kept:
+            raise UsageError(f"no sentence {i} among the {len(kept)} kept")
+        return self.attentions[kept.index(i)]
 
 
 def _rows(rows: Any, out: Any) -> Any:
@@ -247,20 +271,27 @@ def tokenise(run: Runner, texts: Sequence[str], *, prepend_bos: bool | None = No
 
 
 @contextlib.contextmanager
-def _prepared(model: Any) -> Iterator[None]:
-    """The model in eval mode, restored afterwards."""
+def _prepared(model: Any, attention: bool) -> Iterator[None]:
+    """The model in eval mode, with eager attention when its weights are asked for (sdpa and
+    flash attention return none); both restored afterwards."""
     training = bool(model.training)
+    before = getattr(model.config, "_attn_implementation", None)
+    switch = attention and before not in (None, "eager")
     model.eval()
     try:
+        if switch:
+            model.set_attn_implementation("eager")
         yield
     finally:
+        if switch:
+            model.set_attn_implementation(before)
         model.train(training)
 
 
 def token_states(run: Runner, texts: Sequence[str], *, output: Output = "numpy",
                  dtype: str | None = None, words: bool = False, pos: bool = False,
-                 senses: bool = False, pooling: str = "mean",
-                 prepend_bos: bool | None = None,
+                 senses: bool = False, pooling: str = "mean", attention: bool = False,
+                 sublayers: bool = False, prepend_bos: bool | None = None,
                  too_long: str = "error", batch_tokens: int | None = None) -> HiddenStates:
     """Every token's hidden state at every layer of ``texts`` under ``run``, in memory.
 
@@ -278,6 +309,8 @@ def token_states(run: Runner, texts: Sequence[str], *, output: Output = "numpy",
         Word vectors, their parts of speech, their WordNet sense counts (module docstring).
     pooling : {"mean", "first", "last"}
         How a word's pieces become its vector.
+    attention, sublayers : bool
+        Attention weights; sub-layer outputs (module docstring).
     prepend_bos, too_long
         As for :func:`lmgeometry.activations.extract.encode`.
     batch_tokens : int, optional
@@ -298,10 +331,11 @@ def token_states(run: Runner, texts: Sequence[str], *, output: Output = "numpy",
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     tokens = tokenise(run, texts, prepend_bos=prepend_bos, too_long=too_long)
     net = getattr(run.model, "base_model", run.model)
-    with _prepared(run.model), torch.inference_mode():
-        states = _forward_all(run, net, tokens, batch_tokens)
+    with _prepared(run.model, attention), torch.inference_mode():
+        states, attn, subs = _forward_all(run, net, tokens, attention, sublayers,
+                                          batch_tokens)
     result = HiddenStates(run.name, run.kind, tokens.table(run.tokenizer), states,
-                          skipped=tokens.skipped)
+                          attentions=attn, sublayers=subs, skipped=tokens.skipped)
     if words or pos or senses:
         result.words, result.word_states = _pool_words(texts, tokens, states, pooling,
                                                        pos=pos, senses=senses)
@@ -318,8 +352,9 @@ def _out_dtype(output: str, dtype: str | None) -> str | None:
     return dtype or ("float32" if output == "numpy" else None)
 
 
-def _forward_all(run: Runner, net: Any, tokens: _Tokenised, batch_tokens: int | None
-                 ) -> torch.Tensor:
+def _forward_all(run: Runner, net: Any, tokens: _Tokenised, attention: bool,
+                 sublayers: bool, batch_tokens: int | None
+                 ) -> tuple[torch.Tensor, list[Any] | None, dict[str, Any] | None]:
     """Forward every batch; the states of every kept token, stacked by layer."""
     import torch
 
@@ -329,6 +364,8 @@ def _forward_all(run: Runner, net: Any, tokens: _Tokenised, batch_tokens: int | 
     pad = run.tokenizer.pad_token_id
     pad = 0 if pad is None else int(pad)
     states: torch.Tensor | None = None
+    subs: dict[str, torch.Tensor] | None = None
+    attn: list[Any] = [None] * len(lengths)
     for index in plan_batches(lengths, batch_tokens or default_batch_tokens(device)):
         width = int(lengths[index].max())
         ids = torch.full((len(index), width), pad, dtype=torch.long)
@@ -336,20 +373,30 @@ def _forward_all(run: Runner, net: Any, tokens: _Tokenised, batch_tokens: int | 
         for b, i in enumerate(index):
             ids[b, :lengths[i]] = torch.from_numpy(tokens.ids[i])
             mask[b, :lengths[i]] = 1
-        kwargs: dict[str, Any] = {"output_hidden_states": True, "return_dict": True}
+        kwargs: dict[str, Any] = {"output_hidden_states": True, "return_dict": True,
+                                  "output_attentions": attention}
         if run.kind == "decoder":
             kwargs["use_cache"] = False
-        out = net(input_ids=ids.to(device), attention_mask=mask.to(device), **kwargs)
+        with capture_sublayers(net, sublayers) as captured:
+            out = net(input_ids=ids.to(device), attention_mask=mask.to(device), **kwargs)
         hidden = out.hidden_states
         if states is None:
             states = hidden[0].new_empty((len(hidden), int(starts[-1]), hidden[0].shape[-1]))
+        if sublayers and subs is None:
+            subs = {k: hidden[0].new_empty((len(v), int(starts[-1]), hidden[0].shape[-1]))
+                    for k, v in captured.items()}
         for b, i in enumerate(index):
             n, row = int(lengths[i]), int(starts[i])
             for layer, h in enumerate(hidden):
                 states[layer, row:row + n] = h[b, :n]
+            for name, per_layer in captured.items():
+                for layer, h in enumerate(per_layer):
+                    subs[name][layer, row:row + n] = h[b, :n]  # type: ignore[index]
+            if attention:
+                attn[i] = torch.stack([a[b, :, :n, :n] for a in out.attentions])
     if states is None:
         raise UsageError("no sentence left to run: every sentence was too long")
-    return states
+    return states, (attn if attention else None), subs
 
 
 def _pool_words(texts: Sequence[str], tokens: _Tokenised, states: torch.Tensor,
@@ -408,5 +455,9 @@ def _converted(result: HiddenStates, output: str, dtype: str | None) -> HiddenSt
 
     result.states = convert(result.states)
     result.word_states = convert(result.word_states)
+    if result.attentions is not None:
+        result.attentions = [convert(a) for a in result.attentions]
+    if result.sublayers is not None:
+        result.sublayers = {k: convert(v) for k, v in result.sublayers.items()}
     return result
 

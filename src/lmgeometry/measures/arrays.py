@@ -21,18 +21,23 @@ Rules (:func:`as_numpy`):
 * a list or tuple of such arrays (``cka_matrix``'s layers) is converted element by element;
 * anything else (a list of numbers, a memory map, a lazy layer view, a DataFrame) is passed on
   unchanged.
+
+:func:`layer_states` takes what interpretability libraries hand back, a mapping from hook or
+module names to per-layer tensors (a TransformerLens ``ActivationCache``, a dict of nnsight's
+saved outputs), into one ``(layers, rows, width)`` array the measures take.
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 import numpy as np
 
-__all__ = ["as_numpy", "float_arrays"]
+__all__ = ["as_numpy", "float_arrays", "layer_states"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -136,3 +141,108 @@ def float_arrays(*names: str) -> Callable[[F], F]:
         return wrapper  # type: ignore[return-value]
 
     return decorate
+
+
+_INDEX = re.compile(r"^\d+$")
+
+
+def _layer_keys(keys: list[str], hook: str | None) -> dict[int, str]:
+    """Layer index -> key: the keys named ``hook`` (their last dotted part, ``hook_``
+    stripped) that hold one integer part (the layer), or with ``hook=None`` every key that
+    holds one."""
+    chosen: dict[int, list[str]] = {}
+    for key in keys:
+        parts = str(key).split(".")
+        numbers = [int(p) for p in parts if _INDEX.match(p)]
+        if len(numbers) != 1:
+            continue
+        if hook is not None and parts[-1].removeprefix("hook_") != hook.removeprefix("hook_"):
+            continue
+        chosen.setdefault(numbers[0], []).append(str(key))
+    if not chosen:
+        names = ", ".join(sorted(map(str, keys))[:6])
+        raise ValueError(f"no key of the mapping names a layer{'' if hook is None else ' and '}"
+                         f"{'' if hook is None else repr(hook)} (keys: {names}"
+                         f"{', ...' if len(keys) > 6 else ''}); pass hook= as the keys' last "
+                         "part, e.g. 'resid_post' for 'blocks.3.hook_resid_post'")
+    doubled = {i: k for i, k in chosen.items() if len(k) > 1}
+    if doubled:
+        i, k = next(iter(doubled.items()))
+        raise ValueError(f"layer {i} has {len(k)} keys ({', '.join(k)}); pass hook= to say "
+                         "which, e.g. hook='resid_post'")
+    return {i: k[0] for i, k in sorted(chosen.items())}
+
+
+def layer_states(cache: Mapping[str, Any], hook: str | None = "resid_post", *,
+                 mask: Any = None, flatten: bool = True) -> np.ndarray:
+    """Per-layer activations of a TransformerLens or nnsight run, stacked for the measures.
+
+    ``cache`` maps names to tensors, one per layer: a TransformerLens ``ActivationCache``
+    (``blocks.3.hook_resid_post``, ``blocks.3.attn.hook_pattern``), a dict of nnsight's saved
+    outputs keyed by module path (``model.layers.3``, ``transformer.h.3.mlp``), or any dict of
+    arrays. The keys whose last dotted part is ``hook`` (``hook_`` prefix optional) and which
+    name one layer by an integer part are taken in increasing layer order; ``hook=None`` takes
+    every key that names one layer. A value that is a tuple (a block's output, as nnsight saves
+    it) gives its first element; each is converted by :func:`as_numpy` (any device, bfloat16
+    included). No TransformerLens or nnsight import: the mapping is read by its keys.
+
+    Parameters
+    ----------
+    cache : mapping of str to array
+        The run's activations.
+    hook : str or None
+        The last part of the keys to take (``"resid_post"``, ``"attn_out"``, ``"pattern"``).
+    mask : array of shape (batch, pos), optional
+        The attention mask of the batch (1 or True for a real token): only those rows are kept
+        (padding left out), in batch then position order.
+    flatten : bool
+        True: ``(batch, pos, width)`` (or ``(pos, width)``) values become ``(rows, width)``,
+        rows in batch then position order. False: each value as it is (e.g. attention patterns
+        ``(batch, heads, query, key)``), stacked.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(layers, rows, width)`` (``flatten=True``) or ``(layers, *value.shape)``.
+
+    Raises
+    ------
+    ValueError
+        No key names a layer and ``hook``, one layer has several such keys, the values' shapes
+        differ, or the mask does not fit them.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> cache = {f"blocks.{i}.hook_resid_post": np.full((1, 3, 2), i, np.float32)
+    ...          for i in range(2)}
+    >>> cache["blocks.0.hook_attn_out"] = np.zeros((1, 3, 2))
+    >>> layer_states(cache).shape
+    (2, 3, 2)
+    """
+    keys = _layer_keys(list(cache.keys()), hook)
+    values = []
+    for key in keys.values():
+        value = cache[key]
+        value = as_numpy(value[0] if isinstance(value, tuple) else value)
+        values.append(np.asarray(value))
+    shapes = {v.shape for v in values}
+    if len(shapes) != 1:
+        raise ValueError(f"the layers' values differ in shape ({sorted(shapes)}); take one "
+                         "hook at a time")
+    stacked = np.stack(values)
+    if not flatten:
+        return stacked
+    if stacked.ndim == 3:  # (layers, pos, width): one sequence
+        stacked = stacked[:, None]
+    if stacked.ndim != 4:
+        raise ValueError(f"flatten=True needs (batch, pos, width) or (pos, width) values, got "
+                         f"{stacked.shape[1:]}; pass flatten=False")
+    rows = stacked.reshape(len(stacked), -1, stacked.shape[-1])
+    if mask is None:
+        return rows
+    keep = np.asarray(as_numpy(mask)).astype(bool)
+    if keep.shape != stacked.shape[1:3]:
+        raise ValueError(f"mask has shape {keep.shape}, the values (batch, pos) "
+                         f"{stacked.shape[1:3]}")
+    return rows[:, keep.reshape(-1)]
