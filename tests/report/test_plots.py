@@ -355,9 +355,9 @@ def test_the_page_script_lays_figures_out_for_a_phone() -> None:
     """The narrow-screen layout is done by the page script at display time: panels in fewer
     columns with titles that fit, the legend under the x-axis titles and inside the width,
     colour bars horizontal at the foot of the figure."""
-    from lmgeometry.report._ext import plotly_offline
+    from lmgeometry.report.figure_fallback import figures_js
 
-    script = plotly_offline._figures_js()
+    script = figures_js()
     for part in ("function fitPhone", "function gridFit", "function reflow",
                  "function clearLegend", "function legendInside", "function phoneBars",
                  '"legend.yref"', '"legend.entrywidthmode"', "MIN_TITLE_FONT",

@@ -14,6 +14,11 @@ extension serves with plotly.js on the pages that have figures). Compact means:
   small multiples, the same colours in every layer) is sent once;
 - plotly's default template (7 kB) is left out and restored by the script.
 
+The first figure a kernel shows also carries the decoder and plotly.js themselves
+(:func:`lmgeometry.report.figure_fallback.bootstrap_html`, once per notebook, about 2 MB), so
+that ``jupyter nbconvert --to html``, VS Code and a trusted notebook in JupyterLab draw every
+figure without the book; the book takes that copy out of its pages.
+
 The same output also carries plotly's own mime bundle (``application/vnd.plotly.v1+json``,
 :func:`plotly_bundle`), which JupyterLab, Jupyter Notebook 7, VS Code and nteract draw with
 their plotly renderer, so that an executed chapter opened outside the book shows its figures
@@ -51,6 +56,7 @@ from plotly.utils import PlotlyJSONEncoder
 
 from lmgeometry import trace
 from lmgeometry.report.figure_encoding import MIN_QUANTISED, encode_figure, share_on_page
+from lmgeometry.report.figure_fallback import bootstrap_html
 from lmgeometry.report.html_tables import FOLD_ROWS, Abbreviated, table_html
 from lmgeometry.report.mime_bundle import (
     BUNDLE_BUDGET,
@@ -98,6 +104,7 @@ WIDE_GRID_COLUMNS = 4
 _numbers = {"figure": 0, "table": 0}
 _page_defined: set[str] = set()  # page-shared lists defined by this chapter's figures so far
 _figure_numbers: dict[str, int] = {}  # each figure shown so far: its name -> its number
+_bootstrapped: list[bool] = []  # whether this kernel's figures carried the bootstrap yet
 
 
 def _next_number(kind: str) -> int:
@@ -111,6 +118,7 @@ def reset_numbering() -> None:
     _numbers.update(figure=0, table=0)
     _page_defined.clear()
     _figure_numbers.clear()
+    _bootstrapped.clear()
 
 
 def figure_number(name: str) -> int | None:
@@ -203,7 +211,7 @@ def _plain(text: str) -> str:
 
 def figure_bundle(fig: go.Figure, name: str, caption: str | None = None,
                   number: int | None = None, page: set[str] | None = None,
-                  bundle: str | None = None) -> dict[str, Any]:
+                  bundle: str | None = None, bootstrap: bool = False) -> dict[str, Any]:
     """The display data of a figure: the book's HTML, plotly's mime bundle and plain text.
 
     Parameters
@@ -215,6 +223,10 @@ def figure_bundle(fig: go.Figure, name: str, caption: str | None = None,
     bundle : {"compact", "full", "off"}, optional
         The plotly bundle (default: :data:`BUNDLE_ENV`, else ``compact``): cut down towards
         :data:`BUNDLE_BUDGET` characters (:func:`compact_bundle`), every array, or none.
+    bootstrap : bool
+        Put the decoder and plotly.js before the HTML
+        (:func:`lmgeometry.report.figure_fallback.bootstrap_html`): the notebook's first
+        figure does, so that its figures draw outside the book.
 
     Returns
     -------
@@ -227,7 +239,8 @@ def figure_bundle(fig: go.Figure, name: str, caption: str | None = None,
     text = caption if caption is not None else _title_text(fig)
     label = f"Figure {number}." if number is not None else "Figure."
     title = f"{label} {_plain(text)}".strip()
-    data = {"text/html": figure_html(fig, name, caption, number, page)}
+    data = {"text/html": (bootstrap_html() if bootstrap else "")
+            + figure_html(fig, name, caption, number, page)}
     if mode != "off":
         data[PLOTLY_MIME] = plotly_bundle(fig, title,
                                           BUNDLE_BUDGET if mode == "compact" else None)
@@ -245,7 +258,10 @@ def show(fig: go.Figure, name: str, caption: str | None = None) -> None:
 
     with trace.timed("figure", name=name):  # for `lmgeometry book --profile`
         number = _figure_numbers[name] = _next_number("figure")
-        display(figure_bundle(fig, name, caption, number, _page_defined), raw=True)
+        first = not _bootstrapped
+        _bootstrapped.append(True)
+        display(figure_bundle(fig, name, caption, number, _page_defined, bootstrap=first),
+                raw=True)
 
 
 def figure_anchor(name: str) -> str:

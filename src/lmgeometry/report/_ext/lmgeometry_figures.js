@@ -18,6 +18,8 @@
  * figure whose layout.meta.menu is "select" gets its first dropdown as a native <select>
  * above the plot (a long word list fits any screen, and typing a word's first letters picks
  * it); plotly's own menu is hidden.
+ * Outside the book (a notebook's first figure carries this file and plotly.js packed,
+ * report/figure_fallback.py) a figure waits for window.lmgPlotlyReady before drawing.
  */
 (function () {
   "use strict";
@@ -446,6 +448,11 @@
   window.addEventListener("beforeprint", window.lmgDrawAll);
 
   function draw(gd, spec) {
+    // Outside the book plotly.js may still be unpacking (report/figure_fallback.py)
+    if (!window.Plotly && window.lmgPlotlyReady) {
+      window.lmgPlotlyReady.then(function () { draw(gd, spec); });
+      return;
+    }
     var shared = spec.shared.map(function (v) { return decode(v, []); });
     var layout = decode(spec.layout, shared);
     if (layout.$template) {

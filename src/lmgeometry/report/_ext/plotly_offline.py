@@ -12,7 +12,9 @@ instead (``plotly-cartesian.min.js``, 1.5 MB: the npm package ``plotly.js-cartes
 of the same plotly.js version as the plotly package's, kept beside this module with its
 licence); a page with a 3-D or WebGL trace, or a type this module does not know, loads the full
 bundle. ``lmgeometry.css`` (figure and table layout) goes on every page.
-Figures draw without any network access (no CDN).
+Figures draw without any network access (no CDN). A notebook's first figure also carries the
+decoder and plotly.js for viewers other than the book (:mod:`lmgeometry.report.figure_fallback`);
+this extension takes that copy out of each page's body, so a page loads them once.
 
 Enable it with ``extra_extensions: [lmgeometry.report._ext.plotly_offline]`` in ``_config.yml``.
 """
@@ -20,7 +22,6 @@ Enable it with ``extra_extensions: [lmgeometry.report._ext.plotly_offline]`` in 
 from __future__ import annotations
 
 import filecmp
-import json
 import re
 import shutil
 from pathlib import Path
@@ -28,6 +29,8 @@ from typing import Any
 
 from sphinx.application import Sphinx
 from sphinx.errors import ExtensionError
+
+from lmgeometry.report.figure_fallback import figures_js, plotly_js_path, strip_bootstrap
 
 #: File name of the bundle under ``_static`` in the built HTML.
 PLOTLY_JS = "plotly.min.js"
@@ -102,24 +105,10 @@ def plotly_js_source() -> Path:
     sphinx.errors.ExtensionError
         If the installed plotly has no bundled ``plotly.min.js``.
     """
-    import plotly
-
-    path = Path(plotly.__file__).parent / "package_data" / PLOTLY_JS
-    if not path.is_file():
-        raise ExtensionError(
-            f"plotly_offline: {path} does not exist; the installed plotly "
-            f"({getattr(plotly, '__version__', '?')}) ships no bundled plotly.js"
-        )
-    return path
-
-
-def _figures_js() -> str:
-    """The decoder script with plotly's default template appended (``lmgFigure.template``)."""
-    import plotly.io as pio
-
-    template = pio.templates[pio.templates.default].to_plotly_json()
-    source = (Path(__file__).parent / FIGURES_JS).read_text()
-    return source + f"window.lmgFigure.template = {json.dumps(template)};\n"
+    try:
+        return plotly_js_path()
+    except FileNotFoundError as exc:
+        raise ExtensionError(f"plotly_offline: {exc}") from None
 
 
 def _write_if_changed(target: Path, text: str) -> None:
@@ -146,14 +135,17 @@ def _copy_static(app: Sphinx) -> None:
         target = static / CARTESIAN_JS
         if not target.is_file() or not filecmp.cmp(partial, target, shallow=False):
             shutil.copyfile(partial, target)
-    _write_if_changed(static / FIGURES_JS, _figures_js())
+    _write_if_changed(static / FIGURES_JS, figures_js())
     _write_if_changed(static / STYLE_CSS, (Path(__file__).parent / STYLE_CSS).read_text())
 
 
 def _scripts_for_figures(app: Sphinx, pagename: str, templatename: str,
                          context: dict[str, Any], doctree: Any) -> None:
     """Load plotly.js (the partial cartesian bundle where every figure is 2-D) and the decoder
-    on this page only if it draws a figure."""
+    on this page only if it draws a figure; take out the notebook's own copy of them
+    (:func:`lmgeometry.report.figure_fallback.strip_bootstrap`)."""
+    if "body" in context:
+        context["body"] = strip_bootstrap(context["body"])
     body = context.get("body", "")
     if FIGURE_CALL in body:
         # Plain synchronous <script>s in <head>: the figures' inline scripts call
