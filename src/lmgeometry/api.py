@@ -239,7 +239,8 @@ def _model(model: Any, tokenizer: Any, name: str | None, *, load: bool
         if name is not None:
             raise UsageError("name= is for a model in memory; a name or folder is its own name")
         models.check_spec(spec)
-        return (models.load_model(spec) if load else spec), lambda: None
+        # the in-memory path caches nothing: no file is hashed, no checksum memo written
+        return (models.load_model(spec, fingerprint=False) if load else spec), lambda: None
     if isinstance(model, models.LoadedModel):
         if tokenizer is not None or name is not None:
             raise UsageError("a LoadedModel brings its own tokenizer and name: leave "

@@ -283,3 +283,19 @@ def test_options_of_the_other_path_are_refused(tokenizers):
         lmgeometry.hidden_states(pair[0], pair[1], [])
     with pytest.raises(UsageError, match="pooling must be"):
         lmgeometry.hidden_states(pair, TEXTS, words=True, pooling="max")
+
+
+def test_a_model_name_is_loaded_without_hashing_or_writing(tmp_path, monkeypatch):
+    """The in-memory path by name: no checksum memo, no store entry (the cached path and
+    load_model's default fingerprint the files)."""
+    from lmgeometry.io import checksums, models
+
+    monkeypatch.setenv("LMGEOMETRY_CACHE", str(tmp_path / "cache"))
+    hashed = []
+    real = checksums.sha256_file
+    monkeypatch.setattr(checksums, "sha256_file", lambda *a, **k: hashed.append(a) or real(*a, **k))
+    states = lmgeometry.hidden_states("minilm-l6", TEXTS[:2])
+    assert states.n_layers == 7 and hashed == []
+    assert not (tmp_path / "cache").exists()
+    assert models.load_model("minilm-l6", fingerprint=False).fingerprint == ""
+    assert len(models.load_model("minilm-l6").fingerprint) == 64

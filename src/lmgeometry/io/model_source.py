@@ -296,7 +296,7 @@ def _folder_config(spec: str, folder: Path) -> PreTrainedConfig:
         ) from exc
 
 
-def resolve_model(spec: str | ResolvedModel) -> ResolvedModel:
+def resolve_model(spec: str | ResolvedModel, *, fingerprint: bool = True) -> ResolvedModel:
     """Resolve a model spec once: its source, folder, hub revision and fingerprint.
 
     No weights are read, no alias is converted and transformers is not imported: an alias is
@@ -311,6 +311,9 @@ def resolve_model(spec: str | ResolvedModel) -> ResolvedModel:
     spec : str or ResolvedModel
         An offline alias (``minilm-l6``, ...), a Hugging Face hub id (``gpt2``) or a local
         model folder; a :class:`ResolvedModel` is returned as it is.
+    fingerprint : bool
+        False: leave ``fingerprint`` None and hash no file (for a use that caches nothing,
+        such as :func:`lmgeometry.hidden_states`'s in-memory path).
 
     Returns
     -------
@@ -329,25 +332,28 @@ def resolve_model(spec: str | ResolvedModel) -> ResolvedModel:
     source = _source_of(spec)
     if source == "alias":
         alias = ALIASES[spec]
-        return ResolvedModel(spec, "alias", alias.name, None, None, alias_fingerprint(spec),
+        return ResolvedModel(spec, "alias", alias.name, None, None,
+                             alias_fingerprint(spec) if fingerprint else None,
                              alias.caveats, alias.objective)
     if source == "folder":
         folder = _check_folder(spec, user_path(spec)).resolve()
-        return ResolvedModel(spec, "folder", folder.name, folder, None, fingerprint_folder(folder))
+        return ResolvedModel(spec, "folder", folder.name, folder, None,
+                             fingerprint_folder(folder) if fingerprint else None)
     _check_hub_id(spec)
-    return _hub_snapshot(spec)
+    return _hub_snapshot(spec, fingerprint)
 
 
-def _hub_snapshot(spec: str) -> ResolvedModel:
+def _hub_snapshot(spec: str, fingerprint: bool = True) -> ResolvedModel:
     """A hub id with its snapshot in the local Hugging Face cache, if one with weights is there
-    (else no folder, revision or fingerprint yet)."""
+    (else no folder, revision or fingerprint yet; no fingerprint either when not asked)."""
     from huggingface_hub import try_to_load_from_cache
 
     cached = try_to_load_from_cache(spec, "config.json")
     if isinstance(cached, str):
         folder = Path(cached).parent
         try:
-            return ResolvedModel(spec, "hub", spec, folder, folder.name, fingerprint_folder(folder))
+            return ResolvedModel(spec, "hub", spec, folder, folder.name,
+                                 fingerprint_folder(folder) if fingerprint else None)
         except ModelLoadError:  # config cached but no weights yet
             pass
     return ResolvedModel(spec, "hub", spec, None, None, None)

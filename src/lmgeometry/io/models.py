@@ -102,7 +102,8 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 
-def load_model(spec: str | ResolvedModel, device: str | None = None) -> LoadedModel:
+def load_model(spec: str | ResolvedModel, device: str | None = None, *,
+               fingerprint: bool = True) -> LoadedModel:
     """Load a model and its fast tokenizer for hidden-state extraction.
 
     Parameters
@@ -113,6 +114,9 @@ def load_model(spec: str | ResolvedModel, device: str | None = None) -> LoadedMo
         or such a spec already resolved by :func:`resolve_model` (not resolved again).
     device : str, optional
         Torch device; default CUDA when available, else CPU.
+    fingerprint : bool
+        False: hash no file and write no checksum memo; the result's ``fingerprint`` is ""
+        (for uses that cache nothing: never hand such a model to the store).
 
     Returns
     -------
@@ -134,7 +138,7 @@ def load_model(spec: str | ResolvedModel, device: str | None = None) -> LoadedMo
     """
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     start = time.perf_counter()
-    resolved = resolve_model(spec)
+    resolved = resolve_model(spec, fingerprint=fingerprint)
     opened = _open(resolved)
     config = opened.config
     kind = model_kind(config)
@@ -160,7 +164,7 @@ def load_model(spec: str | ResolvedModel, device: str | None = None) -> LoadedMo
         tokenizer=tokenizer,
         model=model,
         device=target,
-        fingerprint=_current_fingerprint(resolved),
+        fingerprint=_current_fingerprint(resolved) if fingerprint else "",
         caveats=caveats,
         objective=resolved.objective or training_objective(config, kind),
     )
