@@ -36,7 +36,7 @@ from lmgeometry.report.figures import show, show_table
 from lmgeometry.report.prose import glue_values
 
 globals().update(checked_parameters(globals()))
-glue_values(point_budget=point_budget, umap_layers=umap_layers)
+glue_values(point_budget=point_budget, umap_layers=umap_layers, n_boot=n_boot)
 
 words_corpus = corpus.mnli_polysemy(n=n_sentences, seed=seed)
 stores = {spec: store.activations(spec, words_corpus) for spec in models}
@@ -136,12 +136,12 @@ show(
 #   the other tokens of its sentence, is compared with the words': the closing token with every
 #   part of speech, the first token with the later input positions; its norm with the words'.
 #
-# **Intervals.** 95% intervals resample sentences: a bootstrap (1000 draws, the same draws for
-# every layer and measure of a model, so means over layers keep their correlation) with the
-# fitted clusters and regressions held fixed; for ω², whose many small word-identity groups a
-# bootstrap would turn into groups of identical rows, a delete-a-group jackknife over 20 blocks
-# of sentences. A claim about "the layers" is about layers 1 to L - 1: layer 0 is the embedding
-# output, before any attention, and the seed describes the last layer apart.
+# **Intervals.** 95% intervals resample sentences: a bootstrap ({glue:md}`n_boot` draws, the same
+# draws for every layer and measure of a model, so means over layers keep their correlation) with
+# the fitted clusters and regressions held fixed; for ω², whose many small word-identity groups a
+# bootstrap would turn into groups of identical rows, a delete-a-group jackknife over 20 blocks of
+# sentences. A claim about "the layers" is about layers 1 to L - 1: layer 0 is the embedding output,
+# before any attention, and the seed describes the last layer apart.
 #
 # **How this differs from the seed.** The seed judged projections by eye, for one model of each
 # kind (GPT-2, BERT-base) and about 190,000 tokens; this chapter measures a sample of words

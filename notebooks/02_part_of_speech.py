@@ -31,8 +31,10 @@ from lmgeometry.chapters.common import checked_parameters, first_token_flags, mo
 from lmgeometry.io import corpus
 from lmgeometry.report import claims, plots, results
 from lmgeometry.report.figures import show, show_table
+from lmgeometry.report.prose import glue_values
 
 globals().update(checked_parameters(globals()))
+glue_values(n_boot=n_boot)
 
 words_corpus = corpus.mnli_polysemy(n=n_sentences, seed=seed)
 stores = {spec: store.activations(spec, words_corpus) for spec in models}
@@ -100,13 +102,13 @@ show(
 #   clusters, so it is set against *chance*, the purity of the same clusters with the tags
 #   shuffled (mean of 5 shuffles), as the share of the way from chance to 1.
 #
-# **The best layer is a plateau.** The best of 7 to 31 noisy layers is not known exactly, so
-# the chapter reports the *plateau*: the layers whose 95% interval overlaps the best layer's.
-# "The middle layers" is the middle third of the depth (layer / last layer from 1/3 to 2/3,
-# edges included); the claim that POS is best represented there holds when the whole plateau
-# lies in it, and does not hold when none of it does. Intervals are a bootstrap over sentences
-# (1000 draws, the same for every layer of a model), with the fitted probe and clusters held
-# fixed: they leave out the variation of the k-means restarts, which moves the purity of
+# **The best layer is a plateau.** The best of 7 to 31 noisy layers is not known exactly, so the
+# chapter reports the *plateau*: the layers whose 95% interval overlaps the best layer's. "The
+# middle layers" is the middle third of the depth (layer / last layer from 1/3 to 2/3, edges
+# included); the claim that POS is best represented there holds when the whole plateau lies in it,
+# and does not hold when none of it does. Intervals are a bootstrap over sentences
+# ({glue:md}`n_boot` draws, the same for every layer of a model), with the fitted probe and clusters
+# held fixed: they leave out the variation of the k-means restarts, which moves the purity of
 # neighbouring layers by a few points, so the purity plateau is narrower than it should be. For
 # decoders every claim is also computed with each sentence's first word left out (the attention
 # sink; see the Geometry chapter).

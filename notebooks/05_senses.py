@@ -43,8 +43,10 @@ from lmgeometry.io import corpus, data
 from lmgeometry.measures import clusters, similarity
 from lmgeometry.report import claims, plots, results
 from lmgeometry.report.figures import show, show_table
+from lmgeometry.report.prose import glue_values
 
 globals().update(checked_parameters(globals()))
+glue_values(n_boot=n_boot)
 
 warnings.filterwarnings("ignore", message="n_jobs value")  # UMAP: seeded, so single-threaded
 
@@ -154,14 +156,14 @@ display(Markdown(
 # * The same measures after **removing the top principal components** or **standardising
 #   every dimension**, fitted on 2,000 sampled words of each layer.
 #
-# **Intervals and the best layer.** 95% intervals resample the target words (1000 draws, the
-# same for every layer of a model), the STS words (polysemy) or, for WiC, are Wilson intervals
-# over the test pairs. A claim about "the best layer" takes the maximum over layers 1 to L in
-# every bootstrap replicate, so the choice of the layer is part of its interval; the figures
-# show which layers are on the plateau whose intervals overlap the best. For decoders every
-# claim is computed over all words (the seeds' protocol) and with each sentence's first word
-# left out (the attention sink; see chapter "Geometry"), from the occurrences and from the
-# samples the transforms are fitted on.
+# **Intervals and the best layer.** 95% intervals resample the target words ({glue:md}`n_boot`
+# draws, the same for every layer of a model), the STS words (polysemy) or, for WiC, are Wilson
+# intervals over the test pairs. A claim about "the best layer" takes the maximum over layers 1 to L
+# in every bootstrap replicate, so the choice of the layer is part of its interval; the figures show
+# which layers are on the plateau whose intervals overlap the best. For decoders every claim is
+# computed over all words (the seeds' protocol) and with each sentence's first word left out (the
+# attention sink; see chapter "Geometry"), from the occurrences and from the samples the transforms
+# are fitted on.
 
 # %% [markdown]
 # ```{admonition} How this differs from the seed

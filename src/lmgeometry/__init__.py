@@ -62,6 +62,7 @@ _EXPORTS: dict[str, str] = {
     # figures and results out of the book
     "save": "lmgeometry.report.export",
     "export_results": "lmgeometry.report.export",
+    "results_tables": "lmgeometry.report.export",
 }
 
 __all__ = ["__version__", *sorted(_EXPORTS)]

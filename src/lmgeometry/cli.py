@@ -155,8 +155,12 @@ def _add_extract(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--model", required=True,
                    help="offline alias (see `lmgeometry models`), Hugging Face hub id, or a "
                         "folder holding a saved model and its tokenizer")
-    p.add_argument("--corpus", required=True,
-                   help="corpus builder: mnli_polysemy, sts or semcor_targets")
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--corpus",
+                       help="corpus builder: mnli_polysemy, sts or semcor_targets")
+    which.add_argument("--sentences", dest="corpus", type=_sentence_file, metavar="FILE",
+                       help="a UTF-8 text file of your own sentences, one a line (blank lines "
+                            "skipped)")
     p.add_argument("--n", type=_positive, default=None,
                    help="corpus size: sentences for mnli_polysemy and sts (default 1000), "
                         "target lemmas for semcor_targets (default 30; up to 40 sampled "
@@ -300,6 +304,15 @@ def _positive(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be a positive integer, not {text!r}")
     return value
+
+
+def _sentence_file(text: str) -> str:
+    """``--sentences FILE``: an existing file, as an absolute path (never a builder's name)."""
+    path = Path(text).expanduser()
+    if not path.is_file():
+        raise argparse.ArgumentTypeError(f"{text!r} is not a file; give a text file of your own "
+                                         "sentences, one a line")
+    return str(path.resolve())
 
 
 def build_parser() -> argparse.ArgumentParser:

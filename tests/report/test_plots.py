@@ -536,3 +536,20 @@ def test_choice_layer_slider_draws_each_view_at_its_own_scale_on_one_pair_of_axe
     run = fig.layout.updatemenus[0].buttons[1].args[1]
     assert (run["annotations[0].visible"], run["annotations[1].visible"]) == (False, True)
     assert not any(k.startswith(("xaxis", "yaxis")) for k in run)
+
+
+def test_a_control_facet_names_the_seeds_protocol_not_none() -> None:
+    """Issue 49: a panel titled "none" (the control column's value) beside "first word
+    excluded"."""
+    import pandas as pd
+
+    from lmgeometry.report.plots import facet_lines
+
+    frame = pd.DataFrame({"model": ["m"] * 4, "layer": [0, 1, 0, 1], "depth": [0, 1, 0, 1],
+                          "control": ["none", "none", "first word excluded",
+                                      "first word excluded"], "value": [1.0, 2.0, 1.5, 2.5]})
+    fig = facet_lines(frame, "value", "control")
+    titles = [a.text for a in fig.layout.annotations]
+    assert "none" not in titles
+    assert titles[0].replace("<br>", " ") == "all words (the seed's protocol)"
+    assert titles[1].replace("<br>", " ") == "first word excluded"

@@ -207,7 +207,7 @@ def activations(
     dtype: str = "float16",
     root: str | Path | None = None,
     batch_tokens: int | None = None,
-    progress: bool = True,
+    progress: bool | None = None,
     callback: Callable[[int, int], None] | None = None,
     verify: bool = False,
     shard_sentences: int | None = None,
@@ -245,8 +245,8 @@ def activations(
         Padded-token budget per forward pass (memory vs speed; not part of the key); default
         1,024 on a CPU, 16,384 on a GPU
         (:func:`lmgeometry.activations.extract.default_batch_tokens`).
-    progress : bool
-        Show a progress bar on stderr.
+    progress : bool or None
+        Show a progress bar on stderr; None: only on a terminal (none in a notebook's outputs).
     callback : callable, optional
         ``callback(sentences_done, total)`` after each batch; an exception it raises aborts
         the extraction and leaves no entry.
@@ -302,7 +302,10 @@ def activations(
 def _build(model: ResolvedModel | LoadedModel, corpus: Corpus, final: Path, *, engine: str,
            ray: dict[str, Any], **build: Any) -> None:
     """Build the entry ``final`` in this process, or on Ray with the ``ray`` settings (each
-    worker loads the spec itself, on its own machine, and checks the fingerprint)."""
+    worker loads the spec itself, on its own machine, and checks the fingerprint). A progress
+    bar left to None shows only on a terminal (none in a notebook's outputs)."""
+    if build["progress"] is None:
+        build["progress"] = sys.stderr.isatty()
     if engine == "ray":
         build["shard_sentences"] = build["shard_sentences"] or SHARD_SENTENCES
         _build_on_ray(model.spec, model.fingerprint, corpus, final, **ray, **build)

@@ -30,6 +30,7 @@ from threadpoolctl import threadpool_limits
 from lmgeometry.activations.store import Store
 from lmgeometry.errors import UsageError
 from lmgeometry.report.claims import CLAIM_COLUMNS
+from lmgeometry.report.injected import check_injected
 
 __all__ = [
     "BLAS_THREADS_ENV",
@@ -304,7 +305,8 @@ def checked_parameters(namespace: Mapping[str, Any]) -> dict[str, Any]:
     ------
     UsageError
         If a value (after reading a string) does not have its annotated type; the message names
-        the parameter, the value and how to pass it (``-p`` and ``-y``).
+        the parameter, the value and how to pass it (``-p`` and ``-y``). If papermill injected
+        a parameter the cell does not declare (:func:`lmgeometry.report.injected.check_injected`).
     TypeError
         If the namespace has no annotations, or an annotation is not one of those above.
     """
@@ -312,6 +314,7 @@ def checked_parameters(namespace: Mapping[str, Any]) -> dict[str, Any]:
     if not annotations:
         raise TypeError("no annotated parameters: the parameters cell declares each one as "
                         "`name: type = default`")
+    check_injected(annotations)  # papermill only warns about a parameter it does not know
     return {name: _checked(name, namespace[name], annotation)
             for name, annotation in annotations.items() if name in namespace}
 

@@ -30,6 +30,7 @@ from __future__ import annotations
 import logging
 import os
 import time
+import warnings
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
@@ -137,8 +138,9 @@ def load_model(spec: str | ResolvedModel, device: str | None = None, *,
         implementation, or a model that returns no hidden states.
     """
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    _import_transformers_quietly()
     start = time.perf_counter()
-    resolved = resolve_model(spec, fingerprint=fingerprint)
+    resolved = resolve_model(spec) if fingerprint else resolve_model(spec, fingerprint=False)
     opened = _open(resolved)
     config = opened.config
     kind = model_kind(config)
@@ -171,6 +173,16 @@ def load_model(spec: str | ResolvedModel, device: str | None = None, *,
     logger.info("loaded %s (%s, %d x %d) in %.1f s", resolved.spec, kind, n_layers,
                 loaded.hidden_size, time.perf_counter() - start)
     return loaded
+
+
+def _import_transformers_quietly() -> None:
+    """Import transformers without the warning its ``tqdm.auto`` import gives in a Jupyter
+    kernel that lacks ipywidgets ("IProgress not found"), which an executed notebook would
+    otherwise keep among its outputs (its bars are disabled while loading anyway)."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="IProgress not found")
+        import tqdm.auto  # noqa: F401 (the module that warns, imported once)
+        import transformers  # noqa: F401
 
 
 def pair_separator(spec: str | ResolvedModel) -> str:
@@ -229,6 +241,9 @@ def _load_weights(resolved: ResolvedModel, opened: _Opened, kind: str, target: t
     verbosity = hf_logging.get_verbosity()
     if quiet:
         hf_logging.set_verbosity_error()
+    # transformers' "Loading weights" bar would land in an executed notebook's outputs
+    bars = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
     try:
         model, info = auto.from_pretrained(
             opened.location, dtype=torch.float32, output_loading_info=True, **opened.options
@@ -244,6 +259,8 @@ def _load_weights(resolved: ResolvedModel, opened: _Opened, kind: str, target: t
         ) from exc
     finally:
         hf_logging.set_verbosity(verbosity)
+        if bars:
+            hf_logging.enable_progress_bar()
     model = model.to(device=target, dtype=torch.float32).eval()
     caveats = list(resolved.caveats)
     missing = sorted(k for k in info.get("missing_keys", ()) if not k.startswith("pooler."))

@@ -11,7 +11,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from lmgeometry.report.plot_style import PALETTE, _colors_by, _r, label, plain
+from lmgeometry.report.plot_style import PALETTE, _colors_by, _r, label, plain, value_label
 
 __all__ = [
     "DEPTH_TITLE",
@@ -183,7 +183,7 @@ def facet_lines(
     """
     keys = list(pd.unique(frame[facet]))
     rows, cols = _facet_grid(len(keys))
-    titles = [_facet_title(label(k), cols) for k in keys]
+    titles = [_facet_title(value_label(facet, k), cols) for k in keys]
     lines = max(t.count("<br>") + 1 for t in titles)
     fig = make_subplots(
         rows=rows, cols=cols, subplot_titles=titles, shared_yaxes=shared_y,

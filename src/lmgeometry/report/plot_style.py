@@ -20,6 +20,8 @@ __all__ = [
     "LABELS",
     "MODEL_NAMES",
     "display_names",
+    "value_label",
+    "VALUE_LABELS",
     "plain",
     "label",
     "model_color",
@@ -99,6 +101,21 @@ MODEL_NAMES = {
     "pair-causal": "pair: causal LM",
     "pair-causal-untied": "pair: causal LM, untied",
 }
+
+
+#: Reader-facing names of the values of a column, where the value alone says nothing: the
+#: chapters' ``control`` "none" (no control: the seed's own protocol) stood alone as a panel
+#: title (issue 49).
+VALUE_LABELS: dict[str, dict[str, str]] = {
+    "control": {"none": "all words (the seed's protocol)"},
+}
+
+
+def value_label(column: str, value: object) -> str:
+    """The reader-facing name of ``value`` in ``column`` (:data:`VALUE_LABELS`, else
+    :func:`label`)."""
+    named = VALUE_LABELS.get(column, {}).get(str(value))
+    return plain(named) if named is not None else label(value)
 
 
 def plain(text: object) -> str:

@@ -96,6 +96,7 @@ from lmgeometry.io.corpus.registry import (
     CORPUS_NAMES,
     build,
     check_name,
+    sentences_file,
 )
 from lmgeometry.io.corpus.semcor import (
     SEMCOR_EXCLUDED_LEMMAS,
@@ -154,6 +155,7 @@ __all__ = [
     "SEMCOR_EXCLUDED_LEMMAS",
     "semcor_targets",
     "sentences",
+    "sentences_file",
     "SPACY_MODEL",
     "sst2_corpus",
     "sst2_train_sample",
