@@ -114,6 +114,18 @@ def test_wilson_interval_textbook_value() -> None:
     assert all(math.isnan(v) for v in wilson_interval(0.5, 0))
 
 
+def test_wilson_interval_is_scipys() -> None:
+    """The hand-written formula is scipy's Wilson interval, to rounding (docs/LIBRARIES.md)."""
+    from scipy.stats import binomtest
+
+    from lmgeometry.measures.stats import wilson_interval
+
+    for n in (10, 57, 400, 872, 5000):
+        for k in range(0, n + 1, max(1, n // 37)):
+            mine = wilson_interval(k / n, n)
+            theirs = binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
+            assert mine == pytest.approx((theirs.low, theirs.high), abs=1e-12), (k, n)
+
 
 def test_cohens_h_known_values() -> None:
     from lmgeometry.measures.stats import cohens_h

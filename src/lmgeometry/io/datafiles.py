@@ -57,6 +57,7 @@ __all__ = [
     "DataError",
     "DataFileMissing",
     "DataUnavailable",
+    "DOWNLOAD_RETRIES",
     "fetch",
     "manifest",
     "MANIFEST_PATH",
@@ -69,6 +70,10 @@ MANIFEST_PATH = Path(__file__).with_name("manifest.json")
 
 
 _DOWNLOAD_TIMEOUT_S = 60
+
+#: Further attempts at a download that failed (a dropped connection, a server error, a file
+#: that arrived damaged), after a pause of 1, 2, ... seconds (pooch's ``retry_if_failed``).
+DOWNLOAD_RETRIES = 2
 
 
 class _NetworkDown(DataUnavailable):
@@ -296,9 +301,11 @@ def _download(e: _Entry, target: Path) -> None:
             f"(origin: {datasets[e.dataset]['source']})."
         )
     downloader = pooch.HTTPDownloader(progressbar=False, timeout=_DOWNLOAD_TIMEOUT_S)
+    registry = pooch.create(path=target.parent, base_url="",
+                            registry={target.name: f"sha256:{e.sha256}"},
+                            urls={target.name: e.url}, retry_if_failed=DOWNLOAD_RETRIES)
     try:
-        pooch.retrieve(e.url, known_hash=f"sha256:{e.sha256}", fname=target.name,
-                       path=target.parent, downloader=downloader)
+        registry.fetch(target.name, downloader=downloader)
     except requests.exceptions.HTTPError as exc:
         raise DataUnavailable(
             f"could not download {_describe(e)} from {e.url}: {exc}.\n"
