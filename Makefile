@@ -35,14 +35,18 @@ publish: $(STAMP)
 # pytest exits 5 when it collects nothing; that is not a failure of the project.
 # nbval runs each cell without a time limit (--nbval-cell-timeout=-1; its default of 2,000 s
 # stopped the first heavy cell of four chapters on a machine with an empty cache): a slow or
-# busy machine, or an empty cache, makes the run longer, never red.
+# busy machine, or an empty cache, makes the run longer, never red. Each test file and each
+# notebook runs whole on one worker (--dist loadfile, loadscope), the longest first
+# (tests/conftest.py and book/conftest.py order them by their recorded seconds;
+# --no-loadscope-reorder keeps that order instead of xdist's, by number of tests), and each
+# step ends with the files' lanes and seconds (tests/lanes.py).
 JOBS ?= auto
 ONE_THREAD := OMP_NUM_THREADS=$${OMP_NUM_THREADS:-1} MKL_NUM_THREADS=$${MKL_NUM_THREADS:-1}
 test: $(STAMP)
-	$(ONE_THREAD) $(BIN)/python -m pytest tests -n $(JOBS) --dist loadfile $(ARGS) \
-		|| [ $$? -eq 5 ]
-	$(ONE_THREAD) $(BIN)/python -m pytest -n $(JOBS) --dist loadscope --nbval-lax \
-		--nbval-cell-timeout=-1 --nbval-kernel-startup-timeout=600 \
+	$(ONE_THREAD) $(BIN)/python -m pytest tests -n $(JOBS) --dist loadfile --no-loadscope-reorder \
+		$(ARGS) || [ $$? -eq 5 ]
+	$(ONE_THREAD) $(BIN)/python -m pytest -n $(JOBS) --dist loadscope --no-loadscope-reorder \
+		--nbval-lax --nbval-cell-timeout=-1 --nbval-kernel-startup-timeout=600 \
 		--nbval-current-env --nbval-sanitize-with book/nbval_sanitize.cfg -p no:cacheprovider \
 		book || [ $$? -eq 5 ]
 

@@ -4,9 +4,11 @@ Clones the repository's ``HEAD`` into a temporary folder and runs its ``.ci/run`
 ``LMGEOMETRY_COLD=1``, so ``HOME`` and ``$LMGEOMETRY_CACHE`` point at an empty folder for the
 whole ``make test`` (install, unit tests, nbval): every offline model is converted, every store
 entry extracted and every checkpoint trained again. It streams CI's output, times the phases
-(install and lint, unit tests, nbval) from CI's own phase lines and pytest's summaries, and
-writes a JSON record (``--record``) with the commit, the machine, the phases and the outcome,
-against issue 43's target (45 min) and CI's hard limit (80 min).
+(install and lint, unit tests, nbval) from CI's own phase lines and pytest's summaries, keeps
+each test file's and chapter's lane and seconds from the steps' closing sections
+(``tests/lanes.py``; ``benchmarks/xdist_lanes.py`` reads them back), and writes a JSON record
+(``--record``) with the commit, the machine, the phases and the outcome, against issue 43's
+target (45 min) and CI's hard limit (80 min).
 
 Usage::
 
@@ -35,6 +37,9 @@ TARGET_S = 45 * 60
 LIMIT_S = 80 * 60
 PHASE = re.compile(r"^ci phase: (\S+) (\d+)$")
 PYTEST_SUMMARY = re.compile(r"^=+ (.*?) in ([\d.]+)s")
+LANE = re.compile(r"^(nbval chapter|pytest file) (\S+) lane (\S+) seconds ([\d.]+) "
+                  r"start ([\d.]+) end ([\d.]+)$")
+SHORT = re.compile(r"^(nbval chapter|pytest file)s under [\d.]+ s: (\d+), ([\d.]+) s in all")
 
 
 def clean_clone(dest: Path) -> str:
@@ -77,6 +82,17 @@ def phases(lines: list[str], wall: float) -> dict:
     for name, (summary, seconds) in zip(("unit_tests", "nbval"), summaries, strict=False):
         found[f"{name}_s"] = seconds
         found[f"{name}_summary"] = summary
+    # each step's closing section (tests/lanes.py): every file's lane, seconds, start, end
+    for label, key in (("pytest file", "unit_test_files"), ("nbval chapter", "nbval_chapters")):
+        rows = {m.group(2): {"lane": m.group(3), "seconds": float(m.group(4)),
+                             "start_s": float(m.group(5)), "end_s": float(m.group(6))}
+                for m in map(LANE.match, lines) if m and m.group(1) == label}
+        if rows:
+            found[key] = rows
+        short = [m for m in map(SHORT.match, lines) if m and m.group(1) == label]
+        if short:
+            found[f"{key}_short"] = {"count": int(short[-1].group(2)),
+                                     "seconds": float(short[-1].group(3))}
     return found
 
 

@@ -15,6 +15,7 @@ import socket
 from pathlib import Path
 
 import pytest
+from lanes import LaneReport, longest_first, register
 
 from lmgeometry.io import paths
 
@@ -59,6 +60,56 @@ def mirror_missing() -> str | None:
         return None
     return ("needs LMGEOMETRY_DATA_MIRROR: some files (SemCor tarball, Debian WordNet files) "
             "have no public per-file URL")
+
+
+TESTS = Path(__file__).resolve().parent
+
+#: Wall seconds of the slowest test files in ``make test`` from an empty cache (HOME and
+#: LMGEOMETRY_CACHE empty; 2 workers on the 2-core development machine, 2026-11-28), as the
+#: closing "pytest file" lines report them. They set only the order in which xdist hands out
+#: the files (``tests/lanes.py``: longest first, so that the files of several minutes do not
+#: start last while the other worker runs out of work); a file missing here counts as 0 s
+#: and runs after them in collection order. Update them when a file's time changes by a
+#: minute.
+FILE_SECONDS: dict[str, float] = {
+    "tests/test_seed_architectures.py": 437,
+    "tests/test_browser.py": 401,
+    "tests/activations/test_distributed.py": 268,
+    "tests/io/test_models.py": 165,
+    "tests/report/test_book.py": 135,
+    "tests/io/test_lexical.py": 67,
+    "tests/test_bad_input.py": 63,
+    "tests/report/test_publish.py": 50,
+    "tests/training/test_pretrain.py": 34,
+    "tests/training/test_finetune.py": 33,
+    "tests/io/test_corpus.py": 29,
+    "tests/activations/test_onnx_runtime.py": 26,
+}
+
+
+def is_test_file(path: Path) -> bool:
+    """Whether ``path`` is a test file of this folder (not a notebook nbval collects)."""
+    return path.suffix == ".py" and TESTS in path.resolve().parents
+
+
+def file_name(path: Path) -> str:
+    """A test file's path from the project root (``tests/io/test_models.py``)."""
+    return path.resolve().relative_to(TESTS.parent).as_posix()
+
+
+def expected_seconds(path: Path) -> float:
+    """A test file's recorded seconds (:data:`FILE_SECONDS`), 0 when it has none."""
+    return FILE_SECONDS.get(file_name(path), 0.0)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    items[:] = longest_first(items, expected_seconds, is_test_file)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The run ends with each test file of 5 s or more: its lane, seconds, start and end."""
+    register(config, LaneReport("pytest file", config.rootpath, is_test_file, file_name,
+                                min_seconds=5.0))
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
