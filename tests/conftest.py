@@ -155,6 +155,21 @@ def smollm2_tokenizer():
     return AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
 
 
+@pytest.fixture(scope="session")
+def built_fixture_project(tmp_path_factory) -> Path:
+    """The fixture book project of :func:`fixtures.book_project.git_project` (one chapter, a
+    git checkout with the sources committed), executed and rendered once per test process.
+    Copy it (:func:`fixtures.book_project.copy_project`) before changing anything: a build of
+    the copy finds every chapter and the HTML unchanged and executes nothing."""
+    from fixtures.book_project import git_project
+
+    from lmgeometry.report.book import build_book
+
+    project = git_project(tmp_path_factory.mktemp("built-fixture-book") / "project")
+    build_book(root=project)
+    return project
+
+
 @pytest.fixture(scope="module")
 def hard_corpus():
     """:data:`HARD` as a corpus with its spaCy word table."""

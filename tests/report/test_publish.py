@@ -6,7 +6,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from fixtures.book_project import bare_remote, git, git_project, make_project
+from fixtures.book_project import bare_remote, copy_project, git, git_project, make_project
 
 from lmgeometry.cli import main
 from lmgeometry.errors import BookError
@@ -17,8 +17,12 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture
-def project(tmp_path: Path) -> Path:
-    return git_project(tmp_path / "project")
+def project(built_fixture_project: Path, tmp_path: Path) -> Path:
+    """The fixture book project (a git checkout, sources committed) with its book built: a
+    copy of the session's built project, so a test's own ``build_book`` is a rebuild that
+    finds nothing changed (the chapter is executed and rendered once per test process, not
+    once per test)."""
+    return copy_project(built_fixture_project, tmp_path / "project")
 
 
 @pytest.fixture
@@ -61,7 +65,8 @@ def test_uncommitted_changes_are_said_in_the_commit_message(project: Path,
     assert publish(project, str(remote)).endswith(" with uncommitted changes")
 
 
-def test_refuses_an_unbuilt_stale_or_online_book(project: Path, remote: Path) -> None:
+def test_refuses_an_unbuilt_stale_or_online_book(tmp_path: Path, remote: Path) -> None:
+    project = git_project(tmp_path / "project")
     with pytest.raises(BookError, match=r"no built book .* run `make book` first"):
         publish(project, str(remote))
     build_book(root=project)
