@@ -23,9 +23,6 @@ seed: int = 0
 n_boot: int = 1000
 results_path: str = "10_controlled_pair.results.json"  # relative to the working dir (--cwd)
 
-# %% tags=["remove-cell"]
-from lmgeometry.report import narrative  # noqa: I001 (the written answer: report/narrative.py)
-
 # %% tags=["remove-input"]
 from IPython.display import HTML, Markdown, display
 
@@ -33,7 +30,7 @@ from lmgeometry.chapters import pair
 from lmgeometry.chapters.common import checked_parameters
 from lmgeometry.chapters.pair_verdicts import LEARNED_GAIN, LEARNED_RULE
 from lmgeometry.io import corpus
-from lmgeometry.report import claims, plots, results
+from lmgeometry.report import claims, narrative, plots, results
 from lmgeometry.report.figures import show, show_table
 from lmgeometry.report.prose import glue_values
 

@@ -103,7 +103,8 @@ def test_the_books_page_loses_the_bootstrap(tmp_path):
     context = {"body": html}
     plotly_offline._scripts_for_figures(app, "page", "page.html", context, None)
     assert context["body"] == '<div id="f"></div><script>lmgFigure("f", {});</script>'
-    assert added == [plotly_offline.PLOTLY_JS, plotly_offline.FIGURES_JS]
+    # a figure with no 3-D trace gets the partial cartesian bundle (page_bundle)
+    assert added == [plotly_offline.CARTESIAN_JS, plotly_offline.FIGURES_JS]
 
 
 @pytest.mark.browser
