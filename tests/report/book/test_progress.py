@@ -176,6 +176,9 @@ def test_a_build_says_which_chapter_and_section_runs(tmp_path: Path, capfd) -> N
                         "[book] 01: First part (elapsed)", "[book] 01: Second part (elapsed)"]
     assert re.search(r"^\[book\] 01_sections: done in \d+:\d\d \(estimate 1:23, from the last "
                      r"run\), [0-9.]+ MB -> ", out, flags=re.MULTILINE), out
+    # the build's own time closes its output
+    assert re.search(r"\[book\] done in \d+:\d\d \(1 chapter\(s\) executed, 0 unchanged\)\n$",
+                     out), out
     assert "\r" not in out + err
     assert "without encryption" not in err and "IProgress" not in out + err, err
     executed = nbformat.read(project / "book" / "01_sections.ipynb", as_version=4)

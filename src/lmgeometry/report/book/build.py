@@ -41,7 +41,7 @@ from lmgeometry.report.book.execution import (
     say,
 )
 from lmgeometry.report.book.html import build_html, write_book_config
-from lmgeometry.report.book.progress import end_line, last_seconds, start_line
+from lmgeometry.report.book.progress import clock, end_line, last_seconds, start_line
 from lmgeometry.report.book.parameters import (
     PARAMS_FILE,
     RESULTS_PARAM,
@@ -192,6 +192,7 @@ def build_book(
     BookError
         For configuration errors, size-cap violations and HTML build failures.
     """
+    started = time.perf_counter()
     root = check_package((root or project_root()).resolve())
     book_dir = root if out is None else paths.refuse_checkout(
         out, "the book folder (--out)").resolve()
@@ -223,6 +224,9 @@ def build_book(
                      "skipped (unchanged)" if html_s is None else f"{html_s:.1f} s")
         print(f"[book] profile ({book_dir / PROFILE_FILE}):\n{profile_table(rows)}\n"
               f"HTML build: {html_note}", flush=True)
+    executed = sum(row.status == "executed" for row in rows)
+    print(f"[book] done in {clock(time.perf_counter() - started)} ({executed} chapter(s) "
+          f"executed, {len(rows) - executed} unchanged)", flush=True)
     return html_dir
 
 
