@@ -191,8 +191,8 @@ def report(figures: dict[str, Any]) -> None:
           f"vs the naive loop's: {ref['changed']:,} ({ref['beyond_one_ulp']} by more than one)")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def common_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of this script that ``torch_variants.py`` shares."""
     parser.add_argument("--model", default="minilm-l6")
     parser.add_argument("--corpus", default="sts")
     parser.add_argument("--corpus-file", default=None,
@@ -202,14 +202,26 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3, help="timed rounds (best counts)")
     parser.add_argument("--threads", type=int, default=0, help="torch and ORT threads")
     parser.add_argument("--json", default=None, help="write the figures to this file")
-    args = parser.parse_args()
+
+
+def prepared(args: argparse.Namespace) -> tuple[Any, LoadedModel, Any, Batches,
+                                                 tuple[float, ...]]:
+    """Threads set from ``args``; the corpus, the model, its encoding, the extractor's padded
+    batches over it, and the load average before loading anything."""
     if args.threads:
         torch.set_num_threads(args.threads)
     load_before = os.getloadavg()
     corpus = load_corpus(args)
     model = load_model(args.model, device="cpu")
     enc = encode(model, corpus)
-    batches = padded_batches(model, enc, CPU_BATCH_TOKENS)
+    return corpus, model, enc, padded_batches(model, enc, CPU_BATCH_TOKENS), load_before
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    common_arguments(parser)
+    args = parser.parse_args()
+    corpus, model, enc, batches, load_before = prepared(args)
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory() as root:  # a fresh export, timed; the cache is kept out
         ort = onnx_model(model, root=root)
