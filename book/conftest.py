@@ -39,7 +39,7 @@ COLD_SECONDS: dict[str, float] = {
     "06_rogue_dimensions": 1224,
     "07_finetuning": 1950,
     "08_model_zoo": 126,
-    "09_attention_sink": 319,
+    "09_attention_sink": 450,
     "10_controlled_pair": 900,
     "90_scorecard": 4,
     "99_about": 3,

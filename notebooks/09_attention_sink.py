@@ -83,13 +83,21 @@ show(
 # **How this chapter tests it.** The same sentences (a seeded sample of the MNLI sentences of
 # the other chapters) run through every model token by token, over the sequence as the model
 # sees it: position 0 is the sequence's first token, Gemma's `<bos>` or SmolLM2's first word.
-# The encoders run intact, as a contrast. Each decoder also runs under three interventions,
-# each alone, made with forward hooks and attention masks:
+# The encoders run intact, as a contrast. Each decoder also runs under five interventions,
+# each alone, made with forward hooks and attention masks. Three act on the dimensions that
+# carry massive activations at the first position (from the layer where they appear; median
+# over sentences at least 100 times the layer's median magnitude), at that position only:
 #
-# * **massive activations reset**: from the layer where they appear, the dimensions that carry
-#   massive activations at the first position (median over sentences at least
-#   100 times the layer's median magnitude) are set, at that position only, to their mean
-#   over the sentence's other positions;
+# * **massive activations removed**: each such dimension is set to its mean over the
+#   sentence's other positions, so nothing massive is left;
+# * **massive activations zeroed**: set to zero, the first of {cite:t}`sun2024`'s two tests;
+# * **massive activations at their mean**: set to their mean value *at the first position*
+#   over all the chapter's sentences, the second of their tests. The values stay massive but
+#   become the same in every sentence: if the model keeps working, the massive activations
+#   act as fixed biases, whose presence matters and not their values.
+#
+# The other two act on the sink itself:
+#
 # * **no attention to the first position**: every query after the first gets none (an
 #   attention mask; softmax renormalises over the other keys);
 # * **sink token toggled**: a decoder whose tokenizer prepends a BOS token runs without it,
@@ -103,8 +111,11 @@ show(
 # the first token's *norm ratio*, *IntraSim* and *SelfSim*, and the **language-model loss** on
 # the same sentences: an intervention that doubles the loss (the upper end of its interval
 # at 2 or more) may have broken the model, and its effect on the geometry supports no causal
-# verdict. Intervals are a bootstrap over sentences, the same draws for every model, layer
-# and condition.
+# verdict. Where the first position holds the same token in every sentence (Gemma's `<bos>`)
+# and an intervention sets the same values in each (zeroed, or at their mean), the first
+# tokens' vectors are identical, a cluster by construction: such cluster verdicts are not
+# judged. Intervals are a bootstrap over sentences, the same draws for every model, layer and
+# condition.
 #
 # **How this differs from the seeds and the papers.** The seeds studied GPT-2 and BERT; here
 # two 4-bit quantised decoders with rotary positions (one instruction-tuned) and two
@@ -134,7 +145,7 @@ show_table(sink.massive_table(result),
            "Where each model's largest activation lies: the layer where the ratio peaks, the "
            "dimension, the position in the sequence and the token that carries it there, and "
            "the layers whose first position carries massive dimensions and how many "
-           "dimensions (those the intervention resets).", digits=0)
+           "dimensions (those the three interventions on them replace).", digits=0)
 
 # %% tags=["remove-input"]
 show(
@@ -170,7 +181,29 @@ show(
     caption="Chapter 1's statistic on tokens: the silhouette of the best k-means split "
     "(k = 2 to 4) of every layer, under each intervention, whatever the clusters hold: "
     "the last section says how many of the smaller clusters' tokens are first tokens where "
-    "a split survives the reset of the massive activations.",
+    "a split survives the removal of the massive activations.",
+)
+
+# %% [markdown]
+# A cut-off says only whether a cluster is left. How much of it each intervention takes away
+# is an effect size: the largest first-token silhouette over the inner layers, intervened
+# against intact, and the share of it removed.
+
+# %% tags=["remove-input"]
+effect = result.tables["cluster_effect"]
+show_table(
+    effect.assign(condition=effect["condition"].map(sink.LABELS),
+                  removed=100 * effect["removed"], removed_lo=100 * effect["removed_lo"],
+                  removed_hi=100 * effect["removed_hi"])
+    .rename(columns={"intact": "largest silhouette, intact",
+                     "intervened": "largest silhouette, intervened",
+                     "removed": "share removed (%)", "removed_lo": "95% low",
+                     "removed_hi": "95% high"}),
+    "How much of the first-token cluster each intervention removes: the largest silhouette "
+    "of the first tokens over layers 1 to L - 1, intact and intervened, and the share "
+    "removed (0%: untouched; 100%: no trace of a cluster), with a 95% interval over "
+    "sentences (the same draws for both runs).",
+    digits=2,
 )
 
 # %% [markdown]
@@ -219,6 +252,22 @@ show(
 # ## What each intervention costs the model
 
 # %% tags=["remove-input"]
+costs = loss[loss["condition"] != "intact"].assign(
+    condition_name=lambda d: d["condition"].map(sink.LABELS))
+show(
+    plots.interval_points(costs, "ratio", "ratio_lo", "ratio_hi", x="condition_name",
+                          reference=sink.BROKEN_LOSS_RATIO,
+                          reference_name=f"{sink.BROKEN_LOSS_RATIO:g} times: may be broken",
+                          y_title="loss per token / intact",
+                          title="What each intervention costs the model"
+                          ).update_yaxes(type="log"),
+    "sink-loss",
+    caption="The language-model loss per token under each intervention over the intact "
+    "model's (logarithmic axis), with 95% intervals over sentences. Sun et al. (2024) found "
+    "that massive activations set to their mean leave the loss as it was, and zeroed break "
+    f"the model; this chapter's rules: at most {sink.KEPT_LOSS_RATIO:g} times is kept, "
+    f"{sink.BROKEN_LOSS_RATIO:g} times or more may be broken.",
+)
 show_table(
     loss.assign(condition=loss["condition"].map(sink.LABELS))
     [["model", "condition", "loss", "ratio", "ratio_lo", "ratio_hi", "usable"]]
@@ -235,11 +284,13 @@ show_table(
 # %% [markdown]
 # ## What this run shows
 #
-# The mechanism papers predict that resetting the massive activations, or cutting the
+# The mechanism papers predict that removing the massive activations, or cutting the
 # attention to the first position, dissolves the first-token cluster, and that the decoders'
-# anisotropy comes with it. These claims go beyond the seeds (they test the mechanism the
-# literature gives for the clusters Kehlbeck et al. (2021) saw and the anisotropy Ethayarajh
-# (2019) measured): the scorecard lists them apart from the seeds' own claims.
+# anisotropy comes with it; and that the massive activations set to their mean value leave
+# the model working, while zeroed they break it (Sun et al. 2024). These claims go beyond
+# the seeds (they test the mechanism the literature gives for the clusters Kehlbeck et al.
+# (2021) saw and the anisotropy Ethayarajh (2019) measured): the scorecard lists them apart
+# from the seeds' own claims.
 
 # %% tags=["remove-input"]
 display(Markdown(narrative.run_shows("09_attention_sink", {"claims": result.claims},

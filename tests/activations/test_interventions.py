@@ -64,6 +64,42 @@ def test_massive_reset_sets_the_first_position_to_the_mean_of_the_others(tiny_ll
         iv.run_tokens(tiny_llama, STORE_TEXTS, "massive", root=root)
 
 
+def test_zeroed_and_mean_set_the_first_position_to_the_values_and_nothing_else(tiny_llama, root
+                                                                              ) -> None:
+    intact = iv.run_tokens(tiny_llama, STORE_TEXTS, root=root)
+    first = intact.tokens["position"].to_numpy() == 0
+    zeroed = iv.run_tokens(tiny_llama, STORE_TEXTS, "massive_zero", dims={1: [3, 5]}, root=root)
+    np.testing.assert_array_equal(np.asarray(zeroed.states[1])[first][:, [3, 5]], 0.0)
+    # the other dimensions of the replaced layer, and every earlier state, are untouched
+    np.testing.assert_allclose(np.asarray(zeroed.states[1])[first][:, :3],
+                               np.asarray(intact.states[1])[first][:, :3], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(np.asarray(zeroed.states[0]), np.asarray(intact.states[0]))
+    means = sink.position_means(intact, {1: [5, 3]})
+    S1 = np.asarray(intact.states[1])[first]
+    np.testing.assert_allclose(means[1], [S1[:, 5].mean(), S1[:, 3].mean()], rtol=1e-6)
+    fixed = iv.run_tokens(tiny_llama, STORE_TEXTS, "massive_mean", dims={1: [5, 3]},
+                          values={1: [7.5, -2.0]}, root=root)
+    got = np.asarray(fixed.states[1])[first]
+    np.testing.assert_array_equal(got[:, 5], 7.5)
+    np.testing.assert_array_equal(got[:, 3], -2.0)
+    # the position-0 values change what later positions compute (the model reads them)
+    later = ~first
+    assert not np.allclose(np.asarray(fixed.states[2])[later], np.asarray(intact.states[2])[later])
+    other = iv.run_tokens(tiny_llama, STORE_TEXTS, "massive_mean", dims={1: [5, 3]},
+                          values={1: [7.5, -2.5]}, root=root)
+    assert other.path != fixed.path  # the values are part of the key
+    with pytest.raises(UsageError, match="one finite number per dimension"):
+        iv.run_tokens(tiny_llama, STORE_TEXTS, "massive_mean", dims={1: [5, 3]},
+                      values={1: [7.5]}, root=root)
+    with pytest.raises(UsageError, match="go with the 'massive_mean'"):
+        iv.run_tokens(tiny_llama, STORE_TEXTS, "massive_mean", dims={1: [5]}, root=root)
+    with pytest.raises(UsageError, match="go with the 'massive_mean'"):
+        iv.run_tokens(tiny_llama, STORE_TEXTS, "massive_zero", dims={1: [5]},
+                      values={1: [1.0]}, root=root)
+    with pytest.raises(UsageError, match="needs dims"):
+        iv.run_tokens(tiny_llama, STORE_TEXTS, "massive_zero", root=root)
+
+
 def test_no_attention_to_the_first_position_and_the_sink_toggle(tiny_llama, root) -> None:
     cut = iv.run_tokens(tiny_llama, STORE_TEXTS, "attention", root=root)
     assert np.allclose(cut.attention, 0.0)
@@ -113,6 +149,7 @@ def test_the_chapter_measures_every_model_and_judges_only_working_interventions(
     assert set(layers[layers["model"] == bert]["condition"]) == {"intact"}
     assert {"intact", "attention", "sink"} <= set(layers[layers["model"] == tiny_llama]
                                                   ["condition"])
+
     assert set(result.tables["loss"]["model"]) == {tiny_llama}
     frame = result.claims
     assert (frame["model"] == tiny_llama).all() and len(frame)
@@ -126,6 +163,40 @@ def test_the_chapter_measures_every_model_and_judges_only_working_interventions(
     redone = sink._applicability(frame, loss, layers)
     cut = redone[redone["control"] == sink.LABELS["attention"]]
     assert not cut["applies"].any() and cut["applies_reason"].str.contains("broken").all()
+
+
+def test_the_three_interventions_on_massive_activations_and_their_effect_sizes(
+        tiny_llama, tmp_path, monkeypatch) -> None:
+    # a random tiny model has no massive activations: the chapter is handed two dimensions
+    monkeypatch.setenv(paths.CACHE_ENV, str(tmp_path / "cache"))
+    monkeypatch.setattr(sink, "massive_dims", lambda run: {1: [3, 5]})
+    result = sink.analyse([tiny_llama], STORE_TEXTS * 2, n_boot=50)
+    layers, loss = result.tables["layers"], result.tables["loss"].set_index("condition")
+    assert set(layers["condition"]) == {"intact", *sink.MASSIVE, "attention", "sink"}
+    effect = result.tables["cluster_effect"]
+    assert set(effect["condition"]) == set(layers["condition"]) - {"intact"}
+    for row in effect.itertuples():
+        assert row.removed == pytest.approx(1 - row.intervened / row.intact)
+        assert row.removed_lo <= row.removed <= row.removed_hi
+    claims = result.claims
+    cluster = claims[claims["claim"].str.contains("first-token cluster")]
+    assert set(cluster["control"]) == {sink.LABELS[c] for c in sink.MASSIVE}
+    for text, condition, direction in ((sink.LOSS_CLAIMS[0], "massive_mean", "below"),
+                                       (sink.LOSS_CLAIMS[1], "massive_zero", "above")):
+        row = claims[claims["claim"] == text].iloc[0]
+        assert row["value"] == pytest.approx(loss.at[condition, "ratio"])
+        assert (row["ci_low"], row["ci_high"]) == pytest.approx(
+            (loss.at[condition, "ratio_lo"], loss.at[condition, "ratio_hi"]))
+        assert row["direction"] == direction and row["applies"]  # judged whatever the loss
+    # first words differ; a prepended BOS is the same vector in every sentence (causal mask)
+    assert not sink.first_identical(sink.run_tokens(tiny_llama, STORE_TEXTS))
+    assert sink.first_identical(sink.run_tokens(tiny_llama, STORE_TEXTS, "sink"))
+    toggled = claims[claims["control"] == sink.LABELS["sink"]]
+    assert not toggled.empty  # the sink-toggled rows are anisotropy claims, not cluster ones
+    box = sink.findings(result)
+    for condition in sink.MASSIVE:
+        assert f"with the {sink.LABELS[condition]} it is" in box
+    assert "% [" in box and "of it" in box  # the share of the cluster removed, with its interval
 
 
 def test_sample_sentences_is_seeded_and_checked() -> None:

@@ -51,7 +51,7 @@ def _words(text: str) -> int:
 
 def test_the_build_supports_the_conclusion(built, summary):
     text = narrative.conclusion(built, summary)
-    assert 400 <= _words(text) <= 700
+    assert 400 <= _words(text) <= 750  # a three-minute read
     paragraphs = text.split("\n\n")
     assert [p.split("**")[1] for p in paragraphs] == [
         "Are contextual vectors contextual?", "Why do they all point the same way?",
@@ -93,7 +93,7 @@ def test_a_number_in_the_conclusion_is_the_results_number(built, summary):
     ("04_drift_and_centering", "W's rows share a common direction", "minilm-l6", "none",
      "holds"),
     ("09_attention_sink", "beyond the paper: the first-token cluster is caused", "gemma3-270m",
-     "massive activations reset", "holds"),
+     "massive activations removed", "holds"),
 ])
 def test_a_flipped_verdict_stops_the_conclusion(built, summary, chapter, claim, model, control,
                                                  flipped):

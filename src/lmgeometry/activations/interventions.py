@@ -4,15 +4,19 @@ The attention-sink account of a decoder's first-token cluster (Xiao et al. 2024;
 2024; Gu et al. 2025) is a causal claim: a few hidden dimensions take huge values at the
 sequence's first token, every later query attends to that token, and the first token's vector
 splits off from the rest. :func:`run_tokens` runs one model over a list of sentences, token by
-token (no pooling into words), either intact or under one of three interventions made with
+token (no pooling into words), either intact or under one of five interventions made with
 forward hooks and attention masks:
 
-``"massive"``
+``"massive"``, ``"massive_zero"``, ``"massive_mean"``
     At the output of every block listed in ``dims`` (layer -> hidden dimensions), the first
-    position's values in those dimensions are set to their mean over the sentence's other
-    positions. The chapter passes the dimensions that carry massive activations at the first
-    position in the intact run (:func:`lmgeometry.measures.massive.massive_dimensions`),
-    from the layer where they appear.
+    position's values in those dimensions are replaced: by their mean over the sentence's
+    other positions (``"massive"``: the massive values are removed, the dimensions made
+    ordinary), by zero (``"massive_zero"``, Sun et al. 2024's "set to zero"), or by the
+    ``values`` given (``"massive_mean"``: the caller passes each dimension's mean value *at the
+    first position over many sequences*, Sun et al. 2024's "set to mean", which keeps the
+    massive values but makes them the same in every sentence). The chapter passes the
+    dimensions that carry massive activations at the first position in the intact run
+    (:func:`lmgeometry.measures.massive.massive_dimensions`), from the layer where they appear.
 ``"attention"``
     Every query after the first gets no attention to the first position: a 4-D additive
     attention mask removes key 0 for queries 1..n-1, so softmax renormalises over the rest
@@ -29,7 +33,7 @@ layer and sentence, the attention mass that queries after the first put on the f
 summed negative log-likelihood of its text tokens after the first (the first has no context
 without a BOS token, as in :mod:`.lm_loss`).
 
-Cache: one folder per (model fingerprint, sentences, intervention, dimensions, code) under
+Cache: one folder per (model fingerprint, sentences, intervention, dimensions, values, code) under
 ``paths.cache_dir("interventions")``, written into a temporary sibling and renamed into place
 when complete (:func:`lmgeometry.io.paths.building`), its files' sha256 in ``meta.json`` and
 checked on every open: a damaged folder is set aside and rebuilt.
@@ -63,10 +67,16 @@ logger = logging.getLogger(__name__)
 #: Version of the folder layout; part of the key.
 FORMAT_VERSION = 1
 
+#: The interventions that replace the first position's values in ``dims``.
+_MASSIVE = ("massive", "massive_zero", "massive_mean")
+
 #: The interventions :func:`run_tokens` makes, with the words the book uses for them.
 INTERVENTIONS = {
     "intact": "intact",
     "massive": "massive activations at the first position set to the sentence's mean",
+    "massive_zero": "massive activations at the first position set to zero",
+    "massive_mean": "massive activations at the first position set to their mean there over "
+                    "the corpus",
     "attention": "no attention to the first position",
     "sink": "sink token toggled",
 }
@@ -153,19 +163,25 @@ class TokenRun:
 
 
 def run_key(fingerprint: str, texts: Sequence[str], intervention: str,
-            dims: Mapping[int, Sequence[int]]) -> str:
+            dims: Mapping[int, Sequence[int]],
+            values: Mapping[int, Sequence[float]] | None = None) -> str:
     """sha256 naming one folder: layout version, model fingerprint, sentences, intervention,
-    dimensions and the code that runs them (:func:`lmgeometry.sources.key_files`)."""
+    dimensions, the values set (``"massive_mean"``; float32, exactly) and the code that runs
+    them (:func:`lmgeometry.sources.key_files`)."""
     payload = {"format": FORMAT_VERSION, "model": fingerprint, "n": len(texts),
                "texts": hashlib.sha256("\0".join(texts).encode()).hexdigest(),
                "intervention": intervention,
-               "dims": {str(k): sorted(int(d) for d in v) for k, v in sorted(dims.items())},
+               "dims": {str(k): [int(d) for d in v] for k, v in sorted(dims.items())},
                "code": sources.code_digest(sources.key_files(__name__))}
+    if values:
+        payload["values"] = {str(k): np.asarray(v, dtype=np.float32).tobytes().hex()
+                             for k, v in sorted(values.items())}
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
 def run_tokens(spec: str, texts: Sequence[str], intervention: str = "intact", *,
                dims: Mapping[int, Sequence[int]] | None = None,
+               values: Mapping[int, Sequence[float]] | None = None,
                root: str | Path | None = None) -> TokenRun:
     """Every token's hidden states, its attention to position 0 and the LM loss, cached.
 
@@ -175,10 +191,14 @@ def run_tokens(spec: str, texts: Sequence[str], intervention: str = "intact", *,
         A model (:func:`lmgeometry.io.models.load_model`'s specs).
     texts : sequence of str
         Sentences, each run alone (padded in batches, masked).
-    intervention : {"intact", "massive", "attention", "sink"}
-        See the module docstring; ``"massive"`` and ``"sink"`` need a decoder.
+    intervention : {"intact", "massive", "massive_zero", "massive_mean", "attention", "sink"}
+        See the module docstring; all but ``"intact"`` and ``"attention"`` need a decoder.
     dims : mapping of int -> sequence of int, optional
-        For ``"massive"``: layer (1 = the first block's output) -> the dimensions reset there.
+        For the ``"massive*"`` interventions: layer (1 = the first block's output) -> the
+        dimensions replaced there (their order is the order of ``values``).
+    values : mapping of int -> sequence of float, optional
+        For ``"massive_mean"`` only: layer -> the value each of that layer's ``dims`` is set
+        to, one per dimension.
     root : str or Path, optional
         Cache root; default ``paths.cache_dir("interventions")``.
 
@@ -189,8 +209,10 @@ def run_tokens(spec: str, texts: Sequence[str], intervention: str = "intact", *,
     Raises
     ------
     UsageError
-        An unknown intervention, one that needs a decoder on an encoder, ``"massive"`` without
-        dimensions, no text, or a text longer than the model's window.
+        An unknown intervention, one that needs a decoder on an encoder, a ``"massive*"``
+        intervention without dimensions, ``"massive_mean"`` without one value per dimension
+        (or ``values`` with another intervention), no text, or a text longer than the model's
+        window.
     """
     texts = [str(t) for t in texts]
     if intervention not in INTERVENTIONS:
@@ -198,10 +220,20 @@ def run_tokens(spec: str, texts: Sequence[str], intervention: str = "intact", *,
                          f"{', '.join(INTERVENTIONS)}")
     if not texts or not all(t.strip() for t in texts):
         raise UsageError("run_tokens needs at least one sentence, and no empty one")
-    dims = {int(k): [int(d) for d in v] for k, v in (dims or {}).items()}
-    if intervention == "massive" and not any(dims.values()):
-        raise UsageError("the 'massive' intervention needs dims: layer -> dimensions to reset")
-    key = run_key(models.resolve_fingerprint(spec), texts, intervention, dims)
+    dims = {int(k): [int(d) for d in v] for k, v in (dims or {}).items() if len(v)}
+    values = {int(k): [float(x) for x in v] for k, v in (values or {}).items()}
+    if intervention in _MASSIVE and not dims:
+        raise UsageError(f"the {intervention!r} intervention needs dims: layer -> dimensions "
+                         "to replace")
+    if (intervention == "massive_mean") != bool(values):
+        raise UsageError("values (layer -> the value of each dimension) go with the "
+                         "'massive_mean' intervention, and it needs them")
+    if values and ({k: len(v) for k, v in values.items()}
+                   != {k: len(v) for k, v in dims.items()}
+                   or not np.isfinite([x for v in values.values() for x in v]).all()):
+        raise UsageError("values must give one finite number per dimension of dims, for the "
+                         "same layers")
+    key = run_key(models.resolve_fingerprint(spec), texts, intervention, dims, values)
     base = paths.writable_folder(root if root is not None else paths.cache_dir("interventions"),
                                  "the interventions root")
     name = re.sub(r"[^A-Za-z0-9_.]+", "-", Path(spec).name).strip("-.")[:40] or "model"
@@ -214,7 +246,7 @@ def run_tokens(spec: str, texts: Sequence[str], intervention: str = "intact", *,
             final.rename(aside)
             logger.warning("%s; set aside as %s and rebuilt", exc, aside.name)
     with paths.building(final) as tmp:
-        _write(spec, texts, intervention, dims, tmp, key)
+        _write(spec, texts, intervention, dims, values, tmp, key)
     return TokenRun(final)
 
 
@@ -274,17 +306,22 @@ def _mask(lengths: Any, width: int, drop_first: bool, causal: bool) -> Any:
     return out[:, None]
 
 
-def _reset_hook(dims: list[int], lengths: Any) -> Any:
-    """A forward hook that sets position 0's ``dims`` to the mean over the other positions.
+def _replace_hook(dims: list[int], lengths: Any, values: Sequence[float] | None) -> Any:
+    """A forward hook that sets position 0's ``dims`` to ``values``, or, when ``values`` is
+    None, to their mean over the sentence's other positions.
 
     The block's output is changed in place, so that the hidden states transformers records
     from the same tensor are the changed ones."""
     import torch
 
     index = torch.as_tensor(dims)
+    fixed = None if values is None else torch.as_tensor(values, dtype=torch.float32)
 
     def hook(module: Any, args: Any, output: Any) -> None:
         h = output[0] if isinstance(output, tuple) else output
+        if fixed is not None:
+            h[:, 0, index] = fixed.to(h.dtype)
+            return
         n = h.shape[1]
         valid = (torch.arange(1, n)[None, :] < lengths[:, None]).to(h.dtype)
         rest = h[:, 1:, :][:, :, index]
@@ -293,14 +330,23 @@ def _reset_hook(dims: list[int], lengths: Any) -> Any:
     return hook
 
 
+def _set_to(intervention: str, dims: list[int], values: dict[int, list[float]], layer: int
+            ) -> list[float] | None:
+    """What a layer's dimensions are set to: None (the other positions' mean), zeros, or the
+    values given."""
+    if intervention == "massive_zero":
+        return [0.0] * len(dims)
+    return values[layer] if intervention == "massive_mean" else None
+
+
 def _write(spec: str, texts: list[str], intervention: str, dims: dict[int, list[int]],
-           out: Path, key: str) -> None:
+           values: dict[int, list[float]], out: Path, key: str) -> None:
     """Run the model over the sentences and write the arrays and ``meta.json`` into ``out``."""
     import torch
 
     start = time.perf_counter()
     tok, net, kind = _load(spec)
-    if kind != "decoder" and intervention in ("massive", "sink"):
+    if kind != "decoder" and intervention not in ("intact", "attention"):
         raise UsageError(f"{spec} is an encoder: the {intervention!r} intervention needs a "
                          "decoder")
     ids, leads, lead_bos = _encode(tok, texts, kind, intervention)
@@ -325,8 +371,9 @@ def _write(spec: str, texts: list[str], intervention: str, dims: dict[int, list[
             x = torch.full((len(batch), w), pad, dtype=torch.long)
             for r, s in enumerate(batch):
                 x[r, :len(s)] = torch.as_tensor(s)
-            hooks = [blocks[layer - 1].register_forward_hook(_reset_hook(d, lengths))
-                     for layer, d in dims.items() if intervention == "massive" and d]
+            hooks = [blocks[layer - 1].register_forward_hook(
+                         _replace_hook(d, lengths, _set_to(intervention, d, values, layer)))
+                     for layer, d in dims.items() if intervention in _MASSIVE]
             try:
                 mask = (_mask(lengths, w, True, kind == "decoder")
                         if intervention == "attention" else
@@ -367,6 +414,7 @@ def _write(spec: str, texts: list[str], intervention: str, dims: dict[int, list[
     used = np.unique(token_id)
     meta = {"format": FORMAT_VERSION, "key": key, "model": {"spec": spec, "kind": kind},
             "intervention": intervention, "dims": {str(k): v for k, v in dims.items()},
+            "values": {str(k): v for k, v in values.items()},
             "prepend_bos": lead_bos, "n_layers": n_blocks + 1, "n_tokens": n_tokens,
             "width": width, "n_sentences": len(ids),
             "vocab": dict(zip(map(str, used.tolist()), tok.convert_ids_to_tokens(used.tolist()),

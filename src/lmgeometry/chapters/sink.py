@@ -6,8 +6,10 @@ literature explains both by the attention sink: a few dimensions take massive va
 first token (Sun et al. 2024), every later query puts most of its attention there (Xiao et al.
 2024), and the first token's vector is pushed far from the rest (Gu et al. 2025). This chapter
 measures the ingredients in every model and then removes each, one at a time, in the decoders
-(:mod:`lmgeometry.activations.interventions`): the massive activations at the first position,
-the attention to the first position, or the sink token itself (toggled). For each it measures
+(:mod:`lmgeometry.activations.interventions`): the massive activations at the first position
+(removed, zeroed, or set to their mean value there over the corpus, the last Sun et al.
+2024's test of whether their values or only their presence matter), the attention to the first
+position, or the sink token itself (toggled). For each it measures
 again, on the same sentences and tokens, the two-cluster split (chapter 1's statistic on
 tokens), the anisotropy baseline, the first token's norm ratio, IntraSim and SelfSim, and the
 language-model loss: an intervention that doubles the loss has broken the model, and its effect
@@ -47,10 +49,16 @@ __all__ = [
     "CONDITIONS",
     "condition_layers",
     "DRIVEN_RATIO",
+    "KEPT_LOSS_RATIO",
     "LABELS",
+    "LOSS_CLAIMS",
+    "MASSIVE",
+    "cluster_effects",
     "findings",
+    "first_identical",
     "massive_table",
     "massive_dims",
+    "position_means",
     "sample_sentences",
     "SELFSIM_MIN_SENTENCES",
     "SinkResult",
@@ -61,8 +69,23 @@ __all__ = [
 CONDITIONS = tuple(INTERVENTIONS)
 
 #: Each run's name in figures, tables and the claims' ``control`` column.
-LABELS = {"intact": "intact", "massive": "massive activations reset",
+LABELS = {"intact": "intact", "massive": "massive activations removed",
+          "massive_zero": "massive activations zeroed",
+          "massive_mean": "massive activations at their mean",
           "attention": "no attention to position 0", "sink": "sink token toggled"}
+
+#: The interventions on the massive activations themselves.
+MASSIVE = ("massive", "massive_zero", "massive_mean")
+
+#: Sun et al. (2024): set to their mean value, the massive activations leave the model's loss
+#: as it was; the loss may rise by at most this factor for the claim to hold.
+KEPT_LOSS_RATIO = 1.1
+
+#: The claims about the loss itself (judged whatever the loss; the others need a working model).
+LOSS_CLAIMS = (
+    "beyond the paper: set to their mean value, the massive activations leave the loss as it was",
+    "beyond the paper: zeroing the massive activations breaks the model",
+)
 
 #: Anisotropy is *driven* by the sink when removing it leaves at most half of it (the mean
 #: baseline over layers 1 to L - 1 falls by half or more).
@@ -111,6 +134,26 @@ def massive_dims(run: TokenRun) -> dict[int, list[int]]:
         if len(found):
             out[layer] = found.tolist()
     return out
+
+
+def position_means(run: TokenRun, dims: Mapping[int, Sequence[int]]) -> dict[int, list[float]]:
+    """Per layer of ``dims``, each dimension's mean value at the first position over the run's
+    sentences: what Sun et al. (2024)'s "set to mean" intervention sets them to."""
+    first = run.tokens["position"].to_numpy() == 0
+    return {layer: np.asarray(run.states[layer])[first][:, list(d)].astype(np.float64)
+            .mean(axis=0).tolist() for layer, d in dims.items()}
+
+
+def first_identical(run: TokenRun) -> bool:
+    """Whether the first position holds the same vector in every sentence in every layer from
+    1 to L - 1 (a causal model whose sequences all start with the same token, and an
+    intervention that sets the same values in each): a first-token "cluster" by construction."""
+    first = run.tokens["position"].to_numpy() == 0
+    for layer in range(1, run.n_layers - 1):
+        X = np.asarray(run.states[layer])[first]
+        if not np.allclose(X, X[0], rtol=1e-5, atol=1e-6):
+            return False
+    return True
 
 
 def _interval(name: str, value: float, reps: np.ndarray) -> dict:
@@ -181,19 +224,21 @@ def _run_tables(label: str, condition: str, run: TokenRun, boot: GroupBootstrap,
 
 
 def _loss_rows(label: str, runs: Mapping[str, TokenRun], boot: GroupBootstrap
-               ) -> pd.DataFrame:
-    """Each intervention's loss per token against the intact run's, with the ratio's interval."""
+               ) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
+    """Each intervention's loss per token against the intact run's, with the ratio's interval,
+    and the ratio's bootstrap replicates per condition."""
     base, base_reps = boot.ratio(runs["intact"].nll, runs["intact"].targets)
-    rows = []
+    rows, ratios = [], {}
     for condition, run in runs.items():
         loss, reps = boot.ratio(run.nll, run.targets)
         ratio = loss / base
-        lo, hi = percentile_interval(reps / base_reps, ratio)
+        ratios[condition] = reps / base_reps
+        lo, hi = percentile_interval(ratios[condition], ratio)
         rows.append({"model": label, "condition": condition, "loss": loss, "loss_intact": base,
                      "ratio": ratio, "ratio_lo": lo, "ratio_hi": hi,
                      "broken": bool(lo > BROKEN_LOSS_RATIO),
                      "usable": bool(hi < BROKEN_LOSS_RATIO)})
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows), ratios
 
 
 def _mean_inner(reps: np.ndarray, values: np.ndarray) -> tuple[float, np.ndarray]:
@@ -212,26 +257,46 @@ def _claim(seed: str, text: str, label: str, stat: str, value: float, reps: np.n
 
 
 def _decoder_claims(label: str, layers: pd.DataFrame, reps: Mapping[str, dict],
+                    losses: Mapping[str, tuple[float, np.ndarray]],
                     encoder_aniso: np.ndarray | None, encoder_value: float
                     ) -> list[Claim]:
-    """The three mechanism claims of one decoder (one row per intervention where it applies)."""
+    """The mechanism claims of one decoder (one row per intervention where it applies);
+    ``losses``: condition -> (loss ratio to intact, its replicates)."""
     out = []
     part = layers[layers["model"] == label]
     intact = part[part["condition"] == "intact"]
-    if "massive" in reps:
-        own = part[part["condition"] == "massive"]["first_silhouette"].to_numpy()
+    before = intact["first_silhouette"].to_numpy()[1:-1]
+    for condition in [c for c in MASSIVE if c in reps]:
+        own = part[part["condition"] == condition]["first_silhouette"].to_numpy()
         at = int(np.argmax(np.nan_to_num(own[1:-1], nan=-1))) + 1
-        rep = np.nanmax(reps["massive"]["first_silhouette"][1:-1], axis=0)
-        before = intact["first_silhouette"].to_numpy()[1:-1]
+        rep = np.nanmax(reps[condition]["first_silhouette"][1:-1], axis=0)
         out.append(_claim(
             "000", "beyond the paper: the first-token cluster is caused by massive activations",
             label, f"largest over {_SPAN} of the first tokens' silhouette against the other "
-            "tokens, with the massive activations at the first position reset",
+            "tokens, under the intervention",
             float(own[at]), rep, SILHOUETTE, "below",
             f"the first tokens no longer form a cluster of their own when no layer's "
             f"silhouette of theirs reaches {SILHOUETTE} (Kaufman & Rousseeuw 1990)",
-            LABELS["massive"], "sink-split",
+            LABELS[condition], "sink-split",
             f"largest at layer {at}; intact: largest {number(np.nanmax(before))}"))
+    if "massive_mean" in losses:
+        value, rep = losses["massive_mean"]
+        out.append(_claim(
+            "000", LOSS_CLAIMS[0], label,
+            "loss per token with the massive activations at their mean value over intact",
+            value, rep, KEPT_LOSS_RATIO, "below",
+            f"kept: at most {KEPT_LOSS_RATIO:g} times the intact loss (Sun et al. 2024 report "
+            "the perplexity unchanged to two decimals)", LABELS["massive_mean"], "sink-loss",
+            "the same sentences, the massive values the same in every sentence"))
+    if "massive_zero" in losses:
+        value, rep = losses["massive_zero"]
+        out.append(_claim(
+            "000", LOSS_CLAIMS[1], label,
+            "loss per token with the massive activations zeroed over intact",
+            value, rep, BROKEN_LOSS_RATIO, "above",
+            f"broken: at least {BROKEN_LOSS_RATIO:g} times the intact loss (Sun et al. 2024 "
+            "report the perplexity exploding)", LABELS["massive_zero"], "sink-loss",
+            "the same sentences"))
     base_value, base_reps = _mean_inner(reps["intact"]["anisotropy"],
                                         intact["anisotropy"].to_numpy())
     for condition in CONDITIONS[1:]:
@@ -259,19 +324,30 @@ def _decoder_claims(label: str, layers: pd.DataFrame, reps: Mapping[str, dict],
     return out
 
 
-def _applicability(frame: pd.DataFrame, loss: pd.DataFrame, layers: pd.DataFrame
-                   ) -> pd.DataFrame:
-    """A causal verdict needs an intervention that leaves the model working, and a cluster to
-    remove."""
+def _applicability(frame: pd.DataFrame, loss: pd.DataFrame, layers: pd.DataFrame,
+                   identical: Mapping[tuple[str, str], bool] | None = None) -> pd.DataFrame:
+    """A causal verdict needs an intervention that leaves the model working, a cluster to
+    remove, and first tokens that can differ (``identical``: (model, control) -> whether the
+    first position is the same vector in every sentence under that intervention)."""
+    identical = identical or {}
     frame = frame.copy()
     usable = {(r.model, LABELS[r.condition]): (r.usable, r.ratio_lo, r.ratio_hi)
               for r in loss.itertuples()}
     for i, row in frame.iterrows():
         ok, lo, hi = usable.get((row["model"], row["control"]), (True, np.nan, np.nan))
-        reason = "" if ok else (
+        ok = ok or row["claim"] in LOSS_CLAIMS  # a claim about the loss is judged on it
+        reason = ("the first position holds the same token in every sentence, so its mean "
+                  "value is its value: setting it there changes nothing"
+                  if row["claim"] == LOSS_CLAIMS[0] and identical.get((row["model"], "intact"))
+                  else "") if ok else (
             f"the intervention raises the loss {span(lo, hi)} times: not below "
             f"{BROKEN_LOSS_RATIO:g} times, so the model may be broken and its geometry supports "
             "no causal verdict")
+        if not reason and "cluster" in row["claim"] and identical.get(
+                (row["model"], row["control"])):
+            reason = ("the first position holds the same token in every sentence and this "
+                      "intervention sets the same values in each, so the first tokens' vectors "
+                      "are identical: a cluster by construction, whatever its cause")
         if not reason and "cluster" in row["claim"]:
             intact = layers[(layers["model"] == row["model"]) & (layers["condition"] == "intact")]
             if not (intact["first_silhouette_lo"].iloc[1:-1] >= SILHOUETTE).any():
@@ -311,7 +387,7 @@ def analyse(models: Sequence[str], texts: Sequence[str], *, seed: int = 0,
     """
     texts = list(texts)
     boot = GroupBootstrap(np.arange(len(texts)), n_boot=n_boot, rng=seed)
-    frames, losses, reps, dims, kinds = [], [], {}, {}, {}
+    frames, losses, reps, dims, kinds, ratios, identical = [], [], {}, {}, {}, {}, {}
     for spec in models:
         runs = {"intact": run_tokens(spec, texts)}
         kinds[spec] = runs["intact"].kind
@@ -319,15 +395,21 @@ def analyse(models: Sequence[str], texts: Sequence[str], *, seed: int = 0,
             dims[spec] = massive_dims(runs["intact"])
             if dims[spec]:
                 runs["massive"] = run_tokens(spec, texts, "massive", dims=dims[spec])
+                runs["massive_zero"] = run_tokens(spec, texts, "massive_zero", dims=dims[spec])
+                runs["massive_mean"] = run_tokens(
+                    spec, texts, "massive_mean", dims=dims[spec],
+                    values=position_means(runs["intact"], dims[spec]))
             runs["attention"] = run_tokens(spec, texts, "attention")
             runs["sink"] = run_tokens(spec, texts, "sink")
         reps[spec] = {}
         for condition, run in runs.items():
+            identical[(spec, LABELS[condition])] = first_identical(run)
             frame, reps[spec][condition] = _run_tables(spec, condition, run, boot, seed)
             frame["sink_token"] = run.meta["prepend_bos"] if kinds[spec] == "decoder" else None
             frames.append(frame)
         if kinds[spec] == "decoder":
-            losses.append(_loss_rows(spec, runs, boot))
+            rows, ratios[spec] = _loss_rows(spec, runs, boot)
+            losses.append(rows)
     layers = pd.concat(frames, ignore_index=True)
     loss = pd.concat(losses, ignore_index=True) if losses else pd.DataFrame()
     encoders = [m for m in models if kinds[m] == "encoder"]
@@ -341,14 +423,57 @@ def analyse(models: Sequence[str], texts: Sequence[str], *, seed: int = 0,
     claims = []
     for spec in models:
         if kinds[spec] == "decoder":
-            claims += _decoder_claims(spec, layers, reps[spec], enc_reps, enc_value or 0.0)
+            part = loss[loss["model"] == spec].set_index("condition")["ratio"]
+            claims += _decoder_claims(spec, layers, reps[spec],
+                                      {c: (float(part[c]), r) for c, r in ratios[spec].items()},
+                                      enc_reps, enc_value or 0.0)
     frame = claims_frame(claims)
     if not frame.empty:
-        frame = _applicability(frame, loss, layers)
-    result = SinkResult(tables={"layers": layers, "loss": loss}, claims=frame, dims=dims,
-                        kinds=kinds)
+        frame = _applicability(frame, loss, layers, identical)
+    result = SinkResult(tables={"layers": layers, "loss": loss,
+                                "cluster_effect": cluster_effects(layers, reps, kinds)},
+                        claims=frame, dims=dims, kinds=kinds)
     result.sentences = summary_sentences(result)
     return result
+
+
+def cluster_effects(layers: pd.DataFrame, reps: Mapping[str, Mapping[str, dict]],
+                    kinds: Mapping[str, str]) -> pd.DataFrame:
+    """How much of the first-token cluster each intervention removes: an effect size, not a
+    cut-off.
+
+    Per decoder and intervention, the largest first-token silhouette over layers 1 to L - 1
+    intact (:math:`s_0`) and intervened (:math:`s_1`), and the share removed,
+    :math:`1 - s_1 / s_0` (0: untouched; 1: no trace of a cluster; above 1: the first tokens
+    sit closer to the others than to each other), with a 95% interval from the same bootstrap
+    draws for both runs.
+
+    Returns
+    -------
+    DataFrame
+        ``model``, ``condition``, ``intact``, ``intervened``, ``removed``, ``removed_lo``,
+        ``removed_hi``.
+    """
+    rows = []
+    for model, kind in kinds.items():
+        if kind != "decoder":
+            continue
+        base = reps[model]["intact"]["first_silhouette"][1:-1]
+        part = layers[layers["model"] == model]
+        s0 = float(np.nanmax(part[part["condition"] == "intact"]["first_silhouette"]
+                             .to_numpy()[1:-1]))
+        for condition, rep in reps[model].items():
+            if condition == "intact":
+                continue
+            s1 = float(np.nanmax(part[part["condition"] == condition]["first_silhouette"]
+                                 .to_numpy()[1:-1]))
+            draws = 1 - np.nanmax(rep["first_silhouette"][1:-1], axis=0) / np.nanmax(base, axis=0)
+            lo, hi = percentile_interval(draws, 1 - s1 / s0)
+            rows.append({"model": model, "condition": condition, "intact": s0,
+                         "intervened": s1, "removed": 1 - s1 / s0, "removed_lo": lo,
+                         "removed_hi": hi})
+    return pd.DataFrame(rows, columns=["model", "condition", "intact", "intervened", "removed",
+                                       "removed_lo", "removed_hi"])
 
 
 def summary_sentences(result: SinkResult) -> list[str]:
@@ -366,7 +491,8 @@ def summary_sentences(result: SinkResult) -> list[str]:
         reset = layers[(layers["model"] == model) & (layers["condition"] == "massive")
                        & (layers["silhouette"] >= SILHOUETTE)].iloc[1:-1]
         if not reset.empty:
-            text.append(f"Where a k-means split survives the reset ({len(reset)} layers), "
+            text.append(f"Where a k-means split survives the removal of the massive "
+                        f"activations ({len(reset)} layers), "
                         f"first tokens make up {number(100 * reset['first_share'].mean(), 0)}% "
                         "of its smaller clusters on average.")
         for claim, rows in claims[claims["model"] == model].groupby("claim", sort=False):
@@ -380,12 +506,13 @@ def summary_sentences(result: SinkResult) -> list[str]:
                     else "; ".join(f"{r.verdict} under {r.control}"
                                    for r in judged.itertuples()))
             skipped = rows[~rows["applies"]]
+            unjudged = [f"not judged under {r.control}: {r.applies_reason}"
+                        for r in skipped.itertuples()]
             text.append(f"\u201c{claim.removeprefix('beyond the paper: ')}\u201d: "
-                        + (f"{head} ({rows['statistic'].iat[0]}: {verdicts}; threshold "
-                           f"{rows['threshold'].iat[0]:g}, {rows['direction'].iat[0]})"
-                           if len(judged) else "not judged")
-                        + "".join(f"; not judged under {r.control}: {r.applies_reason}"
-                                  for r in skipped.itertuples()) + ".")
+                        + "; ".join(([f"{head} ({rows['statistic'].iat[0]}: {verdicts}; "
+                                      f"threshold {rows['threshold'].iat[0]:g}, "
+                                      f"{rows['direction'].iat[0]})"] if len(judged) else [])
+                                    + unjudged) + ".")
         out.append(" ".join(text))
     return out
 
@@ -400,6 +527,15 @@ def _largest_inner(layers: pd.DataFrame, model: str, condition: str, column: str
     return float(inner.at[at, column]), int(inner.at[at, "layer"])
 
 
+def _share_phrase(effect: pd.Series) -> str:
+    """``", removing 38% [36, 40] of it"``, or ``", raising it by 6% [5, 6]"`` for a negative
+    share (whole per cents: the shares are effect sizes, not thresholds)."""
+    value, lo, hi = (100 * float(effect[c]) for c in ("removed", "removed_lo", "removed_hi"))
+    if value < 0:
+        return f", raising it by {-value:.0f}% [{-hi:.0f}, {-lo:.0f}]"
+    return f", removing {value:.0f}% [{lo:.0f}, {hi:.0f}] of it".replace("-0", "0")
+
+
 def findings(result: SinkResult) -> str:
     """The chapter's answer first: an HTML admonition (:func:`lmgeometry.report.claims.
     findings_html`), one line per decoder, generated from the results; model names and controls
@@ -410,21 +546,33 @@ def findings(result: SinkResult) -> str:
     lines = []
     for model in [m for m, k in result.kinds.items() if k == "decoder"]:
         rows = claims[claims["model"] == model]
-        cluster = rows[rows["claim"].str.contains("cluster")]
+        cluster = rows[rows["claim"].str.contains("cluster")].set_index("control")
         before, _ = _largest_inner(layers, model, "intact", "first_silhouette")
         parts = [f"<b>{html.escape(model)}</b>: intact, the first tokens form a cluster of "
                  f"their own (largest silhouette {number(before)})"]
-        if not cluster.empty:
-            row = cluster.iloc[0]
+        effects = result.tables["cluster_effect"]
+        for condition in MASSIVE:
+            if LABELS[condition] not in cluster.index:
+                continue
+            row = cluster.loc[LABELS[condition]]
+            eff = effects[(effects["model"] == model) & (effects["condition"] == condition)]
             effect = {"holds": "dissolves it", "does not hold": "does not dissolve it",
                       "inconclusive": "leaves it undecided"}[row["verdict"]]
-            parts.append(f"resetting the massive activations {effect} ({number(row['value'])} "
-                         f"[{number(row['ci_low'])}, {number(row['ci_high'])}])"
+            share = _share_phrase(eff.iloc[0]) if len(eff) else ""
+            parts.append(f"with the {html.escape(LABELS[condition])} it is "
+                         f"{number(row['value'])} [{number(row['ci_low'])}, "
+                         f"{number(row['ci_high'])}]{share}: this {effect}"
                          + ("" if row["applies"]
                             else f", but {html.escape(row['applies_reason'])}"))
+        kept = rows[rows["claim"].isin(LOSS_CLAIMS)]
+        if len(kept):
+            parts.append("the loss per token, against the intact model's: " + ", ".join(
+                f"{html.escape(r.control)} {number(r.value)} times [{number(r.ci_low)}, "
+                f"{number(r.ci_high)}]" + ("" if r.applies else " (no change by construction)")
+                for r in kept.itertuples()))
         cut, _ = _largest_inner(layers, model, "attention", "first_silhouette")
         parts.append(f"with no attention to the first position it is {number(cut)}")
-        aniso = rows[rows["claim"].str.contains("driven")]
+        aniso = rows[rows["claim"].str.contains("driven") & rows["applies"].astype(bool)]
         if not aniso.empty:
             low = aniso.loc[aniso["value"].idxmin()]
             parts.append(f"no intervention halves the anisotropy: the largest fall leaves "

@@ -125,6 +125,11 @@ def says(row: Mapping[str, Any], verdicts: str | Sequence[str], *,
     return row
 
 
+def _working(rows: Sequence[Mapping[str, Any]], start: str) -> list[Mapping[str, Any]]:
+    """The claim's rows judged under an intervention that leaves the model working."""
+    return [x for x in rows if str(x["claim"]).startswith(start) and x.get("applies", True)]
+
+
 def _num(x: Any, digits: int = 2) -> str:
     """``0.8782`` -> ``"0.88"``; a minus sign, not a hyphen; ``"n/a"`` when missing."""
     if x is None or (isinstance(x, float) and not math.isfinite(x)):
@@ -234,9 +239,9 @@ def _same_way(context: Results, drift: Results, sink: Results, pair: Results) ->
                f"({name(m)})" for m in (MPNET, SMOLLM, GEMMA)]
     shift = {m: says(claim(drift, "beyond the paper: a common shift", m), "does not hold")
              for m in DECODERS}
-    kept = {m: [says(r, "does not hold") for r in _records(sink.get("claims"))
-                if r["model"] == m
-                and str(r["claim"]).startswith("beyond the paper: the decoders' high anisotropy")]
+    kept = {m: [says(r, "does not hold") for r in _working(
+                    _records(sink.get("claims")), "beyond the paper: the decoders' high anisotropy")
+                if r["model"] == m]
             for m in DECODERS}
     lacking = [m for m, rows in kept.items() if not rows]
     if lacking:
@@ -260,10 +265,10 @@ def _same_way(context: Results, drift: Results, sink: Results, pair: Results) ->
         "account for the decoders' crowding: the mean vector alone misses their mean cosine "
         f"by up to {_num(shift[SMOLLM]['value'])} ({name(SMOLLM)}) and "
         f"{_num(shift[GEMMA]['value'])} ({name(GEMMA)}). Nor is the attention sink the cause: "
-        "switched off in three ways, it leaves at least "
+        "under every intervention on it that leaves a model working, at least "
         f"{_pct(min(float(r['value']) for r in kept[SMOLLM]))} of {name(SMOLLM)}'s and "
         f"{_pct(min(float(r['value']) for r in kept[GEMMA]))} of {name(GEMMA)}'s anisotropy "
-        "in place (chapter 9). In the small causal model trained here, tying the input matrix "
+        "stays in place (chapter 9). In the small causal model trained here, tying the input matrix "
         "to the output layer is what gives it a common direction (untying it lowers the mean "
         f"cosine of its rows by {_num(tied['value'])}, chapter 10)."
     )
@@ -305,8 +310,13 @@ def _first_token(geometry: Results, sink: Results) -> str:
                            "raises its loss, which chapter 1's results no longer show: rewrite "
                            "the sentence in lmgeometry/report/narrative.py")
     reset = {m: says(claim(sink, "beyond the paper: the first-token cluster is caused by", m,
-                           control="massive activations reset"), "does not hold")
+                           control="massive activations removed"), "does not hold")
              for m in DECODERS}
+    kept = says(claim(sink, "beyond the paper: set to their mean value", SMOLLM,
+                      control="massive activations at their mean"),
+                ("holds", "does not hold", "inconclusive"), fair=None)
+    kept_phrase = {"holds": "leave the loss as it was", "does not hold": "still raise it",
+                   "inconclusive": "may or may not raise it"}[kept["verdict"]]
     smol_all, smol_rest = (_split_layers(geometry, SMOLLM, c)
                            for c in ("none", "first word excluded"))
     gemma_all = _split_layers(geometry, GEMMA, "none")
@@ -335,10 +345,12 @@ def _first_token(geometry: Results, sink: Results) -> str:
         f"running it without one multiplies its loss per token by {_num(loss[0]['ratio'], 1)} "
         f"(chapter 1). Neither encoder splits ({_num(encoders[0]['value'])} and "
         f"{_num(encoders[1]['value'])}). Nor do the first token's massive activations set it "
-        f"apart: reset them and the first tokens stay apart (silhouette "
+        f"apart: remove them and the first tokens stay apart (silhouette "
         f"{_num(reset[SMOLLM]['value'])} in "
         f"{name(SMOLLM)}, {_num(reset[GEMMA]['value'])} in {name(GEMMA)}) while "
-        f"{name(SMOLLM)}'s loss rises {_num(cost[0]['ratio'], 2)} times (chapter 9)."
+        f"{name(SMOLLM)}'s loss rises {_num(cost[0]['ratio'], 2)} times; set to their mean "
+        f"value, as Sun et al. did, they {kept_phrase} ({_num(kept['value'], 2)} times; "
+        "chapter 9)."
     )
 
 
@@ -649,26 +661,60 @@ def _zoo(r: Results) -> str:
     )
 
 
+_REMOVED = "massive activations removed"
+_KEPT = "beyond the paper: set to their mean value, the massive activations leave the loss"
+_ZEROED = "beyond the paper: zeroing the massive activations breaks the model"
+
+
+def _sun_tests(rows: Sequence[Mapping[str, Any]]) -> str:
+    """Sun et al. (2024)'s two tests on each decoder, phrased by their verdicts."""
+    kept = {x["model"]: x for x in rows if str(x["claim"]).startswith(_KEPT)}
+    zeroed = {x["model"]: x for x in rows if str(x["claim"]).startswith(_ZEROED)}
+    if set(kept) != set(DECODERS) or set(zeroed) != set(DECODERS):
+        raise StoryChanged("chapter 9's text cites Sun et al.'s two tests on both decoders, "
+                           "which its results lack: re-run chapter 9")
+    verb = {"holds": "keeps", "does not hold": "does not keep",
+            "inconclusive": "may or may not keep"}
+    broken = {"holds": "breaks the model", "does not hold": "raises it, short of doubling it",
+              "inconclusive": "may or may not double it"}
+    out = []
+    for m in DECODERS:
+        k, z = kept[m], zeroed[m]
+        zero = (f"zeroing them {broken[z['verdict']]} ({_num(z['value'], 2)} times the intact "
+                "loss)")
+        if not k.get("applies", True):
+            out.append(f"In {name(m)}, whose first token is the same start token in every "
+                       "sentence, their mean value is their value, so only the second test "
+                       f"tells: {zero}.")
+            continue
+        out.append(f"In {name(m)}, setting the massive activations to their mean value "
+                   f"{verb[k['verdict']]} the loss ({_num(k['value'], 2)} times the intact "
+                   f"loss, 95% interval {_num(k['ci_low'], 2)} to {_num(k['ci_high'], 2)}), and "
+                   f"{zero}.")
+    return " ".join(out)
+
+
 def _sink(r: Results) -> str:
     rows = _records(r.get("claims"))
     cluster = {x["model"]: says(x, "does not hold") for x in rows
-               if str(x["claim"]).startswith("beyond the paper: the first-token cluster")}
-    aniso = [says(x, "does not hold") for x in rows
-             if str(x["claim"]).startswith("beyond the paper: the decoders' high anisotropy")]
-    iso = [says(x, "does not hold") for x in rows
-           if str(x["claim"]).startswith("beyond the paper: without the attention sink")]
+               if str(x["claim"]).startswith("beyond the paper: the first-token cluster")
+               and x.get("control") == _REMOVED}
+    aniso = [says(x, "does not hold")
+             for x in _working(rows, "beyond the paper: the decoders' high anisotropy")]
+    iso = [says(x, "does not hold")
+           for x in _working(rows, "beyond the paper: without the attention sink")]
     if set(cluster) != set(DECODERS) or not aniso or not iso:
         raise StoryChanged("chapter 9's text cites its interventions on both decoders, which "
                            "its results lack: re-run chapter 9")
     return (
-        "The attention sink explains neither finding it is usually blamed for. Resetting the "
+        "The attention sink explains neither finding it is usually blamed for. Removing the "
         "first token's massive activations leaves the first tokens in a cluster of their own "
         f"(silhouette {_num(cluster[SMOLLM]['value'])} in {name(SMOLLM)}, "
         f"{_num(cluster[GEMMA]['value'])} in {name(GEMMA)}, above the 0.5 of a reasonable "
-        "split), and none of the three interventions removes much of the decoders' "
-        f"anisotropy: at least {_pct(min(float(x['value']) for x in aniso))} of it stays. "
-        "Even then the decoders' space stays less isotropic than the encoders', by "
-        f"{_span([float(x['value']) for x in iso])} in mean cosine."
+        "split), and no intervention that leaves a model working removes much of the "
+        f"decoders' anisotropy: at least {_pct(min(float(x['value']) for x in aniso))} of it "
+        "stays. Even then the decoders' space stays less isotropic than the encoders', by "
+        f"{_span([float(x['value']) for x in iso])} in mean cosine. " + _sun_tests(rows)
     )
 
 
@@ -771,8 +817,15 @@ def _plain_zoo(r: Results) -> str:
 
 
 def _plain_sink(r: Results) -> str:
-    return ("No: switching the attention sink off in three ways leaves both the first-token "
-            "cluster and the decoders' anisotropy in place.")
+    rows = _records(r.get("claims"))
+    ways = {x["control"] for x in rows
+            if str(x["claim"]).startswith("beyond the paper: the decoders' high anisotropy")}
+    for start in ("beyond the paper: the first-token cluster",
+                  "beyond the paper: the decoders' high anisotropy"):
+        for x in _working(rows, start):
+            says(x, "does not hold")
+    return (f"No: of the {len(ways)} interventions on the sink, none that leaves a model "
+            "working removes the first-token cluster or halves the decoders' anisotropy.")
 
 
 def _plain_pair(r: Results) -> str:
