@@ -268,9 +268,9 @@ def _same_way(context: Results, drift: Results, sink: Results, pair: Results) ->
         "under every intervention on it that leaves a model working, at least "
         f"{_pct(min(float(r['value']) for r in kept[SMOLLM]))} of {name(SMOLLM)}'s and "
         f"{_pct(min(float(r['value']) for r in kept[GEMMA]))} of {name(GEMMA)}'s anisotropy "
-        "stays in place (chapter 9). In the small causal model trained here, tying the input matrix "
-        "to the output layer is what gives it a common direction (untying it lowers the mean "
-        f"cosine of its rows by {_num(tied['value'])}, chapter 10)."
+        "stays in place (chapter 9). In the small causal model trained here, tying the input "
+        "matrix to the output layer is what gives it a common direction (untying it lowers the "
+        f"mean cosine of its rows by {_num(tied['value'])}, chapter 10)."
     )
 
 
