@@ -36,6 +36,8 @@ _EXPORTS: dict[str, str] = {
     "hidden_states": "lmgeometry.api",
     "load_model": "lmgeometry.io.models",
     "open_store": "lmgeometry.activations.store",
+    # interventions on a forward pass (hidden_states(..., edits=[Edit(...)], mask_keys=[0]))
+    "Edit": "lmgeometry.activations.edits",
     # activations of other libraries (TransformerLens, nnsight) into the measures
     "layer_states": "lmgeometry.measures.arrays",
     # contextuality (Ethayarajh 2019)

@@ -41,7 +41,8 @@ def hidden_states(model: Any, sentences: Sequence[str] | Corpus | Any, *more: An
                   attention: bool = False, sublayers: bool = False,
                   prepend_bos: bool | None = None, too_long: str = "error",
                   batch_tokens: int | None = None, root: str | Path | None = None,
-                  progress: bool = False, backend: str = "torch") -> HiddenStates | Store:
+                  progress: bool = False, backend: str = "torch", edits: Sequence[Any] = (),
+                  mask_keys: Sequence[int] = ()) -> HiddenStates | Store:
     """Every layer's hidden state of every token of ``sentences`` under ``model``.
 
     ``cache=False`` (the default): computed in memory, one row per token (special tokens
@@ -68,22 +69,22 @@ def hidden_states(model: Any, sentences: Sequence[str] | Corpus | Any, *more: An
     cache : bool
         False: in memory, token level (:class:`HiddenStates`). True: word level, through the
         activation store (:class:`Store`).
-    output, dtype, words, pos, senses, pooling, attention, sublayers, batch_tokens
+    output, dtype, words, pos, senses, pooling, attention, sublayers, batch_tokens, edits, \
+    mask_keys
         The in-memory path's options (:func:`~lmgeometry.activations.token_states.token_states`):
         ``"numpy"`` (CPU) or ``"torch"`` (the model's device); the arrays' dtype (None:
         float32 for numpy, the model's own for torch); word vectors (spaCy's words, pooled as
         the store pools), their lemma, UPOS and tag, their WordNet sense counts; ``"mean"``,
         ``"first"`` or ``"last"`` piece of a word; every layer's attention weights per
         sentence (``result.attention(i)``); per block ``attn_out``, ``mlp_out``,
-        ``resid_mid``, ``resid_post`` (``result.sublayers``); padded tokens per forward pass.
+        ``resid_mid``, ``resid_post`` (``result.sublayers``); padded tokens per pass; ``Edit`` s.
     prepend_bos : bool or None
         None: the tokenizer's own template; True/False force a decoder's BOS token.
     too_long : {"error", "skip"}
         A sentence longer than the model's window raises, or is left out (``.skipped``).
     root, progress, backend
-        The cached path's options (:func:`lmgeometry.activations.store.activations`): the
-        store root, a progress bar, ``"torch"`` or ``"onnxruntime"``; there ``dtype`` is the
-        storage type (``"float16"``, the default, or ``"float32"``) and ``pooling`` applies.
+        The cached path's (:func:`lmgeometry.activations.store.activations`): store root,
+        progress bar, ``"torch"`` or ``"onnxruntime"``; ``dtype`` is then the storage type.
 
     Returns
     -------
@@ -124,16 +125,15 @@ def hidden_states(model: Any, sentences: Sequence[str] | Corpus | Any, *more: An
     tokenizer, sentences = _positional(sentences, more, tokenizer)
     texts = _check_sentences(sentences)
     common = {"pooling": pooling, "prepend_bos": prepend_bos, "too_long": too_long}
+    fast = {"output": output, "dtype": dtype, "words": words, "pos": pos, "senses": senses,
+            "attention": attention, "sublayers": sublayers, "batch_tokens": batch_tokens,
+            "edits": list(edits), "mask_keys": list(mask_keys)}
     if cache:
-        return _cached(model, sentences, texts, tokenizer, name, _cached_options(
-            output=output, dtype=dtype, words=words, pos=pos, senses=senses,
-            attention=attention, sublayers=sublayers, batch_tokens=batch_tokens),
-            root=root, progress=progress, backend=backend, **common)
+        return _cached(model, sentences, texts, tokenizer, name, _cached_options(**fast),
+                       root=root, progress=progress, backend=backend, **common)
     _memory_options(root=root, progress=progress, backend=backend)
     return _in_memory(model, sentences.sentences if texts is None else texts, tokenizer, name,
-                      output=output, dtype=dtype, words=words, pos=pos, senses=senses,
-                      attention=attention, sublayers=sublayers, batch_tokens=batch_tokens,
-                      **common)
+                      **fast, **common)
 
 
 def _positional(sentences: Any, more: tuple[Any, ...], tokenizer: Any) -> tuple[Any, Any]:
@@ -162,7 +162,7 @@ def _in_memory(model: Any, texts: list[str], tokenizer: Any, name: str | None,
 
 def _cached_options(*, output: str, dtype: str | None, **fast: Any) -> str:
     """The storage dtype of ``cache=True``; an option of the in-memory path is refused."""
-    given = [k for k, v in fast.items() if v not in (False, None)]
+    given = [k for k, v in fast.items() if v not in (False, None, [])]
     if output != "numpy":
         given.insert(0, "output")
     if given:

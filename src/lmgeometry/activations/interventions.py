@@ -5,7 +5,8 @@ The attention-sink account of a decoder's first-token cluster (Xiao et al. 2024;
 sequence's first token, every later query attends to that token, and the first token's vector
 splits off from the rest. :func:`run_tokens` runs one model over a list of sentences, token by
 token (no pooling into words), either intact or under one of five interventions made with
-forward hooks and attention masks:
+forward hooks and attention masks (:mod:`lmgeometry.activations.edits`, the same edits
+:func:`lmgeometry.hidden_states` makes in memory):
 
 ``"massive"``, ``"massive_zero"``, ``"massive_mean"``
     At the output of every block listed in ``dims`` (layer -> hidden dimensions), the first
@@ -56,6 +57,8 @@ from typing import Any
 import numpy as np
 
 from lmgeometry import sources
+from lmgeometry.activations.edits import Edit, edit_hooks, key_mask
+from lmgeometry.activations.sublayers import blocks
 from lmgeometry.errors import StoreError, UsageError
 from lmgeometry.io import checksums, models, paths
 from lmgeometry.io.files import to_jsonable
@@ -263,16 +266,6 @@ def _load(spec: str) -> tuple[Any, Any, str]:
     return tok, net, kind
 
 
-def _blocks(net: Any, n_blocks: int) -> Any:
-    """The model's list of transformer blocks (the ModuleList of ``n_blocks`` layers)."""
-    import torch
-
-    for module in net.modules():
-        if isinstance(module, torch.nn.ModuleList) and len(module) == n_blocks:
-            return module
-    raise UsageError(f"{type(net).__name__}: no list of {n_blocks} blocks to hook")
-
-
 def _encode(tok: Any, texts: list[str], kind: str, intervention: str
             ) -> tuple[list[list[int]], list[int], bool]:
     """Token ids per sentence, the number of leading special tokens, and whether a BOS leads."""
@@ -289,54 +282,14 @@ def _encode(tok: Any, texts: list[str], kind: str, intervention: str
     return [([bos] if lead else []) + b for b in body], [int(lead)] * len(body), lead
 
 
-def _mask(lengths: Any, width: int, drop_first: bool, causal: bool) -> Any:
-    """A 4-D additive mask (batch, 1, query, key): padding, causality and, when
-    ``drop_first``, key 0 for every query after the first."""
-    import torch
-
-    keys = torch.arange(width)
-    allowed = (keys[None, :] < lengths[:, None])[:, None, :].expand(-1, width, -1).clone()
-    if causal:
-        allowed &= torch.tril(torch.ones(width, width, dtype=torch.bool))[None]
-    if drop_first:
-        allowed[:, 1:, 0] = False
-    allowed[:, torch.arange(width), torch.arange(width)] |= True  # never an empty row
-    out = torch.zeros(allowed.shape, dtype=torch.float32)
-    out[~allowed] = torch.finfo(torch.float32).min
-    return out[:, None]
-
-
-def _replace_hook(dims: list[int], lengths: Any, values: Sequence[float] | None) -> Any:
-    """A forward hook that sets position 0's ``dims`` to ``values``, or, when ``values`` is
-    None, to their mean over the sentence's other positions.
-
-    The block's output is changed in place, so that the hidden states transformers records
-    from the same tensor are the changed ones."""
-    import torch
-
-    index = torch.as_tensor(dims)
-    fixed = None if values is None else torch.as_tensor(values, dtype=torch.float32)
-
-    def hook(module: Any, args: Any, output: Any) -> None:
-        h = output[0] if isinstance(output, tuple) else output
-        if fixed is not None:
-            h[:, 0, index] = fixed.to(h.dtype)
-            return
-        n = h.shape[1]
-        valid = (torch.arange(1, n)[None, :] < lengths[:, None]).to(h.dtype)
-        rest = h[:, 1:, :][:, :, index]
-        h[:, 0, index] = (rest * valid[:, :, None]).sum(1) / valid.sum(1).clamp(min=1)[:, None]
-
-    return hook
-
-
-def _set_to(intervention: str, dims: list[int], values: dict[int, list[float]], layer: int
-            ) -> list[float] | None:
-    """What a layer's dimensions are set to: None (the other positions' mean), zeros, or the
-    values given."""
-    if intervention == "massive_zero":
-        return [0.0] * len(dims)
-    return values[layer] if intervention == "massive_mean" else None
+def _edits(intervention: str, dims: dict[int, list[int]], values: dict[int, list[float]]
+           ) -> list[Edit]:
+    """The first position's edits of a ``"massive*"`` intervention (none for the others)."""
+    if intervention not in _MASSIVE:
+        return []
+    return [Edit(layer, d, (0,), "others_mean" if intervention == "massive" else
+                 "zero" if intervention == "massive_zero" else values[layer])
+            for layer, d in dims.items()]
 
 
 def _write(spec: str, texts: list[str], intervention: str, dims: dict[int, list[int]],
@@ -362,7 +315,8 @@ def _write(spec: str, texts: list[str], intervention: str, dims: dict[int, list[
     attention = np.zeros((n_blocks, len(ids)))
     nll, targets = np.full(len(ids), np.nan), np.zeros(len(ids), dtype=np.int64)
     row = 0
-    blocks = _blocks(net, n_blocks)
+    found = blocks(net)  # the model's transformer blocks, hooked by the edits
+    edits = _edits(intervention, dims, values)
     with torch.inference_mode():
         for begin in range(0, len(ids), _BATCH):
             batch = ids[begin:begin + _BATCH]
@@ -371,19 +325,13 @@ def _write(spec: str, texts: list[str], intervention: str, dims: dict[int, list[
             x = torch.full((len(batch), w), pad, dtype=torch.long)
             for r, s in enumerate(batch):
                 x[r, :len(s)] = torch.as_tensor(s)
-            hooks = [blocks[layer - 1].register_forward_hook(
-                         _replace_hook(d, lengths, _set_to(intervention, d, values, layer)))
-                     for layer, d in dims.items() if intervention in _MASSIVE]
-            try:
-                mask = (_mask(lengths, w, True, kind == "decoder")
-                        if intervention == "attention" else
-                        (torch.arange(w)[None, :] < lengths[:, None]).long())
-                kwargs = {"use_cache": False} if kind == "decoder" else {}
+            mask = (key_mask(lengths, w, [0], kind == "decoder")
+                    if intervention == "attention" else
+                    (torch.arange(w)[None, :] < lengths[:, None]).long())
+            kwargs = {"use_cache": False} if kind == "decoder" else {}
+            with edit_hooks(found, edits, lengths):
                 res = net(input_ids=x, attention_mask=mask, output_hidden_states=True,
                           output_attentions=True, **kwargs)
-            finally:
-                for h in hooks:
-                    h.remove()
             valid_q = (torch.arange(w)[None, :] < lengths[:, None]) & (torch.arange(w) >= 1)
             for layer, a in enumerate(res.attentions):
                 mass = a[:, :, :, 0].mean(1)  # (batch, query)

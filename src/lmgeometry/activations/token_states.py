@@ -39,13 +39,14 @@ import numpy as np
 import pandas as pd
 
 from lmgeometry.activations.align import align_sentence
+from lmgeometry.activations.edits import Edit, edit_hooks, key_mask
 from lmgeometry.activations.extract import (
     TOO_LONG,
     default_batch_tokens,
     plan_batches,
     special_template,
 )
-from lmgeometry.activations.sublayers import SUBLAYERS, capture_sublayers
+from lmgeometry.activations.sublayers import SUBLAYERS, blocks, capture_sublayers
 from lmgeometry.errors import SentenceTooLongError, UsageError
 
 if TYPE_CHECKING:
@@ -292,7 +293,8 @@ def token_states(run: Runner, texts: Sequence[str], *, output: Output = "numpy",
                  dtype: str | None = None, words: bool = False, pos: bool = False,
                  senses: bool = False, pooling: str = "mean", attention: bool = False,
                  sublayers: bool = False, prepend_bos: bool | None = None,
-                 too_long: str = "error", batch_tokens: int | None = None) -> HiddenStates:
+                 too_long: str = "error", batch_tokens: int | None = None,
+                 edits: Sequence[Edit] = (), mask_keys: Sequence[int] = ()) -> HiddenStates:
     """Every token's hidden state at every layer of ``texts`` under ``run``, in memory.
 
     Parameters
@@ -316,6 +318,12 @@ def token_states(run: Runner, texts: Sequence[str], *, output: Output = "numpy",
     batch_tokens : int, optional
         Padded tokens per forward pass (default
         :func:`lmgeometry.activations.extract.default_batch_tokens`).
+    edits : sequence of Edit
+        Replace hidden dimensions at chosen positions of chosen blocks' outputs during the
+        forward pass (:class:`lmgeometry.activations.edits.Edit`).
+    mask_keys : sequence of int
+        Token positions no other query may attend to (:func:`~lmgeometry.activations.edits.
+        key_mask`).
 
     Returns
     -------
@@ -331,9 +339,13 @@ def token_states(run: Runner, texts: Sequence[str], *, output: Output = "numpy",
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     tokens = tokenise(run, texts, prepend_bos=prepend_bos, too_long=too_long)
     net = getattr(run.model, "base_model", run.model)
-    with _prepared(run.model, attention), torch.inference_mode():
+    edits = [e if isinstance(e, Edit) else Edit(**e) for e in edits]
+    mask_keys = [int(k) for k in mask_keys]
+    if min(mask_keys, default=0) < 0:
+        raise UsageError(f"mask_keys {mask_keys}: token positions, none negative")
+    with _prepared(run.model, attention or bool(mask_keys)), torch.inference_mode():
         states, attn, subs = _forward_all(run, net, tokens, attention, sublayers,
-                                          batch_tokens)
+                                          batch_tokens, edits, mask_keys)
     result = HiddenStates(run.name, run.kind, tokens.table(run.tokenizer), states,
                           attentions=attn, sublayers=subs, skipped=tokens.skipped)
     if words or pos or senses:
@@ -353,7 +365,8 @@ def _out_dtype(output: str, dtype: str | None) -> str | None:
 
 
 def _forward_all(run: Runner, net: Any, tokens: _Tokenised, attention: bool,
-                 sublayers: bool, batch_tokens: int | None
+                 sublayers: bool, batch_tokens: int | None, edits: Sequence[Edit] = (),
+                 mask_keys: Sequence[int] = ()
                  ) -> tuple[torch.Tensor, list[Any] | None, dict[str, Any] | None]:
     """Forward every batch; the states of every kept token, stacked by layer."""
     import torch
@@ -377,7 +390,11 @@ def _forward_all(run: Runner, net: Any, tokens: _Tokenised, attention: bool,
                                   "output_attentions": attention}
         if run.kind == "decoder":
             kwargs["use_cache"] = False
-        with capture_sublayers(net, sublayers) as captured:
+        lengths_b = torch.as_tensor(lengths[index])
+        if mask_keys:
+            mask = key_mask(lengths_b, width, mask_keys, run.kind == "decoder")
+        with capture_sublayers(net, sublayers) as captured, edit_hooks(
+                blocks(net) if edits else [], edits, lengths_b):
             out = net(input_ids=ids.to(device), attention_mask=mask.to(device), **kwargs)
         hidden = out.hidden_states
         if states is None:

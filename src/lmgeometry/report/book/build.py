@@ -219,6 +219,15 @@ def build_book(
         write_book_config(root, book_dir)
     html_dir, html_s = (_html_step(book_dir, force=force) if html
                         else (book_dir / NOTEBOOK_DIR, None))
+    _closing_lines(book_dir, rows, profile=profile, html=html, html_s=html_s,
+                   started=started)
+    return html_dir
+
+
+def _closing_lines(book_dir: Path, rows: Sequence[ChapterProfile], *, profile: bool,
+                   html: bool, html_s: float | None, started: float) -> None:
+    """The build's last lines: the profile table (``profile``), then its own time and how many
+    chapters ran."""
     if profile:
         html_note = ("not built (--no-html)" if not html else
                      "skipped (unchanged)" if html_s is None else f"{html_s:.1f} s")
@@ -227,7 +236,6 @@ def build_book(
     executed = sum(row.status == "executed" for row in rows)
     print(f"[book] done in {clock(time.perf_counter() - started)} ({executed} chapter(s) "
           f"executed, {len(rows) - executed} unchanged)", flush=True)
-    return html_dir
 
 
 def _execute_chapters(book_dir: Path, selected: Sequence[Chapter], sources: dict[str, Any],
