@@ -223,17 +223,18 @@ def array_store(folder, layers, words, *, name: str = "test-model", kind: str | 
     "decoder") goes into the model's meta, where the first-word controls read it.
     ``special`` is an optional list of ``(n_special, width)`` arrays, one per layer, and
     ``special_words`` their table (``sentence_id``, ``position``, ``n_tokens``, ``token``, ...);
-    without them the entry has no special tokens. ``shards``: lay the arrays out as a sharded
+    without them the entry has no special tokens. The entry records no key (any folder name
+    serves); a test that edits its ``meta.json`` writes it with ``write_meta``, which seals it
+    again. ``shards``: lay the arrays out as a sharded
     entry (:mod:`lmgeometry.activations.distributed`'s layout) of that many shards of whole
     sentences instead of one file per layer.
     """
-    import json
     from pathlib import Path
 
     import numpy as np
     import pandas as pd
 
-    from lmgeometry.activations.store import FORMAT_VERSION, Store, layer_file
+    from lmgeometry.activations.store import FORMAT_VERSION, Store, layer_file, write_meta
 
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
@@ -266,7 +267,7 @@ def array_store(folder, layers, words, *, name: str = "test-model", kind: str | 
             "counts": {"words": n, "special": n_special}, "skipped_sentence_ids": []}
     if shards:
         meta["shards"] = parts
-    (folder / "meta.json").write_text(json.dumps(meta))
+    write_meta(folder, meta)  # meta.json and its seal, as the store writes them
     return Store(folder)
 
 

@@ -24,6 +24,7 @@ import pytest
 from conftest import save_bert
 
 from lmgeometry.activations import entry as entry_module
+from lmgeometry.activations.integrity import seal_meta
 from lmgeometry.activations.store import activations, open_store, verify_entries
 from lmgeometry.cli import build_parser, main
 from lmgeometry.errors import (
@@ -215,6 +216,13 @@ def edit_meta(path: Path) -> None:
     path.write_text(json.dumps(meta))
 
 
+def edit_and_reseal_meta(path: Path) -> None:
+    """The edit above, sealed again (as a writer with a bug would): the files' checks find it."""
+    meta = json.loads(path.read_text())
+    meta["n_layers"] = 2
+    entry_module.write_meta(path.parent, meta)
+
+
 def drop_word_rows(path: Path) -> None:
     pd.read_parquet(path).iloc[:-5].to_parquet(path, index=False)
 
@@ -224,12 +232,14 @@ def drop_word_rows(path: Path) -> None:
     ("file", "damage", "problem"),
     [
         ("layer_01.npy", truncate, "truncated"),
-        ("meta.json", edit_meta, "says n_layers=2 but the entry holds 3 layer files"),
+        ("meta.json", edit_meta, "does not match the sha256 recorded in meta.sha256"),
+        ("meta.json", edit_and_reseal_meta, "says n_layers=2 but the entry holds 3 layer files"),
         ("words.parquet", drop_word_rows, "rows but the layers hold"),
         ("special.npy", truncate, "truncated"),
         ("special.parquet", drop_word_rows, "rows but the layers hold"),
     ],
-    ids=["truncated-layer", "n_layers-edited", "word-rows-removed", "truncated-special",
+    ids=["truncated-layer", "n_layers-edited", "n_layers-edited-resealed", "word-rows-removed",
+         "truncated-special",
          "special-rows-removed"],
 )
 def test_damaged_entry_is_refused_on_open_and_rebuilt_by_activations(
@@ -305,9 +315,12 @@ def test_layer_damaged_after_opening_names_the_file(entry):
 def test_unreadable_meta_is_a_store_error(entry):
     store, _ = entry
     (store.path / "meta.json").write_text("{not json")
-    with pytest.raises(StoreError, match="meta.json is not valid JSON") as info:
+    with pytest.raises(StoreError, match="meta.json does not match the sha256") as info:
         open_store(store.path)
     assert info.value.file == "meta.json"
+    seal_meta(store.path)  # sealed garbage: read, and refused as JSON
+    with pytest.raises(StoreError, match="meta.json is not valid JSON") as info:
+        open_store(store.path)
 
 
 @pytest.mark.data
@@ -316,7 +329,7 @@ def test_entry_without_recorded_checksums_is_checked_by_sizes(entry):
     store, _ = entry
     meta = json.loads((store.path / "meta.json").read_text())
     del meta["checksums"]
-    (store.path / "meta.json").write_text(json.dumps(meta))
+    entry_module.write_meta(store.path, meta)
     assert open_store(store.path, verify=True).n_words == store.n_words
     truncate(store.path / "layer_00.npy")
     with pytest.raises(StoreError, match="layer_00.npy has"):

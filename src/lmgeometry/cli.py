@@ -4,22 +4,26 @@
 
 An error of the package (:class:`~lmgeometry.errors.LmgeometryError`) ends the command with one
 line, ``lmgeometry <command>: error: <what went wrong and the fix>``, and exit status 2 for a
-usage error (an argument or setting that cannot work) or 1 for a run that failed; Ctrl-C ends
-it with status 130 (a half-written store entry is removed). ``--debug`` prints the traceback
-as well.
+usage error (an argument or setting that cannot work) or 1 for a run that failed; so does a
+write the file system refuses (a full disk, a quota, a file-size limit, a read-only folder:
+:func:`lmgeometry.errors.environment_error`). Ctrl-C ends it with status 130 and SIGTERM with
+status 143 (128 + the signal's number, as a shell reports it), each with one line: what was
+being written is removed (a half-written store entry, a running chapter's kernel).
+``--debug`` prints the traceback as well.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lmgeometry import __version__
-from lmgeometry.errors import LmgeometryError, one_line
+from lmgeometry.errors import LmgeometryError, UsageError, environment_error, one_line
 from lmgeometry.io.paths import TRUST_REMOTE_CODE_ENV
 
 if TYPE_CHECKING:
@@ -32,6 +36,19 @@ __all__ = ["build_parser", "main"]
 MAX_MESSAGES = 10
 
 INTERRUPTED = 130
+
+#: The exit status after SIGTERM: 128 + 15, as a shell reports a process the signal ended.
+TERMINATED = 128 + signal.SIGTERM
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the main thread is, so that every ``finally`` and ``with`` block
+    cleans up as for Ctrl-C (:func:`main` installs the handler)."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second SIGTERM ends the process at once
+    raise Terminated
 
 
 def _models(args: argparse.Namespace) -> int:
@@ -79,8 +96,17 @@ def _store(args: argparse.Namespace) -> int:
         table = verify_entries(args.paths)
         table["entry"] = [Path(path).name for path in table["entry"]]
         return _report(table, "entry", "store entries")
+    if args.action == "upgrade":
+        table = maintenance.upgrade_entries(args.paths)
+        table["entry"] = [Path(path).name for path in table["entry"]]
+        table["status"] = table["status"].replace("sealed", "ok")  # _report counts "ok"
+        return _report(table, "entry", "store entries")
     if args.action == "list":
         table = maintenance.list_entries(args.paths)
+        foreign = table[table["current"].str.startswith(maintenance.NOT_AN_ENTRY)]
+        table = table.drop(foreign.index)
+        for row in foreign.itertuples():
+            print(f"left alone: {row.entry}: {row.current.split(': ', 1)[1]}")
         if table.empty:
             print("no store entries")
             return 0
@@ -92,11 +118,36 @@ def _store(args: argparse.Namespace) -> int:
               f"{int((table['current'] != 'yes').sum())} no longer read by this code "
               "(`lmgeometry store clean` removes them)")
         return 0
-    gone = maintenance.clean_entries(args.paths, everything=args.all, dry_run=args.dry_run)
-    verb = "would remove" if args.dry_run else "removed"
+    return _clean(args)
+
+
+def _clean(args: argparse.Namespace) -> int:
+    """``store clean``: list what would go and what stays, ask (or need --yes), remove."""
+    from lmgeometry.activations import maintenance
+    from lmgeometry.io.files import human_size
+
+    plan = maintenance.clean_plan(args.paths, everything=args.all)
+    go = plan[plan["remove"]]
+    for row in plan[~plan["remove"]].itertuples():
+        print(f"left alone: {row.entry}: {row.reason}")
+    for row in go.itertuples():
+        print(f"would remove {row.entry} ({human_size(row.size)}): {row.reason}")
+    total = f"{len(go)} folders, {human_size(int(go['size'].sum()))}"
+    if go.empty or args.dry_run:
+        print(f"would remove {total}" if not go.empty else "nothing to remove")
+        return 0
+    if not args.yes:
+        if not sys.stdin.isatty():
+            raise UsageError(f"store clean would remove {total} (listed above) and asks "
+                             "first; pass --yes to remove them (nothing was removed)")
+        answer = input(f"remove these {total}? [y/N] ").strip().lower()
+        if answer not in ("y", "yes"):
+            print("nothing removed")
+            return 0
+    gone = maintenance.remove_planned(plan, everything=args.all)
     for row in gone.itertuples():
-        print(f"{verb} {row.entry} ({human_size(row.size)}): {row.reason}")
-    print(f"{verb} {len(gone)} folders, {human_size(int(gone['size'].sum()))}")
+        print(f"removed {row.entry} ({human_size(row.size)}): {row.reason}")
+    print(f"removed {len(gone)} folders, {human_size(int(gone['size'].sum()))}")
     return 0
 
 
@@ -121,7 +172,27 @@ def _finetune(args: argparse.Namespace) -> int:
 def _pretrain(args: argparse.Namespace) -> int:
     from lmgeometry.training.pretrain import pretrain_cli
 
+    _check_device(args.device)
     return pretrain_cli(args)
+
+
+def _check_device(device: str | None) -> None:
+    """Refuse a torch device this machine cannot run on, before anything is built."""
+    if device is None:
+        return
+    import torch
+
+    try:
+        kind = torch.device(device).type
+    except (RuntimeError, ValueError) as exc:
+        raise UsageError(f"--device {device!r} is not a torch device ({exc}); pass cpu or "
+                         "cuda (cuda:0, ...), or leave it out") from exc
+    if kind == "cuda" and not torch.cuda.is_available():
+        raise UsageError(f"--device {device}: this machine has no CUDA device (or this torch "
+                         f"build {torch.__version__} has no CUDA support); pass --device cpu "
+                         "or leave it out")
+    if kind not in ("cpu", "cuda", "mps"):
+        raise UsageError(f"--device {device}: pass cpu or cuda (cuda:0, ...)")
 
 
 def _book(args: argparse.Namespace) -> int:
@@ -165,7 +236,8 @@ def _add_extract(sub: argparse._SubParsersAction) -> None:
                    help="corpus size: sentences for mnli_polysemy and sts (default 1000), "
                         "target lemmas for semcor_targets (default 30; up to 40 sampled "
                         "occurrences each, so about 40 sentences per lemma)")
-    p.add_argument("--seed", type=int, default=0, help="sampling seed of the corpus (default 0)")
+    p.add_argument("--seed", type=_seed, default=0,
+                   help="sampling seed of the corpus (default 0)")
     p.add_argument("--pooling", choices=["mean", "first", "last"], default="mean",
                    help="a word's vector from its token pieces: their mean, or the first or "
                         "last piece (default mean)")
@@ -233,7 +305,7 @@ def _add_finetune(sub: argparse._SubParsersAction) -> None:
                    help=f"examples per step (default {d.batch_size})")
     p.add_argument("--max-length", type=int, default=d.max_length,
                    help=f"tokens per example, longer ones truncated (default {d.max_length})")
-    p.add_argument("--seed", type=int, default=d.seed,
+    p.add_argument("--seed", type=_seed, default=d.seed,
                    help="training sample, head initialisation, dropout and batch order "
                         f"(default {d.seed})")
     p.add_argument("--warmup", type=float, default=d.warmup,
@@ -287,13 +359,62 @@ def _add_pretrain(sub: argparse._SubParsersAction) -> None:
                    help="an output layer of its own instead of the input embeddings")
     p.add_argument("--checkpoints", type=int, default=d.checkpoints,
                    help=f"log-spaced checkpoints besides step 0 (default {d.checkpoints})")
-    p.add_argument("--seed", type=int, default=d.seed,
+    p.add_argument("--seed", type=_seed, default=d.seed,
                    help=f"initialisation, data order and masks (default {d.seed})")
     p.add_argument("--device", default=None, help="torch device (default: cuda if available)")
     p.add_argument("--out", default=None,
                    help="run root folder (default: $LMGEOMETRY_CACHE/pretrained)")
     _add_debug(p, argparse.SUPPRESS)
     p.set_defaults(func=_pretrain)
+
+
+def _add_store(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("store", help="activation store: list, verify, clean or upgrade entries",
+                       description="Look after the activation store (STORE ACTION -h: the "
+                       "action's options).")
+    _add_debug(p, argparse.SUPPRESS)
+    actions = p.add_subparsers(dest="action", required=True, metavar="ACTION",
+                               help="list, verify, clean or upgrade")
+    roots = {"nargs": "*", "metavar": "PATH",
+             "help": "store entries or store roots (default: the cache's store root)"}
+    for name, text in (
+            ("list", "every entry, its model, corpus, size and whether this code still reads "
+                     "it; other folders under the root are named and left alone"),
+            ("verify", "check entries in full: meta.json against its seal, the key against the "
+                       "folder's name, file sizes, counts and every file's sha256"),
+            ("upgrade", "verify entries written before meta.json had a checksum (their key "
+                        "against the inputs meta.json records and the folder's name, every "
+                        "file's sha256) and seal them; others are left as they are")):
+        a = actions.add_parser(name, help=text, description=text[0].upper() + text[1:] + ".")
+        a.add_argument("paths", **roots)
+        _add_debug(a, argparse.SUPPRESS)
+        a.set_defaults(func=_store)
+    text = ("remove entries this code no longer reads, copies the store set aside and "
+            "unfinished builds of dead processes; only folders carrying the store's own "
+            "signature (a seal or a verified key matching the folder's name) are removed, "
+            "symbolic links are never followed, and what would go is listed first")
+    a = actions.add_parser("clean", help=text, description=text[0].upper() + text[1:] + ".")
+    a.add_argument("paths", nargs="*", metavar="PATH",
+                   help="store roots (default: the cache's store root)")
+    a.add_argument("--all", action="store_true",
+                   help="remove current entries too (they are rebuilt on demand)")
+    a.add_argument("--dry-run", action="store_true", help="only list what would go")
+    a.add_argument("--yes", action="store_true",
+                   help="remove without asking (needed when stdin is not a terminal)")
+    _add_debug(a, argparse.SUPPRESS)
+    a.set_defaults(func=_store)
+
+
+def _seed(text: str) -> int:
+    """A seed: a whole number from 0 to 2**32 - 1 (what numpy's and torch's generators take)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value < 2**32:
+        raise argparse.ArgumentTypeError(f"must be a whole number from 0 to 4294967295, not "
+                                         f"{text!r}")
+    return value
 
 
 def _positive(text: str) -> int:
@@ -339,19 +460,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_finetune(sub)
     _add_pretrain(sub)
 
-    p = sub.add_parser("store", help="activation store: list, verify or clean entries")
-    p.add_argument("action", choices=["list", "verify", "clean"],
-                   help="list: every entry, its model, corpus, size and whether this code still "
-                        "reads it; verify: check entries' file sizes, counts and recorded "
-                        "checksums (every byte); clean: remove entries this code no longer reads, "
-                        "set-aside copies and unfinished builds")
-    p.add_argument("paths", nargs="*", metavar="PATH",
-                   help="store entries or store roots (default: the cache's store root)")
-    p.add_argument("--all", action="store_true",
-                   help="clean: remove current entries too (they are rebuilt on demand)")
-    p.add_argument("--dry-run", action="store_true", help="clean: only say what would go")
-    _add_debug(p, argparse.SUPPRESS)
-    p.set_defaults(func=_store)
+    _add_store(sub)
 
     p = sub.add_parser(
         "book", help="execute the chapters that changed and build the HTML book",
@@ -412,18 +521,45 @@ def main(argv: list[str] | None = None) -> int:
     prefix = f"lmgeometry {args.command}"
     if args.trust_remote_code:  # the book's kernels inherit it
         os.environ[TRUST_REMOTE_CODE_ENV] = "1"
+    previous = _on_sigterm(_terminate)
     try:
         return int(args.func(args) or 0)
+    except Terminated:
+        if args.debug:
+            traceback.print_exc()
+        print(f"{prefix}: terminated (SIGTERM): stopped, and what it was writing removed; "
+              f"exit status {TERMINATED}", file=sys.stderr)
+        return TERMINATED
     except KeyboardInterrupt:
         if args.debug:
             traceback.print_exc()
         print(f"{prefix}: interrupted", file=sys.stderr)
         return INTERRUPTED
     except LmgeometryError as exc:
-        if args.debug:
-            traceback.print_exc()
-        print(f"{prefix}: error: {one_line(exc)}", file=sys.stderr)
-        return exc.exit_code
+        return _fail(prefix, exc, args.debug)
+    except OSError as exc:
+        fault = environment_error(exc)
+        if fault is None:
+            raise
+        return _fail(prefix, fault, args.debug)
+    finally:
+        _on_sigterm(previous)
+
+
+def _fail(prefix: str, exc: LmgeometryError, debug: bool) -> int:
+    if debug:
+        traceback.print_exc()
+    print(f"{prefix}: error: {one_line(exc)}", file=sys.stderr)
+    return exc.exit_code
+
+
+def _on_sigterm(handler: object) -> object:
+    """Install ``handler`` for SIGTERM where this is the main thread; the previous one."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread() or handler is None:
+        return None
+    return signal.signal(signal.SIGTERM, handler)
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ or setting that cannot work; :class:`UsageError` and its subclasses), 1 for a ru
 
 from __future__ import annotations
 
+import errno
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -23,6 +24,7 @@ __all__ = [
     "DataError",
     "DataFileMissing",
     "DataUnavailable",
+    "environment_error",
     "LmgeometryError",
     "ModelLoadError",
     "ModelSpecError",
@@ -31,6 +33,7 @@ __all__ = [
     "PathError",
     "SentenceTooLongError",
     "StoreError",
+    "UnsealedEntryError",
     "UsageError",
 ]
 
@@ -102,6 +105,11 @@ class StoreError(LmgeometryError, RuntimeError):
         self.path = path
         self.file = file
         self.problem = problem
+
+
+class UnsealedEntryError(StoreError):
+    """A store entry written before ``meta.json`` carried a checksum (``meta.sha256``): its
+    metadata cannot be verified until ``lmgeometry store upgrade`` has checked and sealed it."""
 
 
 class DataError(LmgeometryError, RuntimeError):
@@ -193,3 +201,43 @@ class ChapterExecutionError(BookError):
             f"{traceback.rstrip()}\n{rule}\n"
             f"the partially executed notebook is {notebook}"
         )
+
+
+#: What a file system refusing a write means, and what the user can do about it.
+_WRITE_FAULTS = {
+    errno.ENOSPC: ("no space left on the device", "free some space"),
+    errno.EDQUOT: ("the disk quota is exceeded", "free some space within your quota"),
+    errno.EFBIG: ("the file is larger than this process may write (file-size limit)",
+                  "raise the limit (`ulimit -f unlimited`)"),
+    errno.EACCES: ("permission denied", "make it writable"),
+    errno.EPERM: ("operation not permitted", "make it writable"),
+    errno.EROFS: ("the file system is read-only", "use a writable file system"),
+}
+
+
+def environment_error(exc: OSError, where: str = "",
+                      elsewhere: str = "point LMGEOMETRY_CACHE at a folder on another disk"
+                      ) -> PathError | None:
+    """The one-line error for a write the file system refused, or None for another error.
+
+    Parameters
+    ----------
+    exc : OSError
+        The error (``errno`` ENOSPC, EDQUOT, EFBIG, EACCES, EPERM or EROFS).
+    where : str
+        What was being written, when the error names no file.
+    elsewhere : str
+        The other way out, after the fix for the fault itself.
+
+    Returns
+    -------
+    PathError or None
+        The error (exit status 2: the fix is a setting, a limit or another folder).
+    """
+    fault = _WRITE_FAULTS.get(exc.errno or 0)
+    if fault is None:
+        return None
+    problem, fix = fault
+    target = exc.filename or where
+    message = (f"cannot write {target}: {problem}" if target else f"cannot write: {problem}")
+    return PathError(f"{message}; {fix}, or {elsewhere}")

@@ -11,6 +11,7 @@ import papermill
 import pytest
 from conftest import array_store
 
+from lmgeometry.activations.entry import write_meta
 from lmgeometry.chapters.common import (
     ChapterResult,
     checked_parameters,
@@ -27,7 +28,7 @@ def _store(tmp_path, kind):
     store = array_store(tmp_path, [np.eye(4)], {"word_index": [0, 1, 0, 1], "text": list("abab")})
     meta = json.loads((store.path / "meta.json").read_text())
     meta["model"]["kind"] = kind
-    (store.path / "meta.json").write_text(json.dumps(meta))
+    write_meta(store.path, meta)  # sealed again
     return type(store)(store.path)
 
 

@@ -16,6 +16,7 @@ import pandas as pd
 import pytest
 from conftest import array_store
 
+from lmgeometry.activations.entry import write_meta
 from lmgeometry.chapters import context_measures as cm
 from lmgeometry.chapters.common import STANDARDISED_BASELINE, first_token_flags
 from lmgeometry.chapters.context_claims import _absolute, _claim
@@ -81,7 +82,7 @@ def planted(tmp_path, name: str, *, kind: str = "encoder", anisotropy=(0.0, 1.2,
     store = array_store(tmp_path / name, layers, words, name=name)
     meta = json.loads((store.path / "meta.json").read_text())
     meta["model"]["kind"] = kind
-    (store.path / "meta.json").write_text(json.dumps(meta))
+    write_meta(store.path, meta)  # sealed again
     return type(store)(store.path)
 
 

@@ -5,6 +5,7 @@ import pandas as pd
 import pytest
 from conftest import array_store
 
+from lmgeometry.activations.entry import write_meta
 from lmgeometry.activations.store import Store
 from lmgeometry.measures.clusters import (
     detect_clusters,
@@ -124,7 +125,7 @@ def _store(tmp_path, layers, words, kind):
     store = array_store(tmp_path / kind, layers, words, name=f"toy-{kind}")
     meta = json.loads((store.path / "meta.json").read_text())
     meta["model"].update(kind=kind, spec=f"toy-{kind}")
-    (store.path / "meta.json").write_text(json.dumps(meta))
+    write_meta(store.path, meta)  # sealed again
     return Store(store.path)
 
 

@@ -633,15 +633,17 @@ def test_store_entries_recorded_in_the_trace_decide_too(tmp_path: Path,
     from conftest import array_store
 
     from lmgeometry import trace
+    from lmgeometry.activations.entry import write_meta
     from lmgeometry.io.models import resolve_fingerprint
 
     model = _model_folder(tmp_path / "model", b"weights-1")
-    entry = array_store(tmp_path / "store" / "sts-0123", [np.zeros((2, 3), np.float16)],
+    name = "sts-" + "0123" * 5  # the entry name of its key (Store checks it)
+    entry = array_store(tmp_path / "store" / name, [np.zeros((2, 3), np.float16)],
                         {"text": ["a", "b"]})
     meta = json.loads((entry.path / "meta.json").read_text())
     meta.update(key="0123" * 16, fingerprint=resolve_fingerprint(str(model)),
                 model={"spec": str(model)}, corpus={"name": "sts", "digest": "c" * 64})
-    (entry.path / "meta.json").write_text(json.dumps(meta))
+    write_meta(entry.path, meta)
     events_file = tmp_path / "trace.jsonl"
     monkeypatch.setenv(trace.TRACE_ENV, str(events_file))
     Store(entry.path)
@@ -653,7 +655,7 @@ def test_store_entries_recorded_in_the_trace_decide_too(tmp_path: Path,
     events = trace.read_events(events_file)
     assert [e["event"] for e in events] == ["store", "store", "figure"]
     stores = cache.store_records(events)
-    assert stores == [{"entry": "sts-0123", "key": "0123" * 16, "model": str(model),
+    assert stores == [{"entry": name, "key": "0123" * 16, "model": str(model),
                        "fingerprint": meta["fingerprint"], "corpus": "sts",
                        "corpus_digest": "c" * 64}]
 
@@ -667,7 +669,7 @@ def test_store_entries_recorded_in_the_trace_decide_too(tmp_path: Path,
     assert cache.stale_reasons(recorded, key, notebook, results, _inputs()) == []
     (model / "model.safetensors").write_bytes(b"weights-2")
     [reason] = cache.stale_reasons(recorded, key, notebook, results, _inputs())
-    assert reason.startswith(f"model {model} behind store entry sts-0123 changed")
+    assert reason.startswith(f"model {model} behind store entry {name} changed")
 
 
 def test_html_build_depends_on_its_own_code_only() -> None:

@@ -31,7 +31,15 @@ import pandas as pd
 
 from lmgeometry import __version__, sources
 from lmgeometry.activations.extract import block_rows, iter_batches
-from lmgeometry.activations.integrity import SPECIAL_FILE, SPECIAL_TABLE, WORDS_FILE, layer_file
+from lmgeometry.activations.integrity import (
+    FORMAT_VERSION,
+    META_FILE,
+    SPECIAL_FILE,
+    SPECIAL_TABLE,
+    WORDS_FILE,
+    layer_file,
+    seal_meta,
+)
 from lmgeometry.errors import LmgeometryError, OptionalDependencyError, UsageError
 from lmgeometry.io import corpus as corpora
 from lmgeometry.io.files import to_jsonable
@@ -57,10 +65,6 @@ __all__ = [
     "write_meta",
 ]
 
-
-#: 2: special tokens stored (``special.npy``, ``special.parquet``); entries of format 1 are
-#: rebuilt (the version is part of the key).
-FORMAT_VERSION = 2
 
 #: The module that computes the stored vectors; its import closure is the code an entry is
 #: keyed on (:func:`extraction_code`).
@@ -310,6 +314,9 @@ def entry_files(n_layers: int) -> list[str]:
 
 
 def write_meta(folder: Path, meta: dict[str, Any]) -> None:
-    """Write ``meta.json`` (the last file of an entry: its presence marks the entry whole)."""
-    (folder / "meta.json").write_text(json.dumps(to_jsonable(meta), indent=1, sort_keys=True)
-                                      + "\n")
+    """Write ``meta.json`` and its seal ``meta.sha256`` (the last files of an entry: their
+    presence marks the entry whole; :func:`lmgeometry.activations.integrity.read_meta` checks
+    the one against the other on every open)."""
+    data = (json.dumps(to_jsonable(meta), indent=1, sort_keys=True) + "\n").encode()
+    (folder / META_FILE).write_bytes(data)
+    seal_meta(folder, data)

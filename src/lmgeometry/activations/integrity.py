@@ -27,6 +27,15 @@ records the sums it has just computed, so a fresh entry costs nothing. With ``fu
 (``lmgeometry store verify``) every file is hashed again regardless. Entries written before
 checksums were recorded are checked by sizes and counts only.
 
+``meta.json`` itself is checked first, on every open (:func:`read_meta`): its sha256 against
+the one its writer put beside it in ``meta.sha256`` (:func:`seal_meta`), so that no changed
+byte of the metadata is served (a model's ``kind``, a template's ``bos_prepended``: the
+chapters branch on them), then its store format; and the key it records against the folder's
+name (:func:`check_name`: an entry copied or linked under another entry's name is refused).
+An entry written before ``meta.sha256`` existed raises
+:class:`~lmgeometry.errors.UnsealedEntryError` until it is verified and sealed
+(``lmgeometry store upgrade``; :func:`lmgeometry.activations.store.upgrade_entry`).
+
 Every failure is a :class:`~lmgeometry.errors.StoreError` that names the file and says to
 delete the entry and run again to rebuild it.
 """
@@ -34,6 +43,8 @@ delete the entry and run again to rebuild it.
 from __future__ import annotations
 
 import hashlib
+import json
+import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
@@ -41,15 +52,24 @@ from typing import Any
 
 import numpy as np
 
-from lmgeometry.errors import StoreError
+from lmgeometry.errors import StoreError, UnsealedEntryError
 from lmgeometry.io import checksums as stamped
 
 __all__ = [
     "check_entry",
+    "check_name",
     "checksums",
     "damaged",
+    "entry_name",
     "file_sha256",
+    "FORMAT_VERSION",
     "layer_file",
+    "MAX_META_BYTES",
+    "META_FILE",
+    "read_meta",
+    "recorded_seal",
+    "SEAL_FILE",
+    "seal_meta",
     "SHARDS_DIR",
     "SPECIAL_FILE",
     "SPECIAL_TABLE",
@@ -58,6 +78,19 @@ __all__ = [
 
 
 WORDS_FILE = "words.parquet"
+
+#: 2: special tokens stored (``special.npy``, ``special.parquet``); entries of format 1 are
+#: rebuilt (the version is part of the key).
+FORMAT_VERSION = 2
+
+#: An entry's metadata, and the file holding its sha256 (``<hex>  meta.json``, the format of
+#: ``sha256sum``: ``sha256sum -c meta.sha256`` checks it by hand).
+META_FILE = "meta.json"
+SEAL_FILE = "meta.sha256"
+
+#: A ``meta.json`` larger than this is not a store entry's (they hold a few kilobytes): it is
+#: refused unread.
+MAX_META_BYTES = 16 * 2**20
 
 #: The special tokens' hidden states, ``(n_layers, special tokens, width)`` float32, and their
 #: table (one row per special token, in the array's order).
@@ -73,6 +106,12 @@ _LAYER_NAME = re.compile(r"^layer_\d+\.npy$")
 def layer_file(i: int) -> str:
     """File name of layer ``i`` (``layer_00.npy``)."""
     return f"layer_{i:02d}.npy"
+
+
+def entry_name(corpus_name: str, key: str) -> str:
+    """Directory name of an entry: a readable corpus slug and the key prefix."""
+    slug = re.sub(r"[^A-Za-z0-9_.]+", "-", corpus_name).strip("-.")[:40] or "corpus"
+    return f"{slug}-{key[:20]}"
 
 
 def damaged(path: Path, file: str, problem: str) -> StoreError:
@@ -93,6 +132,124 @@ def file_sha256(path: Path) -> str:
 def checksums(folder: Path, names: Iterable[str]) -> dict[str, str]:
     """``{name: sha256}`` of the named files of ``folder`` (recorded in ``meta.json``)."""
     return {name: file_sha256(folder / name) for name in names}
+
+
+def seal_meta(folder: Path, data: bytes | None = None) -> str:
+    """Write ``meta.sha256``: the sha256 of ``meta.json``'s bytes (``data``, default the file's).
+
+    Written to a temporary file and renamed over the old one, so a reader sees the old seal or
+    the new one, never half of one. Returns the digest.
+    """
+    data = (folder / META_FILE).read_bytes() if data is None else data
+    digest = hashlib.sha256(data).hexdigest()
+    tmp = folder / f".{SEAL_FILE}.{os.getpid()}.tmp"
+    tmp.write_text(f"{digest}  {META_FILE}\n")
+    os.replace(tmp, folder / SEAL_FILE)
+    return digest
+
+
+def recorded_seal(path: Path) -> str | None:
+    """The sha256 ``meta.sha256`` records, or None when the entry has no seal."""
+    seal = path / SEAL_FILE
+    if not seal.exists() and not seal.is_symlink():
+        return None
+    try:
+        text = seal.read_text() if seal.is_file() and not seal.is_symlink() else ""
+    except (OSError, UnicodeDecodeError):
+        text = ""
+    match = re.fullmatch(rf"([0-9a-f]{{64}})  {re.escape(META_FILE)}\n", text)
+    if match is None:
+        raise damaged(path, SEAL_FILE, "is not the seal the store writes (one sha256 and the "
+                                       "name meta.json)")
+    return match.group(1)
+
+
+def read_meta(path: Path, *, sealed: bool = True) -> dict[str, Any]:
+    """An entry's ``meta.json`` as its writer wrote it.
+
+    Its bytes are compared with the sha256 in ``meta.sha256`` (when there is one), then read
+    as JSON of this version's store format.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        The entry's folder.
+    sealed : bool
+        Require the seal (every open); False reads an entry written before seals existed
+        (:func:`lmgeometry.activations.store.upgrade_entry`, which verifies it otherwise).
+
+    Raises
+    ------
+    StoreError
+        No ``meta.json`` (not an entry), one that does not match its seal, is not JSON or is
+        of another format.
+    UnsealedEntryError
+        With ``sealed``, for an entry without ``meta.sha256``.
+    """
+    meta_path = path / META_FILE
+    if not meta_path.is_file():
+        raise StoreError(
+            f"{path} is not a store entry (no meta.json): pass an entry folder (one holding "
+            "meta.json), or delete this leftover folder and run again to rebuild it.",
+            path=path, file=META_FILE,
+        )
+    try:
+        if meta_path.stat().st_size > MAX_META_BYTES:
+            raise damaged(path, META_FILE, f"is larger than {MAX_META_BYTES:,} bytes")
+        data = meta_path.read_bytes()
+    except OSError as exc:
+        raise damaged(path, META_FILE, f"cannot be read ({exc.strerror or exc})") from exc
+    seal = recorded_seal(path)
+    if seal is not None and hashlib.sha256(data).hexdigest() != seal:
+        raise damaged(path, META_FILE, f"does not match the sha256 recorded in {SEAL_FILE} "
+                                       "when the entry was written (its content has changed)")
+    try:
+        meta = json.loads(data)
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise damaged(path, META_FILE, f"is not valid JSON ({exc})") from exc
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT_VERSION:
+        found = meta.get("format") if isinstance(meta, dict) else None
+        raise damaged(path, META_FILE, f"has store format {found}, but this version of "
+                                       f"lmgeometry reads format {FORMAT_VERSION}")
+    if seal is None and sealed:
+        raise UnsealedEntryError(
+            f"store entry {path} was written before lmgeometry recorded the sha256 of "
+            f"meta.json ({SEAL_FILE}), so its metadata cannot be verified: run `lmgeometry "
+            f"store upgrade '{path}'` (it checks the key against the inputs meta.json records "
+            "and the folder's name, and every file against its sha256, then records it), or "
+            f"delete the entry (rm -r '{path}') to rebuild it.",
+            path=path, file=SEAL_FILE, problem="is missing (written before seals)")
+    return meta
+
+
+def check_name(path: Path, meta: dict[str, Any], key: str | None = None) -> None:
+    """The key ``meta.json`` records is that of the folder's name (and ``key``, when given).
+
+    An entry's folder is named after its key (:func:`entry_name`); the files of one entry
+    copied or linked under another entry's name would otherwise be served for that entry. An
+    entry that records no key (written from arrays by hand) passes unless ``key`` is asked for.
+
+    Raises
+    ------
+    StoreError
+        Naming ``meta.json`` and both keys.
+    """
+    recorded = meta.get("key")
+    if key is not None and recorded != key:
+        raise damaged(path, META_FILE, f"records the key {str(recorded)[:20]}, not the key "
+                                       f"{key[:20]} of the entry asked for (another entry's "
+                                       "files under this entry's name)")
+    if recorded is None:
+        return
+    corpus = meta.get("corpus")
+    name = corpus.get("name") if isinstance(corpus, dict) else None
+    if not isinstance(recorded, str) or not isinstance(name, str) \
+            or path.name != entry_name(name, recorded):
+        expected = entry_name(name, recorded) if isinstance(name, str) and \
+            isinstance(recorded, str) else "?"
+        raise damaged(path, META_FILE, f"records the key of the entry {expected}, not of its "
+                                       f"folder {path.name} (an entry copied or linked under "
+                                       "another entry's name)")
 
 
 def check_entry(path: Path, meta: dict[str, Any], *, full: bool = False) -> None:

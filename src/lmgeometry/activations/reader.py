@@ -7,7 +7,8 @@ The entry's layout, its key and how it is built are described in
 
 from __future__ import annotations
 
-import json
+import os
+import stat
 from collections.abc import Iterator, Sequence
 from functools import cached_property
 from pathlib import Path
@@ -18,17 +19,17 @@ import numpy.typing as npt
 import pandas as pd
 
 from lmgeometry import trace
-from lmgeometry.activations.entry import FORMAT_VERSION
 from lmgeometry.activations.integrity import (
     SHARDS_DIR,
     SPECIAL_FILE,
     SPECIAL_TABLE,
     WORDS_FILE,
     check_entry,
+    check_name,
     damaged,
     layer_file,
+    read_meta,
 )
-from lmgeometry.errors import StoreError
 from lmgeometry.io import paths
 
 __all__ = [
@@ -85,6 +86,11 @@ class LayerView:
 class Store:
     """A complete store entry, opened read-only.
 
+    Opening checks ``meta.json`` against its seal and its key against the folder's name (and
+    ``key``, when given), then the files against ``meta.json``
+    (:mod:`lmgeometry.activations.integrity`); a failure is a
+    :class:`~lmgeometry.errors.StoreError` naming the file.
+
     Attributes
     ----------
     path : pathlib.Path
@@ -104,9 +110,10 @@ class Store:
     """
 
     def __init__(self, path: str | Path, label: str | None = None, *,
-                 verify: bool = False) -> None:
+                 verify: bool = False, key: str | None = None) -> None:
         self.path = paths.user_path(path)
-        self.meta: dict[str, Any] = _read_meta(self.path)
+        self.meta: dict[str, Any] = read_meta(self.path)
+        check_name(self.path, self.meta, key)
         model = self.meta.get("model", {})
         self.label: str = label or model.get("spec") or model.get("name") or self.path.name
         check_entry(self.path, self.meta, full=verify)
@@ -292,26 +299,6 @@ class Store:
                 f"dtype={m['dtype']}, path='{self.path}')")
 
 
-def _read_meta(path: Path) -> dict[str, Any]:
-    """An entry's ``meta.json``, of this version's format."""
-    meta_path = path / "meta.json"
-    if not meta_path.is_file():
-        raise StoreError(
-            f"{path} is not a store entry (no meta.json): pass an entry folder (one holding "
-            "meta.json), or delete this leftover folder and run again to rebuild it.",
-            path=path, file="meta.json",
-        )
-    try:
-        meta = json.loads(meta_path.read_text())
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise damaged(path, "meta.json", f"is not valid JSON ({exc})") from exc
-    if not isinstance(meta, dict) or meta.get("format") != FORMAT_VERSION:
-        found = meta.get("format") if isinstance(meta, dict) else None
-        raise damaged(path, "meta.json", f"has store format {found}, but this version of "
-                                         f"lmgeometry reads format {FORMAT_VERSION}")
-    return meta
-
-
 def open_store(path: str | Path, *, verify: bool = False) -> Store:
     """Open an existing store entry.
 
@@ -336,4 +323,16 @@ def open_store(path: str | Path, *, verify: bool = False) -> Store:
 
 
 def _du(path: Path) -> int:
-    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+    """Bytes of the regular files under ``path``; symbolic links are neither followed nor
+    counted (a link to ``/usr`` inside a store root costs nothing to list)."""
+    if path.is_symlink():
+        return 0
+    total = 0
+    for folder, _, files in os.walk(path):  # never into a linked folder
+        for name in files:
+            try:
+                info = os.lstat(os.path.join(folder, name))
+            except OSError:
+                continue
+            total += info.st_size if stat.S_ISREG(info.st_mode) else 0
+    return total

@@ -27,8 +27,14 @@ built in a temporary sibling directory and renamed into place when complete, so 
 with the final name is always whole; temporary directories of dead processes are removed
 on the next call, and a folder with the final name but no ``meta.json`` (left by hand) is
 moved aside before building. ``meta.json`` records each file's sha256 (``checksums``).
-Opening an entry checks its files against ``meta.json`` (sizes, counts; checksums on demand:
-:mod:`lmgeometry.activations.integrity`). Only numpy and pyarrow are needed to read an entry.
+Opening an entry checks ``meta.json`` against its seal ``meta.sha256`` and the key it records
+against the folder's name (and, in :func:`activations`, against the key asked for), then its
+files against ``meta.json`` (sizes, counts; checksums once per file and machine:
+:mod:`lmgeometry.activations.integrity`). An entry written before seals existed is verified
+and sealed once (:func:`upgrade_entry`: by :func:`activations` when it is asked for, by
+``lmgeometry store upgrade`` for a whole store). One process at a time builds or seals an
+entry (a lock per entry, :func:`lmgeometry.io.paths.folder_lock`); another one asking for
+it waits, then reads it. Only numpy and pyarrow are needed to read an entry.
 
 Under ``lmgeometry book`` every opened entry and the time :func:`activations` spends (cache hit
 or build) are recorded through :mod:`lmgeometry.trace`: the book re-executes a chapter when a
@@ -40,7 +46,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import secrets
 import sys
 from collections.abc import Callable, Sequence
@@ -71,9 +76,26 @@ from lmgeometry.activations.extract import (
     default_batch_tokens,
     encode,
 )
-from lmgeometry.activations.integrity import check_entry, checksums, layer_file
-from lmgeometry.activations.reader import LayerView, Store, _du, _read_meta, open_store
-from lmgeometry.errors import PathError, SentenceTooLongError, StoreError, UsageError
+from lmgeometry.activations.integrity import (
+    META_FILE,
+    SEAL_FILE,
+    check_entry,
+    check_name,
+    checksums,
+    damaged,
+    entry_name,
+    layer_file,
+    read_meta,
+    seal_meta,
+)
+from lmgeometry.activations.reader import LayerView, Store, _du, open_store
+from lmgeometry.errors import (
+    PathError,
+    SentenceTooLongError,
+    StoreError,
+    UnsealedEntryError,
+    UsageError,
+)
 from lmgeometry.io import checksums as checksums_io
 from lmgeometry.io import corpus as corpora
 from lmgeometry.io import models, paths
@@ -105,10 +127,14 @@ __all__ = [
     "LayerView",
     "model_fingerprint",
     "open_store",
+    "recorded_key",
+    "SET_ASIDE_MARKER",
+    "SET_ASIDE_PREFIX",
     "SHARD_SENTENCES",
     "Store",
     "store_key",
     "template_facts",
+    "upgrade_entry",
     "verify_entries",
     "write_arrays",
     "write_meta",
@@ -150,10 +176,78 @@ def store_key(fingerprint: str, corpus_digest: str, *, pooling: str, prepend_bos
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
-def entry_name(corpus_name: str, key: str) -> str:
-    """Directory name of an entry: a readable corpus slug and the key prefix."""
-    slug = re.sub(r"[^A-Za-z0-9_.]+", "-", corpus_name).strip("-.")[:40] or "corpus"
-    return f"{slug}-{key[:20]}"
+def recorded_key(meta: dict[str, Any], path: Path | None = None) -> str:
+    """The key of the inputs an entry's ``meta.json`` records (:func:`store_key` of its
+    ``fingerprint``, ``corpus.digest``, ``options`` and ``code``).
+
+    Raises
+    ------
+    StoreError
+        ``meta.json`` lacks one of them (named for the entry ``path``).
+    """
+    try:
+        options = meta["options"]
+        return store_key(meta["fingerprint"], meta["corpus"]["digest"],
+                         pooling=options["pooling"], prepend_bos=options["prepend_bos"],
+                         too_long=options["too_long"], dtype=options["dtype"],
+                         code=dict(meta["code"]), backend=options.get("backend", "torch"))
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise damaged(path or Path("?"), META_FILE, f"lacks the inputs its key is computed "
+                                                    f"from ({type(exc).__name__}: {exc})"
+                      ) from exc
+
+
+def upgrade_entry(path: str | Path, *, full: bool = True, key: str | None = None) -> bool:
+    """Verify an entry written before ``meta.json`` was sealed, then seal it (once).
+
+    Its metadata is accepted only when it is what the store wrote for this folder: the key
+    recomputed from the inputs ``meta.json`` records (model fingerprint, corpus digest, options,
+    the extraction code's digests: :func:`recorded_key`) equals the key it records (and ``key``,
+    when the caller computed it itself), the folder is named after that key, and every file
+    matches ``meta.json``: sizes, counts and the sha256 recorded when it was written
+    (:func:`check_entry`; ``full`` reads every byte again, otherwise a file hashed before on
+    this machine under the same stamp counts). Only then is ``meta.sha256`` written, under
+    the entry's lock, over exactly the bytes that were verified. What no key covers (the
+    model's facts, the template, the counts) was written in the same file by the same call;
+    a change to those made before this seal cannot be told from the original.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        The entry's folder.
+    full : bool
+        Hash every file again (``lmgeometry store upgrade``).
+    key : str, optional
+        The key the caller asked for (:func:`activations`).
+
+    Returns
+    -------
+    bool
+        True when it was sealed now, False when it already was (and its seal holds).
+
+    Raises
+    ------
+    StoreError
+        Naming what did not verify; nothing is written.
+    """
+    path = paths.user_path(path)
+    with paths.folder_lock(path, "the store entry"):
+        if (path / SEAL_FILE).exists() or (path / SEAL_FILE).is_symlink():
+            check_name(path, read_meta(path), key)
+            return False
+        data = (path / META_FILE).read_bytes() if (path / META_FILE).is_file() else b""
+        meta = read_meta(path, sealed=False)
+        recomputed = recorded_key(meta, path)
+        if recomputed != meta.get("key"):
+            raise damaged(path, META_FILE, f"records the key {str(meta.get('key'))[:20]}, but "
+                                           f"its recorded inputs give {recomputed[:20]} (its "
+                                           "content has changed)")
+        check_name(path, meta, key)
+        check_entry(path, meta, full=full)
+        if (path / META_FILE).read_bytes() != data:
+            raise damaged(path, META_FILE, "changed while it was being verified")
+        seal_meta(path, data)
+    return True
 
 
 def model_fingerprint(spec: str | ResolvedModel) -> str:
@@ -243,16 +337,14 @@ def activations(
         Store root (``~`` expanded; created if needed); default ``<cache>/activations``.
     batch_tokens : int, optional
         Padded-token budget per forward pass (memory vs speed; not part of the key); default
-        1,024 on a CPU, 16,384 on a GPU
-        (:func:`lmgeometry.activations.extract.default_batch_tokens`).
+        1,024 on a CPU, 16,384 on a GPU (:func:`~.extract.default_batch_tokens`).
     progress : bool or None
         Show a progress bar on stderr; None: only on a terminal (none in a notebook's outputs).
     callback : callable, optional
         ``callback(sentences_done, total)`` after each batch; an exception it raises aborts
         the extraction and leaves no entry.
     verify : bool
-        On a cache hit, also compare every file's sha256 with the one recorded when the entry
-        was written (reads every byte; file sizes and counts are always checked).
+        On a cache hit, hash every file again against ``meta.json`` (sizes always checked).
     shard_sentences : int, optional
         Batches never mix two shards of this many sentence ids (``plan_sharded``); on Ray a
         shard is the unit of work and retry (default :data:`SHARD_SENTENCES` there; one plan
@@ -290,13 +382,15 @@ def activations(
         keyed = _keyed(model)
         key = store_key(keyed.fingerprint, corpus.digest(), **options)
         final = root / entry_name(corpus.name, key)
-        event.update(entry=final.name, hit=_servable(final, verify))
-        if not event["hit"]:
-            _build(keyed, corpus, final, engine=engine, key=key, options=options,
-                   batch_tokens=batch_tokens, progress=progress, callback=callback,
-                   shard_sentences=shard_sentences, ray={"workers": workers, "address": address,
-                   "cpus_per_worker": cpus_per_worker, "gpus_per_worker": gpus_per_worker})
-        return Store(final, label=label)
+        ray = dict(workers=workers, address=address, cpus_per_worker=cpus_per_worker,
+                   gpus_per_worker=gpus_per_worker)
+        with paths.folder_lock(final, "the store entry"):  # one builder; others wait, then hit
+            event.update(entry=final.name, hit=_servable(final, verify, key))
+            if not event["hit"]:
+                _build(keyed, corpus, final, engine=engine, key=key, options=options, ray=ray,
+                       batch_tokens=batch_tokens, progress=progress, callback=callback,
+                       shard_sentences=shard_sentences)
+            return Store(final, label=label, key=key)
 
 
 def _build(model: ResolvedModel | LoadedModel, corpus: Corpus, final: Path, *, engine: str,
@@ -320,7 +414,7 @@ def _build_on_ray(spec: str, fingerprint: str, corpus: Corpus, final: Path,
     # engine stays out of the processes, and the chapters' recorded code, that never use it.
     from lmgeometry.activations.distributed import build_sharded
 
-    if final.exists():
+    if final.exists() or final.is_symlink():
         _move_aside(final)
     build_sharded(spec, fingerprint, corpus, final, **kwargs)
 
@@ -386,24 +480,41 @@ def _report_skipped(model: LoadedModel, encoding: Encoding) -> None:
           f"sentences longer than {encoding.max_positions} tokens", file=sys.stderr)
 
 
-def _servable(final: Path, verify: bool) -> bool:
-    """Whether the entry ``final`` exists and is whole; a damaged one is set aside."""
-    if not (final / "meta.json").is_file():
+def _servable(final: Path, verify: bool, key: str) -> bool:
+    """Whether the entry ``final`` exists, is whole and is the entry of ``key``; one that is
+    not is set aside."""
+    if not (final / META_FILE).is_file():
         return False
-    problem = _damage(final, verify)
+    problem = _damage(final, verify, key)
     if problem:
         _move_aside(final, f"damaged ({problem})")
     return not problem
 
 
-def _damage(final: Path, full: bool) -> str:
-    """Why the cached entry ``final`` cannot be served ("" when it can): its files checked
-    against ``meta.json``, by content (:func:`check_entry`; ``full`` hashes every file again)."""
+def _damage(final: Path, full: bool, key: str) -> str:
+    """Why the cached entry ``final`` cannot be served ("" when it can): ``meta.json`` against
+    its seal and ``key``, the files against ``meta.json``, by content (:func:`check_entry`;
+    ``full`` hashes every file again). An entry written before seals existed is verified and
+    sealed here (:func:`upgrade_entry`), with one line saying so."""
     try:
-        check_entry(final, _read_meta(final), full=full)
+        try:
+            meta = read_meta(final)
+        except UnsealedEntryError:
+            upgrade_entry(final, full=full, key=key)
+            print(f"lmgeometry: sealed the store entry {final}, written before meta.json had a "
+                  "checksum (its key, name and files verified)", file=sys.stderr, flush=True)
+            meta = read_meta(final)
+        check_name(final, meta, key)
+        check_entry(final, meta, full=full)
     except StoreError as exc:
-        return f"{exc.file or 'meta.json'} {exc.problem}".strip()
+        return f"{exc.file or META_FILE} {exc.problem}".strip()
     return ""
+
+
+#: Names of entries the store set aside (damaged, or without ``meta.json``), and the file it
+#: writes into such a folder (a real folder, never through a symbolic link) to say so.
+SET_ASIDE_PREFIX = ".set-aside-"
+SET_ASIDE_MARKER = ".lmgeometry-set-aside.json"
 
 
 def _move_aside(final: Path, why: str = "incomplete (no meta.json)") -> None:
@@ -412,15 +523,37 @@ def _move_aside(final: Path, why: str = "incomplete (no meta.json)") -> None:
     The store never leaves such a folder (an entry is renamed into place with its
     ``meta.json`` and checked by content on use), so it was made, emptied or changed by hand,
     or damaged on disk; it is kept, under a name the store ignores, rather than deleted, and
-    the entry is built again.
+    the entry is built again. A folder (not a symbolic link) moved aside gets
+    :data:`SET_ASIDE_MARKER`: the name it had, why, and whether it was the store's own
+    (``meta.json`` sealed, or recording the key of its name), which ``lmgeometry store clean``
+    needs before it removes it.
     """
-    aside = final.with_name(f".set-aside-{final.name}-{secrets.token_hex(4)}")
+    aside = final.with_name(f"{SET_ASIDE_PREFIX}{final.name}-{secrets.token_hex(4)}")
+    ours = _written_here(final)
     try:
         os.rename(final, aside)
     except FileNotFoundError:
         return  # another process moved it first
+    if aside.is_dir() and not aside.is_symlink():
+        (aside / SET_ASIDE_MARKER).write_text(json.dumps(
+            {"entry": final.name, "reason": why, "store_written": ours}) + "\n")
     print(f"lmgeometry: the store entry {final} is {why}: moved aside to {aside} and built "
           "again; delete the old copy when you no longer need it", file=sys.stderr, flush=True)
+
+
+def _written_here(folder: Path) -> bool:
+    """Whether the folder was written by the store: a real folder holding a seal, or a
+    ``meta.json`` that records the key of the folder's name."""
+    if folder.is_symlink() or not folder.is_dir():
+        return False
+    if (folder / SEAL_FILE).is_file():
+        return True
+    try:
+        meta = read_meta(folder, sealed=False)
+        check_name(folder, meta)
+    except StoreError:
+        return False
+    return "key" in meta
 
 
 def _build_entry(model: ResolvedModel | LoadedModel, corpus: Corpus, final: Path, *, key: str,
@@ -433,7 +566,7 @@ def _build_entry(model: ResolvedModel | LoadedModel, corpus: Corpus, final: Path
     entry. The entry is written into a temporary sibling directory and renamed into place when
     complete; a failure leaves no entry.
     """
-    if final.exists():
+    if final.exists() or final.is_symlink():
         _move_aside(final)
     if isinstance(model, models.ResolvedModel):
         keyed = model.fingerprint or ""
@@ -516,18 +649,21 @@ def extract_cli(args: argparse.Namespace) -> int:
 
 
 def _entries_under(target: Path) -> list[Path]:
-    """``target`` itself when it is an entry, else the entry folders it holds."""
-    if (target / "meta.json").is_file():
+    """``target`` itself when it is an entry, else the entry folders it holds (never through
+    a symbolic link: a link under a store root is not followed)."""
+    if (target / META_FILE).is_file():
         return [target]
     if not target.is_dir():
         what = "is a file" if target.exists() else "does not exist"
         raise PathError(f"{target} {what}: pass store entries or a store root (a folder "
                               "holding entries)")
-    return sorted(p for p in target.iterdir() if p.is_dir() and not p.name.startswith("."))
+    return sorted(p for p in target.iterdir()
+                  if p.is_dir() and not p.is_symlink() and not p.name.startswith("."))
 
 
 def verify_entries(targets: Sequence[str | Path] = ()) -> pd.DataFrame:
-    """Check store entries in full: file sizes, counts and recorded checksums.
+    """Check store entries in full: ``meta.json`` against its seal, the key against the
+    folder's name, file sizes, counts and recorded checksums.
 
     Parameters
     ----------
@@ -538,7 +674,8 @@ def verify_entries(targets: Sequence[str | Path] = ()) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        One row per entry: ``entry`` (path), ``status`` (``"ok"`` or ``"damaged"``),
+        One row per entry: ``entry`` (path), ``status`` (``"ok"``, ``"damaged"``, or
+        ``"unsealed"``: written before ``meta.json`` was sealed, see :func:`upgrade_entry`),
         ``size`` (bytes on disk) and ``message`` (empty when ok, else the problem and the fix).
 
     Raises
@@ -552,6 +689,8 @@ def verify_entries(targets: Sequence[str | Path] = ()) -> pd.DataFrame:
         row = {"entry": str(entry), "status": "ok", "size": _du(entry), "message": ""}
         try:
             Store(entry, verify=True)
+        except UnsealedEntryError as exc:
+            row.update(status="unsealed", message=str(exc))
         except StoreError as exc:
             row.update(status="damaged", message=str(exc))
         rows.append(row)

@@ -1,11 +1,13 @@
 """Where lmgeometry keeps its caches, and how a path given by a user is read.
 
-:func:`building` writes a cache folder atomically: a temporary sibling renamed into place.
+:func:`building` writes a cache folder atomically: a temporary sibling renamed into place,
+under a lock per folder (:func:`folder_lock`). A temporary folder's name records the host, the
+process id and the process's start time, so that a folder left by a dead process is told apart
+from one of a live process that got the same id (:func:`stale_builds`).
 """
 
 from __future__ import annotations
 
-import errno
 import os
 import re
 import secrets
@@ -16,7 +18,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from lmgeometry.errors import PathError
+from lmgeometry.errors import PathError, environment_error
 
 __all__ = [
     "building",
@@ -27,12 +29,15 @@ __all__ = [
     "check_writable",
     "data_mirror",
     "folder_arg",
+    "folder_lock",
     "host",
     "is_checkout",
     "MIRROR_ENV",
+    "process_start",
     "publish",
     "refuse_checkout",
     "remove_stale",
+    "stale_builds",
     "TRUST_REMOTE_CODE_ENV",
     "user_path",
     "writable_folder",
@@ -53,6 +58,24 @@ def user_path(path: str | os.PathLike[str]) -> Path:
     return Path(path).expanduser()
 
 
+def _absolute_env(name: str) -> Path | None:
+    """The folder named by environment variable ``name``, made absolute once.
+
+    A relative value (``LMGEOMETRY_CACHE=relcache``) would name another folder in every
+    process that starts elsewhere (the book's kernels run in ``book/``); it is resolved against
+    the working directory when first read and written back, absolute, so that this process
+    and its children all use the same folder.
+    """
+    value = os.environ.get(name)
+    if not value:
+        return None
+    path = user_path(value)
+    if not path.is_absolute():
+        path = Path.cwd() / path
+        os.environ[name] = str(path)
+    return path
+
+
 def cache_root() -> Path:
     """The cache root: ``$LMGEOMETRY_CACHE`` when set, else the user's cache folder.
 
@@ -60,18 +83,28 @@ def cache_root() -> Path:
     ``$XDG_CACHE_HOME/lmgeometry`` when ``XDG_CACHE_HOME`` is set, else
     ``~/.cache/lmgeometry`` (the folder earlier versions used, so existing caches stay
     valid); ``~/Library/Caches/lmgeometry`` on macOS; the local AppData cache on Windows.
+    A relative ``$LMGEOMETRY_CACHE`` is made absolute once, against the working directory
+    (:func:`_absolute_env`).
 
     Raises
     ------
     PathError
-        If the root exists and is not a folder.
+        If the root exists and is not a folder, or is a symbolic link to nothing.
     """
-    value = os.environ.get(CACHE_ENV)
-    root = user_path(value) if value else default_cache_root()
+    root = _absolute_env(CACHE_ENV) or default_cache_root()
+    fix = f"point {CACHE_ENV} at a folder (or unset it to use {default_cache_root()})"
+    _refuse_dangling(root, "the cache root", fix)
     if root.exists() and not root.is_dir():
-        raise PathError(f"the cache root {root} is a file, not a folder; point {CACHE_ENV} at "
-                        f"a folder (or unset it to use {default_cache_root()})")
+        raise PathError(f"the cache root {root} is a file, not a folder; {fix}")
     return root
+
+
+def _refuse_dangling(path: Path, what: str, fix: str) -> None:
+    """Refuse a symbolic link whose target does not exist (``mkdir`` says only "File
+    exists"), naming the target."""
+    if path.is_symlink() and not path.exists():
+        raise PathError(f"{what} {path} is a symbolic link to {os.readlink(path)}, which does "
+                        f"not exist; create that folder, or {fix}")
 
 
 def default_cache_root() -> Path:
@@ -110,6 +143,7 @@ def folder_arg(path: str | os.PathLike[str], what: str) -> Path:
         If ``path`` is a file.
     """
     folder = user_path(path)
+    _refuse_dangling(folder, what, "pass another folder")
     if folder.exists() and not folder.is_dir():
         raise PathError(f"{what} {folder} is a file, not a folder; pass a folder")
     return folder
@@ -196,12 +230,15 @@ def writable_folder(path: str | os.PathLike[str], what: str) -> Path:
 
 
 def data_mirror() -> Path | None:
-    """The local data mirror named by ``$LMGEOMETRY_DATA_MIRROR``, or None."""
-    value = os.environ.get(MIRROR_ENV)
-    return user_path(value) if value else None
+    """The local data mirror named by ``$LMGEOMETRY_DATA_MIRROR`` (made absolute once, as
+    the cache root is), or None."""
+    return _absolute_env(MIRROR_ENV)
 
 
 TMP_PREFIX = ".tmp-"
+
+#: The lock file of a folder being built or written: a hidden sibling (:func:`folder_lock`).
+LOCK_PREFIX = ".lock-"
 
 
 def host() -> str:
@@ -220,25 +257,99 @@ def pid_alive(pid: int) -> bool:
     return True
 
 
-def remove_stale(parent: Path) -> list[Path]:
-    """Remove temporary folders under ``parent`` left by dead processes of this host.
+def process_start(pid: int) -> str:
+    """When process ``pid`` started, in clock ticks since boot (``/proc/<pid>/stat``, field
+    22), as digits; ``"0"`` where the system does not say (no ``/proc``) or no such process
+    runs. With the id it names one process: an id is reused, an id and start time are not."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except (OSError, ValueError):
+        return "0"
+    fields = text.rpartition(")")[2].split()  # the command name may hold spaces
+    return fields[19] if len(fields) > 19 and fields[19].isdigit() else "0"
 
-    Temporary folders are named ``.tmp-<name>-<host>-<pid>-<token>``; one whose process is
-    still running (or that belongs to another host) is left alone.
+
+def _owner(tmp: Path) -> tuple[str, int, str] | None:
+    """(host, pid, start time) of a temporary folder's name, or None when the name is not
+    one :func:`building` gives: ``.tmp-<name>-<host>-<pid>-<start>-<token>``, or
+    ``.tmp-<name>-<host>-<pid>-<token>`` as earlier versions named them (start ``"0"``:
+    unknown)."""
+    if not tmp.name.startswith(TMP_PREFIX):
+        return None
+    parts = tmp.name.rsplit("-", 4)
+    if len(parts) == 5 and parts[2].isdigit() and parts[3].isdigit() \
+            and re.fullmatch(r"[0-9a-f]+", parts[4]):
+        return parts[1], int(parts[2]), parts[3]
+    parts = tmp.name.rsplit("-", 3)
+    if len(parts) == 4 and parts[2].isdigit() and re.fullmatch(r"[0-9a-f]+", parts[3]):
+        return parts[1], int(parts[2]), "0"
+    return None
+
+
+def stale_builds(parent: Path) -> list[Path]:
+    """The temporary folders under ``parent`` left by dead processes of this host.
+
+    A folder's name records its process (:func:`_owner`); the process is dead when no process
+    has that id, or the one that has it started at another time (the id was reused). A folder
+    of a live process, of another host, a symbolic link or a name :func:`building` does not
+    give is left out.
+    """
+    here, found = host(), []
+    for tmp in sorted(user_path(parent).glob(TMP_PREFIX + "*")):
+        owner = _owner(tmp)
+        if owner is None or owner[0] != here or tmp.is_symlink() or not tmp.is_dir():
+            continue
+        _, pid, start = owner
+        alive = pid_alive(pid) and (start == "0" or process_start(pid) in (start, "0"))
+        if not alive:
+            found.append(tmp)
+    return found
+
+
+def remove_stale(parent: Path) -> list[Path]:
+    """Remove the temporary folders under ``parent`` left by dead processes of this host
+    (:func:`stale_builds`).
 
     Returns
     -------
     list[pathlib.Path]
         The folders removed.
     """
-    here, removed = host(), []
-    for tmp in user_path(parent).glob(TMP_PREFIX + "*"):
-        parts = tmp.name.rsplit("-", 3)
-        if len(parts) == 4 and parts[1] == here and parts[2].isdigit() \
-                and not pid_alive(int(parts[2])):
-            shutil.rmtree(tmp, ignore_errors=True)
-            removed.append(tmp)
+    removed = stale_builds(parent)
+    for tmp in removed:
+        shutil.rmtree(tmp, ignore_errors=True)
     return removed
+
+
+@contextmanager
+def folder_lock(final: Path, what: str = "the folder") -> Iterator[None]:
+    """Hold the lock of the folder ``final`` (built, or written by one process at a time).
+
+    The lock is ``flock`` on the hidden sibling file ``.lock-<name>`` (:mod:`filelock`; the
+    kernel releases it when the holder dies, so a killed process never leaves it held), removed
+    again by its last holder (filelock takes a lock whose file was removed meanwhile anew). The
+    same process may take it again inside (the lock object is one per file). When another
+    process holds it, one line says so on stderr and this one waits.
+    """
+    import sys
+
+    from filelock import FileLock, Timeout
+
+    final = Path(final)
+    path = final.parent / f"{LOCK_PREFIX}{final.name}"
+    lock = FileLock(path, is_singleton=True)
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        print(f"lmgeometry: {what} {final} is being written by another process; waiting for "
+              "it to finish", file=sys.stderr, flush=True)
+        lock.acquire()
+    try:
+        yield
+    finally:
+        if lock.lock_counter == 1:  # the outermost hold: nothing left behind
+            path.unlink(missing_ok=True)
+        lock.release()
 
 
 def publish(tmp: Path, final: Path, marker: str | None = None) -> None:
@@ -258,32 +369,40 @@ def publish(tmp: Path, final: Path, marker: str | None = None) -> None:
 def building(final: Path, marker: str | None = None) -> Iterator[Path]:
     """A temporary folder that becomes ``final`` when the ``with`` block ends without error.
 
-    The folder is a sibling of ``final`` named ``.tmp-<name>-<host>-<pid>-<token>``; it is
-    renamed into place (atomic on one file system) once the block has written everything, and
-    removed when the block raises (Ctrl-C included), so a folder with the final name is always
-    whole. Temporary folders of dead processes on this host are removed first. When another
-    process published ``final`` first, this one's folder is discarded and theirs is kept
-    (:func:`publish`; ``marker`` names the file that makes a published folder whole).
+    The folder is a sibling of ``final`` named ``.tmp-<name>-<host>-<pid>-<start>-<token>``
+    (``start``: :func:`process_start`); it is renamed into place (atomic on one file system)
+    once the block has written everything, and removed when the block raises (Ctrl-C and, under
+    the command line, SIGTERM included), so a folder with the final name is always whole. The
+    lock of ``final`` (:func:`folder_lock`) is held meanwhile. Temporary folders of dead
+    processes on this host are removed first. When another process published ``final`` first,
+    this one's folder is discarded and theirs is kept (:func:`publish`; ``marker`` names the
+    file that makes a published folder whole). A write the file system refuses (a full disk, a
+    quota, a file-size limit, a read-only folder) becomes one :class:`PathError` or
+    :class:`~lmgeometry.errors.LmgeometryError` line naming the file.
 
     Yields
     ------
     pathlib.Path
         The empty temporary folder to write into.
     """
-    final.parent.mkdir(parents=True, exist_ok=True)
-    remove_stale(final.parent)
-    tmp = final.with_name(f"{TMP_PREFIX}{final.name}-{host()}-{os.getpid()}-"
-                          f"{secrets.token_hex(4)}")
-    tmp.mkdir()
     try:
-        yield tmp
-        publish(tmp, final, marker)
+        final.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        if exc.errno == errno.ENOSPC:
-            raise PathError(f"no space left on the device of {final.parent} while writing "
-                            f"{final.name}; free some space, or point {CACHE_ENV} at a "
-                            "folder on another disk") from exc
-        raise
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
+        raise environment_error(exc, str(final.parent)) or exc from exc
+    with folder_lock(final, "the cache folder"):
+        remove_stale(final.parent)
+        tmp = final.with_name(f"{TMP_PREFIX}{final.name}-{host()}-{os.getpid()}-"
+                              f"{process_start(os.getpid())}-{secrets.token_hex(4)}")
+        try:
+            tmp.mkdir()
+            yield tmp
+            publish(tmp, final, marker)
+        except OSError as exc:
+            fault = environment_error(exc, f"{final.name} in {final.parent}",
+                                      f"point {CACHE_ENV} at a folder on another disk")
+            if fault is not None:
+                raise fault from exc
+            raise
+        finally:
+            if tmp.exists():
+                shutil.rmtree(tmp, ignore_errors=True)
