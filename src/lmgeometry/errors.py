@@ -203,21 +203,23 @@ class ChapterExecutionError(BookError):
         )
 
 
-#: What a file system refusing a write means, and what the user can do about it.
+#: What a file system refusing a write means, what the user can do about it, and where else
+#: the file could go.
 _WRITE_FAULTS = {
-    errno.ENOSPC: ("no space left on the device", "free some space"),
-    errno.EDQUOT: ("the disk quota is exceeded", "free some space within your quota"),
+    errno.ENOSPC: ("no space left on the device", "free some space", "on another disk"),
+    errno.EDQUOT: ("the disk quota is exceeded", "free some space within your quota",
+                   "on another disk"),
     errno.EFBIG: ("the file is larger than this process may write (file-size limit)",
-                  "raise the limit (`ulimit -f unlimited`)"),
-    errno.EACCES: ("permission denied", "make it writable"),
-    errno.EPERM: ("operation not permitted", "make it writable"),
-    errno.EROFS: ("the file system is read-only", "use a writable file system"),
+                  "raise the limit (`ulimit -f unlimited`)", "on a disk without the limit"),
+    errno.EACCES: ("permission denied", "make it writable", "you can write to"),
+    errno.EPERM: ("operation not permitted", "make it writable", "you can write to"),
+    errno.EROFS: ("the file system is read-only", "use a writable file system",
+                  "you can write to"),
 }
 
 
 def environment_error(exc: OSError, where: str = "",
-                      elsewhere: str = "point LMGEOMETRY_CACHE at a folder on another disk"
-                      ) -> PathError | None:
+                      setting: str = "LMGEOMETRY_CACHE") -> PathError | None:
     """The one-line error for a write the file system refused, or None for another error.
 
     Parameters
@@ -226,8 +228,8 @@ def environment_error(exc: OSError, where: str = "",
         The error (``errno`` ENOSPC, EDQUOT, EFBIG, EACCES, EPERM or EROFS).
     where : str
         What was being written, when the error names no file.
-    elsewhere : str
-        The other way out, after the fix for the fault itself.
+    setting : str
+        The setting (or option) that points the writes elsewhere.
 
     Returns
     -------
@@ -237,7 +239,7 @@ def environment_error(exc: OSError, where: str = "",
     fault = _WRITE_FAULTS.get(exc.errno or 0)
     if fault is None:
         return None
-    problem, fix = fault
+    problem, fix, elsewhere = fault
     target = exc.filename or where
-    message = (f"cannot write {target}: {problem}" if target else f"cannot write: {problem}")
-    return PathError(f"{message}; {fix}, or {elsewhere}")
+    message = f"cannot write {target}: {problem}" if target else f"cannot write: {problem}"
+    return PathError(f"{message}; {fix}, or point {setting} at a folder {elsewhere}")

@@ -388,7 +388,7 @@ def building(final: Path, marker: str | None = None) -> Iterator[Path]:
     try:
         final.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise environment_error(exc, str(final.parent)) or exc from exc
+        raise environment_error(exc, str(final.parent), CACHE_ENV) or exc from exc
     with folder_lock(final, "the cache folder"):
         remove_stale(final.parent)
         tmp = final.with_name(f"{TMP_PREFIX}{final.name}-{host()}-{os.getpid()}-"
@@ -398,8 +398,7 @@ def building(final: Path, marker: str | None = None) -> Iterator[Path]:
             yield tmp
             publish(tmp, final, marker)
         except OSError as exc:
-            fault = environment_error(exc, f"{final.name} in {final.parent}",
-                                      f"point {CACHE_ENV} at a folder on another disk")
+            fault = environment_error(exc, f"{final.name} in {final.parent}", CACHE_ENV)
             if fault is not None:
                 raise fault from exc
             raise

@@ -203,6 +203,12 @@ def book_chapters(folder: str | Path, exclude: Sequence[str] = ()) -> list[str]:
     return [n for n in names if n not in exclude and (folder / f"{n}.ipynb").is_file()]
 
 
+#: The columns of :func:`_chapter_rows` (also when there is no chapter to describe).
+_CHAPTER_COLUMNS = ["chapter", "parameters", "seconds", "peak memory (MiB)", "executed (UTC)",
+                    "results sha256", "notebook sha256", "source sha256", "store entries",
+                    "machine", "environment", "models", "stores"]
+
+
 def _chapter_rows(folder: Path, names: list[str]) -> pd.DataFrame:
     rows = []
     for name in names:
@@ -227,7 +233,7 @@ def _chapter_rows(folder: Path, names: list[str]) -> pd.DataFrame:
             "models": manifest.get("models") or {},
             "stores": manifest.get("stores") or [],
         })
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=_CHAPTER_COLUMNS)
 
 
 def shown_spec(spec: str) -> str:

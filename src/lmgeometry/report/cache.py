@@ -77,6 +77,7 @@ __all__ = [
     "MODEL_PARAMS",
     "PACKAGE_DIR",
     "read_manifest",
+    "restamp_notebook",
     "stale_reasons",
     "store_records",
     "write_html_stamp",
@@ -344,11 +345,29 @@ def write_manifest(notebook: Path, key: dict[str, Any], stores: list[dict[str, A
     manifest = {"format": MANIFEST_FORMAT, "chapter": notebook.stem, **key, "stores": stores,
                 "inputs": list(inputs or []), "code": dict(sorted((code or {}).items())),
                 "outputs": {"notebook": file_digest(notebook), "results": file_digest(results)}}
+    return _write_manifest_file(notebook, manifest)
+
+
+def _write_manifest_file(notebook: Path, manifest: dict[str, Any]) -> Path:
+    """Write ``manifest`` beside ``notebook`` atomically (sorted keys, one space a level)."""
     path = manifest_path(notebook)
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
     tmp.replace(path)
     return path
+
+
+def restamp_notebook(notebook: Path, before: str | None) -> bool:
+    """Record in the manifest the notebook as the pipeline itself changed it after execution
+    (an ``--out`` book's links to absent chapters made text), when the manifest recorded it
+    as it was ``before`` the change (sha256); otherwise leave the manifest as it is, so that a
+    notebook changed by anything else is still executed again. Returns whether it was."""
+    recorded = read_manifest(notebook)
+    if recorded is None or before is None or recorded.get("outputs", {}).get("notebook") != before:
+        return False
+    recorded["outputs"]["notebook"] = file_digest(notebook)
+    _write_manifest_file(notebook, recorded)
+    return True
 
 
 def read_manifest(notebook: Path) -> dict[str, Any] | None:

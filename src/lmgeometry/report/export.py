@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lmgeometry.errors import OptionalDependencyError, UsageError
-from lmgeometry.io.paths import user_path
+from lmgeometry.io.paths import check_writable, user_path
 from lmgeometry.report.results import RESULTS_GLOB, load_results
 
 if TYPE_CHECKING:
@@ -218,12 +218,13 @@ def export_results(results: str | Path | Mapping[str, Any], out_dir: str | Path,
     Raises
     ------
     UsageError
-        An unknown format, a path that is neither a results file nor a folder of them, or a
-        results file without a table.
+        An unknown format, a path that is neither a results file nor a folder of them, a
+        results file that is not valid JSON (named) or holds no table, or an ``out_dir`` that
+        is a file or cannot be written (:class:`~lmgeometry.errors.PathError`).
     """
     if format not in FORMATS:
         raise UsageError(f"format must be one of {FORMATS}, not {format!r}")
-    out = user_path(out_dir)
+    out = check_writable(out_dir, "the output folder (--out)")
     if isinstance(results, Mapping):
         jobs = [(results, out, "the results given")]
     else:
@@ -261,7 +262,7 @@ def export_results_cli(args: argparse.Namespace) -> int:
     int
         Exit status (0).
     """
-    out = user_path(args.out)
+    out = check_writable(args.out, "the output folder (--out)")
     for source in args.paths:
         path = user_path(source)
         target = out / path.name.removesuffix(_RESULTS_SUFFIX) \

@@ -238,7 +238,8 @@ def measuring_kernel_manager(sink: dict[str, Any], env: dict[str, str] | None = 
     Parameters
     ----------
     sink : dict
-        Receives ``peak_rss`` (bytes or None) and ``pid`` when the kernel is shut down.
+        Receives the kernel's ``pid`` once it has started, and ``peak_rss`` (bytes or None)
+        when it is shut down.
     env : dict, optional
         Environment variables for this kernel only, on top of this process's environment
         (so that chapters executed at the same time in threads each get their own).
@@ -266,6 +267,7 @@ def measuring_kernel_manager(sink: dict[str, Any], env: dict[str, str] | None = 
         async def start_kernel(self, **kw: Any) -> None:
             kw["env"] = {**os.environ, **kw.get("env", {}), **extra}
             await super().start_kernel(**kw)
+            sink["pid"] = getattr(self.provisioner, "pid", None)  # to stop it on Ctrl-C
 
         async def shutdown_kernel(self, now: bool = False, restart: bool = False) -> None:
             pid = getattr(self.provisioner, "pid", None)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from lmgeometry import trace
+from lmgeometry.errors import UsageError
 from lmgeometry.io.files import to_jsonable
 from lmgeometry.io.paths import user_path
 
@@ -72,8 +73,21 @@ def save_results(path: str | Path, results: dict[str, Any]) -> Path:
 def load_results(path: str | Path) -> Any:
     """Read a results file written by :func:`save_results`, or any JSON file of the book
     (``~`` expanded); under ``lmgeometry book`` the file is recorded as an input of the
-    chapter reading it (its name and sha256)."""
+    chapter reading it (its name and sha256).
+
+    Raises
+    ------
+    UsageError
+        The file is not valid JSON (truncated, or not a results file): the message names it.
+    """
     path = user_path(path).resolve()
     data = path.read_bytes()
     trace.record("input", path=str(path), sha256=hashlib.sha256(data).hexdigest())
-    return json.loads(data)
+    try:
+        return json.loads(data)
+    except (UnicodeDecodeError, ValueError) as exc:
+        where = (f" ({exc.msg} at line {exc.lineno}, column {exc.colno})"
+                 if isinstance(exc, json.JSONDecodeError) else "")
+        raise UsageError(f"{path} is not valid JSON{where}: truncated, or not a results file; "
+                         "execute the chapter that writes it again (`lmgeometry book "
+                         "--chapters NN`), or pass another file") from None

@@ -40,6 +40,7 @@ from lmgeometry.report.book.execution import (
     run_parallel,
     say,
 )
+from lmgeometry.report.book.folder import book_lock, check_out, claim_out
 from lmgeometry.report.book.html import build_html, write_book_config
 from lmgeometry.report.book.progress import clock, end_line, last_seconds, start_line
 from lmgeometry.report.book.parameters import (
@@ -48,6 +49,7 @@ from lmgeometry.report.book.parameters import (
     chapter_parameters,
     check_parameter_names,
     load_book_params,
+    parameter_types,
     parse_overrides,
     resolve_parameters,
 )
@@ -152,7 +154,9 @@ def build_book(
         is an error.
     out : pathlib.Path or str, optional
         Build a separate book in this folder (``out/_config.yml``, ``out/_toc.yml``,
-        ``out/book/*.ipynb``, ``out/_build/html``); the project's ``book/`` is untouched.
+        ``out/book/*.ipynb``, ``out/_build/html``); the project's ``book/`` is untouched. A
+        folder holding files but no book is refused; no file the pipeline did not write is
+        replaced (:mod:`~.folder`). One build of a book folder at a time (others wait).
     chapters : sequence of str, optional
         Execute only these chapters (names, docnames or number prefixes). With ``out``,
         the root chapter (the introduction) and the About page (it holds the bibliography)
@@ -185,8 +189,8 @@ def build_book(
     ChapterExecutionError
         If a chapter fails (no later chapter starts; see ``jobs``).
     BookUsageError
-        For a ``params`` or ``chapters`` value that cannot work (an empty model list, an
-        unknown parameter, ...): found before any chapter runs.
+        For a ``params``, ``chapters`` or ``out`` value that cannot work (an empty model list,
+        an unknown parameter, a folder of files that are not a book): before any chapter runs.
     PathError
         ``out`` is a file or cannot be written.
     BookError
@@ -197,45 +201,55 @@ def build_book(
     book_dir = root if out is None else paths.refuse_checkout(
         out, "the book folder (--out)").resolve()
     separate = book_dir != root
+    if separate:
+        check_out(book_dir)  # a user's folder is refused before anything is written
     toc = toc_chapters(root)
     selected = select_chapters(toc, chapters)
     if separate:
         selected = with_required_pages(toc, selected, book_dir)
 
     inputs = BookInputs.current()
-    rows: list[ChapterProfile] = []
     if execute:  # every parameter mistake is found before the first chapter runs
         sources = {c.name: read_chapter(c.source) for c in toc}
         resolved = _resolve_all(root, sources, selected, dict(params or {}))
     if separate:
-        paths.writable_folder(book_dir, "the book folder (--out)")
-    if execute:
-        with _environment(PROJECT_ENV, str(root)):  # the About page names root's commit
-            rows = _execute_chapters(book_dir, selected, sources, resolved, inputs=inputs,
-                                     force=force, max_bytes=max_notebook_bytes, jobs=jobs,
-                                     estimates=[book_dir / NOTEBOOK_DIR, root / NOTEBOOK_DIR])
-        write_profiles(book_dir / PROFILE_FILE, rows, [c.name for c in toc])
-    if separate:
-        write_book_config(root, book_dir)
-    html_dir, html_s = (_html_step(book_dir, force=force) if html
-                        else (book_dir / NOTEBOOK_DIR, None))
-    _closing_lines(book_dir, rows, profile=profile, html=html, html_s=html_s,
-                   started=started)
-    return html_dir
-
-
-def _closing_lines(book_dir: Path, rows: Sequence[ChapterProfile], *, profile: bool,
-                   html: bool, html_s: float | None, started: float) -> None:
-    """The build's last lines: the profile table (``profile``), then its own time and how many
-    chapters ran."""
+        claim_out(book_dir)
+    with book_lock(book_dir):  # one build of a book folder at a time
+        rows: list[ChapterProfile] = []
+        if execute:
+            rows = _execute_all(root, book_dir, toc, selected, sources, resolved, inputs=inputs,
+                                force=force, max_bytes=max_notebook_bytes, jobs=jobs)
+        if separate:
+            write_book_config(root, book_dir)
+        html_dir, html_s = (_html_step(book_dir, force=force) if html
+                            else (book_dir / NOTEBOOK_DIR, None))
     if profile:
-        html_note = ("not built (--no-html)" if not html else
-                     "skipped (unchanged)" if html_s is None else f"{html_s:.1f} s")
-        print(f"[book] profile ({book_dir / PROFILE_FILE}):\n{profile_table(rows)}\n"
-              f"HTML build: {html_note}", flush=True)
+        _print_profile(book_dir, rows, html, html_s)
     executed = sum(row.status == "executed" for row in rows)
     print(f"[book] done in {clock(time.perf_counter() - started)} ({executed} chapter(s) "
           f"executed, {len(rows) - executed} unchanged)", flush=True)
+    return html_dir
+
+
+def _print_profile(book_dir: Path, rows: list[ChapterProfile], html: bool,
+                   html_s: float | None) -> None:
+    html_note = ("not built (--no-html)" if not html else
+                 "skipped (unchanged)" if html_s is None else f"{html_s:.1f} s")
+    print(f"[book] profile ({book_dir / PROFILE_FILE}):\n{profile_table(rows)}\n"
+          f"HTML build: {html_note}", flush=True)
+
+
+def _execute_all(root: Path, book_dir: Path, toc: Sequence[Chapter],
+                 selected: Sequence[Chapter], sources: dict[str, Any],
+                 resolved: dict[str, dict[str, Any]], **kwargs: Any) -> list[ChapterProfile]:
+    """:func:`_execute_chapters` with the project named for the About page; the profile rows
+    written."""
+    with _environment(PROJECT_ENV, str(root)):  # the About page names root's commit
+        rows = _execute_chapters(book_dir, selected, sources, resolved,
+                                 estimates=[book_dir / NOTEBOOK_DIR, root / NOTEBOOK_DIR],
+                                 **kwargs)
+    write_profiles(book_dir / PROFILE_FILE, rows, [c.name for c in toc])
+    return rows
 
 
 def _execute_chapters(book_dir: Path, selected: Sequence[Chapter], sources: dict[str, Any],
@@ -338,12 +352,15 @@ def _html_step(book_dir: Path, *, force: bool) -> tuple[Path, float | None]:
 
 def _resolve_all(root: Path, sources: dict[str, Any], selected: Sequence[Chapter],
                  overrides: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """The parameters of each selected chapter (:func:`resolve_parameters`), all checked."""
+    """The parameters of each selected chapter (:func:`resolve_parameters`), all checked
+    against the types the chapters declare (:func:`parameter_types`)."""
     config = load_book_params(root / PARAMS_FILE)
     declared = {name: chapter_parameters(nb, f"notebooks/{name}.py")
                 for name, nb in sources.items()}
     check_parameter_names(selected, declared, config, overrides)
-    return {c.name: resolve_parameters(c.name, declared[c.name], config, overrides)
+    return {c.name: resolve_parameters(c.name, declared[c.name], config, overrides,
+                                       parameter_types(sources[c.name],
+                                                       f"notebooks/{c.name}.py"))
             for c in selected}
 
 

@@ -5,6 +5,12 @@ cleaned ``book/NN_name.ipynb``, measured; several chapters at once in threads.
 chapter's ``results_path`` lands beside its notebook), prints the kernel's stderr (the notebook
 does not keep it), strips what changes from run to run (:func:`clean_notebook`), checks the
 size cap and replaces the notebook only on success.
+
+Ctrl-C or SIGTERM during a build stops the running chapters within seconds
+(:func:`run_parallel`): each kernel runs in a session of its own, so the terminal's signal does
+not reach it; the kernels get SIGINT (the running cell raises ``KeyboardInterrupt``, so what
+it was writing is removed), and those still running :data:`KERNEL_GRACE_S` seconds later are
+killed with their process group. No chapter's notebook or manifest is replaced.
 """
 
 from __future__ import annotations
@@ -14,8 +20,10 @@ import hashlib
 import json
 import os
 import re
+import signal
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -41,6 +49,7 @@ __all__ = [
     "execute_chapter",
     "Execution",
     "interpreter_kernel",
+    "KERNEL_GRACE_S",
     "KERNEL_NAME",
     "KERNEL_WARNINGS",
     "kernel_threads",
@@ -63,6 +72,44 @@ KERNEL_NAME = "python3"
 
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+#: After Ctrl-C or SIGTERM, how long the running chapters' kernels have to stop on SIGINT
+#: before they are killed (seconds).
+KERNEL_GRACE_S = 10.0
+
+#: The running chapters' kernels: each one's sink (its ``pid`` once started).
+_RUNNING: list[dict[str, Any]] = []
+_RUNNING_LOCK = threading.Lock()
+
+#: Set when the build is being stopped: no chapter runs another cell.
+_STOPPING = threading.Event()
+
+
+class _Stopped(Exception):
+    """The build is being stopped (Ctrl-C, SIGTERM): raised before a chapter's next cell."""
+
+
+def _unless_stopping(hook: Callable[..., None]) -> Callable[..., None]:
+    """``hook`` (nbclient's ``on_cell_execute``), after refusing to run a cell once the build
+    is being stopped: a chapter between two cells, or whose kernel is still starting, runs no
+    further cell."""
+    def checked(**kwargs: Any) -> None:
+        if _STOPPING.is_set():
+            raise _Stopped("the build is being stopped (Ctrl-C or SIGTERM)")
+        hook(**kwargs)
+
+    return checked
+
+
+def _signal_kernels(signum: int) -> None:
+    """Send ``signum`` to every running chapter's kernel and its process group."""
+    with _RUNNING_LOCK:
+        pids = [sink.get("pid") for sink in _RUNNING]
+    for pid in filter(None, pids):
+        try:
+            os.killpg(pid, signum)  # the kernel leads a session of its own
+        except (ProcessLookupError, PermissionError):
+            continue
 
 
 def read_chapter(source: Path) -> Any:
@@ -382,8 +429,18 @@ def run_chapter(
     start = time.perf_counter()
     env = {**(env or {}), TRACE_ENV: str(events_file)}  # the kernel records its trace there
     started = time.time()
-    executed = _papermill(chapter, source_nb, work, parameters, kernel_name, nb_dir, kernel, env,
-                          section_hook(chapter.name, source_nb, start, say))
+    with _RUNNING_LOCK:
+        _RUNNING.append(kernel)
+    try:
+        executed = _papermill(chapter, source_nb, work, parameters, kernel_name, nb_dir, kernel,
+                              env, _unless_stopping(section_hook(chapter.name, source_nb, start,
+                                                                 say)))
+    except BaseException:
+        events_file.unlink(missing_ok=True)  # a failed or stopped run's trace is no record
+        raise
+    finally:
+        with _RUNNING_LOCK:
+            _RUNNING.remove(kernel)
     _check_results_written(chapter, nb_dir / str(parameters.get(RESULTS_PARAM)
                                                   or f"{chapter.name}.results.json"), started)
     executed.cells = [c for c in executed.cells
@@ -523,7 +580,9 @@ def run_parallel(execute: Any, todo: Sequence[tuple], jobs: int) -> dict[str, Ch
     """``execute`` each item (chapter first) in up to ``jobs`` threads; rows by chapter name.
 
     After the first failure no new item starts; the running ones finish; the failure (the
-    first in chapter order) is raised.
+    first in chapter order) is raised. Ctrl-C or SIGTERM (any exception in this thread) stops
+    the running chapters' kernels (:func:`_stop_running`) and is raised once their threads
+    have ended.
     """
     import concurrent.futures as cf
 
@@ -531,24 +590,45 @@ def run_parallel(execute: Any, todo: Sequence[tuple], jobs: int) -> dict[str, Ch
     failures: dict[str, Exception] = {}
     queue = list(todo)
     jobs = max(1, jobs)
+    _STOPPING.clear()
     with cf.ThreadPoolExecutor(max_workers=jobs) as pool:
         running: dict[cf.Future, str] = {}
-        while queue or running:
-            while queue and not failures and len(running) < jobs:
-                item = queue.pop(0)
-                running[pool.submit(execute, item)] = item[0].name
-            if not running:
-                break
-            done, _ = cf.wait(running, return_when=cf.FIRST_COMPLETED)
-            for future in done:
-                name = running.pop(future)
-                try:
-                    rows[name] = future.result()
-                except Exception as exc:  # re-raised below, the first in chapter order
-                    failures[name] = exc
+        try:
+            while queue or running:
+                while queue and not failures and len(running) < jobs:
+                    item = queue.pop(0)
+                    running[pool.submit(execute, item)] = item[0].name
+                if not running:
+                    break
+                done, _ = cf.wait(running, return_when=cf.FIRST_COMPLETED)
+                for future in done:
+                    name = running.pop(future)
+                    try:
+                        rows[name] = future.result()
+                    except Exception as exc:  # re-raised below, the first in chapter order
+                        failures[name] = exc
+        except BaseException:
+            _stop_running(running)
+            raise
     if failures:
         raise failures[min(failures)]
     return rows
+
+
+def _stop_running(running: Any) -> None:
+    """Stop the chapters running in ``running`` (futures): SIGINT to their kernels, so that
+    each running cell raises ``KeyboardInterrupt`` and cleans up; the kernels still running
+    :data:`KERNEL_GRACE_S` seconds later are killed. Returns once their threads have ended (a
+    dead kernel fails its chapter at once)."""
+    import concurrent.futures as cf
+
+    say("[book] stopping the running chapters' kernels", sys.stderr)
+    _STOPPING.set()
+    _signal_kernels(signal.SIGINT)
+    _, pending = cf.wait(running, timeout=KERNEL_GRACE_S)
+    if pending:
+        _signal_kernels(signal.SIGKILL)
+    cf.wait(running)
 
 
 def kernel_threads(jobs: int) -> dict[str, str]:

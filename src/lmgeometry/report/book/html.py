@@ -5,7 +5,6 @@ loaded from another host; the config and pruned toc of an ``--out`` book.
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -17,12 +16,15 @@ from lmgeometry.errors import BookError
 from lmgeometry.io import paths
 from lmgeometry.report.book.chapters import toc_pages
 from lmgeometry.report.book.execution import notebook_bytes
+from lmgeometry.report.book.folder import TOC_HEADER, write_owned
+from lmgeometry.report.cache import file_digest, restamp_notebook
 from lmgeometry.report.offline import external_references
 from lmgeometry.report.toc import is_page, page_file, toc_docnames
 
 __all__ = [
     "BIBLIOGRAPHY",
     "build_html",
+    "LINKED_SOURCE",
     "unlink_absent",
     "write_book_config",
 ]
@@ -123,8 +125,10 @@ def write_book_config(root: Path, book_dir: Path) -> None:
     The config (and the bibliography, :data:`BIBLIOGRAPHY`) and the Markdown pages
     (``pages/*.md``: the API reference) are copied; the toc keeps those pages and the
     chapters executed in ``book_dir/book``; a link in the chapters' text to a chapter this book
-    does not hold becomes plain text (:func:`unlink_absent`), so a book of some chapters
-    builds.
+    does not hold becomes plain text (:func:`unlink_absent`; the chapter's execution manifest
+    is stamped with the notebook so changed, so the chapter is not executed again for it), so
+    a book of some chapters builds. No file the pipeline did not write is replaced
+    (:func:`~.folder.write_owned`).
 
     Parameters
     ----------
@@ -132,14 +136,16 @@ def write_book_config(root: Path, book_dir: Path) -> None:
         The project folder.
     book_dir : pathlib.Path
         The ``--out`` folder.
+
+    Raises
+    ------
+    BookUsageError
+        One of those files is there and was not written by the pipeline (or was changed).
     """
-    shutil.copyfile(root / "_config.yml", book_dir / "_config.yml")
-    if (root / BIBLIOGRAPHY).is_file():
-        shutil.copyfile(root / BIBLIOGRAPHY, book_dir / BIBLIOGRAPHY)
-    for docname in toc_pages(root):
-        target = page_file(book_dir, docname)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(page_file(root, docname), target)
+    copies = ["_config.yml", *([BIBLIOGRAPHY] if (root / BIBLIOGRAPHY).is_file() else []),
+              *(page_file(root, d).relative_to(root).as_posix() for d in toc_pages(root))]
+    for name in copies:
+        write_owned(book_dir, name, (root / name).read_bytes())
     toc = yaml.safe_load((root / "_toc.yml").read_text())
     present = {d for d in toc_docnames(root / "_toc.yml") if page_file(book_dir, d).is_file()}
     for key in ("parts", "chapters"):
@@ -148,20 +154,30 @@ def write_book_config(root: Path, book_dir: Path) -> None:
             if not toc[key]:
                 del toc[key]
     header = (
-        "# Written by `lmgeometry book --out`: the chapters of the project's _toc.yml that\n"
+        f"{TOC_HEADER}: the chapters of the project's _toc.yml that\n"
         "# were executed into this folder.\n"
     )
-    (book_dir / "_toc.yml").write_text(header + yaml.safe_dump(toc, sort_keys=False))
+    write_owned(book_dir, "_toc.yml", (header + yaml.safe_dump(toc, sort_keys=False)).encode())
     for docname in sorted(d for d in present if not is_page(d)):
-        unlink_absent(book_dir / f"{docname}.ipynb", present)
+        notebook = book_dir / f"{docname}.ipynb"
+        before = file_digest(notebook)
+        if unlink_absent(notebook, present):
+            restamp_notebook(notebook, before)
 
 
 #: A Markdown link to a chapter notebook: ``[text](NN_name.ipynb)`` (an anchor may follow).
 _CHAPTER_LINK = re.compile(r"\[([^\]]+)\]\((\d\d_[A-Za-z0-9_]+)\.ipynb(#[^)]*)?\)")
 
 
+#: Where a Markdown cell whose links :func:`unlink_absent` removed keeps its text with them.
+LINKED_SOURCE = "lmgeometry_linked_source"
+
+
 def unlink_absent(notebook: Path, present: set[str]) -> bool:
     """Turn the notebook's Markdown links to chapters not in ``present`` into their text.
+
+    The cell's text with its links is kept in its metadata (:data:`LINKED_SOURCE`), and every
+    call starts from it: a link comes back once its chapter is in the book.
 
     Parameters
     ----------
@@ -182,10 +198,15 @@ def unlink_absent(notebook: Path, present: set[str]) -> bool:
     for cell in nb.cells:
         if cell.cell_type != "markdown":
             continue
+        linked = cell.metadata.get(LINKED_SOURCE, cell.source)
         text = _CHAPTER_LINK.sub(
-            lambda m: m.group(0) if f"book/{m.group(2)}" in present else m.group(1), cell.source)
+            lambda m: m.group(0) if f"book/{m.group(2)}" in present else m.group(1), linked)
         changed |= text != cell.source
         cell.source = text
+        if text != linked:
+            cell.metadata[LINKED_SOURCE] = linked
+        else:
+            changed |= cell.metadata.pop(LINKED_SOURCE, None) is not None
     if changed:
         notebook.write_bytes(notebook_bytes(nb))
     return changed

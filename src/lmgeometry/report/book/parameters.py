@@ -4,6 +4,17 @@
 Precedence, lowest first: the chapter's own defaults < ``defaults`` in ``book_params.yml`` <
 the chapter's section under ``chapters`` in ``book_params.yml`` < ``-p`` overrides, plus
 ``results_path`` set by the pipeline (:func:`resolve_parameters`).
+
+A value is data, never code. ``-p`` values and ``book_params.yml`` are read as YAML restricted
+to JSON's values (:func:`plain_yaml`): text, numbers, true/false/null, lists and mappings with
+text keys; a YAML tag (``!!binary``, ``!!python/...``), an anchor or alias (``&a``, ``*a``: a
+few hundred bytes of aliases can expand to gigabytes), a date, a value over
+:data:`MAX_VALUE_CHARS` characters or nested deeper than :data:`MAX_DEPTH` is refused in one
+line. Each value is then checked against the type the chapter declares for it (``name: type =
+default`` in its parameters cell: ``int``, ``float``, ``str``, ``bool``, ``list[T]``,
+``dict[K, V]``, ``Union[...]``, ``X | None``; :func:`parameter_types`), and the cell papermill
+will write is rendered by papermill's own translator and read back: it must be nothing but
+``name = <literal>`` lines giving back the values (:func:`check_injection`).
 """
 
 from __future__ import annotations
@@ -22,10 +33,16 @@ from lmgeometry.report.book.chapters import Chapter
 
 __all__ = [
     "chapter_parameters",
+    "check_injection",
     "check_parameter_names",
     "load_book_params",
+    "MAX_DEPTH",
+    "MAX_PARAMS_FILE_BYTES",
+    "MAX_VALUE_CHARS",
+    "parameter_types",
     "PARAMS_FILE",
     "parse_overrides",
+    "plain_yaml",
     "resolve_parameters",
     "RESULTS_PARAM",
 ]
@@ -36,6 +53,104 @@ PARAMS_FILE = "book_params.yml"
 
 #: Parameter that the pipeline sets itself.
 RESULTS_PARAM = "results_path"
+
+#: The longest ``-p`` value (characters) and ``book_params.yml`` (bytes) read; the deepest
+#: nesting of lists and mappings in a value.
+MAX_VALUE_CHARS = 20_000
+MAX_PARAMS_FILE_BYTES = 1_000_000
+MAX_DEPTH = 20
+
+_PLAIN = ("write plain values only (JSON: numbers, text, true/false/null, [lists], "
+          "{mappings})")
+
+
+class _PlainLoader(yaml.SafeLoader):
+    """YAML's safe loader, refusing tags, anchors and aliases (:func:`plain_yaml`)."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        event = self.peek_event()
+        if isinstance(event, yaml.AliasEvent):
+            raise _Refused("uses a YAML alias (*name); write the value out in full, "
+                           "without anchors (&name) or aliases")
+        anchor = getattr(event, "anchor", None)
+        if anchor is not None:
+            raise _Refused(f"uses a YAML anchor (&{anchor}); write the value out in full, "
+                           "without anchors or aliases")
+        tag = getattr(event, "tag", None)
+        if tag is not None and tag != "!":
+            raise _Refused(f"has the YAML tag {tag.replace('tag:yaml.org,2002:', '!!')}; "
+                           f"{_PLAIN}, without tags")
+        return super().compose_node(parent, index)
+
+
+class _Refused(ValueError):
+    """A YAML value that is not a plain one; the message says why."""
+
+
+def plain_yaml(text: str) -> Any:
+    """A YAML text read as a plain (JSON) value: tags, anchors, aliases and non-JSON values
+    refused.
+
+    Parameters
+    ----------
+    text : str
+        At most :data:`MAX_VALUE_CHARS` characters for one value (the caller limits a file).
+
+    Returns
+    -------
+    Any
+        ``None``, a bool, int, finite float, str, or a list or dict (text keys) of those,
+        nested at most :data:`MAX_DEPTH` deep.
+
+    Raises
+    ------
+    ValueError
+        What is wrong, in words that name the fix (``yaml.YAMLError`` for invalid YAML).
+    """
+    try:
+        value = yaml.load(text, Loader=_PlainLoader)  # noqa: S506 - _PlainLoader is safe
+    except RecursionError as exc:
+        raise _Refused(f"is nested too deeply; {_PLAIN}, at most {MAX_DEPTH} levels") from exc
+    return _plain(value, 0)
+
+
+def _text(value: str) -> str:
+    """``value`` with each UTF-16 surrogate pair (``"\\ud83d\\ude00"``, as JSON writes a
+    character beyond the BMP and YAML reads it) made the one character it stands for; a lone
+    surrogate, which no file or kernel can take, is refused."""
+    if not any("\ud800" <= c <= "\udfff" for c in value):
+        return value
+    try:
+        return value.encode("utf-16", "surrogatepass").decode("utf-16")
+    except UnicodeDecodeError:
+        raise _Refused("holds a lone UTF-16 surrogate (half of a \\uXXXX pair), which is not "
+                       "a character; write the character itself or both halves") from None
+
+
+def _plain(value: Any, depth: int) -> Any:
+    """``value`` (text made whole, :func:`_text`); what is not a JSON value (a date, bytes, a
+    set, NaN) or is nested too deeply is refused."""
+    if depth > MAX_DEPTH:
+        raise _Refused(f"is nested more than {MAX_DEPTH} levels deep; {_PLAIN}")
+    if isinstance(value, str):
+        return _text(value)
+    if value is None or isinstance(value, bool | int):
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise _Refused(f"is {value}, which JSON has no number for; pass a finite number")
+        return value
+    if isinstance(value, list):
+        return [_plain(item, depth + 1) for item in value]
+    if isinstance(value, dict):
+        plain = {}
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise _Refused(f"has the mapping key {key!r}, which is not text; quote it")
+            plain[_text(key)] = _plain(item, depth + 1)
+        return plain
+    raise _Refused(f"reads as a {type(value).__name__} ({value!r}), which is not a plain "
+                   "value; quote it to pass it as text")
 
 
 def _parameters_cell(nb: Any, label: str) -> Any:
@@ -91,8 +206,128 @@ def chapter_parameters(nb: Any, label: str = "chapter") -> dict[str, Any]:
     return params
 
 
+def parameter_types(nb: Any, label: str = "chapter") -> dict[str, str]:
+    """The types a notebook's ``parameters`` cell declares: ``name: type = value`` gives
+    ``{name: "type"}`` (the annotation's source; names without one are left out).
+
+    Raises
+    ------
+    BookError
+        As :func:`chapter_parameters`.
+    """
+    cell = _parameters_cell(nb, label)
+    try:
+        tree = ast.parse(cell.source)
+    except SyntaxError as exc:
+        raise BookError(f"{label}: the parameters cell is not valid Python: {exc}") from exc
+    return {node.target.id: ast.unparse(node.annotation) for node in tree.body
+            if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)}
+
+
+#: Type names of annotations, and what a plain value of each must be.
+_SCALARS: dict[str, Any] = {
+    "int": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "float": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
+    "str": lambda v: isinstance(v, str),
+    "bool": lambda v: isinstance(v, bool),
+    "list": lambda v: isinstance(v, list),
+    "dict": lambda v: isinstance(v, dict),
+    "None": lambda v: v is None,
+}
+_LISTS = ("list", "List", "Sequence")
+_DICTS = ("dict", "Dict", "Mapping")
+
+
+def _type_name(node: ast.expr) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):  # typing.Union, t.Optional
+        return node.attr
+    if isinstance(node, ast.Constant) and node.value is None:
+        return "None"
+    return ""
+
+
+def _fits(value: Any, node: ast.expr) -> bool:
+    """Whether a plain value fits the annotation ``node`` (a type this module does not know
+    fits anything: it is left to the chapter)."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        return _fits(value, node.left) or _fits(value, node.right)
+    if not isinstance(node, ast.Subscript):
+        check = _SCALARS.get(_type_name(node))
+        return check is None or check(value)
+    base = _type_name(node.value)
+    args = list(node.slice.elts) if isinstance(node.slice, ast.Tuple) else [node.slice]
+    if base == "Union":
+        return any(_fits(value, a) for a in args)
+    if base == "Optional":
+        return value is None or _fits(value, args[0])
+    if base in _LISTS:
+        return isinstance(value, list) and all(_fits(v, args[0]) for v in value)
+    if base in _DICTS and len(args) == 2:
+        return isinstance(value, dict) and all(_fits(k, args[0]) and _fits(v, args[1])
+                                               for k, v in value.items())
+    return True
+
+
+def _check_type(chapter: str, name: str, annotation: str, default: Any, value: Any) -> None:
+    """``value`` must be of the type the chapter declares for ``name``."""
+    try:
+        node = ast.parse(annotation, mode="eval").body
+    except SyntaxError:
+        return
+    if _fits(value, node):
+        return
+    shown = repr(value) if len(repr(value)) <= 80 else f"{repr(value)[:60]}..."
+    raise BookUsageError(f"{chapter}: {name} must be {annotation} (its default is "
+                         f"{json.dumps(default)}), not {shown}; e.g. -p {name} "
+                         f"'{json.dumps(default)}'")
+
+
+def check_injection(chapter: str, values: dict[str, Any]) -> None:
+    """The parameters cell papermill will write for ``values`` holds nothing but them.
+
+    The cell is rendered by papermill's own translator for the chapters' Python kernel
+    (``papermill.translators.translate_parameters``, what papermill injects) and read back:
+    every statement must be ``name = <literal>`` and the literal must be the value given. A
+    value papermill cannot quote safely would show here as a call or another name, before any
+    kernel starts.
+
+    Raises
+    ------
+    BookUsageError
+        Naming the parameter and what papermill would have written.
+    """
+    from papermill.translators import translate_parameters
+
+    text = translate_parameters("python3", "python", values, "Parameters")
+    try:
+        body = ast.parse(text).body
+    except SyntaxError as exc:
+        raise BookUsageError(f"{chapter}: papermill would write parameters that are not "
+                             f"Python ({exc}); {_PLAIN}") from None
+    seen = set()
+    for node in body:
+        target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 \
+            else None
+        name = target.id if isinstance(target, ast.Name) else None
+        try:
+            same = name in values and json.dumps(ast.literal_eval(node.value), sort_keys=True) \
+                == json.dumps(values[name], sort_keys=True)
+        except (ValueError, TypeError, SyntaxError, AttributeError, RecursionError):
+            same = False
+        if not same:
+            raise BookUsageError(f"{chapter}: papermill would write "
+                                 f"{ast.get_source_segment(text, node)!r} into the parameters "
+                                 f"cell, which is not a plain value; {_PLAIN}")
+        seen.add(name)
+    if seen != set(values):
+        raise BookUsageError(f"{chapter}: papermill would leave out {sorted(set(values) - seen)}")
+
+
 def parse_overrides(pairs: Sequence[Sequence[str]]) -> dict[str, Any]:
-    """Parse ``-p NAME VALUE`` pairs; each value is YAML (``'[gpt2, bert-base-cased]'``, ``3``).
+    """Parse ``-p NAME VALUE`` pairs; each value is a plain YAML value (``'[gpt2,
+    bert-base-cased]'``, ``3``; :func:`plain_yaml`).
 
     Parameters
     ----------
@@ -106,18 +341,26 @@ def parse_overrides(pairs: Sequence[Sequence[str]]) -> dict[str, Any]:
 
     Raises
     ------
-    BookError
-        If a name is not a Python identifier or a value is not valid YAML.
+    BookUsageError
+        If a name is not a Python identifier, or a value is not valid YAML, not a plain value
+        (a tag, an anchor or alias, a date), longer than :data:`MAX_VALUE_CHARS` characters
+        or nested deeper than :data:`MAX_DEPTH`.
     """
     parsed: dict[str, Any] = {}
     for name, text in pairs:
         if not name.isidentifier():
             raise BookUsageError(f"-p {name}: a parameter name must be a Python identifier")
+        shown = repr(text) if len(text) <= 60 else f"{text[:40]!r}... ({len(text):,} characters)"
+        if len(text) > MAX_VALUE_CHARS:
+            raise BookUsageError(f"-p {name} {shown}: the value is longer than "
+                                 f"{MAX_VALUE_CHARS:,} characters; no parameter needs that")
         try:
-            parsed[name] = yaml.safe_load(text)
+            parsed[name] = plain_yaml(text)
+        except _Refused as exc:
+            raise BookUsageError(f"-p {name} {shown}: the value {exc}") from None
         except yaml.YAMLError as exc:
-            raise BookUsageError(f"-p {name} {text!r}: the value is not valid YAML: "
-                                 f"{exc}") from exc
+            raise BookUsageError(f"-p {name} {shown}: the value is not valid YAML: "
+                                 f"{' '.join(str(exc).split())}") from None
     return parsed
 
 
@@ -139,14 +382,20 @@ def load_book_params(path: Path) -> dict[str, dict[str, Any]]:
     Raises
     ------
     BookError
-        If the file has another shape.
+        If the file has another shape, or a value that is not a plain one (see
+        :func:`plain_yaml`).
     """
     if not path.is_file():
         return {"defaults": {}, "chapters": {}}
+    if path.stat().st_size > MAX_PARAMS_FILE_BYTES:
+        raise BookError(f"{path} is larger than {MAX_PARAMS_FILE_BYTES:,} bytes; it holds "
+                        "parameter values only")
     try:
-        data = yaml.safe_load(path.read_text()) or {}
-    except yaml.YAMLError as exc:
-        raise BookError(f"{path} is not valid YAML: {exc}") from exc
+        data = plain_yaml(path.read_text()) or {}
+    except _Refused as exc:
+        raise BookError(f"{path}: a value {exc}") from None
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise BookError(f"{path} is not valid YAML: {' '.join(str(exc).split())}") from None
     if not isinstance(data, dict) or set(data) - {"defaults", "chapters"}:
         raise BookError(f"{path}: expected a mapping with the keys 'defaults' and 'chapters'")
     defaults = data.get("defaults") or {}
@@ -167,6 +416,7 @@ def resolve_parameters(
     declared: dict[str, Any],
     config: dict[str, dict[str, Any]],
     overrides: dict[str, Any],
+    types: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """The parameters papermill injects into one chapter.
 
@@ -186,18 +436,23 @@ def resolve_parameters(
         From :func:`load_book_params`.
     overrides : dict
         From :func:`parse_overrides`.
+    types : dict, optional
+        The types the chapter declares (:func:`parameter_types`): each value must fit its
+        parameter's.
 
     Returns
     -------
     dict
-        Name -> value, in the order papermill writes them.
+        Name -> value, in the order papermill writes them; the cell papermill writes from them
+        is checked (:func:`check_injection`).
 
     Raises
     ------
     BookError
         If the chapter does not declare ``results_path``, its ``book_params.yml`` section
-        names a parameter it does not declare, ``results_path`` is overridden, or a
-        parameter whose default is a list is given a single value.
+        names a parameter it does not declare, ``results_path`` is overridden, a parameter
+        whose default is a list is given a single value, or a value does not fit its declared
+        type (:class:`~lmgeometry.errors.BookUsageError`, exit status 2).
     """
     if RESULTS_PARAM not in declared:
         raise BookError(f"{chapter}: its parameters cell must declare {RESULTS_PARAM}")
@@ -217,7 +472,10 @@ def resolve_parameters(
     for name, value in merged.items():
         _check_list(chapter, name, declared[name], value)
         _check_number(chapter, name, declared[name], value)
+        if name in (types or {}):
+            _check_type(chapter, name, types[name], declared[name], value)
     merged[RESULTS_PARAM] = f"{chapter}.results.json"
+    check_injection(chapter, merged)
     return merged
 
 
