@@ -223,20 +223,22 @@ def build_book(
             write_book_config(root, book_dir)
         html_dir, html_s = (_html_step(book_dir, force=force) if html
                             else (book_dir / NOTEBOOK_DIR, None))
-    if profile:
-        _print_profile(book_dir, rows, html, html_s)
-    executed = sum(row.status == "executed" for row in rows)
-    print(f"[book] done in {clock(time.perf_counter() - started)} ({executed} chapter(s) "
-          f"executed, {len(rows) - executed} unchanged)", flush=True)
+    _closing_lines(book_dir, rows, profile=profile, html=html, html_s=html_s, started=started)
     return html_dir
 
 
-def _print_profile(book_dir: Path, rows: list[ChapterProfile], html: bool,
-                   html_s: float | None) -> None:
-    html_note = ("not built (--no-html)" if not html else
-                 "skipped (unchanged)" if html_s is None else f"{html_s:.1f} s")
-    print(f"[book] profile ({book_dir / PROFILE_FILE}):\n{profile_table(rows)}\n"
-          f"HTML build: {html_note}", flush=True)
+def _closing_lines(book_dir: Path, rows: list[ChapterProfile], *, profile: bool, html: bool,
+                   html_s: float | None, started: float) -> None:
+    """The build's last lines: the profile table (``profile``), then its own time and how many
+    chapters ran."""
+    if profile:
+        html_note = ("not built (--no-html)" if not html else
+                     "skipped (unchanged)" if html_s is None else f"{html_s:.1f} s")
+        print(f"[book] profile ({book_dir / PROFILE_FILE}):\n{profile_table(rows)}\n"
+              f"HTML build: {html_note}", flush=True)
+    executed = sum(row.status == "executed" for row in rows)
+    print(f"[book] done in {clock(time.perf_counter() - started)} ({executed} chapter(s) "
+          f"executed, {len(rows) - executed} unchanged)", flush=True)
 
 
 def _execute_all(root: Path, book_dir: Path, toc: Sequence[Chapter],
