@@ -214,6 +214,42 @@ def save_bert(folder: Path, *, vocab_size: int | None = None, positions: int = 6
     return folder
 
 
+@pytest.fixture(scope="module")
+def tiny_folder(tmp_path_factory) -> Path:
+    """A saved tiny BERT (:func:`save_bert`), one per test module."""
+    return save_bert(tmp_path_factory.mktemp("tiny"))
+
+
+@pytest.fixture(scope="module")
+def tiny(tiny_folder):
+    """:func:`tiny_folder` loaded on the CPU."""
+    from lmgeometry.io import models
+
+    return models.load_model(str(tiny_folder), device="cpu")
+
+
+def run_cli(capsys, *argv: object) -> tuple[int, str, list[str]]:
+    """``lmgeometry argv``: exit status, stdout and the non-blank stderr lines."""
+    from lmgeometry.cli import main
+
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, [line for line in err.splitlines() if line.strip()]
+
+
+def assert_one_line(code: int, err: list[str], command: str, status: int,
+                    *fragments: str) -> str:
+    """The command ended with ``status``, no traceback, and exactly one error line (the last;
+    progress bars may come before it) naming every fragment; returns that line."""
+    assert code == status, err
+    assert not any("Traceback" in line for line in err), err
+    errors = [line for line in err if line.startswith(f"lmgeometry {command}: error: ")]
+    assert len(errors) == 1 and errors[0] == err[-1], err
+    for fragment in fragments:
+        assert fragment in errors[0], (fragment, errors[0])
+    return errors[0]
+
+
 def array_store(folder, layers, words, *, name: str = "test-model", kind: str | None = None,
                 special=None, special_words=None, shards: int | None = None):
     """A real store entry written from arrays, opened with :class:`Store`.

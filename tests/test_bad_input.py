@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import save_bert
+from conftest import assert_one_line, run_cli, save_bert
 
 from lmgeometry.activations import entry as entry_module
 from lmgeometry.activations.integrity import seal_meta
@@ -52,16 +52,6 @@ LONG = " ".join(["word"] * 80) + "."
 
 
 @pytest.fixture(scope="module")
-def tiny_folder(tmp_path_factory):
-    return save_bert(tmp_path_factory.mktemp("tiny"))
-
-
-@pytest.fixture(scope="module")
-def tiny(tiny_folder):
-    return models.load_model(str(tiny_folder), device="cpu")
-
-
-@pytest.fixture(scope="module")
 def corpus():
     return sentences(TEXTS, name="bad-input")
 
@@ -73,25 +63,6 @@ def no_corpus_build(monkeypatch):
         raise AssertionError("the corpus was built before the cheap checks")
 
     monkeypatch.setattr(corpora, "build", refuse)
-
-
-def run(capsys, *argv: str) -> tuple[int, str, list[str]]:
-    """``lmgeometry argv``: exit status, stdout and the non-blank stderr lines."""
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, [line for line in err.splitlines() if line.strip()]
-
-
-def assert_one_line(code: int, err: list[str], command: str, status: int,
-                    *fragments: str) -> str:
-    """The command ended with ``status`` and exactly one error line naming ``fragments``."""
-    assert code == status, err
-    assert not any("Traceback" in line for line in err), err
-    errors = [line for line in err if line.startswith(f"lmgeometry {command}: error: ")]
-    assert len(errors) == 1 and errors[0] == err[-1], err
-    for fragment in fragments:
-        assert fragment in errors[0], (fragment, errors[0])
-    return errors[0]
 
 
 def entries(root: Path) -> list[str]:
@@ -115,7 +86,7 @@ def test_folder_without_tokenizer_files_is_refused(tmp_path, capsys, no_corpus_b
     assert "tokenizer.save_pretrained(folder)" in str(info.value)
     with pytest.raises(ModelSpecError, match="holds no tokenizer files"):
         models.resolve_fingerprint(str(folder))  # no fingerprint, so no stale cache hit
-    code, out, err = run(capsys, *extract_args(folder, tmp_path / "store"))
+    code, out, err = run_cli(capsys, *extract_args(folder, tmp_path / "store"))
     assert_one_line(code, err, "extract", 2, str(folder), "no tokenizer files")
     assert out == "" and entries(tmp_path / "store") == []
 
@@ -289,17 +260,17 @@ def test_changed_bytes_are_found_by_the_checksums_on_every_path(entry, tiny, cor
 @pytest.mark.data
 def test_cli_rebuilds_a_damaged_cache_hit_and_verify_names_it(tiny_folder, tmp_path, capsys):
     root = tmp_path / "store"
-    code, out, _ = run(capsys, *extract_args(tiny_folder, root))
+    code, out, _ = run_cli(capsys, *extract_args(tiny_folder, root))
     assert code == 0
     path = Path(out.splitlines()[0])
     damage_layer_bytes(path / "layer_00.npy")
-    code, out, err = run(capsys, "store", "verify", root)
+    code, out, err = run_cli(capsys, "store", "verify", root)
     assert code == 1 and f"{path.name} damaged" in " ".join(out.split())
     assert any("layer_00.npy" in line for line in err)
-    code, out, err = run(capsys, *extract_args(tiny_folder, root))
+    code, out, err = run_cli(capsys, *extract_args(tiny_folder, root))
     assert code == 0 and Path(out.splitlines()[0]) == path
     assert any("layer_00.npy" in line and "moved aside" in line for line in err)
-    code, out, _ = run(capsys, "store", "verify", root)
+    code, out, _ = run_cli(capsys, "store", "verify", root)
     assert code == 0 and "all 1 store entries verified" in out
 
 
@@ -378,8 +349,8 @@ def home(tmp_path, monkeypatch):
 
 @pytest.mark.data
 def test_tilde_in_out_and_root_is_the_home_folder(home, tiny_folder, tiny, corpus, capsys):
-    code, out, _ = run(capsys, "extract", "--model", tiny_folder, "--corpus", "sts", "--n", "3",
-                       "--out=~/x")
+    code, out, _ = run_cli(capsys, "extract", "--model", tiny_folder, "--corpus", "sts", "--n", "3",
+                           "--out=~/x")
     assert code == 0 and Path(out.splitlines()[0]).parent == home / "x"
     store = activations(tiny, corpus, root="~/y", progress=False)
     assert store.path.parent == home / "y"
@@ -435,7 +406,7 @@ def test_extract_mistakes_are_one_line(argv, status, fragment, tiny_folder, tmp_
     base = {"--model": str(tiny_folder), "--corpus": "sts"}
     base.update(dict(zip(argv[::2], argv[1::2], strict=True)))
     args = ["extract", *(x for kv in base.items() for x in kv), "--out", str(tmp_path / "s")]
-    code, out, err = run(capsys, *args)
+    code, out, err = run_cli(capsys, *args)
     assert_one_line(code, err, "extract", status, fragment)
     assert out == "" and not (tmp_path / "s").exists()
 
@@ -443,7 +414,7 @@ def test_extract_mistakes_are_one_line(argv, status, fragment, tiny_folder, tmp_
 def test_uncached_hub_model_without_hub_fails_before_the_corpus(tmp_path, capsys, monkeypatch,
                                                                 no_corpus_build):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    code, _, err = run(capsys, *extract_args("nobody-xyz/no-such-model", tmp_path / "s"))
+    code, _, err = run_cli(capsys, *extract_args("nobody-xyz/no-such-model", tmp_path / "s"))
     assert_one_line(code, err, "extract", 1, "the Hugging Face hub is offline",
                     "Use an offline alias instead")
 
@@ -451,9 +422,9 @@ def test_uncached_hub_model_without_hub_fails_before_the_corpus(tmp_path, capsys
 def test_store_root_that_is_a_file(tiny_folder, tmp_path, capsys, no_corpus_build):
     afile = tmp_path / "afile"
     afile.write_text("x")
-    code, _, err = run(capsys, *extract_args(tiny_folder, afile))
+    code, _, err = run_cli(capsys, *extract_args(tiny_folder, afile))
     assert_one_line(code, err, "extract", 2, f"the store root (--out) {afile} is a file")
-    code, _, err = run(capsys, *extract_args(tiny_folder, afile / "below"))
+    code, _, err = run_cli(capsys, *extract_args(tiny_folder, afile / "below"))
     assert_one_line(code, err, "extract", 2, f"{afile} is a file")
     with pytest.raises(PathError, match="is a file"):
         activations("unused", None, root=afile)  # type: ignore[arg-type]
@@ -464,10 +435,10 @@ def test_cache_root_that_is_a_file(tiny_folder, tmp_path, capsys, monkeypatch,
     afile = tmp_path / "cache-file"
     afile.write_text("x")
     monkeypatch.setenv(paths.CACHE_ENV, str(afile))
-    code, _, err = run(capsys, *extract_args(tiny_folder, tmp_path / "s"))
+    code, _, err = run_cli(capsys, *extract_args(tiny_folder, tmp_path / "s"))
     assert_one_line(code, err, "extract", 2, f"the cache root {afile} is a file",
                     paths.CACHE_ENV)
-    code, out, err = run(capsys, "models")
+    code, out, err = run_cli(capsys, "models")
     assert_one_line(code, err, "models", 2, f"the cache root {afile} is a file")
     assert out == "" and len(err) == 1  # no warning per alias
 
@@ -475,7 +446,7 @@ def test_cache_root_that_is_a_file(tiny_folder, tmp_path, capsys, monkeypatch,
 def test_missing_mirror_is_one_line(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv(paths.MIRROR_ENV, str(tmp_path / "nowhere"))
     monkeypatch.setenv(paths.CACHE_ENV, str(tmp_path / "cache"))
-    code, out, err = run(capsys, "data", "verify")
+    code, out, err = run_cli(capsys, "data", "verify")
     assert_one_line(code, err, "data", 1, f"LMGEOMETRY_DATA_MIRROR={tmp_path / 'nowhere'} is "
                                           "not a folder", "unset it")
     assert out == "" and len(err) == 1
@@ -490,7 +461,7 @@ def test_data_verify_table_is_compact(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv(paths.MIRROR_ENV, str(mirror))
     monkeypatch.setenv(paths.CACHE_ENV, str(tmp_path / "cache"))
     n_files = len(data.manifest())
-    code, out, err = run(capsys, "data", "verify")
+    code, out, err = run_cli(capsys, "data", "verify")
     assert code == 1
     lines = out.splitlines()
     assert lines[0].split() == ["name", "status", "size"] and len(lines) == n_files + 1
@@ -503,7 +474,7 @@ def test_data_verify_table_is_compact(tmp_path, capsys, monkeypatch):
 
 @pytest.mark.mirror
 def test_data_verify_on_the_mirror(capsys):
-    code, out, err = run(capsys, "data", "verify")
+    code, out, err = run_cli(capsys, "data", "verify")
     assert code == 0 and err == []
     assert out.splitlines()[-1].startswith("all ") and "verified" in out
     assert max(len(line) for line in out.splitlines()) < 80
@@ -516,7 +487,7 @@ def test_ctrl_c_exits_130_and_leaves_nothing(tiny_folder, tmp_path, capsys, monk
 
     monkeypatch.setattr(entry_module, "block_rows", interrupt)
     root = tmp_path / "store"
-    code, out, err = run(capsys, *extract_args(tiny_folder, root))
+    code, out, err = run_cli(capsys, *extract_args(tiny_folder, root))
     assert code == 130 and err[-1] == "lmgeometry extract: interrupted"
     assert not any("Traceback" in line for line in err)
     assert out == "" and entries(root) == []
@@ -524,8 +495,8 @@ def test_ctrl_c_exits_130_and_leaves_nothing(tiny_folder, tmp_path, capsys, monk
 
 def test_debug_shows_the_traceback(capsys, no_corpus_build, tmp_path):
     for argv in (["--debug", "extract"], ["extract", "--debug"]):
-        code, _, err = run(capsys, *argv, "--model", "./no-such-folder", "--corpus", "sts",
-                           "--out", tmp_path)
+        code, _, err = run_cli(capsys, *argv, "--model", "./no-such-folder", "--corpus", "sts",
+                               "--out", tmp_path)
         assert code == 2 and err[0].startswith("Traceback")
         assert err[-1].startswith("lmgeometry extract: error: no such folder")
 
@@ -544,7 +515,7 @@ def test_all_sentences_too_long_is_an_error(tiny, tmp_path):
 def test_all_sentences_too_long_from_the_cli(tmp_path, capsys):
     folder = save_bert(tmp_path / "four-positions", positions=4)
     root = tmp_path / "store"
-    code, out, err = run(capsys, *extract_args(folder, root, "--too-long", "skip"))
+    code, out, err = run_cli(capsys, *extract_args(folder, root, "--too-long", "skip"))
     assert_one_line(code, err, "extract", 1, "all 3 sentences are longer than the 4 tokens")
     assert out == "" and entries(root) == []
 
@@ -569,7 +540,7 @@ def test_invisible_words_are_dropped_and_counted(tiny, tmp_path):
 
 @pytest.mark.data
 def test_prepend_bos_error_speaks_cli(tiny_folder, tmp_path, capsys):
-    code, _, err = run(capsys, *extract_args(tiny_folder, tmp_path, "--prepend-bos", "yes"))
+    code, _, err = run_cli(capsys, *extract_args(tiny_folder, tmp_path, "--prepend-bos", "yes"))
     assert_one_line(code, err, "extract", 2, "--prepend-bos yes", "applies to decoders only",
                     "--prepend-bos auto")
     assert entries(tmp_path) == []
@@ -577,15 +548,15 @@ def test_prepend_bos_error_speaks_cli(tiny_folder, tmp_path, capsys):
 
 @pytest.mark.mirror
 def test_semcor_size_error_names_the_option(tiny_folder, tmp_path, capsys):
-    code, _, err = run(capsys, "extract", "--model", tiny_folder, "--corpus", "semcor_targets",
-                       "--n", "100000", "--out", tmp_path)
+    code, _, err = run_cli(capsys, "extract", "--model", tiny_folder, "--corpus", "semcor_targets",
+                           "--n", "100000", "--out", tmp_path)
     assert_one_line(code, err, "extract", 2, "pass n_words <=", "--n of `lmgeometry extract")
 
 
 @pytest.mark.data
 def test_too_large_n_names_the_option(tiny_folder, tmp_path, capsys):
-    code, _, err = run(capsys, "extract", "--model", tiny_folder, "--corpus", "sts", "--n",
-                       "10000000", "--out", tmp_path)
+    code, _, err = run_cli(capsys, "extract", "--model", tiny_folder, "--corpus", "sts", "--n",
+                           "10000000", "--out", tmp_path)
     assert_one_line(code, err, "extract", 2, "asked for n=10,000,000 sentences",
                     "--n of `lmgeometry extract`")
 
@@ -619,7 +590,7 @@ def test_n_must_be_positive(capsys):
 
 def test_book_refuses_an_empty_model_list(tmp_path, capsys):
     out = tmp_path / "book"
-    code, stdout, err = run(capsys, "book", "-p", "models", "[]", "--no-html", "--out", out)
+    code, stdout, err = run_cli(capsys, "book", "-p", "models", "[]", "--no-html", "--out", out)
     assert_one_line(code, err, "book", 2, "models is an empty list", "-p models '[")
     assert stdout == "" and not out.exists()  # nothing executed, nothing created
 
@@ -627,7 +598,7 @@ def test_book_refuses_an_empty_model_list(tmp_path, capsys):
 def test_book_refuses_an_out_that_is_a_file(tmp_path, capsys):
     afile = tmp_path / "afile"
     afile.write_text("x")
-    code, _, err = run(capsys, "book", "--out", afile)
+    code, _, err = run_cli(capsys, "book", "--out", afile)
     assert_one_line(code, err, "book", 2, f"the book folder (--out) {afile} is a file")
     assert afile.read_text() == "x"
 
@@ -644,9 +615,9 @@ def test_empty_list_parameter_is_a_usage_error():
 
 
 def test_store_verify_of_a_missing_path(tmp_path, capsys):
-    code, _, err = run(capsys, "store", "verify", tmp_path / "nowhere")
+    code, _, err = run_cli(capsys, "store", "verify", tmp_path / "nowhere")
     assert_one_line(code, err, "store", 2, "does not exist")
-    code, out, _ = run(capsys, "store", "verify", tmp_path)
+    code, out, _ = run_cli(capsys, "store", "verify", tmp_path)
     assert code == 0 and out.strip() == "no store entries to verify"
 
 
@@ -698,8 +669,8 @@ def test_a_model_folders_own_code_never_runs_unless_asked(tmp_path, monkeypatch)
 
 
 def test_finetune_max_length_beyond_the_window_is_a_usage_error(capsys, tiny_folder):
-    code, out, err = run(capsys, "finetune", "--model", str(tiny_folder), "--task", "sst2",
-                         "--max-length", "100000")
+    code, out, err = run_cli(capsys, "finetune", "--model", str(tiny_folder), "--task", "sst2",
+                             "--max-length", "100000")
     assert_one_line(code, err, "finetune", 2, "--max-length 100000", "or less")
 
 

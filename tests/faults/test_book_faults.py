@@ -18,9 +18,9 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from conftest import run_cli
 from fixtures.book_project import ROOT, make_project
 
-from lmgeometry.cli import main
 from lmgeometry.errors import BookError, BookUsageError
 from lmgeometry.report.book import (
     build_book,
@@ -33,12 +33,6 @@ from lmgeometry.report.book.folder import BOOK_MARKER, book_lock, claim_out
 
 #: A deadlock guard for subprocesses (never reached by a working run), not a time budget.
 GUARD_S = 900
-
-
-def run(capsys, *argv: str) -> tuple[int, str, list[str]]:
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, [line for line in err.splitlines() if line.strip()]
 
 
 def one_line(code: int, err: list[str], status: int, *fragments: str) -> str:
@@ -65,8 +59,8 @@ def test_the_binary_payload_of_the_issue_is_refused_and_runs_nothing(tmp_path, c
     cell = PythonTranslator.codify({"pooling": code})  # what the old pipeline injected
     assert "__import__" in cell and "system(" in cell  # the hazard is real
     out = tmp_path / "book"
-    status, stdout, err = run(capsys, "book", "-p", "pooling", payload, "--chapters", "06",
-                              "--no-html", "--out", out)
+    status, stdout, err = run_cli(capsys, "book", "-p", "pooling", payload, "--chapters", "06",
+                                  "--no-html", "--out", out)
     one_line(status, err, 2, "-p pooling", "the YAML tag !!binary", "without tags")
     assert stdout == "" and not out.exists() and not canary.exists()
     with pytest.raises(BookUsageError, match="is not a plain value"):
@@ -105,9 +99,9 @@ def test_hostile_text_through_p_arrives_as_the_same_text_and_runs_nothing(tmp_pa
     project = echo_project(tmp_path / "project")
     monkeypatch.chdir(project)
     out = tmp_path / "book"
-    status, _, err = run(capsys, "book", "--no-html", "--out", out,
-                         "-p", "label", json.dumps(texts[0]),
-                         "-p", "labels", json.dumps(texts))
+    status, _, err = run_cli(capsys, "book", "--no-html", "--out", out,
+                             "-p", "label", json.dumps(texts[0]),
+                             "-p", "labels", json.dumps(texts))
     assert status == 0, err
     assert echoed(out) == {"label": texts[0], "labels": texts}
     assert not canary.exists()
@@ -133,7 +127,7 @@ def test_the_binary_payload_in_book_params_is_refused_and_runs_nothing(tmp_path,
         f"defaults:\n  label: !!binary {base64.b64encode(code).decode()}\n")
     monkeypatch.chdir(project)
     out = tmp_path / "book"
-    status, _, err = run(capsys, "book", "--no-html", "--out", out)
+    status, _, err = run_cli(capsys, "book", "--no-html", "--out", out)
     one_line(status, err, 1, "book_params.yml: a value has the YAML tag !!binary")
     assert not out.exists() and not canary.exists()
     assert not (project / "book").exists()
@@ -222,7 +216,7 @@ def test_book_params_file_gets_the_same_rules(tmp_path):
 def test_values_are_checked_against_the_declared_types_before_any_kernel(tmp_path, capsys, name,
                                                                        value, fragment):
     out = tmp_path / "book"
-    status, stdout, err = run(capsys, "book", "-p", name, value, "--no-html", "--out", out)
+    status, stdout, err = run_cli(capsys, "book", "-p", name, value, "--no-html", "--out", out)
     one_line(status, err, 2, fragment)
     assert stdout == "" and not out.exists()
 
@@ -258,8 +252,8 @@ def user_folder(folder: Path) -> dict[Path, bytes]:
 
 def test_out_refuses_a_folder_holding_someone_elses_files(tmp_path, capsys):
     files = user_folder(tmp_path / "mine")
-    status, stdout, err = run(capsys, "book", "--out", tmp_path / "mine", "--no-html",
-                              "--chapters", "99")
+    status, stdout, err = run_cli(capsys, "book", "--out", tmp_path / "mine", "--no-html",
+                                  "--chapters", "99")
     one_line(status, err, 2, "holds files that lmgeometry did not write", "_config.yml",
              "Pass a new or empty folder")
     assert {p: p.read_bytes() for p in files} == files
@@ -274,7 +268,7 @@ def test_out_refuses_a_folder_holding_any_one_of_the_books_files(tmp_path, capsy
     mine = tmp_path / "mine"
     (mine / name).parent.mkdir(parents=True)
     (mine / name).write_bytes(b"format: jb-book\nroot: intro\n")
-    status, stdout, err = run(capsys, "book", "--out", mine, "--no-html", "--chapters", "99")
+    status, stdout, err = run_cli(capsys, "book", "--out", mine, "--no-html", "--chapters", "99")
     one_line(status, err, 2, f"holds files that lmgeometry did not write ({name.split('/')[0]})",
              "Pass a new or empty folder")
     assert stdout == "" and (mine / name).read_bytes() == b"format: jb-book\nroot: intro\n"

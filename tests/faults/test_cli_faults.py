@@ -14,33 +14,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import save_bert
+from conftest import assert_one_line, run_cli
 
 from lmgeometry.cli import main
 from lmgeometry.io import paths
-
-
-def run(capsys, *argv: str) -> tuple[int, str, list[str]]:
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, [line for line in err.splitlines() if line.strip()]
-
-
-def one_line(code: int, err: list[str], command: str, status: int, *fragments: str) -> str:
-    """``status``, no traceback, exactly one error line (the last; progress bars may come
-    before it) holding every fragment."""
-    assert code == status, err
-    assert not any("Traceback" in line for line in err), err
-    errors = [line for line in err if line.startswith(f"lmgeometry {command}: error: ")]
-    assert len(errors) == 1 and errors[0] == err[-1], err
-    for fragment in fragments:
-        assert fragment in errors[0], (fragment, errors[0])
-    return errors[0]
-
-
-@pytest.fixture(scope="module")
-def tiny_folder(tmp_path_factory):
-    return save_bert(tmp_path_factory.mktemp("tiny"))
 
 
 def test_a_cache_root_that_links_to_nothing(tmp_path, capsys, monkeypatch, tiny_folder):
@@ -48,9 +25,9 @@ def test_a_cache_root_that_links_to_nothing(tmp_path, capsys, monkeypatch, tiny_
     link = tmp_path / "cache"
     link.symlink_to(tmp_path / "gone", target_is_directory=True)
     monkeypatch.setenv(paths.CACHE_ENV, str(link))
-    code, _, err = run(capsys, "extract", "--model", tiny_folder, "--corpus", "sts", "--n", "3")
-    one_line(code, err, "extract", 2, f"the cache root {link} is a symbolic link to",
-             "which does not exist; create that folder")
+    code, _, err = run_cli(capsys, "extract", "--model", tiny_folder, "--corpus", "sts", "--n", "3")
+    assert_one_line(code, err, "extract", 2, f"the cache root {link} is a symbolic link to",
+                    "which does not exist; create that folder")
     assert link.is_symlink() and not (tmp_path / "gone").exists()
 
 
@@ -89,13 +66,13 @@ def test_pretrain_on_a_cuda_device_this_machine_lacks(tmp_path, capsys):
 
     if torch.cuda.is_available():
         pytest.skip("this machine has a CUDA device")
-    code, _, err = run(capsys, "pretrain", "--objective", "mlm", "--device", "cuda",
-                       "--out", tmp_path / "runs")
-    one_line(code, err, "pretrain", 2, "--device cuda: this machine has no CUDA device",
-             "pass --device cpu")
+    code, _, err = run_cli(capsys, "pretrain", "--objective", "mlm", "--device", "cuda",
+                           "--out", tmp_path / "runs")
+    assert_one_line(code, err, "pretrain", 2, "--device cuda: this machine has no CUDA device",
+                    "pass --device cpu")
     assert not (tmp_path / "runs").exists()
-    code, _, err = run(capsys, "pretrain", "--objective", "mlm", "--device", "gpu0")
-    one_line(code, err, "pretrain", 2, "--device 'gpu0' is not a torch device")
+    code, _, err = run_cli(capsys, "pretrain", "--objective", "mlm", "--device", "gpu0")
+    assert_one_line(code, err, "pretrain", 2, "--device 'gpu0' is not a torch device")
 
 
 @pytest.fixture
@@ -129,10 +106,10 @@ def test_a_read_only_corpora_folder_is_one_line(tmp_path, capsys, monkeypatch, r
     (cache / "corpora").mkdir(parents=True)
     monkeypatch.setenv(paths.CACHE_ENV, str(cache))
     read_only(cache / "corpora")
-    code, out, err = run(capsys, "extract", "--model", tiny_folder, "--corpus", "sts", "--n",
-                         "3")
-    line = one_line(code, err, "extract", 2, f"cannot write {cache / 'corpora'}",
-                    "or point LMGEOMETRY_CACHE at a folder you can write to")
+    code, out, err = run_cli(capsys, "extract", "--model", tiny_folder, "--corpus", "sts", "--n",
+                             "3")
+    line = assert_one_line(code, err, "extract", 2, f"cannot write {cache / 'corpora'}",
+                           "or point LMGEOMETRY_CACHE at a folder you can write to")
     assert "permission denied" in line or "operation not permitted" in line
     assert out == "" and list((cache / "corpora").iterdir()) == []
     assert not (cache / "activations").exists() or not any((cache / "activations").iterdir())
@@ -143,9 +120,9 @@ def test_results_export_to_a_file_or_from_a_truncated_results_file(tmp_path, cap
     results.write_text('{"layers": [{"layer": 0, "value": 1.0}, {"layer": 1, "va')
     afile = tmp_path / "afile"
     afile.write_text("mine")
-    code, _, err = run(capsys, "results", "export", results, "--out", afile)
-    one_line(code, err, "results", 2, f"the output folder (--out) {afile} is a file")
+    code, _, err = run_cli(capsys, "results", "export", results, "--out", afile)
+    assert_one_line(code, err, "results", 2, f"the output folder (--out) {afile} is a file")
     assert afile.read_text() == "mine"
-    code, _, err = run(capsys, "results", "export", results, "--out", tmp_path / "tables")
-    one_line(code, err, "results", 2, f"{results} is not valid JSON", "truncated")
+    code, _, err = run_cli(capsys, "results", "export", results, "--out", tmp_path / "tables")
+    assert_one_line(code, err, "results", 2, f"{results} is not valid JSON", "truncated")
     assert not (tmp_path / "tables").exists()

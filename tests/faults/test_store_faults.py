@@ -23,14 +23,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import save_bert
 
 from lmgeometry.activations import store as store_module
 from lmgeometry.activations.integrity import SEAL_FILE
 from lmgeometry.activations.store import Store, activations, entry_name, store_key
 from lmgeometry.cli import main
 from lmgeometry.errors import StoreError, UnsealedEntryError
-from lmgeometry.io import models
 from lmgeometry.io.corpus import sentences
 
 pytestmark = pytest.mark.data
@@ -41,16 +39,6 @@ TEXTS = ["The bank raised its rates on Monday.",
 
 #: A deadlock guard for subprocesses (never reached by a working run), not a time budget.
 GUARD_S = 900
-
-
-@pytest.fixture(scope="module")
-def tiny_folder(tmp_path_factory):
-    return save_bert(tmp_path_factory.mktemp("tiny"))
-
-
-@pytest.fixture(scope="module")
-def tiny(tiny_folder):
-    return models.load_model(str(tiny_folder), device="cpu")
 
 
 @pytest.fixture(scope="module")
