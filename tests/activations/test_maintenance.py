@@ -22,7 +22,7 @@ from lmgeometry.cli import main
 
 
 def keyed_entry(root: Path, code: dict | None, *, corpus: str = "sts", seal: bool = True,
-                pooling: str = "mean") -> Path:
+                pooling: str = "mean", backend: str = "torch") -> Path:
     """An entry written from arrays under the name its recorded inputs key it as."""
     words = pd.DataFrame({"sentence_id": np.arange(4, dtype=np.int32),
                           "word_index": np.zeros(4, np.int32), "text": list("abcd")})
@@ -30,6 +30,9 @@ def keyed_entry(root: Path, code: dict | None, *, corpus: str = "sts", seal: boo
                           [np.ones((4, 3), np.float32)], words).path
     meta = json.loads((scratch / "meta.json").read_text())
     options = {"pooling": pooling, "prepend_bos": None, "too_long": "error", "dtype": "float32"}
+    keyed = {**options, "backend": backend}
+    if backend != "torch":  # as the store records it: only a backend other than torch
+        options["backend"] = backend
     meta.update(fingerprint="f" * 64, options=options,
                 corpus={"name": corpus, "digest": "d" * 64, "params": {}})
     if code is None:
@@ -37,7 +40,7 @@ def keyed_entry(root: Path, code: dict | None, *, corpus: str = "sts", seal: boo
         key = "0123456789abcdef" * 4
     else:
         meta["code"] = code
-        key = store.store_key("f" * 64, "d" * 64, **options, code=code)
+        key = store.store_key("f" * 64, "d" * 64, **keyed, code=code)
     meta["key"] = key
     store.write_meta(scratch, meta)
     if not seal:
@@ -58,6 +61,20 @@ def root(tmp_path: Path) -> Path:
     return root
 
 
+def test_list_names_each_entrys_backend(root: Path, capsys) -> None:
+    torch_entry = keyed_entry(root, store.extraction_code())
+    onnx_entry = keyed_entry(root, store.extraction_code("onnxruntime"), backend="onnxruntime")
+    table = maintenance.list_entries([root]).set_index("entry")
+    assert table.loc[str(torch_entry), "backend"] == "torch"
+    assert table.loc[str(onnx_entry), "backend"] == "onnxruntime"
+    assert (table["current"] == "yes").all()
+    assert main(["store", "list", str(root)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert "backend" in out[0].split()
+    assert {line.split()[0]: line.split()[3] for line in out[1:3]} == {
+        torch_entry.name: "torch", onnx_entry.name: "onnxruntime"}
+
+
 def test_list_and_clean_keep_what_the_current_code_reads(root: Path, capsys) -> None:
     current = keyed_entry(root, store.extraction_code())
     older = keyed_entry(root, {"activations/extract.py": "0" * 16}, pooling="first")
@@ -73,6 +90,7 @@ def test_list_and_clean_keep_what_the_current_code_reads(root: Path, capsys) -> 
     assert table.loc[str(older), "current"] == "no: older extraction code"
     assert table.loc[str(unknown), "current"].startswith("no: written before")
     assert len(table) == 3 and table["size"].gt(0).all()
+    assert set(table["backend"]) == {"torch"}
 
     dry = maintenance.clean_entries([root], dry_run=True)
     assert set(dry["entry"]) == {str(older), str(unknown), str(aside)}

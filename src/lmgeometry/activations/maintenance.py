@@ -63,8 +63,8 @@ SET_ASIDE_PREFIX = store.SET_ASIDE_PREFIX
 #: The same, as earlier versions named them.
 _OLD_SET_ASIDE_PREFIX = ".incomplete-"
 
-_COLUMNS = ["entry", "model", "corpus", "words", "layers", "size", "created", "sealed",
-            "current"]
+_COLUMNS = ["entry", "model", "corpus", "backend", "words", "layers", "size", "created",
+            "sealed", "current"]
 
 _KEY = re.compile(r"[0-9a-f]{64}")
 
@@ -169,12 +169,13 @@ def _row(entry: Path, code_digests: dict[str, str]) -> dict[str, Any]:
     meta, why = signature(entry)
     size = store._du(entry)  # noqa: SLF001 - the store's own size count (no links followed)
     if meta is None:
-        return {"entry": str(entry), "model": "?", "corpus": "?", "words": None,
+        return {"entry": str(entry), "model": "?", "corpus": "?", "backend": "", "words": None,
                 "layers": None, "size": size, "created": "", "sealed": "",
                 "current": f"{NOT_AN_ENTRY}: {why}"}
     model = meta.get("model") or {}
     return {"entry": str(entry), "model": model.get("spec") or model.get("name") or "?",
             "corpus": (meta.get("corpus") or {}).get("name", "?"),
+            "backend": (meta.get("options") or {}).get("backend", "torch"),
             "words": (meta.get("counts") or {}).get("words"), "layers": meta.get("n_layers"),
             "size": size, "created": meta.get("created", ""),
             "sealed": "yes" if (entry / store.SEAL_FILE).is_file() else "no",
@@ -199,7 +200,8 @@ def list_entries(targets: Sequence[str | Path] = ()) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        One row per folder: ``entry`` (path), ``model``, ``corpus``, ``words``, ``layers``,
+        One row per folder: ``entry`` (path), ``model``, ``corpus``, ``backend`` (what
+        extracted it: ``"torch"``, ``"onnxruntime"``), ``words``, ``layers``,
         ``size`` (bytes; symbolic links not followed), ``created``, ``sealed`` (``"yes"``,
         ``"no"``: see :func:`upgrade_entries`) and ``current`` (``"yes"`` when the running
         code would still read it, ``"no: <why>"``, or ``"not a store entry: <why>"``).
