@@ -4,8 +4,12 @@ tests/activations/test_interventions.py)."""
 from __future__ import annotations
 
 import pandas as pd
+import pytest
+from conftest import save_bert
 
+from lmgeometry.chapters import sink
 from lmgeometry.chapters.sink import condition_layers
+from lmgeometry.errors import UsageError
 
 
 def test_condition_layers_is_the_notebook_s_old_loop():
@@ -16,3 +20,28 @@ def test_condition_layers_is_the_notebook_s_old_loop():
     got = condition_layers(layers)
     assert [(r.model, r.condition, r.layers) for r in got.itertuples()] == old
     assert old == [("z", "intact", 2), ("z", "sink", 2), ("a", "intact", 1)]
+
+
+def test_only_encoders_is_refused_before_any_model_runs(monkeypatch, tmp_path):
+    """The issue: chapter 9 with encoders only failed late with KeyError: 'model'. Aliases and
+    local folders are known to be encoders from their records and configs, so the chapter
+    stops in one line before a model is loaded."""
+    def no_run(*args, **kwargs):
+        raise AssertionError("a model ran before the check")
+
+    monkeypatch.setattr(sink, "run_tokens", no_run)
+    folder = save_bert(tmp_path / "bert")
+    assert sink._known_kind("minilm-l6") == "encoder"
+    assert sink._known_kind("smollm2-135m") == "decoder"
+    assert sink._known_kind(str(folder)) == "encoder"
+    for models in (["minilm-l6", "mpnet-base"], [str(folder)]):
+        with pytest.raises(UsageError, match="are all encoders, and this chapter's "
+                                             "interventions act on decoders") as info:
+            sink.analyse(models, ["A short one."], n_boot=10)
+        assert "\n" not in str(info.value) and info.value.exit_code == 2
+
+
+def test_a_decoder_or_an_unknown_kind_passes_the_check():
+    sink._require_decoder(["minilm-l6", "smollm2-135m"], {"minilm-l6": "encoder",
+                                                          "smollm2-135m": "decoder"})
+    sink._require_decoder(["org/not-downloaded"], {"org/not-downloaded": None})

@@ -35,6 +35,7 @@ from lmgeometry.activations.interventions import INTERVENTIONS, TokenRun, run_to
 from lmgeometry.chapters.common import ChapterResult, with_blas_threads
 from lmgeometry.chapters.geometry import BROKEN_LOSS_RATIO
 from lmgeometry.chapters.geometry_layers import SILHOUETTE
+from lmgeometry.errors import UsageError
 from lmgeometry.measures import massive
 from lmgeometry.measures.baselines import anisotropy_baseline, cross_sentence_replicates
 from lmgeometry.measures.clusters import detect_clusters, first_word_norm_ratio
@@ -360,6 +361,33 @@ def _applicability(frame: pd.DataFrame, loss: pd.DataFrame, layers: pd.DataFrame
 
 
 @with_blas_threads
+def _known_kind(spec: str) -> str | None:
+    """``"encoder"`` or ``"decoder"`` without loading weights: an alias's recorded kind, a
+    local folder's (or cached hub snapshot's) config; None where that needs a download."""
+    from lmgeometry.io import models as model_io
+
+    if spec in model_io.ALIASES:
+        return model_io.ALIASES[spec].kind
+    folder = model_io.resolve_model(spec, fingerprint=False).folder
+    if folder is None:
+        return None
+    from transformers import AutoConfig
+
+    try:
+        return model_io.model_kind(AutoConfig.from_pretrained(folder, local_files_only=True))
+    except (OSError, ValueError):
+        return None  # loading the model says what is wrong with it
+
+
+def _require_decoder(models: Sequence[str], kinds: Mapping[str, str | None]) -> None:
+    """Chapter 9 removes the sink's ingredients from decoders; with only encoders it has
+    nothing to test (it failed with ``KeyError: 'model'``)."""
+    if models and all(kinds.get(spec) == "encoder" for spec in models):
+        raise UsageError(f"models={list(models)} are all encoders, and this chapter's "
+                         "interventions act on decoders: add at least one decoder, e.g. "
+                         "-p models '[\"minilm-l6\", \"smollm2-135m\"]'")
+
+
 def analyse(models: Sequence[str], texts: Sequence[str], *, seed: int = 0,
             n_boot: int = 1000) -> SinkResult:
     """Measure the sink's ingredients in every model and remove each in the decoders.
@@ -385,6 +413,7 @@ def analyse(models: Sequence[str], texts: Sequence[str], *, seed: int = 0,
         ``tables["loss"]``: one row per (decoder, condition) with the loss ratio;
         ``claims``; ``dims``: the dimensions reset per decoder and layer.
     """
+    _require_decoder(models, {spec: _known_kind(spec) for spec in models})
     texts = list(texts)
     boot = GroupBootstrap(np.arange(len(texts)), n_boot=n_boot, rng=seed)
     frames, losses, reps, dims, kinds, ratios, identical = [], [], {}, {}, {}, {}, {}
@@ -410,6 +439,7 @@ def analyse(models: Sequence[str], texts: Sequence[str], *, seed: int = 0,
         if kinds[spec] == "decoder":
             rows, ratios[spec] = _loss_rows(spec, runs, boot)
             losses.append(rows)
+    _require_decoder(models, kinds)  # a model whose kind was known only once loaded
     layers = pd.concat(frames, ignore_index=True)
     loss = pd.concat(losses, ignore_index=True) if losses else pd.DataFrame()
     encoders = [m for m in models if kinds[m] == "encoder"]
