@@ -16,6 +16,7 @@ from fixtures.references import (
     equiangular_corpus,
     random_layer,
     svd_share,
+    tsvd_share,
 )
 
 from lmgeometry.measures import contextual
@@ -42,10 +43,13 @@ def test_ethayarajh2019_preset_reproduces_hand_computed_example():
     assert r["intrasim_baseline"] == r["baseline_cosine"]
     # MEV baseline: TruncatedSVD ratio of the equiangular pool is 0 (see test above)
     assert r["mev_baseline"] == 0.0
-    # word MEV: centred PCA of each word's occurrence matrix, rounded to 3 decimals
+    # word MEV: the TruncatedSVD ratio of each word's occurrence matrix, rounded to 3 decimals
+    # (x's six distinct equiangular rows: the top singular vector is their mean direction, and
+    # the centred rows are orthogonal to it, so 0, under the centred floor 1/5)
     V = equiangular(6, c, 10)
     occ = {"w": [0, 0, 1, 2, 3, 4], "x": [0, 1, 2, 3, 4, 5], "y": [1, 2, 3, 3, 4]}
-    mevs = [round(svd_share(V[rows], centered=True), 3) for rows in occ.values()]
+    mevs = [round(tsvd_share(V[rows]), 3) for rows in occ.values()]
+    assert mevs[1] == 0.0 and svd_share(V[occ["x"]], centered=True) == pytest.approx(0.2)
     assert r["mev"] == pytest.approx(np.mean(mevs), abs=1e-12)
     assert r["mev_adj"] == pytest.approx(r["mev"], abs=1e-12)
     # IntraSim: every word of a sentence points the same way; sentence 5 has one word

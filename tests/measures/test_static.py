@@ -145,3 +145,78 @@ def test_budget_on_isotropic_noise_mean_vectors_approach_the_truth_centred_pc1_n
     # without noise every occurrence is t_w: the mean vector is the truth from one context
     exact = _budget_rhos(0.0, budgets)
     assert all(exact[k, "mean"] == pytest.approx(1.0) for k in budgets)
+
+
+
+def _pc1(X: np.ndarray, **kwargs) -> np.ndarray:
+    return static.static_embeddings(X, corpus([["w"]] * len(X), X), min_contexts=2,
+                                    **kwargs)["w"]
+
+
+def test_authors_pc1_is_their_truncated_svd_component_with_its_2019_sign():
+    """Uncentred PC1 signed by ``svd_flip`` is ``TruncatedSVD(n_components=100)``'s
+    ``components_[0]`` as scikit-learn computed it in 2019: ``randomized_svd(X, 100,
+    n_iter=5)`` with its default sign flip (the installed ``TruncatedSVD`` flips on the right
+    singular vector instead). Centred, it is 2019's ``PCA``: ``svd_flip`` on the centred U."""
+    from sklearn.utils.extmath import randomized_svd, svd_flip
+
+    rng = np.random.default_rng(8)
+    for n, d in ((6, 40), (30, 40), (70, 40), (90, 80)):  # batched, single, n > d, n > 64
+        X = rng.standard_normal((n, d)) * rng.uniform(0.2, 2, d) + rng.standard_normal(d)
+        Vt = randomized_svd(X, min(100, d - 1), n_iter=5, random_state=0)[2]
+        np.testing.assert_allclose(_pc1(X, centered=False, orientation="svd_flip"), Vt[0],
+                                   atol=1e-8, err_msg=f"{n} x {d}")
+        Z = X - X.mean(axis=0)
+        U, _, Vt = np.linalg.svd(Z, full_matrices=False)
+        np.testing.assert_allclose(_pc1(X, orientation="svd_flip"), svd_flip(U, Vt)[1][0],
+                                   atol=1e-8, err_msg=f"{n} x {d}")
+
+
+def test_pc1_orientations_on_a_rank_one_cloud_by_hand():
+    """Rows a_i w: uncentred PC1 is +-w/|w|, its projections a_i |w|. The mean rule signs it
+    with sum(a) > 0 (+w); svd_flip with the largest |a_i|, here a_5 = -4 (so -w)."""
+    w = np.array([1.0, -2.0, 0.5, 3.0])
+    unit = w / np.linalg.norm(w)
+    X = np.array([3.0, -1.0, 0.5, 2.0, -4.0, 1.5])[:, None] * w
+    np.testing.assert_allclose(_pc1(X, centered=False), unit, atol=1e-12)
+    np.testing.assert_allclose(_pc1(X, centered=False, orientation="svd_flip"), -unit,
+                               atol=1e-12)
+    positive = np.array([1.0, 2.0, 3.5, 0.5, 4.0])[:, None] * w  # every projection positive
+    for orientation in ("mean", "svd_flip"):
+        np.testing.assert_allclose(_pc1(positive, centered=False, orientation=orientation),
+                                   unit, atol=1e-12)
+
+
+def test_authors_pc1_of_a_cloud_whose_mean_dominates_is_the_mean_direction():
+    """Rows (m + t_i) e_0 + e_i with the spread e_i orthogonal to e_0 and uncorrelated with t
+    (see test_mev): the uncentred PC1 is e_0, the direction of the mean, exactly, and svd_flip
+    signs it towards the mean (every projection m + t_i > 0); the centred PC1 is the spread's
+    axis e_1, orthogonal to the mean."""
+    X = np.zeros((4, 5))
+    X[:, 0] = 10.0 + 0.5 * np.array([1.0, -1, 1, -1])
+    X[:, 1] = 2.0 * np.array([1.0, 1, -1, -1])
+    e0, e1 = np.eye(5)[0], np.eye(5)[1]
+    np.testing.assert_allclose(_pc1(X, centered=False, orientation="svd_flip"), e0, atol=1e-12)
+    assert abs(_pc1(X) @ e1) == pytest.approx(1.0, abs=1e-12)
+    # isotropic spread around a far mean: uncentred PC1 within a few degrees of the mean
+    rng = np.random.default_rng(9)
+    mean = 20.0 * rng.standard_normal(50)
+    Y = mean + rng.standard_normal((12, 50))
+    authors = _pc1(Y, centered=False, orientation="svd_flip")
+    assert authors @ mean / np.linalg.norm(mean) > 0.99
+    assert abs(_pc1(Y) @ mean) / np.linalg.norm(mean) < 0.5
+
+
+def test_svd_flip_pc1_turns_with_the_rows():
+    """PC1 of rotated rows is the rotated PC1, sign included; of negated rows, its negation."""
+    rng = np.random.default_rng(10)
+    X = rng.standard_normal((9, 7)) + 0.5
+    Q = np.linalg.qr(rng.standard_normal((7, 7)))[0]
+    for centered in (False, True):
+        v = _pc1(X, centered=centered, orientation="svd_flip")
+        np.testing.assert_allclose(_pc1(X @ Q, centered=centered, orientation="svd_flip"),
+                                   v @ Q, atol=1e-10)
+        np.testing.assert_allclose(_pc1(-X, centered=centered, orientation="svd_flip"), -v,
+                                   atol=1e-10)
+    with pytest.raises(ValueError, match="svd_flip"):
+        _pc1(X, orientation="sklearn")

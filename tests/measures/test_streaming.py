@@ -109,9 +109,11 @@ def test_frequent_words_are_read_a_chunk_at_a_time(layer):
         pd.testing.assert_frame_equal(
             contextual.word_measures(unit, words, preset, 2, min_contexts=2),
             contextual.word_measures(np.asarray(X), words, preset, 2, min_contexts=2), rtol=1e-9)
-    for centered in (True, False):
-        a = static.static_embeddings(unit, words, 2, centered=centered)
-        b = static.static_embeddings(np.asarray(X), words, 2, centered=centered)
+    for centered, orientation in ((True, "mean"), (False, "mean"), (True, "svd_flip"),
+                                  (False, "svd_flip")):
+        a = static.static_embeddings(unit, words, 2, centered=centered, orientation=orientation)
+        b = static.static_embeddings(np.asarray(X), words, 2, centered=centered,
+                                     orientation=orientation)
         for key in a:
             np.testing.assert_allclose(a[key], b[key], atol=1e-9, err_msg=key)
     assert max(recorded.reads) < n_top

@@ -285,11 +285,12 @@ def mev_baseline(
     ``method``:
 
     * ``"centered"``: :func:`max_explainable_variance` with centring (the paper's reading, and
-      what the authors' code uses for each word's own MEV).
+      what the authors' code uses for each word's own MEV from December 2019 on).
     * ``"uncentered"``: ``sigma_1^2 / sum sigma_i^2`` of the raw pool.
-    * ``"truncated_svd"``: what the authors' code does for the baseline,
-      :func:`truncated_svd_variance_ratio` (uncentred direction, centred variances), while
-      each word's MEV is a centred PCA. In the authors' published statistics
+    * ``"truncated_svd"``: what every version of the authors' code does for the baseline,
+      :func:`truncated_svd_variance_ratio` (uncentred direction, centred variances), as the
+      version that made their released numbers does for each word's MEV
+      (``docs/SEED001_ESTIMATORS.md``). In the authors' published statistics
       (``gpt2/embedding_space_stats.json``) this baseline is 0.97-0.998 for GPT-2 layers 2-11,
       against a raw word MEV the paper puts near 0.3, so the adjusted MEV of those layers is
       negative (the paper's Figure 4 shows it positive).

@@ -27,9 +27,14 @@ SelfSim pairs         at most 1,000 ordered pairs drawn without      all ordered
                       replacement from all pairs of occurrences;     (closed form), and only
                       two occurrences in the same sentence count     pairs from different
                                                                      sentences
-word MEV              centred PCA (``sklearn.decomposition.PCA``)    centred
-MEV baseline          ``TruncatedSVD`` (uncentred directions,        centred, on as many random
-                      centred variances) of the 1,000 pooled words   occurrences as the word has
+word MEV              ``TruncatedSVD`` ratio (uncentred direction,   centred PCA
+                      centred variances: no ``1/(k-1)`` floor), as
+                      in the released numbers
+MEV baseline          ``TruncatedSVD`` of the 1,000 pooled words     centred, on as many random
+                                                                     occurrences as the word has
+PC1 static vectors    ``TruncatedSVD`` ``components_[0]``:           centred PCA, signed towards
+                      uncentred, signed by scikit-learn's 2019       the word's mean
+                      ``svd_flip`` (largest projection positive)
 cosine baseline       1,000 sentences, one random word each, then    exact mean over all pairs
                       1,000 pairs drawn *with replacement* from      of occurrences in different
                       that pool (a word can be paired with itself)   sentences
@@ -63,6 +68,7 @@ from lmgeometry.measures.baselines import PoolScheme, _draw_pool, _pool_cosine
 from lmgeometry.measures.cosines import sample_ordered_pairs
 from lmgeometry.measures.mev import MevMethod, _mev_many, _mev_of
 from lmgeometry.measures.similarity import unit_rows
+from lmgeometry.measures.static import Orientation
 from lmgeometry.measures.stats import RngLike, bootstrap_ci
 from lmgeometry.measures.unit_rows import (
     LayerVectors,
@@ -125,9 +131,11 @@ class Estimators:
     selfsim_max_pairs : int or None
         The authors' code averages at most 1,000 ordered pairs, drawn without replacement
         (``random.sample``) when a word has more; None averages all pairs exactly.
-    mev_centered : bool
-        Centre each word's occurrence matrix before its MEV (the authors' code: yes, via
-        ``sklearn.decomposition.PCA``; eq. 3 as printed: no).
+    mev_method : {"centered", "uncentered", "truncated_svd"}
+        Each word's MEV (:func:`lmgeometry.measures.mev.truncated_svd_variance_ratio` for
+        ``"truncated_svd"``). The authors' released numbers come from ``TruncatedSVD``
+        (``analyze.py`` as first committed, with the data); from December 2019 their code uses
+        ``sklearn.decomposition.PCA`` (centred); eq. 3 as printed: uncentred.
     baseline_scheme : {"sentence", "occurrence"}
         How the baseline pool is drawn (see :func:`anisotropy_baseline`). Authors: sentences
         first, then one word per sentence.
@@ -142,7 +150,7 @@ class Estimators:
         Pool size of the fixed MEV baseline (authors: the same 1,000-word pool as the cosine
         baseline).
     mev_baseline_matched : bool
-        If True, each word's MEV is adjusted by the MEV (same centring as the word's) of as
+        If True, each word's MEV is adjusted by the MEV (the word's ``mev_method``) of as
         many occurrences as the word has, drawn uniformly without replacement from all rows of
         the layer, afresh per word, instead of by the fixed pool. This removes the dependence
         of MEV on the number of rows (``k`` centred rows have MEV >= ``1 / (k - 1)``).
@@ -155,6 +163,13 @@ class Estimators:
     round_decimals : int or None
         The authors round every per-word SelfSim, per-word MEV (also capped at 1) and
         per-sentence IntraSim, and each baseline, to 3 decimals before averaging.
+    pc1_centered : bool
+        PC1 static embeddings (:func:`lmgeometry.measures.static.static_embeddings`): centre
+        each word's occurrences first (``PCA``) or not (the authors' ``TruncatedSVD``).
+    pc1_orientation : {"svd_flip", "mean"}
+        The sign of each PC1 vector: scikit-learn's 2019 ``svd_flip`` (the authors' vectors:
+        the largest-magnitude projection of the decomposed rows positive) or towards the
+        word's mean.
     lowercase : bool
         Word identity is the lower-cased ``text`` (both presets). The authors' index was
         case-sensitive; the shared corpus defines words by lower-cased text.
@@ -172,7 +187,7 @@ class Estimators:
     min_count_unit: Literal["occurrences", "sentences"]
     selfsim_same_sentence: bool
     selfsim_max_pairs: int | None
-    mev_centered: bool
+    mev_method: MevMethod
     baseline_scheme: PoolScheme
     baseline_n: int | None
     baseline_replace: bool
@@ -181,6 +196,8 @@ class Estimators:
     mev_baseline_matched: bool
     intra_baseline: Literal["pairwise", "matched"]
     round_decimals: int | None
+    pc1_centered: bool = True
+    pc1_orientation: Orientation = "mean"
     lowercase: bool = True
     exclude_punct: bool = True
 
@@ -192,7 +209,7 @@ PRESETS: dict[str, Estimators] = {
         min_count_unit="occurrences",
         selfsim_same_sentence=True,
         selfsim_max_pairs=1000,
-        mev_centered=True,
+        mev_method="truncated_svd",
         baseline_scheme="sentence",
         baseline_n=1000,
         baseline_replace=True,
@@ -201,13 +218,15 @@ PRESETS: dict[str, Estimators] = {
         mev_baseline_matched=False,
         intra_baseline="pairwise",
         round_decimals=3,
+        pc1_centered=False,
+        pc1_orientation="svd_flip",
     ),
     "corrected": Estimators(
         name="corrected",
         min_count_unit="sentences",
         selfsim_same_sentence=False,
         selfsim_max_pairs=None,
-        mev_centered=True,
+        mev_method="centered",
         baseline_scheme="occurrence",
         baseline_n=None,
         baseline_replace=False,
@@ -216,6 +235,8 @@ PRESETS: dict[str, Estimators] = {
         mev_baseline_matched=True,
         intra_baseline="matched",
         round_decimals=None,
+        pc1_centered=True,
+        pc1_orientation="mean",
     ),
 }
 
@@ -314,11 +335,11 @@ def _word_measures_from(
         table["selfsim"] = _round(ss[codes], est)
     if "mev" in measures:
         sel = [groups[w] for w in codes]
-        table["mev"] = _round(_mev_many(U, norms, sel, est.mev_centered), est)
+        table["mev"] = _round(_mev_many(U, norms, sel, est.mev_method), est)
         if est.mev_baseline_matched:
             N = len(U)
             rand = [np.sort(rng_mev.choice(N, size=len(g), replace=False)) for g in sel]
-            table["mev_baseline"] = _round(_mev_many(U, norms, rand, est.mev_centered), est)
+            table["mev_baseline"] = _round(_mev_many(U, norms, rand, est.mev_method), est)
     return table
 
 

@@ -2,10 +2,11 @@
 
 The share of an occurrence matrix's variance along its first principal component
 (:func:`max_explainable_variance`, centred or not), the ratio the authors' ``TruncatedSVD``
-baseline reports instead (:func:`truncated_svd_variance_ratio`), and the MEV of thousands of
-words at once (batched by size; a word larger than a chunk of a streamed layer read in chunks).
-The eigensolvers here (dense up to 64 rows, Lanczos above, a group's Gram matrix read in chunks,
-centring that recognises rounding-level variance) also give the PC1 directions of
+reports instead (:func:`truncated_svd_variance_ratio`: their released per-word MEV and their
+MEV baseline; ``docs/SEED001_ESTIMATORS.md``), and the MEV of thousands of words at once
+under any of the three (batched by size; a word larger than a chunk of a streamed layer read in
+chunks). The eigensolvers here (dense up to 64 rows, Lanczos above, a group's Gram matrix read
+in chunks, centring that recognises rounding-level variance) also give the PC1 directions of
 :mod:`lmgeometry.measures.static`.
 
 Many small eigenproblems (per-word MEV, PC1) run with single-threaded BLAS (``threadpoolctl``):
@@ -160,11 +161,15 @@ def max_explainable_variance(X: np.ndarray, centered: bool = False) -> float:
 
     with ``sigma_i`` the singular values of the occurrence matrix ``X`` (of ``X - mean(X)``
     if ``centered``). The paper's eq. 3 is stated on ``X`` itself but read as "the proportion
-    of variance explained by the first principal component", and the authors' code computes it
-    with ``sklearn.decomposition.PCA`` (``explained_variance_ratio_[0]``, i.e. centred), then
-    reports ``min(1, round(MEV, 3))``. NaN for an all-zero matrix, and so, when centred, for
-    rows that are all equal (up to rounding). Invariant to one global positive scale, not to
-    per-row scaling.
+    of variance explained by the first principal component". The authors' ``analyze.py``
+    computed it with ``TruncatedSVD`` when it made the released numbers
+    (:func:`truncated_svd_variance_ratio`) and with ``sklearn.decomposition.PCA``
+    (``explained_variance_ratio_[0]``, i.e. centred) from December 2019 on, each reported as
+    ``min(1, round(MEV, 3))``. Centred, the share is at least ``1 / min(n - 1, d)`` for ``n``
+    rows in ``d`` dimensions (the largest of ``r`` non-zero eigenvalues is at least their
+    mean). NaN for an all-zero matrix, and so, when centred, for rows that are all equal (up to
+    rounding). Invariant to one global positive scale, not to per-row scaling; centred, also to
+    a translation.
 
     Parameters
     ----------
@@ -183,17 +188,28 @@ def max_explainable_variance(X: np.ndarray, centered: bool = False) -> float:
 def truncated_svd_variance_ratio(X: np.ndarray) -> float:
     """First ``explained_variance_ratio_`` of ``sklearn.decomposition.TruncatedSVD`` (exact).
 
-    The authors' MEV baseline (``explore_embedding_space``) is
-    ``TruncatedSVD(n_components=100).fit(word_vectors).explained_variance_ratio_[0]``. Truncated
-    SVD does not centre, so its first direction ``v_1`` is the top right singular vector of the
-    *uncentred* ``X``; but scikit-learn reports the *centred* variance along it over the total
-    centred variance:
+    What the authors' ``analyze.py`` reports as MEV where it uses
+    ``TruncatedSVD(n_components=100).fit(X).explained_variance_ratio_[0]``: every word's MEV in
+    its first version (which made the released ``variance_explained.csv``) and the MEV
+    baseline of random words in every version (``docs/SEED001_ESTIMATORS.md``). Truncated SVD
+    does not centre, so its first direction ``v_1`` is the top right singular vector of the
+    *uncentred* ``X``; but scikit-learn (0.2x as in 2019 and 1.9 alike) reports the *centred*
+    variance of the projections ``X v_1`` over the total centred variance:
 
-    .. math:: \\frac{\\operatorname{Var}(X v_1)}{\\sum_k \\operatorname{Var}(X_{:,k})}
+    .. math:: r_{\\mathrm{TSVD}}(X) = \\frac{\\operatorname{Var}(X v_1)}
+              {\\sum_k \\operatorname{Var}(X_{:,k})}
+              = \\frac{v_1^\\top C v_1}{\\operatorname{tr} C},
+              \\qquad C = \\tfrac{1}{n}(X - \\bar x)^\\top (X - \\bar x).
 
-    This is neither the paper's definition nor an uncentred ``sigma_1^2 / sum sigma_i^2``. For
-    a cloud far from the origin ``v_1`` points at the mean and the ratio is the share of
-    variance along the mean direction. NaN if ``X`` has no variance.
+    This is neither the paper's definition nor an uncentred ``sigma_1^2 / sum sigma_i^2``, and
+    it has no floor: the centred PCA's share is the largest ``v^T C v / tr C`` over unit ``v``,
+    so ``0 <= r_TSVD <= `` centred MEV, but not ``>= 1 / min(n - 1, d)``. For a cloud far from
+    the origin ``v_1`` points at the mean and the ratio is the share of the variance along
+    the mean direction: about ``1 / d`` when the spread is isotropic, whatever ``n``, and 0
+    when the spread is orthogonal to the mean. Scikit-learn's randomized solver (``n_iter=5``,
+    110 random directions) is exact up to rounding for ``n <= 110`` rows; here the exact top
+    singular vector is used for every ``n``. NaN if ``X`` has no variance. Invariant to one
+    global positive scale and to rotations, not to translations.
 
     Parameters
     ----------
@@ -217,16 +233,59 @@ def truncated_svd_variance_ratio(X: np.ndarray) -> float:
 def _mev_of(X: np.ndarray, method: MevMethod) -> float:
     if method == "truncated_svd":
         return truncated_svd_variance_ratio(X)
-    if method not in ("centered", "uncentered"):
-        raise ValueError(f"unknown MEV method {method!r}")
+    _check_method(method)
     return max_explainable_variance(X, centered=method == "centered")
 
 
 
+def _check_method(method: str) -> None:
+    if method not in ("centered", "uncentered", "truncated_svd"):
+        raise ValueError(f"unknown MEV method {method!r}; choose 'centered', 'uncentered' or "
+                         "'truncated_svd'")
+
+
+
+def _gram_share(G: np.ndarray, Gc: np.ndarray | None) -> float:
+    """MEV from a group's d x d Gram matrix ``G`` (centred or not): ``lambda_1 / tr(G)``; with
+    the centred Gram matrix ``Gc`` also given, the TruncatedSVD ratio ``v_1^T Gc v_1 / tr(Gc)``
+    with ``v_1`` the top eigenvector of the uncentred ``G``. NaN without variance."""
+    if Gc is None:
+        total = float(np.trace(G))
+        return float(np.clip(_gram_top(G)[0] / total, 0.0, 1.0)) if total > 0 else np.nan
+    total = float(np.trace(Gc))
+    if total <= 0:
+        return np.nan
+    v = _gram_top(G, vector=True)[1]
+    return float(np.clip(v @ Gc @ v / total, 0.0, 1.0))
+
+
+
+def _batch_shares(X: np.ndarray, method: MevMethod) -> np.ndarray:
+    """MEV of each matrix of a (k, n, d) stack of scaled rows (modified in place)."""
+    if method == "truncated_svd":
+        _, vecs = np.linalg.eigh(X @ X.transpose(0, 2, 1))  # uncentred: v_1 ~ X^T u_1
+        V = np.einsum("kn,knd->kd", vecs[:, :, -1], X)
+        nv = np.linalg.norm(V, axis=1, keepdims=True)
+        V = np.divide(V, nv, out=np.zeros_like(V), where=nv > 0)
+        _center(X)
+        total = np.einsum("kij,kij->k", X, X)
+        top = np.sum(np.einsum("knd,kd->kn", X, V) ** 2, axis=1)  # n Var(X v_1)
+    else:
+        if method == "centered":
+            _center(X)
+        total = np.einsum("kij,kij->k", X, X)
+        top = np.linalg.eigvalsh(X @ X.transpose(0, 2, 1))[:, -1]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        share = np.where(total > 0, top / total, np.nan)
+    return np.clip(share, 0.0, 1.0)
+
+
+
 def _mev_many_impl(
-    U: np.ndarray, norms: np.ndarray, groups: list[np.ndarray], centered: bool
+    U: np.ndarray, norms: np.ndarray, groups: list[np.ndarray], method: MevMethod
 ) -> np.ndarray:
     """MEV of the raw rows ``norms[g] * U[g]`` of every index group, batched by group size."""
+    _check_method(method)
     out = np.full(len(groups), np.nan)
     d = U.shape[1]
     sizes = np.array([len(g) for g in groups], dtype=np.int64)
@@ -236,14 +295,14 @@ def _mev_many_impl(
             continue
         if isinstance(U, _UnitReader) and n > U.chunk_rows:  # a group larger than a chunk
             for w in which:
-                G, _ = _streamed_gram(U, norms, groups[w], centered)
-                total = float(np.trace(G))
-                out[w] = np.clip(_gram_top(G)[0] / total, 0.0, 1.0) if total > 0 else np.nan
+                G, _ = _streamed_gram(U, norms, groups[w], method == "centered")
+                Gc = (_streamed_gram(U, norms, groups[w], True)[0]
+                      if method == "truncated_svd" else None)
+                out[w] = _gram_share(G, Gc)
             continue
         if n > _DENSE_EIG_MAX:
             for w in which:
-                X = U[groups[w]] * norms[groups[w], None]
-                out[w] = max_explainable_variance(X, centered=centered)
+                out[w] = _mev_of(U[groups[w]] * norms[groups[w], None], method)
             continue
         per = max(1, _BATCH_ELEMENTS // int(n * d))
         for start in range(0, len(which), per):
@@ -252,25 +311,20 @@ def _mev_many_impl(
             nr = norms[idx]
             top = nr.max(axis=1, keepdims=True)
             scale = np.divide(nr, top, out=np.zeros_like(nr), where=top > 0)
-            X = U[idx] * scale[..., None]  # (k, n, d), rows of norm <= 1
-            if centered:
-                _center(X)
-            total = np.einsum("kij,kij->k", X, X)
-            lam = np.linalg.eigvalsh(X @ X.transpose(0, 2, 1))[:, -1]
-            with np.errstate(invalid="ignore", divide="ignore"):
-                share = np.where(total > 0, lam / total, np.nan)
-            out[ws] = np.clip(share, 0.0, 1.0)
+            out[ws] = _batch_shares(U[idx] * scale[..., None], method)  # rows of norm <= 1
     return out
 
 
 
 def _mev_many(
-    U: np.ndarray, norms: np.ndarray, groups: list[np.ndarray], centered: bool
+    U: np.ndarray, norms: np.ndarray, groups: list[np.ndarray], method: MevMethod
 ) -> np.ndarray:
     """MEV of every index group (see ``_mev_many_impl``) with single-threaded BLAS.
 
+    ``method`` is that of :func:`lmgeometry.measures.baselines.mev_baseline`: ``"centered"``
+    (PCA), ``"uncentered"`` or ``"truncated_svd"`` (:func:`truncated_svd_variance_ratio`).
     Thousands of small Gram/eigen problems gain nothing from BLAS threads, and on shared,
     oversubscribed cores OpenBLAS threads spin-waiting make them up to 100x slower.
     """
     with threadpool_limits(limits=1, user_api="blas"):
-        return _mev_many_impl(U, norms, groups, centered)
+        return _mev_many_impl(U, norms, groups, method)

@@ -1,8 +1,10 @@
 """Static embeddings from contextual ones (Ethayarajh 2019, section 4.3, Table 1).
 
 * :func:`static_embeddings`: each word's first principal component over its occurrences in one
-  layer (centred, as the authors' code, or not), oriented towards the word's mean, solved for
-  all words of equal frequency at once;
+  layer, solved for all words of equal frequency at once: centred and signed towards the
+  word's mean (the ``corrected`` preset of :mod:`lmgeometry.measures.contextual`), or
+  uncentred and signed as scikit-learn's 2019 ``TruncatedSVD`` signed it (the authors' vectors:
+  ``TruncatedSVD(n_components=100).fit(X).components_[0]``; ``docs/SEED001_ESTIMATORS.md``);
 * :func:`mean_embeddings`: each word's unit mean vector, the static baseline a model's own
   input layer gives;
 * :func:`context_ranks` and :func:`budget_embeddings`: both from ``k`` contexts per word
@@ -15,6 +17,8 @@ Ethayarajh, K. (2019). How contextual are contextualized word representations? E
 """
 
 from __future__ import annotations
+
+from typing import Literal
 
 import numpy as np
 import pandas as pd
@@ -40,15 +44,25 @@ from lmgeometry.measures.unit_rows import (
     _UnitReader,
 )
 
-__all__ = ["budget_embeddings", "context_ranks", "mean_embeddings", "static_embeddings"]
+__all__ = ["budget_embeddings", "context_ranks", "mean_embeddings", "Orientation",
+           "static_embeddings"]
+
+#: The sign of a PC1 vector: towards the word's mean (``"mean"``), or scikit-learn's
+#: ``svd_flip`` as its 2019 ``TruncatedSVD`` and ``PCA`` applied it (``"svd_flip"``: the
+#: largest-magnitude entry of the left singular vector, i.e. of the decomposed rows'
+#: projections ``Z v_1``, positive).
+Orientation = Literal["mean", "svd_flip"]
 
 
 def _pc1_many(
-    U: np.ndarray, norms: np.ndarray, groups: list[np.ndarray], centered: bool
+    U: np.ndarray, norms: np.ndarray, groups: list[np.ndarray], centered: bool,
+    orientation: Orientation = "mean",
 ) -> np.ndarray:
     """PC1 of every index group (see ``_pc1_many_impl``) with single-threaded BLAS."""
+    if orientation not in ("mean", "svd_flip"):
+        raise ValueError(f"unknown PC1 orientation {orientation!r}; choose 'mean' or 'svd_flip'")
     with threadpool_limits(limits=1, user_api="blas"):
-        return _pc1_many_impl(U, norms, groups, centered)
+        return _pc1_many_impl(U, norms, groups, centered, orientation)
 
 
 
@@ -59,6 +73,30 @@ def _orient(V: np.ndarray, means: np.ndarray) -> np.ndarray:
     flip = (dots < 0) | ((dots == 0) & (big < 0))
     V[flip] *= -1
     return V
+
+
+
+def _flip_by_projection(V: np.ndarray, P: np.ndarray) -> np.ndarray:
+    """Flip each row ``v`` of ``V`` whose projections ``P`` (the decomposed rows times ``v``,
+    shape (k, n)) have their largest-magnitude entry negative: scikit-learn's ``svd_flip``
+    with ``u_based_decision=True``, as ``randomized_svd`` (hence 2019's ``TruncatedSVD``) and
+    2019's ``PCA`` applied it (first entry on ties, as ``argmax``)."""
+    top = P[np.arange(len(P)), np.argmax(np.abs(P), axis=1)]
+    V[top < 0] *= -1
+    return V
+
+
+
+def _streamed_flip(U: _UnitReader, norms: np.ndarray, rows: np.ndarray, v: np.ndarray,
+                   mean: np.ndarray, centered: bool) -> np.ndarray:
+    """:func:`_flip_by_projection` of one group too large to hold, its projections read in
+    chunks (the rows scaled as :func:`lmgeometry.measures.mev._streamed_gram` scales them)."""
+    nr = norms[rows]
+    scale = nr / nr.max() if len(nr) and nr.max() > 0 else np.zeros_like(nr)
+    P = np.concatenate([(U[rows[p]] * scale[p, None] - (mean if centered else 0.0)) @ v
+                        for p in (slice(s, s + U.chunk_rows)
+                                  for s in range(0, len(rows), U.chunk_rows))])
+    return _flip_by_projection(v[None, :].copy(), P[None, :])[0]
 
 
 
@@ -75,9 +113,10 @@ def _unit_pc1(v: np.ndarray, mean: np.ndarray, G: np.ndarray) -> np.ndarray:
 
 
 def _pc1_many_impl(
-    U: np.ndarray, norms: np.ndarray, groups: list[np.ndarray], centered: bool
+    U: np.ndarray, norms: np.ndarray, groups: list[np.ndarray], centered: bool,
+    orientation: Orientation,
 ) -> np.ndarray:
-    """Unit PC1 of the raw rows ``norms[g] * U[g]`` of every group, oriented to the mean row.
+    """Unit PC1 of the raw rows ``norms[g] * U[g]`` of every group, signed by ``orientation``.
 
     Groups of equal size up to ``_DENSE_EIG_MAX`` rows are solved as one batched ``eigh`` of
     their Gram matrices; larger groups one by one with :func:`_top_eig`. A group without
@@ -94,6 +133,8 @@ def _pc1_many_impl(
             for w in which:
                 G, mean = _streamed_gram(U, norms, groups[w], centered)
                 out[w] = _unit_pc1(_gram_top(G, vector=True)[1], mean, G)
+                if orientation == "svd_flip" and np.any(G):
+                    out[w] = _streamed_flip(U, norms, groups[w], out[w], mean, centered)
             continue
         per = max(1, _BATCH_ELEMENTS // int(n * d)) if n <= _DENSE_EIG_MAX else 1
         for start in range(0, len(which), per):
@@ -117,7 +158,10 @@ def _pc1_many_impl(
             ok = nv > 0
             V[ok] /= nv[ok, None]
             V[~ok] = np.nan
-            out[ws] = _orient(V, means)
+            V = _orient(V, means)
+            if orientation == "svd_flip":
+                V[~flat] = _flip_by_projection(V[~flat], np.einsum("knd,kd->kn", Z, V)[~flat])
+            out[ws] = V
     return out
 
 
@@ -129,6 +173,7 @@ def static_embeddings(
     min_contexts: int = 5,
     *,
     centered: bool = True,
+    orientation: Orientation = "mean",
     lowercase: bool = True,
     exclude_punct: bool = True,
 ) -> dict[str, np.ndarray]:
@@ -136,16 +181,22 @@ def static_embeddings(
 
     For each word with at least ``min_contexts`` distinct sentences, the first principal
     component of its occurrence matrix ``X`` (n x d): the top right singular vector ``v_1`` of
-    ``X - mean(X)`` (``centered=True``, what the authors' code does with
-    ``sklearn.decomposition.PCA(n_components=1).components_[0]``) or of ``X`` itself.
+    ``Z = X - mean(X)`` (``centered=True``, ``sklearn.decomposition.PCA``) or of ``Z = X``
+    itself (``centered=False``: what the authors' vectors are,
+    ``TruncatedSVD(n_components=100).fit(X).components_[0]`` in every version of their
+    ``analyze.py`` but one, ``docs/SEED001_ESTIMATORS.md``).
 
-    A singular vector has no sign; here it is oriented so that ``v_1 . mean(X) > 0`` (ties:
-    largest-magnitude entry positive). scikit-learn instead fixes signs by its ``svd_flip``
-    convention, which makes the sign of the authors' vectors arbitrary with respect to the
-    word's meaning. Centred PC1 is the main direction of *variation* between a word's contexts,
-    not its average direction; uncentred PC1 is close to the mean direction when the
-    occurrences are anisotropic. If every occurrence is the same vector, the centred matrix is
-    zero and the (unit) mean is returned.
+    A singular vector has no sign. ``orientation="mean"`` signs it so that
+    ``v_1 . mean(X) > 0`` (ties: largest-magnitude entry positive). ``"svd_flip"`` signs it as
+    the authors' scikit-learn did (``randomized_svd``'s ``svd_flip`` on the left singular
+    vector): the largest-magnitude entry of the projections ``Z v_1`` positive. Uncentred, the
+    two agree whenever every occurrence projects on ``v_1`` with the same sign (by
+    Perron-Frobenius, whenever every pair of occurrences has a positive dot product), so the
+    authors' vectors point at the word's mean in an anisotropic layer; centred, ``"svd_flip"``
+    is a sign unrelated to the word's meaning. Centred PC1 is the main direction of
+    *variation* between a word's contexts, not its average direction; uncentred PC1 is close to
+    the mean direction when the occurrences are anisotropic. If every occurrence is the same
+    vector, the centred matrix is zero and the (unit) mean is returned.
 
     Parameters
     ----------
@@ -155,6 +206,7 @@ def static_embeddings(
     min_contexts : int
         Minimum number of distinct sentences.
     centered : bool
+    orientation : {"mean", "svd_flip"}
     lowercase : bool
         Word identity is the lower-cased text.
     exclude_punct : bool
@@ -168,7 +220,7 @@ def static_embeddings(
     enc = _encode(words, len(U), lowercase, exclude_punct)
     groups = _rows_by_word(enc.word, len(enc.vocab))
     codes = np.flatnonzero(enc.n_sent >= min_contexts)
-    V = _pc1_many(U, norms, [groups[w] for w in codes], centered)
+    V = _pc1_many(U, norms, [groups[w] for w in codes], centered, orientation)
     return {str(enc.vocab[w]): V[i] for i, w in enumerate(codes)}
 
 
@@ -252,6 +304,7 @@ def budget_embeddings(
     rng: RngLike | list[int] = None,
     *,
     centered: bool = True,
+    orientation: Orientation = "mean",
     lowercase: bool = True,
     exclude_punct: bool = True,
 ) -> dict[int, dict[str, dict[str, np.ndarray]]]:
@@ -267,7 +320,8 @@ def budget_embeddings(
     .. math:: \\mathrm{PC1}_k(w) = v_1(X_k - \\mathbf{1}\\bar x_k^\\top), \\qquad
               \\mathrm{mean}_k(w) = \\bar x_k / \\lVert \\bar x_k \\rVert,
 
-    :math:`v_1` the top right singular vector, signed so that :math:`v_1 \\cdot \\bar x_k > 0`
+    :math:`v_1` the top right singular vector (of :math:`X_k` itself when not ``centered``),
+    signed so that :math:`v_1 \\cdot \\bar x_k > 0` (``orientation="mean"``)
     (:func:`static_embeddings`, :func:`mean_embeddings` on those rows with ``min_contexts=k``:
     a word with fewer than ``k`` contexts has no vector at budget ``k``). PC1 needs two
     contexts: at ``k = 1`` the centred matrix is zero, and only the mean is given.
@@ -289,6 +343,7 @@ def budget_embeddings(
     rng : seed, seed list or Generator
         The order of each word's contexts (one draw for every budget).
     centered, lowercase, exclude_punct : bool
+    orientation : {"mean", "svd_flip"}
         As in :func:`static_embeddings`.
 
     Returns
@@ -310,5 +365,6 @@ def budget_embeddings(
         case = {"lowercase": lowercase, "exclude_punct": exclude_punct}
         out[int(k)] = {"mean": mean_embeddings(sub, w, int(k), **case)}
         if k >= 2:
-            out[int(k)]["PC1"] = static_embeddings(sub, w, int(k), centered=centered, **case)
+            out[int(k)]["PC1"] = static_embeddings(sub, w, int(k), centered=centered,
+                                                  orientation=orientation, **case)
     return out
