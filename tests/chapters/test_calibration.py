@@ -96,16 +96,45 @@ def test_annotate_marks_unfair_stand_ins_and_the_seeds_expectation() -> None:
     assert "rotary positions" in manifold["applies_reason"]
 
 
-def test_annotate_sets_not_reproducible_and_other_scale_rows_apart() -> None:
+def test_the_mev_claim_is_judged_on_the_authors_estimator_only() -> None:
+    """The released MEV values are TruncatedSVD ratios (docs/SEED001_ESTIMATORS.md): the
+    seed-preset row is reproducible, primary and judged; the corrected row (a centred MEV) is
+    another quantity, shown beside it with its own reason; IntraSim keeps the general one."""
     claim = "a static vector explains less than 5% of a word's variance in every layer"
     row = cal.annotate(_frame(claim, "masked", threshold=0.05, direction="below",
-                              value=0.01, ci_low=0.0, ci_high=0.02), FACTS).iloc[0]
-    assert not row["reproducible"] and "1/(k-1)" in row["reproducible_reason"]
+                              value=0.01, ci_low=0.0, ci_high=0.02,
+                              preset="ethayarajh2019"), FACTS).iloc[0]
+    assert row["reproducible"] and row["reproducible_reason"] == ""
+    assert row["role"] == "primary" and row["applies"] and row["verdict"] == "holds"
     other = cal.annotate(_frame(claim, "masked", threshold=0.05, direction="below", value=0.01,
                                 ci_low=0.0, ci_high=0.02,
                                 statistic="s [corrected estimators]", preset="corrected"),
                          FACTS).iloc[0]
-    assert other["role"] == "estimator" and other["applies_reason"] == cal.OTHER_SCALE
+    assert other["role"] == "estimator" and not other["applies"]
+    assert other["applies_reason"] == cal.MEV_OTHER_SCALE and "TruncatedSVD" in \
+        other["applies_reason"]
+    intra = cal.annotate(_frame("adjusted IntraSim stays above the baseline in every layer "
+                                "(BERT, ELMo)", "masked", preset="corrected"), FACTS).iloc[0]
+    assert intra["applies_reason"] == cal.OTHER_SCALE
+
+
+def test_table1_wins_count_the_printed_table() -> None:
+    """Seed 001's Table 1 (printed values): the best listed layer by the mean over the four
+    similarity benchmarks is layer 1 for every model; counted by hand over the nine columns,
+    ELMo beats GloVe and FastText on 5 and 5, BERT on 7 and 6, GPT-2 on 1 and 1; the mean gain
+    over FastText is BERT (0.279 - 0.27125), ELMo (0.2265 - 0.271)."""
+    wins = cal.table1_wins().set_index("model")
+    assert wins["row"].tolist() == ["BERT, Layer 1", "ELMo, Layer 1", "GPT-2, Layer 1"]
+    assert wins[["wins_glove", "wins_fasttext"]].to_numpy().tolist() == [[7, 6], [5, 5], [1, 1]]
+    assert (wins["benchmarks"] == 9).all()
+    assert wins.loc["ELMo", "gain_fasttext"] == pytest.approx(-0.0445)
+    assert wins.loc["BERT", "gain_glove"] == pytest.approx(0.06025)
+    text = cm.fasttext_sentence(cal.table1_wins())
+    assert "ELMo (layer 1) 5 of 9 against GloVe and 5 against FastText" in text
+    assert "at least 5 of the 9 benchmarks against each baseline gives the seed's verdict" in text
+    assert "contradicts it for ELMo (-0.044)" in text and "not tested" in text
+    flipped = cal.table1_wins().assign(wins_fasttext=[6, 4, 1])  # ELMo short of a majority
+    assert "does not give the seed's verdict" in cm.fasttext_sentence(flipped)
 
 
 

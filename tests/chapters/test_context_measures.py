@@ -260,14 +260,17 @@ def test_static_claim_compares_pc1_with_the_input_vectors(tmp_path, upper_matche
     static, bench = _static_store(tmp_path, "static", upper_matches)
     result = cm.analyse({"main": main}, static_stores={"static": static}, benchmarks=bench,
                         n_boot=200, neighbour_queries=100, authors=False, glove=False)
-    row = result.claims[result.claims["claim"] == cm.CLAIMS["static_beats_input"].claim]
-    assert row["model"].item() == "static"
-    if upper_matches:  # PC1 recovers the rating directions, layer 0 does not
-        assert row["verdict"].item() == "holds" and row["value"].item() > 0.8
-    else:
-        assert row["verdict"].item() == "does not hold" and row["value"].item() < -0.8
-    scores = result.tables["static_scores"]
-    assert set(scores["embedding"]) == {"PC1", "layer-0 mean"}
+    rows = result.claims[result.claims["claim"] == cm.CLAIMS["static_beats_input"].claim]
+    # one row per preset: the authors' PC1 and the centred PC1, both the word's direction here
+    assert sorted(rows["preset"]) == sorted(cm.PC1_EMBEDDINGS)
+    for _, row in rows.iterrows():
+        assert row["model"] == "static"
+        if upper_matches:  # PC1 recovers the rating directions, layer 0 does not
+            assert row["verdict"] == "holds" and row["value"] > 0.8
+        else:
+            assert row["verdict"] == "does not hold" and row["value"] < -0.8
+    scores = result.tables["static_scores"]  # every benchmark: the authors' vectors only
+    assert set(scores["embedding"]) == {cm.PC1, "layer-0 mean"}
     assert scores["scored"].all() and (scores["coverage"] == 1.0).all()
 
 
@@ -311,17 +314,20 @@ def test_planted_static_vectors_recover_the_ratings_and_their_layer_trend(tmp_pa
     layers = result.tables["static_layers"]
     mean = layers[layers["benchmark"] == "mean"].set_index(["embedding", "layer"])
     # layer 1's PC1 vectors are the rating directions: Spearman rho 1 on every pair
-    assert mean.loc[("PC1", 1), "rho"] == pytest.approx(1.0)
+    for pc1 in (cm.PC1, cm.CENTRED_PC1):  # occurrences vary in scale only: both are the blend
+        assert mean.loc[(pc1, 1), "rho"] == pytest.approx(1.0)
+        assert mean.loc[(pc1, 4), "rho"] < 0.5
+        assert mean.loc[(pc1, 1), "plateau"] and not mean.loc[(pc1, 4), "plateau"]
     assert mean.loc[("mean of contexts", 1), "rho"] == pytest.approx(1.0)
-    assert mean.loc[("PC1", 4), "rho"] < 0.5
-    assert mean.loc[("PC1", 1), "plateau"] and not mean.loc[("PC1", 4), "plateau"]
     # without target rows a word is its own text: "cat" (stored as "cats") has no vector
     sim = bench["simlex999"]
     assert mean.loc[("PC1", 1), "items"] == ((sim["word1"] != "cat") & (sim["word2"] != "cat")
                                              ).sum()
-    verdicts = result.claims.set_index("claim")["verdict"]
-    assert verdicts[cm.CLAIMS["static_lower_better"].claim] == "holds"
-    assert verdicts[cm.CLAIMS["static_beats_input"].claim] == "holds"
+    verdicts = {(c, p): v for c, p, v in result.claims[["claim", "preset", "verdict"]]
+                .itertuples(index=False)}
+    for preset in cm.PC1_EMBEDDINGS:
+        assert verdicts[cm.CLAIMS["static_lower_better"].claim, preset] == "holds"
+        assert verdicts[cm.CLAIMS["static_beats_input"].claim, preset] == "holds"
     # a benchmark with no covered item is never named, in the evidence or the sentences
     static_text = " ".join(result.claims["evidence"]) + " ".join(result.sentences)
     assert "simlex999" in static_text and "rw" not in static_text.replace("layer", "")
@@ -334,7 +340,8 @@ def test_static_vectors_come_from_target_rows_under_both_controls(tmp_path):
                         n_boot=100, neighbour_queries=50, authors=False, glove=False)
     rows = result.claims[result.claims["model"] == "dec"]
     assert set(rows["control"]) == {"none", "first word excluded"}
-    assert len(rows) == 2 * 2  # input and trend claims (no GloVe) under each control
+    # input and trend claims (no GloVe) under each control and preset
+    assert len(rows) == 2 * 2 * 2 and set(rows["preset"]) == set(cm.PC1_EMBEDDINGS)
     scores = result.tables["static_scores"]
     strict = scores[(scores["protocol"] == "strict") & (scores["benchmark"] == "simlex999")]
     # "cat" is scored from the rows of "cats": every pair is covered
@@ -373,8 +380,11 @@ def test_the_budget_curve_is_paired_ends_at_the_chapter_s_numbers_and_follows_th
         tmp_path):
     """Every word has 6 contexts: at k = 6 the budget draws all of them, so its rows are the
     chapter's best-layer PC1 and mean-vector rows (same items, same resamples); below, the
-    mean of k noisy occurrences (noise norm^2 / k) scores better as k grows, and the centred
-    PC1, a direction of the noise alone, stays near 0 (tests/measures/test_static.py)."""
+    mean of k noisy occurrences (noise norm^2 / k) scores better as k grows, the centred
+    PC1, a direction of the noise alone, stays near 0 (tests/measures/test_static.py), and
+    the authors' uncentred PC1, whose top singular direction is the word's true direction
+    (its share of the energy, 1, against about 4/48 for any noise direction), scores as the
+    mean vector does."""
     main = planted(tmp_path, "main", n_sent=40)
     static, bench = _budget_store(tmp_path, "noisy")
     kw = {"static_stores": {"noisy": static}, "benchmarks": bench, "n_boot": 200,
@@ -385,19 +395,21 @@ def test_the_budget_curve_is_paired_ends_at_the_chapter_s_numbers_and_follows_th
                                     "rho_lo", "rho_hi", "n_items"]
     assert sorted(budget["k"].unique()) == list(range(1, 7))
     assert budget.groupby("k")["embedding"].apply(set).to_dict() == {
-        1: {cm.MEAN}, **{k: {"PC1", cm.MEAN} for k in range(2, 7)}}
+        1: {cm.MEAN}, **{k: {cm.PC1, cm.CENTRED_PC1, cm.MEAN} for k in range(2, 7)}}
     layers = result.tables["static_layers"].query("benchmark == 'mean' and control == 'none'")
     best = layers[(layers["embedding"] == "PC1") & (layers["layer"] > 0)]
     best = best.loc[best["rho"].idxmax()]
     assert (budget["layer"] == best["layer"]).all() and (budget["n_items"] == best["items"]).all()
     full = budget[budget["k"] == 6].set_index("embedding")
     at = layers[layers["layer"] == best["layer"]].set_index("embedding")
-    for e in ("PC1", cm.MEAN):
+    for e in (cm.PC1, cm.CENTRED_PC1, cm.MEAN):
         for col in ("rho", "rho_lo", "rho_hi"):
             assert full.loc[e, col] == pytest.approx(at.loc[e, col], abs=1e-12)
-    mean = budget[budget["embedding"] == cm.MEAN].set_index("k")["rho"]
+    by = budget.pivot_table(index="k", columns="embedding", values="rho")
+    mean = by[cm.MEAN]
     assert mean.is_monotonic_increasing and mean[6] - mean[1] > 0.15 and mean[6] > 0.8
-    assert budget.loc[budget["embedding"] == "PC1", "rho"].abs().max() < 0.3
+    assert by[cm.CENTRED_PC1].abs().max() < 0.3
+    assert (by[cm.PC1] - mean).loc[2:].abs().max() < 0.1 and by[cm.PC1][6] > 0.8
     with pytest.raises(ValueError, match="at least 2 contexts"):
         cm.analyse({"main": main}, static_budget=1, **kw)
 
@@ -526,11 +538,20 @@ def test_a_claim_carries_the_preset_it_was_computed_with(bert_like):
     assert set(seed.loc[seed["preset"] == "ethayarajh2019", "role"]) == {"primary"}
 
 
-def test_corrected_claims_are_the_rows_the_statistic_used_to_select(sinky):
+def test_corrected_claims_state_each_claim_under_the_preset_its_seed_numbers_calibrate(sinky):
+    """The corrected estimators' rows, except the MEV's (the seed's numbers are TruncatedSVD
+    ratios: docs/SEED001_ESTIMATORS.md), which are stated under the authors' estimators."""
     c = sinky[1].claims
-    old = c[~c["statistic"].str.endswith("[ethayarajh2019 estimators]")]
-    pd.testing.assert_frame_equal(cm.corrected_claims(c), old)
-    assert set(cm.corrected_claims(c)["preset"]) == {"corrected", ""}
+    mev = c["claim"] == cm.CLAIMS["mev_small"].claim
+    seed_rows = c["statistic"].str.endswith("[ethayarajh2019 estimators]")
+    corrected_rows = c["statistic"].str.endswith("[corrected estimators]")
+    expected = c[(mev & ~corrected_rows) | (~mev & ~seed_rows)]
+    short = cm.corrected_claims(c)
+    pd.testing.assert_frame_equal(short, expected)
+    assert set(short.loc[short["claim"] == cm.CLAIMS["mev_small"].claim, "preset"]) == {
+        "ethayarajh2019"}
+    assert set(short["preset"]) == {"corrected", "ethayarajh2019", ""}
+    assert set(cm.SEED_PRESET_CLAIMS) == {"mev_small", *cm.STATIC_CLAIMS}
 
 
 def test_sentences_by_topic_are_the_old_substring_selection(sinky, bert_like):

@@ -5,6 +5,12 @@ input vectors) scored on the word benchmarks, beside GloVe 6B-50d; the same-item
 with a paired bootstrap, the best-layer plateau, seed 001's static-embedding claims, the
 budget curve (PC1 and mean vectors of the best layer from 1, 2, ... contexts per word), and
 the tables the chapter draws (:func:`static_curves`, :func:`table1_beside`).
+
+A PC1 is made as each estimator preset makes it (:data:`PC1_EMBEDDINGS`): :data:`PC1`, the
+authors' vectors (``ethayarajh2019``: the uncentred first singular vector,
+``TruncatedSVD.components_[0]``, signed by 2019 scikit-learn's ``svd_flip``, as Table 1 was
+made: docs/SEED001_ESTIMATORS.md), and :data:`CENTRED_PC1` (``corrected``: the centred first
+principal component, signed along the mean). The claims are made under both presets.
 """
 
 from __future__ import annotations
@@ -29,7 +35,7 @@ from lmgeometry.chapters.context_layers import _band
 from lmgeometry.chapters.context_params import ContextParams
 from lmgeometry.errors import DataUnavailable
 from lmgeometry.io import vectors
-from lmgeometry.measures import reference_tables, stats, wordbench
+from lmgeometry.measures import contextual, reference_tables, stats, wordbench
 from lmgeometry.measures.static import budget_embeddings, mean_embeddings, static_embeddings
 from lmgeometry.measures.unit_rows import UnitRows
 from lmgeometry.measures.word_similarity import paired_correlations, similarity_scores
@@ -37,10 +43,13 @@ from lmgeometry.report import prose
 from lmgeometry.report.claims import Claim
 
 __all__ = [
+    "CENTRED_PC1",
     "DISJOINT_SIMILARITY",
     "GLOVE",
     "INPUT",
     "MEAN",
+    "PC1",
+    "PC1_EMBEDDINGS",
     "STATIC_STREAMS",
     "static_curves",
     "table1_beside",
@@ -85,6 +94,20 @@ GLOVE = "GloVe 6B-50d"
 INPUT = "layer-0 mean"
 #: A diagnostic beside PC1: each word's mean vector over its contexts in a layer (1-L).
 MEAN = "mean of contexts"
+#: The authors' PC1 vectors (the ``ethayarajh2019`` preset's): uncentred, ``svd_flip`` sign.
+PC1 = "PC1"
+#: The centred PC1 vectors (the ``corrected`` preset's), signed along the mean.
+CENTRED_PC1 = "centred PC1"
+#: Estimator preset -> the name of its PC1 static vectors in the chapter's tables.
+PC1_EMBEDDINGS: dict[str, str] = {"ethayarajh2019": PC1, "corrected": CENTRED_PC1}
+PRESET_OF = {name: preset for preset, name in PC1_EMBEDDINGS.items()}
+
+
+def _pc1_options(preset: str) -> dict[str, Any]:
+    """How ``preset`` makes PC1 vectors: the ``centered`` and ``orientation`` arguments of
+    :func:`static_embeddings` and :func:`budget_embeddings`."""
+    est = contextual.get_preset(preset)
+    return {"centered": est.pc1_centered, "orientation": est.pc1_orientation}
 
 
 def _target_rows(store: Store, control: str) -> tuple[np.ndarray, pd.DataFrame]:
@@ -106,10 +129,11 @@ def _scan_static(store: Store, frames: Mapping[str, pd.DataFrame], p: ContextPar
                  glove: Mapping[str, np.ndarray] | None) -> tuple[pd.DataFrame, dict[str, dict]]:
     """Read each layer once: PC1 static vectors (and layer-0 mean vectors), scored.
 
-    Every benchmark is scored (``strict``, and ``web`` on the paper's layers) under the seed's
-    protocol; under the first-word control only the similarity items the comparisons need.
-    GloVe is scored on the words that have PC1 vectors (the same items); each word's mean
-    vector in layers 1-L (:data:`MEAN`) only on the similarity items, as a diagnostic. Returns
+    The authors' PC1 vectors (:data:`PC1`) are scored on every benchmark (``strict``, and
+    ``web`` on the paper's layers) under the seed's protocol; under the first-word control
+    only on the similarity items the comparisons need. GloVe is scored on the words that have
+    PC1 vectors (the same items); the centred PC1 (:data:`CENTRED_PC1`) and each word's mean
+    vector in layers 1-L (:data:`MEAN`) only on the similarity items. Returns
     the scores table and, per control, the per-item similarity scores of each embedding
     (``(embedding, layer) -> benchmark -> scores``).
     """
@@ -125,15 +149,18 @@ def _scan_static(store: Store, frames: Mapping[str, pd.DataFrame], p: ContextPar
         X = store.layer(i, rows=union)
         for c, (_, words) in picked.items():
             u = UnitRows.of(X[local[c]])
-            found = {"PC1": static_embeddings(u, words, p.min_contexts)}
+            found = {PC1: static_embeddings(u, words, p.min_contexts,
+                                            **_pc1_options(PRESET_OF[PC1]))}
             if i == 0:
                 found[INPUT] = mean_embeddings(u, words, p.min_contexts)
                 if glove is not None:
-                    found[GLOVE] = {w: glove[w] for w in found["PC1"] if w in glove}
+                    found[GLOVE] = {w: glove[w] for w in found[PC1] if w in glove}
             if i > 0:
-                means = mean_embeddings(u, words, p.min_contexts)
-                items[c][MEAN, i] = {b: similarity_scores(means, f)
-                                     for b, f in sim.items()}
+                extra = {MEAN: mean_embeddings(u, words, p.min_contexts),
+                         CENTRED_PC1: static_embeddings(u, words, p.min_contexts,
+                                                        **_pc1_options(PRESET_OF[CENTRED_PC1]))}
+                for name, vec in extra.items():
+                    items[c][name, i] = {b: similarity_scores(vec, f) for b, f in sim.items()}
             for name, vec in found.items():
                 if c == "none":
                     scores.append(_score(vec, frames, "strict", p.seed, layer=i, control=c,
@@ -141,8 +168,8 @@ def _scan_static(store: Store, frames: Mapping[str, pd.DataFrame], p: ContextPar
                 items[c][name, i] = {b: similarity_scores(vec, f)
                                      for b, f in sim.items()}
             if c == "none" and i in web:
-                scores.append(_score(found["PC1"], frames, "web", p.seed, layer=i,
-                                     control=c, embedding="PC1"))
+                scores.append(_score(found[PC1], frames, "web", p.seed, layer=i,
+                                     control=c, embedding=PC1))
     frame = pd.concat(scores, ignore_index=True).assign(
         model=store.label, depth=lambda f: f["layer"].map(store.depth))
     first = ["model", "layer", "depth", "control", "embedding", "protocol"]
@@ -159,8 +186,8 @@ def _static_correlations(items: dict, frames: Mapping[str, pd.DataFrame], p: Con
     Returns the embeddings (columns), ``benchmark -> (1 + n_boot, E)`` correlations (row 0 on
     all items), and per benchmark ``(covered items, total items)``."""
     order = [k for k in ((INPUT, 0), (GLOVE, 0)) if k in items]
-    order += sorted(k for k in items if k[0] == "PC1")
-    order += sorted(k for k in items if k[0] == MEAN)
+    for name in (PC1, CENTRED_PC1, MEAN):
+        order += sorted(k for k in items if k[0] == name)
     rhos, counts = {}, {}
     for j, b in enumerate(items[order[0]]):
         S = np.column_stack([items[key][b] for key in order])
@@ -181,28 +208,36 @@ def _item_correlations(frame: pd.DataFrame, S: np.ndarray, ok: np.ndarray, j: in
                                method="spearman")
 
 
-def _best_pc1(order: list, rhos: dict[str, np.ndarray]) -> tuple[np.ndarray, list[int], int]:
-    """The mean over benchmarks of the correlations (``(1 + n_boot, E)``), the columns of PC1
-    in layers 1-L, and the best of them (largest mean rho on all items)."""
+def _best_pc1(order: list, rhos: dict[str, np.ndarray], embedding: str = PC1
+              ) -> tuple[np.ndarray, list[int], int]:
+    """The mean over benchmarks of the correlations (``(1 + n_boot, E)``), the columns of the
+    PC1 vectors ``embedding`` in layers 1-L, and the best of them (largest mean rho on all
+    items)."""
     R = np.mean(list(rhos.values()), axis=0)
-    pc1 = [e for e, (name, layer) in enumerate(order) if name == "PC1" and layer > 0]
+    pc1 = [e for e, (name, layer) in enumerate(order) if name == embedding and layer > 0]
     return R, pc1, pc1[int(np.nanargmax(R[0, pc1]))]
 
 
 def _static_budget(store: Store, bench: Mapping[str, pd.DataFrame], items: dict, order: list,
                    rhos: dict[str, np.ndarray], p: ContextParams) -> pd.DataFrame:
-    """The budget curve of one model (seed's protocol): in the best PC1 layer (read again, one
-    layer), PC1 and mean vectors from ``k = 1, ..., static_budget`` contexts per word
-    (:func:`budget_embeddings`; PC1 from 2), each word's contexts in one order drawn from the
-    ``"budget"`` stream, the same for both embeddings; mean Spearman rho over the benchmarks
-    the chapter scored, on their shared items that every budget covers, with intervals from
-    the chapter's item resamples."""
+    """The budget curve of one model (seed's protocol): in the best layer of the authors' PC1
+    (read again, one layer), both PC1 vectors (:data:`PC1_EMBEDDINGS`) and the mean vectors
+    from ``k = 1, ..., static_budget`` contexts per word (:func:`budget_embeddings`; PC1 from
+    2), each word's contexts in one order drawn from the ``"budget"`` stream, the same for
+    every embedding; mean Spearman rho over the benchmarks the chapter scored, on their shared
+    items that every budget covers, with intervals from the chapter's item resamples."""
     layer = order[_best_pc1(order, rhos)[2]][1]
     rows, words = _target_rows(store, "none")
-    found = budget_embeddings(store.layer(layer, rows=rows), words,
-                              range(1, p.static_budget + 1),
-                              [p.seed, STATIC_STREAMS["budget"]])
-    columns = [(k, name) for k, vecs in found.items() for name in ("PC1", "mean")
+    X = store.layer(layer, rows=rows)
+    found: dict[int, dict[str, dict[str, np.ndarray]]] = {}
+    for preset, name in PC1_EMBEDDINGS.items():
+        made = budget_embeddings(X, words, range(1, p.static_budget + 1),
+                                 [p.seed, STATIC_STREAMS["budget"]], **_pc1_options(preset))
+        for k, vecs in made.items():
+            found.setdefault(k, {MEAN: vecs["mean"]})  # the same contexts under each preset
+            if "PC1" in vecs:
+                found[k][name] = vecs["PC1"]
+    columns = [(k, name) for k, vecs in found.items() for name in (PC1, CENTRED_PC1, MEAN)
                if name in vecs]
     names = list(items[order[0]])
     reps, n_items = [], 0
@@ -219,23 +254,23 @@ def _static_budget(store: Store, bench: Mapping[str, pd.DataFrame], items: dict,
     lo, hi = _band(R[1:])
     return pd.DataFrame({"model": store.label, "control": "none", "layer": layer,
                          "k": [k for k, _ in columns],
-                         "embedding": ["PC1" if n == "PC1" else MEAN for _, n in columns],
+                         "embedding": [n for _, n in columns],
                          "rho": R[0], "rho_lo": lo, "rho_hi": hi, "n_items": n_items})
 
 
 def _static_layers(model: str, control: str, depth: Sequence[float], order: list,
                    rhos: dict[str, np.ndarray], counts: dict) -> pd.DataFrame:
-    """Per embedding (PC1 of each layer, the input vectors, GloVe) and benchmark (and their
-    mean, ``"mean"``): Spearman rho on the shared items with its 95% interval, and whether a
-    PC1 layer is on the plateau of the mean (its interval overlaps the best layer's, layers
-    1-L)."""
+    """Per embedding (each PC1 of each layer, the mean vectors, the input vectors, GloVe) and
+    benchmark (and their mean, ``"mean"``): Spearman rho on the shared items with its 95%
+    interval, and whether a layer of a PC1 embedding is on the plateau of its mean (its
+    interval overlaps the best layer's, layers 1-L)."""
     rows = []
     for b, r in {**rhos, **({"mean": np.mean(list(rhos.values()), axis=0)} if rhos else {})
                  }.items():
         for e, (name, layer) in enumerate(order):
             lo, hi = _band(r[1:, e:e + 1])
             rows.append({"model": model, "layer": layer,
-                         "depth": depth[layer] if name in ("PC1", MEAN) else np.nan,
+                         "depth": np.nan if name in (INPUT, GLOVE) else depth[layer],
                          "control": control, "embedding": name, "benchmark": b,
                          "rho": r[0, e], "rho_lo": lo[0], "rho_hi": hi[0],
                          "items": counts[b][0] if b in counts else
@@ -246,11 +281,12 @@ def _static_layers(model: str, control: str, depth: Sequence[float], order: list
     if frame.empty:
         return frame
     frame["plateau"] = False
-    mean = frame[(frame["benchmark"] == "mean") & (frame["embedding"] == "PC1")
-                 & (frame["layer"] > 0)]
-    if len(mean):
-        on = stats.plateau(mean["rho"], mean["rho_lo"], mean["rho_hi"])
-        frame.loc[mean.index[on], "plateau"] = True
+    for name in PC1_EMBEDDINGS.values():
+        mean = frame[(frame["benchmark"] == "mean") & (frame["embedding"] == name)
+                     & (frame["layer"] > 0)]
+        if len(mean):
+            on = stats.plateau(mean["rho"], mean["rho_lo"], mean["rho_hi"])
+            frame.loc[mean.index[on], "plateau"] = True
     return frame
 
 
@@ -266,35 +302,41 @@ def _coverage_phrase(counts: dict, rhos: dict) -> str:
 
 def _static_claims(model: str, control: str, order: list, rhos: dict, counts: dict,
                    table: pd.DataFrame) -> list[Claim]:
-    """Seed 001's static-embedding claims on one model under one control: PC1 of the best
-    layer against the input vectors and against GloVe (the best layer picked inside each
-    resample, so the choice is part of the interval), and the trend over layers."""
-    def claim(key: str, value: tuple[float, float, float], evidence: str) -> Claim:
-        return _claim(key, (model, control), None, value, evidence)
-
+    """Seed 001's static-embedding claims on one model under one control, under each estimator
+    preset with its PC1 vectors (:data:`PC1_EMBEDDINGS`): PC1 of the best layer against the
+    input vectors and against GloVe (the best layer picked inside each resample, so the choice
+    is part of the interval), and the trend over layers."""
     if not rhos:
         nan = (math.nan, math.nan, math.nan)
         low = [f"{b} ({n} items)" for b, (n, _) in counts.items() if n]
         evidence = (f"no similarity benchmark has {MIN_COVERED_ITEMS} items that every "
                     "embedding covers" + (f"; covered: {', '.join(low)}" if low else ""))
-        return [claim(k, nan, evidence) for k in STATIC_CLAIMS]
-    R, pc1, best = _best_pc1(order, rhos)
-    layers = [order[e][1] for e in pc1]
-    on = table.loc[table["plateau"], "layer"].to_numpy() if "plateau" in table else []
-    where = (f"best layer {order[best][1]} (mean rho {R[0, best]:.3f}); plateau "
-             f"{prose.layers_phrase(on)}; {_coverage_phrase(counts, rhos)}")
+        return [_claim(k, (model, control), preset, nan, evidence)
+                for preset in PC1_EMBEDDINGS for k in STATIC_CLAIMS]
     out = []
-    for key, name in (("static_beats_input", INPUT), ("static_beats_glove", GLOVE)):
-        if (name, 0) not in order:
-            continue
-        e = order.index((name, 0))
-        gain = R[:, pc1] - R[:, e:e + 1]
-        value = _interval(float(np.nanmax(gain[0])), np.nanmax(gain[1:], axis=1))
-        out.append(claim(key, value, f"{name} mean rho {R[0, e]:.3f}; {where}"))
-    trend = _interval(float(stats.spearman_rows(R[:1, pc1])[0]), stats.spearman_rows(R[1:, pc1]))
-    out.append(claim("static_lower_better", trend,
-                     f"mean rho {R[0, pc1[0]]:.3f} (layer {layers[0]}) to {R[0, pc1[-1]]:.3f} "
-                     f"(layer {layers[-1]}); {where}"))
+    for preset, embedding in PC1_EMBEDDINGS.items():
+        def claim(key: str, value: tuple[float, float, float], evidence: str,
+                  preset: str = preset) -> Claim:
+            return _claim(key, (model, control), preset, value, evidence)
+
+        R, pc1, best = _best_pc1(order, rhos, embedding)
+        layers = [order[e][1] for e in pc1]
+        on = table.loc[table["plateau"] & (table["embedding"] == embedding), "layer"].unique()
+        where = (f"{embedding} vectors; best layer {order[best][1]} (mean rho "
+                 f"{R[0, best]:.3f}); plateau {prose.layers_phrase(on)}; "
+                 f"{_coverage_phrase(counts, rhos)}")
+        for key, name in (("static_beats_input", INPUT), ("static_beats_glove", GLOVE)):
+            if (name, 0) not in order:
+                continue
+            e = order.index((name, 0))
+            gain = R[:, pc1] - R[:, e:e + 1]
+            value = _interval(float(np.nanmax(gain[0])), np.nanmax(gain[1:], axis=1))
+            out.append(claim(key, value, f"{name} mean rho {R[0, e]:.3f}; {where}"))
+        trend = _interval(float(stats.spearman_rows(R[:1, pc1])[0]),
+                          stats.spearman_rows(R[1:, pc1]))
+        out.append(claim("static_lower_better", trend,
+                         f"mean rho {R[0, pc1[0]]:.3f} (layer {layers[0]}) to "
+                         f"{R[0, pc1[-1]]:.3f} (layer {layers[-1]}); {where}"))
     return out
 
 
@@ -336,13 +378,16 @@ def _glove(stores: Iterable[Store]) -> dict[str, np.ndarray] | None:
 
 def static_curves(layers: pd.DataFrame, control: str = "none") -> pd.DataFrame:
     """The ``static_layers`` rows a figure draws: the mean over the scored similarity
-    benchmarks, per model and layer 1-L, for PC1 vectors and each word's mean vector, with the
-    input vectors and GloVe repeated over layers 1-L as flat reference lines."""
+    benchmarks, per model and layer 1-L, for both PC1 vectors (:data:`PC1_EMBEDDINGS`), with
+    the input vectors and GloVe repeated over layers 1-L as flat reference lines. Each word's
+    mean vector (:data:`MEAN`) is not drawn: the authors' PC1 vectors point along it and score
+    what it scores (:func:`lmgeometry.chapters.context_sentences.static_sentences` says by
+    how much)."""
     d = layers[(layers["benchmark"] == "mean") & (layers["control"] == control)]
-    curves = d[d["embedding"].isin(["PC1", MEAN]) & (d["layer"] > 0)]
+    curves = d[d["embedding"].isin(list(PC1_EMBEDDINGS.values())) & (d["layer"] > 0)]
     flat = []
     for model, part in curves.groupby("model", sort=False):
-        grid = part.loc[part["embedding"] == "PC1", ["layer", "depth"]]
+        grid = part.loc[part["embedding"] == PC1, ["layer", "depth"]]
         for _, ref in d[(d["model"] == model) & d["embedding"].isin([INPUT, GLOVE])].iterrows():
             flat.append(grid.assign(**{c: ref[c] for c in ref.index
                                        if c not in ("layer", "depth")}))

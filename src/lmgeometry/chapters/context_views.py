@@ -10,7 +10,7 @@ from __future__ import annotations
 import pandas as pd
 
 from lmgeometry.chapters.context_claims import CLAIMS
-from lmgeometry.chapters.context_static import GLOVE, INPUT
+from lmgeometry.chapters.context_static import GLOVE, INPUT, PC1, PC1_EMBEDDINGS
 from lmgeometry.io.benchmarks import SIMILARITY_BENCHMARKS
 
 __all__ = [
@@ -64,11 +64,13 @@ def position_claims(claims: pd.DataFrame) -> pd.DataFrame:
 
 
 def best_static(static_layers: pd.DataFrame) -> pd.DataFrame:
-    """Per model and control: the best PC1 layer (largest mean Spearman rho over the scored
-    benchmarks) beside the layer-0 vectors and GloVe on the same items, rounded."""
+    """Per model and control: the best layer of each PC1 (the authors', the centred; largest
+    mean Spearman rho over the scored benchmarks) beside the layer-0 vectors and GloVe on the
+    same items, rounded."""
     mean_rows = static_layers[static_layers["benchmark"] == "mean"]
-    best = mean_rows[mean_rows["embedding"] == "PC1"].sort_values("rho").groupby(
-        ["model", "control"]).tail(1)
+    best = mean_rows[mean_rows["embedding"].isin(list(PC1_EMBEDDINGS.values()))
+                     & (mean_rows["layer"] > 0)].sort_values("rho").groupby(
+        ["model", "control", "embedding"]).tail(1)
     both = pd.concat([best, mean_rows[mean_rows["embedding"].isin([INPUT, GLOVE])]])
     return both.sort_values(["model", "control"])[
         ["model", "control", "embedding", "layer", "rho", "rho_lo", "rho_hi", "items"]].round(3)
@@ -78,7 +80,7 @@ def static_matrix(static_scores: pd.DataFrame, model: str) -> pd.DataFrame:
     """One model's PC1 vectors under the ``strict`` protocol as a heatmap's matrix: the score
     per layer (rows) and similarity benchmark or SemEval-2012 (NaN: not scored)."""
     strict = static_scores[(static_scores["protocol"] == "strict")
-                           & (static_scores["embedding"] == "PC1")]
+                           & (static_scores["embedding"] == PC1)]
     part = strict[(strict["model"] == model)
                   & strict["benchmark"].isin(SIMILARITY_BENCHMARKS + ("semeval2012",))]
     return part.pivot_table(index="layer", columns="benchmark", values="value", sort=False,
