@@ -260,16 +260,15 @@ def budget_sentences(budget: pd.DataFrame) -> list[str]:
         a, b = int(ks.min()), int(ks.max())
         one = (f" ({at(mean, 1)} from a single context)" if (mean["k"] == 1).any() else "")
         top = mean.loc[mean["k"] == b, "rho"].iloc[0]
-        goes = ", ".join(f"{names[e]}'s from {at(rows, a)} to {at(rows, b)}"
+        goes = "; ".join(f"{names[e]} from {at(rows, a)} to {at(rows, b)}"
                          for e, rows in pcs.items())
         shares = " and ".join(
             f"{names[e]} {prose.pct(rows.loc[rows['k'] == b, 'rho'].iloc[0] / top)}"
             for e, rows in pcs.items())
         out.append(f"**{model}** (layer {int(m['layer'].iloc[0])}, {int(m['n_items'].iloc[0]):,} "
-                   f"items): from {a} to {b} contexts per word, the mean Spearman rho of "
-                   f"{goes}, while the mean vectors' goes from {at(mean, a)} to "
-                   f"{at(mean, b)}{one}; at {b} contexts {shares} of what the mean vectors "
-                   "score.")
+                   f"items): from {a} to {b} contexts per word, the mean Spearman rho goes: "
+                   f"{goes}; the mean vectors from {at(mean, a)} to {at(mean, b)}{one}. At "
+                   f"{b} contexts, {shares} of what the mean vectors score.")
     return out
 
 

@@ -236,12 +236,11 @@ def _contextual(context: Results, senses: Results) -> str:
         f"({ends[GEMMA][0]}) and change little after that ({ends[GEMMA][1]}; rank correlation "
         f"{_num(flat['value'])}). Contextual does not mean sense-like: in none of the "
         "models do a word's occurrences gather into a few tight sense clusters (silhouette "
-        f"at most {_num(max(float(r['value']) for r in senses_rows))}; chapter 5). For GPT-2, "
-        "BERT and ELMo, one static vector per word explained under 5% of the variance of its "
-        "occurrences in every layer. With the authors' own estimator (a truncated SVD, which "
-        "their released numbers turn out to come from) that share at the best layer stays "
-        f"under 5% {_mev_groups(static)}; a centred PCA, the estimator the paper describes, "
-        f"finds {_span([float(r['value']) for r in corrected], _pct)} in every model."
+        f"at most {_num(max(float(r['value']) for r in senses_rows))}; chapter 5). "
+        "Ethayarajh found one static vector per word explaining under 5% of its variance in "
+        "every layer; with the authors' own estimator (a truncated SVD) the best layer's "
+        f"share stays under 5% {_mev_groups(static)}, and a centred PCA finds "
+        f"{_span([float(r['value']) for r in corrected], _pct)}."
     )
 
 
