@@ -302,12 +302,10 @@ def analyse(
         (``corrected`` rows), and ``selfsim``, ``intrasim``, ``mev`` raw and ``_adj``
         with ``_lo``/``_hi``), ``lowest_self_similarity``, ``stopwords`` (per-layer Cohen's d),
         ``tokens_by_position``, ``tokens_by_upos``, ``neighbours``, ``static_scores`` (the
-        authors' PC1 vectors, :data:`PC1`: every benchmark per layer and protocol),
-        ``static_layers`` (Spearman rho with its interval per embedding, the two PC1 vectors
-        of :data:`PC1_EMBEDDINGS` included, similarity benchmark and their mean, on the items
-        every embedding covers; ``plateau`` marks the layers of each PC1 whose interval
-        overlaps its best one's), ``static_budget`` (the authors' best PC1 layer: mean rho of
-        both PC1 vectors and of the mean vectors from k contexts),
+        authors' :data:`PC1`, every benchmark), ``static_layers`` (rho with its interval per
+        embedding, both :data:`PC1_EMBEDDINGS` too, and benchmark, on shared items; ``plateau``:
+        each PC1's layers overlapping its best), ``static_budget`` (both PC1s and the mean
+        vectors from k contexts, in the authors' best PC1 layer),
         ``authors`` and ``beside_authors`` (the authors' released numbers); ``claims``: one
         row per claim of :data:`CLAIMS`, model, preset (the ``preset`` column, ``""`` for a
         claim with one estimator; the statistic names it too) and control; ``topics``: the
