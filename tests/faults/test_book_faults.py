@@ -353,10 +353,17 @@ def test_a_partial_book_does_not_execute_its_root_page_again(tmp_path, capsys):
 # a lock per book folder; Ctrl-C and SIGTERM stop a running chapter
 
 
+def _default_sigint() -> None:
+    """In the child before it starts: Ctrl-C as a user's terminal delivers it. A pytest-xdist
+    worker ignores SIGINT, and a child inherits the ignored signal, so under ``make test`` the
+    build would never see the test's Ctrl-C (it did under -n 0)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _book_process(project: Path, *args: str) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "lmgeometry.cli", "book", "--no-html",
                              *args], cwd=project, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True, preexec_fn=_default_sigint)
 
 
 def test_two_builds_of_one_folder_take_turns(tmp_path):

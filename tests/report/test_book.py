@@ -1036,7 +1036,8 @@ def test_the_api_page_documents_every_top_level_name() -> None:
     import lmgeometry
 
     text = (ROOT / "pages" / "api.md").read_text()
-    documented = set(re.findall(r"\.\. autofunction:: lmgeometry\.(\w+)", text))
+    documented = set(re.findall(r"^\.\. auto(?:function|class):: lmgeometry\.(\w+)\s*$", text,
+                                re.MULTILINE))
     assert documented == set(lmgeometry.__all__) - {"__version__"}
     assert "pages/api" in book.toc_pages(ROOT)
 
