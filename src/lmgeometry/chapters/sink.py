@@ -557,13 +557,20 @@ def _largest_inner(layers: pd.DataFrame, model: str, condition: str, column: str
     return float(inner.at[at, column]), int(inner.at[at, "layer"])
 
 
+#: The interventions on the massive activations in a findings line's few words.
+_SHORT = {"massive": "removed", "massive_zero": "zeroed", "massive_mean": "at their mean"}
+
+#: A claim row's ``control`` (the intervention's label) -> its condition.
+_CONDITION = {label: condition for condition, label in LABELS.items()}
+
+
 def _share_phrase(effect: pd.Series) -> str:
-    """``", removing 38% [36, 40] of it"``, or ``", raising it by 6% [5, 6]"`` for a negative
-    share (whole per cents: the shares are effect sizes, not thresholds)."""
+    """``" (38% [36, 40] of it gone)"``, or ``" (6% [5, 6] more)"`` for a negative share
+    (whole per cents: the shares are effect sizes, not thresholds)."""
     value, lo, hi = (100 * float(effect[c]) for c in ("removed", "removed_lo", "removed_hi"))
     if value < 0:
-        return f", raising it by {-value:.0f}% [{-hi:.0f}, {-lo:.0f}]"
-    return f", removing {value:.0f}% [{lo:.0f}, {hi:.0f}] of it".replace("-0", "0")
+        return f" ({-value:.0f}% [{-hi:.0f}, {-lo:.0f}] more)"
+    return f" ({value:.0f}% [{lo:.0f}, {hi:.0f}] of it gone)".replace("-0", "0")
 
 
 def findings(result: SinkResult) -> str:
@@ -578,35 +585,32 @@ def findings(result: SinkResult) -> str:
         rows = claims[claims["model"] == model]
         cluster = rows[rows["claim"].str.contains("cluster")].set_index("control")
         before, _ = _largest_inner(layers, model, "intact", "first_silhouette")
-        parts = [f"<b>{html.escape(model)}</b>: intact, the first tokens form a cluster of "
-                 f"their own (largest silhouette {number(before)})"]
         effects = result.tables["cluster_effect"]
-        for condition in MASSIVE:
-            if LABELS[condition] not in cluster.index:
-                continue
+        judged = cluster[cluster["applies"].astype(bool)]
+        fate = ("stays under every judged intervention on the massive activations"
+                if len(judged) and (judged["verdict"] == "does not hold").all() else
+                "under the interventions on the massive activations")
+        tests = []
+        for condition in (c for c in MASSIVE if LABELS[c] in cluster.index):
             row = cluster.loc[LABELS[condition]]
             eff = effects[(effects["model"] == model) & (effects["condition"] == condition)]
-            effect = {"holds": "dissolves it", "does not hold": "does not dissolve it",
-                      "inconclusive": "leaves it undecided"}[row["verdict"]]
-            share = _share_phrase(eff.iloc[0]) if len(eff) else ""
-            parts.append(f"with the {html.escape(LABELS[condition])} it is "
-                         f"{number(row['value'])} [{number(row['ci_low'])}, "
-                         f"{number(row['ci_high'])}]{share}: this {effect}"
-                         + ("" if row["applies"]
-                            else f", but {html.escape(row['applies_reason'])}"))
-        kept = rows[rows["claim"].isin(LOSS_CLAIMS)]
+            tests.append(f"{_SHORT[condition]} {number(row['value'])}"
+                         + (_share_phrase(eff.iloc[0]) if len(eff) else "")
+                         + ("" if not row["applies"] else "" if fate.startswith("stays")
+                            else f", {row['verdict']}")
+                         + ("" if row["applies"] else " (not judged)"))
+        parts = [f"<b>{html.escape(model)}</b>: the first tokens' cluster (silhouette "
+                 f"{number(before)} intact) {fate}: " + ", ".join(tests)]
+        kept = rows[rows["claim"].isin(LOSS_CLAIMS) & rows["applies"].astype(bool)]
         if len(kept):
-            parts.append("the loss per token, against the intact model's: " + ", ".join(
-                f"{html.escape(r.control)} {number(r.value)} times [{number(r.ci_low)}, "
-                f"{number(r.ci_high)}]" + ("" if r.applies else " (no change by construction)")
+            parts.append("the loss " + ", ".join(
+                f"{_SHORT[_CONDITION[r.control]]} {number(r.value)} times"
                 for r in kept.itertuples()))
-        cut, _ = _largest_inner(layers, model, "attention", "first_silhouette")
-        parts.append(f"with no attention to the first position it is {number(cut)}")
         aniso = rows[rows["claim"].str.contains("driven") & rows["applies"].astype(bool)]
         if not aniso.empty:
             low = aniso.loc[aniso["value"].idxmin()]
-            parts.append(f"no intervention halves the anisotropy: the largest fall leaves "
-                         f"{number(low['value'])} of it ({html.escape(low['control'])})"
+            parts.append(f"no working intervention halves the anisotropy (at least "
+                         f"{number(low['value'])} of it stays)"
                          if (aniso["verdict"] == "does not hold").all() else
                          "the anisotropy falls by half or more under: " + html.escape(", ".join(
                              aniso[aniso["verdict"] == "holds"]["control"])))
