@@ -280,24 +280,20 @@ def _decoder_claims(label: str, layers: pd.DataFrame, reps: Mapping[str, dict],
             f"silhouette of theirs reaches {SILHOUETTE} (Kaufman & Rousseeuw 1990)",
             LABELS[condition], "sink-split",
             f"largest at layer {at}; intact: largest {number(np.nanmax(before))}"))
-    if "massive_mean" in losses:
-        value, rep = losses["massive_mean"]
-        out.append(_claim(
-            "000", LOSS_CLAIMS[0], label,
-            "loss per token with the massive activations at their mean value over intact",
-            value, rep, KEPT_LOSS_RATIO, "below",
-            f"kept: at most {KEPT_LOSS_RATIO:g} times the intact loss (Sun et al. 2024 report "
-            "the perplexity unchanged to two decimals)", LABELS["massive_mean"], "sink-loss",
-            "the same sentences, the massive values the same in every sentence"))
-    if "massive_zero" in losses:
-        value, rep = losses["massive_zero"]
-        out.append(_claim(
-            "000", LOSS_CLAIMS[1], label,
-            "loss per token with the massive activations zeroed over intact",
-            value, rep, BROKEN_LOSS_RATIO, "above",
-            f"broken: at least {BROKEN_LOSS_RATIO:g} times the intact loss (Sun et al. 2024 "
-            "report the perplexity exploding)", LABELS["massive_zero"], "sink-loss",
-            "the same sentences"))
+    loss_tests = (  # Sun et al. (2024)'s two tests: (claim, condition, statistic, rule, ...)
+        (LOSS_CLAIMS[0], "massive_mean", "at their mean value", KEPT_LOSS_RATIO, "below",
+         f"kept: at most {KEPT_LOSS_RATIO:g} times the intact loss (Sun et al. 2024 report "
+         "the perplexity unchanged to two decimals)",
+         "the same sentences, the massive values the same in every sentence"),
+        (LOSS_CLAIMS[1], "massive_zero", "zeroed", BROKEN_LOSS_RATIO, "above",
+         f"broken: at least {BROKEN_LOSS_RATIO:g} times the intact loss (Sun et al. 2024 "
+         "report the perplexity exploding)", "the same sentences"))
+    for text, condition, how, threshold, direction, rule, evidence in loss_tests:
+        if condition in losses:
+            value, rep = losses[condition]
+            out.append(_claim("000", text, label, f"loss per token with the massive "
+                              f"activations {how} over intact", value, rep, threshold,
+                              direction, rule, LABELS[condition], "sink-loss", evidence))
     base_value, base_reps = _mean_inner(reps["intact"]["anisotropy"],
                                         intact["anisotropy"].to_numpy())
     for condition in CONDITIONS[1:]:
