@@ -80,9 +80,21 @@ for answer, figure in zip(answers, [*figures, None][:len(answers)], strict=True)
 # not the seeds' (GPT-2 and BERT weights cannot be had on the machines that build this book):
 # two contrastively trained sentence encoders, which are no test of BERT's anisotropy, and two
 # 4-bit decoders with rotary positions, which are no test of GPT-2's position embeddings; the
-# introduction lists every caveat. A (claim, kind) is *reproduced* when every fair stand-in of
-# that kind gets the verdict the seed reports for its model of that kind, *contradicted* when
-# every one gets the opposite, and *inconclusive* otherwise.
+# introduction lists every caveat.
+#
+# **Every rule is also run on a null.** A finding about what training does must fail on a model
+# that was never trained. Chapters 1 to 4 and 8 run each claim a second time on an untrained
+# copy of each model (the same architecture and tokenizer, random weights, the same sentences
+# and code); chapter 10 uses each run's checkpoint before its first training step. A
+# (claim, kind) is *reproduced* when every fair stand-in of that kind gets the verdict the seed
+# reports for its model of that kind and, where the seed says the claim holds, the claim does
+# not hold on any stand-in's untrained copy. Where it holds on an untrained copy too, it is
+# *also true of an untrained model*: the rule does not show what training did. Where no
+# untrained copy was run (chapters 5 to 7, whose corpora would cost the most to extract
+# again), it *held without a null run*. A (claim, kind) is *contradicted* when every fair
+# stand-in gets the opposite verdict; the untrained copy then tells whether the effect goes
+# the *opposite* way (the whole interval beyond the untrained copy's value, away from the
+# claim) or is only *weaker* than claimed. Anything else is *inconclusive*.
 #
 # This page is built last, from the results files the other chapters wrote.
 
@@ -107,8 +119,10 @@ display(Markdown(
 # %% tags=["remove-input"]
 show_table(summary.assign(seed=[f"{s}: {SEED_DOCUMENTS.get(s, '').split(',')[0]}"
                                for s in summary["seed"]]).set_index("seed"),
-           "Per seed: how many (claim, model kind) rows were reproduced, contradicted, "
-           "inconclusive or not testable here, and where the seed says nothing of a kind.")
+           "Per seed: how many (claim, model kind) rows were reproduced, also true of an "
+           "untrained model, held without a null run, contradicted (of which the opposite way, "
+           "or only weaker), inconclusive or not testable here, and where the seed says "
+           "nothing of a kind.")
 
 # %% [markdown]
 # ## One row per claim and kind

@@ -54,6 +54,7 @@ from lmgeometry.chapters.drift_matrix import norm_histograms, rare_token_table
 from lmgeometry.chapters.drift_tokens import coverage, token_counts, word_counts, zipf_curve
 from lmgeometry.chapters.drift_verdicts import drift_claims, hidden_claims
 from lmgeometry.chapters.drift_words import word_similarity
+from lmgeometry.chapters.nulls import with_nulls
 from lmgeometry.errors import UsageError
 from lmgeometry.io import models
 from lmgeometry.measures import isotropy, similarity
@@ -326,6 +327,7 @@ def analyse(
     n_bins: int = 30,
     n_boot: int = 1000,
     device: str | None = "cpu",
+    null_stores: Mapping[str, Store] | None = None,
 ) -> ChapterResult:
     """Seed 004 on the models' embedding matrices W and, beyond it, on their hidden states.
 
@@ -349,6 +351,10 @@ def analyse(
         Bootstrap replicates of every interval.
     device : str, optional
         Where the models are loaded.
+    null_stores : mapping, optional
+        The models' untrained twins' stores on the same corpus (:func:`.nulls.null_stores`):
+        every claim is also computed on the twins (their W and hidden states) with the same
+        parameters, and each row carries its twin's (:func:`.nulls.with_nulls`).
 
     Raises
     ------
@@ -382,6 +388,10 @@ def analyse(
     frame = calibration.annotate(claims_frame(claims + hidden_claims(tables["hidden"])), facts)
     flip = first_token_flags(frame) & (frame["control"] != "none")
     frame.loc[flip, "evidence"] += "; verdict differs from all words: driven by the first word"
+    if null_stores:
+        frame = with_nulls(frame, analyse(list(null_stores), null_stores, texts, seed=seed,
+                                          point_budget=point_budget, hidden_rows=hidden_rows,
+                                          n_bins=n_bins, n_boot=n_boot, device=device).claims)
     return ChapterResult(tables=tables, claims=frame, sentences=_sentences(tables, frame))
 
 

@@ -53,6 +53,10 @@ __all__ = [
     "OUTCOMES",
     "primary_table",
     "ROLES",
+    "AGREEING",
+    "attach_nulls",
+    "NULL_COLUMNS",
+    "shortfall",
     "on_other_estimator",
     "role_of",
     "scorecard",
@@ -76,12 +80,26 @@ CALIBRATION_COLUMNS: tuple[str, ...] = (
     "applies_reason",
 )
 
+#: The columns that put a row beside its null (:func:`attach_nulls`): the same rule on an
+#: untrained twin of the row's model (same architecture and tokenizer, random weights):
+#: which model, its statistic, interval and verdict, and ``discriminates`` (True when the rule
+#: holds here and not on the null, False when it holds on both, None when the row does not
+#: hold or has no null).
+NULL_COLUMNS: tuple[str, ...] = (
+    "null_model", "null_value", "null_ci_low", "null_ci_high", "null_verdict", "discriminates",
+)
+
 #: Columns of a claims table, in order.
 CLAIM_COLUMNS: tuple[str, ...] = (
     "seed", "claim", "model", "control", "statistic", "preset", "task", "value", "ci_low",
     "ci_high", "threshold", "direction", "rule", "published", "verdict", "figure", "evidence",
-    *CALIBRATION_COLUMNS,
+    *CALIBRATION_COLUMNS, *NULL_COLUMNS,
 )
+
+#: A row's default null columns: no null run.
+_NO_NULL: dict[str, object] = {"null_model": "", "null_value": math.nan,
+                               "null_ci_low": math.nan, "null_ci_high": math.nan,
+                               "null_verdict": "", "discriminates": None}
 
 #: The estimator preset that is not the seed's own (its rows are ``estimator`` rows).
 _OTHER_PRESET = "corrected"
@@ -89,7 +107,7 @@ _OTHER_PRESET = "corrected"
 #: Columns a results file written before they existed may lack, with the value its rows
 #: are read with (:func:`collect_claims`): ``preset`` (its rows' ``role``, which the scorecard
 #: counts by, was stored with them) and ``task``.
-_LATER_COLUMNS: dict[str, object] = {"preset": "", "task": ""}
+_LATER_COLUMNS: dict[str, object] = {"preset": "", "task": "", **_NO_NULL}
 
 
 @dataclass(frozen=True)
@@ -247,9 +265,93 @@ def claims_frame(claims: Iterable[Claim]) -> pd.DataFrame:
     for c in claims:
         row = asdict(c)
         row.update(role=role_of(c.claim, c.control, c.preset), expected="", calibration=[],
-                   reproducible=True, reproducible_reason="", applies=True, applies_reason="")
+                   reproducible=True, reproducible_reason="", applies=True, applies_reason="",
+                   **_NO_NULL)
         rows.append(row)
     return pd.DataFrame(rows, columns=list(CLAIM_COLUMNS))
+
+
+#: The columns a claim row and its null row must share (the model aside).
+_NULL_KEY: tuple[str, ...] = ("seed", "claim", "control", "preset", "task", "statistic")
+
+
+def attach_nulls(claims: pd.DataFrame, nulls: pd.DataFrame,
+                 null_of: Mapping[str, str]) -> pd.DataFrame:
+    """Put each claim row beside the same rule run on its model's null (:data:`NULL_COLUMNS`).
+
+    A rule that also holds on a model that was never trained says nothing about training: it
+    cannot count as reproducing a seed's finding (:func:`primary_table`). ``nulls`` is the
+    claims table of the null models, computed by the same chapter code with the same
+    parameters; a row is paired with the null row of ``null_of[row.model]`` with the same
+    seed, claim, control, preset, task and statistic (a row without one keeps no null).
+
+    Parameters
+    ----------
+    claims, nulls : DataFrame
+        :func:`claims_frame` tables of the models and of their nulls.
+    null_of : mapping
+        Model -> the model its null rows carry (``"untrained:minilm-l6"`` for
+        ``"minilm-l6"``).
+
+    Returns
+    -------
+    DataFrame
+        A copy of ``claims`` with the null columns filled.
+
+    Examples
+    --------
+    >>> kw = dict(seed="001", claim="c", statistic="s", threshold=0.3, direction="above",
+    ...           rule="r")
+    >>> real = claims_frame([Claim(model="m", value=0.5, ci_low=0.4, ci_high=0.6, **kw)])
+    >>> null = claims_frame([Claim(model="u:m", value=0.45, ci_low=0.4, ci_high=0.5, **kw)])
+    >>> row = attach_nulls(real, null, {"m": "u:m"}).iloc[0]
+    >>> row["null_verdict"], row["discriminates"]
+    ('holds', False)
+    """
+    out = claims.copy()
+    for column, default in _NO_NULL.items():
+        out[column] = pd.Series([default] * len(out), index=out.index, dtype=object)
+    if nulls.empty:
+        return out
+    index = {tuple(r[k] for k in ("model", *_NULL_KEY)): r for _, r in nulls.iterrows()}
+    for i, row in out.iterrows():
+        model = null_of.get(str(row["model"]))
+        found = index.get((model, *(row[k] for k in _NULL_KEY))) if model else None
+        if found is None:
+            continue
+        out.at[i, "null_model"] = model
+        for column in ("value", "ci_low", "ci_high", "verdict"):
+            out.at[i, f"null_{column}"] = found[column]
+        if row["verdict"] == "holds":
+            out.at[i, "discriminates"] = found["verdict"] != "holds"
+    return out
+
+
+def shortfall(row: Mapping[str, object]) -> str:
+    """How a row that does not hold falls short: ``"opposite"``, ``"weaker"`` or ``""``.
+
+    The reference is the row's null (:func:`attach_nulls`): ``"opposite"`` when the whole
+    interval lies beyond the null's value on the side away from the claim (the trained model
+    moved the other way), ``"weaker"`` when the statistic is on the claim's side of the null but
+    short of the threshold; ``""`` for a row that holds, is inconclusive, or has no null to tell.
+
+    Examples
+    --------
+    >>> base = dict(verdict="does not hold", direction="above", null_value=0.1)
+    >>> shortfall({**base, "ci_low": -0.3, "ci_high": -0.2})
+    'opposite'
+    >>> shortfall({**base, "ci_low": 0.15, "ci_high": 0.25})
+    'weaker'
+    >>> shortfall({**base, "null_value": float("nan"), "ci_low": 0.1, "ci_high": 0.2})
+    ''
+    """
+    ref = row.get("null_value")
+    if row.get("verdict") != "does not hold" or not isinstance(ref, int | float) \
+            or not math.isfinite(float(ref)):
+        return ""
+    lo, hi, ref = float(row["ci_low"]), float(row["ci_high"]), float(ref)
+    away = hi < ref if row["direction"] == "above" else lo > ref
+    return "opposite" if away else "weaker"
 
 
 def scorecard(claims: pd.DataFrame, models: Sequence[str] | None = None,
@@ -400,13 +502,23 @@ def kind_verdicts(claims: pd.DataFrame, kinds: Mapping[str, str]) -> pd.DataFram
 
 
 #: What a (seed claim, model kind) comes to on the scorecard, in the order it counts them.
-#: ``reproduced``: every fair stand-in's verdict is what the seed reports for that kind;
-#: ``contradicted``: every fair stand-in's verdict is the opposite; ``inconclusive``: anything
-#: else (an interval on the threshold, models that disagree); ``not testable here``: no model
-#: here is a fair stand-in, or the seed's own evidence cannot meet the claim under its stated
-#: method; ``seed silent``: the seed reports nothing for this kind.
-OUTCOMES: tuple[str, ...] = ("reproduced", "contradicted", "inconclusive", "not testable here",
-                             "seed silent")
+#: ``reproduced``: every fair stand-in's verdict is what the seed reports for that kind and,
+#: where the seed reports that the claim holds, the same rule fails on each stand-in's
+#: untrained twin (:func:`attach_nulls`); ``also true of an untrained model``: the verdicts
+#: agree with the seed but the rule holds on an untrained twin too, so it does not show what
+#: training did; ``held without a null run``: the verdicts agree with the seed and no null was run
+#: for some stand-in; ``contradicted``: every fair stand-in's verdict is the opposite (the
+#: ``how it fails`` column of :func:`primary_table` says whether the effect is opposite or only
+#: weaker, :func:`shortfall`); ``inconclusive``: anything else (an interval on the threshold,
+#: models that disagree); ``not testable here``: no model here is a fair stand-in, or the
+#: seed's own evidence cannot meet the claim under its stated method; ``seed silent``: the
+#: seed reports nothing for this kind.
+OUTCOMES: tuple[str, ...] = ("reproduced", "also true of an untrained model",
+                             "held without a null run", "contradicted", "inconclusive",
+                             "not testable here", "seed silent")
+
+#: The outcomes in which the stand-ins agree with the seed.
+AGREEING: tuple[str, ...] = OUTCOMES[:3]
 
 _OPPOSITE = {"holds": "does not hold", "does not hold": "holds"}
 
@@ -427,8 +539,9 @@ def _calibration_text(entries: Sequence[Mapping[str, object]] | None) -> tuple[s
     return "; ".join(parts), valid
 
 
-def _cell(row: pd.Series, digits: int = 2) -> str:
-    """``"holds: 0.41 [0.38, 0.44]"``; ``"not a fair test"``; no NaN is ever printed."""
+def _cell(row: pd.Series, digits: int = 2, null: bool = False) -> str:
+    """``"holds: 0.41 [0.38, 0.44]"``; ``"not a fair test"``; no NaN is ever printed. With
+    ``null``, a row with a null run adds it: ``"...; untrained: 0.05, does not hold"``."""
     if not bool(row.get("applies", True)):
         return "not a fair test"
     value, lo, hi = (float(row[c]) for c in ("value", "ci_low", "ci_high"))
@@ -436,19 +549,42 @@ def _cell(row: pd.Series, digits: int = 2) -> str:
         return f"{row['verdict']}: not computable on this run"
     interval = (f" [{lo:.{digits}f}, {hi:.{digits}f}]"
                 if math.isfinite(lo) and math.isfinite(hi) else " (no interval)")
-    return f"{row['verdict']}: {value:.{digits}f}{interval}"
+    cell = f"{row['verdict']}: {value:.{digits}f}{interval}"
+    ref = row.get("null_value")
+    if null and row.get("null_verdict") and isinstance(ref, int | float) \
+            and math.isfinite(float(ref)):
+        cell += f"; untrained: {float(ref):.{digits}f}, {row['null_verdict']}"
+    return cell
 
 
-def _outcome(expected: str, reproducible: bool, verdicts: Sequence[str]) -> str:
+def _outcome(expected: str, reproducible: bool, fair: pd.DataFrame) -> str:
+    """A (claim, kind)'s :data:`OUTCOMES` entry from its fair rows."""
+    verdicts = list(fair["verdict"])
     if not expected:
         return "seed silent"
     if not reproducible or not verdicts:
         return "not testable here"
     if all(v == expected for v in verdicts):
-        return "reproduced"
+        if expected != "holds":
+            return "reproduced"
+        nulls = list(fair["null_verdict"])
+        if any(v == "holds" for v in nulls):
+            return "also true of an untrained model"
+        return "reproduced" if all(nulls) else "held without a null run"
     if all(v == _OPPOSITE.get(expected) for v in verdicts):
         return "contradicted"
     return "inconclusive"
+
+
+def _how_it_fails(outcome: str, expected: str, fair: pd.DataFrame) -> str:
+    """For a contradicted claim the seed says holds: ``"opposite"``, ``"weaker"``, ``"opposite
+    for some, weaker for others"`` or ``"no null to tell"`` (:func:`shortfall`)."""
+    if outcome != "contradicted" or expected != "holds":
+        return ""
+    found = {shortfall(r) for _, r in fair.iterrows()}
+    if "" in found:
+        return "no null to tell"
+    return found.pop() if len(found) == 1 else "opposite for some, weaker for others"
 
 
 def primary_table(claims: pd.DataFrame, kinds: Mapping[str, str],
@@ -483,29 +619,36 @@ def primary_table(claims: pd.DataFrame, kinds: Mapping[str, str],
         text, valid = _calibration_text(first["calibration"])
         reproducible = bool(first["reproducible"])
         fair = g[g["applies"].astype(bool)]
+        outcome = _outcome(str(first["expected"]), reproducible, fair)
         why = ("" if reproducible else str(first["reproducible_reason"])) or "; ".join(
             dict.fromkeys(f"{m}: {r}" for m, r in zip(g["model"], g["applies_reason"],
                                                       strict=True) if r))
         row = {"seed": seed, "claim": claim, "task": task, "kind": kind,
                "seed expects": first["expected"] or "(silent)",
                "calibration": (text or "none") + ("" if valid else " [rule fails the seed]"),
-               "outcome": _outcome(str(first["expected"]), reproducible,
-                                   list(fair["verdict"])),
+               "outcome": outcome,
+               "how it fails": _how_it_fails(outcome, str(first["expected"]), fair),
                "why not testable": why, "chapter": first.get("chapter", ""),
                "figure": first["figure"]}
         for model in order:  # a claim tested with two statistics shows both
-            row[model] = "; ".join(_cell(r) for _, r in g[g["model"] == model].iterrows())
+            row[model] = "; ".join(_cell(r, null=True)
+                                   for _, r in g[g["model"] == model].iterrows())
         rows.append(row)
     return pd.DataFrame(rows)
 
 
 def seed_summary(primary: pd.DataFrame) -> pd.DataFrame:
-    """Per seed: how many (claim, kind) rows of :func:`primary_table` came to each outcome."""
+    """Per seed: how many (claim, kind) rows of :func:`primary_table` came to each outcome, and
+    of the contradicted ones how many are opposite and how many only weaker than claimed."""
     if primary.empty:
-        return pd.DataFrame(columns=["seed", "claims", *OUTCOMES])
+        return pd.DataFrame(columns=["seed", "claims", *OUTCOMES, "of which opposite",
+                                     "of which weaker"])
     counts = primary.groupby(["seed", "outcome"]).size().unstack(fill_value=0)
     counts = counts.reindex(columns=list(OUTCOMES), fill_value=0)
     counts.insert(0, "claims", primary.groupby("seed")["claim"].nunique())
+    fails = primary.get("how it fails", pd.Series("", index=primary.index))
+    for name in ("opposite", "weaker"):
+        counts[f"of which {name}"] = (fails == name).groupby(primary["seed"]).sum()
     return counts.reset_index()
 
 

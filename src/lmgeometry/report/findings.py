@@ -92,19 +92,28 @@ def with_answer(box: str, answer: str) -> str:
 def plain_answer(total: Mapping[str, int]) -> str:
     """The introduction's answer in one plain-English sentence, from the scorecard's totals.
 
+    Only findings whose rule also fails on an untrained copy of the model count as held
+    (``reproduced``); those that hold on the untrained copy too, or had no untrained copy run,
+    are said apart.
+
     Examples
     --------
-    >>> plain_answer({"reproduced": 47, "contradicted": 18, "inconclusive": 24,
+    >>> plain_answer({"reproduced": 20, "also true of an untrained model": 10,
+    ...               "held without a null run": 17, "contradicted": 18, "inconclusive": 24,
     ...               "not testable here": 12}).split(":")[0]
-    'About half'
+    'Some'
     """
     held, against = total.get("reproduced", 0), total.get("contradicted", 0)
-    tested = held + against + total.get("inconclusive", 0)
+    untrained, unchecked = (total.get("also true of an untrained model", 0),
+                            total.get("held without a null run", 0))
+    tested = held + untrained + unchecked + against + total.get("inconclusive", 0)
     share = held / tested if tested else 0.0
     verdict = ("Mostly" if share >= 2 / 3 else "About half" if share >= 0.4
                else "Some" if share >= 0.2 else "Few")
     return (f"{verdict}: of the seeds' findings that can be tested here, counted per claim "
-            f"and kind of model, {held} hold on this build's models, {against} are contradicted, "
+            f"and kind of model, {held} hold on this build's models and fail on untrained "
+            f"copies of them, {untrained} hold on the untrained copies too, {unchecked} hold "
+            f"with no untrained copy run, {against} are contradicted, "
             f"{total.get('inconclusive', 0)} are inconclusive and "
             f"{total.get('not testable here', 0)} cannot be tested here.")
 

@@ -23,6 +23,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from lmgeometry.errors import LmgeometryError
+from lmgeometry.report.claims import OUTCOMES
 from lmgeometry.report.plot_lines import lines_by_layer
 from lmgeometry.report.plot_style import label
 from lmgeometry.report.prose import layers_phrase
@@ -376,7 +377,7 @@ def _first_token(geometry: Results, sink: Results) -> str:
 def _stand_ins(summary: Sequence[Mapping[str, Any]]) -> str:
     """What the stand-in models can and cannot say, with the scorecard's tally."""
     total = {k: sum(int(r.get(k, 0)) for r in summary)
-             for k in ("reproduced", "contradicted", "inconclusive", "not testable here")}
+             for k in (*OUTCOMES, "of which opposite", "of which weaker")}
     return (
         "**What the stand-ins can and cannot say.** No model here is GPT-2 or BERT. "
         f"{name(MINILM)} and {name(MPNET)} are sentence encoders fine-tuned contrastively, "
@@ -384,10 +385,13 @@ def _stand_ins(summary: Sequence[Mapping[str, Any]]) -> str:
         "BERT's anisotropy or its intra-sentence similarity. "
         f"{name(SMOLLM)} and {name(GEMMA)} are small 4-bit decoders with rotary positions "
         f"({name(SMOLLM)} instruction-tuned), so they cannot test claims about GPT-2's learned "
-        "position embeddings. They can say whether the seeds' findings hold for other "
-        "encoders and decoders. Counted per claim and "
-        f"kind of model, {total['reproduced']} are reproduced, "
-        f"{total['contradicted']} contradicted and {total['inconclusive']} inconclusive, and "
+        "position embeddings. Counted per claim and kind of model, "
+        f"{total['reproduced']} findings are reproduced and fail on an untrained copy of the "
+        f"model, {total['also true of an untrained model']} hold on the untrained copy too "
+        f"(so training did not make them), {total['held without a null run']} hold with no "
+        f"untrained copy run, {total['contradicted']} are contradicted "
+        f"({total['of which opposite']} the opposite way, {total['of which weaker']} only "
+        f"weaker), {total['inconclusive']} are inconclusive and "
         f"{total['not testable here']} cannot be tested here; the tables below give each "
         "with its evidence."
     )
