@@ -36,7 +36,12 @@ import pandas as pd
 
 from lmgeometry.io import released
 from lmgeometry.measures import isotropy, reference_tables, stats
-from lmgeometry.report.claims import Evidence, calibration_entry, on_other_estimator
+from lmgeometry.report.claims import (
+    Evidence,
+    calibration_entry,
+    calibration_kind,
+    on_other_estimator,
+)
 
 __all__ = [
     "annotate",
@@ -760,7 +765,8 @@ def annotate(claims: pd.DataFrame, facts: Mapping[str, Mapping[str, Any]],
     """
     registry = {**SEED_CLAIMS, **(extra or {})}
     out = claims.copy()
-    for column, default in (("calibration", None), ("applies_reason", ""),
+    for column, default in (("calibration", None), ("calibration_kind", ""),
+                            ("applies_reason", ""),
                             ("reproducible_reason", ""), ("expected", "")):
         out[column] = pd.Series([default] * len(out), index=out.index, dtype=object)
     for i, row in out.iterrows():
@@ -775,6 +781,7 @@ def annotate(claims: pd.DataFrame, facts: Mapping[str, Mapping[str, Any]],
         out.at[i, "expected"] = spec.expectation(_facts_kind(f), str(row["task"]))
         out.at[i, "calibration"] = [calibration_entry(e, float(row["threshold"]),
                                                       row["direction"]) for e in spec.evidence()]
+        out.at[i, "calibration_kind"] = calibration_kind(out.at[i, "calibration"])
         out.at[i, "reproducible"] = not spec.reproducible
         out.at[i, "reproducible_reason"] = spec.reproducible
         reason = next((r for r in (check(f) for check in spec.applies) if r), "")

@@ -23,7 +23,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from lmgeometry.errors import LmgeometryError
-from lmgeometry.report.claims import OUTCOMES
+from lmgeometry.report.claims import OUTCOMES, tier_totals
 from lmgeometry.report.plot_lines import lines_by_layer
 from lmgeometry.report.plot_style import label
 from lmgeometry.report.prose import layers_phrase
@@ -375,9 +375,13 @@ def _first_token(geometry: Results, sink: Results) -> str:
 
 
 def _stand_ins(summary: Sequence[Mapping[str, Any]]) -> str:
-    """What the stand-in models can and cannot say, with the scorecard's tally."""
-    total = {k: sum(int(r.get(k, 0)) for r in summary)
-             for k in (*OUTCOMES, "of which opposite", "of which weaker")}
+    """What the stand-in models can and cannot say, with the scorecard's tally per
+    calibration tier (the rules checked on the seeds' numbers, then the others)."""
+    frame = pd.DataFrame(list(summary))
+    wanted = ["seed", "calibration", "rows", *OUTCOMES, "of which opposite", "of which weaker"]
+    tiers = tier_totals(frame.reindex(columns=list(dict.fromkeys([*frame.columns, *wanted])))
+                        .fillna(0))
+    numeric, quoted = tiers["numeric"], tiers["quoted"]
     return (
         "**What the stand-ins can and cannot say.** No model here is GPT-2 or BERT. "
         f"{name(MINILM)} and {name(MPNET)} are sentence encoders fine-tuned contrastively, "
@@ -385,15 +389,17 @@ def _stand_ins(summary: Sequence[Mapping[str, Any]]) -> str:
         "BERT's anisotropy or its intra-sentence similarity. "
         f"{name(SMOLLM)} and {name(GEMMA)} are small 4-bit decoders with rotary positions "
         f"({name(SMOLLM)} instruction-tuned), so they cannot test claims about GPT-2's learned "
-        "position embeddings. Counted per claim and kind of model, "
-        f"{total['reproduced']} findings are reproduced and fail on an untrained copy of the "
-        f"model, {total['also true of an untrained model']} hold on the untrained copy too "
-        f"(so training did not make them), {total['held without a null run']} hold with no "
-        f"untrained copy run, {total['contradicted']} are contradicted "
-        f"({total['of which opposite']} the opposite way, {total['of which weaker']} only "
-        f"weaker), {total['inconclusive']} are inconclusive and "
-        f"{total['not testable here']} cannot be tested here; the tables below give each "
-        "with its evidence."
+        "position embeddings. Of the findings whose rule the seeds' own numbers check, "
+        f"counted per claim and kind of model, {numeric['reproduced']} are reproduced and fail "
+        f"on an untrained copy of the model, {numeric['also true of an untrained model']} "
+        f"hold on the untrained copy too (so training did not make them), "
+        f"{numeric['held without a null run']} hold with no untrained copy run, "
+        f"{numeric['contradicted']} are contradicted ({numeric['of which opposite']} the "
+        f"opposite way, {numeric['of which weaker']} only weaker), "
+        f"{numeric['inconclusive']} are inconclusive and {numeric['not testable here']} "
+        f"cannot be tested here. The seeds describe {quoted['rows']} more only in words: "
+        f"{quoted['reproduced']} of them are reproduced and {quoted['contradicted']} "
+        "contradicted. The tables below give each with its evidence."
     )
 
 
