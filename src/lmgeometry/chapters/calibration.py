@@ -231,6 +231,7 @@ def authors_table() -> tuple[pd.DataFrame, pd.DataFrame]:
 _REPORTED_001: dict[str, dict[str, str]] = {
     "anisotropic": {"BERT": HOLDS, "ELMo": HOLDS, "GPT-2": HOLDS},
     "anisotropy_rises": {"BERT": HOLDS, "ELMo": HOLDS, "GPT-2": HOLDS},
+    "last_layer_one": {"BERT": FAILS, "ELMo": FAILS, "GPT-2": HOLDS},
     "selfsim_falls": {"BERT": HOLDS, "ELMo": HOLDS, "GPT-2": HOLDS},
     "stopwords": {"BERT": HOLDS, "ELMo": HOLDS, "GPT-2": HOLDS},
     "intrasim_above": {"BERT": HOLDS, "ELMo": HOLDS, "GPT-2": FAILS},
@@ -300,6 +301,7 @@ def released_evidence(n_boot: int = 1000, seed: int = 0) -> dict[str, tuple[Evid
         values = {
             "anisotropic": ((float(base[1:].min()), None, None), per_layer),
             "anisotropy_rises": ((_rho(base), None, None), per_layer),
+            "last_layer_one": ((float(base[-1]), None, None), per_layer),
             "selfsim_falls": (_with_interval(_rho(means), stats.spearman_rows(reps)), per_word),
             "stopwords": (d, per_word),
             "intrasim_above": ((float(intra.min()), None, None), per_layer),
@@ -703,6 +705,9 @@ SEED_CLAIMS: dict[str, SeedClaim] = {
         {"encoder": HOLDS, "decoder": HOLDS}, _released("anisotropic"), applies=(CONTRASTIVE,)),
     "anisotropy rises with depth": SeedClaim(
         {"encoder": HOLDS, "decoder": HOLDS}, _released("anisotropy_rises"),
+        applies=(CONTRASTIVE,)),
+    "in the last layer any two words are almost perfectly similar (GPT-2)": SeedClaim(
+        {"encoder": FAILS, "decoder": HOLDS}, _released("last_layer_one"), level=True,
         applies=(CONTRASTIVE,)),
     "upper layers are more context-specific (adjusted SelfSim falls with depth)": SeedClaim(
         {"encoder": HOLDS, "decoder": HOLDS}, _released("selfsim_falls")),
