@@ -179,6 +179,17 @@ def _layer_values(row: Mapping[str, Any]) -> tuple[str, str]:
 _MEV = "a static vector explains less than 5%"
 
 
+def _untrained(row: Mapping[str, Any]) -> tuple[str, float]:
+    """A row's null (:func:`report.claims.attach_nulls`): its verdict and value on the
+    model's untrained copy; :class:`StoryChanged` when the results carry none."""
+    found, value = str(row.get("null_verdict") or ""), row.get("null_value")
+    if not found or not isinstance(value, int | float) or not math.isfinite(float(value)):
+        raise StoryChanged(f"the book's text cites \u201c{row.get('claim')}\u201d on an "
+                           f"untrained copy of {row.get('model')}, but the results carry no "
+                           "null for it: run the chapter with its nulls")
+    return found, float(value)
+
+
 def _mev_rows(results: Results) -> list[Mapping[str, Any]]:
     """The four models' MEV rows under the authors' estimator (a truncated SVD, which their
     released numbers come from: docs/SEED001_ESTIMATORS.md), each a fair test."""
@@ -235,7 +246,8 @@ def _contextual(context: Results, senses: Results) -> str:
         f"{_span([float(r['value']) for r in falls])} (Figure 1). {name(GEMMA)} is the "
         f"exception: its words are already unlike themselves after the first block "
         f"({ends[GEMMA][0]}) and change little after that ({ends[GEMMA][1]}; rank correlation "
-        f"{_num(flat['value'])}). Contextual does not mean sense-like: in none of the "
+        f"{_num(flat['value'])}). {_depth_alone([*falls, flat])} "
+        "Contextual does not mean sense-like: in none of the "
         "models do a word's occurrences gather into a few tight sense clusters (silhouette "
         f"at most {_num(max(float(r['value']) for r in senses_rows))}; chapter 5). "
         "Ethayarajh found one static vector per word explaining under 5% of its variance in "
@@ -243,6 +255,46 @@ def _contextual(context: Results, senses: Results) -> str:
         f"share stays under 5% {_mev_groups(static)}, and a centred PCA finds "
         f"{_span([float(r['value']) for r in corrected], _pct)}."
     )
+
+
+def _learned(row: Mapping[str, Any], lead: str, *more: Mapping[str, Any]) -> str:
+    """``"untrained copies reach 0.02 and 0.05: it is learned"``: the rows' values on the
+    models' untrained copies, which must not hold the claim (else :class:`StoryChanged`)."""
+    nulls = [_untrained(r) for r in (row, *more)]
+    if any(v == "holds" for v, _ in nulls):
+        raise StoryChanged(f"the book's text says \u201c{row.get('claim')}\u201d is learned, "
+                           "but it holds on an untrained copy too: rewrite the sentence in "
+                           "lmgeometry/report/narrative.py")
+    values = [x for _, x in nulls]
+    shown = ("under 0.001" if max(abs(x) for x in values) < 0.001
+             else _and([_num(x) for x in values]))
+    return f"{lead} {shown}: it is learned"
+
+
+def _depth_alone(rows: Sequence[Mapping[str, Any]]) -> str:
+    """What an untrained copy of each model says of the fall of self-similarity with depth:
+    where it falls there too (the architecture's), where it does not (so a trained model's
+    fall is learned), and where training flattens a fall the architecture has."""
+    nulls = {r["model"]: _untrained(r) for r in rows}
+    trained = {r["model"]: r["verdict"] for r in rows}
+    same = [m for m, (v, _) in nulls.items() if v == "holds"]
+    other = [m for m in nulls if m not in same]
+
+    def listed(models: Sequence[str]) -> str:
+        return _and([f"{name(m)} ({_num(nulls[m][1])})" for m in models])
+
+    said = "An untrained copy of each model (the same architecture, random weights) "
+    said += (f"shows the same fall in {listed(same)}" if same
+             else "shows no such fall in any model")
+    if same and other:
+        said += f", but not in {listed(other)}"
+    learned = [name(m) for m in other if trained[m] == "holds"]
+    flattened = [name(m) for m in same if trained[m] != "holds"]
+    if learned:
+        said += f": only {_and(learned)}'s fall is learned"
+    if flattened:
+        said += f"{'; ' if learned else ': '}training flattens it in {_and(flattened)}"
+    return said + "."
 
 
 def _same_way(context: Results, drift: Results, sink: Results, pair: Results) -> str:
@@ -274,12 +326,14 @@ def _same_way(context: Results, drift: Results, sink: Results, pair: Results) ->
         "The cosine of two words from different sentences, averaged over all such pairs, never "
         f"falls below {_num(aniso[SMOLLM]['value'])} in {name(SMOLLM)} and "
         f"{_num(aniso[GEMMA]['value'])} in {name(GEMMA)} in any layer after the input "
-        "(Figure 2), while the two sentence encoders reach "
+        f"(Figure 2; {_learned(aniso[SMOLLM], 'untrained copies reach', aniso[GEMMA])}), "
+        "while the two sentence encoders reach "
         f"{_span([float(x['value']) for x in spread.values()])}; they were trained to spread "
         "sentences apart, so they are no test of BERT. The input embedding matrices show the "
         "common drift that "
         "Biš et al. (2021) describe: the rows of "
-        f"{_and([name(r['model']) for r in shared])}'s matrices share one direction, and "
+        f"{_and([name(r['model']) for r in shared])}'s matrices share one direction "
+        f"({_learned(shared[0], 'untrained ones reach', *shared[1:])}), and "
         "subtracting the mean row lifts their isotropy (1 is perfect) from "
         f"{_and(centred)} (chapter 4). In the hidden states one common shift does not "
         "account for the decoders' crowding: the mean vector alone misses their mean cosine "
@@ -354,7 +408,8 @@ def _first_token(geometry: Results, sink: Results) -> str:
         "**Why do decoders split off their first token?** Because it is the first token, not "
         f"because it is a word. {name(SMOLLM)}, run without a start token as the seeds ran "
         f"GPT-2, splits {_share(geometry, SMOLLM, smol_all)} into two well-separated clusters "
-        f"(a mean silhouette of {_num(split['value'])}, where 0.5 marks a reasonable split), and "
+        f"(a mean silhouette of {_num(split['value'])}, where 0.5 marks a reasonable split; "
+        f"{_learned(split, 'an untrained copy reaches')}), and "
         f"{_pct(first['value'])} of the "
         "words outside the main cluster are sentences' first words. Leave each sentence's "
         f"first word out and only {layers_phrase(smol_rest)} still split (a mean of "
