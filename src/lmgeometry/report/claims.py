@@ -103,6 +103,12 @@ CLAIM_COLUMNS: tuple[str, ...] = (
     *CALIBRATION_COLUMNS, *NULL_COLUMNS,
 )
 
+#: The null columns' types, the same in every chapter's table (a chapter without nulls holds
+#: only missing values, which must not decide the type of the gathered column).
+_NULL_DTYPES: dict[str, str] = {"null_model": "object", "null_value": "float64",
+                                "null_ci_low": "float64", "null_ci_high": "float64",
+                                "null_verdict": "object", "discriminates": "object"}
+
 #: A row's default null columns: no null run.
 _NO_NULL: dict[str, object] = {"null_model": "", "null_value": math.nan,
                                "null_ci_low": math.nan, "null_ci_high": math.nan,
@@ -498,7 +504,7 @@ def collect_claims(folder: str | Path, exclude: Sequence[str] = (),
         if frame.empty or not set(CLAIM_COLUMNS) <= set(frame.columns):
             continue
         chapter = path.name.removesuffix(".results.json")
-        frames.append(frame[list(CLAIM_COLUMNS)].assign(chapter=chapter))
+        frames.append(frame[list(CLAIM_COLUMNS)].assign(chapter=chapter).astype(_NULL_DTYPES))
     if not frames:
         return pd.DataFrame(columns=[*CLAIM_COLUMNS, "chapter"])
     return pd.concat(frames, ignore_index=True)

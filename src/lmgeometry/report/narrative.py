@@ -237,21 +237,21 @@ def _contextual(context: Results, senses: Results) -> str:
                         "holds") for m in (*ENCODERS, *DECODERS)]
     return (
         "**Are contextual vectors contextual?** Yes, and more so the deeper the layer, in three "
-        "of the four models. Ethayarajh's (2019) test: how alike one word's vectors are "
-        "across contexts, minus how alike any two words are. That "
-        f"self-similarity falls steadily with depth in {name(MINILM)} (from "
+        "of the four models. Ethayarajh's (2019) self-similarity (how alike one word's vectors "
+        "are across contexts, minus how alike any two words are) "
+        f"falls steadily with depth in {name(MINILM)} (from "
         f"{ends[MINILM][0]} to {ends[MINILM][1]}), {name(MPNET)} ({ends[MPNET][0]} to "
         f"{ends[MPNET][1]}) and {name(SMOLLM)} ({ends[SMOLLM][0]} to {ends[SMOLLM][1]}): its "
         "rank correlation with depth is "
         f"{_span([float(r['value']) for r in falls])} (Figure 1). {name(GEMMA)} is the "
-        f"exception: its words are already unlike themselves after the first block "
-        f"({ends[GEMMA][0]}) and change little after that ({ends[GEMMA][1]}; rank correlation "
+        f"exception: its words are unlike themselves from the first block on "
+        f"({ends[GEMMA][0]}, {ends[GEMMA][1]}; rank correlation "
         f"{_num(flat['value'])}). {_depth_alone([*falls, flat])} "
-        "Contextual does not mean sense-like: in none of the "
-        "models do a word's occurrences gather into a few tight sense clusters (silhouette "
+        "Contextual is not sense-like: no model's occurrences of a word "
+        "gather into a few tight sense clusters (silhouette "
         f"at most {_num(max(float(r['value']) for r in senses_rows))}; chapter 5). "
-        "Ethayarajh found one static vector per word explaining under 5% of its variance in "
-        "every layer; with the authors' own estimator (a truncated SVD) the best layer's "
+        "Ethayarajh found a static vector explains under 5% of a word's variance in every "
+        "layer; with his own estimator (a truncated SVD) the best layer's "
         f"share stays under 5% {_mev_groups(static)}, and a centred PCA finds "
         f"{_span([float(r['value']) for r in corrected], _pct)}."
     )
@@ -323,15 +323,13 @@ def _same_way(context: Results, drift: Results, sink: Results, pair: Results) ->
                       "pair-causal", control="output layer untied"), "holds")
     return (
         "**Why do they all point the same way?** In this build only the decoders' vectors do. "
-        "The cosine of two words from different sentences, averaged over all such pairs, never "
+        "The mean cosine of two words from different sentences never "
         f"falls below {_num(aniso[SMOLLM]['value'])} in {name(SMOLLM)} and "
         f"{_num(aniso[GEMMA]['value'])} in {name(GEMMA)} in any layer after the input "
         f"(Figure 2; {_learned(aniso[SMOLLM], 'untrained copies reach', aniso[GEMMA])}), "
         "while the two sentence encoders reach "
-        f"{_span([float(x['value']) for x in spread.values()])}; they were trained to spread "
-        "sentences apart, so they are no test of BERT. The input embedding matrices show the "
-        "common drift that "
-        "Biš et al. (2021) describe: the rows of "
+        f"{_span([float(x['value']) for x in spread.values()])}, no test of BERT (below). "
+        "The input embedding matrices show Biš et al.'s (2021) common drift: the rows of "
         f"{_and([name(r['model']) for r in shared])}'s matrices share one direction "
         f"({_learned(shared[0], 'untrained ones reach', *shared[1:])}), and "
         "subtracting the mean row lifts their isotropy (1 is perfect) from "
@@ -343,8 +341,8 @@ def _same_way(context: Results, drift: Results, sink: Results, pair: Results) ->
         f"{_pct(min(float(r['value']) for r in kept[SMOLLM]))} of {name(SMOLLM)}'s and "
         f"{_pct(min(float(r['value']) for r in kept[GEMMA]))} of {name(GEMMA)}'s anisotropy "
         "stays in place (chapter 9). In the small causal model trained here, tying the input "
-        "matrix to the output layer is what gives it a common direction (untying it lowers the "
-        f"mean cosine of its rows by {_num(tied['value'])}, chapter 10)."
+        "matrix to the output layer gives it its common direction (untying lowers its rows' "
+        f"mean cosine by {_num(tied['value'])}; chapter 10)."
     )
 
 
@@ -437,24 +435,24 @@ def _stand_ins(summary: Sequence[Mapping[str, Any]]) -> str:
     tiers = tier_totals(frame.reindex(columns=list(dict.fromkeys([*frame.columns, *wanted])))
                         .fillna(0))
     numeric, quoted = tiers["numeric"], tiers["quoted"]
+    tested = {t: sum(int(c.get(k, 0)) for k in OUTCOMES[:5]) for t, c in tiers.items()}
+    how = [f"{numeric[f'of which {k}']} {w}" for k, w in (("opposite", "the opposite way"),
+                                                          ("weaker", "only weaker"))
+           if numeric[f"of which {k}"]]
     return (
-        "**What the stand-ins can and cannot say.** No model here is GPT-2 or BERT. "
-        f"{name(MINILM)} and {name(MPNET)} are sentence encoders fine-tuned contrastively, "
-        "which spreads a space out and pulls a sentence's words together, so they cannot test "
-        "BERT's anisotropy or its intra-sentence similarity. "
-        f"{name(SMOLLM)} and {name(GEMMA)} are small 4-bit decoders with rotary positions "
-        f"({name(SMOLLM)} instruction-tuned), so they cannot test claims about GPT-2's learned "
-        "position embeddings. Of the findings whose rule the seeds' own numbers check, "
-        f"counted per claim and kind of model, {numeric['reproduced']} are reproduced and fail "
-        f"on an untrained copy of the model, {numeric['also true of an untrained model']} "
-        f"hold on the untrained copy too (so training did not make them), "
-        f"{numeric['held without a null run']} hold with no untrained copy run, "
-        f"{numeric['contradicted']} are contradicted ({numeric['of which opposite']} the "
-        f"opposite way, {numeric['of which weaker']} only weaker), "
-        f"{numeric['inconclusive']} are inconclusive and {numeric['not testable here']} "
-        f"cannot be tested here. The seeds describe {quoted['rows']} more only in words: "
-        f"{quoted['reproduced']} of them are reproduced and {quoted['contradicted']} "
-        "contradicted. The tables below give each with its evidence."
+        "**What the stand-ins can and cannot say.** No model here is GPT-2 or BERT: "
+        f"{name(MINILM)} and {name(MPNET)} are contrastively fine-tuned sentence encoders, no "
+        "test of BERT's anisotropy or intra-sentence similarity; "
+        f"{name(SMOLLM)} and {name(GEMMA)} are small 4-bit decoders with rotary positions, no "
+        "test of GPT-2's position embeddings. Per claim and kind of model, of the findings the "
+        f"seeds' own numbers check, {numeric['reproduced']} are reproduced (and fail on an "
+        f"untrained copy), {numeric['also true of an untrained model']} hold on the untrained "
+        f"copy too, {numeric['held without a null run']} had no untrained copy run, "
+        f"{numeric['contradicted']} are contradicted"
+        f"{' (' + _and(how) + ')' if how else ''}, {numeric['inconclusive']} are "
+        f"inconclusive and {numeric['not testable here']} cannot be tested here. Of the "
+        f"{tested['quoted']} tested that the seeds only describe in words, "
+        f"{quoted['reproduced']} are reproduced and {quoted['contradicted']} contradicted."
     )
 
 
