@@ -38,8 +38,9 @@ def test_verdict_refuses_bad_input():
         verdict(1.0, 0.0, 0.5, "above")
 
 
-def _claim(model="m", value=0.3, lo=0.2, hi=0.4, statistic="rho", **kw):
-    return Claim(seed="001", claim="anisotropy rises", model=model, statistic=statistic,
+def _claim(model="m", value=0.3, lo=0.2, hi=0.4, statistic="rho", claim="anisotropy rises",
+           **kw):
+    return Claim(seed="001", claim=claim, model=model, statistic=statistic,
                  value=value, ci_low=lo, ci_high=hi, threshold=0.1, direction="above",
                  rule="a moderate correlation", **kw)
 
@@ -422,6 +423,14 @@ def test_findings_box_counts_a_controls_rows_that_are_not_a_fair_test():
     assert "first word excluded: 1 of 1 verdicts change." in box
 
 
+_NUMERIC = [{"seed_model": "BERT", "value": 0.5, "verdict": "holds", "reported": "holds"}]
+
+
+def _numeric(frame):
+    """A claims table whose rows' rule was run on a seed model's number (a numeric tier)."""
+    return frame.assign(calibration=[_NUMERIC] * len(frame))
+
+
 def _nulls(*rows):
     """Null rows of untrained twins ``u:<model>`` for :func:`attach_nulls`."""
     return claims_frame([_row(f"u:{m}", r) for m, r in rows])
@@ -450,7 +459,7 @@ def test_a_rule_that_holds_on_the_untrained_twin_is_not_reproduced():
     from lmgeometry.report.claims import attach_nulls, primary_table, seed_summary
 
     kinds = {"e1": "encoder", "e2": "encoder"}
-    frame = claims_frame([_row("e1", (0.2, 0.4)), _row("e2", (0.3, 0.5))]).assign(
+    frame = _numeric(claims_frame([_row("e1", (0.2, 0.4)), _row("e2", (0.3, 0.5))])).assign(
         expected="holds")
     both = {"e1": "u:e1", "e2": "u:e2"}
 
@@ -478,10 +487,36 @@ def test_a_rule_that_holds_on_the_untrained_twin_is_not_reproduced():
 def test_a_contradiction_is_told_opposite_from_weaker_by_the_null(interval, null, expected):
     from lmgeometry.report.claims import attach_nulls, primary_table, seed_summary, shortfall
 
-    frame = claims_frame([_row("d1", interval)]).assign(expected="holds")
+    frame = _numeric(claims_frame([_row("d1", interval)])).assign(expected="holds")
     found = attach_nulls(frame, _nulls(("d1", null)), {"d1": "u:d1"})
     assert shortfall(found.iloc[0]) == expected
     table = primary_table(found, {"d1": "decoder"})
     assert table.iloc[0]["outcome"] == "contradicted"
     assert table.iloc[0]["how it fails"] == expected
     assert seed_summary(table).iloc[0][f"of which {expected}"] == 1
+
+
+def test_numeric_and_quoted_rules_are_counted_apart_and_each_row_shows_its_units():
+    from lmgeometry.report.claims import primary_table, seed_summary, tier_totals
+
+    quoted = [{"seed_model": "GPT-2", "value": None, "verdict": None, "reported": "holds"}]
+    kinds = {"e1": "encoder", "e2": "encoder"}
+    numeric_rows = [_row("e1", (0.2, 0.4)), _row("e2", (0.3, 0.5)),
+                    _row("e1", (-0.3, -0.2), control="first word excluded")]
+    words_rows = [_row(m, (0.2, 0.4), claim="words only") for m in ("e1", "e2")]
+    frame = claims_frame([*numeric_rows, *words_rows]).assign(expected="holds")
+    frame["calibration"] = [_NUMERIC] * 3 + [quoted] * 2
+    table = primary_table(frame, kinds).set_index("claim")
+    assert table.loc["anisotropy rises", "calibration kind"] == "numeric"
+    assert table.loc["words only", "calibration kind"] == "quoted"
+    assert table.loc["anisotropy rises", "fair stand-ins"] == 2
+    # the control flips e1's verdict: the row says which control
+    assert table.loc["anisotropy rises", "controls that flip it"] == "first word excluded"
+    assert table.loc["words only", "controls that flip it"] == ""
+    assert table.loc["anisotropy rises", "fails its null"] == "no null run"
+    summary = seed_summary(table.reset_index())
+    assert summary[["calibration", "claims", "rows"]].values.tolist() == [
+        ["numeric", 1, 1], ["quoted", 1, 1]]
+    totals = tier_totals(summary)
+    assert totals["numeric"]["held without a null run"] == 1
+    assert totals["quoted"]["held without a null run"] == 1  # never added to the numeric tier

@@ -36,7 +36,12 @@ import pandas as pd
 
 from lmgeometry.io import released
 from lmgeometry.measures import isotropy, reference_tables, stats
-from lmgeometry.report.claims import Evidence, calibration_entry, on_other_estimator
+from lmgeometry.report.claims import (
+    Evidence,
+    calibration_entry,
+    calibration_kind,
+    on_other_estimator,
+)
 
 __all__ = [
     "annotate",
@@ -226,6 +231,7 @@ def authors_table() -> tuple[pd.DataFrame, pd.DataFrame]:
 _REPORTED_001: dict[str, dict[str, str]] = {
     "anisotropic": {"BERT": HOLDS, "ELMo": HOLDS, "GPT-2": HOLDS},
     "anisotropy_rises": {"BERT": HOLDS, "ELMo": HOLDS, "GPT-2": HOLDS},
+    "last_layer_one": {"BERT": FAILS, "ELMo": FAILS, "GPT-2": HOLDS},
     "selfsim_falls": {"BERT": HOLDS, "ELMo": HOLDS, "GPT-2": HOLDS},
     "stopwords": {"BERT": HOLDS, "ELMo": HOLDS, "GPT-2": HOLDS},
     "intrasim_above": {"BERT": HOLDS, "ELMo": HOLDS, "GPT-2": FAILS},
@@ -295,6 +301,7 @@ def released_evidence(n_boot: int = 1000, seed: int = 0) -> dict[str, tuple[Evid
         values = {
             "anisotropic": ((float(base[1:].min()), None, None), per_layer),
             "anisotropy_rises": ((_rho(base), None, None), per_layer),
+            "last_layer_one": ((float(base[-1]), None, None), per_layer),
             "selfsim_falls": (_with_interval(_rho(means), stats.spearman_rows(reps)), per_word),
             "stopwords": (d, per_word),
             "intrasim_above": ((float(intra.min()), None, None), per_layer),
@@ -699,6 +706,9 @@ SEED_CLAIMS: dict[str, SeedClaim] = {
     "anisotropy rises with depth": SeedClaim(
         {"encoder": HOLDS, "decoder": HOLDS}, _released("anisotropy_rises"),
         applies=(CONTRASTIVE,)),
+    "in the last layer any two words are almost perfectly similar (GPT-2)": SeedClaim(
+        {"encoder": FAILS, "decoder": HOLDS}, _released("last_layer_one"), level=True,
+        applies=(CONTRASTIVE,)),
     "upper layers are more context-specific (adjusted SelfSim falls with depth)": SeedClaim(
         {"encoder": HOLDS, "decoder": HOLDS}, _released("selfsim_falls")),
     "stopwords are among the least self-similar words": SeedClaim(
@@ -760,7 +770,8 @@ def annotate(claims: pd.DataFrame, facts: Mapping[str, Mapping[str, Any]],
     """
     registry = {**SEED_CLAIMS, **(extra or {})}
     out = claims.copy()
-    for column, default in (("calibration", None), ("applies_reason", ""),
+    for column, default in (("calibration", None), ("calibration_kind", ""),
+                            ("applies_reason", ""),
                             ("reproducible_reason", ""), ("expected", "")):
         out[column] = pd.Series([default] * len(out), index=out.index, dtype=object)
     for i, row in out.iterrows():
@@ -775,6 +786,7 @@ def annotate(claims: pd.DataFrame, facts: Mapping[str, Mapping[str, Any]],
         out.at[i, "expected"] = spec.expectation(_facts_kind(f), str(row["task"]))
         out.at[i, "calibration"] = [calibration_entry(e, float(row["threshold"]),
                                                       row["direction"]) for e in spec.evidence()]
+        out.at[i, "calibration_kind"] = calibration_kind(out.at[i, "calibration"])
         out.at[i, "reproducible"] = not spec.reproducible
         out.at[i, "reproducible_reason"] = spec.reproducible
         reason = next((r for r in (check(f) for check in spec.applies) if r), "")

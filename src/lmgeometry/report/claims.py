@@ -39,6 +39,8 @@ from lmgeometry.report.results import list_results, load_results
 __all__ = [
     "CALIBRATION_COLUMNS",
     "calibration_entry",
+    "calibration_kind",
+    "CALIBRATION_KINDS",
     "CLAIM_COLUMNS",
     "Claim",
     "Evidence",
@@ -61,6 +63,7 @@ __all__ = [
     "role_of",
     "scorecard",
     "seed_summary",
+    "tier_totals",
     "show_verdict_grid",
     "verdict_counts",
     "VERDICT_CLASSES",
@@ -76,9 +79,13 @@ ROLES: tuple[str, ...] = ("primary", "control", "estimator", "beyond")
 
 #: The columns that put a row beside the seed's own evidence (see the module docstring).
 CALIBRATION_COLUMNS: tuple[str, ...] = (
-    "role", "expected", "calibration", "reproducible", "reproducible_reason", "applies",
-    "applies_reason",
+    "role", "expected", "calibration", "calibration_kind", "reproducible", "reproducible_reason",
+    "applies", "applies_reason",
 )
+
+#: The tiers of calibration (:func:`calibration_kind`): a rule checked on the seed's own numbers
+#: (released values, a table, a figure's readable values), or only on its words.
+CALIBRATION_KINDS: tuple[str, ...] = ("numeric", "quoted")
 
 #: The columns that put a row beside its null (:func:`attach_nulls`): the same rule on an
 #: untrained twin of the row's model (same architecture and tokenizer, random weights):
@@ -96,6 +103,12 @@ CLAIM_COLUMNS: tuple[str, ...] = (
     *CALIBRATION_COLUMNS, *NULL_COLUMNS,
 )
 
+#: The null columns' types, the same in every chapter's table (a chapter without nulls holds
+#: only missing values, which must not decide the type of the gathered column).
+_NULL_DTYPES: dict[str, str] = {"null_model": "object", "null_value": "float64",
+                                "null_ci_low": "float64", "null_ci_high": "float64",
+                                "null_verdict": "object", "discriminates": "object"}
+
 #: A row's default null columns: no null run.
 _NO_NULL: dict[str, object] = {"null_model": "", "null_value": math.nan,
                                "null_ci_low": math.nan, "null_ci_high": math.nan,
@@ -107,7 +120,8 @@ _OTHER_PRESET = "corrected"
 #: Columns a results file written before they existed may lack, with the value its rows
 #: are read with (:func:`collect_claims`): ``preset`` (its rows' ``role``, which the scorecard
 #: counts by, was stored with them) and ``task``.
-_LATER_COLUMNS: dict[str, object] = {"preset": "", "task": "", **_NO_NULL}
+_LATER_COLUMNS: dict[str, object] = {"preset": "", "task": "", "calibration_kind": "",
+                                      **_NO_NULL}
 
 
 @dataclass(frozen=True)
@@ -161,6 +175,24 @@ def calibration_entry(evidence: Evidence, threshold: float, direction: Direction
     return {"seed_model": evidence.seed_model, "value": value, "ci_low": evidence.ci_low,
             "ci_high": evidence.ci_high, "verdict": found, "reported": evidence.reported,
             "source": evidence.source}
+
+
+def calibration_kind(entries: Sequence[Mapping[str, object]] | None) -> str:
+    """A rule's tier (:data:`CALIBRATION_KINDS`): ``"numeric"`` when the rule was run on at
+    least one seed model's number (its entry has a verdict), ``"quoted"`` when the seed's
+    evidence is only its words, ``""`` without calibration (a claim beyond the seed).
+
+    Examples
+    --------
+    >>> calibration_kind([{"verdict": None}, {"verdict": "holds"}])
+    'numeric'
+    >>> calibration_kind([{"verdict": None}]), calibration_kind([])
+    ('quoted', '')
+    """
+    entries = list(entries or [])
+    if not entries:
+        return ""
+    return "numeric" if any(e.get("verdict") is not None for e in entries) else "quoted"
 
 
 def on_other_estimator(preset: str) -> bool:
@@ -265,8 +297,8 @@ def claims_frame(claims: Iterable[Claim]) -> pd.DataFrame:
     for c in claims:
         row = asdict(c)
         row.update(role=role_of(c.claim, c.control, c.preset), expected="", calibration=[],
-                   reproducible=True, reproducible_reason="", applies=True, applies_reason="",
-                   **_NO_NULL)
+                   calibration_kind="", reproducible=True, reproducible_reason="",
+                   applies=True, applies_reason="", **_NO_NULL)
         rows.append(row)
     return pd.DataFrame(rows, columns=list(CLAIM_COLUMNS))
 
@@ -472,7 +504,7 @@ def collect_claims(folder: str | Path, exclude: Sequence[str] = (),
         if frame.empty or not set(CLAIM_COLUMNS) <= set(frame.columns):
             continue
         chapter = path.name.removesuffix(".results.json")
-        frames.append(frame[list(CLAIM_COLUMNS)].assign(chapter=chapter))
+        frames.append(frame[list(CLAIM_COLUMNS)].assign(chapter=chapter).astype(_NULL_DTYPES))
     if not frames:
         return pd.DataFrame(columns=[*CLAIM_COLUMNS, "chapter"])
     return pd.concat(frames, ignore_index=True)
@@ -608,9 +640,10 @@ def primary_table(claims: pd.DataFrame, kinds: Mapping[str, str],
     """
     if claims.empty:
         return pd.DataFrame(columns=["seed", "claim", "task", "kind", "seed expects",
-                                     "calibration", "outcome"])
+                                     "calibration", "calibration kind", "outcome"])
     d = claims[claims["role"] == "primary"].assign(kind=claims["model"].map(kinds))
     d = d.dropna(subset=["kind"])
+    controls = claims[claims["role"] == "control"]
     order = list(models) if models is not None else list(dict.fromkeys(d["model"]))
     rows = []
     for (seed, claim, task, kind), g in d.groupby(["seed", "claim", "task", "kind"],
@@ -626,8 +659,11 @@ def primary_table(claims: pd.DataFrame, kinds: Mapping[str, str],
         row = {"seed": seed, "claim": claim, "task": task, "kind": kind,
                "seed expects": first["expected"] or "(silent)",
                "calibration": (text or "none") + ("" if valid else " [rule fails the seed]"),
-               "outcome": outcome,
+               "calibration kind": calibration_kind(first["calibration"]) or "none",
+               "fair stand-ins": len(fair), "outcome": outcome,
                "how it fails": _how_it_fails(outcome, str(first["expected"]), fair),
+               "fails its null": _fails_null(fair),
+               "controls that flip it": _flipping_controls(fair, controls),
                "why not testable": why, "chapter": first.get("chapter", ""),
                "figure": first["figure"]}
         for model in order:  # a claim tested with two statistics shows both
@@ -637,19 +673,69 @@ def primary_table(claims: pd.DataFrame, kinds: Mapping[str, str],
     return pd.DataFrame(rows)
 
 
+def _fails_null(fair: pd.DataFrame) -> str:
+    """``"yes"`` when every fair row holds and fails its null, ``"no"`` when some fair row's
+    rule holds on its null too, ``"no null run"`` when a holding row has none, else ``""``."""
+    held = fair[fair["verdict"] == "holds"]
+    if held.empty or len(held) < len(fair):
+        return ""
+    if (held["null_verdict"] == "holds").any():
+        return "no"
+    return "yes" if held["null_verdict"].astype(bool).all() else "no null run"
+
+
+def _flipping_controls(fair: pd.DataFrame, controls: pd.DataFrame) -> str:
+    """The controls under which some fair row's verdict differs from its primary verdict."""
+    found = []
+    for _, r in fair.iterrows():
+        same = controls[(controls["seed"] == r["seed"]) & (controls["claim"] == r["claim"])
+                        & (controls["task"] == r["task"]) & (controls["model"] == r["model"])
+                        & (controls["statistic"] == r["statistic"])]
+        found += [c for c, v in zip(same["control"], same["verdict"], strict=True)
+                  if v != r["verdict"]]
+    return ", ".join(dict.fromkeys(found))
+
+
 def seed_summary(primary: pd.DataFrame) -> pd.DataFrame:
-    """Per seed: how many (claim, kind) rows of :func:`primary_table` came to each outcome, and
-    of the contradicted ones how many are opposite and how many only weaker than claimed."""
+    """Per seed and calibration tier: how many claims and (claim, kind) rows of
+    :func:`primary_table` there are, how many rows came to each outcome, and of the
+    contradicted ones how many are opposite and how many only weaker than claimed.
+
+    The tiers (``calibration``: :data:`CALIBRATION_KINDS`) are never added up: a rule checked
+    on the seed's numbers and one the seed's words alone support are evidence of different
+    weight. Claims and rows are counted apart (a claim is tested per kind of model and task).
+    """
+    columns = ["seed", "calibration", "claims", "rows", *OUTCOMES, "of which opposite",
+               "of which weaker"]
     if primary.empty:
-        return pd.DataFrame(columns=["seed", "claims", *OUTCOMES, "of which opposite",
-                                     "of which weaker"])
-    counts = primary.groupby(["seed", "outcome"]).size().unstack(fill_value=0)
+        return pd.DataFrame(columns=columns)
+    d = primary.assign(calibration=primary.get("calibration kind", "none"))
+    d = d[d["calibration"].isin(CALIBRATION_KINDS)]
+    keys = ["seed", "calibration"]
+    counts = d.groupby([*keys, "outcome"]).size().unstack(fill_value=0)
     counts = counts.reindex(columns=list(OUTCOMES), fill_value=0)
-    counts.insert(0, "claims", primary.groupby("seed")["claim"].nunique())
-    fails = primary.get("how it fails", pd.Series("", index=primary.index))
+    counts.insert(0, "rows", d.groupby(keys).size())
+    counts.insert(0, "claims", d.groupby(keys)["claim"].nunique())
+    fails = d.get("how it fails", pd.Series("", index=d.index))
     for name in ("opposite", "weaker"):
-        counts[f"of which {name}"] = (fails == name).groupby(primary["seed"]).sum()
-    return counts.reset_index()
+        counts[f"of which {name}"] = (fails == name).groupby([d[k] for k in keys]).sum()
+    return counts.reset_index()[columns]
+
+
+def tier_totals(summary: pd.DataFrame) -> dict[str, dict[str, int]]:
+    """:func:`seed_summary`'s counts added up over the seeds, per calibration tier.
+
+    Examples
+    --------
+    >>> s = pd.DataFrame([{"seed": "001", "calibration": "numeric", "reproduced": 2},
+    ...                   {"seed": "003", "calibration": "numeric", "reproduced": 1},
+    ...                   {"seed": "000", "calibration": "quoted", "reproduced": 4}])
+    >>> tier_totals(s)["numeric"]["reproduced"], tier_totals(s)["quoted"]["reproduced"]
+    (3, 4)
+    """
+    numbers = [c for c in summary.columns if c not in ("seed", "calibration")]
+    return {tier: {c: int(summary.loc[summary["calibration"] == tier, c].sum())
+                   for c in numbers} for tier in CALIBRATION_KINDS}
 
 
 #: The HTML id of a chapter's verdict grid (:func:`show_verdict_grid`); the findings box
