@@ -397,6 +397,11 @@ def test_findings_box_is_generated_from_the_claims_and_escaped():
             "change.") in box
     assert '<a href="#verdicts">' in box
     assert "<decoder>" not in box
+    # a holding row whose rule also holds on the model's untrained copy says so
+    twin = frame.copy()
+    twin.loc[(twin["model"] == "enc") & (twin["verdict"] == "holds"), "null_verdict"] = "holds"
+    assert "0.20 [0.15, 0.30], as on an untrained copy)" in findings_box(
+        twin, models=["enc"], question="Q?")
 
 
 def test_findings_box_without_seed_claims_or_rows():

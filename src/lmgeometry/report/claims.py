@@ -966,6 +966,8 @@ def _key_line(claim: str, rows: pd.DataFrame, order: Sequence[str], digits: int)
     for i, r in rows.iterrows():
         fair = bool(r["applies"])
         shown = _cell(r, digits).split(": ", 1)[-1] if fair else ""
+        if fair and r["verdict"] == "holds" and r.get("null_verdict") == "holds":
+            shown += ", as on an untrained copy"  # the rule does not show what training did
         test = " ".join(t for t in (tests[i], shown) if t)
         groups.setdefault(r["verdict"] if fair else "not a fair test", {}).setdefault(
             str(r["model"]), []).append(test)
