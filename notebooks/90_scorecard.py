@@ -95,9 +95,10 @@ for answer, figure in zip(answers, [*figures, None][:len(answers)], strict=True)
 # *also true of an untrained model*: the rule does not show what training did. Where no
 # untrained copy was run (chapters 2 and 5 to 8: the cold book has no room for them, and
 # chapters 2 and 8 run them on request), it *held without a null run*. A (claim, kind) is
-# *contradicted* when every fair stand-in gets the opposite verdict; the untrained copy then tells whether the effect goes
-# the *opposite* way (the whole interval beyond the untrained copy's value, away from the
-# claim) or is only *weaker* than claimed. Anything else is *inconclusive*.
+# *contradicted* when every fair stand-in gets the opposite verdict; the untrained copy then
+# tells whether the effect goes the *opposite* way (the whole interval beyond the untrained
+# copy's value, away from the claim) or is only *weaker* than claimed. Anything else is
+# *inconclusive*.
 #
 # This page is built last, from the results files the other chapters wrote.
 
