@@ -293,8 +293,8 @@ def test_token_counts_are_shared_only_by_identical_tokenizers():
 
     folder = _offline.alias_folder("minilm-l6")
     base, other = AutoTokenizer.from_pretrained(folder), AutoTokenizer.from_pretrained(folder)
-    other.add_tokens(["mat"])
-    texts = ["the cat sat", "on the mat"]
+    assert other.add_tokens(["zzqxw"]) == 1
+    texts = ["the cat sat", "on the zzqxw"]
     n = len(other)
     first = drift._shared_counts(base, texts, n)
     assert (first == drift.token_counts(base, texts, n)).all()
