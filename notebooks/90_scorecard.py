@@ -86,18 +86,19 @@ for answer, figure in zip(answers, [*figures, None][:len(answers)], strict=True)
 # introduction lists every caveat.
 #
 # **Every rule is also run on a null.** A finding about what training does must fail on a model
-# that was never trained. Chapters 1 to 4 and 8 run each claim a second time on an untrained
+# that was never trained. Chapters 1, 3 and 4 run each claim a second time on an untrained
 # copy of each model (the same architecture and tokenizer, random weights, the same sentences
 # and code); chapter 10 uses each run's checkpoint before its first training step. A
 # (claim, kind) is *reproduced* when every fair stand-in of that kind gets the verdict the seed
 # reports for its model of that kind and, where the seed says the claim holds, the claim does
 # not hold on any stand-in's untrained copy. Where it holds on an untrained copy too, it is
 # *also true of an untrained model*: the rule does not show what training did. Where no
-# untrained copy was run (chapters 5 to 7, whose corpora would cost the most to extract
-# again), it *held without a null run*. A (claim, kind) is *contradicted* when every fair
-# stand-in gets the opposite verdict; the untrained copy then tells whether the effect goes
-# the *opposite* way (the whole interval beyond the untrained copy's value, away from the
-# claim) or is only *weaker* than claimed. Anything else is *inconclusive*.
+# untrained copy was run (chapters 2 and 5 to 8: the cold book has no room for them, and
+# chapters 2 and 8 run them on request), it *held without a null run*. A (claim, kind) is
+# *contradicted* when every fair stand-in gets the opposite verdict; the untrained copy then
+# tells whether the effect goes the *opposite* way (the whole interval beyond the untrained
+# copy's value, away from the claim) or is only *weaker* than claimed. Anything else is
+# *inconclusive*.
 #
 # This page is built last, from the results files the other chapters wrote.
 

@@ -30,6 +30,7 @@ Its helpers live in :mod:`~lmgeometry.chapters.drift_tokens`,
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -118,11 +119,31 @@ def embedding_drift(
     """
     loaded = models.load_model(spec, device=device)
     W = models.input_embeddings(loaded)
-    counts = token_counts(loaded.tokenizer, texts, W.shape[0])
+    counts = _shared_counts(loaded.tokenizer, texts, W.shape[0])
     out = w_tables(W, loaded.tokenizer, counts, point_budget=point_budget, n_bins=n_bins,
                    n_boot=n_boot, seed=seed)
     out["facts"] = loaded.facts() | {"caveats": "; ".join(loaded.caveats) or "none"}
     return out
+
+
+#: Token counts made in this process, by tokenizer, text and length (:func:`_shared_counts`).
+_COUNTS: dict[tuple[str, int, int, int], np.ndarray] = {}
+
+
+def _shared_counts(tokenizer: Any, texts: Sequence[str], n_rows: int) -> np.ndarray:
+    """:func:`token_counts`, made once per tokenizer and text in a process: a model and its
+    untrained twin (the same tokenizer) share them. Keyed by the sha256 of the tokenizer's
+    serialised form, so two tokenizers that differ in any way never share counts."""
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    if backend is None:
+        return token_counts(tokenizer, texts, n_rows)
+    key = (hashlib.sha256(backend.to_str().encode()).hexdigest(), n_rows, len(texts),
+           hash(tuple(texts)))
+    if key not in _COUNTS:
+        if len(_COUNTS) >= 8:
+            _COUNTS.pop(next(iter(_COUNTS)))
+        _COUNTS[key] = token_counts(tokenizer, texts, n_rows)
+    return _COUNTS[key].copy()
 
 
 def w_tables(W: np.ndarray, tokenizer: Any, counts: np.ndarray, *, point_budget: int = 2000,
