@@ -69,6 +69,16 @@ def test_a_twin_is_the_same_bytes_when_built_again_and_rebuilt_when_damaged(tiny
     assert not list(root.glob(".tmp-*"))
 
 
+def test_one_model_saved_in_two_folders_has_one_twin(tiny_folder, tmp_path, cache):
+    import shutil
+
+    copy = tmp_path / "elsewhere" / tiny_folder.name
+    shutil.copytree(tiny_folder, copy)
+    first, second = (resolve_model(f"untrained:{f}") for f in (tiny_folder, copy))
+    assert first.folder == second.folder  # keyed by the files' fingerprint, not the path
+    assert len(list((cache / "models" / "untrained").iterdir())) == 2  # the twin and its lock
+
+
 @pytest.mark.parametrize("spec", ["untrained:", "untrained:untrained:minilm-l6"])
 def test_a_malformed_twin_spec_names_the_fix(spec):
     with pytest.raises(ModelSpecError, match="write 'untrained:' once"):

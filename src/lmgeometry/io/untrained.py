@@ -70,7 +70,17 @@ def base_spec(spec: str) -> str:
 
 
 def _slug(spec: str) -> str:
-    kept = "".join(c if c.isalnum() or c in "-_." else "-" for c in spec.strip("/"))
+    """A readable folder name for a base spec: its last path part (a folder's name, a hub id's
+    name), so that one model saved in two places, the same files, gets one twin: the folder is
+    keyed by the base's fingerprint, not its path.
+
+    Examples
+    --------
+    >>> _slug("/tmp/run 1/gpt2-arch/"), _slug("openai-community/gpt2"), _slug("minilm-l6")
+    ('gpt2-arch', 'gpt2', 'minilm-l6')
+    """
+    last = spec.strip("/").rsplit("/", 1)[-1]
+    kept = "".join(c if c.isalnum() or c in "-_." else "-" for c in last)
     return kept[-60:].strip("-.") or "model"
 
 
