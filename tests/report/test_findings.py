@@ -32,7 +32,7 @@ def test_the_box_counts_what_the_committed_scorecard_counts(tmp_path):
     for row in scorecard["summary"]:
         line = re.search(rf'Seed {row["seed"]}</a>[^<]*', box).group(0)
         claims = f'{row["claims"]} claim{"" if row["claims"] == 1 else "s"}'
-        words = _TIER_WORDS[row["calibration"]].replace("'", "&#x27;")
+        words = _TIER_WORDS[row["calibration"]]
         # the tier's own bracket: its counts are never mixed with the other tier's
         part = line.split(f"{claims} {words} (", 1)[1].split(")", 1)[0]
         for outcome in ("reproduced", "also true of an untrained model",
