@@ -455,8 +455,9 @@ def test_attach_nulls_pairs_each_row_with_its_twins_same_statistic():
     # a statistic the twin was not measured with has no null: nothing is guessed
     assert other["null_model"] == "" and math.isnan(other["null_value"])
     assert other["discriminates"] is None
-    # discriminates says nothing of a row that does not hold
-    assert fails["null_verdict"] == "holds" and fails["discriminates"] is None
+    # a row that does not hold does not discriminate (the rule holds on its evidence, not
+    # on the null, is false), whatever its null says
+    assert fails["null_verdict"] == "holds" and fails["discriminates"] is False
     assert frame["null_model"].tolist() == ["", "", ""]  # the input is not changed
 
 

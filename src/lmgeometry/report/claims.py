@@ -89,9 +89,9 @@ CALIBRATION_KINDS: tuple[str, ...] = ("numeric", "quoted")
 
 #: The columns that put a row beside its null (:func:`attach_nulls`): the same rule on an
 #: untrained twin of the row's model (same architecture and tokenizer, random weights):
-#: which model, its statistic, interval and verdict, and ``discriminates`` (True when the rule
-#: holds here and not on the null, False when it holds on both, None when the row does not
-#: hold or has no null).
+#: which model, its statistic, interval and verdict, and ``discriminates``: the rule holds
+#: here and not on the null (True), or not (False: it fails here, or holds on the null too);
+#: None when the row has no null.
 NULL_COLUMNS: tuple[str, ...] = (
     "null_model", "null_value", "null_ci_low", "null_ci_high", "null_verdict", "discriminates",
 )
@@ -354,8 +354,7 @@ def attach_nulls(claims: pd.DataFrame, nulls: pd.DataFrame,
         out.at[i, "null_model"] = model
         for column in ("value", "ci_low", "ci_high", "verdict"):
             out.at[i, f"null_{column}"] = found[column]
-        if row["verdict"] == "holds":
-            out.at[i, "discriminates"] = found["verdict"] != "holds"
+        out.at[i, "discriminates"] = row["verdict"] == "holds" and found["verdict"] != "holds"
     return out
 
 
