@@ -419,7 +419,7 @@ claims.show_verdict_grid(result.claims, models)
 # ## What this run shows
 
 # %% tags=["remove-input"]
-display(Markdown(narrative.run_shows("01_geometry", {"claims": result.claims},
+display(Markdown(narrative.run_shows("01_geometry", {"claims": result.claims, "layers": layers},
                                      strict=False)))
 
 # %% [markdown]
