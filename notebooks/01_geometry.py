@@ -22,6 +22,7 @@ point_budget: int = 1000
 umap_layers: int = 4
 n_boot: int = 1000
 bos_texts: int = 48
+nulls: bool = True  # also run every claim on each model's untrained twin (the null)
 results_path: str = "01_geometry.results.json"  # relative to the working dir (--cwd)
 
 # %% tags=["remove-input"]
@@ -29,6 +30,7 @@ from IPython.display import HTML, Markdown, display
 
 from lmgeometry.activations import store
 from lmgeometry.chapters import geometry
+from lmgeometry.chapters import nulls as null_models
 from lmgeometry.chapters.common import checked_parameters, first_token_flags, model_kinds
 from lmgeometry.io import corpus
 from lmgeometry.report import claims, plots, results
@@ -41,7 +43,9 @@ glue_values(point_budget=point_budget, umap_layers=umap_layers, n_boot=n_boot)
 words_corpus = corpus.mnli_polysemy(n=n_sentences, seed=seed)
 stores = {spec: store.activations(spec, words_corpus) for spec in models}
 result = geometry.analyse(stores, seed=seed, n_words=n_words, point_budget=point_budget,
-                          umap_layers=umap_layers, n_boot=n_boot)
+                          umap_layers=umap_layers, n_boot=n_boot,
+                          null_stores=null_models.null_stores(models, words_corpus)
+                          if nulls else None)
 layers = result.tables["layers"]
 
 # %% tags=["remove-cell"]
@@ -415,7 +419,7 @@ claims.show_verdict_grid(result.claims, models)
 # ## What this run shows
 
 # %% tags=["remove-input"]
-display(Markdown(narrative.run_shows("01_geometry", {"claims": result.claims},
+display(Markdown(narrative.run_shows("01_geometry", {"claims": result.claims, "layers": layers},
                                      strict=False)))
 
 # %% [markdown]

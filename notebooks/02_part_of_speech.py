@@ -20,6 +20,8 @@ seed: int = 0
 point_budget: int = 1000
 probe_words: int = 6000
 n_boot: int = 1000
+nulls: bool = False  # True: also run every claim on each model's untrained twin (the null;
+# about two more minutes of chapter time, off by default to keep the cold book in budget)
 results_path: str = "02_part_of_speech.results.json"  # relative to the working dir (--cwd)
 
 # %% tags=["remove-input"]
@@ -27,6 +29,7 @@ from IPython.display import HTML, Markdown, display
 
 from lmgeometry.activations import store
 from lmgeometry.chapters import geometry, part_of_speech
+from lmgeometry.chapters import nulls as null_models
 from lmgeometry.chapters.common import checked_parameters, first_token_flags, model_kinds
 from lmgeometry.io import corpus
 from lmgeometry.report import claims, plots, results
@@ -39,7 +42,9 @@ glue_values(n_boot=n_boot)
 words_corpus = corpus.mnli_polysemy(n=n_sentences, seed=seed)
 stores = {spec: store.activations(spec, words_corpus) for spec in models}
 result = part_of_speech.analyse(stores, seed=seed, probe_words=probe_words,
-                                point_budget=point_budget, n_boot=n_boot)
+                                point_budget=point_budget, n_boot=n_boot,
+                                null_stores=null_models.null_stores(models, words_corpus)
+                                if nulls else None)
 layers = result.tables["layers"]
 upos_counts = words_corpus.words["upos"].value_counts()
 

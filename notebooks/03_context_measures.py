@@ -24,6 +24,7 @@ neighbour_queries: int = 3000
 static_k: int = 5
 static_window: int = 3
 static_web_layers: Union[str, list[int]] = "paper"
+nulls: bool = True  # also run every claim on each model's untrained twin (the null)
 results_path: str = "03_context_measures.results.json"  # relative to the working dir (--cwd)
 
 # %% tags=["remove-input"]
@@ -32,6 +33,7 @@ from IPython.display import HTML, Markdown, display
 
 from lmgeometry.activations import store
 from lmgeometry.chapters import context_measures
+from lmgeometry.chapters import nulls as null_models
 from lmgeometry.chapters.common import checked_parameters, first_token_flags, model_kinds
 from lmgeometry.io import corpus
 from lmgeometry.report import plots, results
@@ -52,6 +54,7 @@ result = context_measures.analyse(
     stores, seed=seed, static_stores=static_stores, n_boot=n_boot,
     neighbour_queries=neighbour_queries, static_web_layers=static_web_layers,
     static_budget=static_k,
+    null_stores=null_models.null_stores(models, sts) if nulls else None,
 )
 per_layer = result.tables["per_layer"]
 claims = result.claims.assign(first_token=first_token_flags(result.claims))

@@ -21,6 +21,7 @@ point_budget: int = 2000
 hidden_rows: int = 4000
 n_bins: int = 30
 n_boot: int = 1000
+nulls: bool = True  # also run every claim on each model's untrained twin (the null)
 results_path: str = "04_drift_and_centering.results.json"  # relative to the working dir (--cwd)
 
 # %% tags=["remove-input"]
@@ -29,6 +30,7 @@ from IPython.display import HTML, Markdown, display
 
 from lmgeometry.activations import store
 from lmgeometry.chapters import drift
+from lmgeometry.chapters import nulls as null_models
 from lmgeometry.chapters.common import checked_parameters, claims_per_model, model_kinds
 from lmgeometry.io import corpus
 from lmgeometry.report import plots, results
@@ -41,7 +43,9 @@ texts = corpus.frequency_texts()
 words_corpus = corpus.mnli_polysemy(n=n_sentences, seed=seed)
 stores = {spec: store.activations(spec, words_corpus) for spec in models}
 result = drift.analyse(models, stores, texts, seed=seed, point_budget=point_budget,
-                       hidden_rows=hidden_rows, n_bins=n_bins, n_boot=n_boot)
+                       hidden_rows=hidden_rows, n_bins=n_bins, n_boot=n_boot,
+                       null_stores=null_models.null_stores(models, words_corpus)
+                       if nulls else None)
 t = result.tables
 
 # %% tags=["remove-cell"]

@@ -21,6 +21,8 @@ n_words: int = 2000
 point_budget: int = 1000
 n_boot: int = 1000
 w_boot: int = 200
+nulls: bool = False  # True: also run every claim on each model's untrained twin (the null;
+# about two more minutes of chapter time, off by default to keep the cold book in budget)
 results_path: str = "08_model_zoo.results.json"  # relative to the working dir (--cwd)
 
 # %% tags=["remove-input"]
@@ -28,6 +30,7 @@ from IPython.display import HTML, Markdown, display
 
 from lmgeometry.activations import store
 from lmgeometry.chapters import model_zoo
+from lmgeometry.chapters import nulls as null_models
 from lmgeometry.chapters.common import checked_parameters, first_token_flags, model_kinds
 from lmgeometry.io import corpus
 from lmgeometry.report import claims, plots, results
@@ -38,7 +41,9 @@ globals().update(checked_parameters(globals()))
 words_corpus = corpus.mnli_polysemy(n=n_sentences, seed=seed)
 stores = {spec: store.activations(spec, words_corpus) for spec in models}
 result = model_zoo.analyse(stores, seed=seed, n_words=n_words, point_budget=point_budget,
-                           n_boot=n_boot, w_boot=w_boot)
+                           n_boot=n_boot, w_boot=w_boot,
+                           null_stores=null_models.null_stores(models, words_corpus)
+                           if nulls else None)
 layers = result.tables["layers"]
 
 # %% tags=["remove-cell"]

@@ -66,13 +66,16 @@ for answer, figure in zip(answers, [*figures, None][:len(answers)], strict=True)
 #
 # **How a verdict is reached.** Each claim is a statistic with a 95% interval, a threshold and a
 # direction: it *holds* when the whole interval lies on the claimed side, *does not hold* when
-# it lies wholly on the other side, and is *inconclusive* otherwise. **Every rule is first run
-# on the seed's own evidence**: the numbers the authors released (Ethayarajh 2019), the
-# paper's tables (Biš et al. 2021) and the results it reports (GPTology 2022), or, where the
-# seed gives no number (most of Kehlbeck et al. 2021), the
-# seed's words. A rule that gives a seed model a verdict other
-# than the one the seed reports is not a valid test; the book's tests fail on one. A claim the
+# it lies wholly on the other side, and is *inconclusive* otherwise. **Every rule is first held
+# against the seed's own evidence**: run on the numbers the authors released (Ethayarajh
+# 2019), the paper's tables (Biš et al. 2021) and the results it reports (GPTology 2022)
+# where the seed gives numbers; where it gives none (most of Kehlbeck et al. 2021 and of
+# GPTology's figures), only read against the seed's words. A rule that gives a seed model a
+# verdict other than the one the seed reports is not a valid test; the book's tests fail on
+# one. A claim the
 # seed's own numbers cannot meet under the seed's stated method is marked *not reproducible*.
+# A rule run on the seed's numbers is *numeric*; one that only the seed's words support is
+# *quoted*, a weaker check: the two tiers are counted apart and never added up.
 #
 # **What counts.** A row counts as evidence on the seed only when it is a *primary* row (the
 # seed's protocol and estimator; controls, other estimators and claims beyond the seed are
@@ -80,9 +83,22 @@ for answer, figure in zip(answers, [*figures, None][:len(answers)], strict=True)
 # not the seeds' (GPT-2 and BERT weights cannot be had on the machines that build this book):
 # two contrastively trained sentence encoders, which are no test of BERT's anisotropy, and two
 # 4-bit decoders with rotary positions, which are no test of GPT-2's position embeddings; the
-# introduction lists every caveat. A (claim, kind) is *reproduced* when every fair stand-in of
-# that kind gets the verdict the seed reports for its model of that kind, *contradicted* when
-# every one gets the opposite, and *inconclusive* otherwise.
+# introduction lists every caveat.
+#
+# **Every rule is also run on a null.** A finding about what training does must fail on a model
+# that was never trained. Chapters 1, 3 and 4 run each claim a second time on an untrained
+# copy of each model (the same architecture and tokenizer, random weights, the same sentences
+# and code); chapter 10 uses each run's checkpoint before its first training step. A
+# (claim, kind) is *reproduced* when every fair stand-in of that kind gets the verdict the seed
+# reports for its model of that kind and, where the seed says the claim holds, the claim does
+# not hold on any stand-in's untrained copy. Where it holds on an untrained copy too, it is
+# *also true of an untrained model*: the rule does not show what training did. Where no
+# untrained copy was run (chapters 2 and 5 to 8: the cold book has no room for them, and
+# chapters 2 and 8 run them on request), it *held without a null run*. A (claim, kind) is
+# *contradicted* when every fair stand-in gets the opposite verdict; the untrained copy then
+# tells whether the effect goes the *opposite* way (the whole interval beyond the untrained
+# copy's value, away from the claim) or is only *weaker* than claimed. Anything else is
+# *inconclusive*.
 #
 # This page is built last, from the results files the other chapters wrote.
 
@@ -106,9 +122,11 @@ display(Markdown(
 
 # %% tags=["remove-input"]
 show_table(summary.assign(seed=[f"{s}: {SEED_DOCUMENTS.get(s, '').split(',')[0]}"
-                               for s in summary["seed"]]).set_index("seed"),
-           "Per seed: how many (claim, model kind) rows were reproduced, contradicted, "
-           "inconclusive or not testable here, and where the seed says nothing of a kind.")
+                               for s in summary["seed"]]).set_index(["seed", "calibration"]),
+           "Per seed: how many (claim, model kind) rows were reproduced, also true of an "
+           "untrained model, held without a null run, contradicted (of which the opposite way, "
+           "or only weaker), inconclusive or not testable here, and where the seed says "
+           "nothing of a kind.")
 
 # %% [markdown]
 # ## One row per claim and kind
@@ -156,10 +174,11 @@ for role, part in rest.groupby("role", sort=False):
 if pair_primary.empty:
     display(Markdown("The controlled pair's chapter did not run in this build."))
 else:
-    show_table(claim_tables.seed_summary(pair_primary).set_index("seed"),
-               "The controlled pair, per seed: how many (claim, model kind) rows were "
-               "reproduced, contradicted, inconclusive or not testable on the pair (its own "
-               "tally, apart from the stand-ins').")
+    show_table(claim_tables.seed_summary(pair_primary).set_index(["seed", "calibration"]),
+               "The controlled pair, per seed and calibration tier: how many (claim, model "
+               "kind) rows were reproduced (failing on the run's untrained first checkpoint), "
+               "contradicted, inconclusive or not testable on the pair (its own tally, apart "
+               "from the stand-ins').")
     show_table(pair_primary.drop(columns=["chapter", "figure"]).set_index(
                    ["seed", "claim", "task", "kind"]),
                "The controlled pair: one row per claim and kind of model, as tested in its "

@@ -173,3 +173,32 @@ def test_position_claims_rest_on_the_causal_mask_not_on_learned_positions() -> N
         assert dec["applies"] and dec["expected"] == decoder, claim
         assert enc["expected"] == encoder, claim
         assert dec["calibration"][0]["verdict"] is None  # the seed's words only
+
+
+def _facts(**kw):
+    return {"kind": "encoder", "objective": "masked LM", "n_layers": 12, **kw}
+
+
+@pytest.mark.parametrize(("claim", "facts", "reason"), [
+    # a mean-pooled contrastive encoder is trained on the sentence mean IntraSim measures
+    ("adjusted IntraSim falls with depth (BERT)",
+     _facts(objective="MiniLM, then contrastive sentence-pair training"),
+     "mean of a sentence's word vectors"),
+    ("adjusted IntraSim falls with depth (BERT)", _facts(), ""),
+    # BERT-base's depth-specific claims need its depth: a 6-layer distilled encoder is none
+    ("the 1-D threshold nearly matches the full fine-tuned model", _facts(n_layers=6),
+     "6-layer distilled encoder"),
+    ("POS is best represented in the middle layers (probe)", _facts(n_layers=6), "6-layer"),
+    ("POS is best represented in the middle layers (probe)", _facts(), ""),
+    # a decoder that prepends <bos>: every first-token claim alike, not only the clusters
+    ("the first token is the least similar to the rest of its sentence, in every layer",
+     _facts(kind="decoder", prepends_bos=True), "BOS token"),
+    ("the first token is the least similar to the rest of its sentence, in every layer",
+     _facts(kind="decoder", prepends_bos=False), ""),
+])
+def test_objective_depth_and_bos_confounds_make_a_row_unfair(claim, facts, reason) -> None:
+    row = Claim(seed="000", claim=claim, model="m", statistic="s", value=0.5, ci_low=0.4,
+                ci_high=0.6, threshold=0.1, direction="above", rule="r")
+    found = cal.annotate(claims_frame([row]), {"m": facts}).iloc[0]
+    assert bool(found["applies"]) is (not reason)
+    assert reason in found["applies_reason"]

@@ -281,3 +281,24 @@ def test_notebook_tables_are_the_old_notebook_expressions():
 
     claims = pd.DataFrame({"model": ["z", "a", "z"]})
     assert claims_per_model(claims) == claims.groupby("model").size().to_dict() == {"a": 1, "z": 2}
+
+
+def test_token_counts_are_shared_only_by_identical_tokenizers():
+    """A model and its untrained twin share one tokenizer, so chapter 4 counts its corpus once;
+    a tokenizer that differs in any way gets counts of its own."""
+    from transformers import AutoTokenizer
+
+    from lmgeometry.chapters import drift
+    from lmgeometry.io import _offline
+
+    folder = _offline.alias_folder("minilm-l6")
+    base, other = AutoTokenizer.from_pretrained(folder), AutoTokenizer.from_pretrained(folder)
+    assert other.add_tokens(["zzqxw"]) == 1
+    texts = ["the cat sat", "on the zzqxw"]
+    n = len(other)
+    first = drift._shared_counts(base, texts, n)
+    assert (first == drift.token_counts(base, texts, n)).all()
+    first[:] = -1  # a caller's copy: the memo is not changed through it
+    assert (drift._shared_counts(base, texts, n) == drift.token_counts(base, texts, n)).all()
+    mine = drift._shared_counts(other, texts, n)
+    assert mine[n - 1] == 1 and (mine != drift._shared_counts(base, texts, n)).any()

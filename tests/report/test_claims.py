@@ -38,8 +38,9 @@ def test_verdict_refuses_bad_input():
         verdict(1.0, 0.0, 0.5, "above")
 
 
-def _claim(model="m", value=0.3, lo=0.2, hi=0.4, statistic="rho", **kw):
-    return Claim(seed="001", claim="anisotropy rises", model=model, statistic=statistic,
+def _claim(model="m", value=0.3, lo=0.2, hi=0.4, statistic="rho", claim="anisotropy rises",
+           **kw):
+    return Claim(seed="001", claim=claim, model=model, statistic=statistic,
                  value=value, ci_low=lo, ci_high=hi, threshold=0.1, direction="above",
                  rule="a moderate correlation", **kw)
 
@@ -100,7 +101,7 @@ def test_the_scorecard_counts_a_claim_per_task_by_the_field_not_the_text(tmp_pat
     assert list(frame.columns).index("task") == list(frame.columns).index("preset") + 1
     frame["expected"] = "holds"
     table = primary_table(frame, kinds).set_index("task")
-    assert table.loc["SST-2", "outcome"] == "reproduced"
+    assert table.loc["SST-2", "outcome"] == "held without a null run"  # agrees, but no null ran
     assert table.loc["QNLI", "outcome"] == "inconclusive"  # one holds, one does not
     assert table.loc["QNLI", "d1"] == ("does not hold: -0.30 [-0.40, -0.20]; "
                                        "holds: 0.30 [0.20, 0.40]")  # both rows, one cell
@@ -257,7 +258,8 @@ def test_primary_table_compares_fair_stand_ins_with_what_the_seed_reports():
     frame.loc[frame["model"] == "d2", ["applies", "applies_reason"]] = [False, "rotary"]
     table = primary_table(frame, kinds, models=["e1", "e2", "d1", "d2"])
     rows = table.set_index("kind")
-    assert rows.loc["encoder", "outcome"] == "reproduced"
+    assert rows.loc["encoder", "outcome"] == "held without a null run"
+    assert rows.loc["decoder", "how it fails"] == "no null to tell"
     # d2 is no fair test: only d1 counts, and its interval is wholly on the other side
     assert rows.loc["decoder", "outcome"] == "contradicted"
     assert rows.loc["decoder", "d2"] == "not a fair test"
@@ -265,7 +267,8 @@ def test_primary_table_compares_fair_stand_ins_with_what_the_seed_reports():
     assert rows.loc["encoder", "calibration"] == "BERT 0.5: holds"
     assert len(table) == 2  # the control row is not primary
     summary = seed_summary(table).set_index("seed")
-    assert summary.loc["001", "reproduced"] == 1 and summary.loc["001", "contradicted"] == 1
+    assert summary.loc["001", "held without a null run"] == 1
+    assert summary.loc["001", "contradicted"] == 1
     frame["reproducible"] = False
     frame["reproducible_reason"] = "released numbers below the estimator's floor"
     again = primary_table(frame, kinds).set_index("kind")
@@ -394,6 +397,11 @@ def test_findings_box_is_generated_from_the_claims_and_escaped():
             "change.") in box
     assert '<a href="#verdicts">' in box
     assert "<decoder>" not in box
+    # a holding row whose rule also holds on the model's untrained copy says so
+    twin = frame.copy()
+    twin.loc[(twin["model"] == "enc") & (twin["verdict"] == "holds"), "null_verdict"] = "holds"
+    assert "0.20 [0.15, 0.30], as on an untrained copy)" in findings_box(
+        twin, models=["enc"], question="Q?")
 
 
 def test_findings_box_without_seed_claims_or_rows():
@@ -418,3 +426,103 @@ def test_findings_box_counts_a_controls_rows_that_are_not_a_fair_test():
     # every row of that control is unfair: no verdict to compare, the count is still stated
     assert "standardised dimensions: 1 not a fair test here" in box
     assert "first word excluded: 1 of 1 verdicts change." in box
+
+
+_NUMERIC = [{"seed_model": "BERT", "value": 0.5, "verdict": "holds", "reported": "holds"}]
+
+
+def _numeric(frame):
+    """A claims table whose rows' rule was run on a seed model's number (a numeric tier)."""
+    return frame.assign(calibration=[_NUMERIC] * len(frame))
+
+
+def _nulls(*rows):
+    """Null rows of untrained twins ``u:<model>`` for :func:`attach_nulls`."""
+    return claims_frame([_row(f"u:{m}", r) for m, r in rows])
+
+
+def test_attach_nulls_pairs_each_row_with_its_twins_same_statistic():
+    from lmgeometry.report.claims import NULL_COLUMNS, attach_nulls
+
+    frame = claims_frame([_row("e1", (0.2, 0.4)), _row("e1", (0.2, 0.4), statistic="other"),
+                          _row("e2", (-0.3, -0.1))])
+    nulls = claims_frame([_row("u:e1", (-0.1, 0.05)), _row("u:e2", (0.2, 0.3))])
+    found = attach_nulls(frame, nulls, {"e1": "u:e1", "e2": "u:e2"})
+    assert list(found.columns) == list(CLAIM_COLUMNS) and set(NULL_COLUMNS) <= set(found)
+    first, other, fails = (found.iloc[i] for i in range(3))
+    assert first["null_model"] == "u:e1" and first["null_verdict"] == "does not hold"
+    assert first["null_value"] == pytest.approx(-0.025) and first["discriminates"] is True
+    # a statistic the twin was not measured with has no null: nothing is guessed
+    assert other["null_model"] == "" and math.isnan(other["null_value"])
+    assert other["discriminates"] is None
+    # a row that does not hold does not discriminate (the rule holds on its evidence, not
+    # on the null, is false), whatever its null says
+    assert fails["null_verdict"] == "holds" and fails["discriminates"] is False
+    assert frame["null_model"].tolist() == ["", "", ""]  # the input is not changed
+
+
+def test_a_rule_that_holds_on_the_untrained_twin_is_not_reproduced():
+    from lmgeometry.report.claims import attach_nulls, primary_table, seed_summary
+
+    kinds = {"e1": "encoder", "e2": "encoder"}
+    frame = _numeric(claims_frame([_row("e1", (0.2, 0.4)), _row("e2", (0.3, 0.5))])).assign(
+        expected="holds")
+    both = {"e1": "u:e1", "e2": "u:e2"}
+
+    def outcome(nulls):
+        return primary_table(attach_nulls(frame, nulls, both), kinds).iloc[0]
+
+    assert outcome(_nulls(("e1", (-0.1, 0.05)), ("e2", (0.0, 0.05))))["outcome"] == "reproduced"
+    held = outcome(_nulls(("e1", (-0.1, 0.05)), ("e2", (0.2, 0.3))))
+    assert held["outcome"] == "also true of an untrained model"
+    assert held["e2"].endswith("; untrained: 0.25, holds")
+    # one twin missing: the rule is not shown to fail its null for every stand-in
+    assert outcome(_nulls(("e1", (-0.1, 0.05))))["outcome"] == "held without a null run"
+    # inconclusive on the twin is not "holds": the rule still separates nothing there
+    assert outcome(_nulls(("e1", (-0.1, 0.05)), ("e2", (0.0, 0.3))))["outcome"] == "reproduced"
+    summary = seed_summary(primary_table(attach_nulls(frame, _nulls(
+        ("e1", (0.2, 0.3)), ("e2", (0.2, 0.3))), both), kinds))
+    assert summary.iloc[0]["also true of an untrained model"] == 1
+
+
+@pytest.mark.parametrize(("interval", "null", "expected"), [
+    ((-0.3, -0.2), (0.0, 0.2), "opposite"),   # wholly below the twin: the other way
+    ((0.02, 0.08), (-0.1, 0.0), "weaker"),    # the claimed side of the twin, short of 0.1
+    ((-0.1, 0.05), (-0.05, 0.05), "weaker"),  # no different from the twin: not the opposite
+])
+def test_a_contradiction_is_told_opposite_from_weaker_by_the_null(interval, null, expected):
+    from lmgeometry.report.claims import attach_nulls, primary_table, seed_summary, shortfall
+
+    frame = _numeric(claims_frame([_row("d1", interval)])).assign(expected="holds")
+    found = attach_nulls(frame, _nulls(("d1", null)), {"d1": "u:d1"})
+    assert shortfall(found.iloc[0]) == expected
+    table = primary_table(found, {"d1": "decoder"})
+    assert table.iloc[0]["outcome"] == "contradicted"
+    assert table.iloc[0]["how it fails"] == expected
+    assert seed_summary(table).iloc[0][f"of which {expected}"] == 1
+
+
+def test_numeric_and_quoted_rules_are_counted_apart_and_each_row_shows_its_units():
+    from lmgeometry.report.claims import primary_table, seed_summary, tier_totals
+
+    quoted = [{"seed_model": "GPT-2", "value": None, "verdict": None, "reported": "holds"}]
+    kinds = {"e1": "encoder", "e2": "encoder"}
+    numeric_rows = [_row("e1", (0.2, 0.4)), _row("e2", (0.3, 0.5)),
+                    _row("e1", (-0.3, -0.2), control="first word excluded")]
+    words_rows = [_row(m, (0.2, 0.4), claim="words only") for m in ("e1", "e2")]
+    frame = claims_frame([*numeric_rows, *words_rows]).assign(expected="holds")
+    frame["calibration"] = [_NUMERIC] * 3 + [quoted] * 2
+    table = primary_table(frame, kinds).set_index("claim")
+    assert table.loc["anisotropy rises", "calibration kind"] == "numeric"
+    assert table.loc["words only", "calibration kind"] == "quoted"
+    assert table.loc["anisotropy rises", "fair stand-ins"] == 2
+    # the control flips e1's verdict: the row says which control
+    assert table.loc["anisotropy rises", "controls that flip it"] == "first word excluded"
+    assert table.loc["words only", "controls that flip it"] == ""
+    assert table.loc["anisotropy rises", "fails its null"] == "no null run"
+    summary = seed_summary(table.reset_index())
+    assert summary[["calibration", "claims", "rows"]].values.tolist() == [
+        ["numeric", 1, 1], ["quoted", 1, 1]]
+    totals = tier_totals(summary)
+    assert totals["numeric"]["held without a null run"] == 1
+    assert totals["quoted"]["held without a null run"] == 1  # never added to the numeric tier

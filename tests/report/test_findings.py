@@ -22,6 +22,8 @@ def _committed_results(folder: Path) -> tuple[dict[str, str], list[str]]:
 
 
 def test_the_box_counts_what_the_committed_scorecard_counts(tmp_path):
+    from lmgeometry.report.findings import _TIER_WORDS
+
     kinds, models = _committed_results(tmp_path)
     (tmp_path / "00_introduction.results.json").write_text("{ not json")  # its own: never read
     box = book_findings(tmp_path, kinds, models, own="00_introduction.results.json")
@@ -29,12 +31,17 @@ def test_the_box_counts_what_the_committed_scorecard_counts(tmp_path):
     scorecard = json.loads((BOOK / "90_scorecard.results.json").read_text())
     for row in scorecard["summary"]:
         line = re.search(rf'Seed {row["seed"]}</a>[^<]*', box).group(0)
-        assert f'{row["claims"]} claims' in line
-        for outcome in ("reproduced", "contradicted", "inconclusive", "not testable here"):
+        claims = f'{row["claims"]} claim{"" if row["claims"] == 1 else "s"}'
+        words = _TIER_WORDS[row["calibration"]]
+        # the tier's own bracket: its counts are never mixed with the other tier's
+        part = line.split(f"{claims} {words} (", 1)[1].split(")", 1)[0]
+        for outcome in ("reproduced", "also true of an untrained model",
+                        "held without a null run", "contradicted", "inconclusive",
+                        "not testable here"):
             if row[outcome]:
-                assert f"{row[outcome]} {outcome}" in line, (outcome, line)
+                assert f"{row[outcome]} {outcome}" in part, (outcome, part)
             else:
-                assert outcome not in line.split("per claim and kind of model")[1]
+                assert f" {outcome}" not in f" {part.removeprefix('per claim and kind of model ')}"
     assert set(SEED_DOCUMENTS) == {row["seed"] for row in scorecard["summary"]}
 
 
@@ -44,8 +51,10 @@ def test_the_box_says_so_when_no_chapter_has_written_claims(tmp_path):
 
 
 def test_seed_lines_link_each_seed_to_its_scorecard_table():
-    summary = pd.DataFrame([{"seed": "004", "claims": 1, "reproduced": 0, "contradicted": 0,
-                             "inconclusive": 0, "not testable here": 0, "seed silent": 1}])
+    summary = pd.DataFrame([{"seed": "004", "calibration": "numeric", "claims": 1,
+                             "reproduced": 0, "contradicted": 0, "inconclusive": 0,
+                             "not testable here": 0, "seed silent": 1}])
     line = seed_lines(summary, "90_scorecard.html")[0]
     assert line.startswith('<a href="90_scorecard.html#seed-004">Seed 004</a>, Biš et al.')
-    assert line.endswith("1 claim; per claim and kind of model nothing testable.")
+    assert line.endswith("1 claim checked on the seed's numbers (per claim and kind of model "
+                         "nothing testable).")

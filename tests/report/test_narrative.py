@@ -78,9 +78,19 @@ def test_a_number_in_the_conclusion_is_the_results_number(built, summary):
     gemma["value"] = 0.1234
     assert "(a mean of 0.12)" in narrative.conclusion(planted, summary)
     tally = copy.deepcopy(summary)
-    tally[0]["reproduced"] += 100
-    assert f"{sum(r['reproduced'] for r in tally)} are reproduced" in narrative.conclusion(
-        built, tally)
+    numeric = [r for r in tally if r["calibration"] == "numeric"]
+    numeric[0]["reproduced"] += 100
+    quoted = [r for r in tally if r["calibration"] == "quoted"]
+    said = narrative.conclusion(built, tally)
+    # the tiers are counted apart: the numeric count moved, the quoted one did not
+    assert f"check, {sum(r['reproduced'] for r in numeric)} are reproduced" in said
+    assert f"words, {sum(r['reproduced'] for r in quoted)} are reproduced" in said
+    # a null that holds where the text says the finding is learned stops the text
+    planted = copy.deepcopy(built)
+    _row(planted["04_drift_and_centering"], "W's rows share a common direction",
+         "smollm2-135m")["null_verdict"] = "holds"
+    with pytest.raises(StoryChanged, match="untrained copy too"):
+        narrative.conclusion(planted, summary)
 
 
 @pytest.mark.parametrize("chapter, claim, model, control, flipped", [

@@ -36,13 +36,20 @@ import pandas as pd
 
 from lmgeometry.io import released
 from lmgeometry.measures import isotropy, reference_tables, stats
-from lmgeometry.report.claims import Evidence, calibration_entry, on_other_estimator
+from lmgeometry.report.claims import (
+    Evidence,
+    calibration_entry,
+    calibration_kind,
+    on_other_estimator,
+)
 
 __all__ = [
     "annotate",
     "authors_table",
     "BOS_SINK",
     "CONTRASTIVE",
+    "DISTILLED_DEPTH",
+    "SENTENCE_MEAN_OBJECTIVE",
     "LEARNED_POSITIONS",
     "MEV_OTHER_SCALE",
     "NO_STAND_IN",
@@ -69,6 +76,26 @@ def CONTRASTIVE(facts: Mapping[str, Any]) -> str:
         return ("a contrastively trained sentence encoder: contrastive training spreads a space "
                 "towards isotropy (Gao et al. 2021; Wang & Isola 2020), so it is no test of "
                 "a masked LM's anisotropy")
+    return ""
+
+
+def SENTENCE_MEAN_OBJECTIVE(facts: Mapping[str, Any]) -> str:
+    """Mean-pooled contrastive encoders are trained on the very sentence mean IntraSim measures."""
+    if "contrastive" in str(facts.get("objective", "")).lower():
+        return ("a mean-pooled contrastive sentence encoder: its training objective acts on the "
+                "mean of a sentence's word vectors, the very quantity intra-sentence similarity "
+                "measures, so it is no test of a masked LM's")
+    return ""
+
+
+def DISTILLED_DEPTH(facts: Mapping[str, Any]) -> str:
+    """BERT-base's claims that rest on its 12 layers (depth, capacity) need a model of that
+    depth: a shallow distilled encoder is no stand-in."""
+    layers = facts.get("n_layers")
+    if facts.get("kind") == "encoder" and isinstance(layers, int) and layers < 12:
+        return (f"a {layers}-layer distilled encoder: the claim is about BERT-base's 12 layers "
+                "(where in depth, or what its last layer keeps), which a shallower distilled "
+                "model does not have")
     return ""
 
 
@@ -204,6 +231,7 @@ def authors_table() -> tuple[pd.DataFrame, pd.DataFrame]:
 _REPORTED_001: dict[str, dict[str, str]] = {
     "anisotropic": {"BERT": HOLDS, "ELMo": HOLDS, "GPT-2": HOLDS},
     "anisotropy_rises": {"BERT": HOLDS, "ELMo": HOLDS, "GPT-2": HOLDS},
+    "last_layer_one": {"BERT": FAILS, "ELMo": FAILS, "GPT-2": HOLDS},
     "selfsim_falls": {"BERT": HOLDS, "ELMo": HOLDS, "GPT-2": HOLDS},
     "stopwords": {"BERT": HOLDS, "ELMo": HOLDS, "GPT-2": HOLDS},
     "intrasim_above": {"BERT": HOLDS, "ELMo": HOLDS, "GPT-2": FAILS},
@@ -273,6 +301,7 @@ def released_evidence(n_boot: int = 1000, seed: int = 0) -> dict[str, tuple[Evid
         values = {
             "anisotropic": ((float(base[1:].min()), None, None), per_layer),
             "anisotropy_rises": ((_rho(base), None, None), per_layer),
+            "last_layer_one": ((float(base[-1]), None, None), per_layer),
             "selfsim_falls": (_with_interval(_rho(means), stats.spearman_rows(reps)), per_word),
             "stopwords": (d, per_word),
             "intrasim_above": ((float(intra.min()), None, None), per_layer),
@@ -507,7 +536,7 @@ SEED_CLAIMS: dict[str, SeedClaim] = {
     "the first token is the least similar to the rest of its sentence, in every layer": SeedClaim(
         _DEC, _words(("GPT-2", HOLDS), source=_000.format(
             "'Throughout all layers of GPT-2, tokens at position 0 have the lowest similarity "
-            "to the remaining tokens in the sentence'"))),
+            "to the remaining tokens in the sentence'")), applies=(BOS_SINK,)),
     "[SEP] has the lowest token intra-sentence similarity in the upper layers": SeedClaim(
         _ENC, _words(("BERT", HOLDS), source=_000.format(
             "'the [SEP] and punctuation marks have the lowest token-based-intra-sentence-"
@@ -520,10 +549,10 @@ SEED_CLAIMS: dict[str, SeedClaim] = {
         _ENC, _words(("BERT", HOLDS), source=_000.format("'Bert clusters represent POS tags'"))),
     "POS is best represented in the middle layers (probe)": SeedClaim(
         _ENC, _words(("BERT", HOLDS), source=_000.format(
-            "'especially in the middle layers of the model'"))),
+            "'especially in the middle layers of the model'")), applies=(DISTILLED_DEPTH,)),
     "POS is best represented in the middle layers (clusters)": SeedClaim(
         _ENC, _words(("BERT", HOLDS), source=_000.format(
-            "'especially in the middle layers of the model'"))),
+            "'especially in the middle layers of the model'")), applies=(DISTILLED_DEPTH,)),
     # seed 000, chapter 3
     "fewer of a token's 10 nearest neighbours are the same word in upper layers": SeedClaim(
         {"encoder": HOLDS, "decoder": HOLDS},
@@ -553,7 +582,8 @@ SEED_CLAIMS: dict[str, SeedClaim] = {
     "sentence-initial tokens have a far higher token self-similarity than the others":
         SeedClaim(_DEC, _words(("GPT-2", HOLDS), source=_000.format(
             "'An exception are tokens at position 0 in GPT-2, which have a very high "
-            "similarity to themselves'"))),
+            "similarity to themselves'"))),  # fair after a BOS: the first word sees only
+        # the constant BOS and itself, context-free as GPT-2's first token (the seed's mechanism)
     "a token's 10 nearest neighbours have a mean cosine of about 1 in most layers": SeedClaim(
         _DEC, _words(("GPT-2", HOLDS), source=_000.format(
             "'GPT-2 outperforms BERT negatively since the average cosine similarity between "
@@ -615,7 +645,7 @@ SEED_CLAIMS: dict[str, SeedClaim] = {
         _DEC, _words(("GPT-2", HOLDS), source=_003.format(
             "'variance in the most prominent rogue dimensions increases'"))),
     "the 1-D threshold nearly matches the full fine-tuned model": SeedClaim(
-        {"decoder": HOLDS, "encoder": FAILS}, _seed003_gap),
+        {"decoder": HOLDS, "encoder": FAILS}, _seed003_gap, applies=(DISTILLED_DEPTH,)),
     "zeroing the top-variance dimensions hurts the fine-tuned head more than the bottom ones":
         SeedClaim(_DEC, _words(("GPT-2", HOLDS), source=_003.format(
             "removing the top 92 dimensions 'minimally increases' SST-2 accuracy, but it "
@@ -676,18 +706,23 @@ SEED_CLAIMS: dict[str, SeedClaim] = {
     "anisotropy rises with depth": SeedClaim(
         {"encoder": HOLDS, "decoder": HOLDS}, _released("anisotropy_rises"),
         applies=(CONTRASTIVE,)),
+    "in the last layer any two words are almost perfectly similar (GPT-2)": SeedClaim(
+        {"encoder": FAILS, "decoder": HOLDS}, _released("last_layer_one"), level=True,
+        applies=(CONTRASTIVE,)),
     "upper layers are more context-specific (adjusted SelfSim falls with depth)": SeedClaim(
         {"encoder": HOLDS, "decoder": HOLDS}, _released("selfsim_falls")),
     "stopwords are among the least self-similar words": SeedClaim(
         {"encoder": HOLDS, "decoder": HOLDS}, _released("stopwords")),
     "adjusted IntraSim stays above the baseline in every layer (BERT, ELMo)": SeedClaim(
-        {"encoder": HOLDS, "decoder": FAILS}, _released("intrasim_above"), level=True),
+        {"encoder": HOLDS, "decoder": FAILS}, _released("intrasim_above"), level=True,
+        applies=(SENTENCE_MEAN_OBJECTIVE,)),
     "adjusted IntraSim falls with depth (BERT)": SeedClaim(
-        {"encoder": HOLDS}, _released("intrasim_falls")),
+        {"encoder": HOLDS}, _released("intrasim_falls"), applies=(SENTENCE_MEAN_OBJECTIVE,)),
     "adjusted IntraSim rises with depth (ELMo)": SeedClaim(
         {}, _released("intrasim_rises"), applies=(NO_STAND_IN,)),
     "adjusted IntraSim is close to 0 in most layers (GPT-2)": SeedClaim(
-        {"encoder": FAILS, "decoder": HOLDS}, _released("intrasim_near_zero"), level=True),
+        {"encoder": FAILS, "decoder": HOLDS}, _released("intrasim_near_zero"), level=True,
+        applies=(SENTENCE_MEAN_OBJECTIVE,)),
     "a static vector explains less than 5% of a word's variance in every layer": SeedClaim(
         {"encoder": HOLDS, "decoder": HOLDS}, _released("mev_small"), level=True,
         other_scale=MEV_OTHER_SCALE),
@@ -735,7 +770,8 @@ def annotate(claims: pd.DataFrame, facts: Mapping[str, Mapping[str, Any]],
     """
     registry = {**SEED_CLAIMS, **(extra or {})}
     out = claims.copy()
-    for column, default in (("calibration", None), ("applies_reason", ""),
+    for column, default in (("calibration", None), ("calibration_kind", ""),
+                            ("applies_reason", ""),
                             ("reproducible_reason", ""), ("expected", "")):
         out[column] = pd.Series([default] * len(out), index=out.index, dtype=object)
     for i, row in out.iterrows():
@@ -750,6 +786,7 @@ def annotate(claims: pd.DataFrame, facts: Mapping[str, Mapping[str, Any]],
         out.at[i, "expected"] = spec.expectation(_facts_kind(f), str(row["task"]))
         out.at[i, "calibration"] = [calibration_entry(e, float(row["threshold"]),
                                                       row["direction"]) for e in spec.evidence()]
+        out.at[i, "calibration_kind"] = calibration_kind(out.at[i, "calibration"])
         out.at[i, "reproducible"] = not spec.reproducible
         out.at[i, "reproducible_reason"] = spec.reproducible
         reason = next((r for r in (check(f) for check in spec.applies) if r), "")

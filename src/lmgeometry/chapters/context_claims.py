@@ -43,7 +43,7 @@ __all__ = [
 #: Seed 001's claims on the anisotropy baseline: near 0 by construction on standardised
 #: dimensions, so their rows there are shown, not tests
 #: (:func:`lmgeometry.chapters.common.standardised_baseline_rows`).
-ANISOTROPY_CLAIMS: tuple[str, ...] = ("anisotropic", "anisotropy_rises")
+ANISOTROPY_CLAIMS: tuple[str, ...] = ("anisotropic", "anisotropy_rises", "last_layer_one")
 
 #: Seed 001's claims on adjusted SelfSim and IntraSim, also tested on standardised dimensions
 #: (a rogue dimension can drive a cosine measure's differences between words and layers).
@@ -128,6 +128,15 @@ CLAIMS: dict[str, ClaimSpec] = {
         "rule (rho >= 0.5 over layers 1-L) failed GPT-2's own numbers (0.46)",
         "generally more anisotropic in higher layers (exceptions: BERT's last "
         "layer)", "fig-ch03-anisotropy", per_preset=False),
+    "last_layer_one": ClaimSpec(
+        "001", "in the last layer any two words are almost perfectly similar (GPT-2)",
+        "baseline cosine in the last layer (exact mean over pairs of words from different "
+        "sentences)", 0.9, "above",
+        "the seed: in GPT-2's last layer 'any two words have on average an almost perfect "
+        "cosine similarity'; 0.9 leaves room below the released 0.98 and stays far above "
+        "BERT's last layer (0.48), which the seed does not call so",
+        "GPT-2: 0.98 in its last layer (BERT 0.48, ELMo 0.14)", "fig-ch03-anisotropy",
+        per_preset=False),
     "selfsim_falls": ClaimSpec(
         "001", "upper layers are more context-specific (adjusted SelfSim falls with depth)",
         "Spearman rho of mean adjusted SelfSim with the layer index, layers 1-L", -0.5,
@@ -361,6 +370,9 @@ def _anisotropy_claims(run: _Run, standardised: bool = False) -> list[Claim]:
                f"baseline {base[0]:.3f} (input layer), {base[1]:.3f} (layer 1) to "
                f"{base[last]:.3f} (layer {last}); highest "
                f"{hi_value:.3f} (layer {hi_layer})"),
+        _claim("last_layer_one", who, None, _interval(float(base[last]), reps[:, last]),
+               f"baseline {base[last]:.3f} in the last layer (layer {last}); "
+               f"{base[last - 1]:.3f} in the one before"),
     ]
 
 

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import asdict, replace
 
 import numpy as np
 import pandas as pd
@@ -112,6 +112,7 @@ from lmgeometry.chapters.context_views import (
     static_matrix,
     token_matrix,
 )
+from lmgeometry.chapters.nulls import with_nulls
 from lmgeometry.io.benchmarks import load_benchmarks
 from lmgeometry.report.claims import Claim, claims_frame
 
@@ -257,6 +258,7 @@ def analyse(
     static_web_layers: str | Sequence[int] = "paper",
     static_budget: int | None = None,
     glove: bool = True,
+    null_stores: Mapping[str, Store] | None = None,
 ) -> ChapterResult:
     """Chapter 3: every number the chapter shows, from one pass over each layer of each store.
 
@@ -277,22 +279,14 @@ def analyse(
         Load the authors' released numbers (:func:`authors_table`; needs the data files).
     n_boot : int
         Bootstrap replicates of every interval.
-    min_contexts, n_intra_sentences
-        See :func:`lmgeometry.measures.contextual.context_measures`.
-    neighbour_queries, k
-        Tokens whose ``k`` nearest neighbours are searched (the same tokens in every layer).
-    n_lowest : int
-        Least self-similar words listed per layer.
-    max_position, min_count
-        Token tables: positions up to ``max_position``; groups of at least ``min_count``.
-    static_web_layers : "paper" or list of int
-        Layers also scored with the ``web`` protocol (the paper's: 1, 2, L-1, L).
-    static_budget : int, optional
-        The budget curve's contexts per word: ``k = 1, ..., static_budget`` (default
-        ``min_contexts``; :func:`lmgeometry.chapters.context_params.budget_size`).
+    min_contexts, n_intra_sentences, neighbour_queries, k, n_lowest, max_position, min_count
+    static_web_layers, static_budget
+        As the fields of :class:`~lmgeometry.chapters.context_params.ContextParams`.
     glove : bool
         Compare with GloVe 6B-50d (:func:`lmgeometry.io.vectors.glove_vectors`) when its package
         is installed; the comparison is left out (and said so) when it is not.
+    null_stores : mapping of str to Store, optional
+        The untrained twins' stores (:func:`.nulls.with_nulls`; no static part on them).
 
     Returns
     -------
@@ -337,6 +331,8 @@ def analyse(
     table = _static_comparability(calibration.annotate(claims_frame(claims), facts),
                                   tables.get("static_layers"))
     table = standardised_baseline_rows(table, [CLAIMS[k].claim for k in ANISOTROPY_CLAIMS])
+    if null_stores:
+        table = with_nulls(table, analyse(null_stores, authors=False, **asdict(p)).claims)
     return ChapterResult(tables=tables, claims=table, topics=_sentences(tables, table, kinds))
 
 

@@ -30,6 +30,7 @@ Its helpers live in :mod:`~lmgeometry.chapters.drift_tokens`,
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -54,6 +55,7 @@ from lmgeometry.chapters.drift_matrix import norm_histograms, rare_token_table
 from lmgeometry.chapters.drift_tokens import coverage, token_counts, word_counts, zipf_curve
 from lmgeometry.chapters.drift_verdicts import drift_claims, hidden_claims
 from lmgeometry.chapters.drift_words import word_similarity
+from lmgeometry.chapters.nulls import with_nulls
 from lmgeometry.errors import UsageError
 from lmgeometry.io import models
 from lmgeometry.measures import isotropy, similarity
@@ -117,11 +119,31 @@ def embedding_drift(
     """
     loaded = models.load_model(spec, device=device)
     W = models.input_embeddings(loaded)
-    counts = token_counts(loaded.tokenizer, texts, W.shape[0])
+    counts = _shared_counts(loaded.tokenizer, texts, W.shape[0])
     out = w_tables(W, loaded.tokenizer, counts, point_budget=point_budget, n_bins=n_bins,
                    n_boot=n_boot, seed=seed)
     out["facts"] = loaded.facts() | {"caveats": "; ".join(loaded.caveats) or "none"}
     return out
+
+
+#: Token counts made in this process, by tokenizer, text and length (:func:`_shared_counts`).
+_COUNTS: dict[tuple[str, int, int, int], np.ndarray] = {}
+
+
+def _shared_counts(tokenizer: Any, texts: Sequence[str], n_rows: int) -> np.ndarray:
+    """:func:`token_counts`, made once per tokenizer and text in a process: a model and its
+    untrained twin (the same tokenizer) share them. Keyed by the sha256 of the tokenizer's
+    serialised form, so two tokenizers that differ in any way never share counts."""
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    if backend is None:
+        return token_counts(tokenizer, texts, n_rows)
+    key = (hashlib.sha256(backend.to_str().encode()).hexdigest(), n_rows, len(texts),
+           hash(tuple(texts)))
+    if key not in _COUNTS:
+        if len(_COUNTS) >= 8:
+            _COUNTS.pop(next(iter(_COUNTS)))
+        _COUNTS[key] = token_counts(tokenizer, texts, n_rows)
+    return _COUNTS[key].copy()
 
 
 def w_tables(W: np.ndarray, tokenizer: Any, counts: np.ndarray, *, point_budget: int = 2000,
@@ -326,6 +348,7 @@ def analyse(
     n_bins: int = 30,
     n_boot: int = 1000,
     device: str | None = "cpu",
+    null_stores: Mapping[str, Store] | None = None,
 ) -> ChapterResult:
     """Seed 004 on the models' embedding matrices W and, beyond it, on their hidden states.
 
@@ -349,6 +372,10 @@ def analyse(
         Bootstrap replicates of every interval.
     device : str, optional
         Where the models are loaded.
+    null_stores : mapping, optional
+        The models' untrained twins' stores on the same corpus (:func:`.nulls.null_stores`):
+        every claim is also computed on the twins (their W and hidden states) with the same
+        parameters, and each row carries its twin's (:func:`.nulls.with_nulls`).
 
     Raises
     ------
@@ -382,6 +409,10 @@ def analyse(
     frame = calibration.annotate(claims_frame(claims + hidden_claims(tables["hidden"])), facts)
     flip = first_token_flags(frame) & (frame["control"] != "none")
     frame.loc[flip, "evidence"] += "; verdict differs from all words: driven by the first word"
+    if null_stores:
+        frame = with_nulls(frame, analyse(list(null_stores), null_stores, texts, seed=seed,
+                                          point_budget=point_budget, hidden_rows=hidden_rows,
+                                          n_bins=n_bins, n_boot=n_boot, device=device).claims)
     return ChapterResult(tables=tables, claims=frame, sentences=_sentences(tables, frame))
 
 

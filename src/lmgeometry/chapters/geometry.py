@@ -55,6 +55,7 @@ from lmgeometry.chapters.geometry_layers import (
     layer_measures,
 )
 from lmgeometry.chapters.geometry_special import special_measures, special_plan
+from lmgeometry.chapters.nulls import with_nulls
 from lmgeometry.io.models import seed_protocol
 from lmgeometry.measures import stats
 from lmgeometry.measures.clusters import umap_project
@@ -531,8 +532,8 @@ def bos_sentences(table: pd.DataFrame) -> list[str]:
 
 @with_blas_threads
 def analyse(stores: Mapping[str, Store], *, seed: int = 0, n_words: int = 2000,
-            point_budget: int = 1000, umap_layers: int = 4, n_boot: int = 1000
-            ) -> GeometryResult:
+            point_budget: int = 1000, umap_layers: int = 4, n_boot: int = 1000,
+            null_stores: Mapping[str, Store] | None = None) -> GeometryResult:
     """Seed 000's geometry measures and claims for every model, each layer read once.
 
     Parameters
@@ -549,6 +550,10 @@ def analyse(stores: Mapping[str, Store], *, seed: int = 0, n_words: int = 2000,
         Evenly spaced layers (first and last included) given a 3-D UMAP; 0 for none.
     n_boot : int
         Bootstrap replicates.
+    null_stores : mapping of model spec -> :class:`Store`, optional
+        The models' untrained twins on the same corpus (:func:`.nulls.null_stores`): every
+        claim is also computed on them with the same parameters (no UMAP), and each row
+        carries its twin's (:func:`.nulls.with_nulls`).
 
     Raises
     ------
@@ -588,6 +593,10 @@ def analyse(stores: Mapping[str, Store], *, seed: int = 0, n_words: int = 2000,
         ["model", "layer", "cluster", "share", "position0_share", "mean_position", "top_words"]]
         if profiles else pd.DataFrame())
     frame = calibration.annotate(claims_frame(claims), calibration.store_facts(stores.values()))
+    if null_stores:
+        frame = with_nulls(frame, analyse(null_stores, seed=seed, n_words=n_words,
+                                          point_budget=point_budget, umap_layers=0,
+                                          n_boot=n_boot).claims)
     special = pd.concat(specials, ignore_index=True) if specials else pd.DataFrame()
     return GeometryResult(
         tables={"layers": layers, "clusters": clusters, "special": special}, claims=frame,

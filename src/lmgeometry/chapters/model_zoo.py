@@ -55,6 +55,7 @@ from lmgeometry.chapters.common import (
     with_blas_threads,
 )
 from lmgeometry.chapters.geometry_layers import JACKKNIFE_BLOCKS, SILHOUETTE
+from lmgeometry.chapters.nulls import with_nulls
 from lmgeometry.io import models, released
 from lmgeometry.measures import clusters, contextual, isotropy, similarity
 from lmgeometry.measures.baselines import baseline_and_replicates, cross_sentence_replicates
@@ -529,7 +530,8 @@ def _cka_sentence(cka: pd.DataFrame) -> str:
 @with_blas_threads
 def analyse(stores: Mapping[str, Store], *, facts: Mapping[str, Mapping[str, Any]] | None = None,
             seed: int = 0, n_words: int = 2000, point_budget: int = 1000, n_boot: int = 1000,
-            w_boot: int = 200, min_contexts: int = 5, n_intra_sentences: int = 500) -> ZooResult:
+            w_boot: int = 200, min_contexts: int = 5, n_intra_sentences: int = 500,
+            null_stores: Mapping[str, Store] | None = None) -> ZooResult:
     """Every model's first-layer gallery, per-layer fingerprint, facts and seed 000's claims.
 
     Parameters
@@ -552,6 +554,10 @@ def analyse(stores: Mapping[str, Store], *, facts: Mapping[str, Mapping[str, Any
         Bootstrap replicates of I(W) (over the rows of W).
     min_contexts, n_intra_sentences : int
         SelfSim's eligible words (at least this many sentences) and IntraSim's sentences.
+    null_stores : mapping of model spec -> :class:`Store`, optional
+        The models' untrained twins on the same corpus (:func:`.nulls.null_stores`): every
+        claim is also computed on them with the same parameters, and each row carries its
+        twin's (:func:`.nulls.with_nulls`).
 
     Raises
     ------
@@ -588,6 +594,10 @@ def analyse(stores: Mapping[str, Store], *, facts: Mapping[str, Mapping[str, Any
     frame = standardised_baseline_rows(
         calibration.annotate(claims_frame(claims), calibration.store_facts(stores.values())),
         ["the word vectors are extremely anisotropic"])
+    if null_stores:
+        frame = with_nulls(frame, analyse(
+            null_stores, seed=seed, n_words=n_words, point_budget=point_budget, n_boot=n_boot,
+            w_boot=w_boot, min_contexts=min_contexts, n_intra_sentences=n_intra_sentences).claims)
     return ZooResult(
         tables={"layers": layers, "cka": cka, "models": facts_table(facts),
                 "embeddings": embeddings, "summary": fingerprint_summary(layers, embeddings)},

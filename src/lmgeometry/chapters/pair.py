@@ -38,7 +38,7 @@ from lmgeometry.chapters.pair_verdicts import drift_claim, learned
 from lmgeometry.io.corpus import Corpus
 from lmgeometry.io.models import input_embeddings, load_model
 from lmgeometry.measures import isotropy
-from lmgeometry.report.claims import claims_frame
+from lmgeometry.report.claims import attach_nulls, claims_frame
 from lmgeometry.training.pretrain import Pretrained, pretrain
 from lmgeometry.training.pretrain_settings import PretrainSettings
 
@@ -184,20 +184,34 @@ def checkpoint_tables(runs: Mapping[str, Pretrained], corpus: Corpus, *, seed: i
     return pd.DataFrame(embeddings), pd.concat(layers, ignore_index=True)
 
 
-def _final_claims(runs: Mapping[str, Pretrained], words: Corpus, sts: Corpus, *, seed: int,
-                  n_words: int, n_boot: int) -> tuple[pd.DataFrame, dict[str, str]]:
-    """Chapters 1 and 3's seed claims on the pair's last checkpoints (the seeds' protocol)."""
+def _claims_at(runs: Mapping[str, Pretrained], words: Corpus, sts: Corpus, *, step: int | None,
+               seed: int, n_words: int, n_boot: int) -> tuple[pd.DataFrame, dict[str, str]]:
+    """Chapters 1 and 3's seed claims on the pair's checkpoints of ``step`` (None: the last),
+    labelled by run (``"<run>@0"`` for an earlier step), and each label's kind of model."""
     pair = [n for n in ("mlm", "causal") if n in runs]
-    on_words = {LABELS[n]: _store(runs[n].final, words, LABELS[n]) for n in pair}
-    on_sts = {LABELS[n]: _store(runs[n].final, sts, LABELS[n]) for n in pair}
+    folder = {n: runs[n].final if step is None else runs[n].checkpoints[step] for n in pair}
+    label = {n: LABELS[n] if step is None else f"{LABELS[n]}@{step}" for n in pair}
+    on_words = {label[n]: _store(folder[n], words, label[n]) for n in pair}
+    on_sts = {label[n]: _store(folder[n], sts, label[n]) for n in pair}
     one = geometry.analyse(on_words, seed=seed, n_words=n_words,
                            point_budget=min(100, n_words), umap_layers=0, n_boot=n_boot)
     three = context_measures.analyse(on_sts, seed=seed, n_boot=n_boot, authors=False,
                                      neighbour_queries=min(3000, len(sts.words)))
     kinds = {s.label: s.meta.get("model", {}).get("kind", "") for s in on_words.values()}
-    frame = pd.concat([one.claims.assign(source_chapter=1), three.claims.assign(source_chapter=3)],
-                      ignore_index=True)
-    return frame, kinds
+    return pd.concat([one.claims.assign(source_chapter=1), three.claims.assign(source_chapter=3)],
+                     ignore_index=True), kinds
+
+
+def _final_claims(runs: Mapping[str, Pretrained], words: Corpus, sts: Corpus, *, seed: int,
+                  n_words: int, n_boot: int) -> tuple[pd.DataFrame, dict[str, str]]:
+    """Chapters 1 and 3's seed claims on the pair's last checkpoints (the seeds' protocol),
+    each row beside its null: the same claim on the run's step-0 checkpoint, the same
+    architecture and tokenizer before any training (:func:`.nulls.with_nulls`)."""
+    kw = dict(seed=seed, n_words=n_words, n_boot=n_boot)
+    final, kinds = _claims_at(runs, words, sts, step=None, **kw)
+    untrained, _ = _claims_at(runs, words, sts, step=0, **kw)
+    pair = [n for n in ("mlm", "causal") if n in runs]
+    return attach_nulls(final, untrained, {LABELS[n]: f"{LABELS[n]}@0" for n in pair}), kinds
 
 
 def _drift_frame(runs: Mapping[str, Pretrained], *, n_boot: int, seed: int) -> pd.DataFrame:

@@ -33,6 +33,7 @@ from lmgeometry.chapters.common import (
     controls_for,
     with_blas_threads,
 )
+from lmgeometry.chapters.nulls import with_nulls
 from lmgeometry.measures.clusters import pca_project, purity_credit, unit_kmeans
 from lmgeometry.measures.probes import control_task_labels, linear_probe, sentence_split
 from lmgeometry.measures.similarity import subsample
@@ -431,7 +432,8 @@ def _plateau_sentence(layers: pd.DataFrame) -> str:
 
 @with_blas_threads
 def analyse(stores: Mapping[str, Store], *, seed: int = 0, probe_words: int = 6000,
-            point_budget: int = 1000, n_boot: int = 1000) -> PartOfSpeechResult:
+            point_budget: int = 1000, n_boot: int = 1000,
+            null_stores: Mapping[str, Store] | None = None) -> PartOfSpeechResult:
     """Seed 000's part-of-speech measures and claims for every model, each layer read once.
 
     Parameters
@@ -446,6 +448,10 @@ def analyse(stores: Mapping[str, Store], *, seed: int = 0, probe_words: int = 60
         Of those, the words the figures draw.
     n_boot : int
         Bootstrap replicates.
+    null_stores : mapping of model spec -> :class:`Store`, optional
+        The models' untrained twins on the same corpus (:func:`.nulls.null_stores`): every
+        claim is also computed on them with the same parameters, and each row carries its
+        twin's (:func:`.nulls.with_nulls`).
 
     Raises
     ------
@@ -480,6 +486,9 @@ def analyse(stores: Mapping[str, Store], *, seed: int = 0, probe_words: int = 60
         claims += _control_task_claims(control_task)
     layers = pd.concat(tables, ignore_index=True)
     frame = calibration.annotate(claims_frame(claims), calibration.store_facts(stores.values()))
+    if null_stores:
+        frame = with_nulls(frame, analyse(null_stores, seed=seed, probe_words=probe_words,
+                                          point_budget=point_budget, n_boot=n_boot).claims)
     return PartOfSpeechResult(
         tables={"layers": layers, "selectivity": pd.concat(selectivity, ignore_index=True)},
         claims=frame,

@@ -29,6 +29,7 @@ from lmgeometry.io._offline import (
     fingerprint_folder,
 )
 from lmgeometry.io.paths import TRUST_REMOTE_CODE_ENV, user_path
+from lmgeometry.io.untrained import base_spec, is_untrained, untrained_folder
 
 if TYPE_CHECKING:
     from transformers import PreTrainedConfig
@@ -210,6 +211,9 @@ def check_spec(spec: str) -> None:
         An offline alias whose packages are not installed, or a hub id that is not in the
         local hub cache while the hub cannot be reached.
     """
+    if is_untrained(spec):
+        check_spec(base_spec(spec))
+        return
     source = _source_of(spec)
     if source == "alias":
         _package_paths(ALIASES[spec])
@@ -329,6 +333,8 @@ def resolve_model(spec: str | ResolvedModel, *, fingerprint: bool = True) -> Res
     """
     if isinstance(spec, ResolvedModel):
         return spec
+    if is_untrained(spec):
+        return _untrained(spec, fingerprint)
     source = _source_of(spec)
     if source == "alias":
         alias = ALIASES[spec]
@@ -341,6 +347,23 @@ def resolve_model(spec: str | ResolvedModel, *, fingerprint: bool = True) -> Res
                              fingerprint_folder(folder) if fingerprint else None)
     _check_hub_id(spec)
     return _hub_snapshot(spec, fingerprint)
+
+
+def _untrained(spec: str, fingerprint: bool = True) -> ResolvedModel:
+    """``untrained:<base>``: the base's config and tokenizer with random weights, built into the
+    cache once (:func:`lmgeometry.io.untrained.untrained_folder`) and then a local folder."""
+    base = resolve_model(base_spec(spec))
+    if base.fingerprint is None:
+        raise ModelLoadError(f"{spec!r}: the files of {base.spec!r} are not on this machine; load "
+                             f"{base.spec!r} once (it downloads them), then its untrained twin")
+    opened = _open(base)
+    folder = untrained_folder(opened.location, opened.options, opened.config, base.spec,
+                              base.fingerprint)
+    return ResolvedModel(spec, "folder", f"untrained {base.name}", folder, None,
+                         fingerprint_folder(folder) if fingerprint else None,
+                         ("random weights: the architecture and tokenizer of "
+                          f"{base.name}, never trained (a null model)",),
+                         "none (random initialisation)")
 
 
 def _hub_snapshot(spec: str, fingerprint: bool = True) -> ResolvedModel:

@@ -39,6 +39,8 @@ from lmgeometry.report.results import list_results, load_results
 __all__ = [
     "CALIBRATION_COLUMNS",
     "calibration_entry",
+    "calibration_kind",
+    "CALIBRATION_KINDS",
     "CLAIM_COLUMNS",
     "Claim",
     "Evidence",
@@ -53,10 +55,15 @@ __all__ = [
     "OUTCOMES",
     "primary_table",
     "ROLES",
+    "AGREEING",
+    "attach_nulls",
+    "NULL_COLUMNS",
+    "shortfall",
     "on_other_estimator",
     "role_of",
     "scorecard",
     "seed_summary",
+    "tier_totals",
     "show_verdict_grid",
     "verdict_counts",
     "VERDICT_CLASSES",
@@ -72,16 +79,40 @@ ROLES: tuple[str, ...] = ("primary", "control", "estimator", "beyond")
 
 #: The columns that put a row beside the seed's own evidence (see the module docstring).
 CALIBRATION_COLUMNS: tuple[str, ...] = (
-    "role", "expected", "calibration", "reproducible", "reproducible_reason", "applies",
-    "applies_reason",
+    "role", "expected", "calibration", "calibration_kind", "reproducible", "reproducible_reason",
+    "applies", "applies_reason",
+)
+
+#: The tiers of calibration (:func:`calibration_kind`): a rule checked on the seed's own numbers
+#: (released values, a table, a figure's readable values), or only on its words.
+CALIBRATION_KINDS: tuple[str, ...] = ("numeric", "quoted")
+
+#: The columns that put a row beside its null (:func:`attach_nulls`): the same rule on an
+#: untrained twin of the row's model (same architecture and tokenizer, random weights):
+#: which model, its statistic, interval and verdict, and ``discriminates``: the rule holds
+#: here and not on the null (True), or not (False: it fails here, or holds on the null too);
+#: None when the row has no null.
+NULL_COLUMNS: tuple[str, ...] = (
+    "null_model", "null_value", "null_ci_low", "null_ci_high", "null_verdict", "discriminates",
 )
 
 #: Columns of a claims table, in order.
 CLAIM_COLUMNS: tuple[str, ...] = (
     "seed", "claim", "model", "control", "statistic", "preset", "task", "value", "ci_low",
     "ci_high", "threshold", "direction", "rule", "published", "verdict", "figure", "evidence",
-    *CALIBRATION_COLUMNS,
+    *CALIBRATION_COLUMNS, *NULL_COLUMNS,
 )
+
+#: The null columns' types, the same in every chapter's table (a chapter without nulls holds
+#: only missing values, which must not decide the type of the gathered column).
+_NULL_DTYPES: dict[str, str] = {"null_model": "object", "null_value": "float64",
+                                "null_ci_low": "float64", "null_ci_high": "float64",
+                                "null_verdict": "object", "discriminates": "object"}
+
+#: A row's default null columns: no null run.
+_NO_NULL: dict[str, object] = {"null_model": "", "null_value": math.nan,
+                               "null_ci_low": math.nan, "null_ci_high": math.nan,
+                               "null_verdict": "", "discriminates": None}
 
 #: The estimator preset that is not the seed's own (its rows are ``estimator`` rows).
 _OTHER_PRESET = "corrected"
@@ -89,7 +120,8 @@ _OTHER_PRESET = "corrected"
 #: Columns a results file written before they existed may lack, with the value its rows
 #: are read with (:func:`collect_claims`): ``preset`` (its rows' ``role``, which the scorecard
 #: counts by, was stored with them) and ``task``.
-_LATER_COLUMNS: dict[str, object] = {"preset": "", "task": ""}
+_LATER_COLUMNS: dict[str, object] = {"preset": "", "task": "", "calibration_kind": "",
+                                      **_NO_NULL}
 
 
 @dataclass(frozen=True)
@@ -143,6 +175,24 @@ def calibration_entry(evidence: Evidence, threshold: float, direction: Direction
     return {"seed_model": evidence.seed_model, "value": value, "ci_low": evidence.ci_low,
             "ci_high": evidence.ci_high, "verdict": found, "reported": evidence.reported,
             "source": evidence.source}
+
+
+def calibration_kind(entries: Sequence[Mapping[str, object]] | None) -> str:
+    """A rule's tier (:data:`CALIBRATION_KINDS`): ``"numeric"`` when the rule was run on at
+    least one seed model's number (its entry has a verdict), ``"quoted"`` when the seed's
+    evidence is only its words, ``""`` without calibration (a claim beyond the seed).
+
+    Examples
+    --------
+    >>> calibration_kind([{"verdict": None}, {"verdict": "holds"}])
+    'numeric'
+    >>> calibration_kind([{"verdict": None}]), calibration_kind([])
+    ('quoted', '')
+    """
+    entries = list(entries or [])
+    if not entries:
+        return ""
+    return "numeric" if any(e.get("verdict") is not None for e in entries) else "quoted"
 
 
 def on_other_estimator(preset: str) -> bool:
@@ -247,9 +297,92 @@ def claims_frame(claims: Iterable[Claim]) -> pd.DataFrame:
     for c in claims:
         row = asdict(c)
         row.update(role=role_of(c.claim, c.control, c.preset), expected="", calibration=[],
-                   reproducible=True, reproducible_reason="", applies=True, applies_reason="")
+                   calibration_kind="", reproducible=True, reproducible_reason="",
+                   applies=True, applies_reason="", **_NO_NULL)
         rows.append(row)
     return pd.DataFrame(rows, columns=list(CLAIM_COLUMNS))
+
+
+#: The columns a claim row and its null row must share (the model aside).
+_NULL_KEY: tuple[str, ...] = ("seed", "claim", "control", "preset", "task", "statistic")
+
+
+def attach_nulls(claims: pd.DataFrame, nulls: pd.DataFrame,
+                 null_of: Mapping[str, str]) -> pd.DataFrame:
+    """Put each claim row beside the same rule run on its model's null (:data:`NULL_COLUMNS`).
+
+    A rule that also holds on a model that was never trained says nothing about training: it
+    cannot count as reproducing a seed's finding (:func:`primary_table`). ``nulls`` is the
+    claims table of the null models, computed by the same chapter code with the same
+    parameters; a row is paired with the null row of ``null_of[row.model]`` with the same
+    seed, claim, control, preset, task and statistic (a row without one keeps no null).
+
+    Parameters
+    ----------
+    claims, nulls : DataFrame
+        :func:`claims_frame` tables of the models and of their nulls.
+    null_of : mapping
+        Model -> the model its null rows carry (``"untrained:minilm-l6"`` for
+        ``"minilm-l6"``).
+
+    Returns
+    -------
+    DataFrame
+        A copy of ``claims`` with the null columns filled.
+
+    Examples
+    --------
+    >>> kw = dict(seed="001", claim="c", statistic="s", threshold=0.3, direction="above",
+    ...           rule="r")
+    >>> real = claims_frame([Claim(model="m", value=0.5, ci_low=0.4, ci_high=0.6, **kw)])
+    >>> null = claims_frame([Claim(model="u:m", value=0.45, ci_low=0.4, ci_high=0.5, **kw)])
+    >>> row = attach_nulls(real, null, {"m": "u:m"}).iloc[0]
+    >>> row["null_verdict"], row["discriminates"]
+    ('holds', False)
+    """
+    out = claims.copy()
+    for column, default in _NO_NULL.items():
+        out[column] = pd.Series([default] * len(out), index=out.index, dtype=object)
+    if nulls.empty:
+        return out
+    index = {tuple(r[k] for k in ("model", *_NULL_KEY)): r for _, r in nulls.iterrows()}
+    for i, row in out.iterrows():
+        model = null_of.get(str(row["model"]))
+        found = index.get((model, *(row[k] for k in _NULL_KEY))) if model else None
+        if found is None:
+            continue
+        out.at[i, "null_model"] = model
+        for column in ("value", "ci_low", "ci_high", "verdict"):
+            out.at[i, f"null_{column}"] = found[column]
+        out.at[i, "discriminates"] = row["verdict"] == "holds" and found["verdict"] != "holds"
+    return out
+
+
+def shortfall(row: Mapping[str, object]) -> str:
+    """How a row that does not hold falls short: ``"opposite"``, ``"weaker"`` or ``""``.
+
+    The reference is the row's null (:func:`attach_nulls`): ``"opposite"`` when the whole
+    interval lies beyond the null's value on the side away from the claim (the trained model
+    moved the other way), ``"weaker"`` when the statistic is on the claim's side of the null but
+    short of the threshold; ``""`` for a row that holds, is inconclusive, or has no null to tell.
+
+    Examples
+    --------
+    >>> base = dict(verdict="does not hold", direction="above", null_value=0.1)
+    >>> shortfall({**base, "ci_low": -0.3, "ci_high": -0.2})
+    'opposite'
+    >>> shortfall({**base, "ci_low": 0.15, "ci_high": 0.25})
+    'weaker'
+    >>> shortfall({**base, "null_value": float("nan"), "ci_low": 0.1, "ci_high": 0.2})
+    ''
+    """
+    ref = row.get("null_value")
+    if row.get("verdict") != "does not hold" or not isinstance(ref, int | float) \
+            or not math.isfinite(float(ref)):
+        return ""
+    lo, hi, ref = float(row["ci_low"]), float(row["ci_high"]), float(ref)
+    away = hi < ref if row["direction"] == "above" else lo > ref
+    return "opposite" if away else "weaker"
 
 
 def scorecard(claims: pd.DataFrame, models: Sequence[str] | None = None,
@@ -370,7 +503,7 @@ def collect_claims(folder: str | Path, exclude: Sequence[str] = (),
         if frame.empty or not set(CLAIM_COLUMNS) <= set(frame.columns):
             continue
         chapter = path.name.removesuffix(".results.json")
-        frames.append(frame[list(CLAIM_COLUMNS)].assign(chapter=chapter))
+        frames.append(frame[list(CLAIM_COLUMNS)].assign(chapter=chapter).astype(_NULL_DTYPES))
     if not frames:
         return pd.DataFrame(columns=[*CLAIM_COLUMNS, "chapter"])
     return pd.concat(frames, ignore_index=True)
@@ -400,13 +533,23 @@ def kind_verdicts(claims: pd.DataFrame, kinds: Mapping[str, str]) -> pd.DataFram
 
 
 #: What a (seed claim, model kind) comes to on the scorecard, in the order it counts them.
-#: ``reproduced``: every fair stand-in's verdict is what the seed reports for that kind;
-#: ``contradicted``: every fair stand-in's verdict is the opposite; ``inconclusive``: anything
-#: else (an interval on the threshold, models that disagree); ``not testable here``: no model
-#: here is a fair stand-in, or the seed's own evidence cannot meet the claim under its stated
-#: method; ``seed silent``: the seed reports nothing for this kind.
-OUTCOMES: tuple[str, ...] = ("reproduced", "contradicted", "inconclusive", "not testable here",
-                             "seed silent")
+#: ``reproduced``: every fair stand-in's verdict is what the seed reports for that kind and,
+#: where the seed reports that the claim holds, the same rule fails on each stand-in's
+#: untrained twin (:func:`attach_nulls`); ``also true of an untrained model``: the verdicts
+#: agree with the seed but the rule holds on an untrained twin too, so it does not show what
+#: training did; ``held without a null run``: the verdicts agree with the seed and no null was run
+#: for some stand-in; ``contradicted``: every fair stand-in's verdict is the opposite (the
+#: ``how it fails`` column of :func:`primary_table` says whether the effect is opposite or only
+#: weaker, :func:`shortfall`); ``inconclusive``: anything else (an interval on the threshold,
+#: models that disagree); ``not testable here``: no model here is a fair stand-in, or the
+#: seed's own evidence cannot meet the claim under its stated method; ``seed silent``: the
+#: seed reports nothing for this kind.
+OUTCOMES: tuple[str, ...] = ("reproduced", "also true of an untrained model",
+                             "held without a null run", "contradicted", "inconclusive",
+                             "not testable here", "seed silent")
+
+#: The outcomes in which the stand-ins agree with the seed.
+AGREEING: tuple[str, ...] = OUTCOMES[:3]
 
 _OPPOSITE = {"holds": "does not hold", "does not hold": "holds"}
 
@@ -427,8 +570,9 @@ def _calibration_text(entries: Sequence[Mapping[str, object]] | None) -> tuple[s
     return "; ".join(parts), valid
 
 
-def _cell(row: pd.Series, digits: int = 2) -> str:
-    """``"holds: 0.41 [0.38, 0.44]"``; ``"not a fair test"``; no NaN is ever printed."""
+def _cell(row: pd.Series, digits: int = 2, null: bool = False) -> str:
+    """``"holds: 0.41 [0.38, 0.44]"``; ``"not a fair test"``; no NaN is ever printed. With
+    ``null``, a row with a null run adds it: ``"...; untrained: 0.05, does not hold"``."""
     if not bool(row.get("applies", True)):
         return "not a fair test"
     value, lo, hi = (float(row[c]) for c in ("value", "ci_low", "ci_high"))
@@ -436,19 +580,42 @@ def _cell(row: pd.Series, digits: int = 2) -> str:
         return f"{row['verdict']}: not computable on this run"
     interval = (f" [{lo:.{digits}f}, {hi:.{digits}f}]"
                 if math.isfinite(lo) and math.isfinite(hi) else " (no interval)")
-    return f"{row['verdict']}: {value:.{digits}f}{interval}"
+    cell = f"{row['verdict']}: {value:.{digits}f}{interval}"
+    ref = row.get("null_value")
+    if null and row.get("null_verdict") and isinstance(ref, int | float) \
+            and math.isfinite(float(ref)):
+        cell += f"; untrained: {float(ref):.{digits}f}, {row['null_verdict']}"
+    return cell
 
 
-def _outcome(expected: str, reproducible: bool, verdicts: Sequence[str]) -> str:
+def _outcome(expected: str, reproducible: bool, fair: pd.DataFrame) -> str:
+    """A (claim, kind)'s :data:`OUTCOMES` entry from its fair rows."""
+    verdicts = list(fair["verdict"])
     if not expected:
         return "seed silent"
     if not reproducible or not verdicts:
         return "not testable here"
     if all(v == expected for v in verdicts):
-        return "reproduced"
+        if expected != "holds":
+            return "reproduced"
+        nulls = list(fair["null_verdict"])
+        if any(v == "holds" for v in nulls):
+            return "also true of an untrained model"
+        return "reproduced" if all(nulls) else "held without a null run"
     if all(v == _OPPOSITE.get(expected) for v in verdicts):
         return "contradicted"
     return "inconclusive"
+
+
+def _how_it_fails(outcome: str, expected: str, fair: pd.DataFrame) -> str:
+    """For a contradicted claim the seed says holds: ``"opposite"``, ``"weaker"``, ``"opposite
+    for some, weaker for others"`` or ``"no null to tell"`` (:func:`shortfall`)."""
+    if outcome != "contradicted" or expected != "holds":
+        return ""
+    found = {shortfall(r) for _, r in fair.iterrows()}
+    if "" in found:
+        return "no null to tell"
+    return found.pop() if len(found) == 1 else "opposite for some, weaker for others"
 
 
 def primary_table(claims: pd.DataFrame, kinds: Mapping[str, str],
@@ -472,9 +639,10 @@ def primary_table(claims: pd.DataFrame, kinds: Mapping[str, str],
     """
     if claims.empty:
         return pd.DataFrame(columns=["seed", "claim", "task", "kind", "seed expects",
-                                     "calibration", "outcome"])
+                                     "calibration", "calibration kind", "outcome"])
     d = claims[claims["role"] == "primary"].assign(kind=claims["model"].map(kinds))
     d = d.dropna(subset=["kind"])
+    controls = claims[claims["role"] == "control"]
     order = list(models) if models is not None else list(dict.fromkeys(d["model"]))
     rows = []
     for (seed, claim, task, kind), g in d.groupby(["seed", "claim", "task", "kind"],
@@ -483,30 +651,90 @@ def primary_table(claims: pd.DataFrame, kinds: Mapping[str, str],
         text, valid = _calibration_text(first["calibration"])
         reproducible = bool(first["reproducible"])
         fair = g[g["applies"].astype(bool)]
+        outcome = _outcome(str(first["expected"]), reproducible, fair)
         why = ("" if reproducible else str(first["reproducible_reason"])) or "; ".join(
             dict.fromkeys(f"{m}: {r}" for m, r in zip(g["model"], g["applies_reason"],
                                                       strict=True) if r))
         row = {"seed": seed, "claim": claim, "task": task, "kind": kind,
                "seed expects": first["expected"] or "(silent)",
                "calibration": (text or "none") + ("" if valid else " [rule fails the seed]"),
-               "outcome": _outcome(str(first["expected"]), reproducible,
-                                   list(fair["verdict"])),
+               "calibration kind": calibration_kind(first["calibration"]) or "none",
+               "fair stand-ins": len(fair), "outcome": outcome,
+               "how it fails": _how_it_fails(outcome, str(first["expected"]), fair),
+               "fails its null": _fails_null(fair),
+               "controls that flip it": _flipping_controls(fair, controls),
                "why not testable": why, "chapter": first.get("chapter", ""),
                "figure": first["figure"]}
         for model in order:  # a claim tested with two statistics shows both
-            row[model] = "; ".join(_cell(r) for _, r in g[g["model"] == model].iterrows())
+            row[model] = "; ".join(_cell(r, null=True)
+                                   for _, r in g[g["model"] == model].iterrows())
         rows.append(row)
     return pd.DataFrame(rows)
 
 
+def _fails_null(fair: pd.DataFrame) -> str:
+    """``"yes"`` when every fair row holds and fails its null, ``"no"`` when some fair row's
+    rule holds on its null too, ``"no null run"`` when a holding row has none, else ``""``."""
+    held = fair[fair["verdict"] == "holds"]
+    if held.empty or len(held) < len(fair):
+        return ""
+    if (held["null_verdict"] == "holds").any():
+        return "no"
+    return "yes" if held["null_verdict"].astype(bool).all() else "no null run"
+
+
+def _flipping_controls(fair: pd.DataFrame, controls: pd.DataFrame) -> str:
+    """The controls under which some fair row's verdict differs from its primary verdict."""
+    found = []
+    for _, r in fair.iterrows():
+        same = controls[(controls["seed"] == r["seed"]) & (controls["claim"] == r["claim"])
+                        & (controls["task"] == r["task"]) & (controls["model"] == r["model"])
+                        & (controls["statistic"] == r["statistic"])]
+        found += [c for c, v in zip(same["control"], same["verdict"], strict=True)
+                  if v != r["verdict"]]
+    return ", ".join(dict.fromkeys(found))
+
+
 def seed_summary(primary: pd.DataFrame) -> pd.DataFrame:
-    """Per seed: how many (claim, kind) rows of :func:`primary_table` came to each outcome."""
+    """Per seed and calibration tier: how many claims and (claim, kind) rows of
+    :func:`primary_table` there are, how many rows came to each outcome, and of the
+    contradicted ones how many are opposite and how many only weaker than claimed.
+
+    The tiers (``calibration``: :data:`CALIBRATION_KINDS`) are never added up: a rule checked
+    on the seed's numbers and one the seed's words alone support are evidence of different
+    weight. Claims and rows are counted apart (a claim is tested per kind of model and task).
+    """
+    columns = ["seed", "calibration", "claims", "rows", *OUTCOMES, "of which opposite",
+               "of which weaker"]
     if primary.empty:
-        return pd.DataFrame(columns=["seed", "claims", *OUTCOMES])
-    counts = primary.groupby(["seed", "outcome"]).size().unstack(fill_value=0)
+        return pd.DataFrame(columns=columns)
+    d = primary.assign(calibration=primary.get("calibration kind", "none"))
+    d = d[d["calibration"].isin(CALIBRATION_KINDS)]
+    keys = ["seed", "calibration"]
+    counts = d.groupby([*keys, "outcome"]).size().unstack(fill_value=0)
     counts = counts.reindex(columns=list(OUTCOMES), fill_value=0)
-    counts.insert(0, "claims", primary.groupby("seed")["claim"].nunique())
-    return counts.reset_index()
+    counts.insert(0, "rows", d.groupby(keys).size())
+    counts.insert(0, "claims", d.groupby(keys)["claim"].nunique())
+    fails = d.get("how it fails", pd.Series("", index=d.index))
+    for name in ("opposite", "weaker"):
+        counts[f"of which {name}"] = (fails == name).groupby([d[k] for k in keys]).sum()
+    return counts.reset_index()[columns]
+
+
+def tier_totals(summary: pd.DataFrame) -> dict[str, dict[str, int]]:
+    """:func:`seed_summary`'s counts added up over the seeds, per calibration tier.
+
+    Examples
+    --------
+    >>> s = pd.DataFrame([{"seed": "001", "calibration": "numeric", "reproduced": 2},
+    ...                   {"seed": "003", "calibration": "numeric", "reproduced": 1},
+    ...                   {"seed": "000", "calibration": "quoted", "reproduced": 4}])
+    >>> tier_totals(s)["numeric"]["reproduced"], tier_totals(s)["quoted"]["reproduced"]
+    (3, 4)
+    """
+    numbers = [c for c in summary.columns if c not in ("seed", "calibration")]
+    return {tier: {c: int(summary.loc[summary["calibration"] == tier, c].sum())
+                   for c in numbers} for tier in CALIBRATION_KINDS}
 
 
 #: The HTML id of a chapter's verdict grid (:func:`show_verdict_grid`); the findings box
@@ -737,6 +965,8 @@ def _key_line(claim: str, rows: pd.DataFrame, order: Sequence[str], digits: int)
     for i, r in rows.iterrows():
         fair = bool(r["applies"])
         shown = _cell(r, digits).split(": ", 1)[-1] if fair else ""
+        if fair and r["verdict"] == "holds" and r.get("null_verdict") == "holds":
+            shown += ", as on an untrained copy"  # the rule does not show what training did
         test = " ".join(t for t in (tests[i], shown) if t)
         groups.setdefault(r["verdict"] if fair else "not a fair test", {}).setdefault(
             str(r["model"]), []).append(test)

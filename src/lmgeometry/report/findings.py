@@ -4,7 +4,10 @@ The scorecard (``90_scorecard``) gives one row per seed claim and kind of model;
 introduction opens with the same tally in one line per seed document, so that a reader sees
 what held before reading how. Both count the same rows (:func:`report.claims.primary_table`,
 :func:`report.claims.seed_summary`): a (claim, kind) is *reproduced* when every fair stand-in of
-that kind gets the verdict the seed reports, *contradicted* when every one gets the opposite.
+that kind gets the verdict the seed reports and the rule fails on its untrained copy,
+*contradicted* when every one gets the opposite. Rules checked on the seeds' numbers and rules
+only the seeds' words support are counted apart (:data:`report.claims.CALIBRATION_KINDS`),
+never added up.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from lmgeometry.report.claims import (
     findings_html,
     primary_table,
     seed_summary,
+    tier_totals,
 )
 from lmgeometry.report.plot_style import display_names, plain
 from lmgeometry.report.prose import plural
@@ -41,30 +45,47 @@ SEED_DOCUMENTS: dict[str, str] = {
 _COUNTED: tuple[str, ...] = tuple(o for o in OUTCOMES if o != "seed silent")
 
 
+#: How a seed's line and the answer name each calibration tier.
+_TIER_WORDS: dict[str, str] = {"numeric": "checked on the seed's numbers",
+                               "quoted": "judged by rules only the seed's words support"}
+
+
+def _tally(row: Mapping[str, object]) -> str:
+    counts = [f"{int(row[key])} {key}" for key in _COUNTED if int(row.get(key, 0) or 0)]
+    return ", ".join(counts) if counts else "nothing testable"
+
+
 def seed_lines(summary: pd.DataFrame, scorecard: str = "90_scorecard.html") -> list[str]:
-    """One HTML line per seed of :func:`report.claims.seed_summary`, linking to its section.
+    """One HTML line per seed of :func:`report.claims.seed_summary`, linking to its section:
+    its claims per calibration tier, each with its outcomes per claim and kind of model.
 
     Examples
     --------
-    >>> summary = pd.DataFrame([{"seed": "001", "claims": 3, "reproduced": 2,
-    ...                          "contradicted": 0, "inconclusive": 1,
-    ...                          "not testable here": 1, "seed silent": 2}])
+    >>> summary = pd.DataFrame([
+    ...     {"seed": "001", "calibration": "numeric", "claims": 3, "reproduced": 2,
+    ...      "contradicted": 0, "inconclusive": 1, "not testable here": 1, "seed silent": 2},
+    ...     {"seed": "001", "calibration": "quoted", "claims": 1, "reproduced": 1}]).fillna(0)
     >>> line = seed_lines(summary, "s.html")[0]
     >>> line.startswith('<a href="s.html#seed-001">Seed 001</a>, Ethayarajh (2019)')
     True
     >>> line.split(": ", 1)[1]
-    '3 claims; per claim and kind of model 2 reproduced, 1 inconclusive, 1 not testable here.'
+    "3 claims checked on the seed's numbers (per claim and kind of model 2 reproduced, 1 \
+inconclusive, 1 not testable here); 1 claim judged by rules only the seed's words support (1 \
+reproduced)."
     """
     lines = []
-    for row in summary.to_dict("records"):
-        seed = str(row["seed"])
-        title = SEED_DOCUMENTS.get(seed, "")
-        counts = [f"{int(row[key])} {key}" for key in _COUNTED if int(row.get(key, 0))]
-        tally = ", ".join(counts) if counts else "nothing testable"
+    for seed, rows in summary.groupby("seed", sort=True):
+        title = SEED_DOCUMENTS.get(str(seed), "")
+        parts, first = [], True
+        for row in rows.to_dict("records"):
+            lead = "per claim and kind of model " if first else ""
+            parts.append(f"{plural(int(row['claims']), 'claim')} "
+                         f"{_TIER_WORDS.get(str(row['calibration']), row['calibration'])} "
+                         f"({lead}{_tally(row)})")
+            first = False
         name = f'<a href="{scorecard}#seed-{seed}">Seed {seed}</a>'
         lines.append(f"{name}{', ' + html.escape(title) if title else ''}: "
-                     f"{plural(int(row['claims']), 'claim')}; per claim and kind of model "
-                     f"{tally}.")
+                     f"{'; '.join(parts)}.")
     return lines
 
 
@@ -89,24 +110,41 @@ def with_answer(box: str, answer: str) -> str:
     return box[:end + 4] + said + box[end + 4:] if end >= 0 else said + box
 
 
-def plain_answer(total: Mapping[str, int]) -> str:
-    """The introduction's answer in one plain-English sentence, from the scorecard's totals.
+def plain_answer(totals: Mapping[str, Mapping[str, int]]) -> str:
+    """The introduction's answer in plain English, from the scorecard's totals per calibration
+    tier (:func:`report.claims.tier_totals`): the verdict word from the rules checked on the
+    seeds' numbers, then the rules only the seeds' words support, counted apart.
+
+    Only findings whose rule also fails on an untrained copy of the model count as held
+    (``reproduced``); those that hold on the untrained copy too, or had no untrained copy run,
+    are said apart.
 
     Examples
     --------
-    >>> plain_answer({"reproduced": 47, "contradicted": 18, "inconclusive": 24,
-    ...               "not testable here": 12}).split(":")[0]
-    'About half'
+    >>> numeric = {"reproduced": 20, "also true of an untrained model": 10,
+    ...            "held without a null run": 17, "contradicted": 18, "inconclusive": 24,
+    ...            "not testable here": 12}
+    >>> plain_answer({"numeric": numeric, "quoted": {"reproduced": 3}}).split(":")[0]
+    'Some'
     """
-    held, against = total.get("reproduced", 0), total.get("contradicted", 0)
-    tested = held + against + total.get("inconclusive", 0)
-    share = held / tested if tested else 0.0
+    numeric, quoted = (totals.get(t, {}) for t in ("numeric", "quoted"))
+
+    def tested(total: Mapping[str, int]) -> int:
+        return sum(int(total.get(k, 0)) for k in _COUNTED if k != "not testable here")
+
+    held = int(numeric.get("reproduced", 0))
+    share = held / tested(numeric) if tested(numeric) else 0.0
     verdict = ("Mostly" if share >= 2 / 3 else "About half" if share >= 0.4
                else "Some" if share >= 0.2 else "Few")
-    return (f"{verdict}: of the seeds' findings that can be tested here, counted per claim "
-            f"and kind of model, {held} hold on this build's models, {against} are contradicted, "
-            f"{total.get('inconclusive', 0)} are inconclusive and "
-            f"{total.get('not testable here', 0)} cannot be tested here.")
+    return (f"{verdict}: of the seeds' findings whose rule the seeds' own numbers check, "
+            f"counted per claim and kind of model, {held} hold on this build's models and fail "
+            f"on untrained copies of them, {numeric.get('also true of an untrained model', 0)} "
+            f"hold on the untrained copies too, {numeric.get('held without a null run', 0)} "
+            f"hold with no untrained copy run, {numeric.get('contradicted', 0)} are "
+            f"contradicted, {numeric.get('inconclusive', 0)} are inconclusive and "
+            f"{numeric.get('not testable here', 0)} cannot be tested here. Of the "
+            f"{tested(quoted)} tested findings only the seeds' words describe, "
+            f"{quoted.get('reproduced', 0)} hold and fail on untrained copies.")
 
 
 def book_findings(folder: str | Path, kinds: Mapping[str, str], models: Sequence[str], *,
@@ -140,8 +178,7 @@ def book_findings(folder: str | Path, kinds: Mapping[str, str], models: Sequence
                   "(<code>lmgeometry book</code>), then this page again.</p>")
     else:
         items = "".join(f"<li>{line}</li>" for line in seed_lines(summary, f"{scorecard}.html"))
-        total = {k: int(summary[k].sum()) for k in _COUNTED if k in summary.columns}
-        answer = (f"<p><b>Answer.</b> {plain_answer(total)} "
+        answer = (f"<p><b>Answer.</b> {plain_answer(tier_totals(summary))} "
                   f'<a href="{scorecard}.html">The conclusion</a> says which, and why.</p>'
                   f"<p>Per seed document, its claims tested on {len(models)} models "
                   f"({html.escape(', '.join(plain(m) for m in models))}):</p><ul>{items}</ul>"

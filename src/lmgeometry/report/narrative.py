@@ -23,6 +23,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from lmgeometry.errors import LmgeometryError
+from lmgeometry.report.claims import OUTCOMES, tier_totals
 from lmgeometry.report.plot_lines import lines_by_layer
 from lmgeometry.report.plot_style import label
 from lmgeometry.report.prose import layers_phrase
@@ -178,6 +179,17 @@ def _layer_values(row: Mapping[str, Any]) -> tuple[str, str]:
 _MEV = "a static vector explains less than 5%"
 
 
+def _untrained(row: Mapping[str, Any]) -> tuple[str, float]:
+    """A row's null (:func:`report.claims.attach_nulls`): its verdict and value on the
+    model's untrained copy; :class:`StoryChanged` when the results carry none."""
+    found, value = str(row.get("null_verdict") or ""), row.get("null_value")
+    if not found or not isinstance(value, int | float) or not math.isfinite(float(value)):
+        raise StoryChanged(f"the book's text cites \u201c{row.get('claim')}\u201d on an "
+                           f"untrained copy of {row.get('model')}, but the results carry no "
+                           "null for it: run the chapter with its nulls")
+    return found, float(value)
+
+
 def _mev_rows(results: Results) -> list[Mapping[str, Any]]:
     """The four models' MEV rows under the authors' estimator (a truncated SVD, which their
     released numbers come from: docs/SEED001_ESTIMATORS.md), each a fair test."""
@@ -225,23 +237,64 @@ def _contextual(context: Results, senses: Results) -> str:
                         "holds") for m in (*ENCODERS, *DECODERS)]
     return (
         "**Are contextual vectors contextual?** Yes, and more so the deeper the layer, in three "
-        "of the four models. Ethayarajh's (2019) test: how alike one word's vectors are "
-        "across contexts, minus how alike any two words are. That "
-        f"self-similarity falls steadily with depth in {name(MINILM)} (from "
+        "of the four models. Ethayarajh's (2019) self-similarity (how alike one word's vectors "
+        "are across contexts, minus how alike any two words are) "
+        f"falls steadily with depth in {name(MINILM)} (from "
         f"{ends[MINILM][0]} to {ends[MINILM][1]}), {name(MPNET)} ({ends[MPNET][0]} to "
         f"{ends[MPNET][1]}) and {name(SMOLLM)} ({ends[SMOLLM][0]} to {ends[SMOLLM][1]}): its "
         "rank correlation with depth is "
         f"{_span([float(r['value']) for r in falls])} (Figure 1). {name(GEMMA)} is the "
-        f"exception: its words are already unlike themselves after the first block "
-        f"({ends[GEMMA][0]}) and change little after that ({ends[GEMMA][1]}; rank correlation "
-        f"{_num(flat['value'])}). Contextual does not mean sense-like: in none of the "
-        "models do a word's occurrences gather into a few tight sense clusters (silhouette "
+        f"exception: its words are unlike themselves from the first block on "
+        f"({ends[GEMMA][0]}, {ends[GEMMA][1]}; rank correlation "
+        f"{_num(flat['value'])}). {_depth_alone([*falls, flat])} "
+        "Contextual is not sense-like: no model's occurrences of a word "
+        "gather into a few tight sense clusters (silhouette "
         f"at most {_num(max(float(r['value']) for r in senses_rows))}; chapter 5). "
-        "Ethayarajh found one static vector per word explaining under 5% of its variance in "
-        "every layer; with the authors' own estimator (a truncated SVD) the best layer's "
+        "Ethayarajh found a static vector explains under 5% of a word's variance in every "
+        "layer; with his own estimator (a truncated SVD) the best layer's "
         f"share stays under 5% {_mev_groups(static)}, and a centred PCA finds "
         f"{_span([float(r['value']) for r in corrected], _pct)}."
     )
+
+
+def _learned(row: Mapping[str, Any], lead: str, *more: Mapping[str, Any]) -> str:
+    """``"untrained copies reach 0.02 and 0.05: it is learned"``: the rows' values on the
+    models' untrained copies, which must not hold the claim (else :class:`StoryChanged`)."""
+    nulls = [_untrained(r) for r in (row, *more)]
+    if any(v == "holds" for v, _ in nulls):
+        raise StoryChanged(f"the book's text says \u201c{row.get('claim')}\u201d is learned, "
+                           "but it holds on an untrained copy too: rewrite the sentence in "
+                           "lmgeometry/report/narrative.py")
+    values = [x for _, x in nulls]
+    shown = ("under 0.001" if max(abs(x) for x in values) < 0.001
+             else _and([_num(x) for x in values]))
+    return f"{lead} {shown}: it is learned"
+
+
+def _depth_alone(rows: Sequence[Mapping[str, Any]]) -> str:
+    """What an untrained copy of each model says of the fall of self-similarity with depth:
+    where it falls there too (the architecture's), where it does not (so a trained model's
+    fall is learned), and where training flattens a fall the architecture has."""
+    nulls = {r["model"]: _untrained(r) for r in rows}
+    trained = {r["model"]: r["verdict"] for r in rows}
+    same = [m for m, (v, _) in nulls.items() if v == "holds"]
+    other = [m for m in nulls if m not in same]
+
+    def listed(models: Sequence[str]) -> str:
+        return _and([f"{name(m)} ({_num(nulls[m][1])})" for m in models])
+
+    said = "An untrained copy of each model (the same architecture, random weights) "
+    said += (f"shows the same fall in {listed(same)}" if same
+             else "shows no such fall in any model")
+    if same and other:
+        said += f", but not in {listed(other)}"
+    learned = [name(m) for m in other if trained[m] == "holds"]
+    flattened = [name(m) for m in same if trained[m] != "holds"]
+    if learned:
+        said += f": only {_and(learned)}'s fall is learned"
+    if flattened:
+        said += f"{'; ' if learned else ': '}training flattens it in {_and(flattened)}"
+    return said + "."
 
 
 def _same_way(context: Results, drift: Results, sink: Results, pair: Results) -> str:
@@ -270,15 +323,15 @@ def _same_way(context: Results, drift: Results, sink: Results, pair: Results) ->
                       "pair-causal", control="output layer untied"), "holds")
     return (
         "**Why do they all point the same way?** In this build only the decoders' vectors do. "
-        "The cosine of two words from different sentences, averaged over all such pairs, never "
+        "The mean cosine of two words from different sentences never "
         f"falls below {_num(aniso[SMOLLM]['value'])} in {name(SMOLLM)} and "
         f"{_num(aniso[GEMMA]['value'])} in {name(GEMMA)} in any layer after the input "
-        "(Figure 2), while the two sentence encoders reach "
-        f"{_span([float(x['value']) for x in spread.values()])}; they were trained to spread "
-        "sentences apart, so they are no test of BERT. The input embedding matrices show the "
-        "common drift that "
-        "Biš et al. (2021) describe: the rows of "
-        f"{_and([name(r['model']) for r in shared])}'s matrices share one direction, and "
+        f"(Figure 2; {_learned(aniso[SMOLLM], 'untrained copies reach', aniso[GEMMA])}), "
+        "while the two sentence encoders reach "
+        f"{_span([float(x['value']) for x in spread.values()])}, no test of BERT (below). "
+        "The input embedding matrices show Biš et al.'s (2021) common drift: the rows of "
+        f"{_and([name(r['model']) for r in shared])}'s matrices share one direction "
+        f"({_learned(shared[0], 'untrained ones reach', *shared[1:])}), and "
         "subtracting the mean row lifts their isotropy (1 is perfect) from "
         f"{_and(centred)} (chapter 4). In the hidden states one common shift does not "
         "account for the decoders' crowding: the mean vector alone misses their mean cosine "
@@ -288,8 +341,8 @@ def _same_way(context: Results, drift: Results, sink: Results, pair: Results) ->
         f"{_pct(min(float(r['value']) for r in kept[SMOLLM]))} of {name(SMOLLM)}'s and "
         f"{_pct(min(float(r['value']) for r in kept[GEMMA]))} of {name(GEMMA)}'s anisotropy "
         "stays in place (chapter 9). In the small causal model trained here, tying the input "
-        "matrix to the output layer is what gives it a common direction (untying it lowers the "
-        f"mean cosine of its rows by {_num(tied['value'])}, chapter 10)."
+        "matrix to the output layer gives it its common direction (untying lowers its rows' "
+        f"mean cosine by {_num(tied['value'])}; chapter 10)."
     )
 
 
@@ -353,7 +406,8 @@ def _first_token(geometry: Results, sink: Results) -> str:
         "**Why do decoders split off their first token?** Because it is the first token, not "
         f"because it is a word. {name(SMOLLM)}, run without a start token as the seeds ran "
         f"GPT-2, splits {_share(geometry, SMOLLM, smol_all)} into two well-separated clusters "
-        f"(a mean silhouette of {_num(split['value'])}, where 0.5 marks a reasonable split), and "
+        f"(a mean silhouette of {_num(split['value'])}, where 0.5 marks a reasonable split; "
+        f"{_learned(split, 'an untrained copy reaches')}), and "
         f"{_pct(first['value'])} of the "
         "words outside the main cluster are sentences' first words. Leave each sentence's "
         f"first word out and only {layers_phrase(smol_rest)} still split (a mean of "
@@ -374,22 +428,31 @@ def _first_token(geometry: Results, sink: Results) -> str:
 
 
 def _stand_ins(summary: Sequence[Mapping[str, Any]]) -> str:
-    """What the stand-in models can and cannot say, with the scorecard's tally."""
-    total = {k: sum(int(r.get(k, 0)) for r in summary)
-             for k in ("reproduced", "contradicted", "inconclusive", "not testable here")}
+    """What the stand-in models can and cannot say, with the scorecard's tally per
+    calibration tier (the rules checked on the seeds' numbers, then the others)."""
+    frame = pd.DataFrame(list(summary))
+    wanted = ["seed", "calibration", "rows", *OUTCOMES, "of which opposite", "of which weaker"]
+    tiers = tier_totals(frame.reindex(columns=list(dict.fromkeys([*frame.columns, *wanted])))
+                        .fillna(0))
+    numeric, quoted = tiers["numeric"], tiers["quoted"]
+    tested = {t: sum(int(c.get(k, 0)) for k in OUTCOMES[:5]) for t, c in tiers.items()}
+    how = [f"{numeric[f'of which {k}']} {w}" for k, w in (("opposite", "the opposite way"),
+                                                          ("weaker", "only weaker"))
+           if numeric[f"of which {k}"]]
     return (
-        "**What the stand-ins can and cannot say.** No model here is GPT-2 or BERT. "
-        f"{name(MINILM)} and {name(MPNET)} are sentence encoders fine-tuned contrastively, "
-        "which spreads a space out and pulls a sentence's words together, so they cannot test "
-        "BERT's anisotropy or its intra-sentence similarity. "
-        f"{name(SMOLLM)} and {name(GEMMA)} are small 4-bit decoders with rotary positions "
-        f"({name(SMOLLM)} instruction-tuned), so they cannot test claims about GPT-2's learned "
-        "position embeddings. They can say whether the seeds' findings hold for other "
-        "encoders and decoders. Counted per claim and "
-        f"kind of model, {total['reproduced']} are reproduced, "
-        f"{total['contradicted']} contradicted and {total['inconclusive']} inconclusive, and "
-        f"{total['not testable here']} cannot be tested here; the tables below give each "
-        "with its evidence."
+        "**What the stand-ins can and cannot say.** No model here is GPT-2 or BERT: "
+        f"{name(MINILM)} and {name(MPNET)} are contrastively fine-tuned sentence encoders, no "
+        "test of BERT's anisotropy or intra-sentence similarity; "
+        f"{name(SMOLLM)} and {name(GEMMA)} are small 4-bit decoders with rotary positions, no "
+        "test of GPT-2's position embeddings. Per claim and kind of model, of the findings the "
+        f"seeds' own numbers check, {numeric['reproduced']} are reproduced (and fail on an "
+        f"untrained copy), {numeric['also true of an untrained model']} hold on the untrained "
+        f"copy too, {numeric['held without a null run']} had no untrained copy run, "
+        f"{numeric['contradicted']} are contradicted"
+        f"{' (' + _and(how) + ')' if how else ''}, {numeric['inconclusive']} are "
+        f"inconclusive and {numeric['not testable here']} cannot be tested here. Of the "
+        f"{tested['quoted']} tested that the seeds only describe in words, "
+        f"{quoted['reproduced']} are reproduced and {quoted['contradicted']} contradicted."
     )
 
 
@@ -492,8 +555,9 @@ def _geometry(r: Results) -> str:
     enc = [says(claim(r, "no layer splits into well-separated", m), "holds") for m in ENCODERS]
     pos = [says(claim(r, "position is not the dominant global feature", m), "holds")
            for m in ENCODERS]
-    least = [says(claim(r, "the first token is the least similar", m), "does not hold")
-             for m in DECODERS]
+    least = [says(claim(r, "the first token is the least similar", SMOLLM), "does not hold"),
+             says(claim(r, "the first token is the least similar", GEMMA), "does not hold",
+                  fair=False)]
     del pos, least
     rest = _split_layers(r, SMOLLM, "first word excluded")
     return (
@@ -517,11 +581,14 @@ def _part_of_speech(r: Results) -> str:
              for m in (*ENCODERS, *DECODERS)]
     clusters = [says(claim(r, "POS tags form clusters", m), "holds")
                 for m in (*ENCODERS, *DECODERS)]
-    says(claim(r, "POS is best represented in the middle layers (probe)", MINILM), "holds")
+    says(claim(r, "POS is best represented in the middle layers (probe)", MINILM), "holds",
+         fair=False)
     for m in (MPNET, *DECODERS):
         says(claim(r, "POS is best represented in the middle layers (probe)", m), "inconclusive")
+    says(claim(r, "POS is best represented in the middle layers (clusters)", MINILM),
+         "does not hold", fair=False)
     low = [says(claim(r, "POS is best represented in the middle layers (clusters)", m),
-                "does not hold") for m in (MINILM, MPNET, GEMMA)]
+                "does not hold") for m in (MPNET, GEMMA)]
     return (
         "Every model carries part of speech: at its best layer a linear probe beats the "
         "simplest rule (each word's most frequent tag) by "
@@ -529,9 +596,9 @@ def _part_of_speech(r: Results) -> str:
         "points, and k-means clusters of the vectors recover the tags "
         f"{_span([float(x['value']) for x in clusters], _pct)} of the way from chance to "
         "perfect. Kehlbeck et al. (2021) saw the tags most clearly in the middle layers of "
-        "BERT. Here only "
-        f"{name(MINILM)}'s probe clearly peaks there (for the other three models the layers "
-        "that could be the best span too much of the network to tell), and the clusters of "
+        f"BERT. {name(MINILM)}, six distilled layers, is no test of where in BERT's twelve "
+        "(its probe does peak in the middle). In the other three the layers that could be the "
+        "probe's best span too much of the network to tell, and the clusters of "
         f"{_and([name(x['model']) for x in low])} are purest in their lower layers, not in the "
         "middle."
     )
@@ -548,12 +615,14 @@ def _context(r: Results) -> str:
     near0 = [says(claim(r, "adjusted IntraSim is close to 0", m, preset="ethayarajh2019"),
                   "holds") for m in DECODERS]
     above = [says(claim(r, "adjusted IntraSim stays above the baseline", m,
-                        preset="ethayarajh2019"), "holds") for m in ENCODERS]
+                        preset="ethayarajh2019"), "holds", fair=False) for m in ENCODERS]
     static = _mev_rows(r)
-    del falls
+    untrained = [name(x["model"]) for x in falls if _untrained(x)[0] == "holds"]
+    same = (f" (as in an untrained copy of {_and(untrained)}: there depth alone does it)"
+            if untrained else "")
     return (
         "Three of Ethayarajh's (2019) findings carry over. A word's vectors grow less alike "
-        f"with depth in {name(MINILM)}, {name(MPNET)} and {name(SMOLLM)}, though not in "
+        f"with depth in {name(MINILM)}, {name(MPNET)} and {name(SMOLLM)}{same}, though not in "
         f"{name(GEMMA)}, whose words are already context-specific after its first block; "
         "stopwords are among the least self-similar words in the same three models; and the "
         "decoders' words are hardly more alike within a sentence than across sentences "
