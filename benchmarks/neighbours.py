@@ -12,7 +12,7 @@ then prints
 * on a real model (``--model``, default ``smollm2-135m``, the deepest default model; ``none``
   skips it) and the default corpus (``corpus.sts()``, 1,000 sentences; its activations are
   extracted first if not cached, outside the timer): the time of chapter 3's whole layer
-  pass (``chapters.context_measures.analyse``: both presets, both controls of a decoder,
+  pass (``chapters.context.analyse``: both presets, both controls of a decoder,
   token tables, 3,000 neighbour queries, 1,000 bootstrap resamples; no static part).
 
 Run with ``.venv/bin/python benchmarks/neighbours.py`` (``--help`` for the sizes).
@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from lmgeometry.activations import store
-from lmgeometry.chapters import context_measures
+from lmgeometry.chapters.context import analysis as context_measures
 from lmgeometry.io import corpus
 from lmgeometry.measures import contextual, static, tokens
 

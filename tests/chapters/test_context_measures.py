@@ -17,9 +17,9 @@ import pytest
 from conftest import array_store
 
 from lmgeometry.activations.entry import write_meta
-from lmgeometry.chapters import context_measures as cm
 from lmgeometry.chapters.common import STANDARDISED_BASELINE, first_token_flags
-from lmgeometry.chapters.context_claims import _absolute, _claim
+from lmgeometry.chapters.context import analysis as cm
+from lmgeometry.chapters.context.claims import _absolute, _claim
 from lmgeometry.report.claims import Claim
 
 N_LAYERS = 6

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lmgeometry.chapters import finetuning
+from lmgeometry.chapters.finetuning import analysis as finetuning
 from lmgeometry.measures import probes
 
 N_TEST, N_FIT, WIDTH, BLOCKS = 240, 160, 48, 6

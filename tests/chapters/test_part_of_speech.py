@@ -1,4 +1,4 @@
-"""Chapter 2 (part of speech, lmgeometry.chapters.part_of_speech): the word baseline, the
+"""Chapter 2 (part of speech, lmgeometry.chapters.part_of_speech.analysis): the word baseline, the
 best-layer plateau, the control task's selectivity and claims, and ``analyse`` on planted stores.
 """
 
@@ -13,7 +13,7 @@ from lmgeometry.measures.probes import linear_probe, sentence_split
 def test_word_baseline_and_plateau_known_answers():
     import pandas as pd
 
-    from lmgeometry.chapters.part_of_speech import plateau, word_baseline
+    from lmgeometry.chapters.part_of_speech.analysis import plateau, word_baseline
 
     train = pd.Series(["The", "run", "run", "run", "dog"])
     tags = np.array(["DET", "VERB", "NOUN", "VERB", "NOUN"])
@@ -45,7 +45,7 @@ def _pos_store(tmp_path, signal_layer, n_layers=7, seed=0):
 
 
 def test_analyse_finds_pos_in_the_planted_middle_layer_only(tmp_path):
-    from lmgeometry.chapters.part_of_speech import analyse
+    from lmgeometry.chapters.part_of_speech.analysis import analyse
 
     # layer 2 of 6 sits at depth 1/3, the edge of the (closed) middle third
     result = analyse({"mid": _pos_store(tmp_path, 2), "top": _pos_store(tmp_path, 6)},
@@ -73,7 +73,7 @@ def test_analyse_finds_pos_in_the_planted_middle_layer_only(tmp_path):
 def test_control_task_measures_are_selective_for_features_that_carry_the_tag_only():
     import pandas as pd
 
-    from lmgeometry.chapters.part_of_speech import control_task_measures
+    from lmgeometry.chapters.part_of_speech.analysis import control_task_measures
     from lmgeometry.measures.probes import control_task_labels
     from lmgeometry.measures.stats import GroupBootstrap
 
@@ -98,7 +98,7 @@ def test_control_task_measures_are_selective_for_features_that_carry_the_tag_onl
 def test_control_task_claim_reads_the_best_layers_gain_over_layer0():
     import pandas as pd
 
-    from lmgeometry.chapters.part_of_speech import _control_task_claims
+    from lmgeometry.chapters.part_of_speech.analysis import _control_task_claims
 
     def table(gain_lo, control="none"):
         return pd.DataFrame({
@@ -117,7 +117,7 @@ def test_control_task_claim_reads_the_best_layers_gain_over_layer0():
 
 
 def test_analyse_checks_the_probe_with_the_control_task(tmp_path):
-    from lmgeometry.chapters.part_of_speech import analyse
+    from lmgeometry.chapters.part_of_speech.analysis import analyse
 
     # 12 word types with tags random per occurrence: only layer 2 carries the tag, and no
     # layer lets the probe reach more than the control's majority by memorising types
@@ -137,7 +137,7 @@ def test_probe_check_is_the_notebook_s_old_loop():
     """Chapter 2's check cell, moved into ``probe_check``: the old loop is the reference."""
     import pandas as pd
 
-    from lmgeometry.chapters.part_of_speech import probe_check
+    from lmgeometry.chapters.part_of_speech.analysis import probe_check
 
     layers = pd.DataFrame({
         "model": ["b", "b", "b", "a", "a", "a", "a"],

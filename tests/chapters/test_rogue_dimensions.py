@@ -10,7 +10,7 @@ import pytest
 from conftest import array_store
 from scipy.stats import ortho_group
 
-from lmgeometry.chapters import rogue_dimensions
+from lmgeometry.chapters.rogue_dimensions import analysis as rogue_dimensions
 from lmgeometry.measures import probes, similarity
 from lmgeometry.measures.cosines import mean_pairwise_cosine
 
@@ -414,7 +414,7 @@ def test_analyse_tables_claims_and_the_sink_sentence(tmp_path) -> None:
 def test_notebook_views_are_the_old_notebook_expressions():
     """Chapter 6's hidden cells, moved into named calls: the old expressions are the
     reference, on planted frames."""
-    from lmgeometry.chapters.rogue_dimensions import (
+    from lmgeometry.chapters.rogue_dimensions.analysis import (
         accuracy_long,
         cka_matrices,
         cross_best_long,

@@ -1,4 +1,4 @@
-"""Chapter 5 (senses, lmgeometry.chapters.senses): its helpers, and ``analyse`` on planted
+"""Chapter 5 (senses, lmgeometry.chapters.senses.analysis): its helpers, and ``analyse`` on planted
 SemCor, WiC and STS stores (tidy tables, claims, views, sharded stores)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from conftest import array_store
 
 
 def test_context_snippet_brackets_the_word() -> None:
-    from lmgeometry.chapters.senses import context_snippet
+    from lmgeometry.chapters.senses.analysis import context_snippet
 
     assert context_snippet("I ran home", 2, 5, 3) == "I [ran] ho..."
     assert context_snippet("We ran", 3, 6, 40) == "We [ran]"
@@ -21,7 +21,7 @@ def test_context_snippet_brackets_the_word() -> None:
 
 
 def test_spread_layers_keeps_ends() -> None:
-    from lmgeometry.chapters.senses import spread_layers
+    from lmgeometry.chapters.senses.analysis import spread_layers
 
     assert spread_layers(31, 16) == list(range(0, 31, 2))
     assert spread_layers(13, 20) == list(range(13))
@@ -31,7 +31,7 @@ def test_spread_layers_keeps_ends() -> None:
 
 
 def test_selfsim_by_bins_means_and_labels() -> None:
-    from lmgeometry.chapters.senses import selfsim_by_bins
+    from lmgeometry.chapters.senses.analysis import selfsim_by_bins
 
     tables = pd.DataFrame({"layer": [1, 1, 1, 1, 2], "n_senses": [1, 2, 3, 9, 1],
                            "selfsim": [0.5, 0.2, 0.4, 0.1, 0.7]})
@@ -119,7 +119,7 @@ def _sts_store(folder, rng, kind="decoder", shards=None):
 
 @pytest.fixture(scope="module")
 def planted(tmp_path_factory):
-    from lmgeometry.chapters import senses as chapter
+    from lmgeometry.chapters.senses import analysis as chapter
 
     rng = np.random.default_rng(0)
     root = tmp_path_factory.mktemp("senses")
@@ -202,7 +202,7 @@ def test_chapter_views_are_drawn_for_the_figures(planted) -> None:
 
 @pytest.mark.slow
 def test_chapter_umap_views_show_planted_senses(tmp_path) -> None:
-    from lmgeometry.chapters import senses as chapter
+    from lmgeometry.chapters.senses import analysis as chapter
 
     rng = np.random.default_rng(5)
     semcor, weights = _semcor_store(tmp_path / "semcor", rng, n_words=3, kind="encoder")
@@ -220,7 +220,7 @@ def test_chapter_umap_views_show_planted_senses(tmp_path) -> None:
 
 
 def senses_chapter_claims():
-    from lmgeometry.chapters.senses import CLAIMS
+    from lmgeometry.chapters.senses.analysis import CLAIMS
 
     return CLAIMS
 
@@ -228,7 +228,7 @@ def senses_chapter_claims():
 def test_chapter_is_the_same_on_sharded_stores(tmp_path, planted) -> None:
     """The senses chapter reads its stores through `Store` only: the planted stores laid out
     as sharded entries (three shards of whole sentences each) give the same tables."""
-    from lmgeometry.chapters import senses as chapter
+    from lmgeometry.chapters.senses import analysis as chapter
 
     rng = np.random.default_rng(0)  # the planted fixture's draws, in its order
     semcor, weights = _semcor_store(tmp_path / "semcor", rng, shards=3)
@@ -248,7 +248,7 @@ def test_chapter_is_the_same_on_sharded_stores(tmp_path, planted) -> None:
 def test_notebook_tables_are_the_old_notebook_expressions():
     """Chapter 5's hidden cells, moved into named calls: the old expressions are the
     reference, on planted frames."""
-    from lmgeometry.chapters.senses import (
+    from lmgeometry.chapters.senses.analysis import (
         best_rows,
         coefficients_long,
         polysemy_means,

@@ -227,7 +227,7 @@ def authors_table() -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 #: What seed 001 reports of each of its models, per claim key of
-#: :data:`lmgeometry.chapters.context_measures.CLAIMS`.
+#: :data:`lmgeometry.chapters.context.analysis.CLAIMS`.
 _REPORTED_001: dict[str, dict[str, str]] = {
     "anisotropic": {"BERT": HOLDS, "ELMo": HOLDS, "GPT-2": HOLDS},
     "anisotropy_rises": {"BERT": HOLDS, "ELMo": HOLDS, "GPT-2": HOLDS},
@@ -269,8 +269,8 @@ def released_evidence(n_boot: int = 1000, seed: int = 0) -> dict[str, tuple[Evid
 
     The per-layer numbers (baseline cosine, IntraSim) are point values; statistics of the
     per-word SelfSim and MEV get a bootstrap interval over words (the same resample for every
-    layer). Each statistic is the one the chapter computes (:mod:`.context_measures`), on the
-    authors' estimator (``ethayarajh2019``), which is where their numbers come from.
+    layer). Each statistic is the one chapter 3 computes (:mod:`lmgeometry.chapters.context`), on
+    the authors' estimator (``ethayarajh2019``), which is where their numbers come from.
 
     Returns
     -------

@@ -1,6 +1,6 @@
 """Chapter 3, context measures: the generated sentences and the check cell's numbers.
 
-The sentences :func:`lmgeometry.chapters.context_measures.analyse` returns, by topic
+The sentences :func:`lmgeometry.chapters.context.analysis.analyse` returns, by topic
 (:data:`TOPICS`: each claim's verdict by kind of model, the attention-sink layers, the
 verdicts the first token drives, the standardised dimensions, the PC1 static vectors), the
 page's lines on the run, on the static corpus and on the static budget curve
@@ -17,9 +17,9 @@ import numpy as np
 import pandas as pd
 
 from lmgeometry.chapters.common import CONTROLS, STANDARDISED, ChapterResult
-from lmgeometry.chapters.context_claims import ANISOTROPY_CLAIMS, CLAIMS, corrected_claims
-from lmgeometry.chapters.context_layers import STANDARDISED_PRESET
-from lmgeometry.chapters.context_static import CENTRED_PC1, GLOVE, INPUT, MEAN, PC1
+from lmgeometry.chapters.context.claims import ANISOTROPY_CLAIMS, CLAIMS, corrected_claims
+from lmgeometry.chapters.context.layers import STANDARDISED_PRESET
+from lmgeometry.chapters.context.static import CENTRED_PC1, GLOVE, INPUT, MEAN, PC1
 from lmgeometry.measures import stats
 from lmgeometry.report import prose
 from lmgeometry.report.claims import claim_sentences

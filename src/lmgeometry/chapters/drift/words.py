@@ -14,8 +14,8 @@ import numpy.typing as npt
 import pandas as pd
 from scipy import stats
 
-from lmgeometry.chapters.drift_matrix import VARIANTS, variant_rows
-from lmgeometry.chapters.drift_tokens import single_token_ids
+from lmgeometry.chapters.drift.matrix import VARIANTS, variant_rows
+from lmgeometry.chapters.drift.tokens import single_token_ids
 from lmgeometry.io.benchmarks import load_word_similarity
 from lmgeometry.measures import reference_tables
 from lmgeometry.measures.stats import percentile_interval

@@ -1,6 +1,6 @@
 """Chapter 3's parameters: one frozen, typed value, checked once.
 
-:func:`lmgeometry.chapters.context_measures.analyse` builds a :class:`ContextParams` from its
+:func:`lmgeometry.chapters.context.analysis.analyse` builds a :class:`ContextParams` from its
 keyword arguments and hands it to the layer pass, the claims and the static part, which read
 its fields and check nothing again.
 """

@@ -2,7 +2,7 @@
 
 * :func:`about_runs`: one sentence per run, keyed by its model label, so the page asks for a
   run's sentence by name; a run that did not beat its unigram baseline clearly
-  (:func:`pair_verdicts.learned`) says so in every sentence about it;
+  (:func:`claims.learned`) says so in every sentence about it;
 * :func:`learning_facts`, :func:`training_facts`: what those sentences say of each run (its
   last checkpoint against its baseline; I(W), W's common direction and the hidden states
   across training);
@@ -19,7 +19,7 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from lmgeometry.chapters.pair_verdicts import LEARNED_GAIN
+from lmgeometry.chapters.pair.claims import LEARNED_GAIN
 from lmgeometry.report.claims import claim_sentences
 from lmgeometry.report.prose import number
 
@@ -34,7 +34,7 @@ __all__ = [
 
 
 def not_learned(row: pd.Series) -> str:
-    """Why a run (a row of :func:`pair_verdicts.learned`) supports no conclusion."""
+    """Why a run (a row of :func:`claims.learned`) supports no conclusion."""
     return (f"{row['model']} did not beat its unigram baseline by {LEARNED_GAIN:g} nats per "
             f"held-out token (gain {number(row['gain'])})")
 
@@ -46,7 +46,7 @@ def about_runs(table: pd.DataFrame, facts: Mapping[str, str], *, caveat: bool = 
     Parameters
     ----------
     table : DataFrame
-        :func:`pair_verdicts.learned` (``model``, ``gain``, ``learned``).
+        :func:`claims.learned` (``model``, ``gain``, ``learned``).
     facts : mapping
         Model label -> what to say of it (no subject, no full stop).
     caveat : bool
@@ -122,7 +122,7 @@ def claim_lines(claims: pd.DataFrame, table: pd.DataFrame, kinds: Mapping[str, s
     claims : DataFrame
         Claim rows (``claim``, ``control``, ``model``, ``verdict``, ``applies``).
     table : DataFrame
-        :func:`pair_verdicts.learned`: a run that did not learn is named with its gain.
+        :func:`claims.learned`: a run that did not learn is named with its gain.
     kinds : mapping
         Model -> kind (:func:`lmgeometry.report.claims.claim_sentences`).
     """

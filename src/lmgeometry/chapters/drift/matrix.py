@@ -12,7 +12,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from lmgeometry.chapters.drift_tokens import frequency_ranks, unseen_tokens, unused_token_ids
+from lmgeometry.chapters.drift.tokens import frequency_ranks, unseen_tokens, unused_token_ids
 from lmgeometry.measures import centering, mean_cosines
 from lmgeometry.measures.stats import percentile_interval, spearman_rows
 

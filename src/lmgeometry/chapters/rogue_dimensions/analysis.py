@@ -9,8 +9,9 @@ not for BERT (76.0% vs 92.2%); (4) zeroing the top-variance dimensions hurts the
 classifier while zeroing the bottom ones barely does.
 
 :func:`analyse` asks these questions of *pretrained* models (chapter 7,
-:mod:`lmgeometry.chapters.finetuning`, fine-tunes) on SST-2 and QNLI (:class:`Task`): per task
-and model, :func:`task_tables` reads every layer's sentence vectors once and computes the
+:mod:`lmgeometry.chapters.finetuning.analysis`, fine-tunes) on SST-2 and QNLI
+(:class:`Task`): per task and model, :func:`task_tables` reads every layer's sentence vectors
+once and computes the
 rogue-dimension statistics, the 1-D threshold against a linear head on held-out sentences, the
 majority baseline, the ablation curves and the layer-by-layer CKA, each with an interval;
 :func:`task_claims` states the seed's claims as :class:`Claim` records. Beyond the seed,

@@ -8,7 +8,7 @@ import pandas as pd
 
 from lmgeometry.activations.store import Store
 from lmgeometry.chapters.common import control_rows, controls_for
-from lmgeometry.chapters.senses_semcor import _interval_columns
+from lmgeometry.chapters.senses.semcor import _interval_columns
 from lmgeometry.measures.contextual import word_measures
 from lmgeometry.measures.polysemy import standardised_coefficients
 

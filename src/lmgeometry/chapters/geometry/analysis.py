@@ -20,8 +20,8 @@ silhouette, separation, first-word shares, k-NN R^2 and the special tokens' meas
 delete-a-group jackknife over blocks of sentences for omega-squared, whose many small groups
 (word identity) a bootstrap would inflate with the duplicated sentences' identical rows.
 
-Its per-layer measures live in :mod:`~lmgeometry.chapters.geometry_layers` and its special-token
-measures in :mod:`~lmgeometry.chapters.geometry_special`.
+Its per-layer measures live in :mod:`~lmgeometry.chapters.geometry.layers` and its special-token
+measures in :mod:`~lmgeometry.chapters.geometry.special`.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from lmgeometry.chapters.common import (
     controls_for,
     with_blas_threads,
 )
-from lmgeometry.chapters.geometry_layers import (
+from lmgeometry.chapters.geometry.layers import (
     JACKKNIFE_BLOCKS,
     KNN_COMPONENTS,
     KNN_NEIGHBORS,
@@ -54,7 +54,7 @@ from lmgeometry.chapters.geometry_layers import (
     cluster_projections,
     layer_measures,
 )
-from lmgeometry.chapters.geometry_special import special_measures, special_plan
+from lmgeometry.chapters.geometry.special import special_measures, special_plan
 from lmgeometry.chapters.nulls import with_nulls
 from lmgeometry.io.models import seed_protocol
 from lmgeometry.measures import stats

@@ -42,15 +42,15 @@ from threadpoolctl import threadpool_limits
 from lmgeometry.activations.store import Store
 from lmgeometry.chapters import calibration
 from lmgeometry.chapters.common import ChapterResult, check_wholes, with_blas_threads
-from lmgeometry.chapters.senses_polysemy import polysemy_pass
-from lmgeometry.chapters.senses_semcor import (
+from lmgeometry.chapters.senses.polysemy import polysemy_pass
+from lmgeometry.chapters.senses.semcor import (
     VIEW_METHODS,
     _separability_table,
     _views_table,
     semcor_pass,
     spread_layers,
 )
-from lmgeometry.chapters.senses_wic import wic_pass
+from lmgeometry.chapters.senses.wic import wic_pass
 from lmgeometry.io.lexical import sense_labels
 from lmgeometry.measures.stats import percentile_interval, plateau
 from lmgeometry.report.claims import Claim, claim_sentences, claims_frame

@@ -22,10 +22,10 @@ Intervals come from bootstraps drawn once per model and control and shared by ev
 smallest baseline, a Spearman trend over depth, the largest adjusted MEV) gets a joint interval.
 Layer 0, the context-free input, is left out of every claim about layers (as in the paper).
 
-The layer pass and its per-layer tables are in :mod:`.context_layers`, the claims and their
-statistics in :mod:`.context_claims`, the PC1 static embeddings in :mod:`.context_static`,
-the generated sentences and the check summary in :mod:`.context_sentences`, the frames the
-page's tables and heatmaps show in :mod:`.context_views`; this module runs them and
+The layer pass and its per-layer tables are in :mod:`.layers`, the claims and their
+statistics in :mod:`.claims`, the PC1 static embeddings in :mod:`.static`,
+the generated sentences and the check summary in :mod:`.sentences`, the frames the
+page's tables and heatmaps show in :mod:`.views`; this module runs them and
 re-exports their public names.
 """
 
@@ -47,7 +47,7 @@ from lmgeometry.chapters.common import (
     standardised_control,
     with_blas_threads,
 )
-from lmgeometry.chapters.context_claims import (
+from lmgeometry.chapters.context.claims import (
     ANISOTROPY_CLAIMS,
     CLAIMS,
     CONTENT_UPOS,
@@ -65,7 +65,7 @@ from lmgeometry.chapters.context_claims import (
     _token_claims,
     corrected_claims,
 )
-from lmgeometry.chapters.context_layers import (
+from lmgeometry.chapters.context.layers import (
     PRESET_NAMES,
     STANDARDISED_PRESET,
     _band,
@@ -77,8 +77,8 @@ from lmgeometry.chapters.context_layers import (
     _token_tables,
     _word_tables,
 )
-from lmgeometry.chapters.context_params import ContextParams, budget_size
-from lmgeometry.chapters.context_sentences import (
+from lmgeometry.chapters.context.params import ContextParams, budget_size
+from lmgeometry.chapters.context.sentences import (
     SINK_RATIO,
     TOPICS,
     _sentences,
@@ -89,7 +89,7 @@ from lmgeometry.chapters.context_sentences import (
     static_corpus_sentence,
     summary,
 )
-from lmgeometry.chapters.context_static import (
+from lmgeometry.chapters.context.static import (
     CENTRED_PC1,
     DISJOINT_SIMILARITY,
     GLOVE,
@@ -103,7 +103,7 @@ from lmgeometry.chapters.context_static import (
     static_curves,
     table1_beside,
 )
-from lmgeometry.chapters.context_views import (
+from lmgeometry.chapters.context.views import (
     POSITION_CLAIMS,
     baseline_range,
     best_static,
@@ -281,7 +281,7 @@ def analyse(
         Bootstrap replicates of every interval.
     min_contexts, n_intra_sentences, neighbour_queries, k, n_lowest, max_position, min_count
     static_web_layers, static_budget
-        As the fields of :class:`~lmgeometry.chapters.context_params.ContextParams`.
+        As the fields of :class:`~lmgeometry.chapters.context.params.ContextParams`.
     glove : bool
         Compare with GloVe 6B-50d (:func:`lmgeometry.io.vectors.glove_vectors`) when its package
         is installed; the comparison is left out (and said so) when it is not.

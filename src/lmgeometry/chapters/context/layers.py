@@ -20,7 +20,7 @@ from tqdm.auto import tqdm
 
 from lmgeometry.activations.store import Store
 from lmgeometry.chapters.common import CONTROLS, control_rows, controls_for
-from lmgeometry.chapters.context_params import ContextParams
+from lmgeometry.chapters.context.params import ContextParams
 from lmgeometry.measures import contextual, stats
 from lmgeometry.measures.baselines import baseline_and_replicates, cross_sentence_replicates
 from lmgeometry.measures.contextual import ContextTables

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from lmgeometry.activations.store import Store
-from lmgeometry.chapters.geometry_layers import _interval
+from lmgeometry.chapters.geometry.layers import _interval
 from lmgeometry.measures.stats import GroupBootstrap
 from lmgeometry.measures.tokens import token_measures
 

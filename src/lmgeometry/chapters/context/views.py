@@ -1,7 +1,7 @@
 """Chapter 3, context measures: the frames the page's tables and heatmaps show.
 
 Each function cuts one view from the tables and claims of
-:func:`lmgeometry.chapters.context_measures.analyse` (a selection, a pivot or a ranking; no
+:func:`lmgeometry.chapters.context.analysis.analyse` (a selection, a pivot or a ranking; no
 new numbers), so that each of the notebook's cells is one named call and its display.
 """
 
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from lmgeometry.chapters.context_claims import CLAIMS
-from lmgeometry.chapters.context_static import GLOVE, INPUT, PC1, PC1_EMBEDDINGS
+from lmgeometry.chapters.context.claims import CLAIMS
+from lmgeometry.chapters.context.static import GLOVE, INPUT, PC1, PC1_EMBEDDINGS
 from lmgeometry.io.benchmarks import SIMILARITY_BENCHMARKS
 
 __all__ = [

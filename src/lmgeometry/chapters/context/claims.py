@@ -2,7 +2,7 @@
 
 :data:`CLAIMS` states each claim (:class:`ClaimSpec`: statistic, threshold, direction and the
 reason of the threshold); the functions below compute each claim's statistic from a layer pass
-(:class:`lmgeometry.chapters.context_layers._Run`) with its joint bootstrap interval: the
+(:class:`lmgeometry.chapters.context.layers._Run`) with its joint bootstrap interval: the
 anisotropy claims, the SelfSim, stopword, IntraSim and MEV claims of a preset (with the
 frequency-matched stopword control), and seed 000's token, position and neighbour claims.
 A claim computed under an estimator preset carries it in its ``preset`` field
@@ -18,8 +18,8 @@ import numpy as np
 import pandas as pd
 
 from lmgeometry.chapters.common import standardised_control
-from lmgeometry.chapters.context_layers import PRESET_NAMES, _columns, _Run, _stopword_flags
-from lmgeometry.chapters.context_params import ContextParams
+from lmgeometry.chapters.context.layers import PRESET_NAMES, _columns, _Run, _stopword_flags
+from lmgeometry.chapters.context.params import ContextParams
 from lmgeometry.measures import stats
 from lmgeometry.report import prose
 from lmgeometry.report.claims import Claim

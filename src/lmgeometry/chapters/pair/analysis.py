@@ -8,18 +8,18 @@ BERT-architecture masked LM and a GPT-2-architecture causal LM alike in all but 
 checkpoints across training. This module runs the book's existing measures on them:
 
 * the learning curves against each run's unigram baseline (:func:`learning_curves`, and
-  :func:`pair_verdicts.learned`: which runs beat their baseline clearly);
+  :func:`claims.learned`: which runs beat their baseline clearly);
 * the seeds' encoder-versus-decoder claims on the final pair: chapter 1's
   (:func:`geometry.analyse`: two clusters, the first word, the position manifold) and chapter
-  3's (:func:`context_measures.analyse`: anisotropy, SelfSim, IntraSim with depth), unchanged;
+  3's (:func:`context.analyse`: anisotropy, SelfSim, IntraSim with depth), unchanged;
 * across checkpoints (:func:`checkpoint_tables`): W's I(W) and common direction
   (:func:`isotropy.embedding_statistics`, seed 004), and per layer the hidden states' mean
-  cosine, mean-vector share and I(X) (:func:`drift.hidden_state_layers`) and chapter 1's
+  cosine, mean-vector share and I(X) (:func:`hidden_state_layers`) and chapter 1's
   split, first-word share and position-manifold k-NN gain (:func:`geometry.analyse`);
 * seed 004's mechanism tested by a third run, the causal model with an output layer of its own
   (``tie_embeddings=False``): with untied weights the softmax gradient that pushes every
   non-target output row one way no longer reaches the input embeddings
-  (:func:`pair_verdicts.drift_claim`).
+  (:func:`claims.drift_claim`).
 """
 
 from __future__ import annotations
@@ -32,9 +32,18 @@ import numpy as np
 import pandas as pd
 
 from lmgeometry.activations.store import Store, activations
-from lmgeometry.chapters import context_measures, drift, geometry, pair_sentences
+from lmgeometry.chapters import context, geometry
 from lmgeometry.chapters.common import ChapterResult, with_blas_threads
-from lmgeometry.chapters.pair_verdicts import drift_claim, learned
+from lmgeometry.chapters.drift.analysis import hidden_state_layers
+from lmgeometry.chapters.pair.claims import drift_claim, learned
+from lmgeometry.chapters.pair.sentences import (
+    about_runs,
+    claim_lines,
+    drift_sentences,
+    learning_facts,
+    not_learned,
+    training_facts,
+)
 from lmgeometry.io.corpus import Corpus
 from lmgeometry.io.models import input_embeddings, load_model
 from lmgeometry.measures import isotropy
@@ -142,7 +151,7 @@ def _store(folder: Path, corpus: Corpus, label: str) -> Store:
 def _checkpoint_rows(store: Store, *, seed: int, n_words: int, n_boot: int
                      ) -> pd.DataFrame:
     """One checkpoint's per-layer numbers (the seed's protocol, every word)."""
-    hidden = drift.hidden_state_layers(store, n_words, seed, n_boot)["hidden"]
+    hidden = hidden_state_layers(store, n_words, seed, n_boot)["hidden"]
     hidden = hidden[hidden["control"] == "none"].set_index("layer")[list(_HIDDEN_COLUMNS)]
     split = geometry.analyse({store.label: store}, seed=seed, n_words=n_words,
                              point_budget=min(100, n_words), umap_layers=0, n_boot=n_boot)
@@ -165,7 +174,7 @@ def checkpoint_tables(runs: Mapping[str, Pretrained], corpus: Corpus, *, seed: i
     layers : DataFrame
         One row per (run, step, layer): the hidden states' mean cosine (anisotropy, with
         its interval over sentences), the mean vector's prediction of it and ||mu|| / mean
-        norm, ln I(X) (:func:`drift.hidden_state_layers`), and chapter 1's best split,
+        norm, ln I(X) (:func:`hidden_state_layers`), and chapter 1's best split,
         first-word share of the smaller cluster and position-manifold k-NN gain with their
         intervals (:func:`geometry.analyse`), on ``n_words`` words of ``corpus``.
     """
@@ -195,7 +204,7 @@ def _claims_at(runs: Mapping[str, Pretrained], words: Corpus, sts: Corpus, *, st
     on_sts = {label[n]: _store(folder[n], sts, label[n]) for n in pair}
     one = geometry.analyse(on_words, seed=seed, n_words=n_words,
                            point_budget=min(100, n_words), umap_layers=0, n_boot=n_boot)
-    three = context_measures.analyse(on_sts, seed=seed, n_boot=n_boot, authors=False,
+    three = context.analyse(on_sts, seed=seed, n_boot=n_boot, authors=False,
                                      neighbour_queries=min(3000, len(sts.words)))
     kinds = {s.label: s.meta.get("model", {}).get("kind", "") for s in on_words.values()}
     return pd.concat([one.claims.assign(source_chapter=1), three.claims.assign(source_chapter=3)],
@@ -233,7 +242,7 @@ def _unlearned_unfair(claims: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame
                     else pd.Series(False, out.index))
     for _, r in table[~table["learned"]].iterrows():
         rows = (out["model"] == r["model"]) | (intervention & (r["run"] in _INTERVENTION))
-        why = f"{pair_sentences.not_learned(r)}: its geometry says little about its objective"
+        why = f"{not_learned(r)}: its geometry says little about its objective"
         out.loc[rows, "applies_reason"] = [f"{why}; {old}" if old else why
                                            for old in out.loc[rows, "applies_reason"]]
         out.loc[rows, "applies"] = False
@@ -261,7 +270,7 @@ def analyse(runs: Mapping[str, Pretrained], words: Corpus, sts: Corpus, *, seed:
     -------
     PairResult
         ``tables``: ``curves`` (:func:`learning_curves`), ``learned``
-        (:func:`pair_verdicts.learned`), ``embeddings`` and ``layers``
+        (:func:`claims.learned`), ``embeddings`` and ``layers``
         (:func:`checkpoint_tables`); ``claims``: chapters 1 and 3's seed claims on the final
         pair (``source_chapter`` 1 or 3) and the intervention's (``source_chapter`` 10);
         ``topics``: ``learning``, ``claims`` (the primary seed claims, the unfair tests
@@ -288,9 +297,9 @@ def analyse(runs: Mapping[str, Pretrained], words: Corpus, sts: Corpus, *, seed:
                 "layers": layers},
         claims=claims,
         topics={"learning": [by["learning"] for by in per_run.values()],
-                "claims": pair_sentences.claim_lines(seeds, table, kinds),
+                "claims": claim_lines(seeds, table, kinds),
                 "training": [by["training"] for by in per_run.values() if "training" in by],
-                "drift": pair_sentences.drift_sentences(claims[claims["source_chapter"] == 10])},
+                "drift": drift_sentences(claims[claims["source_chapter"] == 10])},
         kinds=kinds, learned=dict(zip(table["model"], table["learned"].astype(bool),
                                       strict=True)),
         per_run=per_run)
@@ -298,9 +307,9 @@ def analyse(runs: Mapping[str, Pretrained], words: Corpus, sts: Corpus, *, seed:
 
 def _per_run(table: pd.DataFrame, embeddings: pd.DataFrame, layers: pd.DataFrame
              ) -> dict[str, dict[str, str]]:
-    """Model label -> topic -> the sentence about that run (:func:`pair_sentences.about_runs`)."""
-    said = {"learning": pair_sentences.about_runs(table, pair_sentences.learning_facts(table),
+    """Model label -> topic -> the sentence about that run (:func:`about_runs`)."""
+    said = {"learning": about_runs(table, learning_facts(table),
                                                   caveat=False),
-            "training": pair_sentences.about_runs(
-                table, pair_sentences.training_facts(embeddings, layers))}
+            "training": about_runs(
+                table, training_facts(embeddings, layers))}
     return {m: {t: by[m] for t, by in said.items() if m in by} for m in table["model"]}

@@ -33,7 +33,7 @@ import pandas as pd
 from lmgeometry.chapters import calibration
 from lmgeometry.chapters.calibration import SEED003
 from lmgeometry.chapters.common import ChapterResult, check_whole, with_blas_threads
-from lmgeometry.chapters.rogue_dimensions import THRESHOLDS as CHAPTER6_THRESHOLDS
+from lmgeometry.chapters.rogue_dimensions.analysis import THRESHOLDS as CHAPTER6_THRESHOLDS
 from lmgeometry.errors import UsageError
 from lmgeometry.measures import clusters, probes, similarity
 from lmgeometry.measures.stats import (

@@ -54,7 +54,7 @@ from lmgeometry.chapters.common import (
     standardised_control,
     with_blas_threads,
 )
-from lmgeometry.chapters.geometry_layers import JACKKNIFE_BLOCKS, SILHOUETTE
+from lmgeometry.chapters.geometry.layers import JACKKNIFE_BLOCKS, SILHOUETTE
 from lmgeometry.chapters.nulls import with_nulls
 from lmgeometry.io import models, released
 from lmgeometry.measures import clusters, contextual, isotropy, similarity

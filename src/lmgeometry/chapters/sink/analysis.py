@@ -33,8 +33,8 @@ import pandas as pd
 
 from lmgeometry.activations.interventions import INTERVENTIONS, TokenRun, run_tokens
 from lmgeometry.chapters.common import ChapterResult, with_blas_threads
-from lmgeometry.chapters.geometry import BROKEN_LOSS_RATIO
-from lmgeometry.chapters.geometry_layers import SILHOUETTE
+from lmgeometry.chapters.geometry.analysis import BROKEN_LOSS_RATIO
+from lmgeometry.chapters.geometry.layers import SILHOUETTE
 from lmgeometry.errors import UsageError
 from lmgeometry.measures import massive
 from lmgeometry.measures.baselines import anisotropy_baseline, cross_sentence_replicates

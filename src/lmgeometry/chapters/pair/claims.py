@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from lmgeometry.chapters.drift_verdicts import THRESHOLDS
+from lmgeometry.chapters.drift.claims import THRESHOLDS
 from lmgeometry.measures.mean_cosines import mean_cosine_of_sums, unit_row_sums
 from lmgeometry.measures.stats import percentile_interval
 from lmgeometry.report.claims import Claim
@@ -101,7 +101,7 @@ def drift_claim(W_tied: np.ndarray, W_untied: np.ndarray, model: str, *, n_boot:
     """The intervention's verdict: does the untied run's W drift less than the tied run's?
 
     The statistic is :func:`drift_difference` at the last checkpoint; the threshold is seed
-    004's own effect size for a common direction (:data:`drift_verdicts.THRESHOLDS`
+    004's own effect size for a common direction (:data:`.drift.claims.THRESHOLDS`
     ``common_direction``, 0.02): the claim holds when the whole 95% interval of the difference
     lies above it, fails when it lies below.
 

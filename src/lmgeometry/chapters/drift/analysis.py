@@ -23,9 +23,9 @@ the chapter and seed 004's claims out. Its parts:
   under each control (a decoder's first word excluded), with intervals over sentences;
 * :func:`drift_claims`, :func:`hidden_claims`: seed 004's claims as :class:`Claim` records.
 
-Its helpers live in :mod:`~lmgeometry.chapters.drift_tokens`,
-:mod:`~lmgeometry.chapters.drift_matrix`, :mod:`~lmgeometry.chapters.drift_words` and
-:mod:`~lmgeometry.chapters.drift_verdicts`.
+Its helpers live in :mod:`~lmgeometry.chapters.drift.tokens`,
+:mod:`~lmgeometry.chapters.drift.matrix`, :mod:`~lmgeometry.chapters.drift.words` and
+:mod:`~lmgeometry.chapters.drift.claims`.
 """
 
 from __future__ import annotations
@@ -51,10 +51,10 @@ from lmgeometry.chapters.common import (
     per_layer,
     with_blas_threads,
 )
-from lmgeometry.chapters.drift_matrix import norm_histograms, rare_token_table
-from lmgeometry.chapters.drift_tokens import coverage, token_counts, word_counts, zipf_curve
-from lmgeometry.chapters.drift_verdicts import drift_claims, hidden_claims
-from lmgeometry.chapters.drift_words import word_similarity
+from lmgeometry.chapters.drift.claims import drift_claims, hidden_claims
+from lmgeometry.chapters.drift.matrix import norm_histograms, rare_token_table
+from lmgeometry.chapters.drift.tokens import coverage, token_counts, word_counts, zipf_curve
+from lmgeometry.chapters.drift.words import word_similarity
 from lmgeometry.chapters.nulls import with_nulls
 from lmgeometry.errors import UsageError
 from lmgeometry.io import models

@@ -1,13 +1,13 @@
-"""Chapter 7's page views cut from :func:`lmgeometry.chapters.finetuning.analyse`'s tables: the
-arrays and long tables its figures draw and its results file holds; no new numbers."""
+"""Chapter 7's page views cut from :func:`lmgeometry.chapters.finetuning.analysis.analyse`'s
+tables: the arrays and long tables its figures draw and its results file holds; no new numbers."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
-from lmgeometry.chapters.finetuning import STATES
-from lmgeometry.chapters.rogue_dimensions import last_layers
+from lmgeometry.chapters.finetuning.analysis import STATES
+from lmgeometry.chapters.rogue_dimensions.analysis import last_layers
 
 __all__ = [
     "CKA_COMPARISONS",

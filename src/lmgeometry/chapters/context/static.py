@@ -25,14 +25,14 @@ from tqdm.auto import tqdm
 
 from lmgeometry.activations.store import Store
 from lmgeometry.chapters.common import control_rows, controls_for
-from lmgeometry.chapters.context_claims import (
+from lmgeometry.chapters.context.claims import (
     MIN_COVERED_ITEMS,
     STATIC_CLAIMS,
     _claim,
     _interval,
 )
-from lmgeometry.chapters.context_layers import _band
-from lmgeometry.chapters.context_params import ContextParams
+from lmgeometry.chapters.context.layers import _band
+from lmgeometry.chapters.context.params import ContextParams
 from lmgeometry.errors import DataUnavailable
 from lmgeometry.io import vectors
 from lmgeometry.measures import contextual, reference_tables, stats, wordbench
@@ -381,7 +381,7 @@ def static_curves(layers: pd.DataFrame, control: str = "none") -> pd.DataFrame:
     benchmarks, per model and layer 1-L, for both PC1 vectors (:data:`PC1_EMBEDDINGS`), with
     the input vectors and GloVe repeated over layers 1-L as flat reference lines. Each word's
     mean vector (:data:`MEAN`) is not drawn: the authors' PC1 vectors point along it and score
-    what it scores (:func:`lmgeometry.chapters.context_sentences.static_sentences` says by
+    what it scores (:func:`lmgeometry.chapters.context.sentences.static_sentences` says by
     how much)."""
     d = layers[(layers["benchmark"] == "mean") & (layers["control"] == control)]
     curves = d[d["embedding"].isin(list(PC1_EMBEDDINGS.values())) & (d["layer"] > 0)]
