@@ -30,6 +30,7 @@ from pathlib import Path
 from IPython.display import Markdown, display
 
 from lmgeometry.chapters.common import checked_parameters
+from lmgeometry.claims import primary_table, seed_summary
 from lmgeometry.report import claims as claim_tables
 from lmgeometry.report import narrative, results
 from lmgeometry.report.figures import figure_anchor, show, show_table
@@ -43,8 +44,8 @@ introduction = results.load_results(folder / "00_introduction.results.json")
 kinds = {f["spec"]: f["kind"] for f in introduction["models"]}
 everything = claim_tables.collect_claims(folder, before=Path(results_path).name)
 found = everything[everything["model"].isin(models)]
-primary = claim_tables.primary_table(found, kinds, models)
-summary = claim_tables.seed_summary(primary)
+primary = primary_table(found, kinds, models)
+summary = seed_summary(primary)
 story = {name: results.load_results(folder / f"{name}.results.json")
          for name in narrative.CONCLUSION_CHAPTERS
          if (folder / f"{name}.results.json").is_file()}
@@ -106,7 +107,7 @@ for answer, figure in zip(answers, [*figures, None][:len(answers)], strict=True)
 pair_file = folder / "10_controlled_pair.results.json"
 pair_kinds = results.load_results(pair_file).get("kinds", {}) if pair_file.is_file() else {}
 pair_found = everything[everything["model"].isin(list(pair_kinds))]
-pair_primary = claim_tables.primary_table(pair_found, pair_kinds, list(pair_kinds))
+pair_primary = primary_table(pair_found, pair_kinds, list(pair_kinds))
 chapters_with_claims = sorted(found["chapter"].unique())
 display(Markdown(
     f"{plural(len(found), 'claim row')} from {plural(len(chapters_with_claims), 'chapter')} "
@@ -174,7 +175,7 @@ for role, part in rest.groupby("role", sort=False):
 if pair_primary.empty:
     display(Markdown("The controlled pair's chapter did not run in this build."))
 else:
-    show_table(claim_tables.seed_summary(pair_primary).set_index(["seed", "calibration"]),
+    show_table(seed_summary(pair_primary).set_index(["seed", "calibration"]),
                "The controlled pair, per seed and calibration tier: how many (claim, model "
                "kind) rows were reproduced (failing on the run's untrained first checkpoint), "
                "contradicted, inconclusive or not testable on the pair (its own tally, apart "
@@ -193,7 +194,7 @@ else:
 # %% tags=["remove-cell"]
 # NBVAL_CHECK_OUTPUT
 print(summary.to_string())
-print(claim_tables.seed_summary(pair_primary).to_string())
+print(seed_summary(pair_primary).to_string())
 
 # %% tags=["remove-cell"]
 results.save_results(
@@ -201,7 +202,7 @@ results.save_results(
     {"models": models, "kinds": kinds, "summary": summary, "primary": primary,
      "all_claims": found, "chapters": chapters_with_claims,
      "pair": {"kinds": pair_kinds, "primary": pair_primary,
-              "summary": claim_tables.seed_summary(pair_primary)}},
+              "summary": seed_summary(pair_primary)}},
 )
 
 # %% [markdown]

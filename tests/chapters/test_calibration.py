@@ -10,7 +10,7 @@ from lmgeometry.chapters.context import analysis as cm
 from lmgeometry.chapters.drift import claims as drift_verdicts
 from lmgeometry.chapters.finetuning import analysis as finetuning
 from lmgeometry.chapters.zoo import analysis as model_zoo
-from lmgeometry.report.claims import Claim, Evidence, calibration_entry, claims_frame
+from lmgeometry.claims import Claim, Evidence, calibration_entry, claims_frame
 
 
 def _rules() -> dict[str, tuple[float, str]]:

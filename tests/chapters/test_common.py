@@ -19,9 +19,9 @@ from lmgeometry.chapters.common import (
     controls_for,
     first_token_flags,
 )
+from lmgeometry.claims import Claim, claims_frame
 from lmgeometry.errors import UsageError
 from lmgeometry.report.book import chapter_parameters
-from lmgeometry.report.claims import Claim, claims_frame
 
 
 def _store(tmp_path, kind):

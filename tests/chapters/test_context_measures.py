@@ -20,7 +20,7 @@ from lmgeometry.activations.entry import write_meta
 from lmgeometry.chapters.common import STANDARDISED_BASELINE, first_token_flags
 from lmgeometry.chapters.context import analysis as cm
 from lmgeometry.chapters.context.claims import _absolute, _claim
-from lmgeometry.report.claims import Claim
+from lmgeometry.claims import Claim
 
 N_LAYERS = 6
 STOP = ["the", "of", "and", "to", "a", "in", "is", "it"]

@@ -3,7 +3,7 @@
 import pytest
 
 from lmgeometry.chapters import nulls
-from lmgeometry.report.claims import Claim, claims_frame
+from lmgeometry.claims import Claim, claims_frame
 
 
 def _claim(model: str, lo: float, hi: float) -> Claim:

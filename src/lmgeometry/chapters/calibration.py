@@ -4,7 +4,7 @@ A verdict on a stand-in model is evidence about a seed's claim only if three thi
 this module records each of them for every claim row (:func:`annotate`):
 
 * **The rule passes the seed's own evidence.** The claim's statistic and rule are applied to
-  what the seed published for each of its models (:class:`~lmgeometry.report.claims.Evidence`):
+  what the seed published for each of its models (:class:`~lmgeometry.claims.Evidence`):
   seed 001 from the per-word and per-layer numbers its authors released
   (:func:`released_evidence`), seed 004 from its Tables 1-3, seed 003 from the accuracies and
   CKA values it reports, seed 000 where the article gives numbers (else the seed's words:
@@ -34,14 +34,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from lmgeometry.claims import Evidence, calibration_entry, calibration_kind
+from lmgeometry.claims.record import on_other_estimator
 from lmgeometry.io import released
 from lmgeometry.measures import isotropy, reference_tables, stats
-from lmgeometry.report.claims import (
-    Evidence,
-    calibration_entry,
-    calibration_kind,
-    on_other_estimator,
-)
 
 __all__ = [
     "annotate",
@@ -749,7 +745,7 @@ def annotate(claims: pd.DataFrame, facts: Mapping[str, Mapping[str, Any]],
     Parameters
     ----------
     claims : DataFrame
-        :func:`lmgeometry.report.claims.claims_frame`'s table.
+        :func:`lmgeometry.claims.claims_frame`'s table.
     facts : mapping
         Model spec -> its facts (``store.meta["model"]``: ``kind``, ``objective``,
         ``position_scheme``, ...).

@@ -28,8 +28,8 @@ import yaml
 from threadpoolctl import threadpool_limits
 
 from lmgeometry.activations.store import Store
+from lmgeometry.claims import CLAIM_COLUMNS
 from lmgeometry.errors import UsageError
-from lmgeometry.report.claims import CLAIM_COLUMNS
 from lmgeometry.report.injected import check_injected
 
 __all__ = [

@@ -6,7 +6,7 @@ the claim should not hold. The null here is the stand-in's untrained twin (``unt
 the same corpus, analysed by the same chapter function with the same parameters. A chapter
 builds the twins' stores with :func:`null_stores`, runs its analysis on them, and puts each
 claim row beside its twin's with :func:`with_nulls`
-(:func:`lmgeometry.report.claims.attach_nulls`); the scorecard then counts a claim that also
+(:func:`lmgeometry.claims.attach_nulls`); the scorecard then counts a claim that also
 holds on the twin as "also true of an untrained model", not as reproduced.
 """
 
@@ -18,8 +18,8 @@ from typing import Any
 import pandas as pd
 
 from lmgeometry.activations.store import Store, activations
+from lmgeometry.claims import attach_nulls
 from lmgeometry.io.untrained import UNTRAINED_PREFIX, base_spec, is_untrained
-from lmgeometry.report.claims import attach_nulls
 
 __all__ = ["null_spec", "null_stores", "with_nulls"]
 

@@ -2,11 +2,11 @@
 
 The scorecard (``90_scorecard``) gives one row per seed claim and kind of model; the
 introduction opens with the same tally in one line per seed document, so that a reader sees
-what held before reading how. Both count the same rows (:func:`report.claims.primary_table`,
-:func:`report.claims.seed_summary`): a (claim, kind) is *reproduced* when every fair stand-in of
+what held before reading how. Both count the same rows (:func:`lmgeometry.claims.primary_table`,
+:func:`lmgeometry.claims.seed_summary`): a (claim, kind) is *reproduced* when every fair stand-in of
 that kind gets the verdict the seed reports and the rule fails on its untrained copy,
 *contradicted* when every one gets the opposite. Rules checked on the seeds' numbers and rules
-only the seeds' words support are counted apart (:data:`report.claims.CALIBRATION_KINDS`),
+only the seeds' words support are counted apart (:data:`lmgeometry.claims.CALIBRATION_KINDS`),
 never added up.
 """
 
@@ -18,14 +18,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from lmgeometry.report.claims import (
-    OUTCOMES,
-    collect_claims,
-    findings_html,
-    primary_table,
-    seed_summary,
-    tier_totals,
-)
+from lmgeometry.claims import OUTCOMES, primary_table, seed_summary, tier_totals
+from lmgeometry.report.claims import collect_claims, findings_html
 from lmgeometry.report.plot_style import display_names, plain
 from lmgeometry.report.prose import plural
 
@@ -40,7 +34,7 @@ SEED_DOCUMENTS: dict[str, str] = {
 }
 
 #: The outcomes a seed's line counts, in the scorecard's order, each worded as its name:
-#: every one of :data:`report.claims.OUTCOMES` but "seed silent" (a row the seed says
+#: every one of :data:`lmgeometry.claims.OUTCOMES` but "seed silent" (a row the seed says
 #: nothing of is no test).
 _COUNTED: tuple[str, ...] = tuple(o for o in OUTCOMES if o != "seed silent")
 
@@ -56,7 +50,7 @@ def _tally(row: Mapping[str, object]) -> str:
 
 
 def seed_lines(summary: pd.DataFrame, scorecard: str = "90_scorecard.html") -> list[str]:
-    """One HTML line per seed of :func:`report.claims.seed_summary`, linking to its section:
+    """One HTML line per seed of :func:`lmgeometry.claims.seed_summary`, linking to its section:
     its claims per calibration tier, each with its outcomes per claim and kind of model.
 
     Examples
@@ -112,7 +106,7 @@ def with_answer(box: str, answer: str) -> str:
 
 def plain_answer(totals: Mapping[str, Mapping[str, int]]) -> str:
     """The introduction's answer in plain English, from the scorecard's totals per calibration
-    tier (:func:`report.claims.tier_totals`): the verdict word from the rules checked on the
+    tier (:func:`lmgeometry.claims.tier_totals`): the verdict word from the rules checked on the
     seeds' numbers, then the rules only the seeds' words support, counted apart.
 
     Only findings whose rule also fails on an untrained copy of the model count as held

@@ -22,8 +22,8 @@ from typing import Any
 import pandas as pd
 import plotly.graph_objects as go
 
+from lmgeometry.claims import OUTCOMES, tier_totals
 from lmgeometry.errors import LmgeometryError
-from lmgeometry.report.claims import OUTCOMES, tier_totals
 from lmgeometry.report.plot_lines import lines_by_layer
 from lmgeometry.report.plot_style import label
 from lmgeometry.report.prose import layers_phrase
@@ -180,7 +180,7 @@ _MEV = "a static vector explains less than 5%"
 
 
 def _untrained(row: Mapping[str, Any]) -> tuple[str, float]:
-    """A row's null (:func:`report.claims.attach_nulls`): its verdict and value on the
+    """A row's null (:func:`lmgeometry.claims.attach_nulls`): its verdict and value on the
     model's untrained copy; :class:`StoryChanged` when the results carry none."""
     found, value = str(row.get("null_verdict") or ""), row.get("null_value")
     if not found or not isinstance(value, int | float) or not math.isfinite(float(value)):
@@ -470,7 +470,7 @@ def conclusion(chapters: Mapping[str, Results], summary: Any, *, strict: bool = 
     chapters : mapping
         Chapter name (``"03_context_measures"``) -> its results (:data:`CONCLUSION_CHAPTERS`).
     summary : DataFrame or records
-        The scorecard's per-seed tally (:func:`report.claims.seed_summary`).
+        The scorecard's per-seed tally (:func:`lmgeometry.claims.seed_summary`).
 
     strict : bool
         As for :func:`run_shows`: ``False`` returns :data:`NOT_WRITTEN` with the reason

@@ -15,7 +15,7 @@ everything the chapter shows:
   own layer-0 (input) vectors, and their budget curve (PC1 and mean vectors of the best layer
   from 1, 2, ... contexts per word);
 * the authors' released per-layer numbers for BERT, ELMo and GPT-2 beside this run's;
-* seed 001's and seed 000's claims as :class:`~lmgeometry.report.claims.Claim` rows.
+* seed 001's and seed 000's claims as :class:`~lmgeometry.claims.Claim` rows.
 
 Intervals come from bootstraps drawn once per model and control and shared by every layer
 (words, sentences, or sentences as clusters of tokens), so that a statistic over layers (the
@@ -57,7 +57,6 @@ from lmgeometry.chapters.context.claims import (
     SEED_PRESET_CLAIMS,
     STANDARDISED_CLAIMS,
     STATIC_CLAIMS,
-    ClaimSpec,
     _anisotropy_claims,
     _nn_cosine_claim,
     _position_claims,
@@ -113,8 +112,8 @@ from lmgeometry.chapters.context.views import (
     token_matrix,
 )
 from lmgeometry.chapters.nulls import with_nulls
+from lmgeometry.claims import Claim, claims_frame
 from lmgeometry.io.benchmarks import load_benchmarks
-from lmgeometry.report.claims import Claim, claims_frame
 
 __all__ = [
     "CENTRED_PC1",
@@ -141,7 +140,6 @@ __all__ = [
     "TOPICS",
     "standardised_table",
     "static_curves",
-    "ClaimSpec",
     "ContextParams",
     "analyse",
     "authors_table",

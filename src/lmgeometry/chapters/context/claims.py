@@ -6,13 +6,12 @@ reason of the threshold); the functions below compute each claim's statistic fro
 anisotropy claims, the SelfSim, stopword, IntraSim and MEV claims of a preset (with the
 frequency-matched stopword control), and seed 000's token, position and neighbour claims.
 A claim computed under an estimator preset carries it in its ``preset`` field
-(:attr:`lmgeometry.report.claims.Claim.preset`); :func:`corrected_claims` selects by it.
+(:attr:`lmgeometry.claims.Claim.preset`); :func:`corrected_claims` selects by it.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -20,9 +19,10 @@ import pandas as pd
 from lmgeometry.chapters.common import standardised_control
 from lmgeometry.chapters.context.layers import PRESET_NAMES, _columns, _Run, _stopword_flags
 from lmgeometry.chapters.context.params import ContextParams
+from lmgeometry.claims import Claim
+from lmgeometry.claims.spec import ClaimSpec
 from lmgeometry.measures import stats
 from lmgeometry.report import prose
-from lmgeometry.report.claims import Claim
 
 __all__ = [
     "ANISOTROPY_CLAIMS",
@@ -35,7 +35,6 @@ __all__ = [
     "STANDARDISED_CLAIMS",
     "SEED_PRESET_CLAIMS",
     "STATIC_CLAIMS",
-    "ClaimSpec",
     "corrected_claims",
 ]
 
@@ -71,21 +70,6 @@ FUNCTION_UPOS: tuple[str, ...] = ("DET", "ADP", "PRON", "CCONJ", "SCONJ", "AUX",
 #: A benchmark with fewer covered items than this is not scored (a Spearman correlation on 20
 #: items has a 95% interval about +-0.45 wide).
 MIN_COVERED_ITEMS = 20
-
-
-@dataclass(frozen=True)
-class ClaimSpec:
-    """One claim of a seed: what is measured, its threshold and why (a row of :data:`CLAIMS`)."""
-
-    seed: str
-    claim: str
-    statistic: str
-    threshold: float
-    direction: str
-    rule: str
-    published: str
-    figure: str
-    per_preset: bool = True
 
 
 _TREND_RULE = ("|rho| >= 0.5 over the layers is a large rank correlation (Cohen 1988): the "

@@ -33,6 +33,7 @@ from lmgeometry.chapters.context.claims import (
 )
 from lmgeometry.chapters.context.layers import _band
 from lmgeometry.chapters.context.params import ContextParams
+from lmgeometry.claims import Claim
 from lmgeometry.errors import DataUnavailable
 from lmgeometry.io import vectors
 from lmgeometry.measures import contextual, reference_tables, stats, wordbench
@@ -40,7 +41,6 @@ from lmgeometry.measures.static import budget_embeddings, mean_embeddings, stati
 from lmgeometry.measures.unit_rows import UnitRows
 from lmgeometry.measures.word_similarity import paired_correlations, similarity_scores
 from lmgeometry.report import prose
-from lmgeometry.report.claims import Claim
 
 __all__ = [
     "CENTRED_PC1",

@@ -56,13 +56,13 @@ from lmgeometry.chapters.drift.matrix import norm_histograms, rare_token_table
 from lmgeometry.chapters.drift.tokens import coverage, token_counts, word_counts, zipf_curve
 from lmgeometry.chapters.drift.words import word_similarity
 from lmgeometry.chapters.nulls import with_nulls
+from lmgeometry.claims import claims_frame
 from lmgeometry.errors import UsageError
 from lmgeometry.io import models
 from lmgeometry.measures import isotropy, similarity
 from lmgeometry.measures.shift import shift_cosine, shift_cosine_replicates
 from lmgeometry.measures.spectra import norm_distribution, spectral_views, toy_sphere_shift
 from lmgeometry.measures.stats import bootstrap_spearman, percentile_interval
-from lmgeometry.report.claims import claims_frame
 from lmgeometry.report.prose import number
 
 __all__ = [

@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from lmgeometry.claims import Claim
 from lmgeometry.measures.stats import extreme_over_layers
-from lmgeometry.report.claims import Claim
 from lmgeometry.report.prose import number
 
 __all__ = [

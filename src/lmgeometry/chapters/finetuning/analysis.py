@@ -34,6 +34,7 @@ from lmgeometry.chapters import calibration
 from lmgeometry.chapters.calibration import SEED003
 from lmgeometry.chapters.common import ChapterResult, check_whole, with_blas_threads
 from lmgeometry.chapters.rogue_dimensions.analysis import THRESHOLDS as CHAPTER6_THRESHOLDS
+from lmgeometry.claims import Claim, claims_frame
 from lmgeometry.errors import UsageError
 from lmgeometry.measures import clusters, probes, similarity
 from lmgeometry.measures.stats import (
@@ -42,7 +43,7 @@ from lmgeometry.measures.stats import (
     spearman_rows,
     wilson_interval,
 )
-from lmgeometry.report.claims import Claim, claim_sentences, claims_frame
+from lmgeometry.report.claims import claim_sentences
 from lmgeometry.report.prose import number, pct
 
 __all__ = [

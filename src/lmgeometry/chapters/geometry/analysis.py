@@ -56,6 +56,7 @@ from lmgeometry.chapters.geometry.layers import (
 )
 from lmgeometry.chapters.geometry.special import special_measures, special_plan
 from lmgeometry.chapters.nulls import with_nulls
+from lmgeometry.claims import Claim, claims_frame
 from lmgeometry.io.models import seed_protocol
 from lmgeometry.measures import stats
 from lmgeometry.measures.clusters import umap_project
@@ -66,7 +67,7 @@ from lmgeometry.measures.stats import (
     jackknife_interval,
     percentile_interval,
 )
-from lmgeometry.report.claims import Claim, claim_sentences, claims_frame
+from lmgeometry.report.claims import claim_sentences
 from lmgeometry.report.prose import layer_ranges, layers_phrase, number, plural, span
 
 __all__ = [

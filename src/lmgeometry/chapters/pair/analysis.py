@@ -44,10 +44,10 @@ from lmgeometry.chapters.pair.sentences import (
     not_learned,
     training_facts,
 )
+from lmgeometry.claims import attach_nulls, claims_frame
 from lmgeometry.io.corpus import Corpus
 from lmgeometry.io.models import input_embeddings, load_model
 from lmgeometry.measures import isotropy
-from lmgeometry.report.claims import attach_nulls, claims_frame
 from lmgeometry.training.pretrain import Pretrained, pretrain
 from lmgeometry.training.pretrain_settings import PretrainSettings
 

@@ -15,9 +15,9 @@ import numpy as np
 import pandas as pd
 
 from lmgeometry.chapters.drift.claims import THRESHOLDS
+from lmgeometry.claims import Claim
 from lmgeometry.measures.mean_cosines import mean_cosine_of_sums, unit_row_sums
 from lmgeometry.measures.stats import percentile_interval
-from lmgeometry.report.claims import Claim
 from lmgeometry.report.prose import number
 
 __all__ = [

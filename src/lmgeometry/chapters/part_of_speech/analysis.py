@@ -34,11 +34,12 @@ from lmgeometry.chapters.common import (
     with_blas_threads,
 )
 from lmgeometry.chapters.nulls import with_nulls
+from lmgeometry.claims import Claim, claims_frame
 from lmgeometry.measures.clusters import pca_project, purity_credit, unit_kmeans
 from lmgeometry.measures.probes import control_task_labels, linear_probe, sentence_split
 from lmgeometry.measures.similarity import subsample
 from lmgeometry.measures.stats import GroupBootstrap, percentile_interval, plateau
-from lmgeometry.report.claims import Claim, claim_sentences, claims_frame
+from lmgeometry.report.claims import claim_sentences
 from lmgeometry.report.prose import layers_phrase, span
 
 __all__ = [

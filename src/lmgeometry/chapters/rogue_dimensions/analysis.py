@@ -35,6 +35,7 @@ from lmgeometry.activations.store import Store
 from lmgeometry.chapters import calibration
 from lmgeometry.chapters.calibration import SEED003
 from lmgeometry.chapters.common import ChapterResult, check_whole, per_layer, with_blas_threads
+from lmgeometry.claims import Claim, claims_frame
 from lmgeometry.errors import UsageError
 from lmgeometry.measures import probes, similarity
 from lmgeometry.measures.stats import (
@@ -43,7 +44,6 @@ from lmgeometry.measures.stats import (
     spearman_rows,
     wilson_interval,
 )
-from lmgeometry.report.claims import Claim, claims_frame
 from lmgeometry.report.prose import layers_phrase, number, pct, span
 
 __all__ = [

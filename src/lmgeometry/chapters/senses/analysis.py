@@ -51,9 +51,11 @@ from lmgeometry.chapters.senses.semcor import (
     spread_layers,
 )
 from lmgeometry.chapters.senses.wic import wic_pass
+from lmgeometry.claims import Claim, claims_frame
+from lmgeometry.claims.spec import ClaimSpec
 from lmgeometry.io.lexical import sense_labels
 from lmgeometry.measures.stats import percentile_interval, plateau
-from lmgeometry.report.claims import Claim, claim_sentences, claims_frame
+from lmgeometry.report.claims import claim_sentences
 from lmgeometry.report.prose import layers_phrase, pct, plural
 
 __all__ = [
@@ -100,20 +102,6 @@ _BETA_RULE = ("|beta| = 0.1 is Cohen's small effect for a standardised coefficie
 _SEED001_POLYSEMY = ("stopwords, which are not polysemous, are among the least self-similar "
                      "words: 'the variety of contexts a word appears in, rather than its "
                      "inherent polysemy' drives the variation of its vectors")
-
-
-@dataclass(frozen=True)
-class ClaimSpec:
-    """One claim of a seed (a row of :data:`CLAIMS`)."""
-
-    seed: str
-    claim: str
-    statistic: str
-    threshold: float
-    direction: str
-    rule: str
-    published: str
-    figure: str
 
 
 #: The chapter's claims, with the statistic, threshold and reason of each.

@@ -35,13 +35,14 @@ from lmgeometry.activations.interventions import INTERVENTIONS, TokenRun, run_to
 from lmgeometry.chapters.common import ChapterResult, with_blas_threads
 from lmgeometry.chapters.geometry.analysis import BROKEN_LOSS_RATIO
 from lmgeometry.chapters.geometry.layers import SILHOUETTE
+from lmgeometry.claims import Claim, claims_frame
 from lmgeometry.errors import UsageError
 from lmgeometry.measures import massive
 from lmgeometry.measures.baselines import anisotropy_baseline, cross_sentence_replicates
 from lmgeometry.measures.clusters import detect_clusters, first_word_norm_ratio
 from lmgeometry.measures.cosines import intra_sentence_similarity, self_similarity
 from lmgeometry.measures.stats import GroupBootstrap, percentile_interval
-from lmgeometry.report.claims import Claim, claims_frame, findings_html
+from lmgeometry.report.claims import findings_html
 from lmgeometry.report.prose import number, span
 
 __all__ = [

@@ -18,7 +18,7 @@ puts every model of a build on the same words and measures what that gallery sho
 * per model, I(W) of the input embedding matrix (Biš et al. 2021;
   :func:`lmgeometry.measures.isotropy.embedding_statistics`) and the facts a reader needs to
   compare architectures (:meth:`lmgeometry.io.models.LoadedModel.facts`);
-* seed 000's claims about other models as :class:`~lmgeometry.report.claims.Claim` rows: that
+* seed 000's claims about other models as :class:`~lmgeometry.claims.Claim` rows: that
   the first layers of different models are vastly different (linear CKA between models on the
   same words, layer 0 and first block), and that the word vectors are extremely anisotropic.
 
@@ -56,6 +56,7 @@ from lmgeometry.chapters.common import (
 )
 from lmgeometry.chapters.geometry.layers import JACKKNIFE_BLOCKS, SILHOUETTE
 from lmgeometry.chapters.nulls import with_nulls
+from lmgeometry.claims import Claim, claims_frame
 from lmgeometry.io import models, released
 from lmgeometry.measures import clusters, contextual, isotropy, similarity
 from lmgeometry.measures.baselines import baseline_and_replicates, cross_sentence_replicates
@@ -66,7 +67,7 @@ from lmgeometry.measures.stats import (
     percentile_interval,
 )
 from lmgeometry.measures.unit_rows import UnitRows
-from lmgeometry.report.claims import Claim, claim_sentences, claims_frame
+from lmgeometry.report.claims import claim_sentences
 from lmgeometry.report.prose import span
 
 __all__ = [
