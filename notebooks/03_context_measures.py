@@ -34,7 +34,8 @@ from IPython.display import HTML, Markdown, display
 from lmgeometry.activations import store
 from lmgeometry.chapters import context
 from lmgeometry.chapters import nulls as null_models
-from lmgeometry.chapters.common import checked_parameters, first_token_flags, model_kinds
+from lmgeometry.chapters.common import checked_parameters, model_kinds
+from lmgeometry.claims.record import first_token_flags
 from lmgeometry.io import corpus
 from lmgeometry.report import plots, results
 from lmgeometry.report.claims import CLAIMS_CAPTION, findings_box, show_verdict_grid

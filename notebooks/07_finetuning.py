@@ -37,7 +37,7 @@ from IPython.display import HTML, Markdown, display
 from lmgeometry.chapters import finetuning
 from lmgeometry.chapters.common import checked_parameters, claims_per_model
 from lmgeometry.report import plots, results
-from lmgeometry.report.claims import CLAIMS_CAPTION, findings_box, show_verdict_grid
+from lmgeometry.report.claims import findings_box, show_every_claim, show_verdict_grid
 from lmgeometry.report.figures import show, show_table
 from lmgeometry.report.prose import glue_values
 from lmgeometry.training.finetune import QNLI_HELD_OUT, TASKS
@@ -380,11 +380,9 @@ display(Markdown(narrative.run_shows("07_finetuning", {"claims": result.claims},
 # to check a number.
 
 # %% tags=["remove-input", "hide-output"] mystnb={"code_prompt_show": "Show every claim"}
-display(Markdown("\n\n".join(result.sentences[2:])))
-show_table(result.claims[["claim", "model", "statistic", "value", "ci_low", "ci_high",
-                          "threshold", "direction", "verdict", "published", "rule",
-                          "evidence"]].round(3),
-           CLAIMS_CAPTION)
+show_every_claim(result.claims, result.sentences[2:], columns=[
+    "claim", "model", "statistic", "value", "ci_low", "ci_high", "threshold", "direction",
+    "verdict", "published", "rule", "evidence"])
 
 # %% tags=["remove-cell"]
 # NBVAL_CHECK_OUTPUT

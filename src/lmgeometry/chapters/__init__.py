@@ -34,7 +34,6 @@ from lmgeometry._lazy import lazy_exports as _lazy_exports
 #: Each exported name and the module that defines it (imported on first access).
 _EXPORTS: dict[str, str] = {
     "ChapterResult": "lmgeometry.chapters.common",
-    "CONTROLS": "lmgeometry.chapters.common",
     "per_layer": "lmgeometry.chapters.common",
     "with_blas_threads": "lmgeometry.chapters.common",
     "SEED_CLAIMS": "lmgeometry.chapters.calibration",

@@ -37,7 +37,9 @@ __all__ = [
     "Claim",
     "CLAIM_COLUMNS",
     "claims_frame",
+    "CONTROLS",
     "Evidence",
+    "first_token_flags",
     "LATER_COLUMNS",
     "NO_NULL",
     "NULL_COLUMNS",
@@ -47,6 +49,10 @@ __all__ = [
     "ROLES",
     "shortfall",
 ]
+
+#: The seeds' protocol, and the control that leaves out each sentence's first word: the
+#: ``control`` of a decoder's claim rows (an encoder's rows are under the first only).
+CONTROLS: tuple[str, ...] = ("none", "first word excluded")
 
 #: What a claim row is. ``primary``: the seed's claim, on the seed's protocol, with the
 #: estimator the seed's numbers come from: the rows tallied as evidence on the seed.
@@ -361,3 +367,22 @@ def shortfall(row: Mapping[str, object]) -> str:
     lo, hi, ref = float(row["ci_low"]), float(row["ci_high"]), float(ref)
     away = hi < ref if row["direction"] == "above" else lo > ref
     return "opposite" if away else "weaker"
+
+
+def first_token_flags(claims: pd.DataFrame) -> pd.Series:
+    """Per claim row: True when its verdict differs between the controls of its model.
+
+    A verdict that flips when each sentence's first word is left out is driven by the first
+    token (the decoder's attention sink), not by the rest of the words. Rows are compared
+    within one (seed, claim, model, statistic): a claim tested with two statistics (e.g. two
+    estimators) is two tests.
+
+    Other controls are compared with the same control without the first word
+    ("frequency-matched" with "first word excluded, frequency-matched"), never with the seed's
+    protocol: a verdict that a control of another kind changes is not the first token's.
+    """
+    pair = claims["control"].astype(str).str.removeprefix(CONTROLS[1]).str.removeprefix(", ")
+    pair = pair.replace("", CONTROLS[0])
+    key = [claims["seed"], claims["claim"], claims["model"], claims["statistic"], pair]
+    n_verdicts = claims.groupby(key)["verdict"].transform("nunique")
+    return n_verdicts > 1

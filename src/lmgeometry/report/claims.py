@@ -19,7 +19,12 @@ from pathlib import Path
 import pandas as pd
 
 from lmgeometry.claims.outcomes import cell_text
-from lmgeometry.claims.record import CLAIM_COLUMNS, LATER_COLUMNS, NULL_DTYPES
+from lmgeometry.claims.record import (
+    CLAIM_COLUMNS,
+    LATER_COLUMNS,
+    NULL_DTYPES,
+    first_token_flags,
+)
 from lmgeometry.measures.stats import VERDICTS
 from lmgeometry.report.plot_style import label, plain
 from lmgeometry.report.results import list_results, load_results
@@ -34,6 +39,7 @@ __all__ = [
     "GRID_CAPTION",
     "scorecard",
     "scorecard_caption",
+    "show_every_claim",
     "show_verdict_grid",
     "verdict_counts",
     "VERDICT_CLASSES",
@@ -163,6 +169,34 @@ def collect_claims(folder: str | Path, exclude: Sequence[str] = (),
     if not frames:
         return pd.DataFrame(columns=[*CLAIM_COLUMNS, "chapter"])
     return pd.concat(frames, ignore_index=True)
+
+
+def show_every_claim(claims: pd.DataFrame, sentences: Sequence[str] = (), *,
+                     columns: Sequence[str] | None = None, first_token: bool = False) -> None:
+    """A chapter's closing appendix: its generated sentences, then every claim in one table.
+
+    Parameters
+    ----------
+    claims : DataFrame
+        The chapter's claims table (:func:`lmgeometry.claims.claims_frame`).
+    sentences : sequence of str
+        The sentences generated from the claims, shown first (Markdown), one paragraph each.
+    columns : sequence of str, optional
+        The columns to show, in order; default every column but ``seed``.
+    first_token : bool
+        Add ``driven_by_first_token`` (:func:`lmgeometry.claims.record.first_token_flags`: the
+        verdict differs once each sentence's first word is left out).
+    """
+    from IPython.display import Markdown, display
+
+    from lmgeometry.report.figures import show_table
+
+    if sentences:
+        display(Markdown("\n\n".join(sentences)))
+    table = claims.assign(driven_by_first_token=first_token_flags(claims)) if first_token \
+        else claims
+    table = table[list(columns)] if columns is not None else table.drop(columns=["seed"])
+    show_table(table.round(3), CLAIMS_CAPTION)
 
 
 #: The HTML id of a chapter's verdict grid (:func:`show_verdict_grid`); the findings box

@@ -265,7 +265,7 @@ def analyse(
     stores : mapping of str to Store
         The models' activation stores on the STS corpus (the ``model`` column is
         ``Store.label``). A decoder's numbers are computed under both controls of
-        :data:`lmgeometry.chapters.common.CONTROLS`, an encoder's under ``"none"``.
+        :data:`lmgeometry.claims.record.CONTROLS`, an encoder's under ``"none"``.
     seed : int
         Seeds every sample and bootstrap.
     static_stores : mapping of str to Store, optional

@@ -19,8 +19,9 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from lmgeometry.activations.store import Store
-from lmgeometry.chapters.common import CONTROLS, control_rows, controls_for
+from lmgeometry.chapters.common import control_rows, controls_for
 from lmgeometry.chapters.context.params import ContextParams
+from lmgeometry.claims.record import CONTROLS
 from lmgeometry.measures import contextual, stats
 from lmgeometry.measures.baselines import baseline_and_replicates, cross_sentence_replicates
 from lmgeometry.measures.contextual import ContextTables

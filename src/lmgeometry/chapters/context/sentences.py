@@ -16,10 +16,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from lmgeometry.chapters.common import CONTROLS, STANDARDISED, ChapterResult
+from lmgeometry.chapters.common import STANDARDISED, ChapterResult
 from lmgeometry.chapters.context.claims import ANISOTROPY_CLAIMS, CLAIMS, corrected_claims
 from lmgeometry.chapters.context.layers import STANDARDISED_PRESET
 from lmgeometry.chapters.context.static import CENTRED_PC1, GLOVE, INPUT, MEAN, PC1
+from lmgeometry.claims.record import CONTROLS
 from lmgeometry.measures import stats
 from lmgeometry.report import prose
 from lmgeometry.report.claims import claim_sentences

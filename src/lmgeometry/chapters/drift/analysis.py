@@ -47,7 +47,6 @@ from lmgeometry.chapters.common import (
     check_wholes,
     control_rows,
     controls_for,
-    first_token_flags,
     per_layer,
     with_blas_threads,
 )
@@ -56,7 +55,7 @@ from lmgeometry.chapters.drift.matrix import norm_histograms, rare_token_table
 from lmgeometry.chapters.drift.tokens import coverage, token_counts, word_counts, zipf_curve
 from lmgeometry.chapters.drift.words import word_similarity
 from lmgeometry.chapters.nulls import with_nulls
-from lmgeometry.claims import claims_frame
+from lmgeometry.claims.record import claims_frame, first_token_flags
 from lmgeometry.errors import UsageError
 from lmgeometry.io import models
 from lmgeometry.measures import isotropy, similarity

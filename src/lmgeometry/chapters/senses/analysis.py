@@ -25,7 +25,7 @@ once per analysis:
 Intervals: bootstraps over target words (SemCor; the same draws for every layer, so a
 maximum over layers gets the interval of the maximum), over words (polysemy), Wilson over
 pairs (WiC). Decoder numbers are computed under the seeds' protocol and with each sentence's
-first word left out (:data:`lmgeometry.chapters.common.CONTROLS`).
+first word left out (:data:`lmgeometry.claims.record.CONTROLS`).
 """
 
 from __future__ import annotations
