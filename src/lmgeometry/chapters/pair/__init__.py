@@ -10,10 +10,13 @@ The page is ``notebooks/10_controlled_pair.py``; it uses the names exported here
 """
 
 from lmgeometry.chapters.pair.analysis import LABELS, PairResult, analyse, run_settings, train_runs
+from lmgeometry.chapters.pair.claims import LEARNED_GAIN, LEARNED_RULE
 
 __all__ = [
     "analyse",
     "LABELS",
+    "LEARNED_GAIN",
+    "LEARNED_RULE",
     "PairResult",
     "run_settings",
     "train_runs",
