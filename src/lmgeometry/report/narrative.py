@@ -558,7 +558,7 @@ def _geometry(r: Results) -> str:
     least = [says(claim(r, "the first token is the least similar", SMOLLM), "does not hold"),
              says(claim(r, "the first token is the least similar", GEMMA), "does not hold",
                   fair=False)]
-    del pos, least
+    del pos, least  # read for the checks of says(): the text states their verdicts
     rest = _split_layers(r, SMOLLM, "first word excluded")
     return (
         f"Of the four models only {name(SMOLLM)} splits the way Kehlbeck et al. (2021) saw "
@@ -571,8 +571,10 @@ def _geometry(r: Results) -> str:
         "puts a start token before the first word, and neither encoder splits (largest "
         f"silhouette {_num(enc[0]['value'])} for {name(MINILM)}, {_num(enc[1]['value'])} for "
         f"{name(MPNET)}). In both encoders position is not the main thing that decides where a "
-        "word lies, as Kehlbeck et al. found for BERT; and in neither decoder is the first "
-        "token the least similar to the rest of its sentence in every layer, as it was in GPT-2."
+        "word lies, as Kehlbeck et al. found for BERT. Nor is "
+        f"{name(SMOLLM)}'s first token the least similar to the rest of its sentence in every "
+        f"layer, as it was in GPT-2; {name(GEMMA)}, whose first token is always the start "
+        "token, is no test of that."
     )
 
 
