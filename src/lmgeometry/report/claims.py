@@ -58,6 +58,9 @@ __all__ = [
     "AGREEING",
     "attach_nulls",
     "NULL_COLUMNS",
+    "PERMUTED_LABELS",
+    "is_permuted",
+    "permuted_model",
     "shortfall",
     "on_other_estimator",
     "role_of",
@@ -88,13 +91,36 @@ CALIBRATION_COLUMNS: tuple[str, ...] = (
 CALIBRATION_KINDS: tuple[str, ...] = ("numeric", "quoted")
 
 #: The columns that put a row beside its null (:func:`attach_nulls`): the same rule on an
-#: untrained twin of the row's model (same architecture and tokenizer, random weights):
-#: which model, its statistic, interval and verdict, and ``discriminates``: the rule holds
-#: here and not on the null (True), or not (False: it fails here, or holds on the null too);
-#: None when the row has no null.
+#: untrained twin of the row's model (same architecture and tokenizer, random weights), or,
+#: for a statistic that reads labels, on the same vectors with the labels permuted
+#: (:func:`permuted_model`): which null, its statistic, interval and verdict, and
+#: ``discriminates``: the rule holds here and not on the null (True), or not (False: it fails
+#: here, or holds on the null too); None when the row has no null.
 NULL_COLUMNS: tuple[str, ...] = (
     "null_model", "null_value", "null_ci_low", "null_ci_high", "null_verdict", "discriminates",
 )
+
+#: How a row's ``null_model`` names the labels-permuted null (:func:`permuted_model`).
+PERMUTED_LABELS = "labels permuted"
+
+
+def permuted_model(model: str) -> str:
+    """The ``null_model`` of a row whose null is its own statistic with the labels permuted
+    (:mod:`lmgeometry.measures.permutation`): the same model and vectors, labels shuffled.
+
+    Examples
+    --------
+    >>> permuted_model("minilm-l6"), is_permuted(permuted_model("minilm-l6"))
+    ('labels permuted: minilm-l6', True)
+    >>> is_permuted("untrained:minilm-l6")
+    False
+    """
+    return f"{PERMUTED_LABELS}: {model}"
+
+
+def is_permuted(null_model: object) -> bool:
+    """Whether a row's ``null_model`` is a labels-permuted null (:func:`permuted_model`)."""
+    return str(null_model).startswith(f"{PERMUTED_LABELS}: ")
 
 #: Columns of a claims table, in order.
 CLAIM_COLUMNS: tuple[str, ...] = (
@@ -535,21 +561,25 @@ def kind_verdicts(claims: pd.DataFrame, kinds: Mapping[str, str]) -> pd.DataFram
 #: What a (seed claim, model kind) comes to on the scorecard, in the order it counts them.
 #: ``reproduced``: every fair stand-in's verdict is what the seed reports for that kind and,
 #: where the seed reports that the claim holds, the same rule fails on each stand-in's
-#: untrained twin (:func:`attach_nulls`); ``also true of an untrained model``: the verdicts
-#: agree with the seed but the rule holds on an untrained twin too, so it does not show what
-#: training did; ``held without a null run``: the verdicts agree with the seed and no null was run
-#: for some stand-in; ``contradicted``: every fair stand-in's verdict is the opposite (the
-#: ``how it fails`` column of :func:`primary_table` says whether the effect is opposite or only
-#: weaker, :func:`shortfall`); ``inconclusive``: anything else (an interval on the threshold,
-#: models that disagree); ``not testable here``: no model here is a fair stand-in, or the
+#: null (:func:`attach_nulls`: an untrained twin, or the labels permuted); ``also true of an
+#: untrained model``: the verdicts agree with the seed but the rule holds on an untrained twin
+#: too, so it does not show what training did; ``also true with labels permuted``: the same,
+#: where the null the rule holds on is its own statistic with the labels permuted (the rule is
+#: met by labels the vectors cannot know, so it does not show that they carry them; for a
+#: claim of absence, "no clusters", such a null holds by construction); ``held without a
+#: null run``: the verdicts agree with the seed and no null was run for some stand-in;
+#: ``contradicted``: every fair stand-in's verdict is the opposite (the ``how it fails``
+#: column of :func:`primary_table` says whether the effect is opposite or only weaker,
+#: :func:`shortfall`); ``inconclusive``: anything else (an interval on the threshold, models
+#: that disagree); ``not testable here``: no model here is a fair stand-in, or the
 #: seed's own evidence cannot meet the claim under its stated method; ``seed silent``: the
 #: seed reports nothing for this kind.
 OUTCOMES: tuple[str, ...] = ("reproduced", "also true of an untrained model",
-                             "held without a null run", "contradicted", "inconclusive",
-                             "not testable here", "seed silent")
+                             "also true with labels permuted", "held without a null run",
+                             "contradicted", "inconclusive", "not testable here", "seed silent")
 
 #: The outcomes in which the stand-ins agree with the seed.
-AGREEING: tuple[str, ...] = OUTCOMES[:3]
+AGREEING: tuple[str, ...] = OUTCOMES[:4]
 
 _OPPOSITE = {"holds": "does not hold", "does not hold": "holds"}
 
@@ -572,7 +602,8 @@ def _calibration_text(entries: Sequence[Mapping[str, object]] | None) -> tuple[s
 
 def _cell(row: pd.Series, digits: int = 2, null: bool = False) -> str:
     """``"holds: 0.41 [0.38, 0.44]"``; ``"not a fair test"``; no NaN is ever printed. With
-    ``null``, a row with a null run adds it: ``"...; untrained: 0.05, does not hold"``."""
+    ``null``, a row with a null run adds it: ``"...; untrained: 0.05, does not hold"`` (or
+    ``"...; labels permuted: 0.50, does not hold"``)."""
     if not bool(row.get("applies", True)):
         return "not a fair test"
     value, lo, hi = (float(row[c]) for c in ("value", "ci_low", "ci_high"))
@@ -584,7 +615,8 @@ def _cell(row: pd.Series, digits: int = 2, null: bool = False) -> str:
     ref = row.get("null_value")
     if null and row.get("null_verdict") and isinstance(ref, int | float) \
             and math.isfinite(float(ref)):
-        cell += f"; untrained: {float(ref):.{digits}f}, {row['null_verdict']}"
+        which = PERMUTED_LABELS if is_permuted(row.get("null_model")) else "untrained"
+        cell += f"; {which}: {float(ref):.{digits}f}, {row['null_verdict']}"
     return cell
 
 
@@ -599,8 +631,10 @@ def _outcome(expected: str, reproducible: bool, fair: pd.DataFrame) -> str:
         if expected != "holds":
             return "reproduced"
         nulls = list(fair["null_verdict"])
-        if any(v == "holds" for v in nulls):
-            return "also true of an untrained model"
+        held = fair[fair["null_verdict"] == "holds"]
+        if len(held):
+            return ("also true with labels permuted" if held["null_model"].map(is_permuted).all()
+                    else "also true of an untrained model")
         return "reproduced" if all(nulls) else "held without a null run"
     if all(v == _OPPOSITE.get(expected) for v in verdicts):
         return "contradicted"
@@ -966,7 +1000,9 @@ def _key_line(claim: str, rows: pd.DataFrame, order: Sequence[str], digits: int)
         fair = bool(r["applies"])
         shown = _cell(r, digits).split(": ", 1)[-1] if fair else ""
         if fair and r["verdict"] == "holds" and r.get("null_verdict") == "holds":
-            shown += ", as on an untrained copy"  # the rule does not show what training did
+            # the rule does not show what training did, or that the vectors carry the labels
+            shown += (", as with the labels permuted" if is_permuted(r.get("null_model"))
+                      else ", as on an untrained copy")
         test = " ".join(t for t in (tests[i], shown) if t)
         groups.setdefault(r["verdict"] if fair else "not a fair test", {}).setdefault(
             str(r["model"]), []).append(test)
