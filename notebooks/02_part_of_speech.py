@@ -21,7 +21,9 @@ point_budget: int = 1000
 probe_words: int = 6000
 n_boot: int = 1000
 nulls: bool = False  # True: also run every claim on each model's untrained twin (the null;
-# about two more minutes of chapter time, off by default to keep the cold book in budget)
+# about two more minutes of chapter time, off by default to keep the cold book in budget).
+# Without it each probe and cluster claim's null is the same statistic with the tags permuted
+# (seconds); with it the twins fill every row's null instead.
 results_path: str = "02_part_of_speech.results.json"  # relative to the working dir (--cwd)
 
 # %% tags=["remove-input"]

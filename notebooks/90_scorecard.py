@@ -89,17 +89,24 @@ for answer, figure in zip(answers, [*figures, None][:len(answers)], strict=True)
 # **Every rule is also run on a null.** A finding about what training does must fail on a model
 # that was never trained. Chapters 1, 3 and 4 run each claim a second time on an untrained
 # copy of each model (the same architecture and tokenizer, random weights, the same sentences
-# and code); chapter 10 uses each run's checkpoint before its first training step. A
-# (claim, kind) is *reproduced* when every fair stand-in of that kind gets the verdict the seed
-# reports for its model of that kind and, where the seed says the claim holds, the claim does
-# not hold on any stand-in's untrained copy. Where it holds on an untrained copy too, it is
-# *also true of an untrained model*: the rule does not show what training did. Where no
-# untrained copy was run (chapters 2 and 5 to 8: the cold book has no room for them, and
-# chapters 2 and 8 run them on request), it *held without a null run*. A (claim, kind) is
-# *contradicted* when every fair stand-in gets the opposite verdict; the untrained copy then
-# tells whether the effect goes the *opposite* way (the whole interval beyond the untrained
-# copy's value, away from the claim) or is only *weaker* than claimed. Anything else is
-# *inconclusive*.
+# and code); chapter 10 uses each run's checkpoint before its first training step. A claim
+# whose statistic is a probe's, a classifier's or a label-cluster score (chapters 2, 5, 6
+# and 7: part-of-speech probes and cluster purity, 1-NN sense accuracy, silhouettes of the
+# senses, WiC, the 1-D threshold and the ablated heads) is run a second time on the same
+# vectors with the labels permuted (shuffled within the training and test splits, or within
+# each word's occurrences, so that every group keeps its class balance). A (claim, kind) is
+# *reproduced* when every fair stand-in of that kind gets the verdict the seed reports for
+# its model of that kind and, where the seed says the claim holds, the claim does not hold on
+# any stand-in's null. Where it holds on an untrained copy too, it is *also true of an
+# untrained model*: the rule does not show what training did. Where it holds with the labels
+# permuted too, it is *also true with labels permuted*: the rule is met by labels the vectors
+# cannot know, as a claim that something is absent ("no tight sense clusters", "the threshold
+# nearly matches the model") always is. Where no null was run (the claims of chapters 2 and 5
+# to 8 that read no labels: CKA, variance shares, trends over layers; chapters 2 and 8 run
+# untrained copies on request), it *held without a null run*. A (claim, kind) is
+# *contradicted* when every fair stand-in gets the opposite verdict; the null then tells
+# whether the effect goes the *opposite* way (the whole interval beyond the null's value, away
+# from the claim) or is only *weaker* than claimed. Anything else is *inconclusive*.
 #
 # This page is built last, from the results files the other chapters wrote.
 
@@ -125,7 +132,8 @@ display(Markdown(
 show_table(summary.assign(seed=[f"{s}: {SEED_DOCUMENTS.get(s, '').split(',')[0]}"
                                for s in summary["seed"]]).set_index(["seed", "calibration"]),
            "Per seed: how many (claim, model kind) rows were reproduced, also true of an "
-           "untrained model, held without a null run, contradicted (of which the opposite way, "
+           "untrained model, also true with labels permuted, held without a null run, "
+           "contradicted (of which the opposite way, "
            "or only weaker), inconclusive or not testable here, and where the seed says "
            "nothing of a kind.")
 

@@ -187,6 +187,34 @@ def test_chapter_claims_follow_the_planted_structure(planted) -> None:
     assert any(s.startswith("The most-frequent-sense baseline is") for s in result.sentences)
 
 
+def test_claims_that_read_senses_get_their_null_with_the_senses_permuted(planted) -> None:
+    result, _ = planted
+    claims = result.claims[result.claims["control"] == "none"].set_index("claim")
+    polysemy = [c for c in claims.index if c.startswith(("words seen", "more senses"))]
+    assert (claims.loc[polysemy, "null_model"] == "").all()  # regressions on counts: no null
+    assert (claims.loc["senses cluster in UMAP views", "null_model"] == "")  # no UMAP views
+    labelled = claims.drop(index=[*polysemy, "senses cluster in UMAP views"])
+    assert len(labelled) == 4 and (labelled["null_model"] == "labels permuted: toy").all()
+
+    def row(prefix: str) -> pd.Series:
+        return labelled.loc[[c for c in labelled.index if c.startswith(prefix)][0]]
+
+    # the planted senses separate; permuted, the nearest occurrence is right less often than
+    # the most frequent sense (1-NN on random senses scores sum p^2 < max p): the rule fails
+    separate = row("senses separate")
+    assert separate["verdict"] == "holds" and separate["null_ci_high"] < 0
+    assert separate["discriminates"]
+    # a claim of absence holds on permuted senses by construction (no sense clusters there)
+    points = row("a word's occurrences are not")
+    assert points["null_verdict"] == "holds" and abs(points["null_value"]) < 0.15
+    # WiC's threshold on permuted labels: about half right on a balanced test set
+    wic = row("beyond the paper: a cosine threshold")
+    assert wic["null_ci_low"] <= 0.5 <= wic["null_ci_high"] and wic["discriminates"]
+    table = result.tables["wic"]
+    assert table.loc[table["transform"] == "raw", "permuted_test_accuracy"].notna().all()
+    assert table.loc[table["transform"] != "raw", "permuted_test_accuracy"].isna().all()
+
+
 def test_chapter_views_are_drawn_for_the_figures(planted) -> None:
     result, _ = planted
     views = result.views["toy"]

@@ -406,6 +406,10 @@ def test_findings_box_is_generated_from_the_claims_and_escaped():
     twin.loc[(twin["model"] == "enc") & (twin["verdict"] == "holds"), "null_verdict"] = "holds"
     assert "0.20 [0.15, 0.30], as on an untrained copy)" in findings_box(
         twin, models=["enc"], question="Q?")
+    # or, where the null is its statistic with the labels permuted, says that
+    shuffled = twin.assign(null_model="labels permuted: enc")
+    assert "0.20 [0.15, 0.30], as with the labels permuted)" in findings_box(
+        shuffled, models=["enc"], question="Q?")
 
 
 def test_findings_box_without_seed_claims_or_rows():
@@ -487,6 +491,38 @@ def test_a_rule_that_holds_on_the_untrained_twin_is_not_reproduced():
     summary = seed_summary(primary_table(attach_nulls(frame, _nulls(
         ("e1", (0.2, 0.3)), ("e2", (0.2, 0.3))), both), kinds))
     assert summary.iloc[0]["also true of an untrained model"] == 1
+
+
+def test_a_rule_that_holds_with_the_labels_permuted_is_not_reproduced():
+    from lmgeometry.claims import AGREEING, attach_nulls, primary_table, seed_summary
+    from lmgeometry.claims.record import is_permuted, permuted_model
+
+    kinds = {"e1": "encoder", "e2": "encoder"}
+    frame = _numeric(claims_frame([_row("e1", (0.2, 0.4)), _row("e2", (0.3, 0.5))])).assign(
+        expected="holds")
+    named = {m: permuted_model(m) for m in kinds}
+    assert named["e1"] == "labels permuted: e1" and is_permuted(named["e1"])
+
+    def permuted(*rows):
+        return claims_frame([_row(permuted_model(m), r) for m, r in rows])
+
+    def outcome(nulls, null_of=named):
+        return primary_table(attach_nulls(frame, nulls, null_of), kinds).iloc[0]
+
+    failed = outcome(permuted(("e1", (-0.1, 0.05)), ("e2", (0.0, 0.05))))
+    assert failed["outcome"] == "reproduced" and failed["fails its null"] == "yes"
+    assert failed["e1"].endswith("; labels permuted: -0.03, does not hold")
+    held = outcome(permuted(("e1", (-0.1, 0.05)), ("e2", (0.2, 0.3))))
+    assert held["outcome"] == "also true with labels permuted"
+    assert held["outcome"] in AGREEING and held["fails its null"] == "no"
+    # where an untrained twin's rule holds too, the untrained model is named
+    mixed = pd.concat([permuted(("e1", (0.2, 0.3))), _nulls(("e2", (0.2, 0.3)))])
+    assert outcome(mixed, {"e1": named["e1"], "e2": "u:e2"})["outcome"] == \
+        "also true of an untrained model"
+    summary = seed_summary(primary_table(attach_nulls(frame, permuted(
+        ("e1", (0.2, 0.3)), ("e2", (0.2, 0.3))), named), kinds))
+    assert summary.iloc[0]["also true with labels permuted"] == 1
+    assert summary.iloc[0]["also true of an untrained model"] == 0
 
 
 @pytest.mark.parametrize(("interval", "null", "expected"), [

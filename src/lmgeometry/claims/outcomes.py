@@ -13,7 +13,13 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
-from lmgeometry.claims.record import CALIBRATION_KINDS, calibration_kind, shortfall
+from lmgeometry.claims.record import (
+    CALIBRATION_KINDS,
+    PERMUTED_LABELS,
+    calibration_kind,
+    is_permuted,
+    shortfall,
+)
 
 __all__ = [
     "AGREEING",
@@ -57,21 +63,25 @@ def kind_verdicts(claims: pd.DataFrame, kinds: Mapping[str, str]) -> pd.DataFram
 #: What a (seed claim, model kind) comes to on the scorecard, in the order it counts them.
 #: ``reproduced``: every fair stand-in's verdict is what the seed reports for that kind and,
 #: where the seed reports that the claim holds, the same rule fails on each stand-in's
-#: untrained twin (:func:`attach_nulls`); ``also true of an untrained model``: the verdicts
-#: agree with the seed but the rule holds on an untrained twin too, so it does not show what
-#: training did; ``held without a null run``: the verdicts agree with the seed and no null was run
-#: for some stand-in; ``contradicted``: every fair stand-in's verdict is the opposite (the
-#: ``how it fails`` column of :func:`primary_table` says whether the effect is opposite or only
-#: weaker, :func:`shortfall`); ``inconclusive``: anything else (an interval on the threshold,
-#: models that disagree); ``not testable here``: no model here is a fair stand-in, or the
+#: null (:func:`lmgeometry.claims.record.attach_nulls`: an untrained twin, or the labels
+#: permuted); ``also true of an untrained model``: the verdicts agree with the seed but the
+#: rule holds on an untrained twin too, so it does not show what training did; ``also true
+#: with labels permuted``: the same, where the null the rule holds on is its own statistic
+#: with the labels permuted (the rule is met by labels the vectors cannot know, so it does not
+#: show that they carry them; for a claim of absence, "no clusters", such a null holds by
+#: construction); ``held without a null run``: the verdicts agree with the seed and no null
+#: was run for some stand-in; ``contradicted``: every fair stand-in's verdict is the opposite
+#: (the ``how it fails`` column of :func:`primary_table` says whether the effect is opposite
+#: or only weaker, :func:`shortfall`); ``inconclusive``: anything else (an interval on the
+#: threshold, models that disagree); ``not testable here``: no model here is a fair stand-in, or the
 #: seed's own evidence cannot meet the claim under its stated method; ``seed silent``: the
 #: seed reports nothing for this kind.
 OUTCOMES: tuple[str, ...] = ("reproduced", "also true of an untrained model",
-                             "held without a null run", "contradicted", "inconclusive",
-                             "not testable here", "seed silent")
+                             "also true with labels permuted", "held without a null run",
+                             "contradicted", "inconclusive", "not testable here", "seed silent")
 
 #: The outcomes in which the stand-ins agree with the seed.
-AGREEING: tuple[str, ...] = OUTCOMES[:3]
+AGREEING: tuple[str, ...] = OUTCOMES[:4]
 
 _OPPOSITE = {"holds": "does not hold", "does not hold": "holds"}
 
@@ -94,7 +104,8 @@ def calibration_text(entries: Sequence[Mapping[str, object]] | None) -> tuple[st
 
 def cell_text(row: pd.Series, digits: int = 2, null: bool = False) -> str:
     """``"holds: 0.41 [0.38, 0.44]"``; ``"not a fair test"``; no NaN is ever printed. With
-    ``null``, a row with a null run adds it: ``"...; untrained: 0.05, does not hold"``."""
+    ``null``, a row with a null run adds it: ``"...; untrained: 0.05, does not hold"`` (or
+    ``"...; labels permuted: 0.50, does not hold"``)."""
     if not bool(row.get("applies", True)):
         return "not a fair test"
     value, lo, hi = (float(row[c]) for c in ("value", "ci_low", "ci_high"))
@@ -106,7 +117,8 @@ def cell_text(row: pd.Series, digits: int = 2, null: bool = False) -> str:
     ref = row.get("null_value")
     if null and row.get("null_verdict") and isinstance(ref, int | float) \
             and math.isfinite(float(ref)):
-        cell += f"; untrained: {float(ref):.{digits}f}, {row['null_verdict']}"
+        which = PERMUTED_LABELS if is_permuted(row.get("null_model")) else "untrained"
+        cell += f"; {which}: {float(ref):.{digits}f}, {row['null_verdict']}"
     return cell
 
 
@@ -121,8 +133,10 @@ def outcome_of(expected: str, reproducible: bool, fair: pd.DataFrame) -> str:
         if expected != "holds":
             return "reproduced"
         nulls = list(fair["null_verdict"])
-        if any(v == "holds" for v in nulls):
-            return "also true of an untrained model"
+        held = fair[fair["null_verdict"] == "holds"]
+        if len(held):
+            return ("also true with labels permuted" if held["null_model"].map(is_permuted).all()
+                    else "also true of an untrained model")
         return "reproduced" if all(nulls) else "held without a null run"
     if all(v == _OPPOSITE.get(expected) for v in verdicts):
         return "contradicted"

@@ -45,6 +45,9 @@ __all__ = [
     "NULL_COLUMNS",
     "NULL_DTYPES",
     "on_other_estimator",
+    "PERMUTED_LABELS",
+    "permuted_model",
+    "is_permuted",
     "role_of",
     "ROLES",
     "shortfall",
@@ -72,13 +75,37 @@ CALIBRATION_COLUMNS: tuple[str, ...] = (
 CALIBRATION_KINDS: tuple[str, ...] = ("numeric", "quoted")
 
 #: The columns that put a row beside its null (:func:`attach_nulls`): the same rule on an
-#: untrained twin of the row's model (same architecture and tokenizer, random weights):
-#: which model, its statistic, interval and verdict, and ``discriminates``: the rule holds
-#: here and not on the null (True), or not (False: it fails here, or holds on the null too);
-#: None when the row has no null.
+#: untrained twin of the row's model (same architecture and tokenizer, random weights), or,
+#: for a statistic that reads labels, on the same vectors with the labels permuted
+#: (:func:`permuted_model`): which null, its statistic, interval and verdict, and
+#: ``discriminates``: the rule holds here and not on the null (True), or not (False: it fails
+#: here, or holds on the null too); None when the row has no null.
 NULL_COLUMNS: tuple[str, ...] = (
     "null_model", "null_value", "null_ci_low", "null_ci_high", "null_verdict", "discriminates",
 )
+
+#: How a row's ``null_model`` names the labels-permuted null (:func:`permuted_model`).
+PERMUTED_LABELS = "labels permuted"
+
+
+def permuted_model(model: str) -> str:
+    """The ``null_model`` of a row whose null is its own statistic with the labels permuted
+    (:mod:`lmgeometry.measures.permutation`): the same model and vectors, labels shuffled.
+
+    Examples
+    --------
+    >>> permuted_model("minilm-l6"), is_permuted(permuted_model("minilm-l6"))
+    ('labels permuted: minilm-l6', True)
+    >>> is_permuted("untrained:minilm-l6")
+    False
+    """
+    return f"{PERMUTED_LABELS}: {model}"
+
+
+def is_permuted(null_model: object) -> bool:
+    """Whether a row's ``null_model`` is a labels-permuted null (:func:`permuted_model`)."""
+    return str(null_model).startswith(f"{PERMUTED_LABELS}: ")
+
 
 #: Columns of a claims table, in order.
 CLAIM_COLUMNS: tuple[str, ...] = (

@@ -24,6 +24,7 @@ from lmgeometry.claims.record import (
     LATER_COLUMNS,
     NULL_DTYPES,
     first_token_flags,
+    is_permuted,
 )
 from lmgeometry.measures.stats import VERDICTS
 from lmgeometry.report.plot_style import label, plain
@@ -428,7 +429,9 @@ def _key_line(claim: str, rows: pd.DataFrame, order: Sequence[str], digits: int)
         fair = bool(r["applies"])
         shown = cell_text(r, digits).split(": ", 1)[-1] if fair else ""
         if fair and r["verdict"] == "holds" and r.get("null_verdict") == "holds":
-            shown += ", as on an untrained copy"  # the rule does not show what training did
+            # the rule does not show what training did, or that the vectors carry the labels
+            shown += (", as with the labels permuted" if is_permuted(r.get("null_model"))
+                      else ", as on an untrained copy")
         test = " ".join(t for t in (tests[i], shown) if t)
         groups.setdefault(r["verdict"] if fair else "not a fair test", {}).setdefault(
             str(r["model"]), []).append(test)

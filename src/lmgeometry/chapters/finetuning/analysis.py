@@ -18,10 +18,18 @@ cached checkpoints) and extracts these states; :func:`analyse` computes, per mod
 The measures live in :mod:`lmgeometry.measures.similarity` (CKA, plain and debiased, rogue
 dimensions, top-k overlap), :mod:`lmgeometry.measures.probes` (threshold classifier,
 ablation) and :mod:`lmgeometry.measures.clusters` (t-SNE).
+
+The claims on a classifier's accuracy (the 1-D threshold against the majority class and
+against the fine-tuned model, the ablations of the model's own head) each get a null
+(:mod:`.nulls`): the same statistic with the labels permuted within the fit set and within the
+held-out examples (:func:`permuted_summary`: the threshold fitted again, the fine-tuned model's
+predictions scored against the permuted labels). The claims on CKA, the variance shares and
+the shared rogue dimensions read no label and keep no null.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -33,10 +41,13 @@ import pandas as pd
 from lmgeometry.chapters import calibration
 from lmgeometry.chapters.calibration import SEED003
 from lmgeometry.chapters.common import ChapterResult, check_whole, with_blas_threads
+from lmgeometry.chapters.nulls import null_sentences, permuted_claim, with_permuted
+from lmgeometry.chapters.rogue_dimensions.analysis import LABELLED as CHAPTER6_LABELLED
 from lmgeometry.chapters.rogue_dimensions.analysis import THRESHOLDS as CHAPTER6_THRESHOLDS
 from lmgeometry.claims import Claim, claims_frame
 from lmgeometry.errors import UsageError
 from lmgeometry.measures import clusters, probes, similarity
+from lmgeometry.measures.permutation import PERMUTATION_STREAM, permute_within
 from lmgeometry.measures.stats import (
     bootstrap_ci,
     percentile_interval,
@@ -53,6 +64,9 @@ __all__ = [
     "analyse",
     "cka_tables",
     "FinetuningParams",
+    "LABELLED",
+    "permuted_claims",
+    "permuted_summary",
     "PUBLISHED",
     "prepare",
     "Run",
@@ -95,6 +109,10 @@ THRESHOLDS: dict[str, tuple[float, str]] = {
                                                  "beats_majority", "threshold_gap",
                                                  "ablation")},
 }
+
+#: The claims (keys of :data:`THRESHOLDS`) whose statistic reads the task's labels: a
+#: classifier's accuracy. Each gets its null with the labels permuted (:func:`permuted_summary`).
+LABELLED: tuple[str, ...] = (*CHAPTER6_LABELLED, "keep_top")
 
 #: Seed 003's own numbers or patterns, quoted beside each claim.
 PUBLISHED: dict[str, str] = {
@@ -386,7 +404,8 @@ def run_tables(run: Run, *, seed: int = 0, n_boot: int = 1000, n_boot_cka: int =
     -------
     dict
         ``layers``, ``cka``, ``ablation``, ``profile``, ``tsne`` (tables) and ``summary``
-        (the claims' numbers).
+        (the claims' numbers; under ``permuted``, the label-reading ones with the labels
+        permuted, :func:`permuted_summary`).
     """
     gen = np.random.default_rng(seed)
     n = len(run.y_test)
@@ -419,6 +438,8 @@ def run_tables(run: Run, *, seed: int = 0, n_boot: int = 1000, n_boot_cka: int =
         "beats_majority": tuple(last[f"threshold_minus_majority{s}"] for s in ("", "_lo", "_hi")),
         "gap": tuple(last[f"full_minus_threshold{s}"] for s in ("", "_lo", "_hi")),
         "last": last, **ablation_summary, "keep": keep,
+        "permuted": permuted_summary(run, seed=seed, n_boot=n_boot,
+                                     ablation_share=ablation_share, keep=keep),
     }
     tables = {"layers": layers, "cka": cka, "profile": profile,
               "ablation": ablation.assign(layer=run.n_layers - 1)}
@@ -431,6 +452,49 @@ def run_tables(run: Run, *, seed: int = 0, n_boot: int = 1000, n_boot_cka: int =
             for state, states in zip(STATES, (run.before, run.after), strict=True)],
             ignore_index=True)
     return tables | {"summary": summary}
+
+
+def permuted_summary(run: Run, *, seed: int = 0, n_boot: int = 1000,
+                     ablation_share: float = ABLATION_SHARE, keep: int = 3) -> dict[str, Any]:
+    """The label-reading statistics of :func:`run_tables`, with the labels permuted: the
+    claims' null.
+
+    The labels are shuffled within the fit set and within the held-out examples
+    (:func:`permute_within`: each keeps its class counts, so the majority class and its
+    accuracy are the real ones). The 1-D threshold on the fit set's principal rogue dimension
+    (found without labels) is fitted again on the permuted fit labels; the fine-tuned model and
+    its head cannot be trained again, so their predictions, whole and ablated, are scored
+    against the permuted held-out labels. The intervals draw their own resamples (a generator
+    of their own), so the real ones are unchanged.
+
+    Returns
+    -------
+    dict
+        ``beats_majority`` and ``gap`` (value, low, high: threshold minus majority, model minus
+        threshold, last layer) and ``top_vs_bottom_<mode>`` and ``keep_top_<mode>``, as in
+        :func:`run_tables`' summary.
+    """
+    test = np.r_[np.zeros(len(run.y_fit), bool), np.ones(len(run.y_test), bool)]
+    permuted = permute_within(np.r_[run.y_fit, run.y_test], test, seed=seed)
+    null = dataclasses.replace(run, y_fit=permuted[~test], y_test=permuted[test])
+    gen = np.random.default_rng([seed, PERMUTATION_STREAM])
+    full = run.head.predict(_layer(run.after, -1)) == null.y_test
+    majority = null.y_test == int(np.bincount(null.y_fit, minlength=2).argmax())
+    row = _threshold_row(_layer(run.after_fit, -1), null.y_fit, _layer(run.after, -1),
+                         null.y_test, full, majority, n_boot, gen)
+    _, ablation = _ablation(null, (), ablation_share, keep, n_boot, gen)
+    ends = ("", "_lo", "_hi")
+    return {"beats_majority": tuple(row[f"threshold_minus_majority{s}"] for s in ends),
+            "gap": tuple(row[f"full_minus_threshold{s}"] for s in ends),
+            **{k: v for k, v in ablation.items() if k != "ablation_k"}}
+
+
+def permuted_claims(run: Run, summary: Mapping[str, Any]) -> list[Claim]:
+    """The null rows (:func:`permuted_claim`) of :func:`run_claims`' :data:`LABELLED` claims:
+    the same claims on ``summary["permuted"]``."""
+    rules = {THRESHOLDS[key][1] for key in LABELLED}
+    return [permuted_claim(c, (c.value, c.ci_low, c.ci_high))
+            for c in run_claims(run, {**summary, **summary["permuted"]}) if c.rule in rules]
 
 
 def _claim(key: str, run: Run, claim: str, statistic: str, interval: Sequence[float],
@@ -640,13 +704,14 @@ def analyse(runs: Sequence[Run], *, seed: int = 0, n_boot: int = 1000, n_boot_ck
     p = FinetuningParams(seed=seed, n_boot=n_boot, n_boot_cka=n_boot_cka,
                          ablation_ks=ablation_ks, ablation_share=ablation_share, keep=keep,
                          overlap_k=overlap_k, tsne_points=tsne_points)
-    parts, claims = [], []
+    parts, claims, nulls = [], [], []
     for run in runs:
         part = run_tables(run, seed=p.seed, n_boot=p.n_boot, n_boot_cka=p.n_boot_cka,
                           ablation_ks=p.ablation_ks, ablation_share=p.ablation_share,
                           keep=p.keep, tsne_points=p.tsne_points)
         parts.append(part)
         claims += run_claims(run, part["summary"])
+        nulls += permuted_claims(run, part["summary"])
     tables: dict[str, pd.DataFrame] = {"runs": pd.DataFrame(
         [_runs_row(r, p["summary"]) for r, p in zip(runs, parts, strict=True)])}
     for name in ("layers", "cka", "ablation", "profile", "tsne"):
@@ -673,10 +738,11 @@ def analyse(runs: Sequence[Run], *, seed: int = 0, n_boot: int = 1000, n_boot_ck
     facts = {r.model: {"kind": r.kind} for r in runs}
     frame = adequacy_gate(calibration.annotate(claims_frame(claims), facts), tables["runs"],
                           tables["overlap"])
+    frame = with_permuted(frame, nulls)
     return ChapterResult(tables=tables, claims=frame,
-                         sentences=_sentences(tables["runs"], frame,
-                                              {r.model: r.kind for r in runs},
-                                              tables["overlap"]))
+                         sentences=[*_sentences(tables["runs"], frame,
+                                                {r.model: r.kind for r in runs},
+                                                tables["overlap"]), *null_sentences(frame)])
 
 
 def _sentences(runs: pd.DataFrame, claims: pd.DataFrame, kinds: Mapping[str, str],

@@ -12,6 +12,12 @@ shuffled tags. Intervals are a cluster bootstrap over sentences
 the probe's best layer and the last, the same probe is also trained on Hewitt & Liang's
 (2019) control task (:func:`control_task_measures`): its selectivity says how much of the
 probe's accuracy word identity alone cannot buy.
+
+Every claim on a probe or on the clusters also gets its null (:mod:`.nulls`): the same
+statistic, at the same layers, with the tags permuted (:func:`permuted_probe_measures`, and
+``purity_adjusted_permuted`` of :func:`layer_measures`); the claim that the best layer lies in
+the middle third reads no tag of its own and keeps none. With ``null_stores`` the untrained
+twins fill every row's null instead.
 """
 
 from __future__ import annotations
@@ -33,9 +39,10 @@ from lmgeometry.chapters.common import (
     controls_for,
     with_blas_threads,
 )
-from lmgeometry.chapters.nulls import with_nulls
+from lmgeometry.chapters.nulls import null_sentences, permuted_claim, with_nulls, with_permuted
 from lmgeometry.claims import Claim, claims_frame
 from lmgeometry.measures.clusters import pca_project, purity_credit, unit_kmeans
+from lmgeometry.measures.permutation import permute_within
 from lmgeometry.measures.probes import control_task_labels, linear_probe, sentence_split
 from lmgeometry.measures.similarity import subsample
 from lmgeometry.measures.stats import GroupBootstrap, percentile_interval, plateau
@@ -52,6 +59,7 @@ __all__ = [
     "analyse",
     "control_task_measures",
     "layer_measures",
+    "permuted_probe_measures",
     "plateau",
     "probe_check",
     "word_baseline",
@@ -143,7 +151,9 @@ def layer_measures(X: np.ndarray, words: pd.DataFrame, split: tuple[np.ndarray, 
         (accuracy minus the majority baseline), ``probe_vs_word`` (minus the word baseline),
         ``cluster_purity`` (k-means, k = number of tags, unit rows), ``purity_chance`` (the
         same clusters' purity for shuffled tags, mean of :data:`N_SHUFFLES`),
-        ``purity_adjusted`` (``(purity - chance) / (1 - chance)``), each with ``_lo``/``_hi``
+        ``purity_adjusted`` (``(purity - chance) / (1 - chance)``), its null
+        ``purity_adjusted_permuted`` (the same clusters against the tags permuted once,
+        :func:`permute_within`, adjusted by the same chance), each with ``_lo``/``_hi``
         (bootstrap over sentences, the probe and clusters held fixed), ``n_train``,
         ``n_test``, ``converged``.
     replicates : dict
@@ -168,11 +178,55 @@ def layer_measures(X: np.ndarray, words: pd.DataFrame, split: tuple[np.ndarray, 
                       for _ in range(N_SHUFFLES)], axis=0)
     _add(row, reps, "cluster_purity", *boot.ratio(purity_credit(tags, clusters), rows=rows))
     _add(row, reps, "purity_chance", *boot.ratio(chance, rows=rows))
+    shuffled, shuffled_reps = boot.ratio(purity_credit(permute_within(tags, seed=seed), clusters),
+                                         rows=rows)
     with np.errstate(invalid="ignore", divide="ignore"):
-        _add(row, reps, "purity_adjusted",
-             (row["cluster_purity"] - row["purity_chance"]) / (1 - row["purity_chance"]),
-             (reps["cluster_purity"] - reps["purity_chance"]) / (1 - reps["purity_chance"]))
+        for name, value, rep in (("purity_adjusted", row["cluster_purity"],
+                                  reps["cluster_purity"]),
+                                 ("purity_adjusted_permuted", shuffled, shuffled_reps)):
+            _add(row, reps, name, (value - row["purity_chance"]) / (1 - row["purity_chance"]),
+                 (rep - reps["purity_chance"]) / (1 - reps["purity_chance"]))
     row.update(n_train=probe.n_train, n_test=probe.n_test, converged=probe.converged)
+    return row, reps
+
+
+def permuted_probe_measures(X: np.ndarray, words: pd.DataFrame,
+                            split: tuple[np.ndarray, np.ndarray], baseline: np.ndarray,
+                            boot: GroupBootstrap, *, seed: int = 0) -> tuple[dict, dict]:
+    """The probe's null: :func:`layer_measures`' probe (same features, split, regularisation
+    and seed) trained and scored on the tags permuted within the training and within the
+    held-out rows (:func:`permute_within`: each side keeps its tag counts, so the majority
+    baseline is the real one).
+
+    The word baseline reads no vector and keeps the real tags: the null asks what the probe
+    reaches against it when the vectors say nothing of the tag. A probe with hundreds of
+    dimensions fits some of the noise, so its permuted accuracy sits at or below the majority
+    baseline (the book's models: 9-15% against 20%), and ``probe_vs_word_permuted`` at or below
+    the majority baseline minus the word baseline.
+
+    Parameters
+    ----------
+    X, words, split, baseline, boot : as for :func:`layer_measures`
+
+    Returns
+    -------
+    row : dict
+        ``probe_accuracy_permuted`` and ``probe_vs_word_permuted`` (minus the word baseline on
+        the real tags), each with ``_lo``/``_hi`` (the same bootstrap over sentences).
+    replicates : dict
+        Their bootstrap replicates.
+    """
+    tags = words["upos"].to_numpy()
+    side = np.full(len(tags), 2)
+    side[split[0]], side[split[1]] = 0, 1
+    probe = linear_probe(X, permute_within(tags, side, seed=seed), words["sentence_id"].to_numpy(),
+                         split=split, seed=seed)
+    test = np.asarray(words.index)[probe.test]
+    row, reps = {}, {}
+    _add(row, reps, "probe_accuracy_permuted", *boot.ratio(probe.correct, rows=test))
+    word, word_reps = boot.ratio(tags[probe.test] == baseline, rows=test)
+    _add(row, reps, "probe_vs_word_permuted", row["probe_accuracy_permuted"] - word,
+         reps["probe_accuracy_permuted"] - word_reps)
     return row, reps
 
 
@@ -255,7 +309,10 @@ def _control_task_pass(store: Store, rows: np.ndarray, plans: dict, layers: pd.D
                        pos_reps: dict, boot: GroupBootstrap, *, seed: int) -> pd.DataFrame:
     """:func:`control_task_measures` at layer 0, the probe's best layer and the last, per
     control, each of those layers read once more; ``selectivity_gain`` is the selectivity
-    minus layer 0's, with its paired bootstrap interval."""
+    minus layer 0's, with its paired bootstrap interval. The same layers' probe null
+    (:func:`permuted_probe_measures`) gives ``probe_vs_word_permuted`` and
+    ``selectivity_permuted`` (the permuted probe's accuracy minus the same control task's),
+    and ``selectivity_gain_permuted``."""
     last = store.n_layers - 1
     picks = {}
     for control, sub in layers.groupby("control", sort=False):
@@ -264,7 +321,7 @@ def _control_task_pass(store: Store, rows: np.ndarray, plans: dict, layers: pd.D
     out = []
     for layer in sorted(set().union(*picks.values())):
         X = store.layer(layer, rows)
-        for control, (keep, part, split, _) in plans.items():
+        for control, (keep, part, split, baseline) in plans.items():
             if layer not in picks[control]:
                 continue
             tags = control_task_labels(part["text"].str.lower(), part["upos"], seed=seed,
@@ -274,31 +331,43 @@ def _control_task_pass(store: Store, rows: np.ndarray, plans: dict, layers: pd.D
                 row, reps = control_task_measures(X[keep], part, split, tags,
                                                   (pos, pos_reps[control, layer]), boot,
                                                   seed=seed)
+                null, null_reps = permuted_probe_measures(X[keep], part, split, baseline, boot,
+                                                          seed=seed)
+            _add(null, null_reps, "selectivity_permuted",
+                 null["probe_accuracy_permuted"] - row["control_task_accuracy"],
+                 null_reps["probe_accuracy_permuted"] - reps["control_task_accuracy"])
             out.append({"layer": layer, "depth": store.depth(layer), "control": control,
-                        "which": picks[control][layer], "probe_accuracy": pos, **row,
-                        "_reps": reps["selectivity"]})
+                        "which": picks[control][layer], "probe_accuracy": pos, **row, **null,
+                        "_reps": reps["selectivity"],
+                        "_reps_permuted": null_reps["selectivity_permuted"]})
     return _with_gain(pd.DataFrame(out))
 
 
 def _with_gain(table: pd.DataFrame) -> pd.DataFrame:
-    """``selectivity_gain`` (minus the same control's layer 0) with its paired interval."""
+    """``selectivity_gain`` and its null ``selectivity_gain_permuted`` (each minus the same
+    control's layer 0) with their paired intervals."""
     table = pd.concat([sub.sort_values("layer") for _, sub in table.groupby("control", sort=False)],
                       ignore_index=True)
-    for name in ("selectivity_gain", "selectivity_gain_lo", "selectivity_gain_hi"):
-        table[name] = np.nan
-    for _, sub in table.groupby("control", sort=False):
-        zero = sub.loc[sub["layer"] == 0].iloc[0]
-        for i, r in sub.iterrows():
-            row: dict = {}
-            _add(row, {}, "selectivity_gain", r["selectivity"] - zero["selectivity"],
-                 r["_reps"] - zero["_reps"])
-            for name, value in row.items():
-                table.at[i, name] = value
-    return table.drop(columns="_reps")
+    for suffix in ("", "_permuted"):
+        name = f"selectivity_gain{suffix}"
+        for column in (name, f"{name}_lo", f"{name}_hi"):
+            table[column] = np.nan
+        for _, sub in table.groupby("control", sort=False):
+            zero = sub.loc[sub["layer"] == 0].iloc[0]
+            for i, r in sub.iterrows():
+                row: dict = {}
+                _add(row, {}, name, r[f"selectivity{suffix}"] - zero[f"selectivity{suffix}"],
+                     r[f"_reps{suffix}"] - zero[f"_reps{suffix}"])
+                for column, value in row.items():
+                    table.at[i, column] = value
+    return table.drop(columns=["_reps", "_reps_permuted"])
 
 
-def _plateau_claims(part: pd.DataFrame, measure: str) -> list[Claim]:
-    """The claim on the best layer's value and the claim that it lies in the middle layers."""
+def _plateau_claims(part: pd.DataFrame, measure: str, suffix: str = "") -> list[Claim]:
+    """The claim on the best layer's value and the claim that it lies in the middle layers.
+
+    With ``suffix="_permuted"``, the claims' nulls: the value columns with that suffix (the
+    tags permuted) at the same best layer, and no middle-layer claim (it reads no tag)."""
     part = part.sort_values("layer").reset_index(drop=True)
     on = plateau(part[measure], part[f"{measure}_lo"], part[f"{measure}_hi"])
     best = part.loc[part[measure].idxmax()]
@@ -313,8 +382,8 @@ def _plateau_claims(part: pd.DataFrame, measure: str) -> list[Claim]:
                   "frequent tag)",
             statistic="probe accuracy minus the most-frequent-tag-per-word baseline, at the "
                       "best layer",
-            value=best["probe_vs_word"], ci_low=best["probe_vs_word_lo"],
-            ci_high=best["probe_vs_word_hi"], threshold=0.0, direction="above",
+            value=best[f"probe_vs_word{suffix}"], ci_low=best[f"probe_vs_word{suffix}_lo"],
+            ci_high=best[f"probe_vs_word{suffix}_hi"], threshold=0.0, direction="above",
             rule="the context-free tagger that gives each word its most frequent training "
                  "tag is POS tagging's classic baseline (Charniak et al. 1993); beating it "
                  "means the vectors carry the tag beyond the word's identity",
@@ -328,8 +397,8 @@ def _plateau_claims(part: pd.DataFrame, measure: str) -> list[Claim]:
             claim="POS tags form clusters",
             statistic="k-means purity as a share of the way from chance (shuffled tags) to 1, "
                       "at the purest layer",
-            value=best["purity_adjusted"], ci_low=best["purity_adjusted_lo"],
-            ci_high=best["purity_adjusted_hi"], threshold=PURITY_ADJUSTED,
+            value=best[f"purity_adjusted{suffix}"], ci_low=best[f"purity_adjusted{suffix}_lo"],
+            ci_high=best[f"purity_adjusted{suffix}_hi"], threshold=PURITY_ADJUSTED,
             direction="above",
             rule="clusters represent the tags when they are at least half-way from chance "
                  "purity to pure clusters",
@@ -337,6 +406,8 @@ def _plateau_claims(part: pd.DataFrame, measure: str) -> list[Claim]:
             evidence=f"purity {best['cluster_purity']:.2f}, chance "
                      f"{best['purity_chance']:.2f}; {where}", **base)
         noun = "clusters"
+    if suffix:
+        return [first, _against_layer0(first, part, best, suffix)]
     middle = Claim(
         claim=f"POS is best represented in the middle layers ({noun})",
         statistic=f"distance of the best layer's depth from 0.5 ({noun}); interval over the "
@@ -354,15 +425,16 @@ _GAIN = {"POS tags are well represented (a linear probe beats each word's most f
          "probe_vs_word", "POS tags form clusters": "purity_adjusted"}
 
 
-def _against_layer0(claim: Claim, part: pd.DataFrame, best: pd.Series) -> Claim:
+def _against_layer0(claim: Claim, part: pd.DataFrame, best: pd.Series, suffix: str = ""
+                    ) -> Claim:
     """The claim's statistic at its best layer minus the same at layer 0 (the embedding
     output, before any context): what the context adds beyond the word's input vector.
 
     The interval is the difference of the two layers' interval bounds (best layer's lower
     minus layer 0's upper, and the reverse): wider than a joint 95% interval, so a verdict
-    errs towards "inconclusive".
+    errs towards "inconclusive". ``suffix`` reads the statistic's null columns instead.
     """
-    column = _GAIN[claim.claim]
+    column = _GAIN[claim.claim] + suffix
     zero = part.loc[part["layer"] == 0].iloc[0]
     control = "against layer 0" if claim.control == "none" else f"{claim.control}, against layer 0"
     value = float(best[column] - zero[column])
@@ -383,11 +455,12 @@ def _against_layer0(claim: Claim, part: pd.DataFrame, best: pd.Series) -> Claim:
 _PROBE_CLAIM = next(claim for claim, column in _GAIN.items() if column == "probe_vs_word")
 
 
-def _control_task_claims(table: pd.DataFrame) -> list[Claim]:
+def _control_task_claims(table: pd.DataFrame, suffix: str = "") -> list[Claim]:
     """Per control of one model: the probe's claim, checked with the control task.
 
     The statistic is the selectivity at the probe's best layer minus the selectivity at layer
-    0 (``selectivity_gain``; its interval is the paired bootstrap over held-out sentences).
+    0 (``selectivity_gain``; its interval is the paired bootstrap over held-out sentences);
+    ``suffix="_permuted"`` reads its null (``selectivity_gain_permuted``).
     """
     out = []
     for control, sub in table.groupby("control", sort=False):
@@ -399,8 +472,8 @@ def _control_task_claims(table: pd.DataFrame) -> list[Claim]:
             statistic="selectivity (POS probe accuracy minus the same probe's accuracy on a "
                       "control task of random tags per word type) at the probe's best layer, "
                       "minus the same at layer 0 (the embedding output)",
-            value=best["selectivity_gain"], ci_low=best["selectivity_gain_lo"],
-            ci_high=best["selectivity_gain_hi"], threshold=0.0, direction="above",
+            value=best[f"selectivity_gain{suffix}"], ci_low=best[f"selectivity_gain{suffix}_lo"],
+            ci_high=best[f"selectivity_gain{suffix}_hi"], threshold=0.0, direction="above",
             rule="Hewitt & Liang (2019): a probe's accuracy mixes what the vectors encode with "
                  "what the probe memorises; on the control task (each word type one random tag "
                  "from the training tag distribution) only memorised word identity scores, so "
@@ -416,6 +489,21 @@ def _control_task_claims(table: pd.DataFrame) -> list[Claim]:
                                f"task {r['control_task_accuracy']:.1%})"
                                for name, r in (("best ", best), ("", zero), ("last ", last)))))
     return out
+
+
+def _permuted_claims(layers: pd.DataFrame, control_task: pd.DataFrame) -> list[Claim]:
+    """One model's null rows (the tags permuted, :func:`permuted_claim`) of the probe's and
+    the clusters' claims, per control: the best layer's null and the null's gain over layer 0
+    (the probe's at the layers the control task reads again), and the control task's."""
+    columns = [f"probe_vs_word_permuted{s}" for s in ("", "_lo", "_hi")]
+    out = []
+    for control, sub in layers.groupby("control", sort=False):
+        probe = control_task.loc[control_task["control"] == control, ["layer", *columns]]
+        sub = sub.merge(probe, on="layer", how="left")
+        for measure in ("probe_accuracy", "purity_adjusted"):
+            out += _plateau_claims(sub, measure, "_permuted")
+    out += _control_task_claims(control_task, "_permuted")
+    return [permuted_claim(c, (c.value, c.ci_low, c.ci_high)) for c in out]
 
 
 def _plateau_sentence(layers: pd.DataFrame) -> str:
@@ -452,7 +540,10 @@ def analyse(stores: Mapping[str, Store], *, seed: int = 0, probe_words: int = 60
     null_stores : mapping of model spec -> :class:`Store`, optional
         The models' untrained twins on the same corpus (:func:`.nulls.null_stores`): every
         claim is also computed on them with the same parameters, and each row carries its
-        twin's (:func:`.nulls.with_nulls`).
+        twin's (:func:`.nulls.with_nulls`). Without them (the default), each probe and
+        cluster row carries its null with the tags permuted (:func:`.nulls.with_permuted`);
+        with them, the twins fill every row's null (one null a row: the twin asks what
+        training did, the harder test, and the permuted tags cost nothing to compute again).
 
     Raises
     ------
@@ -472,7 +563,7 @@ def analyse(stores: Mapping[str, Store], *, seed: int = 0, probe_words: int = 60
     """
     params = PartOfSpeechParams(seed=seed, probe_words=probe_words, point_budget=point_budget,
                                 n_boot=n_boot)
-    tables, claims, views, kinds, selectivity = [], [], {}, {}, []
+    tables, claims, views, kinds, selectivity, nulls = [], [], {}, {}, [], []
     for spec, store in stores.items():
         part, words, coords, control_task = _model_pass(store, params)
         control_task.insert(0, "model", spec)
@@ -485,15 +576,18 @@ def analyse(stores: Mapping[str, Store], *, seed: int = 0, probe_words: int = 60
             for measure in ("probe_accuracy", "purity_adjusted"):
                 claims += _plateau_claims(sub, measure)
         claims += _control_task_claims(control_task)
+        nulls += _permuted_claims(part, control_task)
     layers = pd.concat(tables, ignore_index=True)
     frame = calibration.annotate(claims_frame(claims), calibration.store_facts(stores.values()))
+    frame = with_permuted(frame, nulls)
     if null_stores:
         frame = with_nulls(frame, analyse(null_stores, seed=seed, probe_words=probe_words,
                                           point_budget=point_budget, n_boot=n_boot).claims)
     return PartOfSpeechResult(
         tables={"layers": layers, "selectivity": pd.concat(selectivity, ignore_index=True)},
         claims=frame,
-        sentences=[_plateau_sentence(layers), *claim_sentences(frame, kinds)], views=views)
+        sentences=[_plateau_sentence(layers), *claim_sentences(frame, kinds),
+                   *null_sentences(frame)], views=views)
 
 
 def probe_check(layers: pd.DataFrame) -> pd.DataFrame:

@@ -19,6 +19,13 @@ majority baseline, the ablation curves and the layer-by-layer CKA, each with an 
 and without each sentence's first word (a decoder's attention sink: Xiao et al. 2023; Sun et
 al. 2024). The measures live in :mod:`lmgeometry.measures.similarity` and
 :mod:`lmgeometry.measures.probes`.
+
+The claims on a classifier (the 1-D threshold against the majority class and against the
+linear head, the ablations) each get a null (:mod:`.nulls`): the same statistic, on the same
+last layer, split and rogue dimension, with the labels permuted within the training and
+within the held-out sentences (:func:`permuted_summary`; the threshold and the head fitted
+again on the permuted labels). The claims on CKA and on the variance shares read no label
+and keep no null.
 """
 
 from __future__ import annotations
@@ -35,9 +42,11 @@ from lmgeometry.activations.store import Store
 from lmgeometry.chapters import calibration
 from lmgeometry.chapters.calibration import SEED003
 from lmgeometry.chapters.common import ChapterResult, check_whole, per_layer, with_blas_threads
+from lmgeometry.chapters.nulls import null_sentences, permuted_claim, with_permuted
 from lmgeometry.claims import Claim, claims_frame
 from lmgeometry.errors import UsageError
 from lmgeometry.measures import probes, similarity
+from lmgeometry.measures.permutation import PERMUTATION_STREAM, permute_within
 from lmgeometry.measures.stats import (
     bootstrap_ci,
     percentile_interval,
@@ -53,6 +62,9 @@ __all__ = [
     "cross_best_long",
     "cross_tables",
     "last_layers",
+    "LABELLED",
+    "permuted_claims",
+    "permuted_summary",
     "pooling_for",
     "PUBLISHED",
     "RogueParams",
@@ -129,6 +141,10 @@ THRESHOLDS: dict[str, tuple[float, str]] = {
                  "see"),
 }
 
+#: The claims (keys of :data:`THRESHOLDS`) whose statistic reads the task's labels: a
+#: classifier's accuracy. Each gets its null with the labels permuted (:func:`permuted_summary`).
+LABELLED: tuple[str, ...] = ("beats_majority", "threshold_gap", "ablation")
+
 #: Seed 003's own numbers or patterns, quoted beside each claim.
 PUBLISHED: dict[str, str] = {
     "cka_block": "pretrained GPT-2: block-diagonal CKA, early, middle and last blocks (Fig. 1)",
@@ -198,15 +214,9 @@ def _layer_row(Xtr: np.ndarray, ytr: np.ndarray, Xte: np.ndarray, yte: np.ndarra
     contributions = similarity.cosine_contributions(Xtr)
     total = float(contributions.sum())
     cos_dim = int(np.argmax(contributions))
-    threshold = probes.ThresholdClassifier().fit(Xtr[:, dim], ytr)
-    head = probes.fit_logistic(Xtr, ytr, seed=seed)
-    majority = int(np.bincount(ytr, minlength=2).argmax())
-    predicted = threshold.predict(Xte[:, dim])
-    c_thr = predicted == yte
-    c_head = head.predict(Xte) == yte
-    c_maj = yte == majority
+    scores, head = _classifiers(Xtr, ytr, Xte, yte, dim, n_boot, gen, seed)
     row: dict[str, Any] = {"rogue_dim": dim,
-                           "threshold_one_class": bool(np.unique(predicted).size == 1)}
+                           "threshold_one_class": scores.pop("threshold_one_class")}
     for j, k in enumerate((1, 3)):
         v = similarity.variance_share(Xtr, k)
         lo, hi = percentile_interval(reps[:, j], v)
@@ -215,6 +225,23 @@ def _layer_row(Xtr: np.ndarray, ytr: np.ndarray, Xte: np.ndarray, yte: np.ndarra
     row |= {"mean_cosine": total, "cosine_dim": cos_dim,
             "cosine_share_cosine_dim": contributions[cos_dim] / total if total else math.nan,
             "cosine_share_rogue_dim": contributions[dim] / total if total else math.nan}
+    return row | scores, reps[:, 0], head
+
+
+def _classifiers(Xtr: np.ndarray, ytr: np.ndarray, Xte: np.ndarray, yte: np.ndarray, dim: int,
+                 n_boot: int, gen: np.random.Generator, seed: int
+                 ) -> tuple[dict[str, Any], probes.LogisticHead]:
+    """The 1-D threshold on dimension ``dim``, the logistic head on every dimension and the
+    majority class, fitted on the training rows and scored on the held-out rows (accuracies,
+    and the paired differences with bootstrap intervals); the head."""
+    threshold = probes.ThresholdClassifier().fit(Xtr[:, dim], ytr)
+    head = probes.fit_logistic(Xtr, ytr, seed=seed)
+    majority = int(np.bincount(ytr, minlength=2).argmax())
+    predicted = threshold.predict(Xte[:, dim])
+    c_thr = predicted == yte
+    c_head = head.predict(Xte) == yte
+    c_maj = yte == majority
+    row: dict[str, Any] = {"threshold_one_class": bool(np.unique(predicted).size == 1)}
     for name, correct in (("threshold", c_thr), ("head", c_head), ("majority", c_maj)):
         row[f"{name}_accuracy"], row[f"{name}_accuracy_lo"], row[f"{name}_accuracy_hi"] = \
             _accuracy(correct)
@@ -222,7 +249,38 @@ def _layer_row(Xtr: np.ndarray, ytr: np.ndarray, Xte: np.ndarray, yte: np.ndarra
                        ("head_minus_threshold", c_head.astype(float) - c_thr)):
         row[name], row[f"{name}_lo"], row[f"{name}_hi"] = _interval(diff, n_boot, gen)
     row["head_converged"] = head.converged
-    return row, reps[:, 0], head
+    return row, head
+
+
+def permuted_summary(Xtr: np.ndarray, ytr: np.ndarray, Xte: np.ndarray, yte: np.ndarray,
+                     dim: int, *, n_boot: int = 1000, seed: int = 0, ablation_k: int = 3
+                     ) -> dict[str, Any]:
+    """The label-reading statistics of :func:`task_tables`' last layer, with the labels
+    permuted: the claims' null.
+
+    The labels are shuffled within the training and within the held-out sentences
+    (:func:`permute_within`: each side keeps its class counts, so the majority class and its
+    accuracy are the real ones); the 1-D threshold on the same rogue dimension ``dim`` (found
+    without labels) and the logistic head are fitted again on the permuted training labels and
+    scored on the permuted held-out labels, and the head's ablations are scored there too.
+    The intervals draw their own resamples (a generator of their own), so the real ones are
+    unchanged.
+
+    Returns
+    -------
+    dict
+        ``beats_majority`` and ``gap`` (value, low, high: threshold minus majority, head minus
+        threshold) and ``ablation`` (per mode, as :func:`task_tables`' summary).
+    """
+    test = np.r_[np.zeros(len(ytr), bool), np.ones(len(yte), bool)]
+    permuted = permute_within(np.r_[ytr, yte], test, seed=seed)
+    ptr, pte = permuted[~test], permuted[test]
+    gen = np.random.default_rng([seed, PERMUTATION_STREAM])
+    row, head = _classifiers(Xtr, ptr, Xte, pte, dim, n_boot, gen, seed)
+    _, ablation = _ablation(Xtr, ptr, Xte, pte, head, (), ablation_k, n_boot, gen)
+    ends = ("", "_lo", "_hi")
+    return {"beats_majority": tuple(row[f"threshold_minus_majority{s}"] for s in ends),
+            "gap": tuple(row[f"head_minus_threshold{s}"] for s in ends), "ablation": ablation}
 
 
 def _ablation(Xtr: np.ndarray, ytr: np.ndarray, Xte: np.ndarray, yte: np.ndarray,
@@ -300,7 +358,9 @@ def task_tables(store: Store, labels: np.ndarray, is_test: np.ndarray, *,
     -------
     dict
         ``layers`` (per layer), ``cka`` (per pair of layers), ``ablation``, ``profile`` (the
-        last layer's per-dimension standard deviation), ``summary`` (the claims' numbers).
+        last layer's per-dimension standard deviation), ``summary`` (the claims' numbers;
+        under ``permuted``, the label-reading ones with the labels permuted,
+        :func:`permuted_summary`).
     """
     pool = pooling_for(store, pooling)
     words = store.words
@@ -330,7 +390,9 @@ def task_tables(store: Store, labels: np.ndarray, is_test: np.ndarray, *,
         "beats_majority": tuple(last[f"threshold_minus_majority{s}"] for s in ("", "_lo", "_hi")),
         "gap": tuple(last[f"head_minus_threshold{s}"] for s in ("", "_lo", "_hi")),
         "ablation": abl, "ablation_k": ablation_k, "n_train": n_tr, "n_test": len(yte),
-        "last": last,
+        "last": last, "permuted": permuted_summary(Xtr, ytr, Xte, yte, int(last["rogue_dim"]),
+                                                   n_boot=n_boot, seed=seed,
+                                                   ablation_k=ablation_k),
     }
     return {
         "layers": layers,
@@ -401,6 +463,15 @@ def task_claims(task: str, model: str, summary: Mapping[str, Any]) -> list[Claim
             f"top {k} ablated {pct(a[3], 1)}, bottom {k} {pct(a[4], 1)}, none "
             f"{pct(last['head_accuracy'], 1)}"))
     return out
+
+
+def permuted_claims(task: str, model: str, summary: Mapping[str, Any]) -> list[Claim]:
+    """The null rows (:func:`permuted_claim`) of :func:`task_claims`' :data:`LABELLED` claims:
+    the same claims on ``summary["permuted"]``."""
+    rules = {THRESHOLDS[key][1] for key in LABELLED}
+    return [permuted_claim(c, (c.value, c.ci_low, c.ci_high))
+            for c in task_claims(task, model, {**summary, **summary["permuted"]})
+            if c.rule in rules]
 
 
 def cross_tables(reference: Store, store: Store, n_words: int = 3000, seed: int = 0
@@ -534,6 +605,7 @@ def analyse(
                     ablation_k=ablation_k, cka_words=cka_words, sink_ratio=sink_ratio)
     parts: dict[tuple[str, int], dict[str, Any]] = {}
     claims: list[Claim] = []
+    nulls: list[Claim] = []
     for task in tasks:
         for store in task.stores.values():
             part = task_tables(store, task.labels, task.is_test, pooling=p.pooling,
@@ -541,6 +613,7 @@ def analyse(
                                ablation_k=p.ablation_k)
             parts[(task.name, id(store))] = part
             claims += task_claims(task.name, store.label, part["summary"])
+            nulls += permuted_claims(task.name, store.label, part["summary"])
     tables: dict[str, pd.DataFrame] = {}
     for name in ("layers", "cka", "ablation", "profile"):
         frames = []
@@ -558,9 +631,9 @@ def analyse(
     if cross:
         tables |= _cross(cross, p.cka_words, p.seed)
     facts = calibration.store_facts(s for task in tasks for s in task.stores.values())
-    return ChapterResult(tables=tables,
-                         claims=calibration.annotate(claims_frame(claims), facts),
-                         sentences=_sentences(tables, p.sink_ratio))
+    frame = with_permuted(calibration.annotate(claims_frame(claims), facts), nulls)
+    return ChapterResult(tables=tables, claims=frame,
+                         sentences=[*_sentences(tables, p.sink_ratio), *null_sentences(frame)])
 
 
 def cka_matrices(cka: pd.DataFrame, task: str) -> dict[str, np.ndarray]:

@@ -26,6 +26,12 @@ Intervals: bootstraps over target words (SemCor; the same draws for every layer,
 maximum over layers gets the interval of the maximum), over words (polysemy), Wilson over
 pairs (WiC). Decoder numbers are computed under the seeds' protocol and with each sentence's
 first word left out (:data:`lmgeometry.claims.record.CONTROLS`).
+
+Every claim that reads the senses (1-NN accuracy in the full space and in the views, the
+silhouette, WiC) gets its null (:mod:`lmgeometry.chapters.nulls`): the same statistic, the same
+maximum over layers and the same interval, with the senses permuted within each natural draw
+(and within the occurrences as sampled) and WiC's labels within each split. The polysemy claims are
+regressions on counts of senses and contexts, not on labels of occurrences, and keep no null.
 """
 
 from __future__ import annotations
@@ -42,9 +48,11 @@ from threadpoolctl import threadpool_limits
 from lmgeometry.activations.store import Store
 from lmgeometry.chapters import calibration
 from lmgeometry.chapters.common import ChapterResult, check_wholes, with_blas_threads
+from lmgeometry.chapters.nulls import null_sentences, permuted_claim, with_permuted
 from lmgeometry.chapters.senses.polysemy import polysemy_pass
 from lmgeometry.chapters.senses.semcor import (
     VIEW_METHODS,
+    _permuted_reps,
     _separability_table,
     _views_table,
     semcor_pass,
@@ -299,6 +307,28 @@ def _wic_claim(wic: pd.DataFrame, model: str, control: str) -> Claim:
                   f"{pct(part.loc[0, 'test_accuracy'])}")
 
 
+def _permuted_claims(reps: dict, wic: pd.DataFrame, model: str, control: str) -> list[Claim]:
+    """The null rows (:func:`permuted_claim`) of the claims that read senses: each statistic
+    as :func:`_separability_claims` and :func:`_wic_claim` compute it (the best of layers 1-L
+    or of the viewed layers after 0, the layer chosen on dev), on the permuted senses
+    (:func:`_permuted_reps`' ``reps``) and WiC's permuted labels."""
+    found = {}
+    for key, name in (("separate", "natural"), ("not_points", "silhouette")):
+        value, replicates = reps[(control, name)]
+        found[key] = _best_over(value, replicates, range(1, len(value)))
+    for key, method in (("pca_hides", "PCA of all words"), ("umap_shows", "UMAP of one word")):
+        if (control, method) in reps:
+            value, replicates, layers = reps[(control, method)]
+            found[key] = _best_over(value, replicates,
+                                    [i for i, layer in enumerate(layers) if layer >= 1])
+    part = wic[(wic["model"] == model) & (wic["control"] == control)
+               & (wic["transform"] == "raw")].reset_index(drop=True)
+    best = part.loc[part["permuted_dev_accuracy"].idxmax()]
+    found["wic"] = tuple(float(best[f"permuted_test_accuracy{s}"]) for s in ("", "_lo", "_hi"))
+    return [permuted_claim(_claim(key, model, control, *v[:3], "labels permuted"), v)
+            for key, v in found.items()]
+
+
 def _polysemy_claims(table: pd.DataFrame, reps: dict, model: str, control: str
                      ) -> list[Claim]:
     beta, rep = reps[(control, "WordNet words")]
@@ -414,7 +444,7 @@ def analyse(semcor: Mapping[str, Store], wic: Mapping[str, Store], sts: Mapping[
     tables: dict[str, list[pd.DataFrame]] = {k: [] for k in
                                              ("separability", "views", "wic", "polysemy",
                                               "selfsim_bins")}
-    claims, drawn, kinds = [], {}, {}
+    claims, drawn, kinds, nulls = [], {}, {}, []
     for spec in semcor:
         kinds[spec] = str(semcor[spec].meta.get("model", {}).get("kind", ""))
         # Matrices of tens to a few thousand rows: BLAS threads only contend (measured: a
@@ -426,6 +456,7 @@ def analyse(semcor: Mapping[str, Store], wic: Mapping[str, Store], sts: Mapping[
             sep, sep_reps = _separability_table(semcor[spec], runs, n_boot=p.n_boot,
                                                 seed=p.seed)
             view, view_reps = _views_table(semcor[spec], runs, n_boot=p.n_boot, seed=p.seed)
+            null_reps = _permuted_reps(runs, n_boot=p.n_boot, seed=p.seed)
             wic_table = wic_pass(wic[spec], wic_pairs, seed=p.seed, fit_rows=p.fit_rows)
             poly, figure, poly_reps = polysemy_pass(sts[spec], seed=p.seed,
                                                     min_contexts=p.min_contexts,
@@ -444,10 +475,13 @@ def analyse(semcor: Mapping[str, Store], wic: Mapping[str, Store], sts: Mapping[
                                            view.assign(model=spec), spec, control)
             claims.append(_wic_claim(wic_table.assign(model=spec), spec, control))
             claims += _polysemy_claims(poly.assign(model=spec), poly_reps, spec, control)
+            nulls += _permuted_claims(null_reps, wic_table.assign(model=spec), spec, control)
     out = {name: pd.concat(frames, ignore_index=True) for name, frames in tables.items()}
     frame = calibration.annotate(claims_frame(claims), calibration.store_facts(semcor.values()))
+    frame = with_permuted(frame, nulls)
     return SensesResult(tables=out, claims=frame,
-                        sentences=_sentences(out["separability"], out["polysemy"], frame, kinds),
+                        sentences=[*_sentences(out["separability"], out["polysemy"], frame,
+                                               kinds), *null_sentences(frame)],
                         views=drawn)
 
 

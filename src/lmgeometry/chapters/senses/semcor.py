@@ -5,6 +5,12 @@ under each control: leave-one-out 1-NN sense accuracy against the most-frequent-
 in natural-frequency samples and as sampled, the silhouette of the senses, and the same 1-NN
 accuracy inside the 2-D :data:`VIEW_METHODS`; the tables with their bootstrap over target
 words follow. :func:`spread_layers` picks the layers whose views are drawn.
+
+The claims' null (:mod:`lmgeometry.chapters.nulls`) is computed in the same pass: the same
+scores of the raw vectors (:data:`NULL_TRANSFORM`) with each word's senses permuted within
+each natural draw and within the occurrences as sampled
+(:func:`lmgeometry.measures.permutation.permute_within`: every draw keeps its sense counts, so
+its most-frequent-sense baseline is the real one), in the full space and inside the views.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ import pandas as pd
 from lmgeometry.activations.store import Store
 from lmgeometry.chapters.common import control_rows, controls_for
 from lmgeometry.measures import clusters
+from lmgeometry.measures.permutation import permute_within
 from lmgeometry.measures.senses import (
     mfs_credit,
     natural_sample,
@@ -32,6 +39,7 @@ from lmgeometry.measures.stats import cohens_h, percentile_interval, weighted_bo
 from lmgeometry.measures.transforms import TRANSFORMS, LayerFit
 
 __all__ = [
+    "NULL_TRANSFORM",
     "VIEW_METHODS",
     "semcor_pass",
     "spread_layers",
@@ -39,6 +47,9 @@ __all__ = [
 
 #: The 2-D views whose 1-NN accuracy the chapter measures.
 VIEW_METHODS: tuple[str, ...] = ("PCA of all words", "PCA of one word", "UMAP of one word")
+
+#: The transform the claims read, and whose scores are also computed on permuted senses.
+NULL_TRANSFORM = "raw"
 
 
 def spread_layers(n_layers: int, k: int) -> list[int]:
@@ -64,6 +75,15 @@ class _Word:
     draws: list[np.ndarray]  # positions in occ of each natural sample
     mfs_natural: float
     mfs_sampled: float
+    permuted_draws: list[np.ndarray] = field(default_factory=list)  # each draw's senses, shuffled
+    permuted_sampled: np.ndarray | None = None  # the as-sampled senses, shuffled
+
+    def labels(self, permuted: bool = False) -> tuple[list[np.ndarray], np.ndarray]:
+        """The senses of each natural draw and of the occurrences as sampled: the real ones,
+        or (``permuted``) the same senses shuffled within each (the null)."""
+        if permuted:
+            return self.permuted_draws, self.permuted_sampled
+        return [self.senses[d] for d in self.draws], self.senses[self.sampled]
 
 
 def _plan_words(words: pd.DataFrame, keep: np.ndarray, weights: Mapping[str, float],
@@ -71,7 +91,8 @@ def _plan_words(words: pd.DataFrame, keep: np.ndarray, weights: Mapping[str, flo
     """The targets kept by a control, each with its natural draws and MFS baselines.
 
     A word's draws depend only on its kept occurrences and ``seed``, so a control that keeps
-    every occurrence of a word draws the same samples as the seeds' protocol.
+    every occurrence of a word draws the same samples as the seeds' protocol; so do the
+    permuted senses of each draw (the null, :func:`permute_within`).
     """
     plan = []
     names = words["target"].to_numpy()
@@ -91,29 +112,35 @@ def _plan_words(words: pd.DataFrame, keep: np.ndarray, weights: Mapping[str, flo
         mfs_nat = float(np.mean([mfs_credit(y[d]).mean() for d in draws])) if draws else np.nan
         two = len(np.unique(y[sampled])) >= 2
         plan.append(_Word(name, occ, y, sampled, draws, mfs_nat,
-                          float(mfs_credit(y[sampled]).mean()) if two else np.nan))
+                          float(mfs_credit(y[sampled]).mean()) if two else np.nan,
+                          [permute_within(y[d], seed=(seed, code, j)) for j, d in
+                           enumerate(draws)], permute_within(y[sampled], seed=(seed, code))))
     return plan
 
 
-def _word_scores(S: np.ndarray, word: _Word) -> tuple[float, float, float]:
-    """Natural 1-NN accuracy (mean over draws), as-sampled accuracy and silhouette."""
-    natural = (float(np.mean([nn_credit(S[np.ix_(d, d)], word.senses[d]).mean()
-                              for d in word.draws])) if word.draws else np.nan)
+def _word_scores(S: np.ndarray, word: _Word, permuted: bool = False
+                 ) -> tuple[float, float, float]:
+    """Natural 1-NN accuracy (mean over draws), as-sampled accuracy and silhouette; with
+    ``permuted``, of the word's permuted senses (:meth:`_Word.labels`)."""
+    draws, sampled = word.labels(permuted)
+    natural = (float(np.mean([nn_credit(S[np.ix_(d, d)], y).mean()
+                              for d, y in zip(word.draws, draws, strict=True)]))
+               if word.draws else np.nan)
     if np.isnan(word.mfs_sampled):
         return natural, np.nan, np.nan
     s = word.sampled
     block = S[np.ix_(s, s)]
-    return (natural, float(nn_credit(block, word.senses[s]).mean()),
-            similarity_silhouette(block, word.senses[s]))
+    return natural, float(nn_credit(block, sampled).mean()), similarity_silhouette(block, sampled)
 
 
-def _view_accuracy(coords: np.ndarray, word: _Word) -> float:
-    """Natural 1-NN accuracy of a word inside a 2-D view (Euclidean neighbours)."""
+def _view_accuracy(coords: np.ndarray, word: _Word, permuted: bool = False) -> float:
+    """Natural 1-NN accuracy of a word inside a 2-D view (Euclidean neighbours); with
+    ``permuted``, of its permuted senses."""
     if not word.draws:
         return np.nan
     S = similarity_matrix(coords, "euclidean")
-    return float(np.mean([nn_credit(S[np.ix_(d, d)], word.senses[d]).mean()
-                          for d in word.draws]))
+    return float(np.mean([nn_credit(S[np.ix_(d, d)], y).mean()
+                          for d, y in zip(word.draws, word.labels(permuted)[0], strict=True)]))
 
 
 def _project_word(X: np.ndarray, method: str, seed: int) -> np.ndarray:
@@ -127,16 +154,21 @@ def _project_word(X: np.ndarray, method: str, seed: int) -> np.ndarray:
 
 @dataclass
 class _SemcorRun:
-    """Per-word scores of one model under one control, layer by layer."""
+    """Per-word scores of one model under one control, layer by layer; ``permuted`` holds the
+    null's (senses permuted), keyed by protocol ("natural", "silhouette") or view method."""
 
     words: list[_Word]
     fit_rows: np.ndarray
     scores: dict[tuple[str, str], list[np.ndarray]] = field(default_factory=dict)
     views: dict[str, list[np.ndarray]] = field(default_factory=dict)
     view_layers: dict[str, list[int]] = field(default_factory=dict)
+    permuted: dict[str, list[np.ndarray]] = field(default_factory=dict)
 
-    def add(self, key: tuple[str, str] | str, values: Sequence[float], layer: int | None = None
-            ) -> None:
+    def add(self, key: tuple[str, str] | str, values: Sequence[float], layer: int | None = None,
+            *, null: Sequence[float] | None = None) -> None:
+        if null is not None:
+            name = key if isinstance(key, str) else key[1]
+            self.permuted.setdefault(name, []).append(np.asarray(null, dtype=np.float64))
         if isinstance(key, str):
             self.views.setdefault(key, []).append(np.asarray(values, dtype=np.float64))
             self.view_layers.setdefault(key, []).append(int(layer))
@@ -151,28 +183,36 @@ def _semcor_layer(run: _SemcorRun, T: np.ndarray, F: np.ndarray, *, layer: int, 
     fit = LayerFit.of(F)
     for how in transforms:
         U = unit_rows(fit.apply(T, how))[0]
-        rows = [_word_scores(U[w.occ] @ U[w.occ].T, w) for w in run.words]
+        blocks = [U[w.occ] @ U[w.occ].T for w in run.words]
+        rows = [_word_scores(S, w) for S, w in zip(blocks, run.words, strict=True)]
+        nulls = ([_word_scores(S, w, permuted=True) for S, w in zip(blocks, run.words,
+                                                                    strict=True)]
+                 if how == NULL_TRANSFORM else None)
         for i, name in enumerate(("natural", "as sampled", "silhouette")):
-            run.add((how, name), [r[i] for r in rows])
+            run.add((how, name), [r[i] for r in rows],
+                    null=None if nulls is None or i == 1 else [r[i] for r in nulls])
     coords = fit.project(T)
-    run.add("PCA of all words", [_view_accuracy(coords[w.occ], w) for w in run.words], layer)
+    run.add("PCA of all words", [_view_accuracy(coords[w.occ], w) for w in run.words], layer,
+            null=[_view_accuracy(coords[w.occ], w, permuted=True) for w in run.words])
     drawn: dict[str, dict[str, np.ndarray]] = {}
     if not view:
         return drawn
     for method in VIEW_METHODS[1:]:
         if method.startswith("UMAP") and not umap_words:
             continue
-        accuracies = []
+        accuracies, nulls = [], []
         for w in run.words:
             if method.startswith("UMAP") and w.name not in umap_words:
                 accuracies.append(np.nan)  # UMAP views of the most frequent targets only
+                nulls.append(np.nan)
                 continue
             key = (method, layer, w.name, w.occ.tobytes())
             if key not in cache:  # a control that keeps every occurrence reuses the view
                 cache[key] = _project_word(T[w.occ], method, seed)
             drawn.setdefault(method, {})[w.name] = cache[key]
             accuracies.append(_view_accuracy(cache[key], w))
-        run.add(method, accuracies, layer)
+            nulls.append(_view_accuracy(cache[key], w, permuted=True))
+        run.add(method, accuracies, layer, null=nulls)
     return drawn
 
 
@@ -275,11 +315,8 @@ def _separability_table(store: Store, runs: Mapping[str, _SemcorRun], *, n_boot:
                             for w in run.words])
             macro = _bootstrap_macro(acc, mfs, n_boot, seed)
             cols = _interval_columns(macro, _MACRO_NAMES)
-            sil = np.stack(run.scores[(how, "silhouette")], axis=1)
             if protocol == "as sampled":
-                s_reps = weighted_bootstrap_means(sil[np.isfinite(sil).all(axis=1)], None,
-                                                  n_boot, seed)
-                s_val = np.nanmean(sil[np.isfinite(sil).all(axis=1)], axis=0)
+                s_val, s_reps = _silhouette_macro(run.scores[(how, "silhouette")], n_boot, seed)
                 cols.update(_interval_columns({"s": (s_val, s_reps)}, {"s": "silhouette"}))
                 reps[(control, how, "silhouette")] = (s_val, s_reps)
             else:
@@ -296,6 +333,37 @@ def _separability_table(store: Store, runs: Mapping[str, _SemcorRun], *, n_boot:
                 "transform": how, "protocol": protocol, **cols, "n_words": n_words,
                 "n_occurrences": round(float(n_occ), 1)}))
     return pd.concat(frames, ignore_index=True), reps
+
+
+def _silhouette_macro(values: Sequence[np.ndarray], n_boot: int, seed: int
+                      ) -> tuple[np.ndarray, np.ndarray]:
+    """Per layer, the mean silhouette over the words that have one in every layer, and its
+    replicates (words resampled, the same draws for every layer)."""
+    sil = np.stack(values, axis=1)
+    sil = sil[np.isfinite(sil).all(axis=1)]
+    return np.nanmean(sil, axis=0), weighted_bootstrap_means(sil, None, n_boot, seed)
+
+
+def _permuted_reps(runs: Mapping[str, _SemcorRun], *, n_boot: int, seed: int) -> dict:
+    """The claims' null: per control, the macro Cohen's h of natural 1-NN accuracy over the
+    most-frequent-sense baseline (``(control, "natural")``) and the mean silhouette
+    (``(control, "silhouette")``), each per layer with its replicates, and per view method
+    the same h with its layers (``(control, method)``), all on the permuted senses of the
+    :data:`NULL_TRANSFORM` scores, with the bootstrap over words of the real ones."""
+    reps: dict = {}
+    for control, run in runs.items():
+        mfs = np.array([w.mfs_natural for w in run.words])
+        accuracy = np.stack(run.permuted["natural"], axis=1)
+        reps[(control, "natural")] = _bootstrap_macro(accuracy, mfs, n_boot, seed)["cohen_h"]
+        reps[(control, "silhouette")] = _silhouette_macro(run.permuted["silhouette"], n_boot,
+                                                          seed)
+        for method in (m for m in VIEW_METHODS if m in run.permuted):
+            accuracy = np.stack(run.permuted[method], axis=1)
+            shown = np.isfinite(accuracy).all(axis=1) & np.isfinite(mfs)
+            reps[(control, method)] = (*_bootstrap_macro(accuracy[shown], mfs[shown], n_boot,
+                                                         seed)["cohen_h"],
+                                       run.view_layers[method])
+    return reps
 
 
 def _views_table(store: Store, runs: Mapping[str, _SemcorRun], *, n_boot: int, seed: int
