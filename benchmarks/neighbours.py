@@ -11,9 +11,16 @@ then prints
   of ``measures.tokens.token_measures`` and ``measures.static.static_embeddings``;
 * on a real model (``--model``, default ``smollm2-135m``, the deepest default model; ``none``
   skips it) and the default corpus (``corpus.sts()``, 1,000 sentences; its activations are
-  extracted first if not cached, outside the timer): the time of chapter 3's whole layer
-  pass (``chapters.context_measures.analyse``: both presets, both controls of a decoder,
-  token tables, 3,000 neighbour queries, 1,000 bootstrap resamples; no static part).
+  extracted first if not cached, outside the timer): the time of the neighbour search alone
+  over every layer as chapter 3 runs it (``measures.tokens.neighbour_measures``, 3,000 queries,
+  both controls of a decoder as subsets), then of chapter 3's whole per-model pass
+  (``chapters.context.analyse``: both presets, both controls of a decoder, token tables,
+  3,000 neighbour queries, 1,000 bootstrap resamples; no static part); with ``--nulls`` the
+  pass also runs every claim on the model's untrained twin, as the chapter does
+  (``chapters.nulls.null_stores``; the twin's store too is extracted outside the timer).
+
+The real-model timings run with one BLAS thread, as the chapter does
+(``chapters.common.with_blas_threads``; ``LMGEOMETRY_BLAS_THREADS``).
 
 Run with ``.venv/bin/python benchmarks/neighbours.py`` (``--help`` for the sizes).
 """
@@ -28,11 +35,15 @@ import tracemalloc
 
 import numpy as np
 import pandas as pd
+from threadpoolctl import threadpool_limits
 
 from lmgeometry.activations import store
-from lmgeometry.chapters import context_measures
+from lmgeometry.chapters import nulls
+from lmgeometry.chapters.common import blas_threads, control_rows, controls_for
+from lmgeometry.chapters.context import analysis as context_measures
 from lmgeometry.io import corpus
 from lmgeometry.measures import contextual, static, tokens
+from lmgeometry.measures.unit_rows import UnitRows
 
 
 def synthetic_layer(n_rows: int, width: int, seed: int = 0) -> tuple[np.ndarray, pd.DataFrame]:
@@ -83,6 +94,48 @@ def timed(fn, *args, trace: bool = False, **kwargs):
     return result, seconds, peak
 
 
+def neighbour_pass(acts: store.Store, queries: int = 3000) -> tuple[float, float]:
+    """Wall and CPU seconds of chapter 3's neighbour search over every layer of ``acts`` (unit
+    rows made outside the timer): its queries, ``k = 10``, each control's rows as a subset."""
+    n = acts.n_words
+    rows = {c: control_rows(acts, c) for c in controls_for(acts)}
+    q = np.sort(np.random.default_rng([0, 1]).choice(n, size=min(queries, n), replace=False))
+    subsets = {c: np.isin(np.arange(n), r) for c, r in rows.items()}
+    wall = cpu = 0.0
+    for i in range(acts.n_layers):
+        ur = UnitRows.of(acts.layer(i))
+        c0 = time.process_time()
+        wall += timed(tokens.neighbour_measures, ur, acts.words, 10, queries=q,
+                      subsets=subsets)[1]
+        cpu += time.process_time() - c0
+    return wall, cpu
+
+
+def real_model(model: str, seed: int, with_nulls: bool) -> None:
+    """Print the neighbour search's and chapter 3's per-model pass's seconds on ``model``
+    (wall and CPU: on shared cores the CPU seconds are the steadier figure)."""
+    acts = store.activations(model, corpus.sts())
+    twins = nulls.null_stores([model], corpus.sts()) if with_nulls else None
+    layers = acts.n_layers * (2 if twins else 1)
+    print(f"\n{model} on the default STS corpus ({acts.words.shape[0]} words, "
+          f"{acts.n_layers} layers, controls {controls_for(acts)}), "
+          f"{blas_threads()} BLAS thread(s), load average {os.getloadavg()[0]:.1f}:")
+    with threadpool_limits(limits=blas_threads(), user_api="blas"):
+        wall, cpu = neighbour_pass(acts)
+    print(f"  neighbour search alone, every layer: {wall:6.1f} s ({wall / acts.n_layers:.2f} "
+          f"s/layer), CPU {cpu:6.1f} s ({cpu / acts.n_layers:.2f} s/layer)")
+    c0 = time.process_time()
+    result, wall, _ = timed(context_measures.analyse, {model: acts}, seed=seed,
+                            authors=False, null_stores=twins)
+    cpu = time.process_time() - c0
+    rows = len(result.tables["per_layer"])
+    what = " and its untrained twin's," if twins else ","
+    print(f"  analyse (every layer{what} both presets and controls, {rows} per-layer rows, "
+          f"{len(result.claims)} claims): {wall:6.1f} s ({wall / layers:.2f} s/layer), "
+          f"CPU {cpu:6.1f} s ({cpu / layers:.2f} s/layer); load average "
+          f"{os.getloadavg()[0]:.1f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=50_000)
@@ -93,6 +146,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--model", default="smollm2-135m",
                         help="model for the real-corpus timing, or 'none'")
+    parser.add_argument("--nulls", action="store_true",
+                        help="the real-corpus pass also on the model's untrained twin")
     args = parser.parse_args()
 
     threads = {k: os.environ.get(k) for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS")}
@@ -116,11 +171,11 @@ def main() -> None:
             trace=True,
         )
         full = seconds * args.rows / n_q
-        gram = block * args.rows * (4 + 8) / 2**20
+        gram = block * args.rows * 4 / 2**20
         print(
             f"  block_size={block:5d}: {seconds:7.2f} s ({1e3 * seconds / n_q:.2f} ms/query), "
             f"all rows ~{full:7.1f} s; peak traced {peak:7.1f} MiB "
-            f"(unit rows {X.nbytes / 2**20:.0f} MiB + Gram block and indices {gram:.0f} MiB)"
+            f"(unit rows {X.nbytes / 2**20:.0f} MiB + Gram block {gram:.0f} MiB)"
         )
 
     print("\nper-layer measures (time untraced; peak memory from a second, traced run):")
@@ -141,19 +196,7 @@ def main() -> None:
         _, _, peak = timed(fn, X, words, trace=True)
         print(f"  {name}: {seconds:6.2f} s, peak traced {peak:6.1f} MiB")
     if args.model != "none":
-        acts = store.activations(args.model, corpus.sts())
-        print(
-            f"\n{args.model} on the default STS corpus ({acts.words.shape[0]} words, "
-            f"{acts.n_layers} layers):"
-        )
-        result, seconds, _ = timed(context_measures.analyse, {args.model: acts},
-                                   seed=args.seed, authors=False)
-        rows = len(result.tables["per_layer"])
-        print(
-            f"  analyse (every layer, both presets and controls, {rows} per-layer rows, "
-            f"{len(result.claims)} claims): {seconds:6.1f} s ({seconds / acts.n_layers:.2f} "
-            "s/layer)"
-        )
+        real_model(args.model, args.seed, args.nulls)
     maxrss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"\nprocess peak RSS: {maxrss:.0f} MiB")
 

@@ -31,7 +31,7 @@ from IPython.display import HTML, Markdown, display
 from lmgeometry.activations import store
 from lmgeometry.chapters import geometry
 from lmgeometry.chapters import nulls as null_models
-from lmgeometry.chapters.common import checked_parameters, first_token_flags, model_kinds
+from lmgeometry.chapters.common import checked_parameters, model_kinds
 from lmgeometry.io import corpus
 from lmgeometry.report import claims, plots, results
 from lmgeometry.report.figures import show, show_table
@@ -430,10 +430,7 @@ display(Markdown(narrative.run_shows("01_geometry", {"claims": result.claims, "l
 # to check a number.
 
 # %% tags=["remove-input", "hide-output"] mystnb={"code_prompt_show": "Show every claim"}
-display(Markdown("\n\n".join(result.sentences)))
-show_table(result.claims.assign(driven_by_first_token=first_token_flags(result.claims))
-           .drop(columns=["seed"]).round(3),
-           claims.CLAIMS_CAPTION)
+claims.show_every_claim(result.claims, result.sentences, first_token=True)
 
 # %% tags=["remove-cell"]
 # NBVAL_CHECK_OUTPUT

@@ -21,7 +21,9 @@ point_budget: int = 1000
 probe_words: int = 6000
 n_boot: int = 1000
 nulls: bool = False  # True: also run every claim on each model's untrained twin (the null;
-# about two more minutes of chapter time, off by default to keep the cold book in budget)
+# about two more minutes of chapter time, off by default to keep the cold book in budget).
+# Without it each probe and cluster claim's null is the same statistic with the tags permuted
+# (seconds); with it the twins fill every row's null instead.
 results_path: str = "02_part_of_speech.results.json"  # relative to the working dir (--cwd)
 
 # %% tags=["remove-input"]
@@ -30,7 +32,7 @@ from IPython.display import HTML, Markdown, display
 from lmgeometry.activations import store
 from lmgeometry.chapters import geometry, part_of_speech
 from lmgeometry.chapters import nulls as null_models
-from lmgeometry.chapters.common import checked_parameters, first_token_flags, model_kinds
+from lmgeometry.chapters.common import checked_parameters, model_kinds
 from lmgeometry.io import corpus
 from lmgeometry.report import claims, plots, results
 from lmgeometry.report.figures import show, show_table
@@ -250,10 +252,7 @@ display(Markdown(narrative.run_shows("02_part_of_speech", {"claims": result.clai
 # to check a number.
 
 # %% tags=["remove-input", "hide-output"] mystnb={"code_prompt_show": "Show every claim"}
-display(Markdown("\n\n".join(result.sentences)))
-show_table(result.claims.assign(driven_by_first_token=first_token_flags(result.claims))
-           .drop(columns=["seed"]).round(3),
-           claims.CLAIMS_CAPTION)
+claims.show_every_claim(result.claims, result.sentences, first_token=True)
 
 # %% tags=["remove-cell"]
 # NBVAL_CHECK_OUTPUT

@@ -32,9 +32,10 @@ import pandas as pd
 from IPython.display import HTML, Markdown, display
 
 from lmgeometry.activations import store
-from lmgeometry.chapters import context_measures
+from lmgeometry.chapters import context
 from lmgeometry.chapters import nulls as null_models
-from lmgeometry.chapters.common import checked_parameters, first_token_flags, model_kinds
+from lmgeometry.chapters.common import checked_parameters, model_kinds
+from lmgeometry.claims.record import first_token_flags
 from lmgeometry.io import corpus
 from lmgeometry.report import plots, results
 from lmgeometry.report.claims import CLAIMS_CAPTION, findings_box, show_verdict_grid
@@ -50,7 +51,7 @@ stores = {spec: store.activations(spec, sts) for spec in models}
 static_corpus = corpus.benchmark_contexts(k=static_k, window=static_window, seed=seed)
 static_stores = {spec: store.activations(spec, static_corpus, too_long="skip")
                  for spec in models}
-result = context_measures.analyse(
+result = context.analyse(
     stores, seed=seed, static_stores=static_stores, n_boot=n_boot,
     neighbour_queries=neighbour_queries, static_web_layers=static_web_layers,
     static_budget=static_k,
@@ -63,7 +64,7 @@ claims = result.claims.assign(first_token=first_token_flags(result.claims))
 from lmgeometry.report import narrative  # the written answer and paragraph (report/narrative.py)
 
 # %% tags=["remove-input"]
-short = context_measures.corrected_claims(claims)
+short = context.corrected_claims(claims)
 display(HTML(findings_box(
     short, model_kinds(stores), models=models,
     answer=narrative.plain_answer("03_context_measures", {"claims": result.claims},
@@ -75,7 +76,7 @@ display(HTML(findings_box(
     "of the STS sentences; the verdicts here use the corrected estimators, except for the MEV "
     "and the PC1 static vectors, where the paper's own numbers come from the authors' "
     "estimators (the other preset's rows are in the full table at the end).")))
-display(Markdown(context_measures.run_sentence(per_layer, len(sts.sentences), len(sts.words))))
+display(Markdown(context.run_sentence(per_layer, len(sts.sentences), len(sts.words))))
 
 # %% [markdown]
 # The answer in one figure: adjusted self-similarity per layer with the corrected estimators the
@@ -273,7 +274,7 @@ show(
 
 # %% tags=["remove-input"]
 show_table(
-    context_measures.baseline_range(per_layer),
+    context.baseline_range(per_layer),
     "The anisotropy baseline (exact mean cosine of two words from different sentences), "
     "smallest and largest over layers 1 to L, on raw dimensions and on standardised "
     "dimensions (each dimension z-scored over the layer's words before the cosine: near 0 "
@@ -346,7 +347,7 @@ show(
     "ch03-stopwords",
 )
 with pd.option_context("display.max_rows", 100):
-    show_table(context_measures.lowest_words(result.tables["lowest_self_similarity"]),
+    show_table(context.lowest_words(result.tables["lowest_self_similarity"]),
                'The words with the lowest self-similarity in layers 1, 2 and the last layer of '
                "each model, ranked (corrected estimators, the seed's protocol).")
 
@@ -386,7 +387,7 @@ show(
 
 # %% tags=["remove-input"]
 show_table(
-    context_measures.standardised_table(per_layer),
+    context.standardised_table(per_layer),
     "Adjusted self-similarity and intra-sentence similarity (authors' estimators) in layer 1 "
     "and the last layer, on raw dimensions and on standardised dimensions (each dimension "
     "z-scored over the layer's words before the cosine).",
@@ -473,7 +474,7 @@ for name, frame, column, value, what in (
 ):
     show(
         plots.heatmap_menu(
-            {spec: context_measures.token_matrix(frame, spec, column, value) for spec in models},
+            {spec: context.token_matrix(frame, spec, column, value) for spec in models},
             x_title=plots.label(column), y_title="layer", colorbar_title="cosine",
         ),
         name,
@@ -481,7 +482,7 @@ for name, frame, column, value, what in (
         "colour scale serves every model, so a colour is the same cosine whichever model is "
         "shown.",
     )
-show_table(context_measures.position_claims(claims),
+show_table(context.position_claims(claims),
            "Position and the first word (Kehlbeck et al., 2021): per model and control, the "
            "Spearman "
            "correlation of position with token intra-sentence similarity in the layers at "
@@ -515,7 +516,7 @@ show(
 show(
     plots.lines_by_layer(neighbours, "mean_neighbour_cosine", x="depth", dash="control",
                          lower="mean_neighbour_cosine_lo", upper="mean_neighbour_cosine_hi",
-                         reference=context_measures.CLAIMS["nn_cosine_high"].threshold,
+                         reference=context.CLAIMS["nn_cosine_high"].threshold,
                          reference_name="claim threshold",
                          title="Mean cosine of the 10 nearest neighbours", y_title="cosine"),
     "ch03-nn-cosine",
@@ -564,7 +565,7 @@ show(
 static_layers = result.tables["static_layers"]
 show(
     plots.facet_lines(
-        context_measures.static_curves(static_layers), "rho", "model", x="layer",
+        context.static_curves(static_layers), "rho", "model", x="layer",
         color="embedding", lower="rho_lo", upper="rho_hi",
         title="Static embeddings on word similarity (mean over the scored benchmarks; same "
         "items for every embedding)", y_title="Spearman rho with human ratings",
@@ -572,19 +573,19 @@ show(
     "ch03-static",
 )
 display(Markdown("\n".join(f"- {s}" for s in result.sentences_about("static"))))
-display(Markdown(context_measures.fasttext_sentence(context_measures.table1_wins())))
-display(Markdown(context_measures.static_corpus_sentence(static_corpus.info)))
+display(Markdown(context.fasttext_sentence(context.table1_wins())))
+display(Markdown(context.static_corpus_sentence(static_corpus.info)))
 show_table(pd.DataFrame(static_corpus.info["benchmarks"]).T,
            "The word-similarity benchmarks: pairs, and pairs covered by the static embeddings' "
            'vocabulary.')
 display(Markdown("Per model and control: the best layer of each PC1 and the baselines on the "
                  "same items (mean Spearman rho over the scored benchmarks, 95% interval):"))
-show_table(context_measures.best_static(static_layers),
+show_table(context.best_static(static_layers),
            "Per model and control: the best layer of the authors' PC1 and of the centred PC1 "
            'beside the input embeddings and GloVe (mean Spearman ρ over the scored benchmarks, '
            '95% interval, items scored).')
 for spec in models:
-    m = context_measures.static_matrix(result.tables["static_scores"], spec)
+    m = context.static_matrix(result.tables["static_scores"], spec)
     show(
         plots.heatmap(
             m.to_numpy(), m.columns, m.index,
@@ -628,7 +629,7 @@ show(
     ),
     "ch03-static-budget",
 )
-display(Markdown("\n".join(f"- {s}" for s in context_measures.budget_sentences(budget))))
+display(Markdown("\n".join(f"- {s}" for s in context.budget_sentences(budget))))
 
 # %% [markdown]
 # The WEB package's protocol on the paper's layers, with the paper's Table 1 below it **as a
@@ -637,7 +638,7 @@ display(Markdown("\n".join(f"- {s}" for s in context_measures.budget_sentences(b
 # results of this run). Empty cells are benchmarks with fewer than 20 covered items.
 
 # %% tags=["remove-input"]
-show_table(context_measures.table1_beside(result.tables["static_scores"]).round(3),
+show_table(context.table1_beside(result.tables["static_scores"]).round(3),
            "The seed's protocol on the paper's layers: this run's Spearman ρ per benchmark "
            "beside the paper's Table 1 (GPT-2, BERT, ELMo, GloVe and FastText: reference "
            'values, not results of this run).')
@@ -690,7 +691,7 @@ with pd.option_context("display.max_colwidth", None, "display.max_rows", 400):
 
 # %% tags=["remove-cell"]
 # NBVAL_CHECK_OUTPUT
-print(context_measures.summary(result).to_string())
+print(context.summary(result).to_string())
 print("coverage:", {b: round(v["coverage"], 2)
                    for b, v in static_corpus.info["benchmarks"].items()})
 

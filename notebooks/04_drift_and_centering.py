@@ -34,7 +34,7 @@ from lmgeometry.chapters import nulls as null_models
 from lmgeometry.chapters.common import checked_parameters, claims_per_model, model_kinds
 from lmgeometry.io import corpus
 from lmgeometry.report import plots, results
-from lmgeometry.report.claims import CLAIMS_CAPTION, findings_box, show_verdict_grid
+from lmgeometry.report.claims import findings_box, show_every_claim, show_verdict_grid
 from lmgeometry.report.figures import show, show_table
 
 globals().update(checked_parameters(globals()))
@@ -489,11 +489,9 @@ display(Markdown(narrative.run_shows("04_drift_and_centering", {"claims": result
 # to check a number.
 
 # %% tags=["remove-input", "hide-output"] mystnb={"code_prompt_show": "Show every claim"}
-display(Markdown("\n\n".join(result.sentences)))
-show_table(result.claims[["claim", "model", "control", "statistic", "value", "ci_low", "ci_high",
-                          "threshold", "direction", "verdict", "published", "rule",
-                          "evidence"]].round(3),
-           CLAIMS_CAPTION)
+show_every_claim(result.claims, result.sentences, columns=[
+    "claim", "model", "control", "statistic", "value", "ci_low", "ci_high", "threshold",
+    "direction", "verdict", "published", "rule", "evidence"])
 
 # %% tags=["remove-cell"]
 # NBVAL_CHECK_OUTPUT

@@ -38,7 +38,7 @@ from IPython.display import HTML, Markdown, display
 
 from lmgeometry.activations import store
 from lmgeometry.chapters import senses
-from lmgeometry.chapters.common import checked_parameters, first_token_flags, model_kinds
+from lmgeometry.chapters.common import checked_parameters, model_kinds
 from lmgeometry.io import corpus, data
 from lmgeometry.measures import clusters, similarity
 from lmgeometry.report import claims, plots, results
@@ -371,10 +371,7 @@ display(Markdown(narrative.run_shows("05_senses", {"claims": result.claims},
 # to check a number.
 
 # %% tags=["remove-input", "hide-output"] mystnb={"code_prompt_show": "Show every claim"}
-display(Markdown("\n\n".join(result.sentences)))
-show_table(result.claims.assign(driven_by_first_token=first_token_flags(result.claims))
-           .drop(columns=["seed"]).round(3),
-           claims.CLAIMS_CAPTION)
+claims.show_every_claim(result.claims, result.sentences, first_token=True)
 
 # %% tags=["remove-cell"]
 # NBVAL_CHECK_OUTPUT

@@ -37,7 +37,7 @@ from lmgeometry.chapters.common import checked_parameters, claims_per_model, mod
 from lmgeometry.io import corpus
 from lmgeometry.io.models import pair_separator
 from lmgeometry.report import plots, results
-from lmgeometry.report.claims import CLAIMS_CAPTION, findings_box, show_verdict_grid
+from lmgeometry.report.claims import findings_box, show_every_claim, show_verdict_grid
 from lmgeometry.report.figures import show, show_table
 from lmgeometry.report.prose import glue_values
 
@@ -341,11 +341,9 @@ show_table(pd.DataFrame([{"task": task, "model": m, "1-D threshold (%)": v["thre
                          for m, v in rows.items()]),
            "GPTology's (2022) reported accuracies (%) of the 1-D threshold classifier and the full "
            'fine-tuned model, for reference.')
-display(Markdown("\n\n".join(result.sentences)))
-show_table(result.claims[["claim", "model", "statistic", "value", "ci_low", "ci_high",
-                          "threshold", "direction", "verdict", "published", "rule",
-                          "evidence"]].round(3),
-           CLAIMS_CAPTION)
+show_every_claim(result.claims, result.sentences, columns=[
+    "claim", "model", "statistic", "value", "ci_low", "ci_high", "threshold", "direction",
+    "verdict", "published", "rule", "evidence"])
 
 # %% tags=["remove-cell"]
 # NBVAL_CHECK_OUTPUT

@@ -34,10 +34,10 @@ results_path: str = "07_finetuning.results.json"  # relative to the working dir 
 # %% tags=["remove-input"]
 from IPython.display import HTML, Markdown, display
 
-from lmgeometry.chapters import finetuning, finetuning_views
+from lmgeometry.chapters import finetuning
 from lmgeometry.chapters.common import checked_parameters, claims_per_model
 from lmgeometry.report import plots, results
-from lmgeometry.report.claims import CLAIMS_CAPTION, findings_box, show_verdict_grid
+from lmgeometry.report.claims import findings_box, show_every_claim, show_verdict_grid
 from lmgeometry.report.figures import show, show_table
 from lmgeometry.report.prose import glue_values
 from lmgeometry.training.finetune import QNLI_HELD_OUT, TASKS
@@ -221,15 +221,15 @@ display(Markdown("\n\n".join(result.sentences[:2])))
 # values are given beside each claim in the claims table.
 
 # %% tags=["remove-input"]
-for (spec, task), grid in finetuning_views.cka_grids(t["cka"]).items():
+for (spec, task), grid in finetuning.cka_grids(t["cka"]).items():
     show(plots.heatmap_grid(grid, ["linear CKA", "debiased CKA"],
-                            list(finetuning_views.CKA_COMPARISONS),
+                            list(finetuning.CKA_COMPARISONS),
                             title=f"{spec}, {task}: CKA between layers (held-out examples)",
                             x_title="layer", y_title="layer", colorbar_title="CKA",
                             zmin=None),
          f"cka-{spec}-{task}")
 
-show(plots.facet_lines(finetuning_views.cka_diagonal(t["cka"]), "cka", "task", x="depth",
+show(plots.facet_lines(finetuning.cka_diagonal(t["cka"]), "cka", "task", x="depth",
                        dash="estimator", title="CKA of each layer with itself before fine-tuning",
                        y_title="CKA(pretrained layer, fine-tuned layer)"),
      "cka-diagonal")
@@ -248,13 +248,13 @@ show(plots.facet_lines(finetuning_views.cka_diagonal(t["cka"]), "cka", "task", x
 # layer before and after fine-tuning.
 
 # %% tags=["remove-input"]
-for (spec, task), stds in finetuning_views.state_profiles(t["profile"]).items():
+for (spec, task), stds in finetuning.state_profiles(t["profile"]).items():
     show(plots.dimension_profile(
         stds, title=f"{spec}, {task}: standard deviation of each dimension, last layer (slider: "
         "before / after fine-tuning)", y_title="standard deviation",
         layer_labels=list(finetuning.STATES)), f"profile-{spec}-{task}")
 
-last = finetuning_views.last_layers(layers)
+last = finetuning.last_layers(layers)
 show_table(last[["model", "task", "state", "rogue_dim", "variance_share_top1",
                  "variance_share_top3", "variance_share_top10", "cosine_dim", "mean_cosine",
                  "cosine_share_top1", "cosine_share_top3", "cosine_share_top10"]].round(3),
@@ -296,7 +296,7 @@ show_table(t["overlap"].round(2),
 
 # %% tags=["remove-input"]
 tuned = layers[layers["state"] == "fine-tuned"]
-show(plots.facet_lines(finetuning_views.threshold_long(layers, t["runs"]), "accuracy", "task",
+show(plots.facet_lines(finetuning.threshold_long(layers, t["runs"]), "accuracy", "task",
                        x="depth", dash="classifier", lower="lo", upper="hi",
                        title="Held-out accuracy: a threshold on one dimension "
                        "against the whole fine-tuned model", y_title="accuracy"),
@@ -347,7 +347,7 @@ for mode, title in (("zero", "Zero ablation (GPTology, 2022): raw coordinates of
 # between groups mean little.
 
 # %% tags=["remove-input"]
-for (spec, task), panels in finetuning_views.tsne_panels(t["tsne"]).items():
+for (spec, task), panels in finetuning.tsne_panels(t["tsne"]).items():
     names = TASKS["sst2" if task == "SST-2" else "qnli"].labels
     show(plots.side_by_side([p[["x", "y"]].to_numpy() for p in panels],
                             [f"{state}" for state in finetuning.STATES],
@@ -380,11 +380,9 @@ display(Markdown(narrative.run_shows("07_finetuning", {"claims": result.claims},
 # to check a number.
 
 # %% tags=["remove-input", "hide-output"] mystnb={"code_prompt_show": "Show every claim"}
-display(Markdown("\n\n".join(result.sentences[2:])))
-show_table(result.claims[["claim", "model", "statistic", "value", "ci_low", "ci_high",
-                          "threshold", "direction", "verdict", "published", "rule",
-                          "evidence"]].round(3),
-           CLAIMS_CAPTION)
+show_every_claim(result.claims, result.sentences[2:], columns=[
+    "claim", "model", "statistic", "value", "ci_low", "ci_high", "threshold", "direction",
+    "verdict", "published", "rule", "evidence"])
 
 # %% tags=["remove-cell"]
 # NBVAL_CHECK_OUTPUT
@@ -412,8 +410,8 @@ results.save_results(
         "sentences": result.sentences,
         **result.results(),
         # the two largest tables as arrays, not one record per number
-        "cka": finetuning_views.cka_arrays(t["cka"]),
-        "profile": finetuning_views.profile_arrays(t["profile"]),
+        "cka": finetuning.cka_arrays(t["cka"]),
+        "profile": finetuning.profile_arrays(t["profile"]),
     },
 )
 

@@ -29,9 +29,9 @@ results_path: str = "08_model_zoo.results.json"  # relative to the working dir (
 from IPython.display import HTML, Markdown, display
 
 from lmgeometry.activations import store
-from lmgeometry.chapters import model_zoo
 from lmgeometry.chapters import nulls as null_models
-from lmgeometry.chapters.common import checked_parameters, first_token_flags, model_kinds
+from lmgeometry.chapters import zoo
+from lmgeometry.chapters.common import checked_parameters, model_kinds
 from lmgeometry.io import corpus
 from lmgeometry.report import claims, plots, results
 from lmgeometry.report.figures import show, show_table
@@ -40,7 +40,7 @@ globals().update(checked_parameters(globals()))
 
 words_corpus = corpus.mnli_polysemy(n=n_sentences, seed=seed)
 stores = {spec: store.activations(spec, words_corpus) for spec in models}
-result = model_zoo.analyse(stores, seed=seed, n_words=n_words, point_budget=point_budget,
+result = zoo.analyse(stores, seed=seed, n_words=n_words, point_budget=point_budget,
                            n_boot=n_boot, w_boot=w_boot,
                            null_stores=null_models.null_stores(models, words_corpus)
                            if nulls else None)
@@ -75,8 +75,8 @@ show(
                    + cka["control"]),
         "cka", "cka_lo", "cka_hi", x="pair", color="compared",
         title="Linear CKA between models, same words", x_title="models compared",
-        y_title="linear CKA (1: same structure)", reference=model_zoo.CKA_DIFFERENT,
-        reference_name=f"{model_zoo.CKA_DIFFERENT}"),
+        y_title="linear CKA (1: same structure)", reference=zoo.CKA_DIFFERENT,
+        reference_name=f"{zoo.CKA_DIFFERENT}"),
     "zoo-cka",
     caption="Linear CKA between every pair of models on the same words, at layer 0 and at the "
             "first block, with its 95% interval; the dotted line is the claim's 0.5. A decoder's "
@@ -227,7 +227,7 @@ for name, keys in (("geometry", ["baseline_cosine", "baseline_cosine_standardise
                    ("context", ["silhouette", "selfsim_adj", "intrasim_adj"])):
     show(
         plots.facet_lines(
-            model_zoo.fingerprint_long(layers, keys), "value", "measure", x="depth",
+            zoo.fingerprint_long(layers, keys), "value", "measure", x="depth",
             lower="lo", upper="hi", dash="control", shared_y=False,
             title=f"Fingerprint per layer: {name}", y_title="value"),
         f"zoo-fingerprint-{name}",
@@ -270,10 +270,7 @@ display(Markdown(narrative.run_shows("08_model_zoo", {"claims": result.claims},
 # to check a number.
 
 # %% tags=["remove-input", "hide-output"] mystnb={"code_prompt_show": "Show every claim"}
-display(Markdown("\n\n".join(result.sentences)))
-show_table(result.claims.assign(driven_by_first_token=first_token_flags(result.claims))
-           .drop(columns=["seed"]).round(3),
-           claims.CLAIMS_CAPTION)
+claims.show_every_claim(result.claims, result.sentences, first_token=True)
 
 # %% tags=["remove-cell"]
 # NBVAL_CHECK_OUTPUT

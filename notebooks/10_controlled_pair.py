@@ -28,7 +28,7 @@ from IPython.display import HTML, Markdown, display
 
 from lmgeometry.chapters import pair
 from lmgeometry.chapters.common import checked_parameters
-from lmgeometry.chapters.pair_verdicts import LEARNED_GAIN, LEARNED_RULE
+from lmgeometry.chapters.pair import LEARNED_GAIN, LEARNED_RULE
 from lmgeometry.io import corpus
 from lmgeometry.report import claims, narrative, plots, results
 from lmgeometry.report.figures import show, show_table

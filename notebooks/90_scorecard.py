@@ -30,6 +30,7 @@ from pathlib import Path
 from IPython.display import Markdown, display
 
 from lmgeometry.chapters.common import checked_parameters
+from lmgeometry.claims import primary_table, seed_summary
 from lmgeometry.report import claims as claim_tables
 from lmgeometry.report import narrative, results
 from lmgeometry.report.figures import figure_anchor, show, show_table
@@ -43,8 +44,8 @@ introduction = results.load_results(folder / "00_introduction.results.json")
 kinds = {f["spec"]: f["kind"] for f in introduction["models"]}
 everything = claim_tables.collect_claims(folder, before=Path(results_path).name)
 found = everything[everything["model"].isin(models)]
-primary = claim_tables.primary_table(found, kinds, models)
-summary = claim_tables.seed_summary(primary)
+primary = primary_table(found, kinds, models)
+summary = seed_summary(primary)
 story = {name: results.load_results(folder / f"{name}.results.json")
          for name in narrative.CONCLUSION_CHAPTERS
          if (folder / f"{name}.results.json").is_file()}
@@ -88,17 +89,24 @@ for answer, figure in zip(answers, [*figures, None][:len(answers)], strict=True)
 # **Every rule is also run on a null.** A finding about what training does must fail on a model
 # that was never trained. Chapters 1, 3 and 4 run each claim a second time on an untrained
 # copy of each model (the same architecture and tokenizer, random weights, the same sentences
-# and code); chapter 10 uses each run's checkpoint before its first training step. A
-# (claim, kind) is *reproduced* when every fair stand-in of that kind gets the verdict the seed
-# reports for its model of that kind and, where the seed says the claim holds, the claim does
-# not hold on any stand-in's untrained copy. Where it holds on an untrained copy too, it is
-# *also true of an untrained model*: the rule does not show what training did. Where no
-# untrained copy was run (chapters 2 and 5 to 8: the cold book has no room for them, and
-# chapters 2 and 8 run them on request), it *held without a null run*. A (claim, kind) is
-# *contradicted* when every fair stand-in gets the opposite verdict; the untrained copy then
-# tells whether the effect goes the *opposite* way (the whole interval beyond the untrained
-# copy's value, away from the claim) or is only *weaker* than claimed. Anything else is
-# *inconclusive*.
+# and code); chapter 10 uses each run's checkpoint before its first training step. A claim
+# whose statistic is a probe's, a classifier's or a label-cluster score (chapters 2, 5, 6
+# and 7: part-of-speech probes and cluster purity, 1-NN sense accuracy, silhouettes of the
+# senses, WiC, the 1-D threshold and the ablated heads) is run a second time on the same
+# vectors with the labels permuted (shuffled within the training and test splits, or within
+# each word's occurrences, so that every group keeps its class balance). A (claim, kind) is
+# *reproduced* when every fair stand-in of that kind gets the verdict the seed reports for
+# its model of that kind and, where the seed says the claim holds, the claim does not hold on
+# any stand-in's null. Where it holds on an untrained copy too, it is *also true of an
+# untrained model*: the rule does not show what training did. Where it holds with the labels
+# permuted too, it is *also true with labels permuted*: the rule is met by labels the vectors
+# cannot know, as a claim that something is absent ("no tight sense clusters", "the threshold
+# nearly matches the model") always is. Where no null was run (the claims of chapters 2 and 5
+# to 8 that read no labels: CKA, variance shares, trends over layers; chapters 2 and 8 run
+# untrained copies on request), it *held without a null run*. A (claim, kind) is
+# *contradicted* when every fair stand-in gets the opposite verdict; the null then tells
+# whether the effect goes the *opposite* way (the whole interval beyond the null's value, away
+# from the claim) or is only *weaker* than claimed. Anything else is *inconclusive*.
 #
 # This page is built last, from the results files the other chapters wrote.
 
@@ -106,7 +114,7 @@ for answer, figure in zip(answers, [*figures, None][:len(answers)], strict=True)
 pair_file = folder / "10_controlled_pair.results.json"
 pair_kinds = results.load_results(pair_file).get("kinds", {}) if pair_file.is_file() else {}
 pair_found = everything[everything["model"].isin(list(pair_kinds))]
-pair_primary = claim_tables.primary_table(pair_found, pair_kinds, list(pair_kinds))
+pair_primary = primary_table(pair_found, pair_kinds, list(pair_kinds))
 chapters_with_claims = sorted(found["chapter"].unique())
 display(Markdown(
     f"{plural(len(found), 'claim row')} from {plural(len(chapters_with_claims), 'chapter')} "
@@ -124,7 +132,8 @@ display(Markdown(
 show_table(summary.assign(seed=[f"{s}: {SEED_DOCUMENTS.get(s, '').split(',')[0]}"
                                for s in summary["seed"]]).set_index(["seed", "calibration"]),
            "Per seed: how many (claim, model kind) rows were reproduced, also true of an "
-           "untrained model, held without a null run, contradicted (of which the opposite way, "
+           "untrained model, also true with labels permuted, held without a null run, "
+           "contradicted (of which the opposite way, "
            "or only weaker), inconclusive or not testable here, and where the seed says "
            "nothing of a kind.")
 
@@ -174,7 +183,7 @@ for role, part in rest.groupby("role", sort=False):
 if pair_primary.empty:
     display(Markdown("The controlled pair's chapter did not run in this build."))
 else:
-    show_table(claim_tables.seed_summary(pair_primary).set_index(["seed", "calibration"]),
+    show_table(seed_summary(pair_primary).set_index(["seed", "calibration"]),
                "The controlled pair, per seed and calibration tier: how many (claim, model "
                "kind) rows were reproduced (failing on the run's untrained first checkpoint), "
                "contradicted, inconclusive or not testable on the pair (its own tally, apart "
@@ -193,7 +202,7 @@ else:
 # %% tags=["remove-cell"]
 # NBVAL_CHECK_OUTPUT
 print(summary.to_string())
-print(claim_tables.seed_summary(pair_primary).to_string())
+print(seed_summary(pair_primary).to_string())
 
 # %% tags=["remove-cell"]
 results.save_results(
@@ -201,7 +210,7 @@ results.save_results(
     {"models": models, "kinds": kinds, "summary": summary, "primary": primary,
      "all_claims": found, "chapters": chapters_with_claims,
      "pair": {"kinds": pair_kinds, "primary": pair_primary,
-              "summary": claim_tables.seed_summary(pair_primary)}},
+              "summary": seed_summary(pair_primary)}},
 )
 
 # %% [markdown]

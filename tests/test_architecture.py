@@ -2,9 +2,10 @@
 functions stay short.
 
     chapters -> measures            (arrays in, numbers out)
+    chapters -> claims -> measures  (a seed's claim, its verdict per model, its outcome)
     chapters -> activations -> io   (models, data, corpora -> hidden states on disk)
     chapters -> training -> io      (models fine-tuned on a task -> model folders)
-    report                          (plots, figures, results, claims, the book) beside,
+    report -> claims                (plots, figures, results, claims on a page, the book) beside,
                                     used by chapters and notebooks
 
 Read from the source with ``ast``, so nothing is imported and the test needs no data.
@@ -18,15 +19,16 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "lmgeometry"
-LAYERS = ("io", "activations", "training", "measures", "chapters", "report")
+LAYERS = ("io", "activations", "training", "measures", "claims", "chapters", "report")
 
 #: For each layer, the layers it must not import (anything else in the package is allowed;
 #: ``lmgeometry.errors`` and the package root are open to all).
 FORBIDDEN = {
-    "measures": {"io", "activations", "training", "chapters", "report"},
-    "io": {"activations", "training", "measures", "chapters", "report"},
-    "activations": {"training", "measures", "chapters", "report"},
-    "training": {"activations", "measures", "chapters", "report"},
+    "measures": {"io", "activations", "training", "claims", "chapters", "report"},
+    "io": {"activations", "training", "measures", "claims", "chapters", "report"},
+    "activations": {"training", "measures", "claims", "chapters", "report"},
+    "training": {"activations", "measures", "claims", "chapters", "report"},
+    "claims": {"io", "activations", "training", "chapters", "report"},
     "report": {"activations", "training", "chapters"},
     "chapters": set(),
 }

@@ -27,8 +27,8 @@ import pytest
 from conftest import HARD
 from fixtures.seed_models import bert_folder, gpt2_folder
 
+from lmgeometry.claims import CLAIM_COLUMNS
 from lmgeometry.report.book import chapter_parameters, read_chapter, toc_chapters
-from lmgeometry.report.claims import CLAIM_COLUMNS
 
 ROOT = Path(__file__).resolve().parents[1]
 

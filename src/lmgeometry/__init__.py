@@ -7,7 +7,8 @@ The tree is the path a reader follows, ``model id -> activations -> measure -> f
 * :mod:`lmgeometry.activations` -- hidden states of every word at every layer, cached on disk
   (``activations.store.activations``);
 * :mod:`lmgeometry.measures` -- pure measures: arrays in, numbers out;
-* :mod:`lmgeometry.chapters` -- one module per chapter of the book;
+* :mod:`lmgeometry.claims` -- a seed's claim, its verdict on each model and its outcome;
+* :mod:`lmgeometry.chapters` -- one package per chapter of the book;
 * :mod:`lmgeometry.report` -- plots, figures, results files and the book pipeline.
 
 The names a user needs first are importable from here (:data:`__all__`):

@@ -202,7 +202,7 @@ def _check_sentences(sentences: Any) -> list[str] | None:
     """``sentences`` as a list of texts (None for a :class:`Corpus`), checked here, before any
     model or spaCy work, so that the errors name :func:`hidden_states`."""
     from lmgeometry.io import corpus as corpora
-    from lmgeometry.io.corpus.table import _check_texts
+    from lmgeometry.io.corpus.table import check_texts
 
     if isinstance(sentences, corpora.Corpus):
         return None
@@ -210,7 +210,7 @@ def _check_sentences(sentences: Any) -> list[str] | None:
     if not isinstance(sentences, Sequence):  # a dict or a set would pass as its keys
         raise TypeError(f"{where}: sentences must be a list of strings, not a "
                         f"{type(sentences).__name__}; e.g. list(sentences)")
-    return _check_texts(sentences, where)
+    return check_texts(sentences, where)
 
 
 def _model(model: Any, tokenizer: Any, name: str | None, *, load: bool

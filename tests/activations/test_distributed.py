@@ -295,14 +295,12 @@ def test_chapters_run_unchanged_on_a_sharded_entry(tiny_folder, local, sharded):
     """The chapters read stores through `Store` only: on the Ray-written entry their
     analyses (chapters 1, 2, 3, 8, chapter 4's hidden states and chapter 6's task tables)
     give the tables they give on the local entry."""
-    from lmgeometry.chapters import (
-        context_measures,
-        drift,
-        geometry,
-        model_zoo,
-        part_of_speech,
-        rogue_dimensions,
-    )
+    from lmgeometry.chapters.context import analysis as context_measures
+    from lmgeometry.chapters.drift import analysis as drift
+    from lmgeometry.chapters.geometry import analysis as geometry
+    from lmgeometry.chapters.part_of_speech import analysis as part_of_speech
+    from lmgeometry.chapters.rogue_dimensions import analysis as rogue_dimensions
+    from lmgeometry.chapters.zoo import analysis as model_zoo
 
     analyses = {
         "geometry": lambda s: geometry.analyse({"tiny": s}, n_words=100, point_budget=50,

@@ -1,5 +1,5 @@
 """Token runs under interventions (lmgeometry.activations.interventions) and the sink chapter's
-claims (lmgeometry.chapters.sink), on tiny real models with random weights."""
+claims (lmgeometry.chapters.sink.analysis), on tiny real models with random weights."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from conftest import STORE_TEXTS, save_bert
 
 from lmgeometry.activations import interventions as iv
-from lmgeometry.chapters import sink
+from lmgeometry.chapters.sink import analysis as sink
 from lmgeometry.errors import UsageError
 from lmgeometry.io import paths
 

@@ -6,9 +6,11 @@ import pandas as pd
 import pytest
 
 from lmgeometry.chapters import calibration as cal
-from lmgeometry.chapters import context_measures as cm
-from lmgeometry.chapters import drift_verdicts, finetuning, model_zoo
-from lmgeometry.report.claims import Claim, Evidence, calibration_entry, claims_frame
+from lmgeometry.chapters.context import analysis as cm
+from lmgeometry.chapters.drift import claims as drift_verdicts
+from lmgeometry.chapters.finetuning import analysis as finetuning
+from lmgeometry.chapters.zoo import analysis as model_zoo
+from lmgeometry.claims import Claim, Evidence, calibration_entry, claims_frame
 
 
 def _rules() -> dict[str, tuple[float, str]]:

@@ -17,11 +17,9 @@ from lmgeometry.chapters.common import (
     checked_parameters,
     control_rows,
     controls_for,
-    first_token_flags,
 )
 from lmgeometry.errors import UsageError
 from lmgeometry.report.book import chapter_parameters
-from lmgeometry.report.claims import Claim, claims_frame
 
 
 def _store(tmp_path, kind):
@@ -41,19 +39,6 @@ def test_controls_follow_the_model_kind(tmp_path):
     assert control_rows(decoder, "first word excluded").tolist() == [1, 3]
     with pytest.raises(ValueError):
         control_rows(decoder, "bos please")
-
-
-def _claim(control, lo, hi):
-    return Claim(seed="001", claim="c", model="m", statistic="s", value=(lo + hi) / 2,
-                 ci_low=lo, ci_high=hi, threshold=0.0, direction="above", rule="r",
-                 control=control)
-
-
-def test_first_token_flags_mark_flipped_verdicts():
-    flipped = claims_frame([_claim("none", 0.1, 0.2), _claim("first word excluded", -0.2, -0.1)])
-    kept = claims_frame([_claim("none", 0.1, 0.2), _claim("first word excluded", 0.3, 0.4)])
-    assert first_token_flags(flipped).tolist() == [True, True]
-    assert first_token_flags(kept).tolist() == [False, False]
 
 
 def test_chapter_result_saves_tables_and_claims():

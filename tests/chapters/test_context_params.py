@@ -8,8 +8,8 @@ import inspect
 import numpy as np
 import pytest
 
-from lmgeometry.chapters import context_measures as cm
-from lmgeometry.chapters.context_params import ContextParams, budget_size
+from lmgeometry.chapters.context import analysis as cm
+from lmgeometry.chapters.context.params import ContextParams, budget_size
 from lmgeometry.errors import UsageError
 
 

@@ -1,4 +1,4 @@
-"""Chapter 4 (lmgeometry.chapters.drift): numbers and verdicts on planted shifts."""
+"""Chapter 4 (lmgeometry.chapters.drift.analysis): numbers and verdicts on planted shifts."""
 
 from __future__ import annotations
 
@@ -9,8 +9,12 @@ from conftest import array_store
 from tokenizers import Tokenizer, models, pre_tokenizers
 from transformers import PreTrainedTokenizerFast
 
-from lmgeometry.chapters import drift, drift_matrix, drift_tokens, drift_verdicts, drift_words
 from lmgeometry.chapters.common import per_layer
+from lmgeometry.chapters.drift import analysis as drift
+from lmgeometry.chapters.drift import claims as drift_verdicts
+from lmgeometry.chapters.drift import matrix as drift_matrix
+from lmgeometry.chapters.drift import tokens as drift_tokens
+from lmgeometry.chapters.drift import words as drift_words
 from lmgeometry.measures import centering, mean_cosines
 
 
@@ -245,7 +249,7 @@ def test_notebook_tables_are_the_old_notebook_expressions():
     import pandas as pd
 
     from lmgeometry.chapters.common import claims_per_model
-    from lmgeometry.chapters.drift import hidden_check, isotropy_long, wordsim_table
+    from lmgeometry.chapters.drift.analysis import hidden_check, isotropy_long, wordsim_table
 
     table1 = pd.DataFrame({"model": ["b", "a"]} | {
         f"{k}{end}": [i + 0.1, i + 0.2] for i, k in enumerate(
@@ -288,7 +292,7 @@ def test_token_counts_are_shared_only_by_identical_tokenizers():
     a tokenizer that differs in any way gets counts of its own."""
     from transformers import AutoTokenizer
 
-    from lmgeometry.chapters import drift
+    from lmgeometry.chapters.drift import analysis as drift
     from lmgeometry.io import _offline
 
     folder = _offline.alias_folder("minilm-l6")

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lmgeometry.chapters import finetuning
+from lmgeometry.chapters.finetuning import analysis as finetuning
 from lmgeometry.measures import probes
 
 N_TEST, N_FIT, WIDTH, BLOCKS = 240, 160, 48, 6
@@ -81,6 +81,26 @@ def test_an_untouched_model_fails_the_fine_tuning_claims(result):
         assert v[statistic] == "does not hold", (statistic, v[statistic])
     (early,) = [s for s in v if "over blocks 1-3" in s]
     assert v[early] == "holds"  # nothing changed, so the first blocks are preserved too
+
+
+def test_classifier_claims_get_their_null_with_the_labels_permuted(result):
+    claims = result.claims[(result.claims["model"] == "planted")
+                           & (result.claims["task"] == "SST-2")]
+    labelled = claims["statistic"].str.contains("accuracy")
+    assert labelled.sum() == 6  # threshold - majority, model - threshold, 2 x 2 ablations
+    assert (claims.loc[~labelled, "null_model"] == "").all()  # CKA, variance shares: no labels
+    rows = claims[labelled].set_index("statistic")
+    assert (rows["null_model"] == "labels permuted: planted").all()
+    # the label dimension beats the majority class; with the labels permuted the threshold
+    # sits at the majority class (its interval covering it), so the rule discriminates
+    beats = rows.loc[[s for s in rows.index if s.startswith("1-D threshold accuracy minus")][0]]
+    assert beats["verdict"] == "holds" and beats["null_verdict"] != "holds"
+    assert beats["null_ci_low"] <= 0 <= beats["null_ci_high"] and beats["discriminates"]
+    # keeping the top 3 dimensions leaves every prediction as it was: the difference is 0
+    # against any labels, so this claim of no loss holds on its null by construction
+    for statistic in (s for s in rows.index if s.startswith("accuracy unablated minus")):
+        assert rows.loc[statistic, "null_value"] == 0 and rows.loc[statistic, "null_verdict"] \
+            == "holds" and not rows.loc[statistic, "discriminates"]
 
 
 def test_tables_hold_the_numbers_behind_the_claims(result):

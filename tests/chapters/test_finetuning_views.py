@@ -8,8 +8,8 @@ import json
 import numpy as np
 import pandas as pd
 
-from lmgeometry.chapters import finetuning_views as views
-from lmgeometry.chapters.finetuning import STATES
+from lmgeometry.chapters.finetuning import views as views
+from lmgeometry.chapters.finetuning.analysis import STATES
 from lmgeometry.io.files import to_jsonable
 
 

@@ -156,7 +156,7 @@ def _decoder_layers(rng, words, width=12):
 
 
 def test_analyse_finds_the_planted_decoder_geometry(tmp_path):
-    from lmgeometry.chapters import geometry
+    from lmgeometry.chapters.geometry import analysis as geometry
 
     rng, words = _sentences()
     store = _store(tmp_path, _decoder_layers(rng, words), words, "decoder")
@@ -189,7 +189,7 @@ def test_analyse_finds_the_planted_decoder_geometry(tmp_path):
 
 
 def test_analyse_calls_an_encoder_of_word_clouds_unsplit_and_not_led_by_position(tmp_path):
-    from lmgeometry.chapters import geometry
+    from lmgeometry.chapters.geometry import analysis as geometry
 
     rng, words = _sentences(seed=1)
     codes = pd.factorize(words["text"])[0]
@@ -278,7 +278,7 @@ def _with_special_tokens(tmp_path, kind, sep_like_words=False, seed=2):
 
 
 def test_special_tokens_set_apart_are_found(tmp_path):
-    from lmgeometry.chapters import geometry
+    from lmgeometry.chapters.geometry import analysis as geometry
 
     enc = _with_special_tokens(tmp_path, "encoder")
     dec = _with_special_tokens(tmp_path, "decoder")
@@ -303,7 +303,7 @@ def test_special_tokens_set_apart_are_found(tmp_path):
 
 
 def test_special_token_like_the_words_is_not_the_lowest(tmp_path):
-    from lmgeometry.chapters import geometry
+    from lmgeometry.chapters.geometry import analysis as geometry
 
     enc = _with_special_tokens(tmp_path, "encoder", sep_like_words=True)
     result = geometry.analyse({"enc": enc}, n_words=400, point_budget=100, umap_layers=0,
@@ -320,7 +320,8 @@ def test_special_measures_known_answers(tmp_path):
     sentences of L words: a word's and [CLS]'s mean cosine to the other L + 1 tokens is
     (L - 1) / (L + 1), [SEP]'s is -1; the norm ratios are 2 and 3; every token of a kind
     alike, so every interval is a point."""
-    from lmgeometry.chapters import geometry, geometry_special
+    from lmgeometry.chapters.geometry import analysis as geometry
+    from lmgeometry.chapters.geometry import special as geometry_special
 
     n_sent, length, width = 20, 6, 4
     words = pd.DataFrame({
@@ -364,7 +365,8 @@ def test_special_measures_known_answers(tmp_path):
 def test_first_word_norm_ratio_is_over_the_other_words(tmp_path):
     """A decoder without BOS: first words of norm 4, the 7 other words of each sentence of
     norm 1. The ratio is 4, not 4 over the mean of all eight words (32 / 11)."""
-    from lmgeometry.chapters import geometry, geometry_special
+    from lmgeometry.chapters.geometry import analysis as geometry
+    from lmgeometry.chapters.geometry import special as geometry_special
 
     _, words = _sentences(n_sent=30, length=8, seed=4)
     first = (words["word_index"] == 0).to_numpy()
@@ -384,7 +386,7 @@ def test_first_word_norm_ratio_is_over_the_other_words(tmp_path):
 def test_special_measures_skip_a_token_alone_in_its_sentence(tmp_path):
     """A decoder without BOS: the first word is the subject; a one-word sentence has no
     intra-sentence similarity and is left out of the means instead of making them NaN."""
-    from lmgeometry.chapters import geometry_special
+    from lmgeometry.chapters.geometry import special as geometry_special
 
     rng, words = _sentences(n_sent=30, length=8, seed=4)
     words = words[(words["sentence_id"] != 0) | (words["word_index"] == 0)]
@@ -402,7 +404,7 @@ def test_special_measures_skip_a_token_alone_in_its_sentence(tmp_path):
 def test_check_tables_are_the_notebook_s_old_loops():
     """Chapter 1's check cell, moved into ``split_check`` and ``special_check``: the old
     loops are the reference (models and tokens in their order of appearance)."""
-    from lmgeometry.chapters.geometry import special_check, split_check
+    from lmgeometry.chapters.geometry.analysis import special_check, split_check
 
     layers = pd.DataFrame({"model": ["z", "z", "z", "a", "a"],
                            "control": ["none", "none", "first", "none", "none"],

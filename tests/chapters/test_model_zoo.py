@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 from conftest import array_store
 
-from lmgeometry.chapters import model_zoo
 from lmgeometry.chapters.common import STANDARDISED_BASELINE
+from lmgeometry.chapters.zoo import analysis as model_zoo
 
 N_SENT, LENGTH, WIDTH = 60, 8, 16
 

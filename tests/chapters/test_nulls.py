@@ -3,7 +3,7 @@
 import pytest
 
 from lmgeometry.chapters import nulls
-from lmgeometry.report.claims import Claim, claims_frame
+from lmgeometry.claims import Claim, claims_frame
 
 
 def _claim(model: str, lo: float, hi: float) -> Claim:
@@ -27,6 +27,24 @@ def test_with_nulls_pairs_each_model_with_its_own_twin_only():
     assert found.loc["b", "discriminates"] is True
     # no null rows at all: every row keeps no null
     assert (nulls.with_nulls(real, claims_frame([]))["null_model"] == "").all()
+
+
+def test_permuted_nulls_pair_each_row_with_its_own_statistic_and_say_what_held():
+    real = claims_frame([_claim("a", 0.5, 0.7), _claim("b", 0.5, 0.7), _claim("c", 0.1, 0.2)])
+    shuffled = [nulls.permuted_claim(_claim(m, 0.5, 0.7), interval)
+                for m, interval in (("a", (0.0, -0.1, 0.1)), ("b", (0.45, 0.4, 0.5)))]
+    assert [n.model for n in shuffled] == ["labels permuted: a", "labels permuted: b"]
+    assert [n.verdict for n in shuffled] == ["does not hold", "holds"]  # the rule, not typed
+    found = nulls.with_permuted(real, shuffled).set_index("model")
+    assert found.loc["a", "null_model"] == "labels permuted: a" and found.loc["a",
+                                                                             "discriminates"]
+    assert found.loc["b", "null_verdict"] == "holds" and not found.loc["b", "discriminates"]
+    assert found.loc["c", "null_model"] == ""  # no null computed for it: none attached
+    said = nulls.null_sentences(found.reset_index())
+    assert said[0].endswith("1 of the 2 rows that hold fail their rule.")
+    assert said[1:] == ["Anisotropy rises: its rule holds with the labels permuted too for b "
+                        "(0.45): it is met by labels the vectors cannot know."]
+    assert nulls.null_sentences(real) == []  # no permuted null, nothing to say
 
 
 @pytest.mark.slow

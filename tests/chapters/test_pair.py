@@ -1,4 +1,4 @@
-"""Chapter "A controlled pair" (lmgeometry.chapters.pair, pair_verdicts): known answers on
+"""Chapter "A controlled pair" (lmgeometry.chapters.pair.analysis, pair_verdicts): known answers on
 planted embedding matrices and learning curves, and the drift mechanism on tiny runs."""
 
 from __future__ import annotations
@@ -7,7 +7,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lmgeometry.chapters import pair, pair_sentences, pair_verdicts
+from lmgeometry.chapters.pair import analysis as pair
+from lmgeometry.chapters.pair import claims as pair_verdicts
+from lmgeometry.chapters.pair import sentences as pair_sentences
 from lmgeometry.training import pretrain as pt
 from lmgeometry.training.pretrain_settings import PretrainSettings
 

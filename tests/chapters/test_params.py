@@ -8,16 +8,14 @@ import inspect
 
 import pytest
 
-from lmgeometry.chapters import (
-    drift,
-    finetuning,
-    geometry,
-    model_zoo,
-    part_of_speech,
-    rogue_dimensions,
-    senses,
-)
 from lmgeometry.chapters.common import check_whole
+from lmgeometry.chapters.drift import analysis as drift
+from lmgeometry.chapters.finetuning import analysis as finetuning
+from lmgeometry.chapters.geometry import analysis as geometry
+from lmgeometry.chapters.part_of_speech import analysis as part_of_speech
+from lmgeometry.chapters.rogue_dimensions import analysis as rogue_dimensions
+from lmgeometry.chapters.senses import analysis as senses
+from lmgeometry.chapters.zoo import analysis as model_zoo
 from lmgeometry.errors import UsageError
 
 #: (Params class, the analyse that builds it, bad values: field -> value).

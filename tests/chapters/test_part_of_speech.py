@@ -1,4 +1,4 @@
-"""Chapter 2 (part of speech, lmgeometry.chapters.part_of_speech): the word baseline, the
+"""Chapter 2 (part of speech, lmgeometry.chapters.part_of_speech.analysis): the word baseline, the
 best-layer plateau, the control task's selectivity and claims, and ``analyse`` on planted stores.
 """
 
@@ -13,7 +13,7 @@ from lmgeometry.measures.probes import linear_probe, sentence_split
 def test_word_baseline_and_plateau_known_answers():
     import pandas as pd
 
-    from lmgeometry.chapters.part_of_speech import plateau, word_baseline
+    from lmgeometry.chapters.part_of_speech.analysis import plateau, word_baseline
 
     train = pd.Series(["The", "run", "run", "run", "dog"])
     tags = np.array(["DET", "VERB", "NOUN", "VERB", "NOUN"])
@@ -45,7 +45,7 @@ def _pos_store(tmp_path, signal_layer, n_layers=7, seed=0):
 
 
 def test_analyse_finds_pos_in_the_planted_middle_layer_only(tmp_path):
-    from lmgeometry.chapters.part_of_speech import analyse
+    from lmgeometry.chapters.part_of_speech.analysis import analyse
 
     # layer 2 of 6 sits at depth 1/3, the edge of the (closed) middle third
     result = analyse({"mid": _pos_store(tmp_path, 2), "top": _pos_store(tmp_path, 6)},
@@ -70,10 +70,51 @@ def test_analyse_finds_pos_in_the_planted_middle_layer_only(tmp_path):
 
 
 
+def test_every_probe_and_cluster_row_gets_its_null_with_the_tags_permuted(tmp_path):
+    from lmgeometry.chapters.part_of_speech import analyse
+
+    result = analyse({"mid": _pos_store(tmp_path, 2)}, probe_words=1600, point_budget=100,
+                     n_boot=200)
+    claims = result.claims
+    middle = claims["claim"].str.contains("middle layers")
+    # where the best layer lies reads no tag: no null
+    assert (claims.loc[middle, "null_model"] == "").all()
+    assert claims.loc[middle, "discriminates"].isna().all()
+    labelled = claims[~middle]
+    assert len(labelled) == 5  # probe, clusters, each against layer 0, the control task
+    assert (labelled["null_model"] == "labels permuted: mid").all()
+    # the planted tags hold; the same rules on the permuted tags do not: they discriminate
+    assert (labelled["verdict"] == "holds").all()
+    assert (labelled["null_verdict"] != "holds").all() and labelled["discriminates"].all()
+    # the probe trained on permuted tags sits at the majority rate, its interval covering it
+    majority = result.tables["layers"].set_index("layer").loc[2, "majority_baseline"]
+    best = result.tables["selectivity"].set_index("which").loc["best"]
+    assert best["probe_accuracy_permuted_lo"] <= majority <= best["probe_accuracy_permuted_hi"]
+    assert best["probe_accuracy"] > 0.95
+    # the clusters' null: the same clusters against shuffled tags, at chance
+    layer2 = result.tables["layers"].set_index("layer").loc[2]
+    assert layer2["purity_adjusted"] > 0.8 and abs(layer2["purity_adjusted_permuted"]) < 0.05
+    again = analyse({"mid": _pos_store(tmp_path / "again", 2)}, probe_words=1600,
+                    point_budget=100, n_boot=200)
+    assert again.claims["null_value"].equals(claims["null_value"])  # a fixed seed
+
+
+def test_untrained_twins_fill_every_row_s_null_when_run(tmp_path):
+    from lmgeometry.chapters.part_of_speech import analyse
+
+    # a "twin" that carries the tag too: every rule holds on it, so none discriminates
+    result = analyse({"mid": _pos_store(tmp_path, 2)}, probe_words=1600, point_budget=100,
+                     n_boot=200, null_stores={"untrained:mid": _pos_store(tmp_path / "t", 2,
+                                                                          seed=1)})
+    claims = result.claims
+    assert (claims["null_model"] == "untrained:mid").all()  # middle-layer rows too
+    assert not claims["discriminates"].astype(bool).any()
+
+
 def test_control_task_measures_are_selective_for_features_that_carry_the_tag_only():
     import pandas as pd
 
-    from lmgeometry.chapters.part_of_speech import control_task_measures
+    from lmgeometry.chapters.part_of_speech.analysis import control_task_measures
     from lmgeometry.measures.probes import control_task_labels
     from lmgeometry.measures.stats import GroupBootstrap
 
@@ -98,7 +139,7 @@ def test_control_task_measures_are_selective_for_features_that_carry_the_tag_onl
 def test_control_task_claim_reads_the_best_layers_gain_over_layer0():
     import pandas as pd
 
-    from lmgeometry.chapters.part_of_speech import _control_task_claims
+    from lmgeometry.chapters.part_of_speech.analysis import _control_task_claims
 
     def table(gain_lo, control="none"):
         return pd.DataFrame({
@@ -117,7 +158,7 @@ def test_control_task_claim_reads_the_best_layers_gain_over_layer0():
 
 
 def test_analyse_checks_the_probe_with_the_control_task(tmp_path):
-    from lmgeometry.chapters.part_of_speech import analyse
+    from lmgeometry.chapters.part_of_speech.analysis import analyse
 
     # 12 word types with tags random per occurrence: only layer 2 carries the tag, and no
     # layer lets the probe reach more than the control's majority by memorising types
@@ -137,7 +178,7 @@ def test_probe_check_is_the_notebook_s_old_loop():
     """Chapter 2's check cell, moved into ``probe_check``: the old loop is the reference."""
     import pandas as pd
 
-    from lmgeometry.chapters.part_of_speech import probe_check
+    from lmgeometry.chapters.part_of_speech.analysis import probe_check
 
     layers = pd.DataFrame({
         "model": ["b", "b", "b", "a", "a", "a", "a"],

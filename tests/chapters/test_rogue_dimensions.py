@@ -10,7 +10,7 @@ import pytest
 from conftest import array_store
 from scipy.stats import ortho_group
 
-from lmgeometry.chapters import rogue_dimensions
+from lmgeometry.chapters.rogue_dimensions import analysis as rogue_dimensions
 from lmgeometry.measures import probes, similarity
 from lmgeometry.measures.cosines import mean_pairwise_cosine
 
@@ -393,6 +393,41 @@ def test_task_tables_on_noise_give_no_rogue_dimension(tmp_path) -> None:
                     "dimension beats the majority class"] != "holds"
 
 
+def test_classifier_claims_get_their_null_with_the_labels_permuted(tmp_path) -> None:
+    store, y, test = _planted_task(tmp_path)
+    task = rogue_dimensions.Task("toy", {"dec": store}, y, test)
+    claims = rogue_dimensions.analyse([task], n_boot=200, ablation_ks=[0, 1]).claims
+    labelled = claims["statistic"].str.contains("accuracy")
+    assert labelled.sum() == 4  # threshold - majority, head - threshold, two ablations
+    # CKA, variance shares and their trend read no label: no null
+    assert (claims.loc[~labelled, "null_model"] == "").all()
+    rows = claims[labelled]
+    assert (rows["null_model"] == "labels permuted: decoder-model").all()
+    # the planted label dimension beats the majority class; with the labels permuted the
+    # threshold sits at the majority class, its interval covering it
+    beats = rows[rows["statistic"].str.startswith("1-D threshold accuracy minus")].iloc[0]
+    assert beats["verdict"] == "holds" and beats["null_verdict"] == "does not hold"
+    assert beats["null_ci_low"] <= 0 <= beats["null_ci_high"] and beats["discriminates"]
+    # ablating the label dimension costs the head everything, with the labels permuted nothing
+    ablations = rows[rows["statistic"].str.contains("dimensions zeroed|training mean")]
+    assert len(ablations) == 2
+    for _, row in ablations.iterrows():
+        assert row["null_ci_low"] <= 0 <= row["null_ci_high"] and row["null_verdict"] != "holds"
+
+
+def test_permuted_summary_is_fixed_by_its_seed_and_keeps_the_majority() -> None:
+    rng = np.random.default_rng(1)
+    y = (rng.random(500) < 0.7).astype(int)  # 70% of one class
+    X = rng.normal(size=(500, 4))
+    X[:, 2] += 10 * y  # dimension 2 separates the classes perfectly
+    args = (X[:350], y[:350], X[350:], y[350:], 2)
+    first = rogue_dimensions.permuted_summary(*args, n_boot=200, seed=0, ablation_k=1)
+    assert first == rogue_dimensions.permuted_summary(*args, n_boot=200, seed=0, ablation_k=1)
+    assert first != rogue_dimensions.permuted_summary(*args, n_boot=200, seed=1, ablation_k=1)
+    value, low, high = first["beats_majority"]
+    assert low <= 0 <= high and abs(value) < 0.08  # the majority rate, not 30 points above it
+
+
 def test_analyse_tables_claims_and_the_sink_sentence(tmp_path) -> None:
     dec, y, test = _planted_task(tmp_path / "dec", "decoder")
     enc, _, _ = _planted_task(tmp_path / "enc", "encoder", sink=False)  # the same rows
@@ -405,16 +440,17 @@ def test_analyse_tables_claims_and_the_sink_sentence(tmp_path) -> None:
     assert len(result.claims) == 14 and result.claims["seed"].eq("003").all()
     assert list(t["ablation"].columns[:4]) == ["model", "layer", "depth", "task"]
     assert t["cross_cka"]["reference"].eq("encoder-model").all()
-    assert result.sentences[-1] == (
+    sink = [s for s in result.sentences if s.startswith("In decoder-model")]
+    assert sink == [(
         "In decoder-model layer 0 the first word's median norm is 107 times the other words'; "
         "there the best-matching encoder-model layer reaches a CKA of 0.26 on all words and "
-        "1.00 without the first words.")
+        "1.00 without the first words.")]
 
 
 def test_notebook_views_are_the_old_notebook_expressions():
     """Chapter 6's hidden cells, moved into named calls: the old expressions are the
     reference, on planted frames."""
-    from lmgeometry.chapters.rogue_dimensions import (
+    from lmgeometry.chapters.rogue_dimensions.analysis import (
         accuracy_long,
         cka_matrices,
         cross_best_long,

@@ -1,4 +1,4 @@
-"""Chapter 5 (senses, lmgeometry.chapters.senses): its helpers, and ``analyse`` on planted
+"""Chapter 5 (senses, lmgeometry.chapters.senses.analysis): its helpers, and ``analyse`` on planted
 SemCor, WiC and STS stores (tidy tables, claims, views, sharded stores)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from conftest import array_store
 
 
 def test_context_snippet_brackets_the_word() -> None:
-    from lmgeometry.chapters.senses import context_snippet
+    from lmgeometry.chapters.senses.analysis import context_snippet
 
     assert context_snippet("I ran home", 2, 5, 3) == "I [ran] ho..."
     assert context_snippet("We ran", 3, 6, 40) == "We [ran]"
@@ -21,7 +21,7 @@ def test_context_snippet_brackets_the_word() -> None:
 
 
 def test_spread_layers_keeps_ends() -> None:
-    from lmgeometry.chapters.senses import spread_layers
+    from lmgeometry.chapters.senses.analysis import spread_layers
 
     assert spread_layers(31, 16) == list(range(0, 31, 2))
     assert spread_layers(13, 20) == list(range(13))
@@ -31,7 +31,7 @@ def test_spread_layers_keeps_ends() -> None:
 
 
 def test_selfsim_by_bins_means_and_labels() -> None:
-    from lmgeometry.chapters.senses import selfsim_by_bins
+    from lmgeometry.chapters.senses.analysis import selfsim_by_bins
 
     tables = pd.DataFrame({"layer": [1, 1, 1, 1, 2], "n_senses": [1, 2, 3, 9, 1],
                            "selfsim": [0.5, 0.2, 0.4, 0.1, 0.7]})
@@ -119,7 +119,7 @@ def _sts_store(folder, rng, kind="decoder", shards=None):
 
 @pytest.fixture(scope="module")
 def planted(tmp_path_factory):
-    from lmgeometry.chapters import senses as chapter
+    from lmgeometry.chapters.senses import analysis as chapter
 
     rng = np.random.default_rng(0)
     root = tmp_path_factory.mktemp("senses")
@@ -187,6 +187,34 @@ def test_chapter_claims_follow_the_planted_structure(planted) -> None:
     assert any(s.startswith("The most-frequent-sense baseline is") for s in result.sentences)
 
 
+def test_claims_that_read_senses_get_their_null_with_the_senses_permuted(planted) -> None:
+    result, _ = planted
+    claims = result.claims[result.claims["control"] == "none"].set_index("claim")
+    polysemy = [c for c in claims.index if c.startswith(("words seen", "more senses"))]
+    assert (claims.loc[polysemy, "null_model"] == "").all()  # regressions on counts: no null
+    assert (claims.loc["senses cluster in UMAP views", "null_model"] == "")  # no UMAP views
+    labelled = claims.drop(index=[*polysemy, "senses cluster in UMAP views"])
+    assert len(labelled) == 4 and (labelled["null_model"] == "labels permuted: toy").all()
+
+    def row(prefix: str) -> pd.Series:
+        return labelled.loc[[c for c in labelled.index if c.startswith(prefix)][0]]
+
+    # the planted senses separate; permuted, the nearest occurrence is right less often than
+    # the most frequent sense (1-NN on random senses scores sum p^2 < max p): the rule fails
+    separate = row("senses separate")
+    assert separate["verdict"] == "holds" and separate["null_ci_high"] < 0
+    assert separate["discriminates"]
+    # a claim of absence holds on permuted senses by construction (no sense clusters there)
+    points = row("a word's occurrences are not")
+    assert points["null_verdict"] == "holds" and abs(points["null_value"]) < 0.15
+    # WiC's threshold on permuted labels: about half right on a balanced test set
+    wic = row("beyond the paper: a cosine threshold")
+    assert wic["null_ci_low"] <= 0.5 <= wic["null_ci_high"] and wic["discriminates"]
+    table = result.tables["wic"]
+    assert table.loc[table["transform"] == "raw", "permuted_test_accuracy"].notna().all()
+    assert table.loc[table["transform"] != "raw", "permuted_test_accuracy"].isna().all()
+
+
 def test_chapter_views_are_drawn_for_the_figures(planted) -> None:
     result, _ = planted
     views = result.views["toy"]
@@ -202,7 +230,7 @@ def test_chapter_views_are_drawn_for_the_figures(planted) -> None:
 
 @pytest.mark.slow
 def test_chapter_umap_views_show_planted_senses(tmp_path) -> None:
-    from lmgeometry.chapters import senses as chapter
+    from lmgeometry.chapters.senses import analysis as chapter
 
     rng = np.random.default_rng(5)
     semcor, weights = _semcor_store(tmp_path / "semcor", rng, n_words=3, kind="encoder")
@@ -220,7 +248,7 @@ def test_chapter_umap_views_show_planted_senses(tmp_path) -> None:
 
 
 def senses_chapter_claims():
-    from lmgeometry.chapters.senses import CLAIMS
+    from lmgeometry.chapters.senses.analysis import CLAIMS
 
     return CLAIMS
 
@@ -228,7 +256,7 @@ def senses_chapter_claims():
 def test_chapter_is_the_same_on_sharded_stores(tmp_path, planted) -> None:
     """The senses chapter reads its stores through `Store` only: the planted stores laid out
     as sharded entries (three shards of whole sentences each) give the same tables."""
-    from lmgeometry.chapters import senses as chapter
+    from lmgeometry.chapters.senses import analysis as chapter
 
     rng = np.random.default_rng(0)  # the planted fixture's draws, in its order
     semcor, weights = _semcor_store(tmp_path / "semcor", rng, shards=3)
@@ -248,7 +276,7 @@ def test_chapter_is_the_same_on_sharded_stores(tmp_path, planted) -> None:
 def test_notebook_tables_are_the_old_notebook_expressions():
     """Chapter 5's hidden cells, moved into named calls: the old expressions are the
     reference, on planted frames."""
-    from lmgeometry.chapters.senses import (
+    from lmgeometry.chapters.senses.analysis import (
         best_rows,
         coefficients_long,
         polysemy_means,

@@ -1,5 +1,5 @@
-"""Chapter 9 (lmgeometry.chapters.sink): the check cell's table (the model runs are tested in
-tests/activations/test_interventions.py)."""
+"""Chapter 9 (lmgeometry.chapters.sink.analysis): the check cell's table (the model runs
+are tested in tests/activations/test_interventions.py)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 from conftest import save_bert
 
-from lmgeometry.chapters import sink
-from lmgeometry.chapters.sink import condition_layers
+from lmgeometry.chapters.sink import analysis as sink
+from lmgeometry.chapters.sink.analysis import condition_layers
 from lmgeometry.errors import UsageError
 
 

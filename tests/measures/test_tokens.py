@@ -11,7 +11,15 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from fixtures.references import brute_knn, brute_token_intra, corpus, cos, random_layer
+from fixtures.references import (
+    brute_knn,
+    brute_token_intra,
+    corpus,
+    cos,
+    exact_cosine_rows,
+    partition_knn,
+    random_layer,
+)
 
 from lmgeometry.measures import tokens
 
@@ -34,6 +42,61 @@ def test_blocked_knn_equals_brute_force(block_size):
     bidx, bval = brute_knn(X, k)
     np.testing.assert_array_equal(idx, bidx)
     np.testing.assert_allclose(val, bval, atol=1e-5)
+
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize(("n", "k", "block_size"), [(12, 7, 5), (300, 3, 64), (1300, 10, 256)])
+def test_knn_with_exact_ties_equals_full_row_partition(n, k, block_size, dtype):
+    # exact cosines with many ties: the candidate search must give what one argpartition of
+    # each whole masked row gives, including which tied rows fill the last places
+    X = exact_cosine_rows(n, 64, seed=n)
+    rng = np.random.default_rng(n)
+    q = np.sort(rng.choice(n, min(n, 400), replace=False))
+    everyone = np.ones(n, dtype=bool)
+    some = (rng.random(n) < 0.8) | (n < 100)
+    top1 = partition_knn(X, k, q, everyone, dtype)[0][:, 0]
+    some[top1[: len(top1) // 4]] = False  # each of these queries loses its nearest row
+    for allowed in (some, everyone):
+        idx, val = tokens.nearest_neighbours(X, k, block_size=block_size, queries=q,
+                                             dtype=dtype, candidates=allowed)
+        ridx, rval = partition_knn(X, k, q, allowed, dtype)
+        np.testing.assert_array_equal(idx, ridx)
+        np.testing.assert_array_equal(val, rval)
+    # and from the definition alone (every row a candidate): the k largest cosines in
+    # decreasing order, and where no tie straddles the k-th place, the rows sorted by
+    # decreasing cosine, ties by index
+    unit = X / np.linalg.norm(X, axis=1, keepdims=True)
+    C = unit[q] @ unit.T
+    C[np.arange(len(q)), q] = -np.inf
+    ranked = np.lexsort((np.broadcast_to(np.arange(n), C.shape), -C), axis=1)[:, :k + 1]
+    best = np.take_along_axis(C, ranked, axis=1)
+    np.testing.assert_array_equal(val, best[:, :k])
+    tied = best[:, k - 1] == best[:, k]
+    np.testing.assert_array_equal(idx[~tied], ranked[~tied, :k])
+    # both cases occur: a tie across the k-th place, and (all but the smallest layer, where
+    # every query has one) a k-th cosine above the next
+    assert tied.any() and (n < 100 or not tied.all())
+
+
+
+@pytest.mark.parametrize("chunks", [1, 4, 7])
+def test_candidates_hold_every_entry_down_to_the_mth(monkeypatch, chunks):
+    rng = np.random.default_rng(chunks)
+    G = rng.integers(0, 6, size=(9, 23)).astype(np.float32)  # integers: many ties
+    G[2, 5] = -np.inf
+    monkeypatch.setattr(tokens, "_CHUNKS", chunks)
+    m = 3
+    r, col, v = tokens._candidates(G, m)
+    np.testing.assert_array_equal(v, G[r, col])
+    for i in range(len(G)):
+        mine = r == i
+        mth = np.sort(G[i])[::-1][m - 1]
+        assert set(col[mine]) >= set(np.flatnonzero(G[i] >= mth))  # all down to the m-th
+        assert mine.sum() >= m
+        expected = sorted(col[mine], key=lambda j: (-G[i, j], j))  # decreasing, ties by index
+        assert list(col[mine]) == expected
+    assert (np.diff(r) >= 0).all()
 
 
 

@@ -7,9 +7,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from lmgeometry.claims import CLAIM_COLUMNS, Claim, claims_frame
 from lmgeometry.measures import stats
 from lmgeometry.measures.stats import verdict
-from lmgeometry.report.claims import CLAIM_COLUMNS, Claim, claims_frame, scorecard, verdict_counts
+from lmgeometry.report.claims import scorecard, verdict_counts
 
 
 @pytest.mark.parametrize(
@@ -68,7 +69,8 @@ def test_claims_frame_and_scorecard():
 
 
 def test_a_claims_preset_is_a_field_and_sets_its_role(tmp_path):
-    from lmgeometry.report.claims import collect_claims, role_of
+    from lmgeometry.claims import role_of
+    from lmgeometry.report.claims import collect_claims
     from lmgeometry.report.results import save_results
 
     frame = claims_frame([_claim("a", preset="corrected"), _claim("a", preset="ethayarajh2019"),
@@ -89,7 +91,8 @@ def test_a_claims_preset_is_a_field_and_sets_its_role(tmp_path):
 
 
 def test_the_scorecard_counts_a_claim_per_task_by_the_field_not_the_text(tmp_path):
-    from lmgeometry.report.claims import collect_claims, primary_table
+    from lmgeometry.claims import primary_table
+    from lmgeometry.report.claims import collect_claims
     from lmgeometry.report.results import save_results
 
     kinds = {"d1": "decoder"}
@@ -216,7 +219,8 @@ def test_bootstrap_spearman_and_percentile_interval():
 
 
 def test_collect_claims_and_kind_verdicts(tmp_path):
-    from lmgeometry.report.claims import collect_claims, kind_verdicts
+    from lmgeometry.claims import kind_verdicts
+    from lmgeometry.report.claims import collect_claims
     from lmgeometry.report.results import save_results
 
     good = claims_frame([_claim("enc-a"), _claim("enc-b"), _claim("dec-a"),
@@ -246,7 +250,7 @@ def _row(model, verdict_range, **kw):
 
 
 def test_primary_table_compares_fair_stand_ins_with_what_the_seed_reports():
-    from lmgeometry.report.claims import primary_table, seed_summary
+    from lmgeometry.claims import primary_table, seed_summary
 
     kinds = {"e1": "encoder", "e2": "encoder", "d1": "decoder", "d2": "decoder"}
     frame = claims_frame([_row("e1", (0.2, 0.4)), _row("e2", (0.3, 0.5)),
@@ -402,6 +406,10 @@ def test_findings_box_is_generated_from_the_claims_and_escaped():
     twin.loc[(twin["model"] == "enc") & (twin["verdict"] == "holds"), "null_verdict"] = "holds"
     assert "0.20 [0.15, 0.30], as on an untrained copy)" in findings_box(
         twin, models=["enc"], question="Q?")
+    # or, where the null is its statistic with the labels permuted, says that
+    shuffled = twin.assign(null_model="labels permuted: enc")
+    assert "0.20 [0.15, 0.30], as with the labels permuted)" in findings_box(
+        shuffled, models=["enc"], question="Q?")
 
 
 def test_findings_box_without_seed_claims_or_rows():
@@ -442,7 +450,7 @@ def _nulls(*rows):
 
 
 def test_attach_nulls_pairs_each_row_with_its_twins_same_statistic():
-    from lmgeometry.report.claims import NULL_COLUMNS, attach_nulls
+    from lmgeometry.claims import NULL_COLUMNS, attach_nulls
 
     frame = claims_frame([_row("e1", (0.2, 0.4)), _row("e1", (0.2, 0.4), statistic="other"),
                           _row("e2", (-0.3, -0.1))])
@@ -462,7 +470,7 @@ def test_attach_nulls_pairs_each_row_with_its_twins_same_statistic():
 
 
 def test_a_rule_that_holds_on_the_untrained_twin_is_not_reproduced():
-    from lmgeometry.report.claims import attach_nulls, primary_table, seed_summary
+    from lmgeometry.claims import attach_nulls, primary_table, seed_summary
 
     kinds = {"e1": "encoder", "e2": "encoder"}
     frame = _numeric(claims_frame([_row("e1", (0.2, 0.4)), _row("e2", (0.3, 0.5))])).assign(
@@ -485,13 +493,45 @@ def test_a_rule_that_holds_on_the_untrained_twin_is_not_reproduced():
     assert summary.iloc[0]["also true of an untrained model"] == 1
 
 
+def test_a_rule_that_holds_with_the_labels_permuted_is_not_reproduced():
+    from lmgeometry.claims import AGREEING, attach_nulls, primary_table, seed_summary
+    from lmgeometry.claims.record import is_permuted, permuted_model
+
+    kinds = {"e1": "encoder", "e2": "encoder"}
+    frame = _numeric(claims_frame([_row("e1", (0.2, 0.4)), _row("e2", (0.3, 0.5))])).assign(
+        expected="holds")
+    named = {m: permuted_model(m) for m in kinds}
+    assert named["e1"] == "labels permuted: e1" and is_permuted(named["e1"])
+
+    def permuted(*rows):
+        return claims_frame([_row(permuted_model(m), r) for m, r in rows])
+
+    def outcome(nulls, null_of=named):
+        return primary_table(attach_nulls(frame, nulls, null_of), kinds).iloc[0]
+
+    failed = outcome(permuted(("e1", (-0.1, 0.05)), ("e2", (0.0, 0.05))))
+    assert failed["outcome"] == "reproduced" and failed["fails its null"] == "yes"
+    assert failed["e1"].endswith("; labels permuted: -0.03, does not hold")
+    held = outcome(permuted(("e1", (-0.1, 0.05)), ("e2", (0.2, 0.3))))
+    assert held["outcome"] == "also true with labels permuted"
+    assert held["outcome"] in AGREEING and held["fails its null"] == "no"
+    # where an untrained twin's rule holds too, the untrained model is named
+    mixed = pd.concat([permuted(("e1", (0.2, 0.3))), _nulls(("e2", (0.2, 0.3)))])
+    assert outcome(mixed, {"e1": named["e1"], "e2": "u:e2"})["outcome"] == \
+        "also true of an untrained model"
+    summary = seed_summary(primary_table(attach_nulls(frame, permuted(
+        ("e1", (0.2, 0.3)), ("e2", (0.2, 0.3))), named), kinds))
+    assert summary.iloc[0]["also true with labels permuted"] == 1
+    assert summary.iloc[0]["also true of an untrained model"] == 0
+
+
 @pytest.mark.parametrize(("interval", "null", "expected"), [
     ((-0.3, -0.2), (0.0, 0.2), "opposite"),   # wholly below the twin: the other way
     ((0.02, 0.08), (-0.1, 0.0), "weaker"),    # the claimed side of the twin, short of 0.1
     ((-0.1, 0.05), (-0.05, 0.05), "weaker"),  # no different from the twin: not the opposite
 ])
 def test_a_contradiction_is_told_opposite_from_weaker_by_the_null(interval, null, expected):
-    from lmgeometry.report.claims import attach_nulls, primary_table, seed_summary, shortfall
+    from lmgeometry.claims import attach_nulls, primary_table, seed_summary, shortfall
 
     frame = _numeric(claims_frame([_row("d1", interval)])).assign(expected="holds")
     found = attach_nulls(frame, _nulls(("d1", null)), {"d1": "u:d1"})
@@ -503,7 +543,7 @@ def test_a_contradiction_is_told_opposite_from_weaker_by_the_null(interval, null
 
 
 def test_numeric_and_quoted_rules_are_counted_apart_and_each_row_shows_its_units():
-    from lmgeometry.report.claims import primary_table, seed_summary, tier_totals
+    from lmgeometry.claims import primary_table, seed_summary, tier_totals
 
     quoted = [{"seed_model": "GPT-2", "value": None, "verdict": None, "reported": "holds"}]
     kinds = {"e1": "encoder", "e2": "encoder"}

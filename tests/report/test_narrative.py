@@ -93,6 +93,22 @@ def test_a_number_in_the_conclusion_is_the_results_number(built, summary):
         narrative.conclusion(planted, summary)
 
 
+def test_a_permuted_null_the_text_cites_stops_its_paragraph(built):
+    # the text says the probe's rule fails with the tags shuffled: a null that holds, or none
+    for change in ({"null_verdict": "holds"}, {"null_model": "", "null_verdict": ""}):
+        planted = copy.deepcopy(built)
+        _row(planted["02_part_of_speech"], "POS tags are well represented",
+             "mpnet-base").update(change)
+        with pytest.raises(StoryChanged, match="with the labels permuted"):
+            narrative.run_shows("02_part_of_speech", planted["02_part_of_speech"])
+    # and that the senses' silhouette, a claim of absence, holds on its null
+    planted = copy.deepcopy(built)
+    _row(planted["05_senses"], "a word's occurrences are not a few sense vectors",
+         "gemma3-270m")["null_verdict"] = "does not hold"
+    with pytest.raises(StoryChanged, match="with the labels permuted"):
+        narrative.run_shows("05_senses", planted["05_senses"])
+
+
 @pytest.mark.parametrize("chapter, claim, model, control, flipped", [
     ("01_geometry", "the representations split into two", "smollm2-135m", "none",
      "does not hold"),

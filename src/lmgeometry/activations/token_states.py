@@ -93,7 +93,7 @@ def runner(model: Any, tokenizer: Any = None, *, name: str | None = None) -> Run
     if isinstance(model, LoadedModel):
         return Runner(model.model, model.tokenizer, model.kind, name or model.name,
                       int(model.max_positions))
-    from lmgeometry.io.model_facts import _max_positions, model_kind
+    from lmgeometry.io.model_facts import max_positions, model_kind
 
     what = type(model).__name__
     if tokenizer is None or not getattr(tokenizer, "is_fast", False):
@@ -102,7 +102,7 @@ def runner(model: Any, tokenizer: Any = None, *, name: str | None = None) -> Run
                          "pass AutoTokenizer.from_pretrained(..., use_fast=True) with it")
     config = model.config
     return Runner(model, tokenizer, model_kind(config), name or what,
-                  int(_max_positions(config, model, tokenizer)))
+                  int(max_positions(config, model, tokenizer)))
 
 
 @dataclass

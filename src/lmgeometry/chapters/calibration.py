@@ -4,7 +4,7 @@ A verdict on a stand-in model is evidence about a seed's claim only if three thi
 this module records each of them for every claim row (:func:`annotate`):
 
 * **The rule passes the seed's own evidence.** The claim's statistic and rule are applied to
-  what the seed published for each of its models (:class:`~lmgeometry.report.claims.Evidence`):
+  what the seed published for each of its models (:class:`~lmgeometry.claims.Evidence`):
   seed 001 from the per-word and per-layer numbers its authors released
   (:func:`released_evidence`), seed 004 from its Tables 1-3, seed 003 from the accuracies and
   CKA values it reports, seed 000 where the article gives numbers (else the seed's words:
@@ -34,14 +34,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from lmgeometry.claims import Evidence, calibration_entry, calibration_kind
+from lmgeometry.claims.record import on_other_estimator
 from lmgeometry.io import released
 from lmgeometry.measures import isotropy, reference_tables, stats
-from lmgeometry.report.claims import (
-    Evidence,
-    calibration_entry,
-    calibration_kind,
-    on_other_estimator,
-)
 
 __all__ = [
     "annotate",
@@ -227,7 +223,7 @@ def authors_table() -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 #: What seed 001 reports of each of its models, per claim key of
-#: :data:`lmgeometry.chapters.context_measures.CLAIMS`.
+#: :data:`lmgeometry.chapters.context.analysis.CLAIMS`.
 _REPORTED_001: dict[str, dict[str, str]] = {
     "anisotropic": {"BERT": HOLDS, "ELMo": HOLDS, "GPT-2": HOLDS},
     "anisotropy_rises": {"BERT": HOLDS, "ELMo": HOLDS, "GPT-2": HOLDS},
@@ -269,8 +265,8 @@ def released_evidence(n_boot: int = 1000, seed: int = 0) -> dict[str, tuple[Evid
 
     The per-layer numbers (baseline cosine, IntraSim) are point values; statistics of the
     per-word SelfSim and MEV get a bootstrap interval over words (the same resample for every
-    layer). Each statistic is the one the chapter computes (:mod:`.context_measures`), on the
-    authors' estimator (``ethayarajh2019``), which is where their numbers come from.
+    layer). Each statistic is the one chapter 3 computes (:mod:`lmgeometry.chapters.context`), on
+    the authors' estimator (``ethayarajh2019``), which is where their numbers come from.
 
     Returns
     -------
@@ -749,7 +745,7 @@ def annotate(claims: pd.DataFrame, facts: Mapping[str, Mapping[str, Any]],
     Parameters
     ----------
     claims : DataFrame
-        :func:`lmgeometry.report.claims.claims_frame`'s table.
+        :func:`lmgeometry.claims.claims_frame`'s table.
     facts : mapping
         Model spec -> its facts (``store.meta["model"]``: ``kind``, ``objective``,
         ``position_scheme``, ...).

@@ -28,14 +28,13 @@ import yaml
 from threadpoolctl import threadpool_limits
 
 from lmgeometry.activations.store import Store
+from lmgeometry.claims.record import CLAIM_COLUMNS, CONTROLS
 from lmgeometry.errors import UsageError
-from lmgeometry.report.claims import CLAIM_COLUMNS
 from lmgeometry.report.injected import check_injected
 
 __all__ = [
     "BLAS_THREADS_ENV",
     "blas_threads",
-    "CONTROLS",
     "ChapterResult",
     "check_whole",
     "check_wholes",
@@ -43,7 +42,6 @@ __all__ = [
     "claims_per_model",
     "control_rows",
     "controls_for",
-    "first_token_flags",
     "model_kinds",
     "per_layer",
     "STANDARDISED",
@@ -92,9 +90,6 @@ def with_blas_threads(fn: F) -> F:
             return fn(*args, **kwargs)
     return wrapper  # type: ignore[return-value]
 
-
-#: The seeds' protocol, and the control that leaves out each sentence's first word.
-CONTROLS: tuple[str, ...] = ("none", "first word excluded")
 
 #: The control under which cosine claims are also tested: every dimension z-scored over the
 #: layer's words before the cosine (Timkey & van Schijndel 2021), so that a few rogue
@@ -204,25 +199,6 @@ def model_kinds(stores: Mapping[str, Store]) -> dict[str, str]:
     """Model -> kind (``"encoder"``, ``"decoder"``; ``""`` if the store does not say), from
     each store's metadata."""
     return {spec: str(s.meta.get("model", {}).get("kind", "")) for spec, s in stores.items()}
-
-
-def first_token_flags(claims: pd.DataFrame) -> pd.Series:
-    """Per claim row: True when its verdict differs between the controls of its model.
-
-    A verdict that flips when each sentence's first word is left out is driven by the first
-    token (the decoder's attention sink), not by the rest of the words. Rows are compared
-    within one (seed, claim, model, statistic): a claim tested with two statistics (e.g. two
-    estimators) is two tests.
-
-    Other controls are compared with the same control without the first word
-    ("frequency-matched" with "first word excluded, frequency-matched"), never with the seed's
-    protocol: a verdict that a control of another kind changes is not the first token's.
-    """
-    pair = claims["control"].astype(str).str.removeprefix(CONTROLS[1]).str.removeprefix(", ")
-    pair = pair.replace("", CONTROLS[0])
-    key = [claims["seed"], claims["claim"], claims["model"], claims["statistic"], pair]
-    n_verdicts = claims.groupby(key)["verdict"].transform("nunique")
-    return n_verdicts > 1
 
 
 def per_layer(stores: Iterable[Store] | Sequence[Store], fn: Callable[..., pd.DataFrame],

@@ -1,27 +1,50 @@
-"""Null models for a chapter's claims: each stand-in's untrained twin, run through the same code.
+"""Null models for a chapter's claims: each stand-in's untrained twin, or the labels permuted.
 
 A seed's claim about a trained model is reproduced only if the rule that tests it fails where
-the claim should not hold. The null here is the stand-in's untrained twin (``untrained:<spec>``,
-:mod:`lmgeometry.io.untrained`): the same architecture and tokenizer with random weights, on
-the same corpus, analysed by the same chapter function with the same parameters. A chapter
-builds the twins' stores with :func:`null_stores`, runs its analysis on them, and puts each
-claim row beside its twin's with :func:`with_nulls`
-(:func:`lmgeometry.report.claims.attach_nulls`); the scorecard then counts a claim that also
-holds on the twin as "also true of an untrained model", not as reproduced.
+the claim should not hold. Each claim row has at most one null
+(:data:`lmgeometry.claims.NULL_COLUMNS`), of one of two kinds:
+
+* **The untrained twin** (``untrained:<spec>``, :mod:`lmgeometry.io.untrained`): the same
+  architecture and tokenizer with random weights, on the same corpus, analysed by the same
+  chapter function with the same parameters. A chapter builds the twins' stores with
+  :func:`null_stores`, runs its analysis on them, and puts each claim row beside its twin's
+  with :func:`with_nulls`; the scorecard counts a claim that also holds on the twin as "also
+  true of an untrained model". Chapters 1, 3 and 4 run them by default, chapters 2 and 8 on
+  request (``null_stores=``); chapter 10 uses each run's step-0 checkpoint.
+* **The labels permuted** (:func:`lmgeometry.measures.permutation.permute_within`), for a
+  claim whose statistic is a classifier's, probe's or label-cluster score: the same
+  statistic on the same vectors, split and interval, with the labels shuffled within the
+  groups the statistic uses (train and test splits, a word's occurrences), so that each group
+  keeps its class balance. It costs one more fit, not one more model. The chapter computes
+  the statistic's value and interval on the permuted labels, :func:`permuted_claim` makes the
+  null row and :func:`with_permuted` puts each row beside it; the scorecard counts a claim
+  that also holds on it as "also true with labels permuted". Chapters 2 (probes and cluster
+  purity), 5 (1-NN sense accuracy, the senses' silhouette, WiC), 6 and 7 (the 1-D threshold,
+  the linear or fine-tuned head's ablations) give one to every such row; their other claims
+  (CKA, variance shares, trends over layers, regressions, the best layer's depth) read no
+  labels and keep no null. Where chapter 2 also runs the twins, the twins fill the columns.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
 import pandas as pd
 
 from lmgeometry.activations.store import Store, activations
+from lmgeometry.claims.record import (
+    Claim,
+    attach_nulls,
+    claims_frame,
+    is_permuted,
+    permuted_model,
+)
 from lmgeometry.io.untrained import UNTRAINED_PREFIX, base_spec, is_untrained
-from lmgeometry.report.claims import attach_nulls
 
-__all__ = ["null_spec", "null_stores", "with_nulls"]
+__all__ = ["null_sentences", "null_spec", "null_stores", "permuted_claim", "with_nulls",
+           "with_permuted"]
 
 
 def null_spec(spec: str) -> str:
@@ -50,3 +73,68 @@ def with_nulls(claims: pd.DataFrame, nulls: pd.DataFrame) -> pd.DataFrame:
     claims table computed on :func:`null_stores`)."""
     twins = dict.fromkeys(str(m) for m in nulls.get("model", pd.Series(dtype=str)))
     return attach_nulls(claims, nulls, {base_spec(m): m for m in twins if is_untrained(m)})
+
+
+def permuted_claim(claim: Claim, interval: Sequence[float]) -> Claim:
+    """``claim``'s null row: its rule on ``interval`` (value, low, high), the same statistic
+    computed with the labels permuted, under the null name
+    :func:`lmgeometry.claims.permuted_model` of the claim's model.
+
+    Examples
+    --------
+    >>> real = Claim(seed="003", claim="c", model="m", statistic="accuracy minus majority",
+    ...              value=0.2, ci_low=0.15, ci_high=0.25, threshold=0.05, direction="above",
+    ...              rule="r")
+    >>> null = permuted_claim(real, (0.01, -0.02, 0.04))
+    >>> null.model, null.verdict
+    ('labels permuted: m', 'does not hold')
+    """
+    value, low, high = (float(x) for x in interval[:3])
+    return dataclasses.replace(claim, model=permuted_model(claim.model), value=value,
+                               ci_low=low, ci_high=high, evidence="labels permuted")
+
+
+def with_permuted(claims: pd.DataFrame, nulls: Sequence[Claim]) -> pd.DataFrame:
+    """``claims`` with each row beside its labels-permuted null (:func:`permuted_claim`), where
+    ``nulls`` has one with the same seed, claim, control, preset, task and statistic; the other
+    rows keep no null (:func:`lmgeometry.claims.attach_nulls`)."""
+    models = dict.fromkeys(str(m) for m in claims.get("model", pd.Series(dtype=str)))
+    return attach_nulls(claims, claims_frame(nulls), {m: permuted_model(m) for m in models})
+
+
+def null_sentences(claims: pd.DataFrame) -> list[str]:
+    """What the labels-permuted nulls of a claims table say, in sentences: how many of the
+    rows that hold fail their rule on the null, then one sentence per claim (and control and
+    task) whose rule also holds on the null for some model whose row holds; none without
+    such nulls.
+
+    Examples
+    --------
+    >>> kw = dict(seed="003", claim="a threshold nearly matches the head", statistic="gap",
+    ...           threshold=0.05, direction="below", rule="r")
+    >>> real = claims_frame([Claim(model="m", value=0.01, ci_low=0.0, ci_high=0.02, **kw)])
+    >>> null = permuted_claim(Claim(model="m", value=0.0, ci_low=0.0, ci_high=0.0, **kw),
+    ...                       (0.0, -0.01, 0.01))
+    >>> first, second = null_sentences(with_permuted(real, [null]))
+    >>> first.endswith("0 of the 1 rows that hold fail their rule.")
+    True
+    >>> second
+    'A threshold nearly matches the head: its rule holds with the labels permuted too for m \
+(0.00): it is met by labels the vectors cannot know.'
+    """
+    rows = claims[claims["null_model"].map(is_permuted)] if len(claims) else claims
+    held = rows[rows["verdict"] == "holds"] if len(rows) else rows
+    if held.empty:
+        return []
+    failing = int((held["discriminates"] == True).sum())  # noqa: E712 (an object column)
+    out = ["With the labels permuted (the null: the same statistic, split and interval, the "
+           "labels shuffled within the groups it uses), "
+           f"{failing} of the {len(held)} rows that hold fail their rule."]
+    also = held[held["null_verdict"] == "holds"]
+    for (claim, control, task), part in also.groupby(["claim", "control", "task"], sort=False):
+        where = "".join(f" ({x})" for x in (task, "" if control == "none" else control) if x)
+        models = ", ".join(f"{m} ({v:.2f})" for m, v in zip(part["model"], part["null_value"],
+                                                              strict=True))
+        out.append(f"{claim[0].upper()}{claim[1:]}{where}: its rule holds with the labels "
+                   f"permuted too for {models}: it is met by labels the vectors cannot know.")
+    return out

@@ -22,21 +22,17 @@ import importlib.metadata as metadata
 import io
 import json
 import logging
-import os
 import re
-import secrets
 import shutil
 import struct
 import sys
-import time
 import zipfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from lmgeometry.io import checksums, paths
+from lmgeometry.io.built import build_once
 
 if TYPE_CHECKING:
     pass
@@ -254,12 +250,6 @@ def _is_complete(folder: Path) -> bool:
     return folder.is_dir() and (folder / _MARKER).is_file()
 
 
-def _output_digests(folder: Path) -> dict[str, str]:
-    """sha256 of every file a conversion wrote (the marker aside), by name."""
-    files = sorted(p for p in folder.rglob("*") if p.is_file() and p.name != _MARKER)
-    return {p.relative_to(folder).as_posix(): checksums.sha256_file(p) for p in files}
-
-
 def _damage(folder: Path) -> str | None:
     """Why a complete converted folder cannot be used (None when its files are as written).
 
@@ -442,26 +432,6 @@ def _alias_shape(alias: _Alias) -> str:
         return "?"
 
 
-@contextmanager
-def _exclusive(lock_path: Path) -> Iterator[None]:
-    """Hold an exclusive advisory lock on ``lock_path`` (POSIX); elsewhere, no lock.
-
-    Without the lock, correctness still holds (each process writes its own temporary folder and
-    only an atomic rename publishes a result); the lock only saves doing the work twice.
-    """
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - Windows
-        yield
-        return
-    with open(lock_path, "a+b") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
 def _progress(alias: _Alias, total: int) -> Any:
     from tqdm import tqdm
 
@@ -512,39 +482,17 @@ def alias_folder(alias: str) -> Path:
     final = _converted_folder(entry)
     if _usable(entry, final, notice=True):
         return final
-    root = _alias_root(entry)
-    with _exclusive(root / ".lock"):
-        if _usable(entry, final):  # another process finished while we waited
-            return final
-        for stale in root.glob(".tmp-*"):  # left by killed conversions (we hold the lock)
-            logger.info("removing unfinished conversion %s", stale)
-            shutil.rmtree(stale, ignore_errors=True)
-        if final.exists():  # no marker, or damaged: not ours to trust
-            shutil.rmtree(final)
-        tmp = root / f".tmp-{os.getpid()}-{secrets.token_hex(4)}"
-        tmp.mkdir()
-        try:
-            start = time.perf_counter()
-            if entry.source == "zip":
-                _convert_zip(entry, files, tmp)
-            else:
-                _convert_gguf(entry, files, tmp)
-            marker = {
-                "alias": entry.alias,
-                "name": entry.name,
-                "converter_version": CONVERTER_VERSION,
-                "packages": {pf.dist: metadata.version(pf.dist) for pf in entry.files},
-                "files": [pf.path for pf in entry.files],
-                "transformers": metadata.version("transformers"),
-                "seconds": round(time.perf_counter() - start, 1),
-                "outputs": _output_digests(tmp),
-            }
-            (tmp / _MARKER).write_text(json.dumps(marker, indent=2) + "\n")
-            os.rename(tmp, final)
-            checksums.remember(final, marker["outputs"])
-        finally:
-            if tmp.exists():
-                shutil.rmtree(tmp, ignore_errors=True)
+    marker = {
+        "alias": entry.alias,
+        "name": entry.name,
+        "converter_version": CONVERTER_VERSION,
+        "packages": {pf.dist: metadata.version(pf.dist) for pf in entry.files},
+        "files": [pf.path for pf in entry.files],
+        "transformers": metadata.version("transformers"),
+    }
+    convert = _convert_zip if entry.source == "zip" else _convert_gguf
+    build_once(final, lambda tmp: convert(entry, files, tmp), marker, marker_name=_MARKER,
+               complete=lambda folder: _usable(entry, folder))
     logger.info("converted %s into %s", alias, final)
     return final
 

@@ -20,8 +20,8 @@ if TYPE_CHECKING:
 
 from lmgeometry.errors import ModelLoadError, ModelSpecError
 from lmgeometry.io.model_facts import (
-    _max_positions,
     _position_scheme,
+    max_positions,
     normalisation,
     tied_embeddings,
 )
@@ -42,7 +42,7 @@ def _shape_facts(config: PreTrainedConfig, model: torch.nn.Module, tokenizer: An
         "n_layers": len(hidden) - 1,
         "hidden_size": int(hidden[0].shape[-1]),
         "position_scheme": _position_scheme(config, model),
-        "max_positions": _max_positions(config, model, tokenizer),
+        "max_positions": max_positions(config, model, tokenizer),
         "special_tokens": {k: v for k, v in tokenizer.special_tokens_map.items()
                            if isinstance(v, str)},
         "prepends_bos": bool(bos is not None and first and first[0] == bos),

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 from lmgeometry.errors import ModelLoadError
 
 __all__ = [
+    "max_positions",
     "head_token",
     "model_kind",
     "normalisation",
@@ -211,7 +212,7 @@ def _position_scheme(config: PreTrainedConfig, model: torch.nn.Module) -> str:
     return " + ".join(parts) if parts else "none found"
 
 
-def _max_positions(config: PreTrainedConfig, model: torch.nn.Module, tokenizer: Any) -> int:
+def max_positions(config: PreTrainedConfig, model: torch.nn.Module, tokenizer: Any) -> int:
     """Longest input in tokens that the model's position scheme covers."""
     value = getattr(config, "max_position_embeddings", None)
     base = getattr(model, "base_model", model)

@@ -17,17 +17,13 @@ interrupted build never leaves a folder that looks complete.
 from __future__ import annotations
 
 import json
-import os
-import secrets
-import shutil
-import time
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from lmgeometry.errors import ModelSpecError
 from lmgeometry.io import checksums
-from lmgeometry.io._offline import _exclusive, _output_digests
+from lmgeometry.io.built import build_once
 from lmgeometry.io.model_facts import model_kind
 from lmgeometry.io.paths import cache_dir
 
@@ -120,31 +116,13 @@ def untrained_folder(location: str, options: dict[str, Any], config: Any, base: 
     final = root / f"{_slug(base)}-{base_fingerprint[:16]}-seed{seed}"
     if _complete(final):
         return final
-    with _exclusive(root / ".lock"):
-        if _complete(final):  # another process built it while we waited
-            return final
-        for stale in root.glob(f".tmp-{final.name}-*"):  # killed builds (we hold the lock)
-            shutil.rmtree(stale, ignore_errors=True)
-        if final.exists():  # damaged or unmarked: not ours to trust
-            shutil.rmtree(final)
-        tmp = root / f".tmp-{final.name}-{os.getpid()}-{secrets.token_hex(4)}"
-        tmp.mkdir()
-        try:
-            start = time.perf_counter()
-            _build(location, options, config, seed, tmp)
-            marker = {"base": base, "base_fingerprint": base_fingerprint, "seed": seed,
-                      "initialisation": "transformers from_config (the architecture's own "
-                                        "_init_weights) under torch.manual_seed(seed)",
-                      "torch": metadata.version("torch"),
-                      "transformers": metadata.version("transformers"),
-                      "seconds": round(time.perf_counter() - start, 1),
-                      "outputs": _output_digests(tmp)}
-            (tmp / _MARKER).write_text(json.dumps(marker, indent=2) + "\n")
-            os.rename(tmp, final)
-            checksums.remember(final, marker["outputs"])
-        finally:
-            if tmp.exists():
-                shutil.rmtree(tmp, ignore_errors=True)
+    marker = {"base": base, "base_fingerprint": base_fingerprint, "seed": seed,
+              "initialisation": "transformers from_config (the architecture's own "
+                                "_init_weights) under torch.manual_seed(seed)",
+              "torch": metadata.version("torch"),
+              "transformers": metadata.version("transformers")}
+    build_once(final, lambda tmp: _build(location, options, config, seed, tmp), marker,
+               marker_name=_MARKER, complete=_complete, tmp_prefix=f".tmp-{final.name}-")
     return final
 
 

@@ -24,6 +24,7 @@ Modules
 * ``massive`` -- massive activations: dimensions far above the median
 * ``clusters`` -- projections, cluster detection and separation, variance explained
 * ``probes`` -- linear probes, 1-D thresholds, logistic heads, ablations, control tasks
+* ``permutation`` -- labels permuted within groups: the null of a statistic that reads labels
 * ``senses`` -- 1-NN sense separability and silhouettes of one word's senses
 * ``wic`` -- the Word-in-Context task by a similarity threshold
 * ``polysemy`` -- self-similarity regressed on sense and context counts
@@ -71,6 +72,7 @@ _EXPORTS: dict[str, str] = {
     "detect_clusters": "lmgeometry.measures.clusters",
     "variance_explained_by": "lmgeometry.measures.clusters",
     "linear_probe": "lmgeometry.measures.probes",
+    "permute_within": "lmgeometry.measures.permutation",
     "sense_separability": "lmgeometry.measures.senses",
     "evaluate_wic": "lmgeometry.measures.wic",
     "polysemy_regression": "lmgeometry.measures.polysemy",

@@ -17,7 +17,7 @@ This module turns those observations into numbers:
 * :func:`position_knn_r2` asks whether position is a smooth function of where a word lies in
   the top principal components (a position manifold), whatever the curve's shape.
 
-The chapter's per-layer tables are built by :mod:`lmgeometry.chapters.geometry`.
+The chapter's per-layer tables are built by :mod:`lmgeometry.chapters.geometry.analysis`.
 """
 
 from __future__ import annotations

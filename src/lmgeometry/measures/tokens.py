@@ -3,10 +3,11 @@
 Each token's similarity to the other tokens of its sentence (:func:`token_intra_similarity`
 for one sentence, :func:`token_measures` for a layer), to the other occurrences of its word in
 other sentences (:func:`token_measures`), and to its k = 10 nearest neighbours
-(:func:`nearest_neighbours`, in blocks of queries; :func:`neighbour_measures`: the share of
-neighbours with the same word and their mean cosine); :func:`summarise_tokens` averages a
-per-token column by group. Every row is kept (punctuation too). The nearest-neighbour measures
-need the layer in memory (:meth:`lmgeometry.measures.unit_rows.UnitRows.of`, not ``stream``).
+(:func:`nearest_neighbours`, in blocks of queries, each query's top k picked from a few
+candidates; :func:`neighbour_measures`: the share of neighbours with the same word and their
+mean cosine); :func:`summarise_tokens` averages a per-token column by group. Every row is
+kept (punctuation too). The nearest-neighbour measures need the layer in memory
+(:meth:`lmgeometry.measures.unit_rows.UnitRows.of`, not ``stream``).
 """
 
 from __future__ import annotations
@@ -189,12 +190,20 @@ def nearest_neighbours(
     """The ``k`` nearest neighbours by cosine of each query row among all rows, in blocks.
 
     Rows are normalised in float64 (:func:`unit_rows`) and stored in ``dtype``; each block of
-    ``block_size`` queries is multiplied against all rows (a ``block_size x N`` Gram block), the
-    query itself, zero rows and rows outside ``candidates`` are masked with ``-inf``, and
-    ``np.argpartition`` picks the top ``k`` per row, which are then sorted by decreasing cosine
-    (ties by index). Peak extra memory is about ``N * d * itemsize`` for the unit rows plus
-    ``block_size * N * (itemsize + 8)`` bytes for one Gram block and its partition indices.
-    Cost ``O(m N d)`` for ``m`` queries.
+    ``block_size`` queries is multiplied against all rows (a ``block_size x N`` Gram block),
+    with the query itself, zero rows and rows outside ``candidates`` excluded. The result is
+    that of ``np.argpartition`` of each query's whole masked row (entries ``-inf``) at its
+    ``k``-th largest entry, the ``k`` above sorted by decreasing cosine, ties by index; a tie
+    across the ``k``-th place is broken as ``np.argpartition`` breaks it. It is reached
+    without partitioning most rows: each row's entries at or above a lower bound of its
+    ``2k``-th largest (read from the maxima of 512 interleaved column chunks) are the only
+    ones that can be among its top ``k``; they are sorted, and a row is partitioned whole only
+    if they hold fewer than ``k`` candidates or a tie straddles the ``k``-th place (a few
+    per cent of rows on real layers, every row of a context-free layer with repeated words).
+    Peak extra memory is about ``N * d * itemsize`` for the unit rows plus
+    ``block_size * N * itemsize`` bytes for one Gram block, and up to
+    ``block_size * N * (itemsize + 8)`` more for the rows partitioned whole.
+    Cost ``O(m N d)`` for ``m`` queries (the Gram products; the selection is ``O(m N)``).
 
     Parameters
     ----------
@@ -226,6 +235,12 @@ def nearest_neighbours(
 
 
 
+#: Each row of a Gram block is cut into this many interleaved column chunks (columns ``j``,
+#: ``j + c``, ``j + 2c``, ...); their maxima give a lower bound of the row's k-th largest value.
+_CHUNKS = 512
+
+
+
 def _neighbours(
     vectors: LayerVectors,
     k: int,
@@ -234,7 +249,11 @@ def _neighbours(
     dtype: type[np.floating],
     masks: Sequence[np.ndarray | None],
 ) -> list[tuple[np.ndarray, np.ndarray]]:
-    """:func:`nearest_neighbours` under several candidate masks from one Gram block each."""
+    """:func:`nearest_neighbours` under several candidate masks from one Gram block each.
+
+    Each block's candidates (:func:`_candidates`) are found once and serve every mask
+    (:func:`_top_k`); the result is that of a full ``np.argpartition`` of each masked row.
+    """
     if block_size < 1:
         raise ValueError("block_size must be positive")
     U, norms = _unit(vectors)
@@ -255,18 +274,89 @@ def _neighbours(
         qb = q[start : start + block_size]
         G = U[qb] @ U.T
         G[np.arange(len(qb)), qb] = -np.inf
-        for j, a in enumerate(allowed):
-            Gm = G if j == len(allowed) - 1 else G.copy()
-            if not a.all():
-                Gm[:, ~a] = -np.inf
-            top = np.argpartition(Gm, N - k, axis=1)[:, N - k :]
-            vals = np.take_along_axis(Gm, top, axis=1)
-            order = np.lexsort((top, -vals), axis=1)
-            live = a[qb]
-            idx, cos = out[j]
-            idx[start : start + len(qb)][live] = np.take_along_axis(top, order, axis=1)[live]
-            cos[start : start + len(qb)][live] = np.take_along_axis(vals, order, axis=1)[live]
+        if not nz.all():
+            G[:, ~nz] = -np.inf
+        cand = _candidates(G, 2 * k)
+        for (idx, cos), a in zip(out, allowed, strict=True):
+            live = np.flatnonzero(a[qb])
+            idx[start + live], cos[start + live] = _top_k(G, live, cand, a, k)
     return out
+
+
+
+def _candidates(G: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The entries of each row of ``G`` at or above a lower bound of its ``m``-th largest value.
+
+    The bound is the ``m``-th largest of the row's :data:`_CHUNKS` interleaved chunk maxima:
+    ``m`` distinct entries reach it, so at least ``m`` entries are returned per row, and every
+    entry at least as large as the row's ``m``-th largest value is among them. Only the
+    chunks whose maximum reaches the bound are read again. With fewer chunks than ``m``
+    (fewer than ``m`` columns, or ``m`` above :data:`_CHUNKS`) every entry is returned.
+    Returns ``(row, column, value)``, sorted by row, then decreasing value, then column.
+    """
+    b, n = G.shape
+    c = min(_CHUNKS, n)
+    if c < m:
+        r, col = np.divmod(np.arange(b * n), n)
+        v = G.ravel()
+    else:
+        width = n // c
+        M = G[:, : c * width].reshape(b, width, c).max(axis=1)
+        t = np.partition(M, c - m, axis=1)[:, c - m]
+        hit, chunk = np.nonzero(M >= t[:, None])  # only these chunks reach the bound
+        cols = chunk[:, None] + c * np.arange(width)
+        vals = G.ravel()[hit[:, None] * n + cols]
+        reach = vals >= t[hit, None]
+        tail_r, tail_c = np.nonzero(G[:, c * width :] >= t[:, None])
+        tail_c += c * width
+        r = np.concatenate([np.broadcast_to(hit[:, None], cols.shape)[reach], tail_r])
+        col = np.concatenate([cols[reach], tail_c])
+        v = np.concatenate([vals[reach], G[tail_r, tail_c]])
+    order = np.lexsort((col, -v, r))
+    return r[order], col[order], v[order]
+
+
+
+def _top_k(G: np.ndarray, rows: np.ndarray, cand: tuple[np.ndarray, np.ndarray, np.ndarray],
+           allowed: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``k`` largest entries of ``G[rows]`` among the ``allowed`` columns, from ``cand``.
+
+    A row whose candidates include at least ``k`` allowed ones, the ``k``-th strictly above the
+    next, has one top-``k`` set, and ``cand`` holds it in order (decreasing value, ties by
+    column). Any other row (the candidates' bound fell below fewer than ``k`` allowed
+    entries, or a tie straddles the ``k``-th place, which ``np.argpartition`` breaks its own
+    way) goes through :func:`_partition_rows`, the full-row search, so that every row gets
+    exactly what that search gives.
+    """
+    r, col, v = cand
+    keep = allowed[col]
+    r, col, v = r[keep], col[keep], v[keep]
+    counts = np.bincount(r, minlength=len(G))
+    first = np.cumsum(counts) - counts
+    n, f = counts[rows], first[rows]
+    ok = n >= k
+    tied = ok & (n > k)
+    tied[tied] = v[f[tied] + k] == v[f[tied] + k - 1]
+    ok &= ~tied
+    at = f[ok, None] + np.arange(k)
+    top = np.empty((len(rows), k), dtype=np.int64)
+    vals = np.empty((len(rows), k), dtype=G.dtype)
+    top[ok], vals[ok] = col[at], v[at]
+    if not ok.all():
+        top[~ok], vals[~ok] = _partition_rows(G[rows[~ok]], allowed, k)
+    return top, vals
+
+
+
+def _partition_rows(G: np.ndarray, allowed: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``k`` largest entries of each row of ``G`` (modified) among the ``allowed`` columns,
+    by ``np.argpartition`` of the whole row, sorted by decreasing value, ties by column."""
+    if not allowed.all():
+        G[:, ~allowed] = -np.inf
+    top = np.argpartition(G, G.shape[1] - k, axis=1)[:, G.shape[1] - k :]
+    vals = np.take_along_axis(G, top, axis=1)
+    order = np.lexsort((top, -vals), axis=1)
+    return np.take_along_axis(top, order, axis=1), np.take_along_axis(vals, order, axis=1)
 
 
 

@@ -16,7 +16,8 @@ Modules
 * ``html_tables`` -- tables as HTML: readable headers, formatted numbers, folded rows
 * ``export`` -- figures as HTML or images, results tables as CSV or parquet
 * ``results`` -- the JSON numbers behind each chapter, saved and loaded
-* ``claims`` -- claims as data: statistic, interval, threshold, verdict, the scorecard
+* ``claims`` -- claims on a page: findings box, verdict grid, scorecard (the record itself is
+  :mod:`lmgeometry.claims`)
 * ``prose`` -- helpers that put numbers into generated sentences
 * ``book`` -- the pipeline: chapter sources -> executed notebooks -> offline HTML
 * ``cache`` -- a chapter's execution manifest and why it must run again
@@ -39,9 +40,6 @@ _EXPORTS: dict[str, str] = {
     "export_results": "lmgeometry.report.export",
     "save_results": "lmgeometry.report.results",
     "load_results": "lmgeometry.report.results",
-    "Claim": "lmgeometry.report.claims",
-    "claims_frame": "lmgeometry.report.claims",
-    "primary_table": "lmgeometry.report.claims",
     "build_book": "lmgeometry.report.book.build",
     "build_html": "lmgeometry.report.book.html",
 }

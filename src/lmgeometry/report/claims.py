@@ -1,388 +1,51 @@
-"""Claims as data: each finding of a seed, tested on this run, with its interval and verdict.
+"""Claims on a page: the findings box, the verdict grid, the scorecard and generated sentences.
 
-A chapter states a seed's claim as a statistic with a 95% interval, a threshold and a
-direction (:class:`Claim`); the verdict is computed from the interval by
-:func:`lmgeometry.measures.stats.verdict`, never typed. :func:`claims_frame` turns a chapter's
-claims into the table its results file stores under ``claims`` and its page shows;
-:func:`scorecard` lays the claims of several chapters out with one column per model.
-
-A chapter's page puts the answer first and the verdicts after the evidence: a findings box at
+The claim record and its outcomes live in :mod:`lmgeometry.claims`; this module shows them. A
+chapter's page puts the answer first and the verdicts after the evidence: a findings box at
 the top (:func:`findings_box`, generated from the claims table), a compact grid of verdicts
 after the figures (:func:`verdict_grid`, shown by :func:`show_verdict_grid`: claims as rows,
-models as columns, each row linked to its figure), and the full table at the end.
-
-A rule is only as good as its check on the seed's own evidence. Every row therefore also
-carries (:data:`CALIBRATION_COLUMNS`): its ``role`` (:data:`ROLES`: only ``primary`` rows are
-tallied as evidence on the seed), what the seed reports for a model of the row's kind
-(``expected``), the ``calibration`` (the same statistic and rule applied to each seed model's
-published evidence, :class:`Evidence` and :func:`calibration_entry`), whether the seed's own
-evidence can meet the claim under its stated method (``reproducible``), and whether the row's
-model is a fair stand-in for the seed's model on this claim (``applies``). The chapters fill
-them from the seeds' evidence (:mod:`lmgeometry.chapters.calibration`).
+models as columns, each row linked to its figure), and the full table at the end
+(:data:`CLAIMS_CAPTION`). :func:`scorecard` lays the claims of several chapters out with one
+column per model; :func:`collect_claims` gathers them from the chapters' results files.
 """
 
 from __future__ import annotations
 
 import html
-import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pandas as pd
 
-from lmgeometry.measures.stats import VERDICTS, Direction, verdict
+from lmgeometry.claims.outcomes import cell_text
+from lmgeometry.claims.record import (
+    CLAIM_COLUMNS,
+    LATER_COLUMNS,
+    NULL_DTYPES,
+    first_token_flags,
+    is_permuted,
+)
+from lmgeometry.measures.stats import VERDICTS
 from lmgeometry.report.plot_style import label, plain
 from lmgeometry.report.results import list_results, load_results
 
 __all__ = [
-    "CALIBRATION_COLUMNS",
-    "calibration_entry",
-    "calibration_kind",
-    "CALIBRATION_KINDS",
-    "CLAIM_COLUMNS",
-    "Claim",
-    "Evidence",
+    "CLAIMS_CAPTION",
     "claim_sentences",
-    "claims_frame",
     "collect_claims",
     "findings_box",
     "findings_html",
     "GRID_ANCHOR",
     "GRID_CAPTION",
-    "kind_verdicts",
-    "OUTCOMES",
-    "primary_table",
-    "ROLES",
-    "AGREEING",
-    "attach_nulls",
-    "NULL_COLUMNS",
-    "shortfall",
-    "on_other_estimator",
-    "role_of",
     "scorecard",
-    "seed_summary",
-    "tier_totals",
+    "scorecard_caption",
+    "show_every_claim",
     "show_verdict_grid",
     "verdict_counts",
     "VERDICT_CLASSES",
     "verdict_grid",
 ]
-
-#: What a claim row is. ``primary``: the seed's claim, on the seed's protocol, with the
-#: estimator the seed's numbers come from: the rows tallied as evidence on the seed.
-#: ``control``: the same claim under a control (each sentence's first word excluded, a BOS
-#: token). ``estimator``: under the other estimator preset, beside the primary row.
-#: ``beyond``: a claim the seed does not make.
-ROLES: tuple[str, ...] = ("primary", "control", "estimator", "beyond")
-
-#: The columns that put a row beside the seed's own evidence (see the module docstring).
-CALIBRATION_COLUMNS: tuple[str, ...] = (
-    "role", "expected", "calibration", "calibration_kind", "reproducible", "reproducible_reason",
-    "applies", "applies_reason",
-)
-
-#: The tiers of calibration (:func:`calibration_kind`): a rule checked on the seed's own numbers
-#: (released values, a table, a figure's readable values), or only on its words.
-CALIBRATION_KINDS: tuple[str, ...] = ("numeric", "quoted")
-
-#: The columns that put a row beside its null (:func:`attach_nulls`): the same rule on an
-#: untrained twin of the row's model (same architecture and tokenizer, random weights):
-#: which model, its statistic, interval and verdict, and ``discriminates``: the rule holds
-#: here and not on the null (True), or not (False: it fails here, or holds on the null too);
-#: None when the row has no null.
-NULL_COLUMNS: tuple[str, ...] = (
-    "null_model", "null_value", "null_ci_low", "null_ci_high", "null_verdict", "discriminates",
-)
-
-#: Columns of a claims table, in order.
-CLAIM_COLUMNS: tuple[str, ...] = (
-    "seed", "claim", "model", "control", "statistic", "preset", "task", "value", "ci_low",
-    "ci_high", "threshold", "direction", "rule", "published", "verdict", "figure", "evidence",
-    *CALIBRATION_COLUMNS, *NULL_COLUMNS,
-)
-
-#: The null columns' types, the same in every chapter's table (a chapter without nulls holds
-#: only missing values, which must not decide the type of the gathered column).
-_NULL_DTYPES: dict[str, str] = {"null_model": "object", "null_value": "float64",
-                                "null_ci_low": "float64", "null_ci_high": "float64",
-                                "null_verdict": "object", "discriminates": "object"}
-
-#: A row's default null columns: no null run.
-_NO_NULL: dict[str, object] = {"null_model": "", "null_value": math.nan,
-                               "null_ci_low": math.nan, "null_ci_high": math.nan,
-                               "null_verdict": "", "discriminates": None}
-
-#: The estimator preset that is not the seed's own (its rows are ``estimator`` rows).
-_OTHER_PRESET = "corrected"
-
-#: Columns a results file written before they existed may lack, with the value its rows
-#: are read with (:func:`collect_claims`): ``preset`` (its rows' ``role``, which the scorecard
-#: counts by, was stored with them) and ``task``.
-_LATER_COLUMNS: dict[str, object] = {"preset": "", "task": "", "calibration_kind": "",
-                                      **_NO_NULL}
-
-
-@dataclass(frozen=True)
-class Evidence:
-    """A seed model's own evidence on one claim: the claim's statistic on what the seed
-    published, and what the seed says of that model.
-
-    Attributes
-    ----------
-    seed_model : str
-        The model of the seed ("BERT", "GPT-2", "ELMo").
-    reported : str
-        What the seed reports for it: ``"holds"`` or ``"does not hold"``.
-    source : str
-        Where the value comes from ("released self_similarity.csv", "Table 1", "qualitative:
-        Figure 3's text").
-    value, ci_low, ci_high : float, optional
-        The statistic; the interval where the seed's data allow one (a bootstrap over the
-        released per-word values), else None (point values); no value for ``qualitative``
-        evidence (the seed's words only).
-    """
-
-    seed_model: str
-    reported: str
-    source: str
-    value: float | None = None
-    ci_low: float | None = None
-    ci_high: float | None = None
-
-
-def calibration_entry(evidence: Evidence, threshold: float, direction: Direction
-                      ) -> dict[str, object]:
-    """One ``calibration`` item: the evidence and the verdict of the row's rule on it.
-
-    The verdict comes from the interval where there is one, else from the value alone (a point
-    equal to the threshold is inconclusive); qualitative evidence has no verdict (None).
-
-    Examples
-    --------
-    >>> e = Evidence("GPT-2", "holds", "released embedding_space_stats.json", 0.46)
-    >>> calibration_entry(e, 0.3, "above")["verdict"], calibration_entry(e, 0.5, "above")["verdict"]
-    ('holds', 'does not hold')
-    """
-    value = evidence.value
-    if value is None or not math.isfinite(value):
-        found = None
-    elif evidence.ci_low is not None and evidence.ci_high is not None:
-        found = verdict(evidence.ci_low, evidence.ci_high, threshold, direction)
-    else:
-        found = verdict(value, value, threshold, direction)
-    return {"seed_model": evidence.seed_model, "value": value, "ci_low": evidence.ci_low,
-            "ci_high": evidence.ci_high, "verdict": found, "reported": evidence.reported,
-            "source": evidence.source}
-
-
-def calibration_kind(entries: Sequence[Mapping[str, object]] | None) -> str:
-    """A rule's tier (:data:`CALIBRATION_KINDS`): ``"numeric"`` when the rule was run on at
-    least one seed model's number (its entry has a verdict), ``"quoted"`` when the seed's
-    evidence is only its words, ``""`` without calibration (a claim beyond the seed).
-
-    Examples
-    --------
-    >>> calibration_kind([{"verdict": None}, {"verdict": "holds"}])
-    'numeric'
-    >>> calibration_kind([{"verdict": None}]), calibration_kind([])
-    ('quoted', '')
-    """
-    entries = list(entries or [])
-    if not entries:
-        return ""
-    return "numeric" if any(e.get("verdict") is not None for e in entries) else "quoted"
-
-
-def on_other_estimator(preset: str) -> bool:
-    """Whether a row's ``preset`` (:attr:`Claim.preset`) is the estimator preset that is not
-    the seed's.
-
-    Examples
-    --------
-    >>> [on_other_estimator(p) for p in ("corrected", "ethayarajh2019", "")]
-    [True, False, False]
-    """
-    return preset == _OTHER_PRESET
-
-
-def role_of(claim: str, control: str, preset: str = "") -> str:
-    """A row's default :data:`ROLES` entry from its claim text, control and estimator preset."""
-    if claim.startswith("beyond the paper"):
-        return "beyond"
-    if control != "none":
-        return "control"
-    return "estimator" if on_other_estimator(preset) else "primary"
-
-
-@dataclass(frozen=True)
-class Claim:
-    """One seed claim tested on one model under one control.
-
-    Attributes
-    ----------
-    seed : str
-        The seed document ("000", "001", "003", "004").
-    claim : str
-        The claim in words, as the seed makes it ("adjusted self-similarity falls with depth").
-    model : str
-        The model spec as given to the chapter.
-    control : str
-        ``"none"`` (the seed's protocol), ``"bos"`` (a BOS token prepended) or
-        ``"first word excluded"``.
-    statistic : str
-        What ``value`` is ("Spearman rho of adjusted SelfSim with the layer index").
-    value, ci_low, ci_high : float
-        The statistic and its 95% interval.
-    threshold : float
-        The effect size the claim needs.
-    direction : {"above", "below"}
-        The side of ``threshold`` the claim puts the statistic on.
-    rule : str
-        Why this threshold (stated in the chapter's text).
-    published : str
-        The seed's own number or pattern, where it gives one.
-    figure : str
-        The label of the figure that shows the evidence.
-    evidence : str
-        A short line with the numbers behind the statistic.
-    preset : str
-        The estimator preset the statistic is computed with, where a chapter computes it with
-        several (chapter 3: ``"ethayarajh2019"``, the seed's, or ``"corrected"``); ``""`` for
-        a statistic with one estimator. The statistic's text names it for the reader; code
-        reads this field (:func:`role_of`), never the text.
-    task : str
-        The task a statistic is measured on, where a chapter tests a claim per task (seed
-        003's: ``"SST-2"`` or ``"QNLI"``); ``""`` otherwise. The scorecard counts a claim per
-        task (:func:`primary_table`) by this field; the statistic's text names the task for
-        the reader.
-    """
-
-    seed: str
-    claim: str
-    model: str
-    statistic: str
-    value: float
-    ci_low: float
-    ci_high: float
-    threshold: float
-    direction: Direction
-    rule: str
-    control: str = "none"
-    published: str = ""
-    figure: str = ""
-    evidence: str = ""
-    preset: str = ""
-    task: str = ""
-    verdict: str = field(init=False)
-
-    def __post_init__(self) -> None:
-        lo, hi, value = float(self.ci_low), float(self.ci_high), float(self.value)
-        if math.isfinite(lo) and math.isfinite(hi) and math.isfinite(value) \
-                and not lo - 1e-12 <= value <= hi + 1e-12:
-            raise ValueError(f"{self.claim!r} ({self.model}): value {value} lies outside its "
-                             f"interval [{lo}, {hi}]")
-        object.__setattr__(self, "verdict", verdict(lo, hi, self.threshold, self.direction))
-
-
-def claims_frame(claims: Iterable[Claim]) -> pd.DataFrame:
-    """The claims as a table with :data:`CLAIM_COLUMNS` (one row per claim).
-
-    The :data:`CALIBRATION_COLUMNS` start at their defaults: the role from :func:`role_of`, no
-    expectation or calibration, reproducible and applicable; the chapters then fill them in
-    (:func:`lmgeometry.chapters.calibration.annotate`).
-    """
-    rows = []
-    for c in claims:
-        row = asdict(c)
-        row.update(role=role_of(c.claim, c.control, c.preset), expected="", calibration=[],
-                   calibration_kind="", reproducible=True, reproducible_reason="",
-                   applies=True, applies_reason="", **_NO_NULL)
-        rows.append(row)
-    return pd.DataFrame(rows, columns=list(CLAIM_COLUMNS))
-
-
-#: The columns a claim row and its null row must share (the model aside).
-_NULL_KEY: tuple[str, ...] = ("seed", "claim", "control", "preset", "task", "statistic")
-
-
-def attach_nulls(claims: pd.DataFrame, nulls: pd.DataFrame,
-                 null_of: Mapping[str, str]) -> pd.DataFrame:
-    """Put each claim row beside the same rule run on its model's null (:data:`NULL_COLUMNS`).
-
-    A rule that also holds on a model that was never trained says nothing about training: it
-    cannot count as reproducing a seed's finding (:func:`primary_table`). ``nulls`` is the
-    claims table of the null models, computed by the same chapter code with the same
-    parameters; a row is paired with the null row of ``null_of[row.model]`` with the same
-    seed, claim, control, preset, task and statistic (a row without one keeps no null).
-
-    Parameters
-    ----------
-    claims, nulls : DataFrame
-        :func:`claims_frame` tables of the models and of their nulls.
-    null_of : mapping
-        Model -> the model its null rows carry (``"untrained:minilm-l6"`` for
-        ``"minilm-l6"``).
-
-    Returns
-    -------
-    DataFrame
-        A copy of ``claims`` with the null columns filled.
-
-    Examples
-    --------
-    >>> kw = dict(seed="001", claim="c", statistic="s", threshold=0.3, direction="above",
-    ...           rule="r")
-    >>> real = claims_frame([Claim(model="m", value=0.5, ci_low=0.4, ci_high=0.6, **kw)])
-    >>> null = claims_frame([Claim(model="u:m", value=0.45, ci_low=0.4, ci_high=0.5, **kw)])
-    >>> row = attach_nulls(real, null, {"m": "u:m"}).iloc[0]
-    >>> row["null_verdict"], row["discriminates"]
-    ('holds', False)
-    """
-    out = claims.copy()
-    for column, default in _NO_NULL.items():
-        out[column] = pd.Series([default] * len(out), index=out.index, dtype=object)
-    if nulls.empty:
-        return out
-    index = {tuple(r[k] for k in ("model", *_NULL_KEY)): r for _, r in nulls.iterrows()}
-    for i, row in out.iterrows():
-        model = null_of.get(str(row["model"]))
-        found = index.get((model, *(row[k] for k in _NULL_KEY))) if model else None
-        if found is None:
-            continue
-        out.at[i, "null_model"] = model
-        for column in ("value", "ci_low", "ci_high", "verdict"):
-            out.at[i, f"null_{column}"] = found[column]
-        out.at[i, "discriminates"] = row["verdict"] == "holds" and found["verdict"] != "holds"
-    return out
-
-
-def shortfall(row: Mapping[str, object]) -> str:
-    """How a row that does not hold falls short: ``"opposite"``, ``"weaker"`` or ``""``.
-
-    The reference is the row's null (:func:`attach_nulls`): ``"opposite"`` when the whole
-    interval lies beyond the null's value on the side away from the claim (the trained model
-    moved the other way), ``"weaker"`` when the statistic is on the claim's side of the null but
-    short of the threshold; ``""`` for a row that holds, is inconclusive, or has no null to tell.
-
-    Examples
-    --------
-    >>> base = dict(verdict="does not hold", direction="above", null_value=0.1)
-    >>> shortfall({**base, "ci_low": -0.3, "ci_high": -0.2})
-    'opposite'
-    >>> shortfall({**base, "ci_low": 0.15, "ci_high": 0.25})
-    'weaker'
-    >>> shortfall({**base, "null_value": float("nan"), "ci_low": 0.1, "ci_high": 0.2})
-    ''
-    """
-    ref = row.get("null_value")
-    if row.get("verdict") != "does not hold" or not isinstance(ref, int | float) \
-            or not math.isfinite(float(ref)):
-        return ""
-    lo, hi, ref = float(row["ci_low"]), float(row["ci_high"]), float(ref)
-    away = hi < ref if row["direction"] == "above" else lo > ref
-    return "opposite" if away else "weaker"
 
 
 def scorecard(claims: pd.DataFrame, models: Sequence[str] | None = None,
@@ -397,7 +60,7 @@ def scorecard(claims: pd.DataFrame, models: Sequence[str] | None = None,
     order = list(models) if models is not None else list(dict.fromkeys(claims["model"]))
 
     d = claims.assign(
-        cell=claims.apply(lambda r: _cell(r, digits), axis=1),
+        cell=claims.apply(lambda r: cell_text(r, digits), axis=1),
         side=claims["direction"] + " " + claims["threshold"].map(lambda t: f"{t:g}"),
     )
     index = ["seed", "claim", "control", "statistic", "side", "published"]
@@ -499,242 +162,42 @@ def collect_claims(folder: str | Path, exclude: Sequence[str] = (),
         rows = load_results(path).get("claims") or []
         frame = pd.DataFrame(rows)
         if not frame.empty:
-            frame = frame.assign(**{c: v for c, v in _LATER_COLUMNS.items() if c not in frame})
+            frame = frame.assign(**{c: v for c, v in LATER_COLUMNS.items() if c not in frame})
         if frame.empty or not set(CLAIM_COLUMNS) <= set(frame.columns):
             continue
         chapter = path.name.removesuffix(".results.json")
-        frames.append(frame[list(CLAIM_COLUMNS)].assign(chapter=chapter).astype(_NULL_DTYPES))
+        frames.append(frame[list(CLAIM_COLUMNS)].assign(chapter=chapter).astype(NULL_DTYPES))
     if not frames:
         return pd.DataFrame(columns=[*CLAIM_COLUMNS, "chapter"])
     return pd.concat(frames, ignore_index=True)
 
 
-def kind_verdicts(claims: pd.DataFrame, kinds: Mapping[str, str]) -> pd.DataFrame:
-    """Per claim, statistic and control, the verdict for each kind of model.
-
-    A claim holds (or does not hold, or is inconclusive) *for a kind* ("encoder", "decoder")
-    only when the run has at least two models of that kind and every one of them has that
-    verdict; models of one kind that disagree give ``"mixed"``, and a kind with a single model
-    gives ``"one model: <verdict>"`` (one model cannot speak for its kind). ``kinds`` maps
-    model -> kind; models not in it are left out.
-    """
-    d = claims.assign(kind=claims["model"].map(kinds)).dropna(subset=["kind"])
-    sizes = d.groupby("kind")["model"].nunique()
-
-    def agree(rows: pd.DataFrame) -> str:
-        values = set(rows["verdict"])
-        if len(values) > 1:
-            return "mixed"
-        return values.pop() if sizes[rows.name[-1]] >= 2 else f"one model: {values.pop()}"
-
-    keys = ["seed", "claim", "statistic", "control", "kind"]
-    out = d.groupby(keys, sort=False)[["verdict"]].apply(agree).rename("verdict")
-    return out.unstack("kind").reset_index().rename_axis(columns=None)
-
-
-#: What a (seed claim, model kind) comes to on the scorecard, in the order it counts them.
-#: ``reproduced``: every fair stand-in's verdict is what the seed reports for that kind and,
-#: where the seed reports that the claim holds, the same rule fails on each stand-in's
-#: untrained twin (:func:`attach_nulls`); ``also true of an untrained model``: the verdicts
-#: agree with the seed but the rule holds on an untrained twin too, so it does not show what
-#: training did; ``held without a null run``: the verdicts agree with the seed and no null was run
-#: for some stand-in; ``contradicted``: every fair stand-in's verdict is the opposite (the
-#: ``how it fails`` column of :func:`primary_table` says whether the effect is opposite or only
-#: weaker, :func:`shortfall`); ``inconclusive``: anything else (an interval on the threshold,
-#: models that disagree); ``not testable here``: no model here is a fair stand-in, or the
-#: seed's own evidence cannot meet the claim under its stated method; ``seed silent``: the
-#: seed reports nothing for this kind.
-OUTCOMES: tuple[str, ...] = ("reproduced", "also true of an untrained model",
-                             "held without a null run", "contradicted", "inconclusive",
-                             "not testable here", "seed silent")
-
-#: The outcomes in which the stand-ins agree with the seed.
-AGREEING: tuple[str, ...] = OUTCOMES[:3]
-
-_OPPOSITE = {"holds": "does not hold", "does not hold": "holds"}
-
-
-def _calibration_text(entries: Sequence[Mapping[str, object]] | None) -> tuple[str, bool]:
-    """``("BERT holds (seed: holds); GPT-2 ...", valid)`` for a row's calibration list."""
-    parts, valid = [], True
-    for e in entries or []:
-        found, reported = e.get("verdict"), e.get("reported")
-        if found is None:
-            parts.append(f"{e['seed_model']}: {reported} (the seed's words)")
-            continue
-        valid &= found == reported
-        value = e.get("value")
-        shown = f" {float(value):.3g}" if isinstance(value, int | float) else ""
-        parts.append(f"{e['seed_model']}{shown}: {found}"
-                     + ("" if found == reported else f" (the seed reports: {reported})"))
-    return "; ".join(parts), valid
-
-
-def _cell(row: pd.Series, digits: int = 2, null: bool = False) -> str:
-    """``"holds: 0.41 [0.38, 0.44]"``; ``"not a fair test"``; no NaN is ever printed. With
-    ``null``, a row with a null run adds it: ``"...; untrained: 0.05, does not hold"``."""
-    if not bool(row.get("applies", True)):
-        return "not a fair test"
-    value, lo, hi = (float(row[c]) for c in ("value", "ci_low", "ci_high"))
-    if not math.isfinite(value):
-        return f"{row['verdict']}: not computable on this run"
-    interval = (f" [{lo:.{digits}f}, {hi:.{digits}f}]"
-                if math.isfinite(lo) and math.isfinite(hi) else " (no interval)")
-    cell = f"{row['verdict']}: {value:.{digits}f}{interval}"
-    ref = row.get("null_value")
-    if null and row.get("null_verdict") and isinstance(ref, int | float) \
-            and math.isfinite(float(ref)):
-        cell += f"; untrained: {float(ref):.{digits}f}, {row['null_verdict']}"
-    return cell
-
-
-def _outcome(expected: str, reproducible: bool, fair: pd.DataFrame) -> str:
-    """A (claim, kind)'s :data:`OUTCOMES` entry from its fair rows."""
-    verdicts = list(fair["verdict"])
-    if not expected:
-        return "seed silent"
-    if not reproducible or not verdicts:
-        return "not testable here"
-    if all(v == expected for v in verdicts):
-        if expected != "holds":
-            return "reproduced"
-        nulls = list(fair["null_verdict"])
-        if any(v == "holds" for v in nulls):
-            return "also true of an untrained model"
-        return "reproduced" if all(nulls) else "held without a null run"
-    if all(v == _OPPOSITE.get(expected) for v in verdicts):
-        return "contradicted"
-    return "inconclusive"
-
-
-def _how_it_fails(outcome: str, expected: str, fair: pd.DataFrame) -> str:
-    """For a contradicted claim the seed says holds: ``"opposite"``, ``"weaker"``, ``"opposite
-    for some, weaker for others"`` or ``"no null to tell"`` (:func:`shortfall`)."""
-    if outcome != "contradicted" or expected != "holds":
-        return ""
-    found = {shortfall(r) for _, r in fair.iterrows()}
-    if "" in found:
-        return "no null to tell"
-    return found.pop() if len(found) == 1 else "opposite for some, weaker for others"
-
-
-def primary_table(claims: pd.DataFrame, kinds: Mapping[str, str],
-                  models: Sequence[str] | None = None) -> pd.DataFrame:
-    """The scorecard's primary table: one row per (seed, claim, task, model kind).
-
-    Only ``primary`` rows (:data:`ROLES`) count. Each row gives what the seed reports for its
-    model of that kind (``seed expects``), the calibration of the rule on the seed's own
-    evidence (and whether it agrees with what the seed reports), one column per model of
-    the kind (``verdict: value [interval]``, or ``not a fair test``), the ``outcome``
-    (:data:`OUTCOMES`), the reason a row cannot be tested, and the chapter and figure.
+def show_every_claim(claims: pd.DataFrame, sentences: Sequence[str] = (), *,
+                     columns: Sequence[str] | None = None, first_token: bool = False) -> None:
+    """A chapter's closing appendix: its generated sentences, then every claim in one table.
 
     Parameters
     ----------
     claims : DataFrame
-        :func:`collect_claims`' table (with the calibration columns and ``chapter``).
-    kinds : mapping
-        Model -> ``"encoder"`` / ``"decoder"``.
-    models : sequence of str, optional
-        Column order of the models.
+        The chapter's claims table (:func:`lmgeometry.claims.claims_frame`).
+    sentences : sequence of str
+        The sentences generated from the claims, shown first (Markdown), one paragraph each.
+    columns : sequence of str, optional
+        The columns to show, in order; default every column but ``seed``.
+    first_token : bool
+        Add ``driven_by_first_token`` (:func:`lmgeometry.claims.record.first_token_flags`: the
+        verdict differs once each sentence's first word is left out).
     """
-    if claims.empty:
-        return pd.DataFrame(columns=["seed", "claim", "task", "kind", "seed expects",
-                                     "calibration", "calibration kind", "outcome"])
-    d = claims[claims["role"] == "primary"].assign(kind=claims["model"].map(kinds))
-    d = d.dropna(subset=["kind"])
-    controls = claims[claims["role"] == "control"]
-    order = list(models) if models is not None else list(dict.fromkeys(d["model"]))
-    rows = []
-    for (seed, claim, task, kind), g in d.groupby(["seed", "claim", "task", "kind"],
-                                                  sort=False):
-        first = g.iloc[0]
-        text, valid = _calibration_text(first["calibration"])
-        reproducible = bool(first["reproducible"])
-        fair = g[g["applies"].astype(bool)]
-        outcome = _outcome(str(first["expected"]), reproducible, fair)
-        why = ("" if reproducible else str(first["reproducible_reason"])) or "; ".join(
-            dict.fromkeys(f"{m}: {r}" for m, r in zip(g["model"], g["applies_reason"],
-                                                      strict=True) if r))
-        row = {"seed": seed, "claim": claim, "task": task, "kind": kind,
-               "seed expects": first["expected"] or "(silent)",
-               "calibration": (text or "none") + ("" if valid else " [rule fails the seed]"),
-               "calibration kind": calibration_kind(first["calibration"]) or "none",
-               "fair stand-ins": len(fair), "outcome": outcome,
-               "how it fails": _how_it_fails(outcome, str(first["expected"]), fair),
-               "fails its null": _fails_null(fair),
-               "controls that flip it": _flipping_controls(fair, controls),
-               "why not testable": why, "chapter": first.get("chapter", ""),
-               "figure": first["figure"]}
-        for model in order:  # a claim tested with two statistics shows both
-            row[model] = "; ".join(_cell(r, null=True)
-                                   for _, r in g[g["model"] == model].iterrows())
-        rows.append(row)
-    return pd.DataFrame(rows)
+    from IPython.display import Markdown, display
 
+    from lmgeometry.report.figures import show_table
 
-def _fails_null(fair: pd.DataFrame) -> str:
-    """``"yes"`` when every fair row holds and fails its null, ``"no"`` when some fair row's
-    rule holds on its null too, ``"no null run"`` when a holding row has none, else ``""``."""
-    held = fair[fair["verdict"] == "holds"]
-    if held.empty or len(held) < len(fair):
-        return ""
-    if (held["null_verdict"] == "holds").any():
-        return "no"
-    return "yes" if held["null_verdict"].astype(bool).all() else "no null run"
-
-
-def _flipping_controls(fair: pd.DataFrame, controls: pd.DataFrame) -> str:
-    """The controls under which some fair row's verdict differs from its primary verdict."""
-    found = []
-    for _, r in fair.iterrows():
-        same = controls[(controls["seed"] == r["seed"]) & (controls["claim"] == r["claim"])
-                        & (controls["task"] == r["task"]) & (controls["model"] == r["model"])
-                        & (controls["statistic"] == r["statistic"])]
-        found += [c for c, v in zip(same["control"], same["verdict"], strict=True)
-                  if v != r["verdict"]]
-    return ", ".join(dict.fromkeys(found))
-
-
-def seed_summary(primary: pd.DataFrame) -> pd.DataFrame:
-    """Per seed and calibration tier: how many claims and (claim, kind) rows of
-    :func:`primary_table` there are, how many rows came to each outcome, and of the
-    contradicted ones how many are opposite and how many only weaker than claimed.
-
-    The tiers (``calibration``: :data:`CALIBRATION_KINDS`) are never added up: a rule checked
-    on the seed's numbers and one the seed's words alone support are evidence of different
-    weight. Claims and rows are counted apart (a claim is tested per kind of model and task).
-    """
-    columns = ["seed", "calibration", "claims", "rows", *OUTCOMES, "of which opposite",
-               "of which weaker"]
-    if primary.empty:
-        return pd.DataFrame(columns=columns)
-    d = primary.assign(calibration=primary.get("calibration kind", "none"))
-    d = d[d["calibration"].isin(CALIBRATION_KINDS)]
-    keys = ["seed", "calibration"]
-    counts = d.groupby([*keys, "outcome"]).size().unstack(fill_value=0)
-    counts = counts.reindex(columns=list(OUTCOMES), fill_value=0)
-    counts.insert(0, "rows", d.groupby(keys).size())
-    counts.insert(0, "claims", d.groupby(keys)["claim"].nunique())
-    fails = d.get("how it fails", pd.Series("", index=d.index))
-    for name in ("opposite", "weaker"):
-        counts[f"of which {name}"] = (fails == name).groupby([d[k] for k in keys]).sum()
-    return counts.reset_index()[columns]
-
-
-def tier_totals(summary: pd.DataFrame) -> dict[str, dict[str, int]]:
-    """:func:`seed_summary`'s counts added up over the seeds, per calibration tier.
-
-    Examples
-    --------
-    >>> s = pd.DataFrame([{"seed": "001", "calibration": "numeric", "reproduced": 2},
-    ...                   {"seed": "003", "calibration": "numeric", "reproduced": 1},
-    ...                   {"seed": "000", "calibration": "quoted", "reproduced": 4}])
-    >>> tier_totals(s)["numeric"]["reproduced"], tier_totals(s)["quoted"]["reproduced"]
-    (3, 4)
-    """
-    numbers = [c for c in summary.columns if c not in ("seed", "calibration")]
-    return {tier: {c: int(summary.loc[summary["calibration"] == tier, c].sum())
-                   for c in numbers} for tier in CALIBRATION_KINDS}
+    if sentences:
+        display(Markdown("\n\n".join(sentences)))
+    table = claims.assign(driven_by_first_token=first_token_flags(claims)) if first_token \
+        else claims
+    table = table[list(columns)] if columns is not None else table.drop(columns=["seed"])
+    show_table(table.round(3), CLAIMS_CAPTION)
 
 
 #: The HTML id of a chapter's verdict grid (:func:`show_verdict_grid`); the findings box
@@ -817,7 +280,7 @@ def verdict_grid(claims: pd.DataFrame, models: Sequence[str] | None = None,
         return pd.DataFrame(columns=["claim", "test", "control", "rule", "figure", "statistic"])
     order = list(models) if models is not None else list(dict.fromkeys(claims["model"]))
     d = claims[claims["model"].isin(order)].copy()
-    d["cell"] = [_cell(r, digits) for _, r in d.iterrows()]
+    d["cell"] = [cell_text(r, digits) for _, r in d.iterrows()]
     d["rule"] = [_rule(a, b) for a, b in zip(d["direction"], d["threshold"], strict=True)]
     d["test"] = ""
     for _, rows in d.groupby(["claim", "control", "model"], sort=False):
@@ -964,9 +427,11 @@ def _key_line(claim: str, rows: pd.DataFrame, order: Sequence[str], digits: int)
     groups: dict[str, dict[str, list[str]]] = {}  # verdict -> model -> its tests
     for i, r in rows.iterrows():
         fair = bool(r["applies"])
-        shown = _cell(r, digits).split(": ", 1)[-1] if fair else ""
+        shown = cell_text(r, digits).split(": ", 1)[-1] if fair else ""
         if fair and r["verdict"] == "holds" and r.get("null_verdict") == "holds":
-            shown += ", as on an untrained copy"  # the rule does not show what training did
+            # the rule does not show what training did, or that the vectors carry the labels
+            shown += (", as with the labels permuted" if is_permuted(r.get("null_model"))
+                      else ", as on an untrained copy")
         test = " ".join(t for t in (tests[i], shown) if t)
         groups.setdefault(r["verdict"] if fair else "not a fair test", {}).setdefault(
             str(r["model"]), []).append(test)

@@ -2,11 +2,12 @@
 
 The scorecard (``90_scorecard``) gives one row per seed claim and kind of model; the
 introduction opens with the same tally in one line per seed document, so that a reader sees
-what held before reading how. Both count the same rows (:func:`report.claims.primary_table`,
-:func:`report.claims.seed_summary`): a (claim, kind) is *reproduced* when every fair stand-in of
-that kind gets the verdict the seed reports and the rule fails on its untrained copy,
+what held before reading how. Both count the same rows (:func:`lmgeometry.claims.primary_table`,
+:func:`lmgeometry.claims.seed_summary`): a (claim, kind) is *reproduced* when every fair stand-in of
+that kind gets the verdict the seed reports and the rule fails on its null (an untrained copy,
+or the labels permuted),
 *contradicted* when every one gets the opposite. Rules checked on the seeds' numbers and rules
-only the seeds' words support are counted apart (:data:`report.claims.CALIBRATION_KINDS`),
+only the seeds' words support are counted apart (:data:`lmgeometry.claims.CALIBRATION_KINDS`),
 never added up.
 """
 
@@ -18,14 +19,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from lmgeometry.report.claims import (
-    OUTCOMES,
-    collect_claims,
-    findings_html,
-    primary_table,
-    seed_summary,
-    tier_totals,
-)
+from lmgeometry.claims import OUTCOMES, primary_table, seed_summary, tier_totals
+from lmgeometry.report.claims import collect_claims, findings_html
 from lmgeometry.report.plot_style import display_names, plain
 from lmgeometry.report.prose import plural
 
@@ -40,7 +35,7 @@ SEED_DOCUMENTS: dict[str, str] = {
 }
 
 #: The outcomes a seed's line counts, in the scorecard's order, each worded as its name:
-#: every one of :data:`report.claims.OUTCOMES` but "seed silent" (a row the seed says
+#: every one of :data:`lmgeometry.claims.OUTCOMES` but "seed silent" (a row the seed says
 #: nothing of is no test).
 _COUNTED: tuple[str, ...] = tuple(o for o in OUTCOMES if o != "seed silent")
 
@@ -56,7 +51,7 @@ def _tally(row: Mapping[str, object]) -> str:
 
 
 def seed_lines(summary: pd.DataFrame, scorecard: str = "90_scorecard.html") -> list[str]:
-    """One HTML line per seed of :func:`report.claims.seed_summary`, linking to its section:
+    """One HTML line per seed of :func:`lmgeometry.claims.seed_summary`, linking to its section:
     its claims per calibration tier, each with its outcomes per claim and kind of model.
 
     Examples
@@ -112,18 +107,18 @@ def with_answer(box: str, answer: str) -> str:
 
 def plain_answer(totals: Mapping[str, Mapping[str, int]]) -> str:
     """The introduction's answer in plain English, from the scorecard's totals per calibration
-    tier (:func:`report.claims.tier_totals`): the verdict word from the rules checked on the
+    tier (:func:`lmgeometry.claims.tier_totals`): the verdict word from the rules checked on the
     seeds' numbers, then the rules only the seeds' words support, counted apart.
 
-    Only findings whose rule also fails on an untrained copy of the model count as held
-    (``reproduced``); those that hold on the untrained copy too, or had no untrained copy run,
-    are said apart.
+    Only findings whose rule also fails on its null (an untrained copy of the model, or for a
+    probe's or classifier's score the labels permuted) count as held (``reproduced``); those
+    that hold on the null too, or had no null run, are said apart.
 
     Examples
     --------
     >>> numeric = {"reproduced": 20, "also true of an untrained model": 10,
-    ...            "held without a null run": 17, "contradicted": 18, "inconclusive": 24,
-    ...            "not testable here": 12}
+    ...            "also true with labels permuted": 3, "held without a null run": 14,
+    ...            "contradicted": 18, "inconclusive": 24, "not testable here": 12}
     >>> plain_answer({"numeric": numeric, "quoted": {"reproduced": 3}}).split(":")[0]
     'Some'
     """
@@ -138,13 +133,15 @@ def plain_answer(totals: Mapping[str, Mapping[str, int]]) -> str:
                else "Some" if share >= 0.2 else "Few")
     return (f"{verdict}: of the seeds' findings whose rule the seeds' own numbers check, "
             f"counted per claim and kind of model, {held} hold on this build's models and fail "
-            f"on untrained copies of them, {numeric.get('also true of an untrained model', 0)} "
-            f"hold on the untrained copies too, {numeric.get('held without a null run', 0)} "
-            f"hold with no untrained copy run, {numeric.get('contradicted', 0)} are "
+            f"on their nulls (untrained copies of them, or the labels permuted), "
+            f"{numeric.get('also true of an untrained model', 0)} hold on the untrained copies "
+            f"too, {numeric.get('also true with labels permuted', 0)} hold with the labels "
+            f"permuted too, {numeric.get('held without a null run', 0)} hold with no null run, "
+            f"{numeric.get('contradicted', 0)} are "
             f"contradicted, {numeric.get('inconclusive', 0)} are inconclusive and "
             f"{numeric.get('not testable here', 0)} cannot be tested here. Of the "
             f"{tested(quoted)} tested findings only the seeds' words describe, "
-            f"{quoted.get('reproduced', 0)} hold and fail on untrained copies.")
+            f"{quoted.get('reproduced', 0)} hold and fail on their nulls.")
 
 
 def book_findings(folder: str | Path, kinds: Mapping[str, str], models: Sequence[str], *,

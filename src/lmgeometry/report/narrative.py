@@ -22,8 +22,9 @@ from typing import Any
 import pandas as pd
 import plotly.graph_objects as go
 
+from lmgeometry.claims import OUTCOMES, tier_totals
+from lmgeometry.claims.record import is_permuted
 from lmgeometry.errors import LmgeometryError
-from lmgeometry.report.claims import OUTCOMES, tier_totals
 from lmgeometry.report.plot_lines import lines_by_layer
 from lmgeometry.report.plot_style import label
 from lmgeometry.report.prose import layers_phrase
@@ -176,11 +177,32 @@ def _layer_values(row: Mapping[str, Any]) -> tuple[str, str]:
             f"{last[0]} in {last[1].strip('(')} {last[2].strip(')')}")
 
 
+def _permuted(rows: Sequence[Mapping[str, Any]], verdict: str) -> list[float]:
+    """The rows' nulls with the labels permuted (:func:`lmgeometry.claims.permuted_model`), each of
+    which must have ``verdict``: their values; :class:`StoryChanged` otherwise."""
+    values = []
+    for row in rows:
+        value = row.get("null_value")
+        if not is_permuted(row.get("null_model")):
+            raise StoryChanged(f"the book's text cites \u201c{row.get('claim')}\u201d on "
+                               f"{row.get('model')} with the labels permuted, but the results "
+                               "carry no such null for it: re-run the chapter")
+        if row.get("null_verdict") != verdict \
+                or not isinstance(value, int | float) or not math.isfinite(float(value)):
+            raise StoryChanged(f"the book's text says \u201c{row.get('claim')}\u201d {verdict} "
+                               f"on {row.get('model')} with the labels permuted, but there it "
+                               f"{row.get('null_verdict') or 'has no verdict'} (value "
+                               f"{_num(value)}): rewrite the sentence in "
+                               "lmgeometry/report/narrative.py")
+        values.append(float(value))
+    return values
+
+
 _MEV = "a static vector explains less than 5%"
 
 
 def _untrained(row: Mapping[str, Any]) -> tuple[str, float]:
-    """A row's null (:func:`report.claims.attach_nulls`): its verdict and value on the
+    """A row's null (:func:`lmgeometry.claims.attach_nulls`): its verdict and value on the
     model's untrained copy; :class:`StoryChanged` when the results carry none."""
     found, value = str(row.get("null_verdict") or ""), row.get("null_value")
     if not found or not isinstance(value, int | float) or not math.isfinite(float(value)):
@@ -435,7 +457,8 @@ def _stand_ins(summary: Sequence[Mapping[str, Any]]) -> str:
     tiers = tier_totals(frame.reindex(columns=list(dict.fromkeys([*frame.columns, *wanted])))
                         .fillna(0))
     numeric, quoted = tiers["numeric"], tiers["quoted"]
-    tested = {t: sum(int(c.get(k, 0)) for k in OUTCOMES[:5]) for t, c in tiers.items()}
+    tested = {t: sum(int(c.get(k, 0)) for k in OUTCOMES
+                     if k not in ("not testable here", "seed silent")) for t, c in tiers.items()}
     how = [f"{numeric[f'of which {k}']} {w}" for k, w in (("opposite", "the opposite way"),
                                                           ("weaker", "only weaker"))
            if numeric[f"of which {k}"]]
@@ -445,9 +468,10 @@ def _stand_ins(summary: Sequence[Mapping[str, Any]]) -> str:
         "test of BERT's anisotropy or intra-sentence similarity; "
         f"{name(SMOLLM)} and {name(GEMMA)} are small 4-bit decoders with rotary positions, no "
         "test of GPT-2's position embeddings. Per claim and kind of model, of the findings the "
-        f"seeds' own numbers check, {numeric['reproduced']} are reproduced (and fail on an "
-        f"untrained copy), {numeric['also true of an untrained model']} hold on the untrained "
-        f"copy too, {numeric['held without a null run']} had no untrained copy run, "
+        f"seeds' numbers check, {numeric['reproduced']} are reproduced, "
+        f"{numeric['also true of an untrained model']} hold on an untrained copy too, "
+        f"{numeric['also true with labels permuted']} on permuted labels, "
+        f"{numeric['held without a null run']} had no null run, "
         f"{numeric['contradicted']} are contradicted"
         f"{' (' + _and(how) + ')' if how else ''}, {numeric['inconclusive']} are "
         f"inconclusive and {numeric['not testable here']} cannot be tested here. Of the "
@@ -470,7 +494,7 @@ def conclusion(chapters: Mapping[str, Results], summary: Any, *, strict: bool = 
     chapters : mapping
         Chapter name (``"03_context_measures"``) -> its results (:data:`CONCLUSION_CHAPTERS`).
     summary : DataFrame or records
-        The scorecard's per-seed tally (:func:`report.claims.seed_summary`).
+        The scorecard's per-seed tally (:func:`lmgeometry.claims.seed_summary`).
 
     strict : bool
         As for :func:`run_shows`: ``False`` returns :data:`NOT_WRITTEN` with the reason
@@ -558,7 +582,7 @@ def _geometry(r: Results) -> str:
     least = [says(claim(r, "the first token is the least similar", SMOLLM), "does not hold"),
              says(claim(r, "the first token is the least similar", GEMMA), "does not hold",
                   fair=False)]
-    del pos, least
+    del pos, least  # read for the checks of says(): the text states their verdicts
     rest = _split_layers(r, SMOLLM, "first word excluded")
     return (
         f"Of the four models only {name(SMOLLM)} splits the way Kehlbeck et al. (2021) saw "
@@ -571,8 +595,10 @@ def _geometry(r: Results) -> str:
         "puts a start token before the first word, and neither encoder splits (largest "
         f"silhouette {_num(enc[0]['value'])} for {name(MINILM)}, {_num(enc[1]['value'])} for "
         f"{name(MPNET)}). In both encoders position is not the main thing that decides where a "
-        "word lies, as Kehlbeck et al. found for BERT; and in neither decoder is the first "
-        "token the least similar to the rest of its sentence in every layer, as it was in GPT-2."
+        "word lies, as Kehlbeck et al. found for BERT. Nor is "
+        f"{name(SMOLLM)}'s first token the least similar to the rest of its sentence in every "
+        f"layer, as it was in GPT-2; {name(GEMMA)}, whose first token is always the start "
+        "token, is no test of that."
     )
 
 
@@ -589,13 +615,18 @@ def _part_of_speech(r: Results) -> str:
          "does not hold", fair=False)
     low = [says(claim(r, "POS is best represented in the middle layers (clusters)", m),
                 "does not hold") for m in (MPNET, GEMMA)]
+    shuffled = _permuted(probe, "does not hold")
+    _permuted(clusters, "does not hold")
     return (
         "Every model carries part of speech: at its best layer a linear probe beats the "
         "simplest rule (each word's most frequent tag) by "
         f"{_span([100 * float(x['value']) for x in probe], '{:.0f}'.format)} percentage "
         "points, and k-means clusters of the vectors recover the tags "
         f"{_span([float(x['value']) for x in clusters], _pct)} of the way from chance to "
-        "perfect. Kehlbeck et al. (2021) saw the tags most clearly in the middle layers of "
+        "perfect. Both rules fail when the tags are shuffled among the same words (the probe "
+        f"then falls {_span([-100 * v for v in shuffled], '{:.0f}'.format)} points below "
+        "that rule, the clusters to chance): passing them takes the real tags. "
+        "Kehlbeck et al. (2021) saw the tags most clearly in the middle layers of "
         f"BERT. {name(MINILM)}, six distilled layers, is no test of where in BERT's twelve "
         "(its probe does peak in the middle). In the other three the layers that could be the "
         "probe's best span too much of the network to tell, and the clusters of "
@@ -674,12 +705,26 @@ def _senses(r: Results) -> str:
         says(claim(r, "senses separate in context", m), ("inconclusive", "does not hold"))
     contexts = [says(claim(r, "words seen in more contexts are less self-similar", m), "holds")
                 for m in ENCODERS]
+    separate = [claim(r, "senses separate in context", m) for m in (*ENCODERS, *DECODERS)]
+    shuffled = _permuted(separate, "does not hold")
+    loose = _permuted(tight, "holds")
+    _permuted(pcs, "holds")
     del pcs
+    if any(float(x["ci_low"]) <= float(x["null_ci_high"]) for x in separate) \
+            or any(float(x["value"]) <= v for x, v in zip(tight, loose, strict=True)):
+        raise StoryChanged("the book's text says every model's 1-NN sense accuracy and "
+                           "silhouette lie above the same with the senses shuffled, but one no "
+                           "longer does: rewrite the sentence in lmgeometry/report/narrative.py")
     return (
         "The senses of a word are there but faint. In no model does a word's nearest other "
         "occurrence share its sense clearly more often than guessing the word's most frequent "
-        "sense would; its occurrences do not gather into a few sense clusters "
-        f"(largest silhouette {_span([float(x['value']) for x in tight])}); and the first two "
+        "sense would (Cohen's h "
+        f"{_span([float(x['value']) for x in separate])}), though each model's interval lies "
+        "wholly above the same statistic's with the senses shuffled among the same occurrences "
+        f"({_span(shuffled)}); its occurrences do not gather into a few sense clusters "
+        f"(largest silhouette {_span([float(x['value']) for x in tight])}, a little above the "
+        f"{_span(loose)} of the senses shuffled, which also form none: a claim of absence "
+        "holds on labels the vectors cannot know); and the first two "
         "principal components, which Kehlbeck et al. (2021) plotted, show no senses. In the "
         "two encoders, as Ethayarajh (2019) argued, what makes a word less self-similar is "
         "the variety of contexts it is seen in, not its number of dictionary senses (standardised "

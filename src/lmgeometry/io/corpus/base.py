@@ -17,8 +17,8 @@ import pandas as pd
 from lmgeometry.errors import CorpusError
 from lmgeometry.io.corpus.table import (
     WORD_COLUMNS,
-    _check_texts,
     _hash_texts,
+    check_texts,
     word_table,
     word_table_version,
 )
@@ -177,7 +177,7 @@ def sentences(texts: Sequence[str], name: str = "custom",
     ValueError
         No sentences, or an empty / whitespace-only one.
     """
-    texts = _check_texts(texts, f"sentences(name={name!r})")
+    texts = check_texts(texts, f"sentences(name={name!r})")
     words = word_table(texts)
     chosen = None if targets is None else _check_targets(targets)
     words["target"] = _flag_targets(words, chosen or [])

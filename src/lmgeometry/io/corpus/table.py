@@ -62,6 +62,7 @@ if TYPE_CHECKING:
     from spacy.language import Language
 
 __all__ = [
+    "check_texts",
     "BATCH_SIZE",
     "EXCLUDED_COMPONENTS",
     "INVISIBLE_CATEGORIES",
@@ -194,7 +195,7 @@ def _nlp() -> Language:
     return nlp
 
 
-def _check_texts(texts: Sequence[str], where: str) -> list[str]:
+def check_texts(texts: Sequence[str], where: str) -> list[str]:
     """Return ``texts`` as a list after checking it is a non-empty list of non-blank strings."""
     if isinstance(texts, str):
         raise TypeError(f"{where}: expected a list of sentences, got one string; wrap it in a "
@@ -296,7 +297,7 @@ def light_word_table(texts: Sequence[str], *, tags: bool = False,
         dtypes: always ``sentence_id``, ``word_index``, ``text``, ``whitespace``, ``start``,
         ``end``, ``is_stop``, ``is_punct`` and ``is_target`` (all False).
     """
-    texts = _check_texts(texts, "light_word_table")
+    texts = check_texts(texts, "light_word_table")
     return _drop_invisible(_parse(texts, tags=tags or senses, senses=senses))
 
 
@@ -356,7 +357,7 @@ def word_table(texts: Sequence[str], *, cache: bool = True) -> pd.DataFrame:
     TypeError
         A sentence that is not a str.
     """
-    texts = _check_texts(texts, "word_table")
+    texts = check_texts(texts, "word_table")
     path = _cache_path(texts) if cache else None
     if path is not None and path.is_file():
         problem = _table_damage(path)
