@@ -72,6 +72,7 @@ __all__ = [
     "run_settings",
     "train_runs",
     "training_counts",
+    "untied_input",
     "w_statistics",
 ]
 
@@ -248,6 +249,12 @@ def training_counts(run: Pretrained, tokenizer: Any) -> tuple[np.ndarray, np.nda
     return counts, plain
 
 
+def untied_input(model: str) -> str:
+    """The ``null_model`` of the drift's output and rarity claims: the untied run's input
+    matrix, the same tokens and training with no common enemy reaching it."""
+    return f"{model}: the untied run's input matrix"
+
+
 def _output_matrix(loaded: Any) -> np.ndarray:
     """An untied causal LM's output (softmax) matrix, float32 (vocabulary x width)."""
     head = loaded.model.get_output_embeddings()
@@ -270,10 +277,19 @@ def _drift_frame(runs: Mapping[str, Pretrained], *, n_boot: int, seed: int) -> p
     claim, unfair = drift_claim(W["causal"], W["causal-untied"], label, n_boot=n_boot,
                                 seed=seed)
     counts, plain = training_counts(runs["causal"], loaded["causal"].tokenizer)
-    rows = [claim, output_claim(W_out, label, n_boot=n_boot, seed=seed),
-            rarity_claim(W["causal"], counts, plain, label, TIED, n_boot=n_boot, seed=seed),
-            rarity_claim(W_out, counts, plain, label, UNTIED, n_boot=n_boot, seed=seed)]
-    frame = claims_frame(rows).assign(applies=True, applies_reason="", source_chapter=10)
+    kw = {"n_boot": n_boot, "seed": seed}
+
+    def tests(out: np.ndarray, tied: np.ndarray, model: str) -> list:
+        return [output_claim(out, model, **kw),
+                rarity_claim(tied, counts, plain, model, TIED, **kw),
+                rarity_claim(out, counts, plain, model, UNTIED, **kw)]
+
+    # the null of both: the untied run's input matrix, which no common enemy reaches
+    null = untied_input(label)
+    frame = attach_nulls(claims_frame([claim, *tests(W_out, W["causal"], label)]),
+                         claims_frame(tests(W["causal-untied"], W["causal-untied"], null)),
+                         {label: null})
+    frame = frame.assign(applies=True, applies_reason="", source_chapter=10)
     frame.loc[[0, 2], "applies"] = not unfair  # no drift in the tied W: nothing to read
     frame.loc[[0, 2], "applies_reason"] = unfair
     if frame.at[1, "verdict"] != "holds":

@@ -165,7 +165,7 @@ def drift_sentences(claims: pd.DataFrame) -> list[str]:
                              "embeddings",
                     "does not hold": "has no common direction either",
                     "inconclusive": "may or may not keep a common direction"}[r.verdict]
-            said = f"The untied run's output matrix {word} ({r.evidence}; {interval})."
+            said = f"The untied run's output matrix {word} (mean cosine {interval})."
         else:
             which = "tied W" if r.control == TIED else "untied output matrix"
             word = {"holds": "the rarest tokens lie furthest, as common enemies predict, "
@@ -175,6 +175,10 @@ def drift_sentences(claims: pd.DataFrame) -> list[str]:
                                     "furthest"}[r.verdict]
             said = (f"Along the {which}'s common direction {word} (rank correlation with "
                     f"log frequency {interval}).")
+        if r.claim != DRIFT_CLAIM and isinstance(getattr(r, "null_model", ""), str) \
+                and r.null_model:
+            said += (f" On the untied run's input matrix, which no common enemy reaches, the "
+                     f"same statistic is {number(r.null_value, 3)} ({r.null_verdict}).")
         if not r.applies:
             said += f" This is not a fair test: {r.applies_reason}."
         out.append(said)
