@@ -209,11 +209,12 @@ show_table(
     .rename(columns={"intact": "largest silhouette, intact",
                      "intervened": "largest silhouette, intervened",
                      "removed": "share removed (%)", "removed_lo": "95% low",
-                     "removed_hi": "95% high"}),
+                     "removed_hi": "95% high", "reading": "how much"}),
     "How much of the first-token cluster each intervention removes: the largest silhouette "
     "of the first tokens over layers 1 to L - 1, intact and intervened, and the share "
     "removed (0%: untouched; 100%: no trace of a cluster), with a 95% interval over "
-    "sentences (the same draws for both runs).",
+    "sentences (the same draws for both runs), read in words from the whole interval: most "
+    "(half or more), part, or none (under a tenth), both words where it straddles a bound.",
     digits=2,
 )
 

@@ -212,7 +212,9 @@ def test_the_three_interventions_on_massive_activations_and_their_effect_sizes(
     box = sink.findings(result)
     for condition in sink.MASSIVE:
         assert f"{sink._SHORT[condition]} " in box
-    assert "% [" in box and ("of it gone" in box or "more)" in box)  # shares, with intervals
+    assert "% [" in box and ("of it gone: " in box or "none gone: " in box)  # read, with intervals
+    assert set(effect["reading"]) <= {"none", "part", "most", "none or part", "part or most",
+                                      "none or most"}
 
 
 def test_sample_sentences_is_seeded_and_checked() -> None:

@@ -57,6 +57,7 @@ __all__ = [
     "CONTEXT_CLAIM",
     "condition_layers",
     "DRIVEN_RATIO",
+    "effect_reading",
     "KEPT_LOSS_RATIO",
     "LABELS",
     "LOSS_CLAIMS",
@@ -607,7 +608,7 @@ def cluster_effects(layers: pd.DataFrame, reps: Mapping[str, Mapping[str, dict]]
     -------
     DataFrame
         ``model``, ``condition``, ``intact``, ``intervened``, ``removed``, ``removed_lo``,
-        ``removed_hi``.
+        ``removed_hi``, ``reading`` (:func:`effect_reading`).
     """
     rows = []
     for model, kind in kinds.items():
@@ -626,9 +627,32 @@ def cluster_effects(layers: pd.DataFrame, reps: Mapping[str, Mapping[str, dict]]
             lo, hi = percentile_interval(draws, 1 - s1 / s0)
             rows.append({"model": model, "condition": condition, "intact": s0,
                          "intervened": s1, "removed": 1 - s1 / s0, "removed_lo": lo,
-                         "removed_hi": hi})
+                         "removed_hi": hi, "reading": effect_reading(lo, hi)})
     return pd.DataFrame(rows, columns=["model", "condition", "intact", "intervened", "removed",
-                                       "removed_lo", "removed_hi"])
+                                       "removed_lo", "removed_hi", "reading"])
+
+
+#: The shares of an effect removed that :func:`effect_reading` calls "most" (at least half)
+#: and "none" (under a tenth).
+MOST_SHARE, NONE_SHARE = 0.5, 0.1
+
+
+def effect_reading(lo: float, hi: float) -> str:
+    """A share removed read in words from its 95% interval: ``"most"`` (the whole interval at
+    :data:`MOST_SHARE` or more), ``"none"`` (wholly under :data:`NONE_SHARE`), ``"part"``
+    (wholly between), and where the interval straddles a bound both words
+    (``"none or part"``, ``"part or most"``).
+
+    Examples
+    --------
+    >>> effect_reading(0.36, 0.40), effect_reading(-0.07, -0.06), effect_reading(0.45, 0.55)
+    ('part', 'none', 'part or most')
+    """
+    def word(x: float) -> str:
+        return "most" if x >= MOST_SHARE else "none" if x < NONE_SHARE else "part"
+
+    low, high = word(lo), word(hi)
+    return low if low == high else f"{low} or {high}"
 
 
 def summary_sentences(result: SinkResult) -> list[str]:
@@ -694,12 +718,14 @@ _CONDITION = {label: condition for condition, label in LABELS.items()}
 
 
 def _share_phrase(effect: pd.Series) -> str:
-    """``" (38% [36, 40] of it gone)"``, or ``" (6% [5, 6] more)"`` for a negative share
-    (whole per cents: the shares are effect sizes, not thresholds)."""
+    """``" (part of it gone: 38% [36, 40])"``, or ``" (none gone: 6% [5, 6] more)"`` for a
+    negative share (whole per cents: the shares are effect sizes, read in words by
+    :func:`effect_reading`, not thresholds)."""
     value, lo, hi = (100 * float(effect[c]) for c in ("removed", "removed_lo", "removed_hi"))
     if value < 0:
-        return f" ({-value:.0f}% [{-hi:.0f}, {-lo:.0f}] more)"
-    return f" ({value:.0f}% [{lo:.0f}, {hi:.0f}] of it gone)".replace("-0", "0")
+        return f" (none gone: {-value:.0f}% [{-hi:.0f}, {-lo:.0f}] more)"
+    return (f" ({effect['reading']} of it gone: {value:.0f}% [{lo:.0f}, {hi:.0f}])"
+            .replace("-0", "0"))
 
 
 def findings(result: SinkResult) -> str:
