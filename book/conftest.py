@@ -25,22 +25,24 @@ from lanes import LaneReport, longest_first, longest_first_files, register
 HERE = Path(__file__).resolve().parent
 
 #: Each chapter's wall seconds on an empty cache (extraction, fine-tuning and training
-#: included) on the 2-core development machine, from docs/PERFORMANCE.md's table (measured
-#: 2026-11-26 to 2026-11-28; chapters 1, 3, 4 and 10 plus their null runs of 2026-11-29). They set only the order in which the chapters start; update them
+#: included) on the 2-core development machine: the "nbval chapter" lines of the cold CI of
+#: 2026-11-29 (benchmarks/records/cold_ci-2026-11-29.json), chapter 9 plus its two new runs
+#: and chapter 10 plus its output-matrix claims. They set only the order in which the
+#: chapters start; update them
 #: from a cold run's "nbval chapter" lines when a chapter's cold time changes by minutes. A
 #: chapter missing here is placed by its last execution's seconds (``NN_name.run.json``).
 COLD_SECONDS: dict[str, float] = {
-    "00_introduction": 19,
-    "01_geometry": 572,
-    "02_part_of_speech": 136,
-    "03_context_measures": 1523,
-    "04_drift_and_centering": 530,
-    "05_senses": 1068,
-    "06_rogue_dimensions": 1224,
-    "07_finetuning": 1950,
-    "08_model_zoo": 126,
-    "09_attention_sink": 450,
-    "10_controlled_pair": 920,
+    "00_introduction": 11,
+    "01_geometry": 340,
+    "02_part_of_speech": 111,
+    "03_context_measures": 1598,
+    "04_drift_and_centering": 392,
+    "05_senses": 749,
+    "06_rogue_dimensions": 1341,
+    "07_finetuning": 2080,
+    "08_model_zoo": 130,
+    "09_attention_sink": 640,
+    "10_controlled_pair": 545,
     "90_scorecard": 4,
     "99_about": 3,
 }

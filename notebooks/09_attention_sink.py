@@ -39,6 +39,11 @@ result = sink.analyse(models, texts, seed=seed, n_boot=n_boot)
 layers, loss = result.tables["layers"], result.tables["loss"]
 decoders = [m for m in models if result.kinds[m] == "decoder"]
 layers["condition_name"] = layers["condition"].map(sink.LABELS)
+context = layers[layers["model"].isin(decoders) & (layers["layer"] > 0)
+                 & layers["condition"].isin(["intact", "isolated"])].assign(
+    condition_name=lambda d: d["condition"].map(
+        {"intact": "with its context", "isolated": "cut off from its context"}))
+layers = layers[layers["condition"] != "isolated"]  # the control has its own section
 
 # %% tags=["remove-input"]
 from lmgeometry.report import narrative  # the plain answer and paragraph (report/narrative.py)
@@ -102,6 +107,12 @@ show(
 #   attention mask; softmax renormalises over the other keys);
 # * **sink token toggled**: a decoder whose tokenizer prepends a BOS token runs without it,
 #   one that prepends none runs with its BOS token prepended.
+#
+# In a decoder with rotary positions whose tokenizer prepends a BOS token (Gemma 3), these two
+# are one computation: no word attends to the BOS token in the first, and there is none in
+# the second, while rotary positions see only distances. Where the chapter finds the two runs'
+# word vectors equal, it judges the claims once, under the sink token toggled. A control, the
+# last run, cuts a later token off from its context (its own section below).
 #
 # Each run is measured again with chapter 1's and chapter 3's statistics on tokens: the first
 # tokens' *silhouette* against all other tokens (do they form a cluster of their own? 0.5 or
@@ -198,12 +209,42 @@ show_table(
     .rename(columns={"intact": "largest silhouette, intact",
                      "intervened": "largest silhouette, intervened",
                      "removed": "share removed (%)", "removed_lo": "95% low",
-                     "removed_hi": "95% high"}),
+                     "removed_hi": "95% high", "reading": "how much"}),
     "How much of the first-token cluster each intervention removes: the largest silhouette "
     "of the first tokens over layers 1 to L - 1, intact and intervened, and the share "
     "removed (0%: untouched; 100%: no trace of a cluster), with a 95% interval over "
-    "sentences (the same draws for both runs).",
+    "sentences (the same draws for both runs), read in words from the whole interval: most "
+    "(half or more), part, or none (under a tenth), both words where it straddles a bound.",
     digits=2,
+)
+
+# %% [markdown]
+# ## Is a first token set apart because it sees no context?
+#
+# In a causal model the first token is the only one that attends to nothing but itself. If
+# that is what sets it apart, a later token given the same treatment should join it. The
+# control run cuts each sentence's fifth token off from its context: in every layer its query
+# attends only to itself (the tokens after it still read it). In a model with rotary
+# positions and no start token (SmolLM2), such a token is computed exactly as the same token
+# would be at the start of a sentence, whatever its neighbours; with a start token (Gemma 3)
+# the first position is the start token, and the question becomes whether a word without
+# context joins it. In a model that adds position embeddings to its vectors (GPT-2, not run
+# here) the two would still differ by position. The statistic is each fifth token's
+# silhouette counted with the first tokens against all other tokens (near 1: it lies with
+# them; near 0 or below: with the rest), with the same tokens in the intact run as the null.
+
+# %% tags=["remove-input"]
+show(
+    plots.facet_lines(context, "context_silhouette", "model", color="condition_name",
+                      lower="context_silhouette_lo", upper="context_silhouette_hi",
+                      reference=0.5, reference_name="a reasonable cluster",
+                      y_title="fifth token's silhouette with the first tokens",
+                      title="Does a token without context join the first tokens?"),
+    "sink-context",
+    caption="The context control: each sentence's fifth token scored as a member of the "
+    "first tokens' group against all other tokens (its silhouette, top 50 principal "
+    "components), per layer, cut off from its context and, as the null, with it, with 95% "
+    "intervals over sentences. 0.5 and above: it lies with the first tokens.",
 )
 
 # %% [markdown]

@@ -38,15 +38,15 @@ def test_a_chapter_without_a_recorded_cold_time_is_placed_by_its_run_record(book
                                                                             tmp_path):
     table = book_conftest.COLD_SECONDS
     known = [tmp_path / f"{name}.ipynb"
-             for name in ("04_drift_and_centering", "10_controlled_pair")]
+             for name in ("04_drift_and_centering", "07_finetuning")]
     new = tmp_path / "11_new_chapter.ipynb"
     (tmp_path / "11_new_chapter.run.json").write_text(json.dumps({"seconds": 700.0}))
     unknown = tmp_path / "12_never_run.ipynb"
     assert book_conftest.expected_seconds(new) == 700.0
     assert book_conftest.expected_seconds(unknown) == float("inf")
-    assert table["10_controlled_pair"] > 700 > table["04_drift_and_centering"]
+    assert table["07_finetuning"] > 700 > table["04_drift_and_centering"]
     order = book_conftest.chapter_order([*known, new, unknown])
-    assert [p.stem for p in order] == ["12_never_run", "10_controlled_pair", "11_new_chapter",
+    assert [p.stem for p in order] == ["12_never_run", "07_finetuning", "11_new_chapter",
                                        "04_drift_and_centering"]
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import torch
 from transformers import LlamaConfig, LlamaForCausalLM
@@ -19,4 +21,17 @@ def tiny_llama(tmp_path_factory, smollm2_tokenizer) -> str:
     folder = tmp_path_factory.mktemp("tiny-llama")
     LlamaForCausalLM(config).eval().save_pretrained(folder)
     smollm2_tokenizer.save_pretrained(folder)
+    return str(folder)
+
+
+@pytest.fixture(scope="session")
+def tiny_llama_bos(tmp_path_factory, tiny_llama) -> str:
+    """:func:`tiny_llama` (the same weights) with a tokenizer that prepends its BOS token, as
+    Gemma's does."""
+    from transformers import AutoTokenizer
+
+    folder = tmp_path_factory.mktemp("tiny-llama-bos")
+    for file in Path(tiny_llama).iterdir():
+        (folder / file.name).write_bytes(file.read_bytes())
+    AutoTokenizer.from_pretrained(tiny_llama, add_bos_token=True).save_pretrained(folder)
     return str(folder)

@@ -76,6 +76,8 @@ def test_key_mask_is_padding_causality_and_the_keys() -> None:
     np.testing.assert_array_equal(mask.numpy(), expected)
     both = key_mask(torch.tensor([3]), 3, [1], causal=False)[0, 0] == 0
     np.testing.assert_array_equal(both.numpy(), [[1, 0, 1], [1, 1, 1], [1, 0, 1]])
+    alone = key_mask(torch.tensor([3]), 3, [], causal=False, isolated=[1])[0, 0] == 0
+    np.testing.assert_array_equal(alone.numpy(), [[1, 1, 1], [0, 1, 0], [1, 1, 1]])
 
 
 def test_bad_edits_name_the_problem(tiny_llama) -> None:

@@ -4,11 +4,13 @@ claims (lmgeometry.chapters.sink.analysis), on tiny real models with random weig
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 from conftest import STORE_TEXTS, save_bert
 
 from lmgeometry.activations import interventions as iv
 from lmgeometry.chapters.sink import analysis as sink
+from lmgeometry.claims import Claim, claims_frame
 from lmgeometry.errors import UsageError
 from lmgeometry.io import paths
 
@@ -97,6 +99,36 @@ def test_no_attention_to_the_first_position_and_the_sink_toggle(tiny_llama, root
     assert (toggled.targets == intact.targets).all()  # the same text tokens are scored
 
 
+def test_a_token_cut_off_from_its_context_is_computed_as_if_alone(tiny_llama, root) -> None:
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    cut = iv.run_tokens(tiny_llama, STORE_TEXTS, "isolated", positions=[2], root=root)
+    intact = iv.run_tokens(tiny_llama, STORE_TEXTS, root=root)
+    assert cut.meta["positions"] == [2] and cut.path != intact.path
+    position = cut.tokens["position"].to_numpy()
+    # rotary positions, no BOS: a query that sees only itself is the token run alone
+    net = AutoModelForCausalLM.from_pretrained(tiny_llama, dtype=torch.float32).eval()
+    ids = cut.tokens["token_id"].to_numpy()[position == 2]
+    with torch.inference_mode():
+        alone = net(input_ids=torch.as_tensor(ids)[:, None], output_hidden_states=True)
+    for layer in range(cut.n_layers):
+        np.testing.assert_allclose(np.asarray(cut.states[layer])[position == 2],
+                                   alone.hidden_states[layer][:, 0].numpy(), rtol=1e-4,
+                                   atol=1e-5)
+    # earlier tokens never see it (causal mask); later ones read a changed token
+    np.testing.assert_allclose(np.asarray(cut.states[2])[position < 2],
+                               np.asarray(intact.states[2])[position < 2], rtol=1e-4, atol=1e-5)
+    assert not np.allclose(np.asarray(cut.states[2])[position > 2],
+                           np.asarray(intact.states[2])[position > 2])
+    with pytest.raises(UsageError, match="go with the 'isolated'"):
+        iv.run_tokens(tiny_llama, STORE_TEXTS, "isolated", root=root)
+    with pytest.raises(UsageError, match="go with the 'isolated'"):
+        iv.run_tokens(tiny_llama, STORE_TEXTS, "attention", positions=[2], root=root)
+    with pytest.raises(UsageError, match="1 or more"):
+        iv.run_tokens(tiny_llama, STORE_TEXTS, "isolated", positions=[0], root=root)
+
+
 def test_a_damaged_run_is_set_aside_and_rebuilt(tiny_llama, root) -> None:
     run = iv.run_tokens(tiny_llama, STORE_TEXTS[:3], root=root)
     path = run.path / "states.npy"
@@ -155,14 +187,15 @@ def test_the_three_interventions_on_massive_activations_and_their_effect_sizes(
     monkeypatch.setattr(sink, "massive_dims", lambda run: {1: [3, 5]})
     result = sink.analyse([tiny_llama], STORE_TEXTS * 2, n_boot=50)
     layers, loss = result.tables["layers"], result.tables["loss"].set_index("condition")
-    assert set(layers["condition"]) == {"intact", *sink.MASSIVE, "attention", "sink"}
-    effect = result.tables["cluster_effect"]
-    assert set(effect["condition"]) == set(layers["condition"]) - {"intact"}
+    assert set(layers["condition"]) == {"intact", *sink.MASSIVE, "attention", "sink",
+                                        "isolated"}
+    effect = result.tables["cluster_effect"]  # the interventions on the sink, not the control
+    assert set(effect["condition"]) == set(sink.SINK_REMOVALS)
     for row in effect.itertuples():
         assert row.removed == pytest.approx(1 - row.intervened / row.intact)
         assert row.removed_lo <= row.removed <= row.removed_hi
     claims = result.claims
-    cluster = claims[claims["claim"].str.contains("first-token cluster")]
+    cluster = claims[claims["claim"] == sink.CLUSTER_CLAIM]
     assert set(cluster["control"]) == {sink.LABELS[c] for c in sink.MASSIVE}
     for text, condition, direction in ((sink.LOSS_CLAIMS[0], "massive_mean", "below"),
                                        (sink.LOSS_CLAIMS[1], "massive_zero", "above")):
@@ -179,7 +212,9 @@ def test_the_three_interventions_on_massive_activations_and_their_effect_sizes(
     box = sink.findings(result)
     for condition in sink.MASSIVE:
         assert f"{sink._SHORT[condition]} " in box
-    assert "% [" in box and ("of it gone" in box or "more)" in box)  # shares, with intervals
+    assert "% [" in box and ("of it gone: " in box or "none gone: " in box)  # read, with intervals
+    assert set(effect["reading"]) <= {"none", "part", "most", "none or part", "part or most",
+                                      "none or most"}
 
 
 def test_sample_sentences_is_seeded_and_checked() -> None:
@@ -188,3 +223,58 @@ def test_sample_sentences_is_seeded_and_checked() -> None:
     assert a == b and len(set(a)) == 10 and a == sorted(a, key=pool.index)
     with pytest.raises(ValueError, match="lower n_sentences"):
         sink.sample_sentences(pool, 51)
+
+
+def test_the_context_control_is_judged_beside_the_same_tokens_with_their_context(
+        tiny_llama, tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv(paths.CACHE_ENV, str(tmp_path / "cache"))
+    texts = STORE_TEXTS * 2
+    result = sink.analyse([tiny_llama], texts, n_boot=50)
+    layers = result.tables["layers"].set_index(["condition", "layer"])
+    fifth = sink.run_tokens(tiny_llama, texts).tokens["position"] == sink.ISOLATED_POSITION
+    assert fifth.sum() >= 2
+    # measured on the fifth tokens, intact and cut off; NaN for the interventions
+    assert layers.loc["isolated", "context_silhouette"].iloc[1:-1].notna().all()
+    assert layers.loc["intact", "context_silhouette"].iloc[1:-1].notna().all()
+    assert layers.loc["attention", "context_silhouette"].isna().all()
+    row = result.claims[result.claims["claim"] == sink.CONTEXT_CLAIM].iloc[0]
+    inner = layers.loc["isolated"].iloc[1:-1]
+    assert row["value"] == pytest.approx(inner["context_silhouette"].max())
+    assert row["null_model"] == sink.with_context(tiny_llama)
+    assert row["null_value"] == pytest.approx(
+        layers.loc["intact", "context_silhouette"].iloc[1:-1].max())
+    assert row["discriminates"] == (row["verdict"] == "holds"
+                                    and row["null_verdict"] != "holds")
+    assert row["ci_low"] <= row["value"] <= row["ci_high"]
+    # a random tiny model has no first-token cluster to join: the row says so, unjudged
+    has_cluster = (layers.loc["intact", "first_silhouette_lo"].iloc[1:-1] >= 0.5).any()
+    assert bool(row["applies"]) == has_cluster
+    if not has_cluster:
+        assert "no first-token cluster to join" in row["applies_reason"]
+    assert "isolated" not in set(result.tables["cluster_effect"]["condition"])
+
+
+def test_attention_cut_and_sink_toggle_are_one_test_where_they_coincide(
+        tiny_llama, tiny_llama_bos, root) -> None:
+    # a BOS-prepending rotary decoder: no word attends to the BOS, or there is none
+    cut = iv.run_tokens(tiny_llama_bos, STORE_TEXTS, "attention", root=root)
+    toggled = iv.run_tokens(tiny_llama_bos, STORE_TEXTS, "sink", root=root)
+    assert cut.meta["prepend_bos"] and not toggled.meta["prepend_bos"]
+    difference = sink.coincident_runs(cut, toggled)
+    assert difference is not None and difference < 1e-5
+    # without a BOS, cutting the first word off is not running with a BOS prepended
+    assert sink.coincident_runs(iv.run_tokens(tiny_llama, STORE_TEXTS, "attention", root=root),
+                                iv.run_tokens(tiny_llama, STORE_TEXTS, "sink", root=root)
+                                ) is None
+    # other sentences: not aligned, so not one computation
+    assert sink.coincident_runs(cut, iv.run_tokens(tiny_llama_bos, STORE_TEXTS[:3], "sink",
+                                                   root=root)) is None
+    frame = claims_frame([Claim(
+        seed="001", claim="c", model="m", control=sink.LABELS[c], statistic="s", value=0.5,
+        ci_low=0.4, ci_high=0.6, threshold=0.5, direction="below", rule="r")
+        for c in ("attention", "sink")])
+    loss = pd.DataFrame(columns=["model", "condition", "usable", "ratio_lo", "ratio_hi"])
+    layers = pd.DataFrame(columns=["model", "condition", "first_silhouette_lo"])
+    judged = sink._applicability(frame, loss, layers, coincide={"m": difference})
+    assert judged["applies"].tolist() == [False, True]
+    assert "same computation as the sink token toggled" in judged["applies_reason"].iat[0]

@@ -6,7 +6,8 @@ import pandas as pd
 import pytest
 
 from lmgeometry.chapters import calibration as cal
-from lmgeometry.chapters.context import analysis as cm
+from lmgeometry.chapters.context.claims import CLAIMS
+from lmgeometry.chapters.context.sentences import fasttext_sentence
 from lmgeometry.chapters.drift import claims as drift_verdicts
 from lmgeometry.chapters.finetuning import analysis as finetuning
 from lmgeometry.chapters.zoo import analysis as model_zoo
@@ -15,7 +16,7 @@ from lmgeometry.claims import Claim, Evidence, calibration_entry, claims_frame
 
 def _rules() -> dict[str, tuple[float, str]]:
     """Claim text -> (threshold, direction) of the chapters' quantitative seed claims."""
-    rules = {spec.claim: (spec.threshold, spec.direction) for spec in cm.CLAIMS.values()}
+    rules = {spec.claim: (spec.threshold, spec.direction) for spec in CLAIMS.values()}
     rules["the word vectors are extremely anisotropic"] = (model_zoo.EXTREME_ANISOTROPY,
                                                           "above")
     for claim, key in (("W's rows share a common direction", "common_direction"),
@@ -131,12 +132,12 @@ def test_table1_wins_count_the_printed_table() -> None:
     assert (wins["benchmarks"] == 9).all()
     assert wins.loc["ELMo", "gain_fasttext"] == pytest.approx(-0.0445)
     assert wins.loc["BERT", "gain_glove"] == pytest.approx(0.06025)
-    text = cm.fasttext_sentence(cal.table1_wins())
+    text = fasttext_sentence(cal.table1_wins())
     assert "ELMo (layer 1) 5 of 9 against GloVe and 5 against FastText" in text
     assert "at least 5 of the 9 benchmarks against each baseline gives the seed's verdict" in text
     assert "contradicts it for ELMo (-0.044)" in text and "not tested" in text
     flipped = cal.table1_wins().assign(wins_fasttext=[6, 4, 1])  # ELMo short of a majority
-    assert "does not give the seed's verdict" in cm.fasttext_sentence(flipped)
+    assert "does not give the seed's verdict" in fasttext_sentence(flipped)
 
 
 
@@ -165,9 +166,9 @@ def test_position_claims_rest_on_the_causal_mask_not_on_learned_positions() -> N
     """Seed 000 explains the position trend by causal attention, and a first word under a
     causal mask sees only itself: rotary decoders (with or without a BOS) are fair stand-ins;
     the seed's expectation differs by kind."""
-    falls = cm.CLAIMS["intra_position_falls"].claim
-    none = cm.CLAIMS["intra_position_none"].claim
-    first = cm.CLAIMS["self_first_word"].claim
+    falls = CLAIMS["intra_position_falls"].claim
+    none = CLAIMS["intra_position_none"].claim
+    first = CLAIMS["self_first_word"].claim
     for claim, decoder, encoder in ((falls, "holds", "does not hold"),
                                     (none, "does not hold", "holds"), (first, "holds", "")):
         dec = cal.annotate(_frame(claim, "rotary-bos", seed="000"), FACTS).iloc[0]

@@ -17,9 +17,45 @@ import pytest
 from conftest import array_store
 
 from lmgeometry.activations.entry import write_meta
+from lmgeometry.chapters.calibration import authors_table
 from lmgeometry.chapters.common import STANDARDISED_BASELINE
 from lmgeometry.chapters.context import analysis as cm
-from lmgeometry.chapters.context.claims import _absolute, _claim
+from lmgeometry.chapters.context.claims import (
+    ANISOTROPY_CLAIMS,
+    CLAIMS,
+    SEED_PRESET_CLAIMS,
+    STANDARDISED_CLAIMS,
+    STATIC_CLAIMS,
+    _absolute,
+    _claim,
+    corrected_claims,
+)
+from lmgeometry.chapters.context.layers import PRESET_NAMES, STANDARDISED_PRESET
+from lmgeometry.chapters.context.sentences import (
+    SINK_RATIO,
+    TOPICS,
+    budget_sentences,
+    run_sentence,
+    standardised_table,
+    static_corpus_sentence,
+)
+from lmgeometry.chapters.context.static import (
+    CENTRED_PC1,
+    GLOVE,
+    INPUT,
+    MEAN,
+    PC1,
+    PC1_EMBEDDINGS,
+    table1_beside,
+)
+from lmgeometry.chapters.context.views import (
+    baseline_range,
+    best_static,
+    lowest_words,
+    position_claims,
+    static_matrix,
+    token_matrix,
+)
 from lmgeometry.claims import Claim
 from lmgeometry.claims.record import first_token_flags
 
@@ -98,7 +134,7 @@ def _verdicts(result, model: str, control: str = "none", preset: str = "correcte
     c = c[(c["model"] == model) & (c["control"] == control)]
     keep = ~c["statistic"].str.endswith("estimators]") | c["statistic"].str.contains(preset)
     return {key: c.loc[keep & (c["claim"] == spec.claim), "verdict"].item()
-            for key, spec in cm.CLAIMS.items() if (keep & (c["claim"] == spec.claim)).any()}
+            for key, spec in CLAIMS.items() if (keep & (c["claim"] == spec.claim)).any()}
 
 
 @pytest.fixture(scope="module")
@@ -110,7 +146,7 @@ def bert_like(tmp_path_factory):
 
 def test_planted_claims_hold(bert_like):
     store, result = bert_like
-    for preset in cm.PRESET_NAMES:
+    for preset in PRESET_NAMES:
         v = _verdicts(result, store.label, preset=preset)
         assert v["anisotropic"] == "holds" and v["anisotropy_rises"] == "holds", v
         assert v["selfsim_falls"] == "holds" and v["stopwords"] == "holds", v
@@ -145,7 +181,7 @@ def test_tables_are_tidy_and_numbers_follow_the_plant(bert_like):
     assert set(result.claims["control"]) == {"none", "frequency-matched",
                                              "standardised dimensions"}
     matched = result.claims[result.claims["control"] == "frequency-matched"]
-    assert set(matched["role"]) == {"control"} and len(matched) == len(cm.PRESET_NAMES)
+    assert set(matched["role"]) == {"control"} and len(matched) == len(PRESET_NAMES)
 
 
 def test_isotropic_noise_is_not_anisotropic_and_has_no_trend(tmp_path):
@@ -163,7 +199,7 @@ def test_falling_anisotropy_never_holds_as_rising(tmp_path):
     falling = planted(tmp_path, "falling", anisotropy=(0.0, 2.0, 1.8, 1.6, 1.4, 1.2),
                       word=(1.0,) * 6)
     result = _analyse([falling])
-    row = result.claims[(result.claims["claim"] == cm.CLAIMS["anisotropy_rises"].claim)
+    row = result.claims[(result.claims["claim"] == CLAIMS["anisotropy_rises"].claim)
                         & (result.claims["control"] == "none")]
     assert row["verdict"].item() == "does not hold" and row["ci_high"].item() < 0
 
@@ -177,11 +213,11 @@ def test_a_first_word_sink_drives_the_intrasim_verdict(tmp_path):
     assert excluded["intrasim_near_zero"] == "does not hold"  # ... only because of the sink
     assert excluded["intrasim_rises"] == "holds"
     flagged = result.claims[first_token_flags(result.claims)]
-    assert cm.CLAIMS["intrasim_near_zero"].claim in set(flagged["claim"])
+    assert CLAIMS["intrasim_near_zero"].claim in set(flagged["claim"])
     per_layer = result.tables["per_layer"].set_index(["preset", "control", "layer"])
     per_layer = per_layer.sort_index()
     ratio = per_layer.loc[("corrected", "none"), "first_word_norm_ratio"]
-    assert (ratio.loc[2:] > cm.SINK_RATIO).all() and (ratio.loc[:1] < 2).all()
+    assert (ratio.loc[2:] > SINK_RATIO).all() and (ratio.loc[:1] < 2).all()
     # the authors' MEV baseline of random occurrences saturates in the sink layers
     assert (per_layer.loc[("ethayarajh2019", "none"), "mev_baseline"].loc[2:] > 0.9).all()
     (sentence,) = [s for s in result.sentences if "attention sink" in s]
@@ -203,7 +239,7 @@ def test_position_claims_follow_the_plant(tmp_path):
     assert v["self_first_word"] == "holds" and f["self_first_word"] != "holds"
     excluded = _verdicts(result, "falling", "first word excluded")
     assert excluded["intra_position_falls"] == "holds" and "self_first_word" not in excluded
-    rows = result.claims[result.claims["claim"] == cm.CLAIMS["intra_position_falls"].claim]
+    rows = result.claims[result.claims["claim"] == CLAIMS["intra_position_falls"].claim]
     assert rows["evidence"].str.startswith("layer 4, ").all()  # depth 0.8 of 6 layers
     assert not any("self-similarity than the others" in s and "->" in s
                    for s in result.sentences)  # a claim of one control is no flip
@@ -261,9 +297,9 @@ def test_static_claim_compares_pc1_with_the_input_vectors(tmp_path, upper_matche
     static, bench = _static_store(tmp_path, "static", upper_matches)
     result = cm.analyse({"main": main}, static_stores={"static": static}, benchmarks=bench,
                         n_boot=200, neighbour_queries=100, authors=False, glove=False)
-    rows = result.claims[result.claims["claim"] == cm.CLAIMS["static_beats_input"].claim]
+    rows = result.claims[result.claims["claim"] == CLAIMS["static_beats_input"].claim]
     # one row per preset: the authors' PC1 and the centred PC1, both the word's direction here
-    assert sorted(rows["preset"]) == sorted(cm.PC1_EMBEDDINGS)
+    assert sorted(rows["preset"]) == sorted(PC1_EMBEDDINGS)
     for _, row in rows.iterrows():
         assert row["model"] == "static"
         if upper_matches:  # PC1 recovers the rating directions, layer 0 does not
@@ -271,7 +307,7 @@ def test_static_claim_compares_pc1_with_the_input_vectors(tmp_path, upper_matche
         else:
             assert row["verdict"] == "does not hold" and row["value"] < -0.8
     scores = result.tables["static_scores"]  # every benchmark: the authors' vectors only
-    assert set(scores["embedding"]) == {cm.PC1, "layer-0 mean"}
+    assert set(scores["embedding"]) == {PC1, "layer-0 mean"}
     assert scores["scored"].all() and (scores["coverage"] == 1.0).all()
 
 
@@ -315,7 +351,7 @@ def test_planted_static_vectors_recover_the_ratings_and_their_layer_trend(tmp_pa
     layers = result.tables["static_layers"]
     mean = layers[layers["benchmark"] == "mean"].set_index(["embedding", "layer"])
     # layer 1's PC1 vectors are the rating directions: Spearman rho 1 on every pair
-    for pc1 in (cm.PC1, cm.CENTRED_PC1):  # occurrences vary in scale only: both are the blend
+    for pc1 in (PC1, CENTRED_PC1):  # occurrences vary in scale only: both are the blend
         assert mean.loc[(pc1, 1), "rho"] == pytest.approx(1.0)
         assert mean.loc[(pc1, 4), "rho"] < 0.5
         assert mean.loc[(pc1, 1), "plateau"] and not mean.loc[(pc1, 4), "plateau"]
@@ -326,9 +362,9 @@ def test_planted_static_vectors_recover_the_ratings_and_their_layer_trend(tmp_pa
                                              ).sum()
     verdicts = {(c, p): v for c, p, v in result.claims[["claim", "preset", "verdict"]]
                 .itertuples(index=False)}
-    for preset in cm.PC1_EMBEDDINGS:
-        assert verdicts[cm.CLAIMS["static_lower_better"].claim, preset] == "holds"
-        assert verdicts[cm.CLAIMS["static_beats_input"].claim, preset] == "holds"
+    for preset in PC1_EMBEDDINGS:
+        assert verdicts[CLAIMS["static_lower_better"].claim, preset] == "holds"
+        assert verdicts[CLAIMS["static_beats_input"].claim, preset] == "holds"
     # a benchmark with no covered item is never named, in the evidence or the sentences
     static_text = " ".join(result.claims["evidence"]) + " ".join(result.sentences)
     assert "simlex999" in static_text and "rw" not in static_text.replace("layer", "")
@@ -342,7 +378,7 @@ def test_static_vectors_come_from_target_rows_under_both_controls(tmp_path):
     rows = result.claims[result.claims["model"] == "dec"]
     assert set(rows["control"]) == {"none", "first word excluded"}
     # input and trend claims (no GloVe) under each control and preset
-    assert len(rows) == 2 * 2 * 2 and set(rows["preset"]) == set(cm.PC1_EMBEDDINGS)
+    assert len(rows) == 2 * 2 * 2 and set(rows["preset"]) == set(PC1_EMBEDDINGS)
     scores = result.tables["static_scores"]
     strict = scores[(scores["protocol"] == "strict") & (scores["benchmark"] == "simlex999")]
     # "cat" is scored from the rows of "cats": every pair is covered
@@ -396,21 +432,21 @@ def test_the_budget_curve_is_paired_ends_at_the_chapter_s_numbers_and_follows_th
                                     "rho_lo", "rho_hi", "n_items"]
     assert sorted(budget["k"].unique()) == list(range(1, 7))
     assert budget.groupby("k")["embedding"].apply(set).to_dict() == {
-        1: {cm.MEAN}, **{k: {cm.PC1, cm.CENTRED_PC1, cm.MEAN} for k in range(2, 7)}}
+        1: {MEAN}, **{k: {PC1, CENTRED_PC1, MEAN} for k in range(2, 7)}}
     layers = result.tables["static_layers"].query("benchmark == 'mean' and control == 'none'")
     best = layers[(layers["embedding"] == "PC1") & (layers["layer"] > 0)]
     best = best.loc[best["rho"].idxmax()]
     assert (budget["layer"] == best["layer"]).all() and (budget["n_items"] == best["items"]).all()
     full = budget[budget["k"] == 6].set_index("embedding")
     at = layers[layers["layer"] == best["layer"]].set_index("embedding")
-    for e in (cm.PC1, cm.CENTRED_PC1, cm.MEAN):
+    for e in (PC1, CENTRED_PC1, MEAN):
         for col in ("rho", "rho_lo", "rho_hi"):
             assert full.loc[e, col] == pytest.approx(at.loc[e, col], abs=1e-12)
     by = budget.pivot_table(index="k", columns="embedding", values="rho")
-    mean = by[cm.MEAN]
+    mean = by[MEAN]
     assert mean.is_monotonic_increasing and mean[6] - mean[1] > 0.15 and mean[6] > 0.8
-    assert by[cm.CENTRED_PC1].abs().max() < 0.3
-    assert (by[cm.PC1] - mean).loc[2:].abs().max() < 0.1 and by[cm.PC1][6] > 0.8
+    assert by[CENTRED_PC1].abs().max() < 0.3
+    assert (by[PC1] - mean).loc[2:].abs().max() < 0.1 and by[PC1][6] > 0.8
     with pytest.raises(ValueError, match="at least 2 contexts"):
         cm.analyse({"main": main}, static_budget=1, **kw)
 
@@ -429,14 +465,14 @@ def test_unscored_benchmarks_are_not_listed_as_scored():
     scores = pd.DataFrame({
         "model": "toy", "layer": [1, 1], "protocol": "web", "benchmark": ["simlex999", "rw"],
         "value": [0.3, np.nan], "coverage": [0.5, 0.0]})
-    t = cm.table1_beside(scores)
+    t = table1_beside(scores)
     assert t.loc[("this run", "toy, layer 1"), "simlex999"] == 0.3
     assert np.isnan(t.loc[("this run", "toy, layer 1"), "rw"])
     assert np.isnan(t.loc[("this run", "toy, layer 1"), "men"])
 
 
 def test_every_claim_spec_makes_a_valid_claim():
-    for key, spec in cm.CLAIMS.items():
+    for key, spec in CLAIMS.items():
         assert spec.direction in ("above", "below") and spec.rule and spec.figure, key
         c = _claim(key, ("m", "none"), "corrected" if spec.per_preset else None,
                    (0.0, -1.0, 1.0), "")
@@ -445,7 +481,7 @@ def test_every_claim_spec_makes_a_valid_claim():
 
 @pytest.mark.data
 def test_authors_numbers_and_their_claim_statistics():
-    layers, words = cm.authors_table()
+    layers, words = authors_table()
     gpt2 = layers[layers["model"] == "GPT-2"].set_index("layer")
     assert gpt2.loc[12, "baseline_cosine"] == pytest.approx(0.978)
     assert gpt2.loc[3, "mev_baseline"] == pytest.approx(0.998)
@@ -468,7 +504,7 @@ def test_standardised_dimensions_remove_the_planted_common_direction(bert_like):
     rows = result.claims[result.claims["control"] == "standardised dimensions"]
     assert set(rows["role"]) == {"control"}
     verdicts = dict(zip(rows["claim"], rows["verdict"], strict=True))
-    assert verdicts[cm.CLAIMS["anisotropic"].claim] == "does not hold"
+    assert verdicts[CLAIMS["anisotropic"].claim] == "does not hold"
     assert not first_token_flags(result.claims)[rows.index].any()
     said = [s for s in result.sentences if "standardised dimensions" in s]
     assert len(said) == 1 and "holds -> does not hold" in said[0]
@@ -480,32 +516,32 @@ def test_selfsim_and_intrasim_claims_on_standardised_dimensions(bert_like):
     c = result.claims[result.claims["control"] == std]
     # the planted word and sentence directions survive z-scoring (only the shared direction m
     # is removed): the corrected estimators give the seed protocol's verdicts
-    seed = _verdicts(result, store.label, preset=cm.STANDARDISED_PRESET)
-    found = _verdicts(result, store.label, control=std, preset=cm.STANDARDISED_PRESET)
+    seed = _verdicts(result, store.label, preset=STANDARDISED_PRESET)
+    found = _verdicts(result, store.label, control=std, preset=STANDARDISED_PRESET)
     for key in ("selfsim_falls", "stopwords", "intrasim_falls", "intrasim_rises"):
         assert found[key] == seed[key], key
-    tested = c[c["claim"].isin([cm.CLAIMS[k].claim for k in cm.STANDARDISED_CLAIMS])]
-    assert len(tested) == len(cm.STANDARDISED_CLAIMS) and set(tested["role"]) == {"control"}
-    assert tested["statistic"].str.endswith(f"[{cm.STANDARDISED_PRESET} estimators]").all()
+    tested = c[c["claim"].isin([CLAIMS[k].claim for k in STANDARDISED_CLAIMS])]
+    assert len(tested) == len(STANDARDISED_CLAIMS) and set(tested["role"]) == {"control"}
+    assert tested["statistic"].str.endswith(f"[{STANDARDISED_PRESET} estimators]").all()
     # a standardised row is as fair a test as the seed protocol's row of its claim
     fair = result.claims[result.claims["control"] == "none"].set_index(["claim", "statistic"])
     assert (tested.set_index(["claim", "statistic"])["applies"]
             == fair["applies"].reindex(tested.set_index(["claim", "statistic"]).index)).all()
     # the baseline claims: near 0 by construction, shown but not a test
-    baseline = c[c["claim"].isin([cm.CLAIMS[k].claim for k in cm.ANISOTROPY_CLAIMS])]
-    assert len(baseline) == len(cm.ANISOTROPY_CLAIMS) and not baseline["applies"].astype(bool).any()
+    baseline = c[c["claim"].isin([CLAIMS[k].claim for k in ANISOTROPY_CLAIMS])]
+    assert len(baseline) == len(ANISOTROPY_CLAIMS) and not baseline["applies"].astype(bool).any()
     assert (baseline["applies_reason"] == STANDARDISED_BASELINE).all()
     assert baseline["rule"].str.contains("near 0 by construction").all()
-    raw = fair.loc[[cm.CLAIMS[k].claim for k in cm.ANISOTROPY_CLAIMS]]
+    raw = fair.loc[[CLAIMS[k].claim for k in ANISOTROPY_CLAIMS]]
     assert raw["applies"].astype(bool).all() and not raw["rule"].str.contains("construction").any()
     # per layer: on the standardised preset's rows only, each value inside its interval
     per_layer = result.tables["per_layer"]
-    rows = per_layer[per_layer["preset"] == cm.STANDARDISED_PRESET]
+    rows = per_layer[per_layer["preset"] == STANDARDISED_PRESET]
     for m in ("selfsim_adj_standardised", "intrasim_adj_standardised"):
         assert ((rows[f"{m}_lo"] <= rows[m] + 1e-12)
                 & (rows[m] <= rows[f"{m}_hi"] + 1e-12)).all(), m
-        assert per_layer.loc[per_layer["preset"] != cm.STANDARDISED_PRESET, m].isna().all()
-    table = cm.standardised_table(per_layer)
+        assert per_layer.loc[per_layer["preset"] != STANDARDISED_PRESET, m].isna().all()
+    table = standardised_table(per_layer)
     assert len(table) == 2 and list(table.columns[3:]) == [
         "raw, layer 1", "raw, last layer", "standardised, layer 1", "standardised, last layer"]
     said = [s for s in result.sentences if "standardised dimensions" in s][0]
@@ -527,13 +563,13 @@ def test_a_claim_carries_the_preset_it_was_computed_with(bert_like):
     assert _claim("selfsim_falls", ("m", "none"), "corrected", value, "e").preset == "corrected"
     assert _claim("anisotropic", ("m", "none"), None, value, "e").preset == ""
     c = bert_like[1].claims
-    for spec in cm.CLAIMS.values():
+    for spec in CLAIMS.values():
         rows = c[(c["claim"] == spec.claim) & (c["control"] == "none")]
         if len(rows):  # every preset once, or one estimator
-            assert sorted(rows["preset"]) == sorted(cm.PRESET_NAMES if spec.per_preset
+            assert sorted(rows["preset"]) == sorted(PRESET_NAMES if spec.per_preset
                                                     else [""]), spec.claim
     std = c[c["control"] == "standardised dimensions"]
-    assert set(std["preset"]) == {cm.STANDARDISED_PRESET, ""}  # the baseline claims: ""
+    assert set(std["preset"]) == {STANDARDISED_PRESET, ""}  # the baseline claims: ""
     seed = c[c["control"] == "none"]  # the role follows the field
     assert set(seed.loc[seed["preset"] == "corrected", "role"]) == {"estimator"}
     assert set(seed.loc[seed["preset"] == "ethayarajh2019", "role"]) == {"primary"}
@@ -543,36 +579,36 @@ def test_corrected_claims_state_each_claim_under_the_preset_its_seed_numbers_cal
     """The corrected estimators' rows, except the MEV's (the seed's numbers are TruncatedSVD
     ratios: docs/SEED001_ESTIMATORS.md), which are stated under the authors' estimators."""
     c = sinky[1].claims
-    mev = c["claim"] == cm.CLAIMS["mev_small"].claim
+    mev = c["claim"] == CLAIMS["mev_small"].claim
     seed_rows = c["statistic"].str.endswith("[ethayarajh2019 estimators]")
     corrected_rows = c["statistic"].str.endswith("[corrected estimators]")
     expected = c[(mev & ~corrected_rows) | (~mev & ~seed_rows)]
-    short = cm.corrected_claims(c)
+    short = corrected_claims(c)
     pd.testing.assert_frame_equal(short, expected)
-    assert set(short.loc[short["claim"] == cm.CLAIMS["mev_small"].claim, "preset"]) == {
+    assert set(short.loc[short["claim"] == CLAIMS["mev_small"].claim, "preset"]) == {
         "ethayarajh2019"}
     assert set(short["preset"]) == {"corrected", "ethayarajh2019", ""}
-    assert set(cm.SEED_PRESET_CLAIMS) == {"mev_small", *cm.STATIC_CLAIMS}
+    assert set(SEED_PRESET_CLAIMS) == {"mev_small", *STATIC_CLAIMS}
 
 
 def test_sentences_by_topic_are_the_old_substring_selection(sinky, bert_like):
     result = sinky[1]
-    assert list(result.topics) == list(cm.TOPICS)
+    assert list(result.topics) == list(TOPICS)
     (sink,) = result.sentences_about("sink")
     assert [sink] == [s for s in result.sentences if "attention sink" in s]
     assert result.sentences_except("sink") == [s for s in result.sentences
                                                if "attention sink" not in s]
     assert sink.startswith("**sinky** (authors' estimators): in layers 2-5")
     (flips,) = result.sentences_about("first token")
-    near = cm.CLAIMS["intrasim_near_zero"].claim
+    near = CLAIMS["intrasim_near_zero"].claim
     assert f"{near} (ethayarajh2019 estimators: holds -> does not hold)" in flips
     assert result.sentences_about("verdicts")[0].startswith("Representations are anisotropic")
     assert bert_like[1].sentences_about("sink") == []  # an encoder without a sink
 
 
 def test_static_claims_are_those_the_claim_text_used_to_select():
-    by_text = {s.claim for s in cm.CLAIMS.values() if "PC1 static embeddings" in s.claim}
-    assert {cm.CLAIMS[k].claim for k in cm.STATIC_CLAIMS} == by_text and len(by_text) == 3
+    by_text = {s.claim for s in CLAIMS.values() if "PC1 static embeddings" in s.claim}
+    assert {CLAIMS[k].claim for k in STATIC_CLAIMS} == by_text and len(by_text) == 3
 
 
 def test_page_views_select_and_pivot_without_new_numbers():
@@ -582,61 +618,61 @@ def test_page_views_select_and_pivot_without_new_numbers():
         "preset": ["corrected"] * 3 + ["ethayarajh2019"] * 3, "n_words": [7, 7, 7, 9, 9, 9],
         "baseline_cosine": [0.9, 0.2, 0.4, 5, 5, 5],
         "baseline_cosine_standardised": [0.5, 0.01, 0.03, nan, nan, nan]})
-    assert cm.baseline_range(per_layer).to_dict("records") == [  # layer 0 left out
+    assert baseline_range(per_layer).to_dict("records") == [  # layer 0 left out
         {"model": "m", "control": "none", "raw, min": 0.2, "raw, max": 0.4,
          "standardised, min": 0.01, "standardised, max": 0.03}]
-    assert cm.run_sentence(per_layer, 1200, 15000) == (
+    assert run_sentence(per_layer, 1200, 15000) == (
         "**This run:** 1,200 STS sentences, 15,000 words; 7 words in at least 5 distinct "
         "sentences (corrected estimators), 9 words with at least 5 occurrences (the "
         "authors' rule).")
     two = pd.concat([per_layer, per_layer.assign(model="n", n_words=[7, 7, 7, 8, 8, 8])])
-    assert cm.run_sentence(two, 1200, 15000) == (  # one count where the models agree
+    assert run_sentence(two, 1200, 15000) == (  # one count where the models agree
         "**This run:** 1,200 STS sentences, 15,000 words; 7 words per model in at least 5 "
         "distinct sentences (corrected estimators), `m` 9, `n` 8 with at least 5 occurrences "
         "(the authors' rule).")
     lowest = pd.DataFrame({"model": "m", "layer": [1, 1, 2, 3, 4], "depth": [.25, .25, .5, .75, 1],
                            "rank": [1, 2, 1, 1, 1], "word": list("abcde"),
                            "preset": "corrected", "control": "none"})
-    words = cm.lowest_words(pd.concat([lowest, lowest.assign(preset="ethayarajh2019",
+    words = lowest_words(pd.concat([lowest, lowest.assign(preset="ethayarajh2019",
                                                               word="x")]))
     assert words.index.tolist() == [("m", 1), ("m", 2), ("m", 4)]  # layers 1, 2, the last
     assert words.loc[("m", 1)].tolist() == ["a", "b"] and words.loc[("m", 4), 1] == "e"
     layers = pd.DataFrame({
         "model": "m", "control": "none", "benchmark": "mean", "items": 30,
-        "embedding": ["PC1", "PC1", "PC1", cm.INPUT, cm.GLOVE, cm.MEAN],
+        "embedding": ["PC1", "PC1", "PC1", INPUT, GLOVE, MEAN],
         "layer": [1, 2, 3, 0, 0, 1], "rho": [0.1, 0.5, 0.3, 0.2, 0.25, 0.9],
         "rho_lo": 0.0, "rho_hi": 1.0})
-    best = cm.best_static(pd.concat([layers, layers.assign(benchmark="simlex999", rho=0.99)]))
+    best = best_static(pd.concat([layers, layers.assign(benchmark="simlex999", rho=0.99)]))
     assert best[["embedding", "layer", "rho"]].values.tolist() == [
-        ["PC1", 2, 0.5], [cm.INPUT, 0, 0.2], [cm.GLOVE, 0, 0.25]]
+        ["PC1", 2, 0.5], [INPUT, 0, 0.2], [GLOVE, 0, 0.25]]
     scores = pd.DataFrame({"model": "m", "protocol": ["strict"] * 4 + ["web"],
                            "embedding": "PC1", "layer": [1, 1, 2, 1, 1],
                            "benchmark": ["simlex999", "battig", "simlex999", "semeval2012",
                                          "simlex999"], "value": [0.4, 0.9, nan, 0.2, 0.8]})
-    m = cm.static_matrix(scores, "m")  # similarity and SemEval-2012, strict protocol
+    m = static_matrix(scores, "m")  # similarity and SemEval-2012, strict protocol
     assert m.columns.tolist() == ["simlex999", "semeval2012"] and m.index.tolist() == [1, 2]
     assert m.loc[1].tolist() == [0.4, 0.2] and np.isnan(m.loc[2]).all()
     tokens = pd.DataFrame({"model": ["m", "m", "m", "other"], "layer": [0, 0, 1, 0],
                            "control": ["none", "first word excluded", "none", "none"],
                            "upos": ["NOUN", "NOUN", "DET", "NOUN"],
                            "token_self": [0.5, 9, 0.7, 9]})
-    t = cm.token_matrix(tokens, "m", "upos", "token_self")
+    t = token_matrix(tokens, "m", "upos", "token_self")
     assert t.loc[0, "NOUN"] == 0.5 and t.loc[1, "DET"] == 0.7 and np.isnan(t.loc[0, "DET"])
 
 
 def test_position_claims_and_the_static_corpus_line():
-    claims = pd.DataFrame({"claim": [cm.CLAIMS[k].claim for k in
+    claims = pd.DataFrame({"claim": [CLAIMS[k].claim for k in
                                      ("intra_position_falls", "self_first_word", "stopwords")],
                            "model": "m", "control": "none", "value": [0.12345, 1.0, 2.0],
                            "ci_low": 0.0, "ci_high": 3.0, "threshold": 0.1,
                            "direction": "above", "verdict": "holds", "evidence": "e",
                            "statistic": "s"})
-    table = cm.position_claims(claims)
+    table = position_claims(claims)
     assert table["value"].tolist() == [0.123, 1.0] and "statistic" not in table
     info = {"contexts": 10, "contexts_from": {"brown": 6}, "contexts_trimmed": 3,
             "context_words_max": 7, "context_words_mean": 5.25, "target_words": 4,
             "plural_target_rows": 1}
-    assert cm.static_corpus_sentence(info) == (
+    assert static_corpus_sentence(info) == (
         "10 contexts (6 from Brown, 0 from STS; 3 trimmed from longer sentences, at most 7 "
         "words, 5.2 on average) for 4 benchmark words; 1 of the target occurrences are plural "
         "forms. Share of each benchmark's items whose words got at least 5 contexts:")
@@ -644,13 +680,13 @@ def test_position_claims_and_the_static_corpus_line():
 
 def test_the_budget_line_reads_the_ends_of_each_curve():
     rows = [(k, e, rho) for k, e, rho in
-            [(1, cm.MEAN, 0.5), (2, "PC1", 0.1), (2, cm.MEAN, 0.6), (3, "PC1", 0.3),
-             (3, cm.MEAN, 0.65), (4, "PC1", 0.2), (4, cm.MEAN, 0.8)]]
+            [(1, MEAN, 0.5), (2, "PC1", 0.1), (2, MEAN, 0.6), (3, "PC1", 0.3),
+             (3, MEAN, 0.65), (4, "PC1", 0.2), (4, MEAN, 0.8)]]
     budget = pd.DataFrame({"model": "m", "control": "none", "layer": 3,
                            "k": [k for k, _, _ in rows], "embedding": [e for _, e, _ in rows],
                            "rho": [r for _, _, r in rows], "rho_lo": [r - 0.05 for *_, r in rows],
                            "rho_hi": [r + 0.05 for *_, r in rows], "n_items": 1200})
-    line, = cm.budget_sentences(budget)
+    line, = budget_sentences(budget)
     assert line.startswith("**m** (layer 3, 1,200 items): from 2 to 4 contexts per word")
     assert "from 0.10 [0.05, 0.15] to 0.20 [0.15, 0.25]" in line  # PC1 at k = 2 and 4
     assert "from 0.60 [0.55, 0.65] to 0.80 [0.75, 0.85]" in line  # the mean vectors'

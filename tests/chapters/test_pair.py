@@ -10,6 +10,7 @@ import pytest
 from lmgeometry.chapters.pair import analysis as pair
 from lmgeometry.chapters.pair import claims as pair_verdicts
 from lmgeometry.chapters.pair import sentences as pair_sentences
+from lmgeometry.claims import claims_frame
 from lmgeometry.training import pretrain as pt
 from lmgeometry.training.pretrain_settings import PretrainSettings
 
@@ -43,6 +44,40 @@ def test_drift_difference_known_mean_cosines():
     # common direction, so there is no drift to remove: not a fair test
     claim, unfair = pair_verdicts.drift_claim(untied, tied, "m", n_boot=200)
     assert claim.verdict == "does not hold" and "no common direction" in unfair
+
+
+def test_the_output_claim_reads_the_output_matrix_common_direction():
+    drifted, isotropic = _shifted(4000, 64, 8.0, 1), _shifted(4000, 64, 0.0, 2)
+    claim = pair_verdicts.output_claim(drifted, "m", n_boot=200)
+    assert claim.value == pytest.approx(0.5, abs=0.02) and claim.verdict == "holds"
+    assert claim.control == pair_verdicts.UNTIED
+    assert pair_verdicts.output_claim(isotropic, "m", n_boot=200).verdict == "does not hold"
+
+
+def _planted_rarity(rare_furthest: bool, n: int = 3000, d: int = 32, seed: int = 0
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """Rows along one common direction, the rarest (or the most frequent) the closest to it."""
+    rng = np.random.default_rng(seed)
+    counts = rng.integers(0, 5000, size=n)
+    rank = np.log1p(counts) / np.log1p(counts.max())  # 1: the most frequent
+    spread = rank if rare_furthest else 1 - rank
+    sign = np.where(np.arange(n) % 2, 1.0, -1.0)[:, None]
+    W = np.eye(d)[0] + sign * (2 * spread)[:, None] * np.eye(d)[1]
+    return W + rng.normal(size=(n, d)) * 0.01, counts
+
+
+def test_the_rarity_claim_tells_common_enemies_from_a_frequency_direction():
+    plain = np.ones(3000, bool)
+    plain[:3] = False  # special tokens are left out
+    W, counts = _planted_rarity(rare_furthest=True)
+    claim = pair_verdicts.rarity_claim(W, counts, plain, "m", pair_verdicts.TIED, n_boot=100)
+    assert claim.value < -0.9 and claim.verdict == "holds"
+    assert claim.evidence.startswith("2997 tokens")
+    W, counts = _planted_rarity(rare_furthest=False)
+    claim = pair_verdicts.rarity_claim(W, counts, plain, "m", pair_verdicts.TIED, n_boot=100)
+    assert claim.value > 0.9 and claim.verdict == "does not hold"  # a frequency direction
+    said = pair_sentences.drift_sentences(claims_frame([claim]))
+    assert said[0].startswith("Along the tied W's common direction the rarest tokens do not")
 
 
 def test_drift_difference_needs_one_vocabulary():
@@ -223,5 +258,6 @@ def test_the_intervention_is_no_fair_test_when_a_causal_run_did_not_learn():
     assert out["applies"].tolist() == [True, False]
     assert out["applies_reason"][1].startswith("pair-causal-untied did not beat")
     said = pair_sentences.drift_sentences(out.iloc[1:].assign(
-        verdict="holds", evidence="e", value=0.3, ci_low=0.2, ci_high=0.4, threshold=0.02))
+        claim=pair_verdicts.DRIFT_CLAIM, control=pair_verdicts.UNTIED, verdict="holds",
+        evidence="e", value=0.3, ci_low=0.2, ci_high=0.4, threshold=0.02))
     assert "This is not a fair test: pair-causal-untied did not beat" in said[0]

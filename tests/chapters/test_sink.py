@@ -45,3 +45,14 @@ def test_a_decoder_or_an_unknown_kind_passes_the_check():
     sink._require_decoder(["minilm-l6", "smollm2-135m"], {"minilm-l6": "encoder",
                                                           "smollm2-135m": "decoder"})
     sink._require_decoder(["org/not-downloaded"], {"org/not-downloaded": None})
+
+
+def test_an_effect_is_read_in_words_from_its_whole_interval():
+    from lmgeometry.chapters.sink.analysis import effect_reading
+
+    assert effect_reading(0.6, 0.9) == "most" and effect_reading(0.5, 0.5) == "most"
+    assert effect_reading(0.1, 0.49) == "part"
+    assert effect_reading(-0.3, 0.099) == "none"
+    assert effect_reading(0.05, 0.2) == "none or part"
+    assert effect_reading(0.3, 0.7) == "part or most"
+    assert effect_reading(0.0, 0.8) == "none or most"

@@ -46,3 +46,30 @@ def test_first_token_silhouette_is_near_one_apart_and_near_zero_mixed() -> None:
     assert massive.first_token_silhouette(apart, first).mean() > 0.9
     assert abs(massive.first_token_silhouette(Z, first).mean()) < 0.1
     assert massive.first_token_silhouette(Z, np.zeros(300, dtype=bool)).size == 0
+
+
+def test_joining_silhouette_is_near_one_with_the_group_and_below_zero_with_the_rest() -> None:
+    rng = np.random.default_rng(2)
+    Z = rng.normal(size=(300, 5))
+    group = np.zeros(300, dtype=bool)
+    group[::15] = True
+    Z[group] += 50.0
+    rows = np.zeros(300, dtype=bool)
+    rows[1::15] = True
+    joined = Z.copy()
+    joined[rows] += 50.0  # placed where the group is
+    assert massive.joining_silhouette(joined, rows, group).mean() > 0.9
+    assert massive.joining_silhouette(Z, rows, group).mean() < -0.9  # among the rest
+    # a distance ratio: the same under rotation, translation and scaling
+    Q, _ = np.linalg.qr(rng.normal(size=(5, 5)))
+    np.testing.assert_allclose(massive.joining_silhouette(3 * joined @ Q + 7, rows, group),
+                               massive.joining_silhouette(joined, rows, group), rtol=1e-9)
+    # a row exactly halfway between two points, one in each set, scores 0
+    line = np.array([[0.0], [2.0], [1.0]])
+    assert massive.joining_silhouette(line, np.array([0, 0, 1], bool),
+                                      np.array([1, 0, 0], bool)).tolist() == [0.0]
+    assert massive.joining_silhouette(Z, np.zeros(300, dtype=bool), group).size == 0
+    with pytest.raises(ValueError, match="disjoint"):
+        massive.joining_silhouette(Z, group, group)
+    with pytest.raises(ValueError, match="one flag per row"):
+        massive.joining_silhouette(Z, rows[:10], group)

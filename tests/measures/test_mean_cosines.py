@@ -79,3 +79,34 @@ def test_unit_row_sums_and_cosines_match_brute_force():
     Wc = W - W.mean(0)
     assert np.allclose(centred[0, 0], (Wc / np.linalg.norm(Wc, axis=1)[:, None]).sum(0),
                        atol=1e-4)
+
+
+def test_rarity_alignment_tells_common_enemies_from_a_frequency_direction():
+    from lmgeometry.measures.mean_cosines import rarity_alignment
+
+    rng = np.random.default_rng(0)
+    n, d = 400, 16
+    counts = rng.integers(0, 1000, size=n)
+    rarity = 1.0 - np.log1p(counts) / np.log1p(counts.max())  # 1: the rarest
+    common, aside = np.eye(d)[0], np.eye(d)[1]
+    sign = np.where(np.arange(n) % 2, 1.0, -1.0)[:, None]  # aside cancels in the mean
+    noise = rng.normal(size=(n, d)) * 0.01
+
+    def rows(spread):  # a row's angle to the common direction grows with spread
+        return common + sign * (2 * spread)[:, None] * aside + noise
+
+    enemies = rows(1 - rarity)  # the rarest rows the closest to the common direction
+    frequency = rows(rarity)
+    assert rarity_alignment(enemies, counts)[0] < -0.8
+    assert rarity_alignment(frequency, counts)[0] > 0.8
+    assert abs(rarity_alignment(rng.normal(size=(n, d)), counts)[0]) < 0.15  # no direction
+    # unit rows and ranks: blind to row norms, rotations and a monotone change of the counts
+    Q, _ = np.linalg.qr(rng.normal(size=(d, d)))
+    scaled = enemies * rng.uniform(0.5, 5, size=(n, 1))
+    base, reps = rarity_alignment(enemies, counts, n_boot=50, rng=1)
+    assert rarity_alignment(scaled @ Q, counts ** 2)[0] == pytest.approx(base)
+    assert reps.shape == (50,) and np.quantile(reps, 0.025) <= base <= np.quantile(reps, 0.975)
+    kept = rarity_alignment(enemies, counts, rows=counts > 10)[0]
+    assert kept < -0.8
+    with pytest.raises(ValueError, match="one count per row"):
+        rarity_alignment(enemies, counts[:10])

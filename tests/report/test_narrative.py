@@ -51,7 +51,7 @@ def _words(text: str) -> int:
 
 def test_the_build_supports_the_conclusion(built, summary):
     text = narrative.conclusion(built, summary)
-    assert 400 <= _words(text) <= 750  # a three-minute read
+    assert 400 <= _words(text) <= 700  # a three-minute read (issue 47: 400-700)
     paragraphs = text.split("\n\n")
     assert [p.split("**")[1] for p in paragraphs] == [
         "Are contextual vectors contextual?", "Why do they all point the same way?",
@@ -120,6 +120,10 @@ def test_a_permuted_null_the_text_cites_stops_its_paragraph(built):
      "holds"),
     ("09_attention_sink", "beyond the paper: the first-token cluster is caused", "gemma3-270m",
      "massive activations removed", "holds"),
+    ("09_attention_sink", "beyond the paper: a token that sees no context joins",
+     "smollm2-135m", "fifth token cut off from its context", "does not hold"),
+    ("09_attention_sink", "beyond the paper: a token that sees no context joins",
+     "gemma3-270m", "fifth token cut off from its context", "holds"),
 ])
 def test_a_flipped_verdict_stops_the_conclusion(built, summary, chapter, claim, model, control,
                                                  flipped):
@@ -128,6 +132,21 @@ def test_a_flipped_verdict_stops_the_conclusion(built, summary, chapter, claim, 
     with pytest.raises(StoryChanged, match=re.escape(model)) as caught:
         narrative.conclusion(planted, summary)
     assert "narrative.py" in str(caught.value) and claim[:20] in str(caught.value)
+
+
+def test_the_context_control_needs_its_null_to_fail_and_the_drift_its_rarest_tokens(built):
+    # the text says a token joins SmolLM2's first tokens only without its context
+    planted = copy.deepcopy(built)
+    _row(planted["09_attention_sink"], "beyond the paper: a token that sees no context",
+         "smollm2-135m", "fifth token cut off from its context")["null_verdict"] = "holds"
+    with pytest.raises(StoryChanged, match="with their context"):
+        narrative.run_shows("09_attention_sink", planted["09_attention_sink"])
+    # chapter 10 says the rarest tokens lie furthest along the common direction
+    planted = copy.deepcopy(built["10_controlled_pair"])
+    _row(planted, "beyond the paper: along the common direction the rarest", "pair-causal",
+         "output layer untied")["verdict"] = "does not hold"
+    with pytest.raises(StoryChanged, match="rarest"):
+        narrative.run_shows("10_controlled_pair", planted)
 
 
 def test_a_flipped_verdict_stops_its_chapter_paragraph(built):

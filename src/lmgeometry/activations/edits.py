@@ -11,7 +11,9 @@ activations (Sun et al. 2024; Xiao et al. 2024; Gu et al. 2025):
   transformers returns for that layer, and everything after it, sees the change.
 * ``mask_keys``: no query attends to these key positions except the key itself (a 4-D additive
   attention mask; softmax renormalises over the keys left), on top of padding and, for a
-  decoder, causality (:func:`key_mask`).
+  decoder, causality (:func:`key_mask`). The same mask can also cut chosen *queries* off from
+  every key but themselves (``isolated``): a token that sees no context, as the first token of
+  a causal model sees none.
 
 Use them through :func:`lmgeometry.hidden_states` (``edits=``, ``mask_keys=``), which returns
 the edited states in memory, or chapter 9's cached runs
@@ -169,12 +171,21 @@ def edit_hooks(blocks: Sequence[Any], edits: Sequence[Edit], lengths: Any) -> It
             handle.remove()
 
 
-def key_mask(lengths: Any, width: int, keys: Sequence[int], causal: bool) -> Any:
+def key_mask(lengths: Any, width: int, keys: Sequence[int], causal: bool,
+             isolated: Sequence[int] = ()) -> Any:
     """A 4-D additive attention mask ``(batch, 1, query, key)``: padding, causality when
-    ``causal``, and no attention to ``keys`` from any query but the key itself.
+    ``causal``, no attention to ``keys`` from any query but the key itself, and none from the
+    queries at positions ``isolated`` to any key but themselves.
 
     A masked entry is the dtype's lowest float32 value, an allowed one 0 (what transformers
     adds to the attention scores); no row is ever left empty.
+
+    Examples
+    --------
+    >>> import torch
+    >>> mask = key_mask(torch.tensor([3]), 3, keys=[], causal=True, isolated=[2])
+    >>> (mask[0, 0] == 0).int().tolist()  # 1: may attend; query 2 sees only itself
+    [[1, 0, 0], [1, 1, 0], [0, 0, 1]]
     """
     import torch
 
@@ -184,6 +195,8 @@ def key_mask(lengths: Any, width: int, keys: Sequence[int], causal: bool) -> Any
         allowed &= torch.tril(torch.ones(width, width, dtype=torch.bool))[None]
     for k in (k for k in keys if 0 <= k < width):
         allowed[:, span != k, k] = False
+    for q in (q for q in isolated if 0 <= q < width):
+        allowed[:, q, span != q] = False
     allowed[:, span, span] = True  # every query keeps itself: never an empty row
     out = torch.zeros(allowed.shape, dtype=torch.float32)
     out[~allowed] = torch.finfo(torch.float32).min

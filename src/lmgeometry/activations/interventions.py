@@ -6,7 +6,8 @@ sequence's first token, every later query attends to that token, and the first t
 splits off from the rest. :func:`run_tokens` runs one model over a list of sentences, token by
 token (no pooling into words), either intact or under one of five interventions made with
 forward hooks and attention masks (:mod:`lmgeometry.activations.edits`, the same edits
-:func:`lmgeometry.hidden_states` makes in memory):
+:func:`lmgeometry.hidden_states` makes in memory), or with a later token cut off from its
+context (a control, not an intervention on the sink):
 
 ``"massive"``, ``"massive_zero"``, ``"massive_mean"``
     At the output of every block listed in ``dims`` (layer -> hidden dimensions), the first
@@ -26,6 +27,13 @@ forward hooks and attention masks (:mod:`lmgeometry.activations.edits`, the same
     The sink token toggled: a decoder whose tokenizer prepends a BOS token runs without it; one
     that prepends nothing runs with its BOS token prepended (the dedicated sink token of
     Xiao et al. 2024's streaming setup).
+``"isolated"``
+    The queries at ``positions`` (e.g. each sentence's fifth token) attend to no key but
+    themselves, in every layer: a later token that sees no context, as the first token of a
+    causal model sees none. The other tokens still attend to it. With rotary positions (no
+    position embedding added to the vectors) and no BOS token, such a token is computed exactly
+    as the same token would be at position 0, so whether it joins the first tokens asks
+    whether their cluster is one of first *positions* or of tokens without context.
 
 Recorded per run: every hidden state of every token (layers x tokens x width, float32: the
 massive activations exceed float16's range), each token's sentence, position and id; per
@@ -82,6 +90,7 @@ INTERVENTIONS = {
                     "the corpus",
     "attention": "no attention to the first position",
     "sink": "sink token toggled",
+    "isolated": "a later token cut off from its context",
 }
 
 _ARRAYS = ("states", "sentence", "position", "token_id", "attention", "nll", "targets")
@@ -98,9 +107,9 @@ class TokenRun:
     ----------
     path : pathlib.Path
     meta : dict
-        ``meta.json``: model facts, ``intervention``, ``dims``, ``prepend_bos``,
-        ``n_layers``, ``n_tokens``, ``width``, ``vocab`` (token id -> string), ``files``
-        (name -> sha256), the key.
+        ``meta.json``: model facts, ``intervention``, ``dims``, ``values``, ``positions``,
+        ``prepend_bos``, ``n_layers``, ``n_tokens``, ``width``, ``vocab`` (token id ->
+        string), ``files`` (name -> sha256), the key.
     """
 
     path: Path
@@ -167,10 +176,11 @@ class TokenRun:
 
 def run_key(fingerprint: str, texts: Sequence[str], intervention: str,
             dims: Mapping[int, Sequence[int]],
-            values: Mapping[int, Sequence[float]] | None = None) -> str:
+            values: Mapping[int, Sequence[float]] | None = None,
+            positions: Sequence[int] = ()) -> str:
     """sha256 naming one folder: layout version, model fingerprint, sentences, intervention,
-    dimensions, the values set (``"massive_mean"``; float32, exactly) and the code that runs
-    them (:func:`lmgeometry.sources.key_files`)."""
+    dimensions, the values set (``"massive_mean"``; float32, exactly), the positions cut off
+    (``"isolated"``) and the code that runs them (:func:`lmgeometry.sources.key_files`)."""
     payload = {"format": FORMAT_VERSION, "model": fingerprint, "n": len(texts),
                "texts": hashlib.sha256("\0".join(texts).encode()).hexdigest(),
                "intervention": intervention,
@@ -179,12 +189,15 @@ def run_key(fingerprint: str, texts: Sequence[str], intervention: str,
     if values:
         payload["values"] = {str(k): np.asarray(v, dtype=np.float32).tobytes().hex()
                              for k, v in sorted(values.items())}
+    if positions:
+        payload["positions"] = sorted(int(p) for p in positions)
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
 def run_tokens(spec: str, texts: Sequence[str], intervention: str = "intact", *,
                dims: Mapping[int, Sequence[int]] | None = None,
                values: Mapping[int, Sequence[float]] | None = None,
+               positions: Sequence[int] | None = None,
                root: str | Path | None = None) -> TokenRun:
     """Every token's hidden states, its attention to position 0 and the LM loss, cached.
 
@@ -194,7 +207,8 @@ def run_tokens(spec: str, texts: Sequence[str], intervention: str = "intact", *,
         A model (:func:`lmgeometry.io.models.load_model`'s specs).
     texts : sequence of str
         Sentences, each run alone (padded in batches, masked).
-    intervention : {"intact", "massive", "massive_zero", "massive_mean", "attention", "sink"}
+    intervention : {"intact", "massive", "massive_zero", "massive_mean", "attention", "sink", \
+"isolated"}
         See the module docstring; all but ``"intact"`` and ``"attention"`` need a decoder.
     dims : mapping of int -> sequence of int, optional
         For the ``"massive*"`` interventions: layer (1 = the first block's output) -> the
@@ -202,6 +216,9 @@ def run_tokens(spec: str, texts: Sequence[str], intervention: str = "intact", *,
     values : mapping of int -> sequence of float, optional
         For ``"massive_mean"`` only: layer -> the value each of that layer's ``dims`` is set
         to, one per dimension.
+    positions : sequence of int, optional
+        For ``"isolated"`` only: the token positions (0 = the sequence's first token, a BOS
+        token included) whose queries see no key but themselves; at least one, none below 1.
     root : str or Path, optional
         Cache root; default ``paths.cache_dir("interventions")``.
 
@@ -214,7 +231,8 @@ def run_tokens(spec: str, texts: Sequence[str], intervention: str = "intact", *,
     UsageError
         An unknown intervention, one that needs a decoder on an encoder, a ``"massive*"``
         intervention without dimensions, ``"massive_mean"`` without one value per dimension
-        (or ``values`` with another intervention), no text, or a text longer than the model's
+        (or ``values`` with another intervention), ``"isolated"`` without positions (or
+        positions with another intervention), no text, or a text longer than the model's
         window.
     """
     texts = [str(t) for t in texts]
@@ -236,7 +254,12 @@ def run_tokens(spec: str, texts: Sequence[str], intervention: str = "intact", *,
                    or not np.isfinite([x for v in values.values() for x in v]).all()):
         raise UsageError("values must give one finite number per dimension of dims, for the "
                          "same layers")
-    key = run_key(models.resolve_fingerprint(spec), texts, intervention, dims, values)
+    positions = sorted({int(p) for p in positions or ()})
+    if (intervention == "isolated") != bool(positions) or min(positions, default=1) < 1:
+        raise UsageError("positions (the tokens cut off from their context, 1 or more) go "
+                         "with the 'isolated' intervention, and it needs them")
+    key = run_key(models.resolve_fingerprint(spec), texts, intervention, dims, values,
+                  positions)
     base = paths.writable_folder(root if root is not None else paths.cache_dir("interventions"),
                                  "the interventions root")
     name = re.sub(r"[^A-Za-z0-9_.]+", "-", Path(spec).name).strip("-.")[:40] or "model"
@@ -249,7 +272,7 @@ def run_tokens(spec: str, texts: Sequence[str], intervention: str = "intact", *,
             final.rename(aside)
             logger.warning("%s; set aside as %s and rebuilt", exc, aside.name)
     with paths.building(final) as tmp:
-        _write(spec, texts, intervention, dims, values, tmp, key)
+        _write(spec, texts, intervention, dims, values, positions, tmp, key)
     return TokenRun(final)
 
 
@@ -293,7 +316,7 @@ def _edits(intervention: str, dims: dict[int, list[int]], values: dict[int, list
 
 
 def _write(spec: str, texts: list[str], intervention: str, dims: dict[int, list[int]],
-           values: dict[int, list[float]], out: Path, key: str) -> None:
+           values: dict[int, list[float]], positions: list[int], out: Path, key: str) -> None:
     """Run the model over the sentences and write the arrays and ``meta.json`` into ``out``."""
     import torch
 
@@ -327,6 +350,8 @@ def _write(spec: str, texts: list[str], intervention: str, dims: dict[int, list[
                 x[r, :len(s)] = torch.as_tensor(s)
             mask = (key_mask(lengths, w, [0], kind == "decoder")
                     if intervention == "attention" else
+                    key_mask(lengths, w, [], kind == "decoder", isolated=positions)
+                    if intervention == "isolated" else
                     (torch.arange(w)[None, :] < lengths[:, None]).long())
             kwargs = {"use_cache": False} if kind == "decoder" else {}
             with edit_hooks(found, edits, lengths):
@@ -362,7 +387,7 @@ def _write(spec: str, texts: list[str], intervention: str, dims: dict[int, list[
     used = np.unique(token_id)
     meta = {"format": FORMAT_VERSION, "key": key, "model": {"spec": spec, "kind": kind},
             "intervention": intervention, "dims": {str(k): v for k, v in dims.items()},
-            "values": {str(k): v for k, v in values.items()},
+            "values": {str(k): v for k, v in values.items()}, "positions": positions,
             "prepend_bos": lead_bos, "n_layers": n_blocks + 1, "n_tokens": n_tokens,
             "width": width, "n_sentences": len(ids),
             "vocab": dict(zip(map(str, used.tolist()), tok.convert_ids_to_tokens(used.tolist()),

@@ -223,7 +223,7 @@ def authors_table() -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 #: What seed 001 reports of each of its models, per claim key of
-#: :data:`lmgeometry.chapters.context.analysis.CLAIMS`.
+#: :data:`lmgeometry.chapters.context.claims.CLAIMS`.
 _REPORTED_001: dict[str, dict[str, str]] = {
     "anisotropic": {"BERT": HOLDS, "ELMo": HOLDS, "GPT-2": HOLDS},
     "anisotropy_rises": {"BERT": HOLDS, "ELMo": HOLDS, "GPT-2": HOLDS},

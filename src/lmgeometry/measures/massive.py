@@ -27,6 +27,7 @@ from lmgeometry.measures.arrays import float_arrays
 
 __all__ = [
     "first_token_silhouette",
+    "joining_silhouette",
     "MASSIVE_RATIO",
     "magnitude_ratio",
     "massive_dimensions",
@@ -142,3 +143,53 @@ def first_token_silhouette(Z: np.ndarray, first: np.ndarray) -> np.ndarray:
     if first.sum() < 2 or first.all():
         return np.array([])
     return silhouette_samples(np.asarray(Z, dtype=np.float64), first.astype(int))[first]
+
+
+def joining_silhouette(Z: np.ndarray, rows: np.ndarray, group: np.ndarray) -> np.ndarray:
+    """Each of ``rows``' silhouette as if it belonged to ``group``, against every other row.
+
+    .. math:: s_i = \\frac{b_i - a_i}{\\max(a_i, b_i)}
+
+    with ``a_i`` the mean euclidean distance of row ``i`` to the ``group`` rows and ``b_i`` its
+    mean distance to the rest (neither in ``group`` nor in ``rows``): Rousseeuw (1987)'s
+    silhouette of a row that is not one of the group's, scored as if it were. Near 1: the row
+    lies with the group, far from the rest; near 0: between them; below 0: with the rest. It
+    asks whether tokens of another kind (a later token cut off from its context) join a
+    cluster (the first tokens, :func:`first_token_silhouette`) without changing the cluster.
+
+    Parameters
+    ----------
+    Z : ndarray of shape (n, k)
+        Coordinates.
+    rows, group : boolean arrays of shape (n,)
+        The rows scored and the group they are scored against; disjoint.
+
+    Returns
+    -------
+    ndarray
+        One silhouette per ``rows`` row, in order (empty when there is none, when ``group``
+        has no row or when no row is left for the rest).
+
+    Examples
+    --------
+    >>> Z = np.array([[0.0], [0.0], [10.0], [10.0], [0.5]])
+    >>> group = np.array([True, True, False, False, False])
+    >>> joining_silhouette(Z, np.array([False, False, False, False, True]), group).round(2)
+    array([0.95])
+    """
+    rows, group = np.asarray(rows, dtype=bool), np.asarray(group, dtype=bool)
+    if rows.shape != (len(Z),) or group.shape != (len(Z),):
+        raise ValueError("rows and group must have one flag per row of Z")
+    if (rows & group).any():
+        raise ValueError("rows and group must be disjoint: a row scored as joining the group "
+                         "cannot already be one of it")
+    rest = ~rows & ~group
+    if not rows.any() or not group.any() or not rest.any():
+        return np.array([])
+    from scipy.spatial.distance import cdist
+
+    X = np.asarray(Z, dtype=np.float64)
+    a = cdist(X[rows], X[group]).mean(axis=1)
+    b = cdist(X[rows], X[rest]).mean(axis=1)
+    top = np.maximum(a, b)
+    return np.divide(b - a, top, out=np.zeros_like(top), where=top > 0)

@@ -9,7 +9,9 @@ every mean cosine within or between groups of rows follows from their sums:
   by group in one streaming pass, with Poisson-bootstrap replicates: the mean cosine of W and
   the rare-token cosines of their Fig. 3 with intervals over tokens;
 * :func:`rare_token_cosines` -- the mean cosine between the rarest tokens and
-  frequency-ordered vocabulary bins (their Fig. 3).
+  frequency-ordered vocabulary bins (their Fig. 3);
+* :func:`rarity_alignment` -- whether the rarest or the most frequent tokens lie furthest
+  along the common direction (rank correlation with frequency).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ __all__ = [
     "mean_cosine",
     "mean_cosine_of_sums",
     "rare_token_cosines",
+    "rarity_alignment",
     "unit_row_sums",
 ]
 
@@ -285,3 +288,68 @@ def cross_cosines(sums: np.ndarray, counts: np.ndarray, reference: int) -> np.nd
     dots = np.einsum("...gd,...d->...g", S, S[..., reference, :])
     with np.errstate(invalid="ignore", divide="ignore"):
         return dots / (n * n[..., reference : reference + 1])
+
+
+def rarity_alignment(W: npt.ArrayLike, counts: npt.ArrayLike, *,
+                     rows: npt.ArrayLike | None = None, n_boot: int = 0, rng: RngLike = 0
+                     ) -> tuple[float, np.ndarray]:
+    """Spearman's rho between each row's position along W's common direction and its token's
+    log frequency.
+
+    With unit rows :math:`u_i = w_i / \\lVert w_i \\rVert` and the common direction
+    :math:`m = \\sum_i u_i / \\lVert \\sum_i u_i \\rVert` (over the kept rows),
+
+    .. math:: \\rho = \\rho_S\\left(u_i^\\top m,\\ \\log(1 + c_i)\\right)
+
+    for the token counts :math:`c_i`. It tells two accounts of a common direction apart.
+    Negative: the rarest tokens lie furthest along it, as Biš et al. (2021, Sec. 4)'s "common
+    enemies" predict (the softmax gradient pushes every non-target output row the same way, and
+    a rare token, seldom the target, is pushed furthest). Positive: the most frequent tokens
+    lie furthest, a frequency direction (what an output layer without a bias needs to score the
+    unigram prior). Unit rows make it blind to row norms; it is unchanged by a rotation of W and
+    by any increasing transform of the counts.
+
+    Parameters
+    ----------
+    W : array_like, shape (n, d)
+        One row per token.
+    counts : array_like, shape (n,)
+        Each token's count in the training text (0 for an unseen one).
+    rows : boolean array_like, shape (n,), optional
+        The rows kept (e.g. no special tokens); default all.
+    n_boot : int
+        Bootstrap replicates (rows resampled with replacement, the direction kept).
+    rng : int or Generator
+
+    Returns
+    -------
+    rho : float
+    replicates : ndarray, shape (n_boot,)
+
+    Examples
+    --------
+    >>> W = np.array([[1.0, 2.0], [1.0, -2.0], [1.0, 0.5], [1.0, -0.5]])  # m: the first axis
+    >>> round(rarity_alignment(W, [100, 90, 1, 0])[0], 2)  # the rare two lie furthest along m
+    -0.89
+    """
+    from scipy.stats import rankdata
+
+    W = np.asarray(W, dtype=np.float64)
+    counts = np.asarray(counts, dtype=np.float64)
+    if W.ndim != 2 or counts.shape != (len(W),):
+        raise ValueError(f"W must be 2-D with one count per row, not {W.shape} and "
+                         f"{counts.shape}")
+    keep = np.ones(len(W), bool) if rows is None else np.asarray(rows, dtype=bool)
+    U = W[keep] / np.linalg.norm(W[keep], axis=1, keepdims=True)
+    if len(U) < 3 or not np.isfinite(U).all():
+        raise ValueError("rarity_alignment needs at least 3 kept rows, none of them zero")
+    direction = U.sum(axis=0)
+    x, y = U @ (direction / np.linalg.norm(direction)), np.log1p(counts[keep])
+
+    def rho(index: np.ndarray) -> float:
+        return float(np.corrcoef(rankdata(x[index]), rankdata(y[index]))[0, 1])
+
+    gen = np.random.default_rng(rng)
+    every = np.arange(len(U))
+    return rho(every), np.array([rho(gen.integers(len(U), size=len(U)))
+                                 for _ in range(n_boot)])

@@ -163,7 +163,8 @@ def _and(items: Sequence[str]) -> str:
 
 def _layer_values(row: Mapping[str, Any]) -> tuple[str, str]:
     """The first and last values an evidence text such as ``"mean adjusted SelfSim 0.758
-    (layer 1) to 0.559 (layer 6)"`` gives, as written."""
+    (layer 1) to 0.559 (layer 6)"`` gives, as written, which must be of the first block and
+    the last layer (``"0.758"``, ``"0.559"``)."""
     evidence = str(row.get("evidence", ""))
     parts = evidence.rsplit(" to ", 1)
     if len(parts) != 2:
@@ -173,8 +174,12 @@ def _layer_values(row: Mapping[str, Any]) -> tuple[str, str]:
                            "lmgeometry/report/narrative.py")
     first = parts[0].split()[-3:]
     last = parts[1].split()
-    return (f"{first[0]} in {first[1].strip('(')} {first[2].strip(')')}",
-            f"{last[0]} in {last[1].strip('(')} {last[2].strip(')')}")
+    if first[1:] != ["(layer", "1)"]:
+        raise StoryChanged(f"the book's text says the evidence of \u201c{row.get('claim')}"
+                           f"\u201d on {row.get('model')} starts at the first block, but it "
+                           f"reads {evidence!r}: rewrite the sentence in "
+                           "lmgeometry/report/narrative.py")
+    return first[0], last[0]
 
 
 def _permuted(rows: Sequence[Mapping[str, Any]], verdict: str) -> list[float]:
@@ -261,20 +266,20 @@ def _contextual(context: Results, senses: Results) -> str:
         "**Are contextual vectors contextual?** Yes, and more so the deeper the layer, in three "
         "of the four models. Ethayarajh's (2019) self-similarity (how alike one word's vectors "
         "are across contexts, minus how alike any two words are) "
-        f"falls steadily with depth in {name(MINILM)} (from "
+        f"falls steadily from the first block to the last in {name(MINILM)} ("
         f"{ends[MINILM][0]} to {ends[MINILM][1]}), {name(MPNET)} ({ends[MPNET][0]} to "
         f"{ends[MPNET][1]}) and {name(SMOLLM)} ({ends[SMOLLM][0]} to {ends[SMOLLM][1]}): its "
         "rank correlation with depth is "
         f"{_span([float(r['value']) for r in falls])} (Figure 1). {name(GEMMA)} is the "
         f"exception: its words are unlike themselves from the first block on "
-        f"({ends[GEMMA][0]}, {ends[GEMMA][1]}; rank correlation "
+        f"({ends[GEMMA][0]} to {ends[GEMMA][1]}; rank correlation "
         f"{_num(flat['value'])}). {_depth_alone([*falls, flat])} "
         "Contextual is not sense-like: no model's occurrences of a word "
         "gather into a few tight sense clusters (silhouette "
         f"at most {_num(max(float(r['value']) for r in senses_rows))}; chapter 5). "
-        "Ethayarajh found a static vector explains under 5% of a word's variance in every "
-        "layer; with his own estimator (a truncated SVD) the best layer's "
-        f"share stays under 5% {_mev_groups(static)}, and a centred PCA finds "
+        "Ethayarajh found a static vector explains under 5% of a word's variance; with his "
+        f"estimator the best layer's share stays under 5% {_mev_groups(static)}; a centred "
+        "PCA finds "
         f"{_span([float(r['value']) for r in corrected], _pct)}."
     )
 
@@ -331,8 +336,6 @@ def _same_way(context: Results, drift: Results, sink: Results, pair: Results) ->
     table = {r["model"]: r for r in _records(drift.get("table1"))}
     centred = [f"{_num(table[m]['isotropy_raw'])} to {_num(table[m]['isotropy_centered'])} "
                f"({name(m)})" for m in (MPNET, SMOLLM, GEMMA)]
-    shift = {m: says(claim(drift, "beyond the paper: a common shift", m), "does not hold")
-             for m in DECODERS}
     kept = {m: [says(r, "does not hold") for r in _working(
                     _records(sink.get("claims")), "beyond the paper: the decoders' high anisotropy")
                 if r["model"] == m]
@@ -355,10 +358,7 @@ def _same_way(context: Results, drift: Results, sink: Results, pair: Results) ->
         f"{_and([name(r['model']) for r in shared])}'s matrices share one direction "
         f"({_learned(shared[0], 'untrained ones reach', *shared[1:])}), and "
         "subtracting the mean row lifts their isotropy (1 is perfect) from "
-        f"{_and(centred)} (chapter 4). In the hidden states one common shift does not "
-        "account for the decoders' crowding: the mean vector alone misses their mean cosine "
-        f"by up to {_num(shift[SMOLLM]['value'])} ({name(SMOLLM)}) and "
-        f"{_num(shift[GEMMA]['value'])} ({name(GEMMA)}). Nor is the attention sink the cause: "
+        f"{_and(centred)} (chapter 4). Nor is the attention sink the cause: "
         "under every intervention on it that leaves a model working, at least "
         f"{_pct(min(float(r['value']) for r in kept[SMOLLM]))} of {name(SMOLLM)}'s and "
         f"{_pct(min(float(r['value']) for r in kept[GEMMA]))} of {name(GEMMA)}'s anisotropy "
@@ -387,6 +387,26 @@ def _share(geometry: Results, model: str, layers: Sequence[int]) -> str:
     return f"{len(layers)} of its {last - 1} inner layers"
 
 
+def _without_context(sink: Results) -> dict[str, Mapping[str, Any]]:
+    """Chapter 9's context control per decoder: a later token cut off from its context joins
+    SmolLM2's first tokens (and not with its context: the null) and not Gemma 3's start
+    token."""
+    found = {m: claim(sink, _NO_CONTEXT, m, control=_CUT_OFF) for m in DECODERS}
+    says(found[SMOLLM], "holds")
+    says(found[GEMMA], "does not hold")
+    if found[SMOLLM].get("null_verdict") != "does not hold":
+        raise StoryChanged("the book's text says a token joins SmolLM2's first tokens only "
+                           "when cut off from its context, but chapter 9's null (the same "
+                           "tokens with their context) no longer shows it: rewrite the sentence "
+                           "in lmgeometry/report/narrative.py")
+    return found
+
+
+#: Chapter 9's context control: its claim and its run's name.
+_NO_CONTEXT = "beyond the paper: a token that sees no context joins the first-token cluster"
+_CUT_OFF = "fifth token cut off from its context"
+
+
 def _first_token(geometry: Results, sink: Results) -> str:
     """Question 3: why do decoders split off their first token? (chapters 1 and 9)."""
     split = says(claim(geometry, "the representations split into two", SMOLLM), "holds")
@@ -398,19 +418,10 @@ def _first_token(geometry: Results, sink: Results) -> str:
                  "does not hold", fair=False)
     encoders = [says(claim(geometry, "no layer splits into well-separated", m), "holds")
                 for m in ENCODERS]
-    loss = [r for r in _records(geometry.get("bos_loss")) if r.get("model") == GEMMA]
-    if len(loss) != 1 or float(loss[0]["ratio_lo"]) <= 1:
-        raise StoryChanged("the book's text says running Gemma 3 without its start token "
-                           "raises its loss, which chapter 1's results no longer show: rewrite "
-                           "the sentence in lmgeometry/report/narrative.py")
     reset = {m: says(claim(sink, "beyond the paper: the first-token cluster is caused by", m,
                            control="massive activations removed"), "does not hold")
              for m in DECODERS}
-    kept = says(claim(sink, "beyond the paper: set to their mean value", SMOLLM,
-                      control="massive activations at their mean"),
-                ("holds", "does not hold", "inconclusive"), fair=None)
-    kept_phrase = {"holds": "leave the loss as it was", "does not hold": "still raise it",
-                   "inconclusive": "may or may not raise it"}[kept["verdict"]]
+    alone = _without_context(sink)
     smol_all, smol_rest = (_split_layers(geometry, SMOLLM, c)
                            for c in ("none", "first word excluded"))
     gemma_all = _split_layers(geometry, GEMMA, "none")
@@ -421,31 +432,32 @@ def _first_token(geometry: Results, sink: Results) -> str:
                            "lmgeometry/report/narrative.py")
     cost = [r for r in _records(sink.get("loss"))
             if r.get("model") == SMOLLM and r.get("condition") == "massive"]
-    if len(cost) != 1:
-        raise StoryChanged("the book's text cites chapter 9's loss with the massive "
-                           "activations reset, which its results lack: re-run chapter 9")
+    if len(cost) != 1 or float(cost[0]["ratio_lo"]) <= 1:
+        raise StoryChanged("the book's text says removing SmolLM2's massive activations raises "
+                           "its loss, which chapter 9's results lack: re-run chapter 9")
     return (
-        "**Why do decoders split off their first token?** Because it is the first token, not "
-        f"because it is a word. {name(SMOLLM)}, run without a start token as the seeds ran "
+        "**Why do decoders split off their first token?** In "
+        f"{name(SMOLLM)}, because it is the one token that sees no context. {name(SMOLLM)}, "
+        "run without a start token as the seeds ran "
         f"GPT-2, splits {_share(geometry, SMOLLM, smol_all)} into two well-separated clusters "
         f"(a mean silhouette of {_num(split['value'])}, where 0.5 marks a reasonable split; "
         f"{_learned(split, 'an untrained copy reaches')}), and "
         f"{_pct(first['value'])} of the "
         "words outside the main cluster are sentences' first words. Leave each sentence's "
         f"first word out and only {layers_phrase(smol_rest)} still split (a mean of "
-        f"{_num(gone['value'])}; Figure 3). "
+        f"{_num(gone['value'])}; Figure 3); cut a later word off from its context and it "
+        f"joins the first words (silhouette {_num(alone[SMOLLM]['value'])}, against "
+        f"{_num(alone[SMOLLM]['null_value'])} with its context; chapter 9). "
         f"{name(GEMMA)}'s tokenizer puts a start token before every sentence, which takes that "
         f"role: with it, {name(GEMMA)}'s words split only in {layers_phrase(gemma_all)} (a "
-        f"mean of {_num(gemma['value'])}), and "
-        f"running it without one multiplies its loss per token by {_num(loss[0]['ratio'], 1)} "
-        f"(chapter 1). Neither encoder splits ({_num(encoders[0]['value'])} and "
+        f"mean of {_num(gemma['value'])}), and a word without context does not join it "
+        f"({_num(alone[GEMMA]['value'])}): there the cluster is the start token itself. "
+        f"Neither encoder splits ({_num(encoders[0]['value'])} and "
         f"{_num(encoders[1]['value'])}). Nor do the first token's massive activations set it "
         f"apart: remove them and the first tokens stay apart (silhouette "
         f"{_num(reset[SMOLLM]['value'])} in "
-        f"{name(SMOLLM)}, {_num(reset[GEMMA]['value'])} in {name(GEMMA)}) while "
-        f"{name(SMOLLM)}'s loss rises {_num(cost[0]['ratio'], 2)} times; set to their mean "
-        f"value, as Sun et al. did, they {kept_phrase} ({_num(kept['value'], 2)} times; "
-        "chapter 9)."
+        f"{name(SMOLLM)}, {_num(reset[GEMMA]['value'])} in {name(GEMMA)}), though "
+        f"{name(SMOLLM)}'s loss rises {_num(cost[0]['ratio'], 2)} times."
     )
 
 
@@ -839,6 +851,7 @@ def _sink(r: Results) -> str:
     if set(cluster) != set(DECODERS) or not aniso or not iso:
         raise StoryChanged("chapter 9's text cites its interventions on both decoders, which "
                            "its results lack: re-run chapter 9")
+    alone = _without_context(r)
     return (
         "The attention sink explains neither finding it is usually blamed for. Removing the "
         "first token's massive activations leaves the first tokens in a cluster of their own "
@@ -847,7 +860,13 @@ def _sink(r: Results) -> str:
         "split), and no intervention that leaves a model working removes much of the "
         f"decoders' anisotropy: at least {_pct(min(float(x['value']) for x in aniso))} of it "
         "stays. Even then the decoders' space stays less isotropic than the encoders', by "
-        f"{_span([float(x['value']) for x in iso])} in mean cosine. " + _sun_tests(rows)
+        f"{_span([float(x['value']) for x in iso])} in mean cosine. What sets "
+        f"{name(SMOLLM)}'s first token apart is that it sees no context: a later token cut "
+        "off from its context joins the first tokens (silhouette "
+        f"{_num(alone[SMOLLM]['value'])}; {_num(alone[SMOLLM]['null_value'])} with its "
+        f"context). In {name(GEMMA)} no word without context joins the start token "
+        f"({_num(alone[GEMMA]['value'])}; {_num(alone[GEMMA]['null_value'])} with context). "
+        + _sun_tests(rows)
     )
 
 
@@ -869,6 +888,11 @@ def _pair(r: Results) -> str:
                      "inconclusive")
     tied = says(claim(r, "beyond the paper: W's common drift direction comes from the tied",
                       "pair-causal", control="output layer untied"), "holds")
+    output = says(claim(r, "beyond the paper: untied, the output layer keeps the common",
+                        "pair-causal", control="output layer untied"), "holds")
+    rare = [says(claim(r, "beyond the paper: along the common direction the rarest tokens",
+                       "pair-causal", control=c), "holds")
+            for c in ("output layer tied", "output layer untied")]
     return (
         "Trained on the same 300,000 tokens, the two models of the pair learned unequally: the "
         f"causal model ends {_num(causal['gain'])} nats per token below its unigram baseline, "
@@ -879,7 +903,10 @@ def _pair(r: Results) -> str:
         f"({_num(mlm_aniso['value'])} at its lowest), and the masked model does not split "
         f"into clusters ({_num(split['value'])}). The causal model's common drift comes from "
         "its output layer: untie it and the mean cosine of its input matrix's rows drops by "
-        f"{_num(tied['value'])}."
+        f"{_num(tied['value'])}, while the untied output matrix keeps the direction "
+        f"({_num(output['value'])}). The rarest tokens lie furthest along it (rank "
+        f"correlation with frequency {_span([float(x['value']) for x in rare])}), as Biš et "
+        "al.'s common enemies predict, not a frequency direction."
     )
 
 
@@ -959,8 +986,10 @@ def _plain_sink(r: Results) -> str:
                   "beyond the paper: the decoders' high anisotropy"):
         for x in _working(rows, start):
             says(x, "does not hold")
+    _without_context(r)
     return (f"No: of the {len(ways)} interventions on the sink, none that leaves a model "
-            "working removes the first-token cluster or halves the decoders' anisotropy.")
+            "working removes the first-token cluster or halves the decoders' anisotropy. What "
+            f"sets {name(SMOLLM)}'s first token apart is that it sees no context.")
 
 
 def _plain_pair(r: Results) -> str:

@@ -25,8 +25,8 @@ Layer 0, the context-free input, is left out of every claim about layers (as in 
 The layer pass and its per-layer tables are in :mod:`.layers`, the claims and their
 statistics in :mod:`.claims`, the PC1 static embeddings in :mod:`.static`,
 the generated sentences and the check summary in :mod:`.sentences`, the frames the
-page's tables and heatmaps show in :mod:`.views`; this module runs them and
-re-exports their public names.
+page's tables and heatmaps show in :mod:`.views`; this module runs them (the page
+imports their names from the package, :mod:`lmgeometry.chapters.context`).
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ import pandas as pd
 
 from lmgeometry.activations.store import Store
 from lmgeometry.chapters import calibration
-from lmgeometry.chapters.calibration import authors_table, table1_wins
+from lmgeometry.chapters.calibration import authors_table
 from lmgeometry.chapters.common import (
     ChapterResult,
     standardised_baseline_rows,
@@ -50,11 +50,6 @@ from lmgeometry.chapters.common import (
 from lmgeometry.chapters.context.claims import (
     ANISOTROPY_CLAIMS,
     CLAIMS,
-    CONTENT_UPOS,
-    FUNCTION_UPOS,
-    MIN_COVERED_ITEMS,
-    POSITION_DEPTH,
-    SEED_PRESET_CLAIMS,
     STANDARDISED_CLAIMS,
     STATIC_CLAIMS,
     _anisotropy_claims,
@@ -62,7 +57,6 @@ from lmgeometry.chapters.context.claims import (
     _position_claims,
     _preset_claims,
     _token_claims,
-    corrected_claims,
 )
 from lmgeometry.chapters.context.layers import (
     PRESET_NAMES,
@@ -76,89 +70,19 @@ from lmgeometry.chapters.context.layers import (
     _token_tables,
     _word_tables,
 )
-from lmgeometry.chapters.context.params import ContextParams, budget_size
-from lmgeometry.chapters.context.sentences import (
-    SINK_RATIO,
-    TOPICS,
-    _sentences,
-    budget_sentences,
-    fasttext_sentence,
-    run_sentence,
-    standardised_table,
-    static_corpus_sentence,
-    summary,
-)
+from lmgeometry.chapters.context.params import ContextParams
+from lmgeometry.chapters.context.sentences import _sentences
 from lmgeometry.chapters.context.static import (
     CENTRED_PC1,
-    DISJOINT_SIMILARITY,
-    GLOVE,
-    INPUT,
     MEAN,
-    PC1,
-    PC1_EMBEDDINGS,
     PRESET_OF,
-    STATIC_STREAMS,
     _static_part,
-    static_curves,
-    table1_beside,
-)
-from lmgeometry.chapters.context.views import (
-    POSITION_CLAIMS,
-    baseline_range,
-    best_static,
-    lowest_words,
-    position_claims,
-    static_matrix,
-    token_matrix,
 )
 from lmgeometry.chapters.nulls import with_nulls
 from lmgeometry.claims import Claim, claims_frame
 from lmgeometry.io.benchmarks import load_benchmarks
 
-__all__ = [
-    "CENTRED_PC1",
-    "CLAIMS",
-    "CONTENT_UPOS",
-    "GLOVE",
-    "INPUT",
-    "MEAN",
-    "PC1",
-    "PC1_EMBEDDINGS",
-    "DISJOINT_SIMILARITY",
-    "FUNCTION_UPOS",
-    "MIN_COVERED_ITEMS",
-    "POSITION_CLAIMS",
-    "POSITION_DEPTH",
-    "PRESET_NAMES",
-    "SINK_RATIO",
-    "SEED_PRESET_CLAIMS",
-    "ANISOTROPY_CLAIMS",
-    "STANDARDISED_CLAIMS",
-    "STANDARDISED_PRESET",
-    "STATIC_CLAIMS",
-    "STATIC_STREAMS",
-    "TOPICS",
-    "standardised_table",
-    "static_curves",
-    "ContextParams",
-    "analyse",
-    "authors_table",
-    "baseline_range",
-    "best_static",
-    "budget_sentences",
-    "budget_size",
-    "corrected_claims",
-    "fasttext_sentence",
-    "lowest_words",
-    "position_claims",
-    "run_sentence",
-    "static_corpus_sentence",
-    "static_matrix",
-    "summary",
-    "table1_beside",
-    "table1_wins",
-    "token_matrix",
-]
+__all__ = ["analyse"]
 
 
 def _beside_authors(per_layer: pd.DataFrame, authors: pd.DataFrame) -> pd.DataFrame:

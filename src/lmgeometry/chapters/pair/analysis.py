@@ -19,7 +19,10 @@ checkpoints across training. This module runs the book's existing measures on th
 * seed 004's mechanism tested by a third run, the causal model with an output layer of its own
   (``tie_embeddings=False``): with untied weights the softmax gradient that pushes every
   non-target output row one way no longer reaches the input embeddings
-  (:func:`claims.drift_claim`).
+  (:func:`claims.drift_claim`); the untied output matrix should keep the direction
+  (:func:`claims.output_claim`), and along it the rarest tokens, not the most frequent, should
+  lie furthest (:func:`claims.rarity_claim`, counts from the training text: a frequency
+  direction would put the most frequent furthest).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -35,7 +39,14 @@ from lmgeometry.activations.store import Store, activations
 from lmgeometry.chapters import context, geometry
 from lmgeometry.chapters.common import ChapterResult, with_blas_threads
 from lmgeometry.chapters.drift.analysis import hidden_state_layers
-from lmgeometry.chapters.pair.claims import drift_claim, learned
+from lmgeometry.chapters.pair.claims import (
+    TIED,
+    UNTIED,
+    drift_claim,
+    learned,
+    output_claim,
+    rarity_claim,
+)
 from lmgeometry.chapters.pair.sentences import (
     about_runs,
     claim_lines,
@@ -48,7 +59,7 @@ from lmgeometry.claims import attach_nulls, claims_frame
 from lmgeometry.io.corpus import Corpus
 from lmgeometry.io.models import input_embeddings, load_model
 from lmgeometry.measures import isotropy
-from lmgeometry.training.pretrain import Pretrained, pretrain
+from lmgeometry.training.pretrain import Pretrained, pretrain, pretraining_texts, split_texts
 from lmgeometry.training.pretrain_settings import PretrainSettings
 
 __all__ = [
@@ -60,6 +71,8 @@ __all__ = [
     "learning_curves",
     "run_settings",
     "train_runs",
+    "training_counts",
+    "untied_input",
     "w_statistics",
 ]
 
@@ -223,15 +236,67 @@ def _final_claims(runs: Mapping[str, Pretrained], words: Corpus, sts: Corpus, *,
     return attach_nulls(final, untrained, {LABELS[n]: f"{LABELS[n]}@0" for n in pair}), kinds
 
 
+def training_counts(run: Pretrained, tokenizer: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Each vocabulary piece's count in ``run``'s training text (its split of
+    :func:`~lmgeometry.training.pretrain.pretraining_texts`, tokenised as it was trained), and
+    which pieces are not special tokens."""
+    train, _ = split_texts(pretraining_texts()[0], run.settings.seed)
+    ids = tokenizer(train)["input_ids"]
+    counts = np.bincount(np.fromiter((i for row in ids for i in row), dtype=np.int64),
+                         minlength=len(tokenizer))
+    plain = np.ones(len(counts), bool)
+    plain[list(tokenizer.all_special_ids)] = False
+    return counts, plain
+
+
+def untied_input(model: str) -> str:
+    """The ``null_model`` of the drift's output and rarity claims: the untied run's input
+    matrix, the same tokens and training with no common enemy reaching it."""
+    return f"{model}: the untied run's input matrix"
+
+
+def _output_matrix(loaded: Any) -> np.ndarray:
+    """An untied causal LM's output (softmax) matrix, float32 (vocabulary x width)."""
+    head = loaded.model.get_output_embeddings()
+    if head is None:
+        raise ValueError("the untied run was loaded without its output layer: load it as a "
+                         "causal LM (lmgeometry.io.models.load_model on its folder)")
+    return head.weight.detach().float().cpu().numpy()
+
+
 def _drift_frame(runs: Mapping[str, Pretrained], *, n_boot: int, seed: int) -> pd.DataFrame:
-    """The intervention's claim (empty without both causal runs)."""
+    """The intervention's claims (empty without both causal runs): the drift difference, the
+    untied output matrix's common direction, and which tokens lie furthest along the tied W's
+    and the untied output matrix's."""
     if not set(_INTERVENTION) <= set(runs):
         return claims_frame([])
-    W = {n: input_embeddings(load_model(str(runs[n].final))) for n in _INTERVENTION}
-    claim, unfair = drift_claim(W["causal"], W["causal-untied"], LABELS["causal"],
-                                n_boot=n_boot, seed=seed)
-    return claims_frame([claim]).assign(applies=not unfair, applies_reason=unfair,
-                                        source_chapter=10)
+    loaded = {n: load_model(str(runs[n].final)) for n in _INTERVENTION}
+    W = {n: input_embeddings(loaded[n]) for n in _INTERVENTION}
+    W_out = _output_matrix(loaded["causal-untied"])
+    label = LABELS["causal"]
+    claim, unfair = drift_claim(W["causal"], W["causal-untied"], label, n_boot=n_boot,
+                                seed=seed)
+    counts, plain = training_counts(runs["causal"], loaded["causal"].tokenizer)
+    kw = {"n_boot": n_boot, "seed": seed}
+
+    def tests(out: np.ndarray, tied: np.ndarray, model: str) -> list:
+        return [output_claim(out, model, **kw),
+                rarity_claim(tied, counts, plain, model, TIED, **kw),
+                rarity_claim(out, counts, plain, model, UNTIED, **kw)]
+
+    # the null of both: the untied run's input matrix, which no common enemy reaches
+    null = untied_input(label)
+    frame = attach_nulls(claims_frame([claim, *tests(W_out, W["causal"], label)]),
+                         claims_frame(tests(W["causal-untied"], W["causal-untied"], null)),
+                         {label: null})
+    frame = frame.assign(applies=True, applies_reason="", source_chapter=10)
+    frame.loc[[0, 2], "applies"] = not unfair  # no drift in the tied W: nothing to read
+    frame.loc[[0, 2], "applies_reason"] = unfair
+    if frame.at[1, "verdict"] != "holds":
+        frame.loc[3, ["applies", "applies_reason"]] = [
+            False, "the untied output matrix shows no clear common direction: there is no "
+            "direction to read the tokens along"]
+    return frame
 
 
 def _unlearned_unfair(claims: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:

@@ -6,7 +6,11 @@ does seed 004's drift depend on the tied output layer?
 * :func:`drift_claim`: the intervention's verdict, the paired difference in W's common
   direction (mean cosine between rows, Biš et al. 2021) between the causal run with tied
   embeddings and the same run with an output layer of its own, with a Poisson bootstrap over
-  the vocabulary's rows (the same weights for both matrices: one tokenizer, one row per piece).
+  the vocabulary's rows (the same weights for both matrices: one tokenizer, one row per piece);
+* :func:`output_claim`: where the drift goes when the output layer is untied: does the
+  untied run's output matrix keep the common direction its input matrix lost?
+* :func:`rarity_claim`: which tokens lie furthest along a matrix's common direction, the
+  rarest (Biš et al.'s common enemies) or the most frequent (a frequency direction)?
 """
 
 from __future__ import annotations
@@ -16,17 +20,22 @@ import pandas as pd
 
 from lmgeometry.chapters.drift.claims import THRESHOLDS
 from lmgeometry.claims import Claim
-from lmgeometry.measures.mean_cosines import mean_cosine_of_sums, unit_row_sums
+from lmgeometry.measures.mean_cosines import mean_cosine_of_sums, rarity_alignment, unit_row_sums
 from lmgeometry.measures.stats import percentile_interval
 from lmgeometry.report.prose import number
 
 __all__ = [
     "DRIFT_CLAIM",
+    "OUTPUT_CLAIM",
+    "RARITY_CLAIM",
+    "RARITY_THRESHOLD",
     "LEARNED_GAIN",
     "LEARNED_RULE",
     "drift_claim",
     "drift_difference",
     "learned",
+    "output_claim",
+    "rarity_claim",
 ]
 
 #: Nats per held-out token a run must beat its unigram baseline by to count as learned.
@@ -40,6 +49,22 @@ LEARNED_RULE = ("0.1 nats per token is a perplexity 10% below the unigram model'
 #: The intervention's claim.
 DRIFT_CLAIM = ("beyond the paper: W's common drift direction comes from the tied output layer "
                "(an untied causal run drifts less)")
+
+
+#: Where the drift goes without tying: the output matrix of the untied run.
+OUTPUT_CLAIM = ("beyond the paper: untied, the output layer keeps the common direction (the "
+                "drift lives in the output matrix)")
+
+#: Which tokens lie furthest along the common direction.
+RARITY_CLAIM = ("beyond the paper: along the common direction the rarest tokens lie furthest "
+                "(common enemies), not the most frequent (a frequency direction)")
+
+#: The rank correlation with log frequency :data:`RARITY_CLAIM` needs: at least a small one
+#: (0.1 in size, Cohen 1988), negative.
+RARITY_THRESHOLD = -0.1
+
+#: The two matrices' names in the claims' ``control`` column.
+TIED, UNTIED = "output layer tied", "output layer untied"
 
 
 def learned(curves: pd.DataFrame) -> pd.DataFrame:
@@ -121,7 +146,7 @@ def drift_claim(W_tied: np.ndarray, W_untied: np.ndarray, model: str, *, n_boot:
               f"{number(tied[0], 3)}, interval from {number(tied_lo, 3)}, not above "
               f"{threshold:g}): there is no drift for the untied run to remove")
     claim = Claim(
-        seed="004", claim=DRIFT_CLAIM, model=model, control="output layer untied",
+        seed="004", claim=DRIFT_CLAIM, model=model, control=UNTIED,
         statistic="mean cosine between rows of W, tied minus untied (last checkpoint)",
         value=value, ci_low=lo, ci_high=hi, threshold=threshold, direction="above",
         rule="a difference as large as the smallest common direction the seed counts as "
@@ -132,3 +157,52 @@ def drift_claim(W_tied: np.ndarray, W_untied: np.ndarray, model: str, *, n_boot:
         figure=figure,
         evidence=f"mean cosine {number(tied[0], 3)} tied, {number(untied[0], 3)} untied")
     return claim, unfair
+
+
+def output_claim(W_out: np.ndarray, model: str, *, n_boot: int = 1000, seed: int = 0,
+                 figure: str = "pair-drift") -> Claim:
+    """Does the untied run's *output* matrix keep the common direction? Its mean cosine between
+    rows (exact, with a Poisson bootstrap over rows) against seed 004's smallest common
+    direction (:data:`.drift.claims.THRESHOLDS` ``common_direction``), above.
+
+    Biš et al.'s (2021) common enemies act on the output embeddings: untied, they should drift
+    while the input embeddings do not.
+    """
+    cos = mean_cosine_of_sums(*unit_row_sums(W_out, np.zeros(len(W_out), np.int64), 1,
+                                             n_boot=n_boot, rng=seed))[:, 0]
+    lo, hi = percentile_interval(cos[1:], cos[0]) if n_boot else (cos[0], cos[0])
+    threshold, rule = THRESHOLDS["common_direction"]
+    return Claim(
+        seed="004", claim=OUTPUT_CLAIM, model=model, control=UNTIED,
+        statistic="mean cosine between rows of the untied output matrix (last checkpoint)",
+        value=float(cos[0]), ci_low=lo, ci_high=hi, threshold=threshold, direction="above",
+        rule=f"as large as the smallest common direction the seed counts as drift: {rule}",
+        published="the softmax gradient pushes every non-target output embedding one way "
+                  "(Biš et al. 2021, Sec. 4)",
+        figure=figure, evidence=f"mean cosine {number(cos[0], 3)}")
+
+
+def rarity_claim(W: np.ndarray, counts: np.ndarray, rows: np.ndarray, model: str,
+                 control: str, *, n_boot: int = 1000, seed: int = 0,
+                 figure: str = "pair-drift") -> Claim:
+    """Do the rarest tokens lie furthest along ``W``'s common direction?
+    (:func:`lmgeometry.measures.mean_cosines.rarity_alignment`: Spearman's rho between each
+    kept row's projection on the mean unit row and log(1 + its count in the training text),
+    with an interval over rows), against :data:`RARITY_THRESHOLD`, below.
+
+    Negative is Biš et al.'s (2021) common enemies (a rare token, seldom the target, is pushed
+    furthest); positive a frequency direction, along which an output layer without a bias can
+    score the unigram prior: the alternative the drift verdict alone does not rule out.
+    """
+    value, reps = rarity_alignment(W, counts, rows=rows, n_boot=n_boot, rng=seed)
+    lo, hi = percentile_interval(reps, value) if n_boot else (value, value)
+    return Claim(
+        seed="004", claim=RARITY_CLAIM, model=model, control=control,
+        statistic="Spearman rho between each token's position along the common direction and "
+                  "its log frequency in the training text (last checkpoint)",
+        value=value, ci_low=lo, ci_high=hi, threshold=RARITY_THRESHOLD, direction="below",
+        rule="at least a small rank correlation (0.1 in size, Cohen 1988), negative: the rarest "
+             "tokens furthest along the direction",
+        published="rare tokens, seldom targets, are pushed furthest (Biš et al. 2021, Sec. 4 "
+                  "and Fig. 3)",
+        figure=figure, evidence=f"{int(np.sum(rows))} tokens, special tokens left out")

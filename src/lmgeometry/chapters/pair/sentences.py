@@ -19,7 +19,7 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from lmgeometry.chapters.pair.claims import LEARNED_GAIN
+from lmgeometry.chapters.pair.claims import DRIFT_CLAIM, LEARNED_GAIN, OUTPUT_CLAIM, TIED
 from lmgeometry.report.claims import claim_sentences
 from lmgeometry.report.prose import number
 
@@ -142,20 +142,43 @@ def claim_lines(claims: pd.DataFrame, table: pd.DataFrame, kinds: Mapping[str, s
 
 
 def drift_sentences(claims: pd.DataFrame) -> list[str]:
-    """The intervention's verdict (its claim rows, ``source_chapter`` 10), one per row."""
+    """The intervention's verdicts (its claim rows, ``source_chapter`` 10), one sentence per
+    row: the drift difference, the untied output matrix, the rarest tokens' place."""
     out = []
     for r in claims.itertuples():
-        word = {"holds": "W keeps less of a common direction than the tied run's, by more "
-                         "than seed 004's smallest drift: the drift depends on the tied output "
-                         "layer",
-                "does not hold": "W differs from the tied run's by less than seed 004's "
-                "smallest drift: by that measure the drift does not depend on the tied output "
-                "layer",
-                "inconclusive": "the difference from the tied run cannot be told apart from "
-                "seed 004's smallest drift"}[r.verdict]
-        said = (f"With its output layer untied, the causal run's {word} ({r.evidence}; "
-                f"difference {number(r.value, 3)} [{number(r.ci_low, 3)}, "
-                f"{number(r.ci_high, 3)}], threshold {number(r.threshold)}).")
+        interval = (f"{number(r.value, 3)} [{number(r.ci_low, 3)}, {number(r.ci_high, 3)}], "
+                    f"threshold {number(r.threshold)}")
+        if r.claim == DRIFT_CLAIM:
+            word = {"holds": "W keeps less of a common direction than the tied run's, by more "
+                             "than seed 004's smallest drift: the drift depends on the tied "
+                             "output layer",
+                    "does not hold": "W differs from the tied run's by less than seed 004's "
+                    "smallest drift: by that measure the drift does not depend on the tied "
+                    "output layer",
+                    "inconclusive": "the difference from the tied run cannot be told apart from "
+                    "seed 004's smallest drift"}[r.verdict]
+            said = (f"With its output layer untied, the causal run's {word} ({r.evidence}; "
+                    f"difference {interval}).")
+        elif r.claim == OUTPUT_CLAIM:
+            word = {"holds": "keeps the common direction its input matrix lost: the drift "
+                             "lives in the output layer, and tying hands it to the input "
+                             "embeddings",
+                    "does not hold": "has no common direction either",
+                    "inconclusive": "may or may not keep a common direction"}[r.verdict]
+            said = f"The untied run's output matrix {word} (mean cosine {interval})."
+        else:
+            which = "tied W" if r.control == TIED else "untied output matrix"
+            word = {"holds": "the rarest tokens lie furthest, as common enemies predict, "
+                             "and not the most frequent, as a frequency direction would",
+                    "does not hold": "the rarest tokens do not lie clearly furthest",
+                    "inconclusive": "it cannot be told whether the rarest tokens lie "
+                                    "furthest"}[r.verdict]
+            said = (f"Along the {which}'s common direction {word} (rank correlation with "
+                    f"log frequency {interval}).")
+        if r.claim != DRIFT_CLAIM and isinstance(getattr(r, "null_model", ""), str) \
+                and r.null_model:
+            said += (f" On the untied run's input matrix, which no common enemy reaches, the "
+                     f"same statistic is {number(r.null_value, 3)} ({r.null_verdict}).")
         if not r.applies:
             said += f" This is not a fair test: {r.applies_reason}."
         out.append(said)

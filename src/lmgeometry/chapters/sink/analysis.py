@@ -9,7 +9,9 @@ measures the ingredients in every model and then removes each, one at a time, in
 (:mod:`lmgeometry.activations.interventions`): the massive activations at the first position
 (removed, zeroed, or set to their mean value there over the corpus, the last Sun et al.
 2024's test of whether their values or only their presence matter), the attention to the first
-position, or the sink token itself (toggled). For each it measures
+position, or the sink token itself (toggled). A control asks what makes a first token one: each
+sentence's fifth token is cut off from its context (it attends only to itself), and the chapter
+measures whether it then joins the first tokens' cluster. For each run it measures
 again, on the same sentences and tokens, the two-cluster split (chapter 1's statistic on
 tokens), the anisotropy baseline, the first token's norm ratio, IntraSim and SelfSim, and the
 language-model loss: an intervention that doubles the loss has broken the model, and its effect
@@ -35,7 +37,7 @@ from lmgeometry.activations.interventions import INTERVENTIONS, TokenRun, run_to
 from lmgeometry.chapters.common import ChapterResult, with_blas_threads
 from lmgeometry.chapters.geometry.analysis import BROKEN_LOSS_RATIO
 from lmgeometry.chapters.geometry.layers import SILHOUETTE
-from lmgeometry.claims import Claim, claims_frame
+from lmgeometry.claims import Claim, attach_nulls, claims_frame
 from lmgeometry.errors import UsageError
 from lmgeometry.measures import massive
 from lmgeometry.measures.baselines import anisotropy_baseline, cross_sentence_replicates
@@ -48,9 +50,14 @@ from lmgeometry.report.prose import number, span
 __all__ = [
     "analyse",
     "BROKEN_LOSS_RATIO",
+    "coincident_runs",
     "CONDITIONS",
+    "CLUSTER_CLAIM",
+    "COINCIDE_TOLERANCE",
+    "CONTEXT_CLAIM",
     "condition_layers",
     "DRIVEN_RATIO",
+    "effect_reading",
     "KEPT_LOSS_RATIO",
     "LABELS",
     "LOSS_CLAIMS",
@@ -58,23 +65,43 @@ __all__ = [
     "cluster_effects",
     "findings",
     "first_identical",
+    "ISOLATED_POSITION",
     "massive_table",
     "massive_dims",
     "position_means",
     "sample_sentences",
     "SELFSIM_MIN_SENTENCES",
+    "SINK_REMOVALS",
     "SinkResult",
     "summary_sentences",
+    "with_context",
 ]
 
 #: The decoders' runs; encoders run intact only (the contrast).
 CONDITIONS = tuple(INTERVENTIONS)
 
+#: The interventions on the sink (the other runs: intact, and the context control).
+SINK_REMOVALS = ("massive", "massive_zero", "massive_mean", "attention", "sink")
+
 #: Each run's name in figures, tables and the claims' ``control`` column.
 LABELS = {"intact": "intact", "massive": "massive activations removed",
           "massive_zero": "massive activations zeroed",
           "massive_mean": "massive activations at their mean",
-          "attention": "no attention to position 0", "sink": "sink token toggled"}
+          "attention": "no attention to position 0", "sink": "sink token toggled",
+          "isolated": "fifth token cut off from its context"}
+
+#: The position cut off from its context in the control run: each sentence's fifth token
+#: (position 0 is the first, a BOS token included), early enough that almost every sentence
+#: has one, late enough that it has context to lose.
+ISOLATED_POSITION = 4
+
+#: The mechanism claim on the first-token cluster, tested under each intervention on the
+#: massive activations.
+CLUSTER_CLAIM = "beyond the paper: the first-token cluster is caused by massive activations"
+
+#: The context control's claim: a token with no context is what makes a first token one.
+CONTEXT_CLAIM = ("beyond the paper: a token that sees no context joins the first-token "
+                 "cluster")
 
 #: The interventions on the massive activations themselves.
 MASSIVE = ("massive", "massive_zero", "massive_mean")
@@ -174,9 +201,11 @@ def _selfsim(X: np.ndarray, tokens: pd.DataFrame) -> float:
     return float(np.nanmean(values)) if values else float("nan")
 
 
-def _layer(X: np.ndarray, tokens: pd.DataFrame, boot: GroupBootstrap, seed: int
-           ) -> tuple[dict, dict]:
-    """Every measure of one layer of one run, with bootstrap replicates of the claimed ones."""
+def _layer(X: np.ndarray, tokens: pd.DataFrame, boot: GroupBootstrap, seed: int,
+           probe: np.ndarray | None = None) -> tuple[dict, dict]:
+    """Every measure of one layer of one run, with bootstrap replicates of the claimed ones;
+    ``probe`` (a decoder's tokens at :data:`ISOLATED_POSITION`): how near the first tokens
+    they lie (``context_silhouette``, NaN without)."""
     sentence = tokens["sentence"].to_numpy()
     first = tokens["position"].to_numpy() == 0
     X = np.asarray(X, dtype=np.float32)
@@ -191,6 +220,10 @@ def _layer(X: np.ndarray, tokens: pd.DataFrame, boot: GroupBootstrap, seed: int
     minor = found.split_labels != 0
     own = massive.first_token_silhouette(found.coords[has], first[has])
     reps["first_silhouette"] = boot.ratio(own, rows=sentence[has][first[has]]) if len(own) \
+        else (float("nan"), np.full(boot.n_boot, np.nan))
+    near = (massive.joining_silhouette(found.coords[has], probe[has], first[has])
+            if probe is not None else np.array([]))
+    reps["context_silhouette"] = boot.ratio(near, rows=sentence[has][probe[has]]) if len(near) \
         else (float("nan"), np.full(boot.n_boot, np.nan))
     row["first_share"] = float(first[minor].mean()) if minor.any() else float("nan")
     row["first_recall"] = float(minor[first].mean())
@@ -212,9 +245,11 @@ def _run_tables(label: str, condition: str, run: TokenRun, boot: GroupBootstrap,
                 ) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
     """One row per layer of one run, and each claimed statistic's replicates (layers x B)."""
     tokens, attention = run.tokens, run.attention
+    probe = ((tokens["position"] == ISOLATED_POSITION).to_numpy()
+             if run.kind == "decoder" and condition in ("intact", "isolated") else None)
     rows, reps = [], {}
     for layer in range(run.n_layers):
-        row, rep = _layer(run.states[layer], tokens, boot, seed)
+        row, rep = _layer(run.states[layer], tokens, boot, seed, probe)
         if layer:
             a, A = boot.ratio(attention[layer - 1])
             row.update(_interval("attention_first", a, A))
@@ -258,6 +293,42 @@ def _claim(seed: str, text: str, label: str, stat: str, value: float, reps: np.n
                  published="mechanism papers: Sun et al. 2024; Xiao et al. 2024; Gu et al. 2025")
 
 
+def with_context(model: str) -> str:
+    """The ``null_model`` of the context control: the same tokens, of the same model, in the
+    intact run (with their context)."""
+    return f"{model}: the same tokens with their context"
+
+
+def _context_claims(label: str, layers: pd.DataFrame, reps: Mapping[str, dict]
+                    ) -> list[Claim]:
+    """The context control of one decoder: the claim on the run whose fifth tokens see no
+    context, and its null, the same statistic on the same tokens in the intact run (model
+    :func:`with_context`); none without the control run or a fifth token."""
+    part = layers[layers["model"] == label]
+    values = {c: part[part["condition"] == c]["context_silhouette"].to_numpy()
+              for c in ("isolated", "intact")}
+    if "isolated" not in reps or np.isnan(values["isolated"][1:-1]).all():
+        return []
+    out = []
+    for condition, model in (("isolated", label), ("intact", with_context(label))):
+        own = values[condition]
+        at = int(np.nanargmax(own[1:-1])) + 1
+        out.append(_claim(
+            "000", CONTEXT_CLAIM, model,
+            f"largest over {_SPAN} of the mean silhouette of each sentence's fifth token, "
+            "counted with the first tokens, against all other tokens",
+            float(own[at]), np.nanmax(reps[condition]["context_silhouette"][1:-1], axis=0),
+            SILHOUETTE, "above",
+            f"joins: the tokens cut off from their context lie with the first tokens, at a "
+            f"silhouette of {SILHOUETTE} or more in some layer (a reasonable cluster, Kaufman "
+            "& Rousseeuw 1990); the same tokens with their context are the null",
+            LABELS["isolated"], "sink-context",
+            f"largest at layer {at}" + ("" if condition == "intact" else
+                                        "; with their context: largest "
+                                        f"{number(np.nanmax(values['intact'][1:-1]))}")))
+    return out
+
+
 def _decoder_claims(label: str, layers: pd.DataFrame, reps: Mapping[str, dict],
                     losses: Mapping[str, tuple[float, np.ndarray]],
                     encoder_aniso: np.ndarray | None, encoder_value: float
@@ -273,8 +344,8 @@ def _decoder_claims(label: str, layers: pd.DataFrame, reps: Mapping[str, dict],
         at = int(np.argmax(np.nan_to_num(own[1:-1], nan=-1))) + 1
         rep = np.nanmax(reps[condition]["first_silhouette"][1:-1], axis=0)
         out.append(_claim(
-            "000", "beyond the paper: the first-token cluster is caused by massive activations",
-            label, f"largest over {_SPAN} of the first tokens' silhouette against the other "
+            "000", CLUSTER_CLAIM, label,
+            f"largest over {_SPAN} of the first tokens' silhouette against the other "
             "tokens, under the intervention",
             float(own[at]), rep, SILHOUETTE, "below",
             f"the first tokens no longer form a cluster of their own when no layer's "
@@ -297,7 +368,7 @@ def _decoder_claims(label: str, layers: pd.DataFrame, reps: Mapping[str, dict],
                               direction, rule, LABELS[condition], "sink-loss", evidence))
     base_value, base_reps = _mean_inner(reps["intact"]["anisotropy"],
                                         intact["anisotropy"].to_numpy())
-    for condition in CONDITIONS[1:]:
+    for condition in SINK_REMOVALS:
         if condition not in reps:
             continue
         values = part[part["condition"] == condition]["anisotropy"].to_numpy()
@@ -323,38 +394,83 @@ def _decoder_claims(label: str, layers: pd.DataFrame, reps: Mapping[str, dict],
 
 
 def _applicability(frame: pd.DataFrame, loss: pd.DataFrame, layers: pd.DataFrame,
-                   identical: Mapping[tuple[str, str], bool] | None = None) -> pd.DataFrame:
+                   identical: Mapping[tuple[str, str], bool] | None = None,
+                   coincide: Mapping[str, float] | None = None) -> pd.DataFrame:
     """A causal verdict needs an intervention that leaves the model working, a cluster to
-    remove, and first tokens that can differ (``identical``: (model, control) -> whether the
-    first position is the same vector in every sentence under that intervention)."""
-    identical = identical or {}
+    remove (or join), first tokens that can differ (``identical``: (model, control) -> whether
+    the first position is the same vector in every sentence under that intervention), and one
+    test is counted once (``coincide``: model -> the largest relative difference between its
+    two runs, where cutting the attention to position 0 and toggling the sink token are the
+    same computation, :func:`coincident_runs`: the first is then not judged)."""
+    identical, coincide = identical or {}, coincide or {}
     frame = frame.copy()
     usable = {(r.model, LABELS[r.condition]): (r.usable, r.ratio_lo, r.ratio_hi)
               for r in loss.itertuples()}
     for i, row in frame.iterrows():
-        ok, lo, hi = usable.get((row["model"], row["control"]), (True, np.nan, np.nan))
-        ok = ok or row["claim"] in LOSS_CLAIMS  # a claim about the loss is judged on it
-        reason = ("the first position holds the same token in every sentence, so its mean "
-                  "value is its value: setting it there changes nothing"
-                  if row["claim"] == LOSS_CLAIMS[0] and identical.get((row["model"], "intact"))
-                  else "") if ok else (
+        model, control, claim = row["model"], row["control"], row["claim"]
+        ok, lo, hi = usable.get((model, control), (True, np.nan, np.nan))
+        reason = "" if ok or claim in LOSS_CLAIMS else (  # a loss claim is judged on the loss
             f"the intervention raises the loss {span(lo, hi)} times: not below "
             f"{BROKEN_LOSS_RATIO:g} times, so the model may be broken and its geometry supports "
             "no causal verdict")
-        if not reason and "cluster" in row["claim"] and identical.get(
-                (row["model"], row["control"])):
+        if not reason and claim == LOSS_CLAIMS[0] and identical.get((model, "intact")):
+            reason = ("the first position holds the same token in every sentence, so its mean "
+                      "value is its value: setting it there changes nothing")
+        if not reason and claim == CLUSTER_CLAIM and identical.get((model, control)):
             reason = ("the first position holds the same token in every sentence and this "
                       "intervention sets the same values in each, so the first tokens' vectors "
                       "are identical: a cluster by construction, whatever its cause")
-        if not reason and "cluster" in row["claim"]:
-            intact = layers[(layers["model"] == row["model"]) & (layers["condition"] == "intact")]
+        if not reason and claim in (CLUSTER_CLAIM, CONTEXT_CLAIM):
+            intact = layers[(layers["model"] == model) & (layers["condition"] == "intact")]
             if not (intact["first_silhouette_lo"].iloc[1:-1] >= SILHOUETTE).any():
-                reason = ("the intact model has no first-token cluster to remove (in no layer "
-                          f"is the first tokens' silhouette wholly above {SILHOUETTE})")
+                reason = (f"the intact model has no first-token cluster to "
+                          f"{'remove' if claim == CLUSTER_CLAIM else 'join'} (in no layer is "
+                          f"the first tokens' silhouette wholly above {SILHOUETTE})")
+        if not reason and control == LABELS["attention"] and model in coincide:
+            reason = ("the same computation as the sink token toggled, so one test, counted "
+                      "there: with rotary positions, cutting every later query's attention to "
+                      "the start token leaves each word's vector as running without it (largest "
+                      f"relative difference {coincide[model]:.0e})")
         frame.at[i, "applies"] = not reason
         frame.at[i, "applies_reason"] = reason
         frame.at[i, "calibration"] = []
     return frame
+
+
+#: Two runs are one computation when their words' vectors differ by less than this, relative
+#: to their size (float32 sums in another order differ by about 1e-6).
+COINCIDE_TOLERANCE = 1e-3
+
+
+def coincident_runs(cut: TokenRun, toggled: TokenRun) -> float | None:
+    """Whether cutting the attention to position 0 and toggling the sink token computed the
+    same words' vectors: the largest relative difference over layers 1 to L - 1 (Frobenius
+    norm of the difference over the norm), or None when they differ more than
+    :data:`COINCIDE_TOLERANCE` or do not read the same tokens.
+
+    The words are aligned by leaving out the run whose sequences start with a BOS token's
+    leading token. In a decoder with rotary positions whose tokenizer prepends a BOS token
+    (Gemma 3), the two are one computation: no word attends to the BOS token in the first run,
+    and there is none in the second, and a rotary model sees only relative positions.
+    """
+    runs = []
+    for run in (cut, toggled):
+        keep = ((run.tokens["position"] > 0) if run.meta["prepend_bos"]
+                else run.tokens["position"] >= 0).to_numpy()
+        runs.append((run, keep))
+    (a, keep_a), (b, keep_b) = runs
+    if (a.n_layers != b.n_layers or keep_a.sum() != keep_b.sum()
+            or not np.array_equal(a.tokens["token_id"].to_numpy()[keep_a],
+                                  b.tokens["token_id"].to_numpy()[keep_b])):
+        return None
+    worst = 0.0
+    for layer in range(1, a.n_layers - 1):
+        A = np.asarray(a.states[layer])[keep_a].astype(np.float64)
+        B = np.asarray(b.states[layer])[keep_b].astype(np.float64)
+        worst = max(worst, float(np.linalg.norm(A - B) / max(np.linalg.norm(A), 1e-30)))
+        if worst > COINCIDE_TOLERANCE:
+            return None
+    return worst
 
 
 @with_blas_threads
@@ -407,13 +523,17 @@ def analyse(models: Sequence[str], texts: Sequence[str], *, seed: int = 0,
         ``top_dim``, ``top_value``, ``top_position``, ``top_token``, ``silhouette``,
         ``first_share``, ``first_recall``, ``anisotropy``, ``norm_ratio``, ``intrasim``,
         ``selfsim``, ``attention_first`` (each claimed one with ``_lo`` and ``_hi``);
+        ``context_silhouette`` (a decoder's intact and context-control runs: how near the
+        first tokens each sentence's fifth token lies);
         ``tables["loss"]``: one row per (decoder, condition) with the loss ratio;
-        ``claims``; ``dims``: the dimensions reset per decoder and layer.
+        ``claims`` (the context control's beside its null, the same tokens with their
+        context); ``dims``: the dimensions reset per decoder and layer.
     """
     _require_decoder(models, {spec: _known_kind(spec) for spec in models})
     texts = list(texts)
     boot = GroupBootstrap(np.arange(len(texts)), n_boot=n_boot, rng=seed)
     frames, losses, reps, dims, kinds, ratios, identical = [], [], {}, {}, {}, {}, {}
+    coincide: dict[str, float] = {}
     for spec in models:
         runs = {"intact": run_tokens(spec, texts)}
         kinds[spec] = runs["intact"].kind
@@ -427,6 +547,12 @@ def analyse(models: Sequence[str], texts: Sequence[str], *, seed: int = 0,
                     values=position_means(runs["intact"], dims[spec]))
             runs["attention"] = run_tokens(spec, texts, "attention")
             runs["sink"] = run_tokens(spec, texts, "sink")
+            if (runs["intact"].tokens["position"] == ISOLATED_POSITION).sum() >= 2:
+                runs["isolated"] = run_tokens(spec, texts, "isolated",
+                                              positions=[ISOLATED_POSITION])
+            same = coincident_runs(runs["attention"], runs["sink"])
+            if same is not None:
+                coincide[spec] = same
         reps[spec] = {}
         for condition, run in runs.items():
             identical[(spec, LABELS[condition])] = first_identical(run)
@@ -447,16 +573,19 @@ def analyse(models: Sequence[str], texts: Sequence[str], *, seed: int = 0,
                  for m in encoders}
         top = max(means, key=lambda m: means[m][0])
         enc_value, enc_reps = means[top]
-    claims = []
+    claims, nulls = [], []
     for spec in models:
         if kinds[spec] == "decoder":
             part = loss[loss["model"] == spec].set_index("condition")["ratio"]
             claims += _decoder_claims(spec, layers, reps[spec],
                                       {c: (float(part[c]), r) for c, r in ratios[spec].items()},
                                       enc_reps, enc_value or 0.0)
+            context = _context_claims(spec, layers, reps[spec])
+            claims, nulls = claims + context[:1], nulls + context[1:]
     frame = claims_frame(claims)
     if not frame.empty:
-        frame = _applicability(frame, loss, layers, identical)
+        frame = _applicability(frame, loss, layers, identical, coincide)
+        frame = attach_nulls(frame, claims_frame(nulls), {m: with_context(m) for m in kinds})
     result = SinkResult(tables={"layers": layers, "loss": loss,
                                 "cluster_effect": cluster_effects(layers, reps, kinds)},
                         claims=frame, dims=dims, kinds=kinds)
@@ -479,7 +608,7 @@ def cluster_effects(layers: pd.DataFrame, reps: Mapping[str, Mapping[str, dict]]
     -------
     DataFrame
         ``model``, ``condition``, ``intact``, ``intervened``, ``removed``, ``removed_lo``,
-        ``removed_hi``.
+        ``removed_hi``, ``reading`` (:func:`effect_reading`).
     """
     rows = []
     for model, kind in kinds.items():
@@ -490,7 +619,7 @@ def cluster_effects(layers: pd.DataFrame, reps: Mapping[str, Mapping[str, dict]]
         s0 = float(np.nanmax(part[part["condition"] == "intact"]["first_silhouette"]
                              .to_numpy()[1:-1]))
         for condition, rep in reps[model].items():
-            if condition == "intact":
+            if condition not in SINK_REMOVALS:
                 continue
             s1 = float(np.nanmax(part[part["condition"] == condition]["first_silhouette"]
                                  .to_numpy()[1:-1]))
@@ -498,9 +627,32 @@ def cluster_effects(layers: pd.DataFrame, reps: Mapping[str, Mapping[str, dict]]
             lo, hi = percentile_interval(draws, 1 - s1 / s0)
             rows.append({"model": model, "condition": condition, "intact": s0,
                          "intervened": s1, "removed": 1 - s1 / s0, "removed_lo": lo,
-                         "removed_hi": hi})
+                         "removed_hi": hi, "reading": effect_reading(lo, hi)})
     return pd.DataFrame(rows, columns=["model", "condition", "intact", "intervened", "removed",
-                                       "removed_lo", "removed_hi"])
+                                       "removed_lo", "removed_hi", "reading"])
+
+
+#: The shares of an effect removed that :func:`effect_reading` calls "most" (at least half)
+#: and "none" (under a tenth).
+MOST_SHARE, NONE_SHARE = 0.5, 0.1
+
+
+def effect_reading(lo: float, hi: float) -> str:
+    """A share removed read in words from its 95% interval: ``"most"`` (the whole interval at
+    :data:`MOST_SHARE` or more), ``"none"`` (wholly under :data:`NONE_SHARE`), ``"part"``
+    (wholly between), and where the interval straddles a bound both words
+    (``"none or part"``, ``"part or most"``).
+
+    Examples
+    --------
+    >>> effect_reading(0.36, 0.40), effect_reading(-0.07, -0.06), effect_reading(0.45, 0.55)
+    ('part', 'none', 'part or most')
+    """
+    def word(x: float) -> str:
+        return "most" if x >= MOST_SHARE else "none" if x < NONE_SHARE else "part"
+
+    low, high = word(lo), word(hi)
+    return low if low == high else f"{low} or {high}"
 
 
 def summary_sentences(result: SinkResult) -> list[str]:
@@ -557,17 +709,23 @@ def _largest_inner(layers: pd.DataFrame, model: str, condition: str, column: str
 #: The interventions on the massive activations in a findings line's few words.
 _SHORT = {"massive": "removed", "massive_zero": "zeroed", "massive_mean": "at their mean"}
 
+#: The context control's verdict in a findings line's words.
+_JOINS = {"holds": "joins", "does not hold": "does not join",
+          "inconclusive": "may or may not join"}
+
 #: A claim row's ``control`` (the intervention's label) -> its condition.
 _CONDITION = {label: condition for condition, label in LABELS.items()}
 
 
 def _share_phrase(effect: pd.Series) -> str:
-    """``" (38% [36, 40] of it gone)"``, or ``" (6% [5, 6] more)"`` for a negative share
-    (whole per cents: the shares are effect sizes, not thresholds)."""
+    """``" (part of it gone: 38% [36, 40])"``, or ``" (none gone: 6% [5, 6] more)"`` for a
+    negative share (whole per cents: the shares are effect sizes, read in words by
+    :func:`effect_reading`, not thresholds)."""
     value, lo, hi = (100 * float(effect[c]) for c in ("removed", "removed_lo", "removed_hi"))
     if value < 0:
-        return f" ({-value:.0f}% [{-hi:.0f}, {-lo:.0f}] more)"
-    return f" ({value:.0f}% [{lo:.0f}, {hi:.0f}] of it gone)".replace("-0", "0")
+        return f" (none gone: {-value:.0f}% [{-hi:.0f}, {-lo:.0f}] more)"
+    return (f" ({effect['reading']} of it gone: {value:.0f}% [{lo:.0f}, {hi:.0f}])"
+            .replace("-0", "0"))
 
 
 def findings(result: SinkResult) -> str:
@@ -580,7 +738,7 @@ def findings(result: SinkResult) -> str:
     lines = []
     for model in [m for m, k in result.kinds.items() if k == "decoder"]:
         rows = claims[claims["model"] == model]
-        cluster = rows[rows["claim"].str.contains("cluster")].set_index("control")
+        cluster = rows[rows["claim"] == CLUSTER_CLAIM].set_index("control")
         before, _ = _largest_inner(layers, model, "intact", "first_silhouette")
         effects = result.tables["cluster_effect"]
         judged = cluster[cluster["applies"].astype(bool)]
@@ -598,6 +756,12 @@ def findings(result: SinkResult) -> str:
                          + ("" if row["applies"] else " (not judged)"))
         parts = [f"<b>{html.escape(model)}</b>: the first tokens' cluster (silhouette "
                  f"{number(before)} intact) {fate}: " + ", ".join(tests)]
+        alone = rows[(rows["claim"] == CONTEXT_CLAIM) & rows["applies"].astype(bool)]
+        if len(alone):
+            r = alone.iloc[0]
+            parts.append(f"each sentence's fifth token, cut off from its context, "
+                         f"{_JOINS[r['verdict']]} the first tokens (silhouette with them "
+                         f"{number(r['value'])}; with its context {number(r['null_value'])})")
         kept = rows[rows["claim"].isin(LOSS_CLAIMS) & rows["applies"].astype(bool)]
         if len(kept):
             parts.append("the loss " + ", ".join(
