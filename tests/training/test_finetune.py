@@ -359,6 +359,10 @@ def test_cli_prints_the_folder_last(tiny_bert, tmp_path, capsys):
     assert main(args) == 0
     again = capsys.readouterr().out.strip().splitlines()
     assert again[0].startswith("cached:") and again[-1] == lines[-1]
+    assert main([*args, "--precision", "float32"]) == 0
+    full = Path(capsys.readouterr().out.strip().splitlines()[-1])
+    assert full != folder and ft.read_checkpoint(full)["settings"]["precision"] == "float32"
+    assert ft.read_checkpoint(folder)["settings"]["precision"] == "bfloat16"
 
 
 @pytest.mark.data
