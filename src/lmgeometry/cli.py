@@ -127,7 +127,7 @@ def _clean(args: argparse.Namespace) -> int:
     from lmgeometry.io.files import human_size
 
     plan = maintenance.clean_plan(args.paths, everything=args.all)
-    go = plan[plan["remove"]]
+    go = plan[plan["remove"].astype(bool)]  # an empty object column would select columns
     for row in plan[~plan["remove"]].itertuples():
         print(f"left alone: {row.entry}: {row.reason}")
     for row in go.itertuples():
