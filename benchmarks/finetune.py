@@ -39,7 +39,7 @@ import torch
 
 from lmgeometry.io.models import pair_separator
 from lmgeometry.training import finetune as ft
-from lmgeometry.training.settings import Settings
+from lmgeometry.training.settings import PRECISIONS, Settings
 
 DEFAULT_MODELS = ["minilm-l6", "mpnet-base", "smollm2-135m", "gemma3-270m"]
 
@@ -68,15 +68,18 @@ def non_embedding_parameters(folder: Path) -> int:
     return sum(p.numel() for p in model.parameters()) - embedded
 
 
-def run(model: str, task: str, steps: int, batch_size: int, max_length: int) -> dict:
+def run(model: str, task: str, steps: int, batch_size: int, max_length: int,
+        precision: str = Settings.precision) -> dict:
     n = steps * batch_size
     sample = ft.task_data(task, n, seed=0,
                           separator=pair_separator(model) if task == "qnli" else "")
-    settings = Settings(train_size=n, epochs=1, batch_size=batch_size, max_length=max_length)
+    settings = Settings(train_size=n, epochs=1, batch_size=batch_size, max_length=max_length,
+                        precision=precision)
     with tempfile.TemporaryDirectory() as tmp:
         log = ft.train(model, sample, settings, tmp, progress=False)
         params = non_embedding_parameters(Path(tmp))
-    return {"model": model, "kind": log["kind"], "params_M": params / 1e6,
+    return {"model": model, "precision": precision, "kind": log["kind"],
+            "params_M": params / 1e6,
             "steps": log["steps"], "tokens": log["tokens"], "seconds": log["seconds"],
             "cpu_seconds": log["cpu_seconds"], "examples_s": log["examples_per_second"],
             "tokens_s": log["tokens_per_second"],
@@ -93,6 +96,8 @@ def main() -> None:
     parser.add_argument("--max-length", type=int, default=Settings.max_length)
     parser.add_argument("--threads", type=int, default=None,
                         help="torch threads (default: torch's, one per core)")
+    parser.add_argument("--precision", nargs="+", default=list(PRECISIONS), choices=PRECISIONS,
+                        help="each one timed in turn (default: both)")
     args = parser.parse_args()
     from transformers.utils import logging as hf_logging
 
@@ -102,14 +107,16 @@ def main() -> None:
     wall, cpu = matmul_gflops()
     print(f"threads: {torch.get_num_threads()}; fp32 matmul: {wall:.0f} GFLOP/s (wall), "
           f"{cpu:.0f} GFLOP/s (CPU time)")
-    print(f"{'model':<14} {'kind':<8} {'N (M)':>7} {'steps':>5} {'tokens/s':>9} "
-          f"{'examples/s':>10} {'GFLOP/s':>8} {'share':>6} {'share (CPU time)':>17}")
+    print(f"{'model':<14} {'precision':<9} {'kind':<8} {'N (M)':>7} {'steps':>5} "
+          f"{'tokens/s':>9} {'examples/s':>10} {'GFLOP/s':>8} {'share':>6} "
+          f"{'share (CPU time)':>17}")
     for model in args.models:
-        r = run(model, args.task, args.steps, args.batch_size, args.max_length)
-        print(f"{r['model']:<14} {r['kind']:<8} {r['params_M']:>7.1f} {r['steps']:>5} "
-              f"{r['tokens_s']:>9.0f} {r['examples_s']:>10.1f} {r['gflops']:>8.1f} "
-              f"{r['gflops'] / wall:>6.0%} {r['gflops_cpu'] / cpu:>17.0%}")
-
+        for precision in args.precision:
+            r = run(model, args.task, args.steps, args.batch_size, args.max_length, precision)
+            print(f"{r['model']:<14} {precision:<9} {r['kind']:<8} {r['params_M']:>7.1f} "
+                  f"{r['steps']:>5} {r['tokens_s']:>9.0f} {r['examples_s']:>10.1f} "
+                  f"{r['gflops']:>8.1f} {r['gflops'] / wall:>6.0%} "
+                  f"{r['gflops_cpu'] / cpu:>17.0%}")
 
 if __name__ == "__main__":
     main()

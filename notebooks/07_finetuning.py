@@ -43,13 +43,13 @@ from lmgeometry.report.prose import glue_values
 from lmgeometry.training.finetune import QNLI_HELD_OUT, TASKS
 
 globals().update(checked_parameters(globals()))
-glue_values(n_fit=n_fit, tsne_points=tsne_points)
-
 runs = finetuning.prepare(models, finetune_settings, n_fit=n_fit, progress=False)
 result = finetuning.analyse(runs, seed=seed, n_boot=n_boot, n_boot_cka=n_boot_cka,
                             ablation_ks=ablation_ks, ablation_share=ablation_share, keep=keep,
                             overlap_k=overlap_k, tsne_points=tsne_points)
 t = result.tables
+glue_values(n_fit=n_fit, tsne_points=tsne_points,
+            train_minutes=f"{t['runs']['train_seconds'].sum() / 60:.0f}")
 kinds = {r.model: r.kind for r in runs}
 budget = t["runs"][["model", "kind", "task", "train_size", "epochs", "lr", "batch_size",
                     "max_length", "n_fit", "n_test", "train_seconds", "examples_per_second"]]
@@ -140,16 +140,20 @@ display(Markdown("Runs of this build: " + "; ".join(
 # **Fine-tuning.** Full fine-tuning, as the seed did, of transformers' standard
 # sequence-classification model: AdamW with weight decay 0.01, a
 # learning rate that warms up linearly over the first 10% of the steps and decays linearly to
-# 0, gradients clipped at norm 1, batches of examples of similar length; deterministic for a
+# 0, gradients clipped at norm 1, batches of examples of similar length, in mixed precision
+# (the matrix products of both passes in bfloat16, the weights, optimiser and loss in float32,
+# as the transformers library's trainer does in its bfloat16 mode: about 1.5 times faster than
+# float32 on this book's CPU); deterministic for a
 # seed on a CPU. The checkpoints are cached, so a rebuild only trains what changed (the table
-# gives the time of the run that made each checkpoint). The sizes are above, chosen so that the
-# default book, which CI rebuilds from an empty cache on two CPU cores, fine-tunes in about
-# twenty-five minutes: the encoder trains on 2,000 SST-2 sentences and 2,000 QNLI pairs for 2
+# gives the time of the run that made each checkpoint: {glue:md}`train_minutes` minutes for
+# the four runs on one core each). The sizes are above, chosen so that the
+# default book, which CI rebuilds from an empty cache on two CPU cores, fine-tunes in a
+# quarter of an hour: the encoder trains on 2,000 SST-2 sentences and 2,000 QNLI pairs for 2
 # epochs each (its SST-2 run is the command line's default, `lmgeometry finetune --model minilm-l6
 # --task sst2`), the 135M-parameter decoder, six to twelve times the encoder's cost per token, on
 # 800 SST-2 sentences and 2,000 QNLI pairs for one epoch, all truncated at 128 tokens (on 400
 # QNLI pairs, an earlier build's run stayed at chance: 53.8% [49.4, 58.1] held out against the
-# majority's 51.4%; the 2,000-pair run costs about 17 minutes on one loaded core, 3.5 before).
+# majority's 51.4%).
 # The seed trained on the whole training sets for 10 epochs. Larger runs and other models are
 # set in the chapter's parameters (the appendix: the models, and per kind and task any
 # fine-tuning setting); on a machine that reaches the Hugging Face hub, the book rebuilt for
@@ -170,6 +174,8 @@ display(Markdown("Runs of this build: " + "; ".join(
 #   fine-tuned as a sentence encoder before we fine-tune it again); the decoder is
 #   SmolLM2-135M-Instruct from 4-bit (Q4_1) weights dequantised to float32, with 30 blocks.
 #   One model per kind: no verdict here speaks for encoders or decoders in general.
+# * **Precision**: mixed precision (bfloat16 matrix products, float32 weights and optimiser),
+#   to fit the book's CPU budget; the seed does not say which precision it trained in.
 # * **Training size**: small runs (table above) instead of the full training sets for 10
 #   epochs; accuracies are accordingly lower than the seed's, and a model that learned a task
 #   poorly has little task information to put anywhere.

@@ -165,6 +165,16 @@ def test_symlinks_under_a_store_root_are_never_followed(root, tmp_path, capsys):
     assert (root / entry.name).is_symlink() and (entry / "meta.json").is_file()
 
 
+@pytest.mark.parametrize("dry_run", [[], ["--dry-run"]])
+def test_clean_of_a_root_with_nothing_to_remove_says_so(tmp_path, capsys, dry_run):
+    """A root holding only current entries (here none at all) plans no row: clean says
+    "nothing to remove" and exits 0 (it crashed on the empty plan's columns)."""
+    empty = tmp_path / "empty-store"
+    empty.mkdir()
+    assert main(["store", "clean", str(empty), *dry_run]) == 0
+    assert capsys.readouterr().out.strip() == "nothing to remove"
+
+
 def test_clean_lists_first_and_asks_or_needs_yes(root, capsys, monkeypatch):
     older = keyed_entry(root, {"activations/extract.py": "0" * 16})
     monkeypatch.setattr("sys.stdin.isatty", lambda: False)

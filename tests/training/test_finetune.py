@@ -131,6 +131,7 @@ def test_linear_schedule_warms_up_and_decays_to_zero():
     ({"train_size": 0}, "train_size"), ({"epochs": -1}, "epochs"), ({"lr": 0.0}, "lr"),
     ({"lr": float("nan")}, "lr"), ({"batch_size": 1.5}, "batch_size"),
     ({"max_length": 4}, "max_length"), ({"warmup": 1.0}, "warmup"), ({"seed": -2}, "seed"),
+    ({"precision": "float16"}, "precision"),
 ])
 def test_settings_refuse_what_cannot_work(change, message):
     with pytest.raises(UsageError, match=message):
@@ -198,6 +199,23 @@ def test_same_seed_same_weights(tiny_bert, tmp_path):
     assert a.keys() == b.keys()
     assert all(torch.equal(a[k], b[k]) for k in a)
     assert not all(torch.equal(a[k], c[k]) for k in a)
+
+
+def test_mixed_precision_keeps_float32_weights_and_tracks_the_float32_loss(tiny_bert, tmp_path):
+    """bfloat16 autocast (the default) changes the arithmetic, not the recipe: the first
+    step's loss (same weights, same batch) agrees with float32's to bfloat16's precision, the
+    runs then part, and the checkpoint is saved in float32 either way."""
+    sample = toy_task(32)
+    short = Settings(train_size=16, epochs=1, lr=1e-3, batch_size=4, max_length=16)
+    assert short.precision == "bfloat16"
+    logs = {p: ft.train(tiny_bert, sample, Settings(**{**short.__dict__, "precision": p}),
+                        tmp_path / p, progress=False) for p in ("bfloat16", "float32")}
+    first = {p: log["loss"][0] for p, log in logs.items()}
+    assert first["bfloat16"] == pytest.approx(first["float32"], rel=2e-2)
+    mixed, full = weights(tmp_path / "bfloat16"), weights(tmp_path / "float32")
+    assert {t.dtype for t in mixed.values()} == {t.dtype for t in full.values()} == {
+        torch.float32}
+    assert not all(torch.equal(mixed[k], full[k]) for k in mixed)
 
 
 def test_heads_of_other_architectures_match_their_models(tmp_path, minilm_tokenizer, tiny_gpt2):
@@ -341,6 +359,10 @@ def test_cli_prints_the_folder_last(tiny_bert, tmp_path, capsys):
     assert main(args) == 0
     again = capsys.readouterr().out.strip().splitlines()
     assert again[0].startswith("cached:") and again[-1] == lines[-1]
+    assert main([*args, "--precision", "float32"]) == 0
+    full = Path(capsys.readouterr().out.strip().splitlines()[-1])
+    assert full != folder and ft.read_checkpoint(full)["settings"]["precision"] == "float32"
+    assert ft.read_checkpoint(folder)["settings"]["precision"] == "bfloat16"
 
 
 @pytest.mark.data

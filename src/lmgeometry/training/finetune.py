@@ -16,6 +16,9 @@ Recipe (:class:`Settings`), full fine-tuning as seed 003 did:
 * AdamW (Loshchilov & Hutter 2019; no weight decay on biases and normalisation weights), a
   learning rate that rises linearly over the first ``warmup`` share of the steps and falls
   linearly to 0, gradient norm clipped at ``max_grad_norm``, cross-entropy loss;
+* mixed precision by default (``precision="bfloat16"``): the matrix products of the forward
+  and backward passes in bfloat16 under ``torch.autocast``, the weights, optimiser state and
+  loss in float32, the checkpoint saved in float32 (``precision="float32"``: all float32);
 * batches: each epoch, a seeded permutation of the examples, cut into pools of 50 batches
   whose examples are sorted by length (less padding on a CPU), the batches shuffled again;
   padding on the right with an attention mask;
@@ -49,8 +52,7 @@ import re
 import shutil
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -68,6 +70,7 @@ from lmgeometry.io.models import (
     pretrained_source,
     resolve_fingerprint,
 )
+from lmgeometry.training.loop import linear_schedule, param_groups, quiet
 from lmgeometry.training.settings import Settings
 
 if TYPE_CHECKING:
@@ -374,20 +377,6 @@ def batch_order(lengths: Sequence[int] | np.ndarray, batch_size: int, seed: int,
     return [batches[i] for i in rng.permutation(len(batches))]
 
 
-def linear_schedule(warmup_steps: int, total_steps: int) -> Callable[[int], float]:
-    """Learning-rate factor at a step: linear from 0 to 1 over the warm-up, then down to 0.
-
-    ``step / warmup_steps`` before ``warmup_steps``, then ``(total - step) / (total -
-    warmup)``: the schedule of ``transformers.get_linear_schedule_with_warmup``.
-    """
-    def factor(step: int) -> float:
-        if step < warmup_steps:
-            return step / max(1, warmup_steps)
-        return max(0.0, (total_steps - step) / max(1, total_steps - warmup_steps))
-
-    return factor
-
-
 def _tokenizer(location: str, options: dict[str, Any]) -> Any:
     """The model's tokenizer, padding on the right, with a padding token."""
     from transformers import AutoTokenizer
@@ -405,22 +394,6 @@ def _tokenizer(location: str, options: dict[str, Any]) -> Any:
     return tokenizer
 
 
-@contextmanager
-def _quiet() -> Iterator[None]:
-    """transformers without its loading reports and progress bars (ours is enough)."""
-    from transformers.utils import logging as hf_logging
-
-    verbosity, bars = hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled()
-    hf_logging.set_verbosity_error()
-    hf_logging.disable_progress_bar()
-    try:
-        yield
-    finally:
-        hf_logging.set_verbosity(verbosity)
-        if bars:
-            hf_logging.enable_progress_bar()
-
-
 def _classifier(location: str, options: dict[str, Any], tokenizer: Any,
                 labels: tuple[str, str]) -> tuple[torch.nn.Module, list[str]]:
     """A sequence-classification model on the pretrained weights; the keys it initialised."""
@@ -428,7 +401,7 @@ def _classifier(location: str, options: dict[str, Any], tokenizer: Any,
     from transformers import AutoModelForSequenceClassification
 
     try:
-        with _quiet():  # the new head's "newly initialised" report is in the returned keys
+        with quiet():  # the new head's "newly initialised" report is in the returned keys
             model, loading = AutoModelForSequenceClassification.from_pretrained(
                 location, num_labels=2, id2label=dict(enumerate(labels)),
                 label2id={name: i for i, name in enumerate(labels)}, dtype=torch.float32,
@@ -439,13 +412,6 @@ def _classifier(location: str, options: dict[str, Any], tokenizer: Any,
     model.config.pad_token_id = tokenizer.pad_token_id
     model.config.problem_type = "single_label_classification"
     return model, sorted(loading.get("missing_keys", []))
-
-
-def _param_groups(model: torch.nn.Module, weight_decay: float) -> list[dict[str, Any]]:
-    """AdamW groups: weight decay on matrices only (not biases, norms' weights)."""
-    params = [p for p in model.parameters() if p.requires_grad]
-    return [{"params": [p for p in params if p.ndim >= 2], "weight_decay": weight_decay},
-            {"params": [p for p in params if p.ndim < 2], "weight_decay": 0.0}]
 
 
 def train(model: str, sample: TaskData, settings: Settings, out: str | Path, *,
@@ -481,7 +447,7 @@ def train(model: str, sample: TaskData, settings: Settings, out: str | Path, *,
                          "token at all")
     labels = torch.as_tensor(sample.train_labels, dtype=torch.long)
     total = s.epochs * math.ceil(len(lengths) / s.batch_size)
-    optimizer = torch.optim.AdamW(_param_groups(model, s.weight_decay), lr=s.lr)
+    optimizer = torch.optim.AdamW(param_groups(model, s.weight_decay), lr=s.lr)
     scheduler = torch.optim.lr_scheduler.LambdaLR(
         optimizer, linear_schedule(round(s.warmup * total), total))
     model.train()
@@ -495,7 +461,10 @@ def train(model: str, sample: TaskData, settings: Settings, out: str | Path, *,
             for index in batch_order(lengths, s.batch_size, s.seed, epoch):
                 batch = tokenizer.pad({k: [v[i] for i in index] for k, v in enc.items()},
                                       return_tensors="pt")
-                loss = torch.nn.functional.cross_entropy(model(**batch).logits, labels[index])
+                with torch.autocast("cpu", dtype=torch.bfloat16,
+                                    enabled=s.precision == "bfloat16"):
+                    logits = model(**batch).logits
+                loss = torch.nn.functional.cross_entropy(logits.float(), labels[index])
                 loss.backward()
                 torch.nn.utils.clip_grad_norm_(model.parameters(), s.max_grad_norm)
                 optimizer.step()
@@ -513,7 +482,7 @@ def train(model: str, sample: TaskData, settings: Settings, out: str | Path, *,
         bar.close()
     seconds, cpu = time.perf_counter() - start, time.process_time() - cpu_start
     model.eval()
-    with _quiet():
+    with quiet():
         model.save_pretrained(out)
     tokenizer.save_pretrained(out)
     return {"loss": [round(x, 5) for x in losses], "steps": total, "seconds": round(seconds, 2),
@@ -590,7 +559,7 @@ def load_head(folder: str | Path) -> Head:
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
     folder = paths.user_path(folder)
-    with _quiet():
+    with quiet():
         model = AutoModelForSequenceClassification.from_pretrained(folder, dtype=torch.float32)
     model.eval()
     tokenizer = AutoTokenizer.from_pretrained(folder)
@@ -632,7 +601,7 @@ def evaluate(folder: str | Path, batch_size: int = 32) -> Evaluation:
     texts, labels = held_out(task, marker["data"]["separator"])
     tokenizer = AutoTokenizer.from_pretrained(folder)
     tokenizer.padding_side = "right"
-    with _quiet():
+    with quiet():
         model = AutoModelForSequenceClassification.from_pretrained(folder, dtype=torch.float32)
     model.eval()
     predicted = np.empty(len(texts), dtype=int)
@@ -651,7 +620,8 @@ def finetune_cli(args: argparse.Namespace) -> int:
     """``lmgeometry finetune``: train (or find) a checkpoint; its folder is the last line."""
     settings = Settings(train_size=args.train_size, epochs=args.epochs, lr=args.lr,
                         batch_size=args.batch_size, max_length=args.max_length,
-                        seed=args.seed, warmup=args.warmup, weight_decay=args.weight_decay)
+                        seed=args.seed, warmup=args.warmup, weight_decay=args.weight_decay,
+                        precision=args.precision)
     result = finetune(args.model, args.task, settings, root=args.out)
     log = result.info["log"]
     state = "cached" if result.hit else "trained"

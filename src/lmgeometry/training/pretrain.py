@@ -64,7 +64,7 @@ import numpy as np
 from lmgeometry import __version__, sources
 from lmgeometry.errors import ModelSpecError, PathError, UsageError
 from lmgeometry.io import checksums, data, paths
-from lmgeometry.training.finetune import _param_groups, _quiet, linear_schedule
+from lmgeometry.training.loop import linear_schedule, param_groups, quiet
 from lmgeometry.training.pretrain_settings import PretrainSettings
 
 if TYPE_CHECKING:
@@ -624,7 +624,7 @@ def _train(s: PretrainSettings, train_texts: list[str], held_texts: list[str], o
     saves = set(checkpoint_steps(steps, s.checkpoints))
 
     model = _build(s, tokenizer).to(target)
-    optimizer = torch.optim.AdamW(_param_groups(model, s.weight_decay), lr=s.lr,
+    optimizer = torch.optim.AdamW(param_groups(model, s.weight_decay), lr=s.lr,
                                   betas=(0.9, 0.98), eps=1e-6)
     factor = linear_schedule(round(s.warmup * steps), steps)
     # the rate of step k + 1, so that the first step already learns (step 1 != step 0)
@@ -637,7 +637,7 @@ def _train(s: PretrainSettings, train_texts: list[str], held_texts: list[str], o
     def save(step: int) -> None:
         folder = f"step-{step:06d}"
         model.eval()
-        with _quiet():
+        with quiet():
             model.save_pretrained(out / folder)
         tokenizer.save_pretrained(out / folder)
         record = evaluate(model, s.objective, held, tokenizer, log_unigram, seed=s.seed)
