@@ -127,7 +127,7 @@ def _clean(args: argparse.Namespace) -> int:
     from lmgeometry.io.files import human_size
 
     plan = maintenance.clean_plan(args.paths, everything=args.all)
-    go = plan[plan["remove"].astype(bool)]  # an empty object column would select columns
+    go = plan[plan["remove"]]
     for row in plan[~plan["remove"]].itertuples():
         print(f"left alone: {row.entry}: {row.reason}")
     for row in go.itertuples():
@@ -281,7 +281,7 @@ def _add_extract(sub: argparse._SubParsersAction) -> None:
 
 
 def _add_finetune(sub: argparse._SubParsersAction) -> None:
-    from lmgeometry.training.settings import Settings
+    from lmgeometry.training.settings import PRECISIONS, Settings
 
     d = Settings()
     p = sub.add_parser(
@@ -313,7 +313,7 @@ def _add_finetune(sub: argparse._SubParsersAction) -> None:
                         f"{d.warmup})")
     p.add_argument("--weight-decay", type=float, default=d.weight_decay,
                    help=f"AdamW weight decay (default {d.weight_decay})")
-    p.add_argument("--precision", choices=["bfloat16", "float32"], default=d.precision,
+    p.add_argument("--precision", choices=PRECISIONS, default=d.precision,
                    help="bfloat16: mixed precision, the passes' matrix products in bfloat16, "
                         "weights and optimiser in float32 (faster on a CPU with AVX-512 BF16); "
                         f"float32: everything in float32 (default {d.precision})")

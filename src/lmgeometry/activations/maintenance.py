@@ -262,7 +262,9 @@ def clean_plan(targets: Sequence[str | Path] = (), *, everything: bool = False
             reason, remove = _reason(entry, digests, everything)
             if reason != "current":
                 rows.append(_plan_row(entry, reason, remove))
-    return pd.DataFrame(rows, columns=["entry", "size", "reason", "remove"])
+    # typed even when empty: an empty object column used as a mask would select columns
+    return pd.DataFrame(rows, columns=["entry", "size", "reason", "remove"]).astype(
+        {"remove": bool})
 
 
 def _still_removable(entry: Path, reason: str, digests: dict[str, str],
