@@ -108,7 +108,8 @@ for answer, figure in zip(answers, [*figures, None][:len(answers)], strict=True)
 # cannot know, as a claim that something is absent ("no tight sense clusters", "the threshold
 # nearly matches the model") always is. Where it holds with the layers in random orders too,
 # it is *also true with the layers shuffled*: the rule is met without any order of depth.
-# Where no null was run (the claims of chapters 6 to 8 on variance shares and fine-tuning,
+# Where no null was run (chapter 3's static vectors against GloVe, the last layer's variance
+# shares in chapters 6 and 7, chapter 5's claim that more senses do not lower self-similarity,
 # chapter 8's comparisons of models, which runs untrained copies on request), it *held without
 # a null run*. A (claim, kind) is
 # *contradicted* when every fair stand-in gets the opposite verdict; the null then tells
