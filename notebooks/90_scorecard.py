@@ -94,16 +94,24 @@ for answer, figure in zip(answers, [*figures, None][:len(answers)], strict=True)
 # and 7: part-of-speech probes and cluster purity, 1-NN sense accuracy, silhouettes of the
 # senses, WiC, the 1-D threshold and the ablated heads) is run a second time on the same
 # vectors with the labels permuted (shuffled within the training and test splits, or within
-# each word's occurrences, so that every group keeps its class balance). A (claim, kind) is
+# each word's occurrences, so that every group keeps its class balance); the claim that words
+# seen in more contexts are less self-similar (chapter 5) gets the same regression with the
+# words' counts of contexts shuffled. A claim about depth that no untrained copy tests (where
+# the best layer lies in chapter 2, the static vectors' trend over layers in chapter 3,
+# adjacent blocks more alike than distant ones in chapter 6) is run again with the layers in
+# random orders, each layer keeping its values: a random order has no depth. A (claim, kind) is
 # *reproduced* when every fair stand-in of that kind gets the verdict the seed reports for
 # its model of that kind and, where the seed says the claim holds, the claim does not hold on
 # any stand-in's null. Where it holds on an untrained copy too, it is *also true of an
 # untrained model*: the rule does not show what training did. Where it holds with the labels
 # permuted too, it is *also true with labels permuted*: the rule is met by labels the vectors
 # cannot know, as a claim that something is absent ("no tight sense clusters", "the threshold
-# nearly matches the model") always is. Where no null was run (the claims of chapters 2 and 5
-# to 8 that read no labels: CKA, variance shares, trends over layers; chapters 2 and 8 run
-# untrained copies on request), it *held without a null run*. A (claim, kind) is
+# nearly matches the model") always is. Where it holds with the layers in random orders too,
+# it is *also true with the layers shuffled*: the rule is met without any order of depth.
+# Where no null was run (chapter 3's static vectors against GloVe, the last layer's variance
+# shares in chapters 6 and 7, chapter 5's claim that more senses do not lower self-similarity,
+# chapter 8's comparisons of models, which runs untrained copies on request), it *held without
+# a null run*. A (claim, kind) is
 # *contradicted* when every fair stand-in gets the opposite verdict; the null then tells
 # whether the effect goes the *opposite* way (the whole interval beyond the null's value, away
 # from the claim) or is only *weaker* than claimed. Anything else is *inconclusive*.
@@ -132,7 +140,8 @@ display(Markdown(
 show_table(summary.assign(seed=[f"{s}: {SEED_DOCUMENTS.get(s, '').split(',')[0]}"
                                for s in summary["seed"]]).set_index(["seed", "calibration"]),
            "Per seed: how many (claim, model kind) rows were reproduced, also true of an "
-           "untrained model, also true with labels permuted, held without a null run, "
+           "untrained model, also true with labels permuted, also true with the layers "
+           "shuffled, held without a null run, "
            "contradicted (of which the opposite way, "
            "or only weaker), inconclusive or not testable here, and where the seed says "
            "nothing of a kind.")

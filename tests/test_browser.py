@@ -654,6 +654,10 @@ def test_published_branch_in_browser(driver: object, tmp_path: Path) -> None:
     assert archive.is_file() and archive.name.startswith("lmgeometry-book-")
 
 
+#: The most HTML a chapter page may weigh (issue 47), its figures' data included.
+PAGE_BYTES = 1_500_000
+
+
 @pytest.mark.slow
 def test_committed_book_in_browser(driver: object, tmp_path: Path) -> None:
     """The committed executed chapters in book/ render and work offline (no execution)."""
@@ -663,6 +667,10 @@ def test_committed_book_in_browser(driver: object, tmp_path: Path) -> None:
         pytest.fail(f"_toc.yml lists chapters that are not executed in book/: {missing}; "
                     "run `make book`")
     html_dir = build_html(ROOT, tmp_path)
+    # issue 47: no chapter page over 1.5 MB of HTML (large figures travel compressed)
+    heavy = {page.name: page.stat().st_size for page in (html_dir / "book").glob("*.html")
+             if page.stat().st_size > PAGE_BYTES}
+    assert not heavy, f"chapter pages over {PAGE_BYTES:,} bytes of HTML: {heavy}"
     problems = _check_book(driver, html_dir, "book", widths=(1400, 420), layout=True,
                            parameters=_prose_parameters(ROOT))
     assert not problems, "\n".join(problems)

@@ -365,6 +365,13 @@ def test_planted_static_vectors_recover_the_ratings_and_their_layer_trend(tmp_pa
     for preset in PC1_EMBEDDINGS:
         assert verdicts[CLAIMS["static_lower_better"].claim, preset] == "holds"
         assert verdicts[CLAIMS["static_beats_input"].claim, preset] == "holds"
+    # the trend's null: the same rank correlation over all 4! orders of layers 1-4, which
+    # cannot reach -0.5 at its 97.5% end; the planted fall does, so the rule discriminates
+    trend = result.claims[result.claims["claim"] == CLAIMS["static_lower_better"].claim]
+    assert (trend["null_model"] == "layers shuffled: " + trend["model"]).all()
+    assert (trend["null_ci_low"] < -0.5).all() and (trend["null_ci_high"] > 0.5).all()
+    assert (trend["null_verdict"] != "holds").all() and trend["discriminates"].all()
+    assert trend["null_value"].abs().max() < 0.21
     # a benchmark with no covered item is never named, in the evidence or the sentences
     static_text = " ".join(result.claims["evidence"]) + " ".join(result.sentences)
     assert "simlex999" in static_text and "rw" not in static_text.replace("layer", "")

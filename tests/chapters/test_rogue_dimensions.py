@@ -399,8 +399,12 @@ def test_classifier_claims_get_their_null_with_the_labels_permuted(tmp_path) -> 
     claims = rogue_dimensions.analyse([task], n_boot=200, ablation_ks=[0, 1]).claims
     labelled = claims["statistic"].str.contains("accuracy")
     assert labelled.sum() == 4  # threshold - majority, head - threshold, two ablations
-    # CKA, variance shares and their trend read no label: no null
-    assert (claims.loc[~labelled, "null_model"] == "").all()
+    # CKA's block structure is about depth: its null is the blocks in random orders; the
+    # variance shares and their trend read neither label nor order: no null
+    block = claims["claim"] == "layer-by-layer CKA has a block structure"
+    assert (claims.loc[block, "null_model"] == "layers shuffled: decoder-model").all()
+    assert claims.loc[block, "evidence"].notna().all()
+    assert (claims.loc[~labelled & ~block, "null_model"] == "").all()
     rows = claims[labelled]
     assert (rows["null_model"] == "labels permuted: decoder-model").all()
     # the planted label dimension beats the majority class; with the labels permuted the

@@ -191,7 +191,16 @@ def test_claims_that_read_senses_get_their_null_with_the_senses_permuted(planted
     result, _ = planted
     claims = result.claims[result.claims["control"] == "none"].set_index("claim")
     polysemy = [c for c in claims.index if c.startswith(("words seen", "more senses"))]
-    assert (claims.loc[polysemy, "null_model"] == "").all()  # regressions on counts: no null
+    # more contexts, less self-similar: the planted effect fails with the counts permuted
+    contexts = claims.loc[polysemy[0]] if polysemy[0].startswith("words") else \
+        claims.loc[polysemy[1]]
+    assert contexts["null_model"] == "labels permuted: toy"
+    assert contexts["verdict"] == "holds" and contexts["null_verdict"] != "holds"
+    assert contexts["null_ci_low"] <= 0 <= contexts["null_ci_high"] and contexts["discriminates"]
+    # more senses, no less self-similar: a claim of absence keeps no null (a permuted null
+    # would meet it by construction)
+    absence = [c for c in polysemy if c.startswith("more senses")]
+    assert (claims.loc[absence, "null_model"] == "").all()
     assert (claims.loc["senses cluster in UMAP views", "null_model"] == "")  # no UMAP views
     labelled = claims.drop(index=[*polysemy, "senses cluster in UMAP views"])
     assert len(labelled) == 4 and (labelled["null_model"] == "labels permuted: toy").all()

@@ -3,10 +3,12 @@ that reads labels."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
-from lmgeometry.measures.permutation import permute_within
+from lmgeometry.measures.permutation import layer_order_null, permute_within
 from lmgeometry.measures.probes import ThresholdClassifier, linear_probe, sentence_split
 from lmgeometry.measures.stats import GroupBootstrap, wilson_interval
 
@@ -88,3 +90,48 @@ def test_a_threshold_on_permuted_labels_falls_to_the_majority_rate():
     null = ThresholdClassifier().fit(X[fit, 0], permuted[fit]).score(X[test, 0], permuted[test])
     low, high = wilson_interval(null, len(test))
     assert low <= majority <= high
+
+
+def _rho(values: np.ndarray):
+    """Spearman rho of ``values`` in a given order with the position (no ties)."""
+    n = len(values)
+
+    def statistic(order: np.ndarray) -> float:
+        ranks = np.argsort(np.argsort(values[order]))
+        return 1 - 6 * float(((ranks - np.arange(n)) ** 2).sum()) / (n * (n * n - 1))
+
+    return statistic
+
+
+def test_layer_order_null_of_a_trend_is_its_exact_permutation_distribution():
+    """Over all 5! orders Spearman's rho takes each value as often as its negative: median
+    0, and the 2.5% and 97.5% quantiles of the exact distribution (rho = -0.9 and 0.9 are
+    each reached by 4 of 120 orders, rho = -1 and 1 by one)."""
+    statistic = _rho(np.array([5.0, 4.0, 3.0, 2.0, 1.0]))
+    assert statistic(np.arange(5)) == -1.0  # the observed order: a perfect fall
+    median, low, high = layer_order_null(statistic, 5)
+    assert median == 0.0 and low == pytest.approx(-0.9) and high == pytest.approx(0.9)
+    # a statistic that ignores the order is its own null
+    assert layer_order_null(lambda order: 0.3, 6) == (0.3, 0.3, 0.3)
+
+
+def test_layer_order_null_samples_seeded_orders_beyond_its_budget():
+    values = np.arange(12.0)
+    statistic = _rho(values)
+    first = layer_order_null(statistic, 12, n_orders=500, seed=3)
+    assert first == layer_order_null(statistic, 12, n_orders=500, seed=3)  # seeded
+    assert first != layer_order_null(statistic, 12, n_orders=500, seed=4)
+    median, low, high = first
+    # rho over random orders of 12: about N(0, 1/11), so its 95% range about +-0.59
+    assert abs(median) < 0.1 and -0.75 < low < -0.45 and 0.45 < high < 0.75
+    seen = []
+    layer_order_null(lambda order: seen.append(order.copy()) or 0.0, 12, n_orders=50)
+    assert len(seen) == 50 and all(sorted(o) == list(range(12)) for o in seen)
+    # NaN values (a degenerate order) are left out; none left gives NaN
+    assert all(math.isnan(v) for v in layer_order_null(lambda order: math.nan, 3))
+
+
+@pytest.mark.parametrize(("n_layers", "level"), [(1, 0.95), (4, 1.0), (4, 0.0)])
+def test_layer_order_null_refuses_what_has_no_order(n_layers, level):
+    with pytest.raises(ValueError, match="layer|level"):
+        layer_order_null(lambda order: 0.0, n_layers, level=level)

@@ -525,6 +525,36 @@ def test_a_rule_that_holds_with_the_labels_permuted_is_not_reproduced():
     assert summary.iloc[0]["also true of an untrained model"] == 0
 
 
+def test_nulls_of_two_kinds_attach_in_turn_and_name_their_outcome():
+    """A depth claim's null is its layers in random orders, a labelled claim's the labels
+    permuted: attached one after the other, each row keeps its own; a depth rule that holds
+    on shuffled layers too is said so (it is met without any order of depth)."""
+    from lmgeometry.claims import AGREEING, attach_nulls, primary_table, seed_summary
+    from lmgeometry.claims.record import null_kind, permuted_model, shuffled_model
+
+    kinds = {"e1": "encoder"}
+    frame = _numeric(claims_frame([_row("e1", (0.2, 0.4)),
+                                   _row("e1", (0.2, 0.4), claim="a trend over layers")])).assign(
+        expected="holds")
+    permuted = claims_frame([_row(permuted_model("e1"), (-0.1, 0.05))])
+    shuffled = claims_frame([_row(shuffled_model("e1"), (-0.6, 0.6),
+                                  claim="a trend over layers")])
+    both = attach_nulls(attach_nulls(frame, permuted, {"e1": permuted_model("e1")}),
+                        shuffled, {"e1": shuffled_model("e1")})
+    assert [null_kind(m) for m in both["null_model"]] == ["labels permuted", "layers shuffled"]
+    assert both["discriminates"].tolist() == [True, True]
+    table = primary_table(both, kinds).set_index("claim")
+    assert table.loc["a trend over layers", "e1"].endswith("; layers shuffled: 0.00, "
+                                                          "inconclusive")
+    assert (table["outcome"] == "reproduced").all()
+    # a shuffled null that holds too: the rule shows no order of depth
+    held = claims_frame([_row(shuffled_model("e1"), (0.2, 0.4), claim="a trend over layers")])
+    again = primary_table(attach_nulls(frame, held, {"e1": shuffled_model("e1")}), kinds)
+    row = again.set_index("claim").loc["a trend over layers"]
+    assert row["outcome"] == "also true with the layers shuffled" and row["outcome"] in AGREEING
+    assert seed_summary(again).iloc[0]["also true with the layers shuffled"] == 1
+
+
 @pytest.mark.parametrize(("interval", "null", "expected"), [
     ((-0.3, -0.2), (0.0, 0.2), "opposite"),   # wholly below the twin: the other way
     ((0.02, 0.08), (-0.1, 0.0), "weaker"),    # the claimed side of the twin, short of 0.1

@@ -15,7 +15,13 @@ import pytest
 from plotly.subplots import make_subplots
 
 from lmgeometry.report import figures
-from lmgeometry.report.figure_encoding import _encode, _from_bdata
+from lmgeometry.report.figure_encoding import (
+    MIN_PACKED_CHARS,
+    _encode,
+    _from_bdata,
+    pack_spec,
+    unpack_spec,
+)
 
 
 def _decode(value, shared, page=None):
@@ -46,7 +52,9 @@ def _decode(value, shared, page=None):
 
 
 def _payload(html: str) -> dict:
-    return json.loads(re.search(r'lmgFigure\("[^"]+", (.*)\);</script>', html).group(1))
+    """The spec a figure's script hands to lmgFigure, unpacked where it travels packed."""
+    return unpack_spec(json.loads(
+        re.search(r'lmgFigure\("[^"]+", (.*)\);</script>', html).group(1)))
 
 
 def test_numeric_arrays_travel_typed_and_decode_to_the_same_values():
@@ -69,6 +77,46 @@ def test_numeric_arrays_travel_typed_and_decode_to_the_same_values():
     np.testing.assert_array_equal(back[0]["marker"]["color"], np.arange(500))
     # 2.7 characters a coordinate against about 20 for decimal float64 text
     assert len(json.dumps(spec)) < 0.25 * len(fig.to_json(engine="json")) + 8000
+
+
+def test_a_small_point_cloud_is_quantised_and_a_line_of_as_few_values_is_not():
+    """A small-multiple panel holds a few dozen points of one class: a cloud all the same
+    (16-bit steps), while a line across as many layers keeps float32 (its hover shows its
+    values)."""
+    rng = np.random.default_rng(3)
+    x, y = rng.normal(size=20), rng.normal(size=20)
+    fig = go.Figure([go.Scatter(x=x, y=y, mode="markers"), go.Scatter(x=x, y=y, mode="lines"),
+                     go.Scatter3d(x=x, y=y, z=x + y, mode="markers")])
+    spec = figures.encode_figure(fig)
+    assert set(spec["data"][0]["x"]) == {"$q2", "lo", "hi"}
+    assert set(spec["data"][1]["x"]) == {"$f4"}
+    assert all(set(spec["data"][2][a]) == {"$q2", "lo", "hi"} for a in "xyz")
+    back = _decode(spec["data"], spec["shared"])
+    half_step = np.ptp(y) / 131070 * 1.0001
+    assert np.abs(back[0]["y"] - y).max() <= half_step
+    np.testing.assert_allclose(back[1]["y"], y, rtol=1e-6)
+    # with a log axis nothing is quantised (a linear step would flatten the small values)
+    fig.update_yaxes(type="log")
+    assert set(figures.encode_figure(fig)["data"][0]["y"]) == {"$f4"}
+
+
+def test_a_large_figure_travels_compressed_and_unpacks_to_the_same_spec():
+    """Hover text makes a figure large: it travels gzip-compressed with the types it draws
+    listed in the clear (the book picks the page's plotly bundle from them); the same figure
+    gives the same bytes, and a small figure stays readable JSON."""
+    rng = np.random.default_rng(4)
+    words = [f"sentence {i} about the word bank, in context" for i in range(2000)]
+    fig = go.Figure(go.Scatter3d(x=rng.normal(size=2000), y=rng.normal(size=2000),
+                                 z=rng.normal(size=2000), text=words, mode="markers"))
+    spec = figures.encode_figure(fig)
+    html = figures.figure_html(fig, "big")
+    raw = json.loads(re.search(r'lmgFigure\("[^"]+", (.*)\);</script>', html).group(1))
+    assert set(raw) == {"$gz", "types"} and "scatter3d" in raw["types"]
+    assert unpack_spec(raw) == json.loads(json.dumps(spec))
+    assert len(raw["$gz"]) < 0.6 * len(json.dumps(spec))
+    assert figures.figure_html(fig, "big") == html  # no time stamp in the gzip header
+    small = {"data": [], "layout": {}, "shared": []}
+    assert pack_spec(small) is small and len(json.dumps(spec)) >= MIN_PACKED_CHARS
 
 
 def test_repeated_arrays_are_sent_once_and_short_ones_inline():

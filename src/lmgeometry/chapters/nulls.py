@@ -1,8 +1,9 @@
-"""Null models for a chapter's claims: each stand-in's untrained twin, or the labels permuted.
+"""Null models for a chapter's claims: each stand-in's untrained twin, the labels permuted, or
+the layers shuffled.
 
 A seed's claim about a trained model is reproduced only if the rule that tests it fails where
 the claim should not hold. Each claim row has at most one null
-(:data:`lmgeometry.claims.NULL_COLUMNS`), of one of two kinds:
+(:data:`lmgeometry.claims.NULL_COLUMNS`), of one of three kinds:
 
 * **The untrained twin** (``untrained:<spec>``, :mod:`lmgeometry.io.untrained`): the same
   architecture and tokenizer with random weights, on the same corpus, analysed by the same
@@ -23,14 +24,24 @@ the claim should not hold. Each claim row has at most one null
   the linear or fine-tuned head's ablations) give one to every such row; their other claims
   (CKA, variance shares, trends over layers, regressions, the best layer's depth) read no
   labels and keep no null. Where chapter 2 also runs the twins, the twins fill the columns.
+* **The layers shuffled** (:func:`lmgeometry.measures.permutation.layer_order_null`), for a
+  claim about depth (a trend with the layer index, "best in the middle layers", adjacent
+  layers more alike than distant ones) on a chapter that runs no twin for it: the same
+  statistic over random orders of the same layers, each keeping its values; the null's value
+  is the median over the orders and its interval their central 95%. :func:`shuffled_claim`
+  makes the null row and :func:`with_shuffled` puts each row beside it; the scorecard counts
+  a claim that also holds on it as "also true with the layers shuffled". Chapters 2 (the
+  middle layers), 3 (the static vectors' trend) and 6 (CKA's block structure) give one.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+import math
+from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from lmgeometry.activations.store import Store, activations
@@ -40,11 +51,13 @@ from lmgeometry.claims.record import (
     claims_frame,
     is_permuted,
     permuted_model,
+    shuffled_model,
 )
 from lmgeometry.io.untrained import UNTRAINED_PREFIX, base_spec, is_untrained
+from lmgeometry.measures.permutation import layer_order_null
 
-__all__ = ["null_sentences", "null_spec", "null_stores", "permuted_claim", "with_nulls",
-           "with_permuted"]
+__all__ = ["null_sentences", "null_spec", "null_stores", "permuted_claim", "shuffled_claim",
+           "with_nulls", "with_permuted", "with_shuffled"]
 
 
 def null_spec(spec: str) -> str:
@@ -97,9 +110,47 @@ def permuted_claim(claim: Claim, interval: Sequence[float]) -> Claim:
 def with_permuted(claims: pd.DataFrame, nulls: Sequence[Claim]) -> pd.DataFrame:
     """``claims`` with each row beside its labels-permuted null (:func:`permuted_claim`), where
     ``nulls`` has one with the same seed, claim, control, preset, task and statistic; the other
-    rows keep no null (:func:`lmgeometry.claims.attach_nulls`)."""
+    rows keep the null they had (:func:`lmgeometry.claims.attach_nulls`)."""
     models = dict.fromkeys(str(m) for m in claims.get("model", pd.Series(dtype=str)))
     return attach_nulls(claims, claims_frame(nulls), {m: permuted_model(m) for m in models})
+
+
+def shuffled_claim(claim: Claim, statistic: Callable[[np.ndarray], float], n_layers: int,
+                   seed: int = 0) -> Claim:
+    """``claim``'s null row: its rule on its depth statistic over random orders of its
+    ``n_layers`` layers (:func:`lmgeometry.measures.permutation.layer_order_null`: the median
+    and central 95% over every order, or over 2,000 seeded ones), under the null name
+    :func:`lmgeometry.claims.record.shuffled_model` of the claim's model.
+
+    ``statistic(order)`` computes the claim's statistic with layer ``order[i]``'s values in
+    the place of layer ``i``.
+
+    Examples
+    --------
+    >>> values = np.array([0.9, 0.7, 0.6, 0.5, 0.3, 0.1])
+    >>> real = Claim(seed="001", claim="c", model="m", statistic="rho with the layer index",
+    ...              value=-1.0, ci_low=-1.0, ci_high=-0.9, threshold=-0.5, direction="below",
+    ...              rule="r")
+    >>> from lmgeometry.measures.stats import spearman_rows
+    >>> null = shuffled_claim(real, lambda order: spearman_rows(values[order][None])[0], 6)
+    >>> null.model, null.verdict, null.evidence, round(null.ci_high, 2)
+    ('layers shuffled: m', 'inconclusive', 'the 6 layers in each of their 720 orders', 0.83)
+    """
+    n_orders = 2000
+    value, low, high = layer_order_null(statistic, n_layers, n_orders=n_orders, seed=seed)
+    orders = (f"each of their {math.factorial(n_layers)} orders"
+              if math.factorial(n_layers) <= n_orders else f"{n_orders:,} random orders")
+    return dataclasses.replace(claim, model=shuffled_model(claim.model), value=value,
+                               ci_low=low, ci_high=high,
+                               evidence=f"the {n_layers} layers in {orders}")
+
+
+def with_shuffled(claims: pd.DataFrame, nulls: Sequence[Claim]) -> pd.DataFrame:
+    """``claims`` with each row beside its layers-shuffled null (:func:`shuffled_claim`) where
+    ``nulls`` has one with the same seed, claim, control, preset, task and statistic; the
+    other rows keep the null they had."""
+    models = dict.fromkeys(str(m) for m in claims.get("model", pd.Series(dtype=str)))
+    return attach_nulls(claims, claims_frame(nulls), {m: shuffled_model(m) for m in models})
 
 
 def null_sentences(claims: pd.DataFrame) -> list[str]:

@@ -16,8 +16,9 @@ import pandas as pd
 from lmgeometry.claims.record import (
     CALIBRATION_KINDS,
     PERMUTED_LABELS,
+    SHUFFLED_LAYERS,
     calibration_kind,
-    is_permuted,
+    null_kind,
     shortfall,
 )
 
@@ -69,7 +70,9 @@ def kind_verdicts(claims: pd.DataFrame, kinds: Mapping[str, str]) -> pd.DataFram
 #: with labels permuted``: the same, where the null the rule holds on is its own statistic
 #: with the labels permuted (the rule is met by labels the vectors cannot know, so it does not
 #: show that they carry them; for a claim of absence, "no clusters", such a null holds by
-#: construction); ``held without a null run``: the verdicts agree with the seed and no null
+#: construction); ``also true with the layers shuffled``: the same, where the null is the
+#: depth statistic over random orders of the layers (the rule is met without any order of
+#: depth); ``held without a null run``: the verdicts agree with the seed and no null
 #: was run for some stand-in; ``contradicted``: every fair stand-in's verdict is the opposite
 #: (the ``how it fails`` column of :func:`primary_table` says whether the effect is opposite
 #: or only weaker, :func:`shortfall`); ``inconclusive``: anything else (an interval on the
@@ -77,11 +80,18 @@ def kind_verdicts(claims: pd.DataFrame, kinds: Mapping[str, str]) -> pd.DataFram
 #: seed's own evidence cannot meet the claim under its stated method; ``seed silent``: the
 #: seed reports nothing for this kind.
 OUTCOMES: tuple[str, ...] = ("reproduced", "also true of an untrained model",
-                             "also true with labels permuted", "held without a null run",
+                             "also true with labels permuted",
+                             "also true with the layers shuffled", "held without a null run",
                              "contradicted", "inconclusive", "not testable here", "seed silent")
 
 #: The outcomes in which the stand-ins agree with the seed.
-AGREEING: tuple[str, ...] = OUTCOMES[:4]
+AGREEING: tuple[str, ...] = OUTCOMES[:5]
+
+#: The outcome of a claim whose rule holds on its null too, per kind of null
+#: (:func:`lmgeometry.claims.record.null_kind`).
+_ALSO_TRUE = {"untrained": "also true of an untrained model",
+              PERMUTED_LABELS: "also true with labels permuted",
+              SHUFFLED_LAYERS: "also true with the layers shuffled"}
 
 _OPPOSITE = {"holds": "does not hold", "does not hold": "holds"}
 
@@ -105,7 +115,7 @@ def calibration_text(entries: Sequence[Mapping[str, object]] | None) -> tuple[st
 def cell_text(row: pd.Series, digits: int = 2, null: bool = False) -> str:
     """``"holds: 0.41 [0.38, 0.44]"``; ``"not a fair test"``; no NaN is ever printed. With
     ``null``, a row with a null run adds it: ``"...; untrained: 0.05, does not hold"`` (or
-    ``"...; labels permuted: 0.50, does not hold"``)."""
+    ``"...; labels permuted: 0.50, does not hold"``, ``"...; layers shuffled: ..."``)."""
     if not bool(row.get("applies", True)):
         return "not a fair test"
     value, lo, hi = (float(row[c]) for c in ("value", "ci_low", "ci_high"))
@@ -117,7 +127,7 @@ def cell_text(row: pd.Series, digits: int = 2, null: bool = False) -> str:
     ref = row.get("null_value")
     if null and row.get("null_verdict") and isinstance(ref, int | float) \
             and math.isfinite(float(ref)):
-        which = PERMUTED_LABELS if is_permuted(row.get("null_model")) else "untrained"
+        which = null_kind(row.get("null_model"))
         cell += f"; {which}: {float(ref):.{digits}f}, {row['null_verdict']}"
     return cell
 
@@ -134,9 +144,9 @@ def outcome_of(expected: str, reproducible: bool, fair: pd.DataFrame) -> str:
             return "reproduced"
         nulls = list(fair["null_verdict"])
         held = fair[fair["null_verdict"] == "holds"]
-        if len(held):
-            return ("also true with labels permuted" if held["null_model"].map(is_permuted).all()
-                    else "also true of an untrained model")
+        if len(held):  # an untrained twin first: the harder null
+            kinds = set(held["null_model"].map(null_kind))
+            return _ALSO_TRUE["untrained" if "untrained" in kinds else min(kinds)]
         return "reproduced" if all(nulls) else "held without a null run"
     if all(v == _OPPOSITE.get(expected) for v in verdicts):
         return "contradicted"

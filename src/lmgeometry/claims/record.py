@@ -45,9 +45,12 @@ __all__ = [
     "NULL_COLUMNS",
     "NULL_DTYPES",
     "on_other_estimator",
+    "null_kind",
     "PERMUTED_LABELS",
     "permuted_model",
     "is_permuted",
+    "SHUFFLED_LAYERS",
+    "shuffled_model",
     "role_of",
     "ROLES",
     "shortfall",
@@ -77,7 +80,8 @@ CALIBRATION_KINDS: tuple[str, ...] = ("numeric", "quoted")
 #: The columns that put a row beside its null (:func:`attach_nulls`): the same rule on an
 #: untrained twin of the row's model (same architecture and tokenizer, random weights), or,
 #: for a statistic that reads labels, on the same vectors with the labels permuted
-#: (:func:`permuted_model`): which null, its statistic, interval and verdict, and
+#: (:func:`permuted_model`), or, for a statistic of depth, over random orders of the same
+#: layers (:func:`shuffled_model`): which null, its statistic, interval and verdict, and
 #: ``discriminates``: the rule holds here and not on the null (True), or not (False: it fails
 #: here, or holds on the null too); None when the row has no null.
 NULL_COLUMNS: tuple[str, ...] = (
@@ -105,6 +109,38 @@ def permuted_model(model: str) -> str:
 def is_permuted(null_model: object) -> bool:
     """Whether a row's ``null_model`` is a labels-permuted null (:func:`permuted_model`)."""
     return str(null_model).startswith(f"{PERMUTED_LABELS}: ")
+
+
+#: How a row's ``null_model`` names the layers-shuffled null (:func:`shuffled_model`).
+SHUFFLED_LAYERS = "layers shuffled"
+
+
+def shuffled_model(model: str) -> str:
+    """The ``null_model`` of a row whose null is its own depth statistic over random orders of
+    the same layers (:func:`lmgeometry.measures.permutation.layer_order_null`).
+
+    Examples
+    --------
+    >>> shuffled_model("minilm-l6"), null_kind(shuffled_model("minilm-l6"))
+    ('layers shuffled: minilm-l6', 'layers shuffled')
+    """
+    return f"{SHUFFLED_LAYERS}: {model}"
+
+
+def null_kind(null_model: object) -> str:
+    """Which null a row's ``null_model`` names: ``"labels permuted"``, ``"layers shuffled"``,
+    ``"untrained"`` (an untrained twin) or ``""`` (no null).
+
+    Examples
+    --------
+    >>> [null_kind(m) for m in ("labels permuted: m", "untrained:m", "", None)]
+    ['labels permuted', 'untrained', '', '']
+    """
+    text = "" if null_model is None else str(null_model)
+    for kind in (PERMUTED_LABELS, SHUFFLED_LAYERS):
+        if text.startswith(f"{kind}: "):
+            return kind
+    return "untrained" if text else ""
 
 
 #: Columns of a claims table, in order.
@@ -326,7 +362,8 @@ def attach_nulls(claims: pd.DataFrame, nulls: pd.DataFrame,
     cannot count as reproducing a seed's finding (:func:`primary_table`). ``nulls`` is the
     claims table of the null models, computed by the same chapter code with the same
     parameters; a row is paired with the null row of ``null_of[row.model]`` with the same
-    seed, claim, control, preset, task and statistic (a row without one keeps no null).
+    seed, claim, control, preset, task and statistic (a row without one keeps the null it
+    had, none in a fresh :func:`claims_frame`: nulls of two kinds attach one after the other).
 
     Parameters
     ----------
@@ -353,7 +390,8 @@ def attach_nulls(claims: pd.DataFrame, nulls: pd.DataFrame,
     """
     out = claims.copy()
     for column, default in NO_NULL.items():
-        out[column] = pd.Series([default] * len(out), index=out.index, dtype=object)
+        out[column] = (out[column].astype(object) if column in out
+                       else pd.Series([default] * len(out), index=out.index, dtype=object))
     if nulls.empty:
         return out
     index = {tuple(r[k] for k in ("model", *_NULL_KEY)): r for _, r in nulls.iterrows()}

@@ -24,7 +24,7 @@ from lmgeometry.claims.record import (
     LATER_COLUMNS,
     NULL_DTYPES,
     first_token_flags,
-    is_permuted,
+    null_kind,
 )
 from lmgeometry.measures.stats import VERDICTS
 from lmgeometry.report.plot_style import label, plain
@@ -210,6 +210,12 @@ VERDICT_CLASSES: dict[str, str] = {"holds": "lmg-holds", "does not hold": "lmg-f
 
 #: Characters trimmed from the ends of a statistic's distinguishing words (:func:`_variants`).
 _TRIM = " ,;:([])"
+
+#: What a verdict adds when its rule holds on its null too, per kind of null: the rule does
+#: not show what training did, that the vectors carry the labels, or that depth orders it.
+_AS_ON_NULL = {"untrained": ", as on an untrained copy",
+               "labels permuted": ", as with the labels permuted",
+               "layers shuffled": ", as with the layers in a random order"}
 
 
 def _rule(direction: str, threshold: float) -> str:
@@ -430,8 +436,7 @@ def _key_line(claim: str, rows: pd.DataFrame, order: Sequence[str], digits: int)
         shown = cell_text(r, digits).split(": ", 1)[-1] if fair else ""
         if fair and r["verdict"] == "holds" and r.get("null_verdict") == "holds":
             # the rule does not show what training did, or that the vectors carry the labels
-            shown += (", as with the labels permuted" if is_permuted(r.get("null_model"))
-                      else ", as on an untrained copy")
+            shown += _AS_ON_NULL.get(null_kind(r.get("null_model")), _AS_ON_NULL["untrained"])
         test = " ".join(t for t in (tests[i], shown) if t)
         groups.setdefault(r["verdict"] if fair else "not a fair test", {}).setdefault(
             str(r["model"]), []).append(test)

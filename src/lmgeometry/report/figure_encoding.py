@@ -3,18 +3,24 @@
 :func:`encode_figure` turns a figure into what ``_ext/lmgeometry_figures.js`` decodes:
 
 - every numeric array (trace data, slider and menu arguments) is sent as base64 typed data:
-  point clouds as 16-bit steps over their range, other floats as float32, integers as
-  int8/16/32; a point costs 2.7 characters a coordinate instead of about 20 as decimal text;
+  point clouds (the coordinates of marker-only traces, and any float array of
+  :data:`MIN_QUANTISED` values or more) as 16-bit steps over their range, other floats as
+  float32, integers as int8/16/32; a point costs 2.7 characters a coordinate instead of about
+  20 as decimal text;
 - an array that occurs more than once in a figure (the hover text shared by the panels of
   small multiples, the same colours in every layer) is sent once;
 - plotly's default template (7 kB) is left out and restored by the script.
 
 :func:`share_on_page` sends long lists of strings once per page instead of once per figure.
+:func:`pack_spec` sends a large figure gzip-compressed (its hover text, sentences and word
+labels, shrinks about threefold; the browser unpacks it with ``DecompressionStream``), and
+:func:`unpack_spec` is its inverse.
 """
 
 from __future__ import annotations
 
 import base64
+import gzip
 import hashlib
 import json
 import re
@@ -30,9 +36,12 @@ __all__ = [
     "MIN_PAGE_SHARED_CHARS",
     "MIN_QUANTISED",
     "MIN_SHARED_CHARS",
+    "MIN_PACKED_CHARS",
     "MIN_TYPED",
     "encode_figure",
+    "pack_spec",
     "share_on_page",
+    "unpack_spec",
 ]
 
 
@@ -48,6 +57,13 @@ MIN_SHARED_CHARS = 200
 #: Lists of strings (hover text) whose JSON is at least this long are sent once per page: the
 #: first figure that has one defines it, later figures of the chapter refer to it.
 MIN_PAGE_SHARED_CHARS = 1000
+#: A figure whose compact JSON is at least this long travels gzip-compressed
+#: (:func:`pack_spec`); a smaller one stays readable JSON, drawn without waiting.
+MIN_PACKED_CHARS = 20_000
+#: Trace types whose ``mode="markers"`` traces are point clouds: their coordinates are
+#: quantised (:func:`_quantised`) from :data:`MIN_TYPED` values on, not only from
+#: :data:`MIN_QUANTISED` (a small-multiple panel may hold a few dozen points of one class).
+_CLOUD_TRACES = frozenset({"scatter", "scattergl", "scatter3d"})
 
 
 def _typed(values: np.ndarray, quantise: bool = True) -> dict[str, Any] | None:
@@ -270,12 +286,85 @@ def encode_figure(fig: go.Figure) -> dict[str, Any]:
     parts = {"data": spec.get("data", []), "layout": layout}
     if spec.get("frames"):
         parts["frames"] = spec["frames"]
+    quantise = not _has_log_axis(layout)
+    if quantise:
+        parts["data"] = [_quantised_cloud(t) for t in parts["data"]]
     common = _common_trace_values(parts["data"])
     if common:
         parts["data"] = [{k: v for k, v in t.items() if k not in common} for t in parts["data"]]
     shared: list[Any] = []
-    body = _share(_encode(parts, quantise=not _has_log_axis(layout)), shared)
+    body = _share(_encode(parts, quantise=quantise), shared)
     return {**body, "shared": shared, **({"common": common} if common else {})}
+
+
+def _quantised_cloud(trace: dict[str, Any]) -> dict[str, Any]:
+    """``trace`` with its coordinates as 16-bit steps (:func:`_quantised`) when it is a point
+    cloud (a marker-only trace of :data:`_CLOUD_TRACES`) of :data:`MIN_TYPED` points or more."""
+    if trace.get("type", "scatter") not in _CLOUD_TRACES or trace.get("mode") != "markers":
+        return trace
+    out = dict(trace)
+    for axis in ("x", "y", "z"):
+        value = trace.get(axis)
+        if isinstance(value, dict) and {"dtype", "bdata"} <= value.keys():
+            value = _from_bdata(value)
+        array = _as_array(value)
+        if (array is not None and array.ndim == 1 and np.issubdtype(array.dtype, np.floating)
+                and array.size >= MIN_TYPED and np.isfinite(array).all()):
+            out[axis] = _quantised(array)
+    return out
+
+
+def pack_spec(spec: dict[str, Any]) -> dict[str, Any]:
+    """``spec`` as ``lmgFigure`` receives it: gzip-compressed when large, else unchanged.
+
+    A spec whose JSON has at least :data:`MIN_PACKED_CHARS` characters becomes
+    ``{"$gz": base64 of the gzip of its JSON, "types": [...]}``; ``types`` lists every
+    ``"type"`` value inside (trace, axis and shape types), which the book reads to choose the
+    plotly bundle a page needs without unpacking. The bytes depend only on the spec (gzip's
+    time stamp is zero). :func:`unpack_spec` is the inverse.
+
+    Examples
+    --------
+    >>> small = {"data": [{"type": "scatter"}], "layout": {}, "shared": []}
+    >>> pack_spec(small) is small
+    True
+    >>> big = {"data": [{"type": "bar", "text": ["a long label"] * 3000}], "layout": {},
+    ...        "shared": []}
+    >>> packed = pack_spec(big)
+    >>> sorted(packed), packed["types"], unpack_spec(packed) == big
+    (['$gz', 'types'], ['bar'], True)
+    """
+    text = json.dumps(spec, cls=PlotlyJSONEncoder, separators=(",", ":"))
+    if len(text) < MIN_PACKED_CHARS:
+        return spec
+    packed = gzip.compress(text.encode("utf-8"), compresslevel=9, mtime=0)
+    return {"$gz": base64.b64encode(packed).decode("ascii"), "types": _types(spec)}
+
+
+def unpack_spec(payload: dict[str, Any]) -> dict[str, Any]:
+    """The spec that :func:`pack_spec` packed (a spec that was not packed, unchanged)."""
+    if "$gz" not in payload:
+        return payload
+    return json.loads(gzip.decompress(base64.b64decode(payload["$gz"])).decode("utf-8"))
+
+
+def _types(value: Any) -> list[str]:
+    """Every string value of a ``"type"`` key in ``value``, sorted, once each."""
+    found: set[str] = set()
+
+    def walk(v: Any) -> None:
+        if isinstance(v, dict):
+            for k, x in v.items():
+                if k == "type" and isinstance(x, str):
+                    found.add(x)
+                else:
+                    walk(x)
+        elif isinstance(v, list):
+            for x in v:
+                walk(x)
+
+    walk(value)
+    return sorted(found)
 
 
 def _common_trace_values(traces: list[dict[str, Any]]) -> dict[str, Any]:

@@ -110,8 +110,9 @@ def plain_answer(totals: Mapping[str, Mapping[str, int]]) -> str:
     tier (:func:`lmgeometry.claims.tier_totals`): the verdict word from the rules checked on the
     seeds' numbers, then the rules only the seeds' words support, counted apart.
 
-    Only findings whose rule also fails on its null (an untrained copy of the model, or for a
-    probe's or classifier's score the labels permuted) count as held (``reproduced``); those
+    Only findings whose rule also fails on its null (an untrained copy of the model, for a
+    probe's or classifier's score the labels permuted, for a depth trend the layers in a
+    random order) count as held (``reproduced``); those
     that hold on the null too, or had no null run, are said apart.
 
     Examples
@@ -128,15 +129,19 @@ def plain_answer(totals: Mapping[str, Mapping[str, int]]) -> str:
         return sum(int(total.get(k, 0)) for k in _COUNTED if k != "not testable here")
 
     held = int(numeric.get("reproduced", 0))
+    shuffled = int(numeric.get("also true with the layers shuffled", 0))
     share = held / tested(numeric) if tested(numeric) else 0.0
     verdict = ("Mostly" if share >= 2 / 3 else "About half" if share >= 0.4
                else "Some" if share >= 0.2 else "Few")
     return (f"{verdict}: of the seeds' findings whose rule the seeds' own numbers check, "
             f"counted per claim and kind of model, {held} hold on this build's models and fail "
-            f"on their nulls (untrained copies of them, or the labels permuted), "
+            f"on their nulls (untrained copies of them, the labels permuted, or the layers in a "
+            f"random order), "
             f"{numeric.get('also true of an untrained model', 0)} hold on the untrained copies "
             f"too, {numeric.get('also true with labels permuted', 0)} hold with the labels "
-            f"permuted too, {numeric.get('held without a null run', 0)} hold with no null run, "
+            f"permuted too, "
+            + (f"{shuffled} hold with the layers in a random order too, " if shuffled else "")
+            + f"{numeric.get('held without a null run', 0)} hold with no null run, "
             f"{numeric.get('contradicted', 0)} are "
             f"contradicted, {numeric.get('inconclusive', 0)} are inconclusive and "
             f"{numeric.get('not testable here', 0)} cannot be tested here. Of the "

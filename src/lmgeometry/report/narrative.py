@@ -483,7 +483,9 @@ def _stand_ins(summary: Sequence[Mapping[str, Any]]) -> str:
         f"seeds' numbers check, {numeric['reproduced']} are reproduced, "
         f"{numeric['also true of an untrained model']} hold on an untrained copy too, "
         f"{numeric['also true with labels permuted']} on permuted labels, "
-        f"{numeric['held without a null run']} had no null run, "
+        + (f"{numeric['also true with the layers shuffled']} with the layers in a random "
+           "order, " if numeric["also true with the layers shuffled"] else "")
+        + f"{numeric['held without a null run']} had no null run, "
         f"{numeric['contradicted']} are contradicted"
         f"{' (' + _and(how) + ')' if how else ''}, {numeric['inconclusive']} are "
         f"inconclusive and {numeric['not testable here']} cannot be tested here. Of the "

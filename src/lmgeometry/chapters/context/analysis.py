@@ -78,7 +78,7 @@ from lmgeometry.chapters.context.static import (
     PRESET_OF,
     _static_part,
 )
-from lmgeometry.chapters.nulls import with_nulls
+from lmgeometry.chapters.nulls import with_nulls, with_shuffled
 from lmgeometry.claims import Claim, claims_frame
 from lmgeometry.io.benchmarks import load_benchmarks
 
@@ -236,6 +236,7 @@ def analyse(
     author_layers = authors_table()[0] if authors else pd.DataFrame()
     frames: dict[str, list[pd.DataFrame]] = {}
     claims: list[Claim] = []
+    shuffled: list[Claim] = []  # the depth trends' nulls: the layers in random orders
     kinds = {s.label: s.meta.get("model", {}).get("kind", "") for s in stores.values()}
     for store in stores.values():
         for run in _scan(store, p):
@@ -245,7 +246,7 @@ def analyse(
             claims += c
     if static_stores:
         bench = dict(benchmarks) if benchmarks is not None else load_benchmarks()
-        claims += _static_part(static_stores, bench, glove, p, frames)
+        claims += _static_part(static_stores, bench, glove, p, frames, shuffled)
     tables = {name: pd.concat(parts, ignore_index=True) for name, parts in frames.items()}
     tables["authors"] = author_layers
     tables["beside_authors"] = _beside_authors(tables["per_layer"], author_layers)
@@ -253,6 +254,7 @@ def analyse(
     table = _static_comparability(calibration.annotate(claims_frame(claims), facts),
                                   tables.get("static_layers"))
     table = standardised_baseline_rows(table, [CLAIMS[k].claim for k in ANISOTROPY_CLAIMS])
+    table = with_shuffled(table, shuffled)
     if null_stores:
         table = with_nulls(table, analyse(null_stores, authors=False, **asdict(p)).claims)
     return ChapterResult(tables=tables, claims=table, topics=_sentences(tables, table, kinds))

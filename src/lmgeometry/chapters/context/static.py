@@ -33,6 +33,7 @@ from lmgeometry.chapters.context.claims import (
 )
 from lmgeometry.chapters.context.layers import _band
 from lmgeometry.chapters.context.params import ContextParams
+from lmgeometry.chapters.nulls import shuffled_claim
 from lmgeometry.claims import Claim
 from lmgeometry.errors import DataUnavailable
 from lmgeometry.io import vectors
@@ -301,19 +302,20 @@ def _coverage_phrase(counts: dict, rhos: dict) -> str:
 
 
 def _static_claims(model: str, control: str, order: list, rhos: dict, counts: dict,
-                   table: pd.DataFrame) -> list[Claim]:
+                   table: pd.DataFrame, seed: int = 0) -> tuple[list[Claim], list[Claim]]:
     """Seed 001's static-embedding claims on one model under one control, under each estimator
     preset with its PC1 vectors (:data:`PC1_EMBEDDINGS`): PC1 of the best layer against the
     input vectors and against GloVe (the best layer picked inside each resample, so the choice
-    is part of the interval), and the trend over layers."""
+    is part of the interval), and the trend over layers; then the trend's null, the same rank
+    correlation with the layers in random orders (:func:`.nulls.shuffled_claim`)."""
     if not rhos:
         nan = (math.nan, math.nan, math.nan)
         low = [f"{b} ({n} items)" for b, (n, _) in counts.items() if n]
         evidence = (f"no similarity benchmark has {MIN_COVERED_ITEMS} items that every "
                     "embedding covers" + (f"; covered: {', '.join(low)}" if low else ""))
         return [_claim(k, (model, control), preset, nan, evidence)
-                for preset in PC1_EMBEDDINGS for k in STATIC_CLAIMS]
-    out = []
+                for preset in PC1_EMBEDDINGS for k in STATIC_CLAIMS], []
+    out, nulls = [], []
     for preset, embedding in PC1_EMBEDDINGS.items():
         def claim(key: str, value: tuple[float, float, float], evidence: str,
                   preset: str = preset) -> Claim:
@@ -337,14 +339,21 @@ def _static_claims(model: str, control: str, order: list, rhos: dict, counts: di
         out.append(claim("static_lower_better", trend,
                          f"mean rho {R[0, pc1[0]]:.3f} (layer {layers[0]}) to "
                          f"{R[0, pc1[-1]]:.3f} (layer {layers[-1]}); {where}"))
-    return out
+        scores = R[0, pc1]
+
+        def rho(order: np.ndarray, scores: np.ndarray = scores) -> float:
+            return float(stats.spearman_rows(scores[order][None])[0])
+
+        nulls.append(shuffled_claim(out[-1], rho, len(pc1), seed))
+    return out, nulls
 
 
 def _static_part(static_stores: Mapping[str, Store], bench: Mapping[str, pd.DataFrame],
-                 glove: bool, p: ContextParams,
-                 frames: dict[str, list[pd.DataFrame]]) -> list[Claim]:
+                 glove: bool, p: ContextParams, frames: dict[str, list[pd.DataFrame]],
+                 nulls: list[Claim]) -> list[Claim]:
     """Seed 001's Table 1 part: per static store and control, the scores, the same-item
-    comparisons (added to ``frames``) and the static claims."""
+    comparisons (added to ``frames``) and the static claims (their nulls added to
+    ``nulls``)."""
     vectors = _glove(static_stores.values()) if glove else None
     claims = []
     for store in static_stores.values():
@@ -355,7 +364,10 @@ def _static_part(static_stores: Mapping[str, Store], bench: Mapping[str, pd.Data
             order, rhos, counts = _static_correlations(it, bench, p)
             layers = _static_layers(store.label, c, depth, order, rhos, counts)
             frames.setdefault("static_layers", []).append(layers)
-            claims += _static_claims(store.label, c, order, rhos, counts, layers)
+            made, shuffled = _static_claims(store.label, c, order, rhos, counts, layers,
+                                            p.seed)
+            claims += made
+            nulls += shuffled
             if c == "none" and rhos:
                 frames.setdefault("static_budget", []).append(
                     _static_budget(store, bench, it, order, rhos, p))

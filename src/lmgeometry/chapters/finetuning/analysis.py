@@ -23,8 +23,11 @@ The claims on a classifier's accuracy (the 1-D threshold against the majority cl
 against the fine-tuned model, the ablations of the model's own head) each get a null
 (:mod:`.nulls`): the same statistic with the labels permuted within the fit set and within the
 held-out examples (:func:`permuted_summary`: the threshold fitted again, the fine-tuned model's
-predictions scored against the permuted labels). The claims on CKA, the variance shares and
-the shared rogue dimensions read no label and keep no null.
+predictions scored against the permuted labels). The claims about depth (CKA's halves and
+first blocks, where rogue dimensions emerge; :data:`SHUFFLED`) get the same statistic with
+the blocks in random orders, the same order before and after fine-tuning, as their null
+(:func:`shuffled_claims`). The claims on the last layer's variance shares and the shared rogue
+dimensions read neither label nor order and keep no null.
 """
 
 from __future__ import annotations
@@ -41,7 +44,13 @@ import pandas as pd
 from lmgeometry.chapters import calibration
 from lmgeometry.chapters.calibration import SEED003
 from lmgeometry.chapters.common import ChapterResult, check_whole, with_blas_threads
-from lmgeometry.chapters.nulls import null_sentences, permuted_claim, with_permuted
+from lmgeometry.chapters.nulls import (
+    null_sentences,
+    permuted_claim,
+    shuffled_claim,
+    with_permuted,
+    with_shuffled,
+)
 from lmgeometry.chapters.rogue_dimensions.analysis import LABELLED as CHAPTER6_LABELLED
 from lmgeometry.chapters.rogue_dimensions.analysis import THRESHOLDS as CHAPTER6_THRESHOLDS
 from lmgeometry.claims import Claim, claims_frame
@@ -63,6 +72,8 @@ __all__ = [
     "adequacy_gate",
     "analyse",
     "cka_tables",
+    "shuffled_claims",
+    "SHUFFLED",
     "FinetuningParams",
     "LABELLED",
     "permuted_claims",
@@ -234,6 +245,40 @@ def _layers(run: Run, counts: np.ndarray, full: np.ndarray, majority: np.ndarray
     return pd.DataFrame(rows), {s: np.stack(v, axis=1) for s, v in shares.items()}
 
 
+def _cka_groups(n: int, order: np.ndarray | None = None) -> dict[str, list[tuple[int, int]]]:
+    """The pairs of layers each CKA statistic of :func:`cka_tables` averages, among ``n``
+    pretrained layers (indices 0..n-1) and ``n`` fine-tuned ones (n..2n-1): ``diag`` (each
+    block with itself fine-tuned), ``same_ft``/``same_pre`` (pairs in the same half of the
+    blocks) and ``cross_ft``/``cross_pre`` (pairs in different halves). With ``order``, block
+    ``order[i]`` (0-based over blocks 1..L) takes the place of block ``i + 1`` in both models
+    (the layers-shuffled null)."""
+    L = n - 1
+    at = np.concatenate([[0], 1 + (np.arange(L) if order is None else np.asarray(order))])
+    blocks = range(1, L + 1)
+    first = set(range(1, L // 2 + 1))
+    same = [(int(at[i]), int(at[j])) for i in blocks for j in blocks
+            if i < j and ((i in first) == (j in first))]
+    cross = [(int(at[i]), int(at[j])) for i in blocks for j in blocks
+             if i < j and ((i in first) != (j in first))]
+    return {"diag": [(int(at[i]), n + int(at[i])) for i in blocks],
+            "same_ft": [(n + i, n + j) for i, j in same],
+            "cross_ft": [(n + i, n + j) for i, j in cross], "same_pre": same,
+            "cross_pre": cross}
+
+
+def _cka_statistics(L: int) -> dict[str, Any]:
+    """Each CKA statistic of :func:`cka_tables` as a function of the groups' CKA values."""
+    n_early = min(3, L)
+    return {
+        "refines": lambda g: _mean0(g["diag"][:L // 2]) - _mean0(g["diag"][L // 2:]),
+        "early": lambda g: _mean0(g["diag"][:n_early]),
+        "two_blocks": lambda g: _mean0(g["same_ft"]) - _mean0(g["cross_ft"]),
+        "two_blocks_pre": lambda g: _mean0(g["same_pre"]) - _mean0(g["cross_pre"]),
+        "bow_tie": lambda g: (_mean0(g["same_ft"]) - _mean0(g["cross_ft"]))
+        - (_mean0(g["same_pre"]) - _mean0(g["cross_pre"])),
+    }
+
+
 def cka_tables(run: Run, n_boot: int, gen: np.random.Generator
                ) -> tuple[pd.DataFrame, dict[str, tuple[float, ...]]]:
     """CKA between every pair of layers, pretrained and fine-tuned, linear and debiased.
@@ -252,14 +297,7 @@ def cka_tables(run: Run, n_boot: int, gen: np.random.Generator
     """
     n, L = run.n_layers, run.n_layers - 1
     layers = [run.before[i] for i in range(n)] + [run.after[i] for i in range(n)]
-    blocks = range(1, L + 1)
-    first = set(range(1, L // 2 + 1))
-    same = [(i, j) for i in blocks for j in blocks if i < j and ((i in first) == (j in first))]
-    cross = [(i, j) for i in blocks for j in blocks if i < j and ((i in first) != (j in first))]
-    diag = [(i, n + i) for i in blocks]
-    groups = {"diag": diag, "same_ft": [(n + i, n + j) for i, j in same],
-              "cross_ft": [(n + i, n + j) for i, j in cross], "same_pre": same,
-              "cross_pre": cross}
+    groups = _cka_groups(n)
     pairs = [p for g in groups.values() for p in g]
     linear, reps = similarity.gram_cka(layers, pairs, n_boot, gen)
     debiased = similarity.gram_cka(layers, debiased=True)[0]
@@ -273,17 +311,8 @@ def cka_tables(run: Run, n_boot: int, gen: np.random.Generator
             return fn({k: np.array([matrix[i, j] for i, j in g]) for k, g in groups.items()})
         return fn({k: replicates[:, cols[k]].T for k in groups})  # (pairs, replicates)
 
-    n_early = min(3, L)
-    fns = {
-        "refines": lambda g: _mean0(g["diag"][:L // 2]) - _mean0(g["diag"][L // 2:]),
-        "early": lambda g: _mean0(g["diag"][:n_early]),
-        "two_blocks": lambda g: _mean0(g["same_ft"]) - _mean0(g["cross_ft"]),
-        "two_blocks_pre": lambda g: _mean0(g["same_pre"]) - _mean0(g["cross_pre"]),
-        "bow_tie": lambda g: (_mean0(g["same_ft"]) - _mean0(g["cross_ft"]))
-        - (_mean0(g["same_pre"]) - _mean0(g["cross_pre"])),
-    }
-    summary = {}
-    for name, fn in fns.items():
+    summary: dict[str, Any] = {"linear": linear}  # the matrix, for the nulls
+    for name, fn in _cka_statistics(L).items():
         value = float(stat(linear, None, fn))
         lo, hi = percentile_interval(stat(linear, reps, fn), value) if n_boot else (math.nan,
                                                                                      math.nan)
@@ -433,6 +462,7 @@ def run_tables(run: Run, *, seed: int = 0, n_boot: int = 1000, n_boot_cka: int =
         "accuracy": _accuracy(full), "majority": float(majority.mean()),
         "dominance": tuple(last[f"variance_share_top3{s}"] for s in ("", "_lo", "_hi")),
         "emergence": _trend(shares["fine-tuned"][:, :, 0], ft[top1[0]].to_numpy()),
+        "share_top1": ft[top1[0]].to_numpy(),
         "exacerbated": (exacerbated, *percentile_interval(exacerbated_reps, exacerbated),
                         pre[top1[0]].iloc[-1], last[top1[0]]),
         "beats_majority": tuple(last[f"threshold_minus_majority{s}"] for s in ("", "_lo", "_hi")),
@@ -495,6 +525,33 @@ def permuted_claims(run: Run, summary: Mapping[str, Any]) -> list[Claim]:
     rules = {THRESHOLDS[key][1] for key in LABELLED}
     return [permuted_claim(c, (c.value, c.ci_low, c.ci_high))
             for c in run_claims(run, {**summary, **summary["permuted"]}) if c.rule in rules]
+
+
+#: The claims about depth that :func:`shuffled_claims` gives a null, with their statistic:
+#: a key of :func:`_cka_statistics` or ``"emergence"``.
+SHUFFLED = {"refines_last_half": "refines", "early_preserved": "early",
+            "two_blocks": "two_blocks", "bow_tie_emerges": "bow_tie",
+            "rogue_emergence": "emergence"}
+
+
+def shuffled_claims(run: Run, summary: Mapping[str, Any], seed: int = 0) -> list[Claim]:
+    """The null rows (:func:`.nulls.shuffled_claim`) of :func:`run_claims`' claims about depth
+    (:data:`SHUFFLED`): each statistic with blocks 1..L in random orders, the same order in
+    the pretrained and the fine-tuned model (CKA from ``summary["cka_linear"]``, the top-1
+    variance shares from ``summary["share_top1"]``)."""
+    matrix, shares = summary["cka_linear"], summary["share_top1"]
+    n = len(shares)
+    fns = _cka_statistics(n - 1)
+
+    def statistic(name: str) -> Any:
+        if name == "emergence":
+            return lambda order: float(spearman_rows(shares[1:][order][None])[0])
+        return lambda order: float(fns[name]({
+            k: np.array([matrix[i, j] for i, j in g]) for k, g in _cka_groups(n, order).items()}))
+
+    rules = {THRESHOLDS[key][1]: name for key, name in SHUFFLED.items()}
+    return [shuffled_claim(c, statistic(rules[c.rule]), n - 1, seed)
+            for c in run_claims(run, summary) if c.rule in rules]
 
 
 def _claim(key: str, run: Run, claim: str, statistic: str, interval: Sequence[float],
@@ -704,7 +761,7 @@ def analyse(runs: Sequence[Run], *, seed: int = 0, n_boot: int = 1000, n_boot_ck
     p = FinetuningParams(seed=seed, n_boot=n_boot, n_boot_cka=n_boot_cka,
                          ablation_ks=ablation_ks, ablation_share=ablation_share, keep=keep,
                          overlap_k=overlap_k, tsne_points=tsne_points)
-    parts, claims, nulls = [], [], []
+    parts, claims, nulls, shuffled = [], [], [], []
     for run in runs:
         part = run_tables(run, seed=p.seed, n_boot=p.n_boot, n_boot_cka=p.n_boot_cka,
                           ablation_ks=p.ablation_ks, ablation_share=p.ablation_share,
@@ -712,6 +769,7 @@ def analyse(runs: Sequence[Run], *, seed: int = 0, n_boot: int = 1000, n_boot_ck
         parts.append(part)
         claims += run_claims(run, part["summary"])
         nulls += permuted_claims(run, part["summary"])
+        shuffled += shuffled_claims(run, part["summary"], p.seed)
     tables: dict[str, pd.DataFrame] = {"runs": pd.DataFrame(
         [_runs_row(r, p["summary"]) for r, p in zip(runs, parts, strict=True)])}
     for name in ("layers", "cka", "ablation", "profile", "tsne"):
@@ -738,7 +796,7 @@ def analyse(runs: Sequence[Run], *, seed: int = 0, n_boot: int = 1000, n_boot_ck
     facts = {r.model: {"kind": r.kind} for r in runs}
     frame = adequacy_gate(calibration.annotate(claims_frame(claims), facts), tables["runs"],
                           tables["overlap"])
-    frame = with_permuted(frame, nulls)
+    frame = with_shuffled(with_permuted(frame, nulls), shuffled)
     return ChapterResult(tables=tables, claims=frame,
                          sentences=[*_sentences(tables["runs"], frame,
                                                 {r.model: r.kind for r in runs},

@@ -16,8 +16,9 @@ probe's accuracy word identity alone cannot buy.
 Every claim on a probe or on the clusters also gets its null (:mod:`.nulls`): the same
 statistic, at the same layers, with the tags permuted (:func:`permuted_probe_measures`, and
 ``purity_adjusted_permuted`` of :func:`layer_measures`); the claim that the best layer lies in
-the middle third reads no tag of its own and keeps none. With ``null_stores`` the untrained
-twins fill every row's null instead.
+the middle third reads no tag of its own: its null is the same statistic with the layers in
+random orders (:func:`.nulls.shuffled_claim`: where does the best layer fall when depth
+carries no order?). With ``null_stores`` the untrained twins fill every row's null instead.
 """
 
 from __future__ import annotations
@@ -39,7 +40,14 @@ from lmgeometry.chapters.common import (
     controls_for,
     with_blas_threads,
 )
-from lmgeometry.chapters.nulls import null_sentences, permuted_claim, with_nulls, with_permuted
+from lmgeometry.chapters.nulls import (
+    null_sentences,
+    permuted_claim,
+    shuffled_claim,
+    with_nulls,
+    with_permuted,
+    with_shuffled,
+)
 from lmgeometry.claims import Claim, claims_frame
 from lmgeometry.measures.clusters import pca_project, purity_credit, unit_kmeans
 from lmgeometry.measures.permutation import permute_within
@@ -420,6 +428,19 @@ def _plateau_claims(part: pd.DataFrame, measure: str, suffix: str = "") -> list[
     return [first, middle, _against_layer0(first, part, best)]
 
 
+def _middle_null(part: pd.DataFrame, measure: str, middle: Claim, seed: int) -> Claim:
+    """The middle-layer claim's null: the best layer's distance from depth 0.5 with the
+    layers' values in random orders (:func:`.nulls.shuffled_claim`), each depth kept."""
+    part = part.sort_values("layer").reset_index(drop=True)
+    values = part[measure].to_numpy(dtype=float)
+    distance = (part["depth"] - 0.5).abs().to_numpy(dtype=float)
+
+    def best_distance(order: np.ndarray) -> float:
+        return float(distance[int(np.argmax(np.nan_to_num(values[order], nan=-np.inf)))])
+
+    return shuffled_claim(middle, best_distance, len(part), seed)
+
+
 #: The statistic behind each first claim of :func:`_plateau_claims`, per measure.
 _GAIN = {"POS tags are well represented (a linear probe beats each word's most frequent tag)":
          "probe_vs_word", "POS tags form clusters": "purity_adjusted"}
@@ -563,7 +584,7 @@ def analyse(stores: Mapping[str, Store], *, seed: int = 0, probe_words: int = 60
     """
     params = PartOfSpeechParams(seed=seed, probe_words=probe_words, point_budget=point_budget,
                                 n_boot=n_boot)
-    tables, claims, views, kinds, selectivity, nulls = [], [], {}, {}, [], []
+    tables, claims, views, kinds, selectivity, nulls, shuffled = [], [], {}, {}, [], [], []
     for spec, store in stores.items():
         part, words, coords, control_task = _model_pass(store, params)
         control_task.insert(0, "model", spec)
@@ -574,12 +595,14 @@ def analyse(stores: Mapping[str, Store], *, seed: int = 0, probe_words: int = 60
         tables.append(part)
         for _, sub in part.groupby("control", sort=False):
             for measure in ("probe_accuracy", "purity_adjusted"):
-                claims += _plateau_claims(sub, measure)
+                first, middle, against = _plateau_claims(sub, measure)
+                claims += [first, middle, against]
+                shuffled.append(_middle_null(sub, measure, middle, seed))
         claims += _control_task_claims(control_task)
         nulls += _permuted_claims(part, control_task)
     layers = pd.concat(tables, ignore_index=True)
     frame = calibration.annotate(claims_frame(claims), calibration.store_facts(stores.values()))
-    frame = with_permuted(frame, nulls)
+    frame = with_shuffled(with_permuted(frame, nulls), shuffled)
     if null_stores:
         frame = with_nulls(frame, analyse(null_stores, seed=seed, probe_words=probe_words,
                                           point_budget=point_budget, n_boot=n_boot).claims)

@@ -24,8 +24,9 @@ The claims on a classifier (the 1-D threshold against the majority class and aga
 linear head, the ablations) each get a null (:mod:`.nulls`): the same statistic, on the same
 last layer, split and rogue dimension, with the labels permuted within the training and
 within the held-out sentences (:func:`permuted_summary`; the threshold and the head fitted
-again on the permuted labels). The claims on CKA and on the variance shares read no label
-and keep no null.
+again on the permuted labels). The block structure of CKA is a claim about depth: its null
+is the same statistic with blocks 1..L in random orders (:func:`shuffled_claims`). The claims
+on the variance shares read neither label nor order and keep no null.
 """
 
 from __future__ import annotations
@@ -42,7 +43,13 @@ from lmgeometry.activations.store import Store
 from lmgeometry.chapters import calibration
 from lmgeometry.chapters.calibration import SEED003
 from lmgeometry.chapters.common import ChapterResult, check_whole, per_layer, with_blas_threads
-from lmgeometry.chapters.nulls import null_sentences, permuted_claim, with_permuted
+from lmgeometry.chapters.nulls import (
+    null_sentences,
+    permuted_claim,
+    shuffled_claim,
+    with_permuted,
+    with_shuffled,
+)
 from lmgeometry.claims import Claim, claims_frame
 from lmgeometry.errors import UsageError
 from lmgeometry.measures import probes, similarity
@@ -58,12 +65,14 @@ from lmgeometry.report.prose import layers_phrase, number, pct, span
 __all__ = [
     "accuracy_long",
     "analyse",
+    "block_statistic",
     "cka_matrices",
     "cross_best_long",
     "cross_tables",
     "last_layers",
     "LABELLED",
     "permuted_claims",
+    "shuffled_claims",
     "permuted_summary",
     "pooling_for",
     "PUBLISHED",
@@ -306,6 +315,38 @@ def _ablation(Xtr: np.ndarray, ytr: np.ndarray, Xte: np.ndarray, yte: np.ndarray
     return curve, stats_
 
 
+def _block_pairs(L: int) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """Blocks 1..L's adjacent pairs (lag 1) and distant pairs (lag >= L/2)."""
+    near = [(i, i + 1) for i in range(1, L)]
+    far = [(i, j) for i in range(1, L + 1) for j in range(i + 1, L + 1) if j - i >= L / 2]
+    return near, far
+
+
+def block_statistic(matrix: np.ndarray, order: np.ndarray | None = None) -> float:
+    """The CKA block statistic of :func:`_cka_block` from the layers' CKA ``matrix``, with
+    block ``order[i]`` (0-based over blocks 1..L) in the place of block ``i + 1``: mean CKA
+    of adjacent blocks minus blocks >= L/2 apart. The identity order gives the observed
+    statistic; random orders give its null (:func:`shuffled_claims`).
+
+    Examples
+    --------
+    >>> lag = np.abs(np.subtract.outer(np.arange(5), np.arange(5)))
+    >>> round(block_statistic(1.0 - lag / 4), 3)  # similarity falls with distance
+    0.333
+    >>> round(block_statistic(1.0 - lag / 4, np.array([0, 2, 1, 3])), 3)  # order lost
+    0.0
+    """
+    L = len(matrix) - 1
+    blocks = 1 + (np.arange(L) if order is None else np.asarray(order))
+    near, far = _block_pairs(L)
+    at = np.concatenate([[0], blocks])  # position i (1..L) holds block at[i]
+
+    def mean(pairs: list[tuple[int, int]]) -> float:
+        return float(np.mean([matrix[at[i], at[j]] for i, j in pairs]))
+
+    return mean(near) - mean(far)
+
+
 def _cka_block(test_vectors: Sequence[np.ndarray], n_boot: int, gen: np.random.Generator
                ) -> tuple[np.ndarray, tuple[float, float, float, float, float]]:
     """Every layer's CKA with every other, and the block statistic over blocks 1..L.
@@ -316,8 +357,7 @@ def _cka_block(test_vectors: Sequence[np.ndarray], n_boot: int, gen: np.random.G
     decoder blocks.
     """
     L = len(test_vectors) - 1
-    near = [(i, i + 1) for i in range(1, L)]
-    far = [(i, j) for i in range(1, L + 1) for j in range(i + 1, L + 1) if j - i >= L / 2]
+    near, far = _block_pairs(L)
     matrix, reps = similarity.gram_cka(test_vectors, near + far, n_boot, gen)
     point_near = float(np.mean([matrix[i, j] for i, j in near]))
     point_far = float(np.mean([matrix[i, j] for i, j in far]))
@@ -384,7 +424,7 @@ def task_tables(store: Store, labels: np.ndarray, is_test: np.ndarray, *,
     last = layers.iloc[-1]
     n = len(matrix)
     summary = {
-        "cka_block": block, "emergence": _trend(np.stack(shares, axis=1),
+        "cka_block": block, "cka_matrix": matrix, "emergence": _trend(np.stack(shares, axis=1),
                                                 layers["variance_share_top1"].to_numpy()),
         "dominance": tuple(last[f"variance_share_top3{s}"] for s in ("", "_lo", "_hi")),
         "beats_majority": tuple(last[f"threshold_minus_majority{s}"] for s in ("", "_lo", "_hi")),
@@ -472,6 +512,17 @@ def permuted_claims(task: str, model: str, summary: Mapping[str, Any]) -> list[C
     return [permuted_claim(c, (c.value, c.ci_low, c.ci_high))
             for c in task_claims(task, model, {**summary, **summary["permuted"]})
             if c.rule in rules]
+
+
+def shuffled_claims(task: str, model: str, summary: Mapping[str, Any], seed: int = 0
+                    ) -> list[Claim]:
+    """The null row (:func:`.nulls.shuffled_claim`) of the block-structure claim: the same
+    statistic (:func:`block_statistic`) with blocks 1..L in random orders."""
+    matrix = summary["cka_matrix"]
+    claim = next(c for c in task_claims(task, model, summary)
+                 if c.claim == "layer-by-layer CKA has a block structure")
+    return [shuffled_claim(claim, lambda order: block_statistic(matrix, order),
+                           len(matrix) - 1, seed)]
 
 
 def cross_tables(reference: Store, store: Store, n_words: int = 3000, seed: int = 0
@@ -606,6 +657,7 @@ def analyse(
     parts: dict[tuple[str, int], dict[str, Any]] = {}
     claims: list[Claim] = []
     nulls: list[Claim] = []
+    shuffled: list[Claim] = []
     for task in tasks:
         for store in task.stores.values():
             part = task_tables(store, task.labels, task.is_test, pooling=p.pooling,
@@ -614,6 +666,7 @@ def analyse(
             parts[(task.name, id(store))] = part
             claims += task_claims(task.name, store.label, part["summary"])
             nulls += permuted_claims(task.name, store.label, part["summary"])
+            shuffled += shuffled_claims(task.name, store.label, part["summary"], p.seed)
     tables: dict[str, pd.DataFrame] = {}
     for name in ("layers", "cka", "ablation", "profile"):
         frames = []
@@ -631,7 +684,8 @@ def analyse(
     if cross:
         tables |= _cross(cross, p.cka_words, p.seed)
     facts = calibration.store_facts(s for task in tasks for s in task.stores.values())
-    frame = with_permuted(calibration.annotate(claims_frame(claims), facts), nulls)
+    frame = with_shuffled(with_permuted(calibration.annotate(claims_frame(claims), facts),
+                                        nulls), shuffled)
     return ChapterResult(tables=tables, claims=frame,
                          sentences=[*_sentences(tables, p.sink_ratio), *null_sentences(frame)])
 

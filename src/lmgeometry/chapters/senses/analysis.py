@@ -30,8 +30,11 @@ first word left out (:data:`lmgeometry.claims.record.CONTROLS`).
 Every claim that reads the senses (1-NN accuracy in the full space and in the views, the
 silhouette, WiC) gets its null (:mod:`lmgeometry.chapters.nulls`): the same statistic, the same
 maximum over layers and the same interval, with the senses permuted within each natural draw
-(and within the occurrences as sampled) and WiC's labels within each split. The polysemy claims are
-regressions on counts of senses and contexts, not on labels of occurrences, and keep no null.
+(and within the occurrences as sampled) and WiC's labels within each split. Of the polysemy
+regressions, the claim that words seen in more contexts are less self-similar gets the same
+regression with each word's count of contexts permuted across the words as its null; the
+claim that more senses do not lower self-similarity is a claim of absence, which a permuted
+null would meet by construction, and keeps none.
 """
 
 from __future__ import annotations
@@ -49,7 +52,7 @@ from lmgeometry.activations.store import Store
 from lmgeometry.chapters import calibration
 from lmgeometry.chapters.common import ChapterResult, check_wholes, with_blas_threads
 from lmgeometry.chapters.nulls import null_sentences, permuted_claim, with_permuted
-from lmgeometry.chapters.senses.polysemy import polysemy_pass
+from lmgeometry.chapters.senses.polysemy import CONTEXTS_PERMUTED, polysemy_pass
 from lmgeometry.chapters.senses.semcor import (
     VIEW_METHODS,
     _permuted_reps,
@@ -329,6 +332,18 @@ def _permuted_claims(reps: dict, wic: pd.DataFrame, model: str, control: str) ->
             for key, v in found.items()]
 
 
+def _contexts_null(reps: dict, model: str, control: str) -> Claim:
+    """The contexts claim's null row (:func:`permuted_claim`): its statistic (the mean over
+    layers 1-L of the standardised coefficient of log contexts) with each word's count of
+    contexts permuted across the words, its senses kept
+    (:data:`~lmgeometry.chapters.senses.polysemy.CONTEXTS_PERMUTED`)."""
+    beta, rep = reps[(control, CONTEXTS_PERMUTED)]
+    value = float(beta[1].mean())
+    interval = (value, *percentile_interval(rep[:, 1].mean(axis=1), value))
+    return permuted_claim(_claim("contexts", model, control, *interval,
+                                 "counts of contexts permuted across words"), interval)
+
+
 def _polysemy_claims(table: pd.DataFrame, reps: dict, model: str, control: str
                      ) -> list[Claim]:
     beta, rep = reps[(control, "WordNet words")]
@@ -476,6 +491,7 @@ def analyse(semcor: Mapping[str, Store], wic: Mapping[str, Store], sts: Mapping[
             claims.append(_wic_claim(wic_table.assign(model=spec), spec, control))
             claims += _polysemy_claims(poly.assign(model=spec), poly_reps, spec, control)
             nulls += _permuted_claims(null_reps, wic_table.assign(model=spec), spec, control)
+            nulls.append(_contexts_null(poly_reps, spec, control))
     out = {name: pd.concat(frames, ignore_index=True) for name, frames in tables.items()}
     frame = calibration.annotate(claims_frame(claims), calibration.store_facts(semcor.values()))
     frame = with_permuted(frame, nulls)

@@ -10,11 +10,17 @@ from lmgeometry.activations.store import Store
 from lmgeometry.chapters.common import control_rows, controls_for
 from lmgeometry.chapters.senses.semcor import _interval_columns
 from lmgeometry.measures.contextual import word_measures
+from lmgeometry.measures.permutation import permute_within
 from lmgeometry.measures.polysemy import standardised_coefficients
 
 __all__ = [
+    "CONTEXTS_PERMUTED",
     "polysemy_pass",
 ]
+
+#: The key of :func:`polysemy_pass`'s replicates of the regression over WordNet words with
+#: each word's count of contexts shuffled across the words (the contexts claim's null).
+CONTEXTS_PERMUTED = "WordNet words, contexts permuted"
 
 
 def _sense_counts(words: pd.DataFrame) -> pd.Series:
@@ -45,7 +51,10 @@ def polysemy_pass(store: Store, *, seed: int = 0, min_contexts: int = 5, n_boot:
         ``beta_senses``, ``beta_contexts`` with ``_lo/_hi``
     words : per layer (control "none"), ``word, selfsim, n_senses, n_sentences`` (WordNet
         words), for the figures
-    replicates : ``(control, sample) -> (beta, replicates)`` for the claims
+    replicates : ``(control, sample) -> (beta, replicates)`` for the claims, and
+        ``(control, CONTEXTS_PERMUTED)``: the WordNet words' fit with the counts of contexts
+        permuted across the words (:func:`lmgeometry.measures.permutation.permute_within`;
+        the senses kept), the contexts claim's null
     """
     words = store.words
     senses_of = _sense_counts(words)
@@ -73,6 +82,10 @@ def polysemy_pass(store: Store, *, seed: int = 0, min_contexts: int = 5, n_boot:
                                  np.log(contexts.to_numpy()[use].astype(float))])
             beta, rep, r2 = standardised_coefficients(X, wide.to_numpy()[use], n_boot, seed)
             reps[(control, sample)] = (beta, rep)
+            if sample == "WordNet words":  # the contexts claim's null: the counts shuffled
+                shuffled = np.column_stack([X[:, 0], permute_within(X[:, 1], seed=(seed, 5))])
+                reps[(control, CONTEXTS_PERMUTED)] = standardised_coefficients(
+                    shuffled, wide.to_numpy()[use], n_boot, seed)[:2]
             cols = _interval_columns(
                 {"s": (beta[0], rep[:, 0]), "c": (beta[1], rep[:, 1])},
                 {"s": "beta_senses", "c": "beta_contexts"})

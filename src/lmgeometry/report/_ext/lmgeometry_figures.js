@@ -5,7 +5,10 @@
  * base64, "shape"} and {"$q2": base64, "lo", "hi"} into typed arrays (with "parts": a list of
  * arrays sent as one; 2-D arrays into arrays of rows), {"$b": base64, "n"} into an array of n
  * booleans (packed bits), {"$ref": i} into spec.shared[i], {"$page": key} into a list that an
- * earlier figure of the page defined in its spec.page (figure_encoding.share_on_page), restores
+ * earlier figure of the page defined in its spec.page (figure_encoding.share_on_page). A large
+ * figure comes as {"$gz": base64 of its gzip-compressed JSON} (figure_encoding.pack_spec): the
+ * figures are unpacked one after the other in page order (DecompressionStream), so that a
+ * list an earlier figure defines is known before a later one needs it. The decoder restores
  * plotly's default template (lmgFigure.template, appended by the Sphinx extension) and calls
  * Plotly.newPlot. Below PHONE_PX of width the figure is laid out for a phone at display time
  * (fitPhone: narrow margins, a grid of panels in fewer columns with titles that fit, the
@@ -25,6 +28,9 @@
   "use strict";
   var PHONE_PX = 600;
   var PAGE = {};  // lists shared by the figures of the page: defined once, in spec.page
+  // Figures are unpacked in page order, one after the other (a packed figure takes a moment);
+  // each waits for those before it, whose shared lists it may use.
+  var queue = Promise.resolve();
 
   var ARRAYS = {f4: Float32Array, i1: Int8Array, i2: Int16Array, i4: Int32Array,
                 q2: Int16Array};
@@ -442,8 +448,11 @@
     draw();
   }
 
+  // Every figure now, and those still being unpacked once they are (a promise of that).
   window.lmgDrawAll = function () {
-    document.querySelectorAll("div.plotly-graph-div").forEach(drawNow);
+    var all = function () { document.querySelectorAll("div.plotly-graph-div").forEach(drawNow); };
+    all();
+    return queue.then(all);
   };
   window.addEventListener("beforeprint", window.lmgDrawAll);
 
@@ -476,12 +485,28 @@
     });
   }
 
-  window.lmgFigure = function (id, spec) {
+  // A packed figure's spec: base64 -> gzip -> JSON (figure_encoding.pack_spec).
+  function unpack(spec) {
+    if (!spec.$gz) return spec;
+    var bytes = Uint8Array.from(atob(spec.$gz), function (c) { return c.charCodeAt(0); });
+    var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+    return new Response(stream).text().then(JSON.parse);
+  }
+
+  function ready(gd, spec) {
     // lists shared with later figures are kept now, whichever figure is drawn first
     Object.keys(spec.page || {}).forEach(function (k) { PAGE[k] = spec.page[k]; });
-    var gd = document.getElementById(id);
     gd._lmgDraw = function () { draw(gd, spec); };
     if (observer) observer.observe(gd);
     else drawNow(gd);
+  }
+
+  window.lmgFigure = function (id, spec) {
+    var gd = document.getElementById(id);
+    queue = queue.then(function () { return unpack(spec); }).then(function (full) {
+      ready(gd, full);
+    }).catch(function (error) {
+      console.error("lmgFigure " + id + ": " + error);
+    });
   };
 })();

@@ -53,6 +53,9 @@ CARTESIAN_TYPES = CARTESIAN_TRACES | frozenset({
     "linear", "log", "date", "category", "multicategory", "-", "line", "rect", "circle",
     "path", "data", "percent", "constant", "sqrt", "buttons", "dropdown"})
 _TYPE = re.compile(r'"type":\s*"([^"]*)"')
+#: The ``"type"`` values a packed figure lists beside its compressed spec
+#: (:func:`lmgeometry.report.figure_encoding.pack_spec`).
+_PACKED_TYPES = re.compile(r'"types":\s*\[([^\]]*)\]')
 
 
 def bundle_version(path: Path) -> str:
@@ -85,8 +88,12 @@ def page_bundle(body: str) -> str:
     'plotly-cartesian.min.js'
     >>> page_bundle('lmgFigure("a", {"data":[{"type":"scatter3d"}]})')
     'plotly.min.js'
+    >>> page_bundle('lmgFigure("a", {"$gz":"H4sI","types":["linear","scatter3d"]})')
+    'plotly.min.js'
     """
     types = set(_TYPE.findall(body))
+    for listed in _PACKED_TYPES.findall(body):
+        types.update(re.findall(r'"([^"]*)"', listed))
     if types <= CARTESIAN_TYPES and cartesian_js_source() is not None:
         return CARTESIAN_JS
     return PLOTLY_JS
