@@ -110,8 +110,8 @@ for answer, figure in zip(answers, [*figures, None][:len(answers)], strict=True)
 # it is *also true with the layers shuffled*: the rule is met without any order of depth.
 # Where no null was run (chapter 3's static vectors against GloVe, the last layer's variance
 # shares in chapters 6 and 7, chapter 5's claim that more senses do not lower self-similarity,
-# chapter 8's comparisons of models, which runs untrained copies on request), it *held without
-# a null run*. A (claim, kind) is
+# chapter 8's claims on the models of its zoo, whose untrained copies run only on
+# request), it *held without a null run*. A (claim, kind) is
 # *contradicted* when every fair stand-in gets the opposite verdict; the null then tells
 # whether the effect goes the *opposite* way (the whole interval beyond the null's value, away
 # from the claim) or is only *weaker* than claimed. Anything else is *inconclusive*.
