@@ -14,6 +14,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import nbformat
@@ -396,8 +397,9 @@ def test_a_signal_stops_a_running_chapter_and_its_kernel(tmp_path, signum, statu
     started, cache_root = tmp_path / "started.txt", tmp_path / "cache"
     build = _book_process(project, "-p", "started_file", json.dumps(str(started)),
                           "-p", "cache_folder", json.dumps(str(cache_root)))
-    while not started.exists():
+    while not started.exists():  # the fixture writes it whole, by a rename
         assert build.poll() is None, build.communicate()
+        time.sleep(0.05)
     kernel = int(started.read_text())
     assert any(p.name.startswith(".tmp-entry-") for p in cache_root.iterdir())
     build.send_signal(signum)
