@@ -336,15 +336,19 @@ def block_statistic(matrix: np.ndarray, order: np.ndarray | None = None) -> floa
     >>> round(block_statistic(1.0 - lag / 4, np.array([0, 2, 1, 3])), 3)  # order lost
     0.0
     """
+    near, far = _near_far(matrix, order)
+    return near - far
+
+
+def _near_far(matrix: np.ndarray, order: np.ndarray | None = None) -> tuple[float, float]:
+    """Mean CKA of the adjacent and of the distant blocks (:func:`_block_pairs`), blocks
+    placed in ``order`` (:func:`block_statistic`)."""
     L = len(matrix) - 1
     blocks = 1 + (np.arange(L) if order is None else np.asarray(order))
-    near, far = _block_pairs(L)
     at = np.concatenate([[0], blocks])  # position i (1..L) holds block at[i]
-
-    def mean(pairs: list[tuple[int, int]]) -> float:
-        return float(np.mean([matrix[at[i], at[j]] for i, j in pairs]))
-
-    return mean(near) - mean(far)
+    near, far = (float(np.mean([matrix[at[i], at[j]] for i, j in pairs]))
+                 for pairs in _block_pairs(L))
+    return near, far
 
 
 def _cka_block(test_vectors: Sequence[np.ndarray], n_boot: int, gen: np.random.Generator
@@ -359,8 +363,7 @@ def _cka_block(test_vectors: Sequence[np.ndarray], n_boot: int, gen: np.random.G
     L = len(test_vectors) - 1
     near, far = _block_pairs(L)
     matrix, reps = similarity.gram_cka(test_vectors, near + far, n_boot, gen)
-    point_near = float(np.mean([matrix[i, j] for i, j in near]))
-    point_far = float(np.mean([matrix[i, j] for i, j in far]))
+    point_near, point_far = _near_far(matrix)
     block = point_near - point_far
     rep = reps[:, :len(near)].mean(axis=1) - reps[:, len(near):].mean(axis=1)
     lo, hi = percentile_interval(rep, block) if n_boot else (math.nan, math.nan)
