@@ -251,7 +251,9 @@ show(plots.facet_lines(finetuning.cka_diagonal(t["cka"]), "cka", "task", x="dept
 # emerge in the later blocks** (Spearman's rho of the top-1 share with the block index above
 # 0.5), and **fine-tuning exacerbates them** (the top-1 share of the last layer grows by at
 # least 5 points). The first figure, at the top of the page, gives the top-1 share of every
-# layer before and after fine-tuning.
+# layer before and after fine-tuning. The first and the third are claims about coordinates:
+# each is run again on the same states in a random orthonormal basis (the same before and
+# after fine-tuning), where no coordinate stands out and the rule should fail.
 
 # %% tags=["remove-input"]
 for (spec, task), stds in finetuning.state_profiles(t["profile"]).items():

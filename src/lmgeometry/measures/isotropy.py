@@ -339,11 +339,9 @@ def embedding_statistics(
       RoBERTa-large in the paper, Sec. 5.3); ``n_rows``, ``width``, ``n_zero_rows``;
     * ``isotropy_gap_closed`` = (I(W_c) - I(W)) / (1 - I(W)), the share of the distance to
       perfect isotropy that centring closes (0.61-0.96 in the paper's Table 1);
-    * with ``n_boot > 0``: ``<key>_lo`` / ``<key>_hi`` for ``isotropy_raw``,
-      ``isotropy_centered``, ``isotropy_gap_closed`` and ``top_eigvec_mean_cosine``, a 95%
-      interval from a Poisson bootstrap over the rows (tokens), following ``n_axes`` axes at
-      each end (:func:`_isotropy_replicates`; ``rng`` seeds it); the eigenvector's replicates
-      are first-order (:func:`_top_eigvec_replicates`).
+    * with ``n_boot > 0``: ``<key>_lo`` / ``<key>_hi`` for ``isotropy_raw``, ``_centered``,
+      ``_gap_closed`` and ``top_eigvec_mean_cosine``: a 95% Poisson bootstrap over the rows
+      (:func:`_isotropy_replicates`, ``n_axes`` axes at each end; ``rng`` seeds it).
 
     The computation makes two streaming passes over W and no full-size copy. Pass 1 accumulates
     W^T W, the row sum, the row norms and the unit-row sum in float64. The post-processed

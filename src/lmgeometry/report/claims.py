@@ -215,7 +215,8 @@ _TRIM = " ,;:([])"
 #: not show what training did, that the vectors carry the labels, or that depth orders it.
 _AS_ON_NULL = {"untrained": ", as on an untrained copy",
                "labels permuted": ", as with the labels permuted",
-               "layers shuffled": ", as with the layers in a random order"}
+               "layers shuffled": ", as with the layers in a random order",
+               "basis rotated": ", as in a random basis"}
 
 
 def _rule(direction: str, threshold: float) -> str:

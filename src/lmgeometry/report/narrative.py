@@ -490,6 +490,8 @@ def _stand_ins(summary: Sequence[Mapping[str, Any]]) -> str:
         f"{numeric['also true with labels permuted']} on permuted labels, "
         + (f"{numeric['also true with the layers shuffled']} with the layers in a random "
            "order, " if numeric["also true with the layers shuffled"] else "")
+        + (f"{numeric['also true with the basis rotated']} in a random basis, "
+           if numeric["also true with the basis rotated"] else "")
         + f"{numeric['held without a null run']} had no null run, "
         f"{numeric['contradicted']} are contradicted"
         f"{' (' + _and(how) + ')' if how else ''}, {numeric['inconclusive']} are "
