@@ -281,7 +281,10 @@ show_table(last[["model", "task", "state", "rogue_dim", "variance_share_top1",
 # shared by its SST-2 and QNLI fine-tunes. The claim: more than half of the top 10 shared. The
 # same model before fine-tuning, on the same inputs, is the baseline a reader needs: rogue
 # dimensions that were already there would recur in both fine-tunes without fine-tuning
-# putting anything into them.
+# putting anything into them. The claim's null is the same overlap with both fine-tunes'
+# states in one random orthonormal basis: directions the two share stay shared there, but no
+# coordinate keeps its identity, so an overlap that holds there too says shared directions,
+# not shared dimensions.
 
 # %% tags=["remove-input"]
 show_table(t["overlap"].round(2),

@@ -101,7 +101,8 @@ for answer, figure in zip(answers, [*figures, None][:len(answers)], strict=True)
 # adjacent blocks more alike than distant ones and where rogue dimensions emerge in chapters 6
 # and 7) is run again with the layers in random orders, each layer keeping its values: a
 # random order has no depth. A claim about single coordinates (a few rogue *dimensions*
-# dominate the last layer, fine-tuning raises the top one's share: chapters 6 and 7) is run
+# dominate the last layer, fine-tuning raises the top one's share, the two tasks' fine-tunes
+# share their top dimensions: chapters 6 and 7) is run
 # again on the same vectors in a random orthonormal basis, which keeps every distance and the
 # spread along every direction but privileges no coordinate. A (claim, kind) is
 # *reproduced* when every fair stand-in of that kind gets the verdict the seed reports for
@@ -114,9 +115,8 @@ for answer, figure in zip(answers, [*figures, None][:len(answers)], strict=True)
 # it is *also true with the layers shuffled*: the rule is met without any order of depth.
 # Where it holds in a random basis too, it is *also true with the basis rotated*: the rule
 # sees a few dominant directions, not a few dimensions.
-# Where no null was run (chapter 3's static vectors against GloVe, chapter 7's rogue
-# dimensions shared by the two tasks, chapter 5's claim that more senses do not lower
-# self-similarity,
+# Where no null was run (chapter 3's static vectors against GloVe, chapter 5's claim that
+# more senses do not lower self-similarity,
 # chapter 8's claims on the models of its zoo, whose untrained copies run only on
 # request), it *held without a null run*. A (claim, kind) is
 # *contradicted* when every fair stand-in gets the opposite verdict; the null then tells

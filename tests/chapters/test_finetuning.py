@@ -173,6 +173,9 @@ def test_the_same_rogue_dimensions_in_both_tasks_overlap(result):
     assert overlap.loc["planted", "overlap"] >= 3  # the three planted dimensions
     (row,) = result.claims[result.claims["claim"].str.startswith("the same rogue")].itertuples()
     assert row.model == "planted" and row.value == overlap.loc["planted", "overlap"]
+    # its null: the same states in one random basis, where shared directions stay shared
+    assert row.null_model == "basis rotated: planted"
+    assert row.null_ci_low <= row.null_value <= row.null_ci_high
 
 
 def test_different_rogue_dimensions_do_not_overlap():
@@ -181,6 +184,7 @@ def test_different_rogue_dimensions_do_not_overlap():
     out = finetuning.analyse([a, b], n_boot=100, n_boot_cka=20, tsne_points=0)
     (row,) = out.claims[out.claims["claim"].str.startswith("the same rogue")].itertuples()
     assert row.value <= 2 and row.verdict == "does not hold"
+    assert row.null_model == "basis rotated: planted" and row.null_verdict != "holds"
     assert "tsne" not in out.tables
 
 

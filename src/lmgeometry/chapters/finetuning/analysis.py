@@ -29,8 +29,8 @@ the blocks in random orders, the same order before and after fine-tuning, as the
 (:func:`shuffled_claims`). The claims on the last layer's variance shares (a few rogue
 dimensions dominate it; fine-tuning raises the top one's share) are about single coordinates:
 their null is the same statistics of the same states in a random orthonormal basis, the same
-before and after fine-tuning (:func:`rotated_claims`). The shared rogue dimensions of the two
-tasks keep no null.
+before and after fine-tuning (:func:`rotated_claims`), as does the claim that the two tasks'
+fine-tunes share their top rogue dimensions (``_overlap``).
 """
 
 from __future__ import annotations
@@ -674,14 +674,24 @@ def run_claims(run: Run, s: Mapping[str, Any]) -> list[Claim]:
     return out
 
 
-def _overlap(a: Run, b: Run, k: int, n_boot: int, gen: np.random.Generator
-             ) -> tuple[dict[str, Any], Claim]:
-    """Top-``k`` variance dimensions of the last layer shared by two fine-tunes of one model."""
+def _overlap(a: Run, b: Run, k: int, n_boot: int, gen: np.random.Generator, seed: int = 0
+             ) -> tuple[dict[str, Any], Claim, Claim]:
+    """Top-``k`` variance dimensions of the last layer shared by two fine-tunes of one model,
+    and the claim's null: the same overlap of the same states in one random orthonormal
+    basis (:func:`.nulls.rotated_claim`; shared directions stay shared, coordinates lose
+    their identity), with the same resamples."""
     Xa, Xb = _layer(a.after, -1), _layer(b.after, -1)
     ca = gen.multinomial(len(Xa), np.full(len(Xa), 1.0 / len(Xa)), size=n_boot)
     cb = gen.multinomial(len(Xb), np.full(len(Xb), 1.0 / len(Xb)), size=n_boot)
-    value = similarity.top_overlap(Xa, Xb, k)
-    lo, hi = percentile_interval(similarity.top_overlap_replicates(Xa, Xb, ca, cb, k), value)
+
+    def shared(A: np.ndarray, B: np.ndarray) -> tuple[float, float, float]:
+        value = similarity.top_overlap(A, B, k)
+        return (value, *percentile_interval(
+            similarity.top_overlap_replicates(A, B, ca, cb, k), value))
+
+    value, lo, hi = shared(Xa, Xb)
+    rotation = similarity.random_rotation(Xa.shape[1], seed=seed)
+    in_random_basis = shared(Xa @ rotation, Xb @ rotation)
     pre = similarity.top_overlap(_layer(a.before, -1), _layer(b.before, -1), k)
     d = Xa.shape[1]
     row = {"model": a.model, "tasks": f"{a.task} and {b.task}", "k": k, "overlap": value,
@@ -695,7 +705,7 @@ def _overlap(a: Run, b: Run, k: int, n_boot: int, gen: np.random.Generator
                   published=PUBLISHED["overlap"], figure="overlap",
                   evidence=f"pretrained model on the same inputs: {pre} of {k}; chance "
                   f"{k * k / d:.2f}")
-    return row, claim
+    return row, claim, rotated_claim(claim, in_random_basis)
 
 
 def adequacy_gate(claims: pd.DataFrame, runs: pd.DataFrame, overlap: pd.DataFrame
@@ -821,9 +831,10 @@ def analyse(runs: Sequence[Run], *, seed: int = 0, n_boot: int = 1000, n_boot_ck
     for tasks in by_model.values():
         if len(tasks) >= 2:
             a, b = list(tasks.values())[:2]
-            row, claim = _overlap(a, b, p.overlap_k, p.n_boot, gen)
+            row, claim, null = _overlap(a, b, p.overlap_k, p.n_boot, gen, p.seed)
             overlap.append(row)
             claims.append(claim)
+            rotated.append(null)
     tables["overlap"] = pd.DataFrame(overlap, columns=["model", "tasks", "k", "overlap",
                                                        "overlap_lo", "overlap_hi",
                                                        "overlap_pretrained", "chance"])
