@@ -221,7 +221,11 @@ for spec, (stds, task_names) in rogue_dimensions.task_profiles(t["profile"]).ite
 # the variance; an isotropic cloud gives them 3/d, under 1%), and, beyond the seed (which shows
 # the blocks of a *fine-tuned* GPT-2 only; chapter 7 tests it there), **rogue dimensions emerge in
 # the later blocks** (Spearman's rho of the top-1 share with the block index above 0.5, a "large"
-# correlation, with the interval of the same resampling).
+# correlation, with the interval of the same resampling). Each claim is also run where it
+# should fail. Rogue dimensions are *coordinates*: the same vectors in a random orthonormal
+# basis keep every distance and the spread along every direction, but no coordinate stands
+# out, so the top three should then hold little of the variance. The emergence is a claim
+# about depth: with the blocks in random orders, the trend should vanish.
 
 # %% [markdown]
 # ## How much of the task does one dimension carry?

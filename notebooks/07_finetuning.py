@@ -251,7 +251,9 @@ show(plots.facet_lines(finetuning.cka_diagonal(t["cka"]), "cka", "task", x="dept
 # emerge in the later blocks** (Spearman's rho of the top-1 share with the block index above
 # 0.5), and **fine-tuning exacerbates them** (the top-1 share of the last layer grows by at
 # least 5 points). The first figure, at the top of the page, gives the top-1 share of every
-# layer before and after fine-tuning.
+# layer before and after fine-tuning. The first and the third are claims about coordinates:
+# each is run again on the same states in a random orthonormal basis (the same before and
+# after fine-tuning), where no coordinate stands out and the rule should fail.
 
 # %% tags=["remove-input"]
 for (spec, task), stds in finetuning.state_profiles(t["profile"]).items():
@@ -279,7 +281,10 @@ show_table(last[["model", "task", "state", "rogue_dim", "variance_share_top1",
 # shared by its SST-2 and QNLI fine-tunes. The claim: more than half of the top 10 shared. The
 # same model before fine-tuning, on the same inputs, is the baseline a reader needs: rogue
 # dimensions that were already there would recur in both fine-tunes without fine-tuning
-# putting anything into them.
+# putting anything into them. The claim's null is the same overlap with both fine-tunes'
+# states in one random orthonormal basis: directions the two share stay shared there, but no
+# coordinate keeps its identity, so an overlap that holds there too says shared directions,
+# not shared dimensions.
 
 # %% tags=["remove-input"]
 show_table(t["overlap"].round(2),

@@ -98,8 +98,13 @@ for answer, figure in zip(answers, [*figures, None][:len(answers)], strict=True)
 # seen in more contexts are less self-similar (chapter 5) gets the same regression with the
 # words' counts of contexts shuffled. A claim about depth that no untrained copy tests (where
 # the best layer lies in chapter 2, the static vectors' trend over layers in chapter 3,
-# adjacent blocks more alike than distant ones in chapter 6) is run again with the layers in
-# random orders, each layer keeping its values: a random order has no depth. A (claim, kind) is
+# adjacent blocks more alike than distant ones and where rogue dimensions emerge in chapters 6
+# and 7) is run again with the layers in random orders, each layer keeping its values: a
+# random order has no depth. A claim about single coordinates (a few rogue *dimensions*
+# dominate the last layer, fine-tuning raises the top one's share, the two tasks' fine-tunes
+# share their top dimensions: chapters 6 and 7) is run
+# again on the same vectors in a random orthonormal basis, which keeps every distance and the
+# spread along every direction but privileges no coordinate. A (claim, kind) is
 # *reproduced* when every fair stand-in of that kind gets the verdict the seed reports for
 # its model of that kind and, where the seed says the claim holds, the claim does not hold on
 # any stand-in's null. Where it holds on an untrained copy too, it is *also true of an
@@ -108,8 +113,10 @@ for answer, figure in zip(answers, [*figures, None][:len(answers)], strict=True)
 # cannot know, as a claim that something is absent ("no tight sense clusters", "the threshold
 # nearly matches the model") always is. Where it holds with the layers in random orders too,
 # it is *also true with the layers shuffled*: the rule is met without any order of depth.
-# Where no null was run (chapter 3's static vectors against GloVe, the last layer's variance
-# shares in chapters 6 and 7, chapter 5's claim that more senses do not lower self-similarity,
+# Where it holds in a random basis too, it is *also true with the basis rotated*: the rule
+# sees a few dominant directions, not a few dimensions.
+# Where no null was run (chapter 3's static vectors against GloVe, chapter 5's claim that
+# more senses do not lower self-similarity,
 # chapter 8's claims on the models of its zoo, whose untrained copies run only on
 # request), it *held without a null run*. A (claim, kind) is
 # *contradicted* when every fair stand-in gets the opposite verdict; the null then tells
@@ -141,7 +148,7 @@ show_table(summary.assign(seed=[f"{s}: {SEED_DOCUMENTS.get(s, '').split(',')[0]}
                                for s in summary["seed"]]).set_index(["seed", "calibration"]),
            "Per seed: how many (claim, model kind) rows were reproduced, also true of an "
            "untrained model, also true with labels permuted, also true with the layers "
-           "shuffled, held without a null run, "
+           "shuffled, also true with the basis rotated, held without a null run, "
            "contradicted (of which the opposite way, "
            "or only weaker), inconclusive or not testable here, and where the seed says "
            "nothing of a kind.")

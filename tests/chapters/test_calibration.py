@@ -25,7 +25,13 @@ def _rules() -> dict[str, tuple[float, str]]:
                        ("centring improves word similarity", "wordsim_gain"),
                        ("scaled centring improves word similarity", "wordsim_gain"),
                        ("removing the top principal components (eq. 11) improves word "
-                        "similarity", "wordsim_gain")):
+                        "similarity", "wordsim_gain"),
+                       ("the top eigenvector of W^T W points along the mean vector",
+                        "eigvec_mean"),
+                       *((f"{words} gains more with the inner product than with the cosine",
+                          "inner_product_gain")
+                         for words in ("centring", "scaled centring", "removing the top "
+                                       "principal components (eq. 11)"))):
         rules[claim] = (drift_verdicts.THRESHOLDS[key][0], "above")
     rules["the 1-D threshold nearly matches the full fine-tuned model"] = (
         finetuning.THRESHOLDS["threshold_gap"][0], "below")

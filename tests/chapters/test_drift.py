@@ -136,10 +136,28 @@ def test_centring_a_planted_offset_improves_word_similarity_with_an_interval():
     assert {c.verdict for c in gains} == {"holds"} and len(gains) == 2
 
 
+def test_the_inner_product_gains_more_where_the_offset_swamps_it():
+    """The planted offset's length varies from row to row: it swamps the inner product more
+    than the cosine (which divides the length out), so removing it helps the inner product
+    more; the gap is the dot row's change minus the cosine row's, with its own interval."""
+    W, tok, frame = _shifted_vocabulary()
+    _, change = drift_words.word_similarity(W, tok, benchmarks=["toy"], frames={"toy": frame},
+                                            n_boot=200, rng=0)
+    rows = change.set_index(["variant", "score"])
+    dot, cos = rows.loc[("centered", "dot")], rows.loc[("centered", "cosine")]
+    assert dot["over_cosine_x100"] == pytest.approx(dot["change_x100"] - cos["change_x100"])
+    assert dot["over_cosine_x100_lo"] > 0 and np.isnan(cos["over_cosine_x100"])
+    claims = drift_verdicts.drift_claims("toy", _statistics(), _trends(), change)
+    gap = [c for c in claims if c.claim == "centring gains more with the inner product than "
+           "with the cosine"]
+    assert [c.verdict for c in gap] == ["holds"]
+
+
 def _statistics(**over):
     base = {k: 0.5 for k in ("mean_cosine", "mean_cosine_lo", "mean_cosine_hi",
                              "mean_cosine_centered", "mean_vector_ratio",
-                             "top_eigvec_mean_cosine", "isotropy_raw", "isotropy_centered",
+                             "top_eigvec_mean_cosine", "top_eigvec_mean_cosine_lo",
+                             "top_eigvec_mean_cosine_hi", "isotropy_raw", "isotropy_centered",
                              "isotropy_centered_lo", "isotropy_centered_hi",
                              "isotropy_gap_closed", "isotropy_gap_closed_lo",
                              "isotropy_gap_closed_hi", "norm_count_spearman",
@@ -167,6 +185,7 @@ def test_w_tables_on_a_planted_shift_give_the_seed_verdicts(monkeypatch):
     assert claims["W's rows share a common direction"].verdict == "holds"
     assert claims["centring makes W nearly isotropic"].verdict == "holds"
     assert claims["centring closes most of the gap to isotropy"].verdict == "holds"
+    assert claims["the top eigenvector of W^T W points along the mean vector"].verdict == "holds"
     assert len(out["projection"]) == 50 and set(out["spectra"]["variant"]) == {"raw", "centered"}
     assert out["coverage"]["seen"] == 300
 

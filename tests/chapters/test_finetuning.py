@@ -94,7 +94,19 @@ def test_classifier_claims_get_their_null_with_the_labels_permuted(result):
     assert depth.sum() == 5
     shuffled = claims[depth].set_index("statistic")
     assert (shuffled["null_model"] == "layers shuffled: planted").all()
-    assert (claims.loc[~labelled & ~depth, "null_model"] == "").all()
+    # the last layer's variance shares are about coordinates: their null is a random basis,
+    # where the planted rogue coordinates' variance spreads over all of them
+    coordinates = claims["rule"].isin([finetuning.THRESHOLDS[k][1]
+                                       for k in ("rogue_dominance", "rogue_exacerbated")])
+    assert coordinates.sum() == 2
+    rotated = claims[coordinates]
+    assert (rotated["null_model"] == "basis rotated: planted").all()
+    assert (rotated["verdict"] == "holds").all()
+    assert (rotated["null_value"] < rotated["value"] / 2).all()
+    # three dominant coordinates among 48: in a random basis no three hold half the variance
+    dominance = rotated[rotated["statistic"].str.startswith("variance share of the top 3")]
+    assert dominance["discriminates"].all()
+    assert (claims.loc[~labelled & ~depth & ~coordinates, "null_model"] == "").all()
     # the planted fine-tune changed the last half only: each depth claim holds, and fails
     # with the blocks in random orders (a random half, random first blocks, no trend)
     assert (shuffled["verdict"] == "holds").all() and shuffled["discriminates"].all()
@@ -161,6 +173,9 @@ def test_the_same_rogue_dimensions_in_both_tasks_overlap(result):
     assert overlap.loc["planted", "overlap"] >= 3  # the three planted dimensions
     (row,) = result.claims[result.claims["claim"].str.startswith("the same rogue")].itertuples()
     assert row.model == "planted" and row.value == overlap.loc["planted", "overlap"]
+    # its null: the same states in one random basis, where shared directions stay shared
+    assert row.null_model == "basis rotated: planted"
+    assert row.null_ci_low <= row.null_value <= row.null_ci_high
 
 
 def test_different_rogue_dimensions_do_not_overlap():
@@ -169,6 +184,7 @@ def test_different_rogue_dimensions_do_not_overlap():
     out = finetuning.analyse([a, b], n_boot=100, n_boot_cka=20, tsne_points=0)
     (row,) = out.claims[out.claims["claim"].str.startswith("the same rogue")].itertuples()
     assert row.value <= 2 and row.verdict == "does not hold"
+    assert row.null_model == "basis rotated: planted" and row.null_verdict != "holds"
     assert "tsne" not in out.tables
 
 

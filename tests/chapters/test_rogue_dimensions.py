@@ -399,12 +399,17 @@ def test_classifier_claims_get_their_null_with_the_labels_permuted(tmp_path) -> 
     claims = rogue_dimensions.analyse([task], n_boot=200, ablation_ks=[0, 1]).claims
     labelled = claims["statistic"].str.contains("accuracy")
     assert labelled.sum() == 4  # threshold - majority, head - threshold, two ablations
-    # CKA's block structure is about depth: its null is the blocks in random orders; the
-    # variance shares and their trend read neither label nor order: no null
-    block = claims["claim"] == "layer-by-layer CKA has a block structure"
+    # CKA's block structure and the rogue dimensions' emergence are about depth: their null
+    # is the blocks in random orders; the last layer's dominance by a few coordinates is
+    # about coordinates: its null is the same vectors in a random basis
+    block = claims["claim"].isin(["layer-by-layer CKA has a block structure",
+                                  "beyond the paper: before fine-tuning, rogue dimensions "
+                                  "emerge in the later blocks"])
     assert (claims.loc[block, "null_model"] == "layers shuffled: decoder-model").all()
-    assert claims.loc[block, "evidence"].notna().all()
-    assert (claims.loc[~labelled & ~block, "null_model"] == "").all()
+    assert block.sum() == 2 and claims.loc[block, "evidence"].notna().all()
+    dominance = claims["claim"] == "a few rogue dimensions dominate the last layer"
+    assert (claims.loc[dominance, "null_model"] == "basis rotated: decoder-model").all()
+    assert (claims.loc[~labelled & ~block & ~dominance, "null_model"] == "").all()
     rows = claims[labelled]
     assert (rows["null_model"] == "labels permuted: decoder-model").all()
     # the planted label dimension beats the majority class; with the labels permuted the
@@ -417,6 +422,35 @@ def test_classifier_claims_get_their_null_with_the_labels_permuted(tmp_path) -> 
     assert len(ablations) == 2
     for _, row in ablations.iterrows():
         assert row["null_ci_low"] <= 0 <= row["null_ci_high"] and row["null_verdict"] != "holds"
+
+
+def test_a_rogue_coordinate_fails_its_rotated_null_and_a_few_directions_do_not(tmp_path
+                                                                               ) -> None:
+    """A claim about dimensions: one coordinate with 20 times the others' spread dominates,
+    and in a random basis of 64 coordinates its variance spreads over all of them (the rule
+    fails there: it discriminates); three directions that dominate as strongly but are not
+    coordinates fail the claim and hold no better in a random basis."""
+    rng = np.random.default_rng(5)
+    n_sent, width = 500, 64
+    y = rng.integers(0, 2, size=n_sent)
+    test = np.arange(n_sent) >= 350
+    words = {"sentence_id": np.arange(n_sent), "word_index": np.zeros(n_sent, int)}
+    rogue = rng.normal(size=(n_sent, width))
+    rogue[:, 7] *= 20.0
+    Q = similarity.random_rotation(width, seed=99)
+    spread = rng.normal(size=(n_sent, width)) @ np.diag([20.0] * 3 + [1.0] * (width - 3)) @ Q
+    verdicts = {}
+    for name, X in (("rogue", rogue), ("spread", spread)):
+        store = array_store(tmp_path / name, [X, X], words, kind="encoder", name=name)
+        out = rogue_dimensions.task_tables(store, y, test, n_boot=200, ablation_ks=[0])
+        real = next(c for c in rogue_dimensions.task_claims("toy", name, out["summary"])
+                    if c.claim == "a few rogue dimensions dominate the last layer")
+        null = rogue_dimensions.rotated_claims("toy", name, out["summary"])[0]
+        assert null.model == f"basis rotated: {name}"
+        verdicts[name] = (real.verdict, null.verdict, null.value)
+    assert verdicts["rogue"][:2] == ("holds", "does not hold")
+    assert verdicts["spread"][0] != "holds" and verdicts["spread"][1] != "holds"
+    assert verdicts["rogue"][2] < 0.5
 
 
 def test_permuted_summary_is_fixed_by_its_seed_and_keeps_the_majority() -> None:

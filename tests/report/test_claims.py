@@ -404,8 +404,12 @@ def test_findings_box_is_generated_from_the_claims_and_escaped():
     # a holding row whose rule also holds on the model's untrained copy says so
     twin = frame.copy()
     twin.loc[(twin["model"] == "enc") & (twin["verdict"] == "holds"), "null_verdict"] = "holds"
+    twin = twin.assign(null_model="untrained:enc")
     assert "0.20 [0.15, 0.30], as on an untrained copy)" in findings_box(
         twin, models=["enc"], question="Q?")
+    # a null of unknown kind is not named as one
+    assert "0.20 [0.15, 0.30], as on its null)" in findings_box(
+        twin.assign(null_model=None), models=["enc"], question="Q?")
     # or, where the null is its statistic with the labels permuted, says that
     shuffled = twin.assign(null_model="labels permuted: enc")
     assert "0.20 [0.15, 0.30], as with the labels permuted)" in findings_box(

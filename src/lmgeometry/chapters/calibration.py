@@ -454,6 +454,18 @@ def _table2_004(variant: str) -> Callable[[], Sequence[Evidence]]:
     return evidence
 
 
+def _table2_gap_004(variant: str) -> Callable[[], Sequence[Evidence]]:
+    """Seed 004 Table 2: a post-processing's change with the inner product minus its change
+    with the cosine, per model (the seed: larger with the inner product 'regardless of the
+    model or processing method')."""
+    def evidence() -> Sequence[Evidence]:
+        table = reference_tables.BIS2021_WORDSIM["table2"]
+        return [Evidence(model, HOLDS, "seed 004, Table 2", float(
+            (v[variant]["dot"] - v["original"]["dot"])
+            - (v[variant]["cosine"] - v["original"]["cosine"]))) for model, v in table.items()]
+    return evidence
+
+
 #: Seed 003's accuracies (%) of the principal-rogue-dimension threshold and of the whole
 #: fine-tuned model, on the validation sets.
 SEED003: dict[str, dict[str, dict[str, float]]] = {
@@ -675,12 +687,21 @@ SEED_CLAIMS: dict[str, SeedClaim] = {
         SeedClaim(_ENC, _words(("BERT-base-cased", HOLDS), source=(
             "seed 004: mean cosine with the [unused] tokens 0.27 (ids 2000-3000) to 0.63 (ids "
             "28500-29500), Fig. 3 (two end points: no rank correlation to compute)"))),
+    "the top eigenvector of W^T W points along the mean vector": SeedClaim(
+        _ENC, _points(("RoBERTa-large", HOLDS, 0.99), source="seed 004, Sec. 5.3: 'the cosine "
+                      "similarity between the top eigenvector of W^T W and the mean vector is "
+                      "0.99'")),
     "centring improves word similarity": SeedClaim(
         _DEC, _table2_004("centered")),
     "scaled centring improves word similarity": SeedClaim(
         {"encoder": HOLDS, "decoder": HOLDS}, _table2_004("centered_scaled")),
     "removing the top principal components (eq. 11) improves word similarity": SeedClaim(
         {"encoder": HOLDS, "decoder": HOLDS}, _table2_004("post_process")),
+    **{f"{words} gains more with the inner product than with the cosine": SeedClaim(
+        {"encoder": HOLDS, "decoder": HOLDS}, _table2_gap_004(variant))
+       for variant, words in (("centered", "centring"), ("centered_scaled", "scaled centring"),
+                              ("post_process",
+                               "removing the top principal components (eq. 11)"))},
     # seed 001, chapter 5
     "a word's occurrences are not a few sense vectors (no tight sense clusters)": SeedClaim(
         {"encoder": HOLDS, "decoder": HOLDS},

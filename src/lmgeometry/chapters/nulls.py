@@ -1,9 +1,9 @@
-"""Null models for a chapter's claims: each stand-in's untrained twin, the labels permuted, or
-the layers shuffled.
+"""Null models for a chapter's claims: each stand-in's untrained twin, the labels permuted, the
+layers shuffled, or the basis rotated.
 
 A seed's claim about a trained model is reproduced only if the rule that tests it fails where
 the claim should not hold. Each claim row has at most one null
-(:data:`lmgeometry.claims.NULL_COLUMNS`), of one of three kinds:
+(:data:`lmgeometry.claims.NULL_COLUMNS`), of one of four kinds:
 
 * **The untrained twin** (``untrained:<spec>``, :mod:`lmgeometry.io.untrained`): the same
   architecture and tokenizer with random weights, on the same corpus, analysed by the same
@@ -31,7 +31,15 @@ the claim should not hold. Each claim row has at most one null
   is the median over the orders and its interval their central 95%. :func:`shuffled_claim`
   makes the null row and :func:`with_shuffled` puts each row beside it; the scorecard counts
   a claim that also holds on it as "also true with the layers shuffled". Chapters 2 (the
-  middle layers), 3 (the static vectors' trend) and 6 (CKA's block structure) give one.
+  middle layers), 3 (the static vectors' trend), 6 (CKA's block structure, the rogue
+  dimensions' emergence) and 7 (its depth claims) give one.
+* **The basis rotated** (:func:`lmgeometry.measures.similarity.random_rotation`), for a claim
+  about single coordinates (a few rogue *dimensions* hold most of the variance): the same
+  statistic on the same vectors in a random orthonormal basis, which keeps every distance and
+  the covariance spectrum but privileges no coordinate. :func:`rotated_claim` makes the null
+  row and :func:`with_rotated` puts each row beside it; the scorecard counts a claim that also
+  holds on it as "also true with the basis rotated" (the rule sees a few directions, not a few
+  dimensions). Chapters 6 and 7 give one to their variance-share claims.
 """
 
 from __future__ import annotations
@@ -51,13 +59,14 @@ from lmgeometry.claims.record import (
     claims_frame,
     is_permuted,
     permuted_model,
+    rotated_model,
     shuffled_model,
 )
 from lmgeometry.io.untrained import UNTRAINED_PREFIX, base_spec, is_untrained
 from lmgeometry.measures.permutation import layer_order_null
 
-__all__ = ["null_sentences", "null_spec", "null_stores", "permuted_claim", "shuffled_claim",
-           "with_nulls", "with_permuted", "with_shuffled"]
+__all__ = ["null_sentences", "null_spec", "null_stores", "permuted_claim", "rotated_claim",
+           "shuffled_claim", "with_nulls", "with_permuted", "with_rotated", "with_shuffled"]
 
 
 def null_spec(spec: str) -> str:
@@ -111,8 +120,14 @@ def with_permuted(claims: pd.DataFrame, nulls: Sequence[Claim]) -> pd.DataFrame:
     """``claims`` with each row beside its labels-permuted null (:func:`permuted_claim`), where
     ``nulls`` has one with the same seed, claim, control, preset, task and statistic; the other
     rows keep the null they had (:func:`lmgeometry.claims.attach_nulls`)."""
+    return _beside(claims, nulls, permuted_model)
+
+
+def _beside(claims: pd.DataFrame, nulls: Sequence[Claim], named: Callable[[str], str]
+            ) -> pd.DataFrame:
+    """``claims`` with each row beside the row of ``nulls`` whose model is ``named(model)``."""
     models = dict.fromkeys(str(m) for m in claims.get("model", pd.Series(dtype=str)))
-    return attach_nulls(claims, claims_frame(nulls), {m: permuted_model(m) for m in models})
+    return attach_nulls(claims, claims_frame(nulls), {m: named(m) for m in models})
 
 
 def shuffled_claim(claim: Claim, statistic: Callable[[np.ndarray], float], n_layers: int,
@@ -149,8 +164,35 @@ def with_shuffled(claims: pd.DataFrame, nulls: Sequence[Claim]) -> pd.DataFrame:
     """``claims`` with each row beside its layers-shuffled null (:func:`shuffled_claim`) where
     ``nulls`` has one with the same seed, claim, control, preset, task and statistic; the
     other rows keep the null they had."""
-    models = dict.fromkeys(str(m) for m in claims.get("model", pd.Series(dtype=str)))
-    return attach_nulls(claims, claims_frame(nulls), {m: shuffled_model(m) for m in models})
+    return _beside(claims, nulls, shuffled_model)
+
+
+def rotated_claim(claim: Claim, interval: Sequence[float]) -> Claim:
+    """``claim``'s null row: its rule on ``interval`` (value, low, high), the same statistic of
+    single coordinates computed on the same vectors in a random orthonormal basis
+    (:func:`lmgeometry.measures.similarity.random_rotation`), under the null name
+    :func:`lmgeometry.claims.record.rotated_model` of the claim's model.
+
+    Examples
+    --------
+    >>> real = Claim(seed="003", claim="c", model="m", statistic="top-3 variance share",
+    ...              value=0.7, ci_low=0.6, ci_high=0.8, threshold=0.5, direction="above",
+    ...              rule="r")
+    >>> null = rotated_claim(real, (0.02, 0.01, 0.03))
+    >>> null.model, null.verdict
+    ('basis rotated: m', 'does not hold')
+    """
+    value, low, high = (float(x) for x in interval[:3])
+    return dataclasses.replace(claim, model=rotated_model(claim.model), value=value,
+                               ci_low=low, ci_high=high,
+                               evidence="the same vectors in a random orthonormal basis")
+
+
+def with_rotated(claims: pd.DataFrame, nulls: Sequence[Claim]) -> pd.DataFrame:
+    """``claims`` with each row beside its rotated-basis null (:func:`rotated_claim`) where
+    ``nulls`` has one with the same seed, claim, control, preset, task and statistic; the
+    other rows keep the null they had."""
+    return _beside(claims, nulls, rotated_model)
 
 
 def null_sentences(claims: pd.DataFrame) -> list[str]:

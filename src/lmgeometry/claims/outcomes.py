@@ -16,6 +16,7 @@ import pandas as pd
 from lmgeometry.claims.record import (
     CALIBRATION_KINDS,
     PERMUTED_LABELS,
+    ROTATED_BASIS,
     SHUFFLED_LAYERS,
     calibration_kind,
     null_kind,
@@ -62,36 +63,39 @@ def kind_verdicts(claims: pd.DataFrame, kinds: Mapping[str, str]) -> pd.DataFram
 
 
 #: What a (seed claim, model kind) comes to on the scorecard, in the order it counts them.
-#: ``reproduced``: every fair stand-in's verdict is what the seed reports for that kind and,
-#: where the seed reports that the claim holds, the same rule fails on each stand-in's
-#: null (:func:`lmgeometry.claims.record.attach_nulls`: an untrained twin, or the labels
-#: permuted); ``also true of an untrained model``: the verdicts agree with the seed but the
-#: rule holds on an untrained twin too, so it does not show what training did; ``also true
-#: with labels permuted``: the same, where the null the rule holds on is its own statistic
-#: with the labels permuted (the rule is met by labels the vectors cannot know, so it does not
-#: show that they carry them; for a claim of absence, "no clusters", such a null holds by
-#: construction); ``also true with the layers shuffled``: the same, where the null is the
-#: depth statistic over random orders of the layers (the rule is met without any order of
-#: depth); ``held without a null run``: the verdicts agree with the seed and no null
-#: was run for some stand-in; ``contradicted``: every fair stand-in's verdict is the opposite
-#: (the ``how it fails`` column of :func:`primary_table` says whether the effect is opposite
-#: or only weaker, :func:`shortfall`); ``inconclusive``: anything else (an interval on the
-#: threshold, models that disagree); ``not testable here``: no model here is a fair stand-in, or the
-#: seed's own evidence cannot meet the claim under its stated method; ``seed silent``: the
-#: seed reports nothing for this kind.
+#: ``reproduced``: every fair stand-in's verdict is what the seed reports for that kind and, where
+#: the seed reports that the claim holds, the same rule fails on each stand-in's null
+#: (:func:`lmgeometry.claims.record.attach_nulls`: an untrained twin, or the labels permuted);
+#: ``also true of an untrained model``: the verdicts agree with the seed but the rule holds on an
+#: untrained twin too, so it does not show what training did; ``also true with labels permuted``:
+#: the same, where the null the rule holds on is its own statistic with the labels permuted (the
+#: rule is met by labels the vectors cannot know, so it does not show that they carry them; for a
+#: claim of absence, "no clusters", such a null holds by construction); ``also true with the layers
+#: shuffled``: the same, where the null is the depth statistic over random orders of the layers (the
+#: rule is met without any order of depth); ``also true with the basis rotated``: the same, where
+#: the null is the statistic of single coordinates in a random basis (the rule is met without
+#: privileged coordinates: it sees a few directions, not a few dimensions); ``held without a null
+#: run``: the verdicts agree with the seed and no null was run for some stand-in; ``contradicted``:
+#: every fair stand-in's verdict is the opposite (the ``how it fails`` column of
+#: :func:`primary_table` says whether the effect is opposite or only weaker, :func:`shortfall`);
+#: ``inconclusive``: anything else (an interval on the threshold, models that disagree); ``not
+#: testable here``: no model here is a fair stand-in, or the seed's own evidence cannot meet the
+#: claim under its stated method; ``seed silent``: the seed reports nothing for this kind.
 OUTCOMES: tuple[str, ...] = ("reproduced", "also true of an untrained model",
                              "also true with labels permuted",
-                             "also true with the layers shuffled", "held without a null run",
+                             "also true with the layers shuffled",
+                             "also true with the basis rotated", "held without a null run",
                              "contradicted", "inconclusive", "not testable here", "seed silent")
 
 #: The outcomes in which the stand-ins agree with the seed.
-AGREEING: tuple[str, ...] = OUTCOMES[:5]
+AGREEING: tuple[str, ...] = OUTCOMES[:OUTCOMES.index("held without a null run") + 1]
 
 #: The outcome of a claim whose rule holds on its null too, per kind of null
 #: (:func:`lmgeometry.claims.record.null_kind`).
 _ALSO_TRUE = {"untrained": "also true of an untrained model",
               PERMUTED_LABELS: "also true with labels permuted",
-              SHUFFLED_LAYERS: "also true with the layers shuffled"}
+              SHUFFLED_LAYERS: "also true with the layers shuffled",
+              ROTATED_BASIS: "also true with the basis rotated"}
 
 _OPPOSITE = {"holds": "does not hold", "does not hold": "holds"}
 

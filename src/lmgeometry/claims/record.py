@@ -53,6 +53,8 @@ __all__ = [
     "shuffled_model",
     "role_of",
     "ROLES",
+    "ROTATED_BASIS",
+    "rotated_model",
     "shortfall",
 ]
 
@@ -81,7 +83,8 @@ CALIBRATION_KINDS: tuple[str, ...] = ("numeric", "quoted")
 #: untrained twin of the row's model (same architecture and tokenizer, random weights), or,
 #: for a statistic that reads labels, on the same vectors with the labels permuted
 #: (:func:`permuted_model`), or, for a statistic of depth, over random orders of the same
-#: layers (:func:`shuffled_model`): which null, its statistic, interval and verdict, and
+#: layers (:func:`shuffled_model`), or, for a statistic of single coordinates, in a random
+#: basis (:func:`rotated_model`): which null, its statistic, interval and verdict, and
 #: ``discriminates``: the rule holds here and not on the null (True), or not (False: it fails
 #: here, or holds on the null too); None when the row has no null.
 NULL_COLUMNS: tuple[str, ...] = (
@@ -127,9 +130,27 @@ def shuffled_model(model: str) -> str:
     return f"{SHUFFLED_LAYERS}: {model}"
 
 
+#: How a row's ``null_model`` names the rotated-basis null (:func:`rotated_model`).
+ROTATED_BASIS = "basis rotated"
+
+
+def rotated_model(model: str) -> str:
+    """The ``null_model`` of a row whose null is its own statistic of coordinates (rogue
+    dimensions: the variance of single coordinates) on the same vectors in a random
+    orthonormal basis (:func:`lmgeometry.measures.similarity.random_rotation`): the spectrum
+    kept, no coordinate privileged.
+
+    Examples
+    --------
+    >>> rotated_model("minilm-l6"), null_kind(rotated_model("minilm-l6"))
+    ('basis rotated: minilm-l6', 'basis rotated')
+    """
+    return f"{ROTATED_BASIS}: {model}"
+
+
 def null_kind(null_model: object) -> str:
     """Which null a row's ``null_model`` names: ``"labels permuted"``, ``"layers shuffled"``,
-    ``"untrained"`` (an untrained twin) or ``""`` (no null).
+    ``"basis rotated"``, ``"untrained"`` (an untrained twin) or ``""`` (no null).
 
     Examples
     --------
@@ -137,7 +158,7 @@ def null_kind(null_model: object) -> str:
     ['labels permuted', 'untrained', '', '']
     """
     text = "" if null_model is None else str(null_model)
-    for kind in (PERMUTED_LABELS, SHUFFLED_LAYERS):
+    for kind in (PERMUTED_LABELS, SHUFFLED_LAYERS, ROTATED_BASIS):
         if text.startswith(f"{kind}: "):
             return kind
     return "untrained" if text else ""

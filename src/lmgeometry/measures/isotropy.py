@@ -339,10 +339,9 @@ def embedding_statistics(
       RoBERTa-large in the paper, Sec. 5.3); ``n_rows``, ``width``, ``n_zero_rows``;
     * ``isotropy_gap_closed`` = (I(W_c) - I(W)) / (1 - I(W)), the share of the distance to
       perfect isotropy that centring closes (0.61-0.96 in the paper's Table 1);
-    * with ``n_boot > 0``: ``<key>_lo`` / ``<key>_hi`` for ``isotropy_raw``,
-      ``isotropy_centered`` and ``isotropy_gap_closed``, a 95% interval from a Poisson
-      bootstrap over the rows (tokens), following ``n_axes`` axes at each end
-      (:func:`_isotropy_replicates`; ``rng`` seeds it).
+    * with ``n_boot > 0``: ``<key>_lo`` / ``<key>_hi`` for ``isotropy_raw``, ``_centered``,
+      ``_gap_closed`` and ``top_eigvec_mean_cosine``: a 95% Poisson bootstrap over the rows
+      (:func:`_isotropy_replicates`, ``n_axes`` axes at each end; ``rng`` seeds it).
 
     The computation makes two streaming passes over W and no full-size copy. Pass 1 accumulates
     W^T W, the row sum, the row norms and the unit-row sum in float64. The post-processed
@@ -380,7 +379,7 @@ def embedding_statistics(
         raise ValueError(f"n_components must be in [0, {width}), got {D}")
     moments = _Moments(W, chunk_rows)
     mu = moments.mean
-    _, V_raw = _eigh_desc(moments.gram)
+    lam_raw, V_raw = _eigh_desc(moments.gram)
     lam_c, V_c = _eigh_desc(moments.centered_gram)
     C = np.concatenate([V_raw, V_c], axis=1)
     offsets = np.concatenate([np.zeros(width), -(mu @ V_c)])
@@ -406,18 +405,21 @@ def embedding_statistics(
                                              out["log_isotropy_centered"])
     if n_boot > 0:
         reps = _isotropy_replicates(W, (V_raw, V_c), (pos, neg), mu, n_boot,
-                                    np.random.default_rng(rng), n_axes, chunk_rows)
+                                    np.random.default_rng(rng), n_axes, chunk_rows,
+                                    eigenvalues=lam_raw)
         out.update(_interval_entries(out, reps))
     return out
 
 
 def _interval_entries(point: dict[str, Any], reps: dict[str, np.ndarray]) -> dict[str, float]:
-    """``isotropy_<v>_lo`` / ``_hi`` for the raw and centred I and the gap centring closes."""
-    reps = {"raw": np.exp(reps["raw"]), "centered": np.exp(reps["centered"]),
-            "gap_closed": _gap_closed(reps["raw"], reps["centered"])}
+    """``<key>_lo`` / ``_hi`` for the raw and centred I, the gap centring closes and, when
+    replicated, the top eigenvector's cosine with the mean."""
+    named = {"isotropy_raw": np.exp(reps["raw"]), "isotropy_centered": np.exp(reps["centered"]),
+             "isotropy_gap_closed": _gap_closed(reps["raw"], reps["centered"])}
+    if "top_eigvec_mean_cosine" in reps:
+        named["top_eigvec_mean_cosine"] = reps["top_eigvec_mean_cosine"]
     out = {}
-    for key, rep in reps.items():
-        name = f"isotropy_{key}"
+    for name, rep in named.items():
         out[f"{name}_lo"], out[f"{name}_hi"] = percentile_interval(rep, point[name])
     return out
 
@@ -433,8 +435,11 @@ def _gap_closed(log_raw: Any, log_centered: Any) -> Any:
 def _isotropy_replicates(
     W: np.ndarray, bases: tuple[np.ndarray, np.ndarray], log_z: tuple[np.ndarray, np.ndarray],
     mu: np.ndarray, n_boot: int, gen: np.random.Generator, n_axes: int, chunk_rows: int,
+    *, eigenvalues: np.ndarray | None = None,
 ) -> dict[str, np.ndarray]:
-    """Poisson-bootstrap replicates of log I(W) and log I(W_c) over the rows of W.
+    """Poisson-bootstrap replicates of log I(W) and log I(W_c) over the rows of W (and, given
+    the ``eigenvalues`` of W^T W that go with ``bases[0]``, of |cos(u_1, mu)|: same draws,
+    :func:`_top_eigvec_replicates`).
 
     Replicate b keeps row i k_i ~ Poisson(1) times (:func:`stats.poisson_weights`), so
     Z*(c) = sum_i k_i exp(c . w_i) and, centred, the mean is mu* = sum_i k_i w_i / sum_i k_i:
@@ -461,12 +466,16 @@ def _isotropy_replicates(
     Z = np.zeros((n_boot, 2 * m))
     proj = np.zeros((n_boot, m))
     total = np.zeros(n_boot)
+    top = None if eigenvalues is None else np.zeros((n_boot, 2 * width))
     for start in _chunks(W.shape[0], chunk_rows):
-        P = np.asarray(W[start : start + chunk_rows], dtype=np.float64) @ C - offsets
+        rows = W[start : start + chunk_rows]
+        P = np.asarray(rows, dtype=np.float64) @ C - offsets
         K = poisson_weights(n_boot, P.shape[0], gen, dtype=np.float64)
         Z += K @ np.exp(np.concatenate([P, -P], axis=1) - L)
         proj += K @ P
         total += K.sum(axis=1)
+        if top is not None:
+            top += _top_eigvec_moments(rows, bases[0][:, 0], K)
     log_z_boot = np.log(Z) + L
     delta = proj / total[:, None]  # (mu* - mu) . c
     out = {}
@@ -477,7 +486,47 @@ def _isotropy_replicates(
         minus = log_z_boot[:, m:][:, cols] + d
         per_axis = np.maximum(plus, minus)
         out[key] = per_axis.min(axis=1) - per_axis.max(axis=1)
+    if top is not None:
+        assert eigenvalues is not None
+        out["top_eigvec_mean_cosine"] = _top_eigvec_replicates(
+            top, total, eigenvalues, bases[0], mu, W.shape[0])
     return out
+
+
+def _top_eigvec_moments(rows: np.ndarray, u1: np.ndarray, K: np.ndarray) -> np.ndarray:
+    """One chunk's ``[sum_i (k_i - 1) w_i, sum_i (k_i - 1) (w_i . u_1) w_i]`` per replicate.
+
+    The weights enter as k_i - 1 (small integers, exact in float32), so the sums are the
+    resample's departures from the whole sample's and keep their precision in float32 (the
+    product costs two rows-by-width matrix products per replicate).
+    """
+    X = np.asarray(rows, dtype=np.float32)
+    a = X @ u1.astype(np.float32)
+    D = (K - 1.0).astype(np.float32)
+    return (D @ np.concatenate([X, a[:, None] * X], axis=1)).astype(np.float64)
+
+
+def _top_eigvec_replicates(moments: np.ndarray, total: np.ndarray, lam: np.ndarray,
+                           V: np.ndarray, mu: np.ndarray, n: int) -> np.ndarray:
+    """|cos(u_1*, mu*)| per replicate, u_1* to first order in the resampling (delta method).
+
+    With G = W^T W = V diag(lam) V^T and a resample's G* = sum_i k_i w_i w_i^T scaled by
+    n / sum_i k_i, first-order perturbation theory gives u_1* = u_1 + sum_{j>1} v_j
+    (v_j^T (G* - G) u_1) / (lam_1 - lam_j) (normalised), and mu* = sum_i k_i w_i / sum_i k_i.
+    Exact to first order when lam_1 stands apart from lam_2, the case where the top eigenvector
+    is the mean's direction (Biš et al. 2021, Sec. 5.3); when it does not, u_1 itself is
+    ill-determined and the replicates spread over directions, as exact ones do.
+    """
+    width = V.shape[0]
+    d_sum, d_g = moments[:, :width], moments[:, width:]  # sum (k - 1) w, (G* - G) u_1 unscaled
+    scale = (n / total)[:, None]
+    mu_star = (n * mu + d_sum) / total[:, None]
+    gap = lam[0] - lam[1:]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        coef = scale * (d_g @ V[:, 1:]) / gap  # the v_1 part of (G* - G) u_1 does not rotate it
+        along = (mu_star @ V[:, 0] + np.einsum("bj,bj->b", coef, mu_star @ V[:, 1:]))
+        norm = np.sqrt(1.0 + (coef**2).sum(axis=1)) * np.linalg.norm(mu_star, axis=1)
+        return np.abs(along) / norm
 
 
 def _variant_axes(

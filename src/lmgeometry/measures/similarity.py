@@ -12,6 +12,8 @@
   :func:`variance_share_replicates`, :func:`top_overlap`, :func:`top_overlap_replicates` --
   rogue dimensions (Timkey & van Schijndel 2021): coordinates whose variance or share of the
   mean cosine dwarfs the rest, and how many of the top ones two representations share;
+  :func:`random_rotation` -- a random orthonormal basis, the null of a claim about single
+  coordinates;
 * :func:`subsample` -- a seeded, sorted subset of row indices.
 """
 
@@ -36,6 +38,7 @@ __all__ = [
     "gram_cka",
     "linear_cka",
     "norm_ratio",
+    "random_rotation",
     "row_norms",
     "subsample",
     "top_dimensions",
@@ -431,6 +434,35 @@ def top_dimensions(X: np.ndarray, k: int = 1, by: str = "variance") -> np.ndarra
     else:
         raise ValueError(f"by must be 'variance' or 'contribution', not {by!r}")
     return np.argsort(-score, kind="stable")[:k]
+
+
+def random_rotation(width: int, seed: int | Sequence[int] = 0) -> np.ndarray:
+    """A random orthogonal ``width`` x ``width`` matrix, uniform (Haar) over rotations and
+    reflections (:data:`scipy.stats.ortho_group`), seeded (an int or a sequence of ints).
+
+    ``X @ random_rotation(d)`` keeps every distance, angle and the covariance spectrum of the
+    rows of X and spreads any single coordinate's variance over all coordinates: the null of a
+    claim about *dimensions* rather than directions (seed 003's rogue dimensions; Timkey &
+    van Schijndel 2021), under which the top-k coordinates hold about k / d of the variance
+    unless a few directions hold nearly all of it.
+
+    Examples
+    --------
+    >>> Q = random_rotation(4, seed=1)
+    >>> bool(np.allclose(Q @ Q.T, np.eye(4)))
+    True
+    """
+    from scipy.stats import ortho_group
+
+    if width < 2:
+        return np.ones((max(width, 0), max(width, 0)))
+    keys = [seed] if isinstance(seed, int) else list(seed)
+    return ortho_group.rvs(width, random_state=np.random.default_rng([_ROTATION_STREAM, *keys]))
+
+
+#: Mixed into every rotation's seed, so that it is not the first draw of another generator
+#: seeded with the same number.
+_ROTATION_STREAM = 0x726F74  # "rot"
 
 
 @float_arrays("X")

@@ -215,7 +215,8 @@ _TRIM = " ,;:([])"
 #: not show what training did, that the vectors carry the labels, or that depth orders it.
 _AS_ON_NULL = {"untrained": ", as on an untrained copy",
                "labels permuted": ", as with the labels permuted",
-               "layers shuffled": ", as with the layers in a random order"}
+               "layers shuffled": ", as with the layers in a random order",
+               "basis rotated": ", as in a random basis"}
 
 
 def _rule(direction: str, threshold: float) -> str:
@@ -436,7 +437,7 @@ def _key_line(claim: str, rows: pd.DataFrame, order: Sequence[str], digits: int)
         shown = cell_text(r, digits).split(": ", 1)[-1] if fair else ""
         if fair and r["verdict"] == "holds" and r.get("null_verdict") == "holds":
             # the rule does not show what training did, or that the vectors carry the labels
-            shown += _AS_ON_NULL.get(null_kind(r.get("null_model")), _AS_ON_NULL["untrained"])
+            shown += _AS_ON_NULL.get(null_kind(r.get("null_model")), ", as on its null")
         test = " ".join(t for t in (tests[i], shown) if t)
         groups.setdefault(r["verdict"] if fair else "not a fair test", {}).setdefault(
             str(r["model"]), []).append(test)

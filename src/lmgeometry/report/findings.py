@@ -130,17 +130,19 @@ def plain_answer(totals: Mapping[str, Mapping[str, int]]) -> str:
 
     held = int(numeric.get("reproduced", 0))
     shuffled = int(numeric.get("also true with the layers shuffled", 0))
+    rotated = int(numeric.get("also true with the basis rotated", 0))
     share = held / tested(numeric) if tested(numeric) else 0.0
     verdict = ("Mostly" if share >= 2 / 3 else "About half" if share >= 0.4
                else "Some" if share >= 0.2 else "Few")
     return (f"{verdict}: of the seeds' findings whose rule the seeds' own numbers check, "
             f"counted per claim and kind of model, {held} hold on this build's models and fail "
-            f"on their nulls (untrained copies of them, the labels permuted, or the layers in a "
-            f"random order), "
+            f"on their nulls (untrained copies of them, the labels permuted, the layers in a "
+            f"random order, or the vectors in a random basis), "
             f"{numeric.get('also true of an untrained model', 0)} hold on the untrained copies "
             f"too, {numeric.get('also true with labels permuted', 0)} hold with the labels "
             f"permuted too, "
             + (f"{shuffled} hold with the layers in a random order too, " if shuffled else "")
+            + (f"{rotated} hold in a random basis too, " if rotated else "")
             + f"{numeric.get('held without a null run', 0)} hold with no null run, "
             f"{numeric.get('contradicted', 0)} are "
             f"contradicted, {numeric.get('inconclusive', 0)} are inconclusive and "

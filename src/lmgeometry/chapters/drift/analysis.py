@@ -323,6 +323,13 @@ def _sentences(tables: Mapping[str, pd.DataFrame], claims: pd.DataFrame) -> list
             for r in centred.itertuples())
         out.append("Centring changes the inner-product word-similarity score (Pearson r x 100, "
                    f"mean over the benchmarks) by {parts} points.")
+    eig = ", ".join(f"{r.model} {number(r.top_eigvec_mean_cosine)}" for r in t1.itertuples())
+    out.append(f"|cos| between the top eigenvector of W^T W and the mean row: {eig}.")
+    if len(centred) and "over_cosine_x100" in centred:
+        parts = ", ".join(f"{r.model} {r.over_cosine_x100:+.1f} [{r.over_cosine_x100_lo:+.1f}, "
+                          f"{r.over_cosine_x100_hi:+.1f}]" for r in centred.itertuples())
+        out.append("Centring's change with the inner product minus its change with the cosine "
+                   f"(points of Pearson r x 100): {parts}.")
     shift = claims[claims["claim"].str.startswith("beyond the paper")]
     decoders = shift[shift["control"] != "none"]["model"].unique()
     for m in decoders:

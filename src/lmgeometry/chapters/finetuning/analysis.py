@@ -26,8 +26,11 @@ held-out examples (:func:`permuted_summary`: the threshold fitted again, the fin
 predictions scored against the permuted labels). The claims about depth (CKA's halves and
 first blocks, where rogue dimensions emerge; :data:`SHUFFLED`) get the same statistic with
 the blocks in random orders, the same order before and after fine-tuning, as their null
-(:func:`shuffled_claims`). The claims on the last layer's variance shares and the shared rogue
-dimensions read neither label nor order and keep no null.
+(:func:`shuffled_claims`). The claims on the last layer's variance shares (a few rogue
+dimensions dominate it; fine-tuning raises the top one's share) are about single coordinates:
+their null is the same statistics of the same states in a random orthonormal basis, the same
+before and after fine-tuning (:func:`rotated_claims`), as does the claim that the two tasks'
+fine-tunes share their top rogue dimensions (``_overlap``).
 """
 
 from __future__ import annotations
@@ -47,8 +50,10 @@ from lmgeometry.chapters.common import ChapterResult, check_whole, with_blas_thr
 from lmgeometry.chapters.nulls import (
     null_sentences,
     permuted_claim,
+    rotated_claim,
     shuffled_claim,
     with_permuted,
+    with_rotated,
     with_shuffled,
 )
 from lmgeometry.chapters.rogue_dimensions.analysis import LABELLED as CHAPTER6_LABELLED
@@ -72,6 +77,7 @@ __all__ = [
     "adequacy_gate",
     "analyse",
     "cka_tables",
+    "rotated_claims",
     "shuffled_claims",
     "SHUFFLED",
     "FinetuningParams",
@@ -450,6 +456,7 @@ def run_tables(run: Run, *, seed: int = 0, n_boot: int = 1000, n_boot_cka: int =
     exacerbated_reps = shares["fine-tuned"][:, -1, 0] - shares["pretrained"][:, -1, 0]
     exacerbated = float(ft[top1[0]].iloc[-1] - pre[top1[0]].iloc[-1])
     last = ft.iloc[-1]
+    rotation = similarity.random_rotation(run.after.shape[2], seed=seed)
     profile = pd.concat([pd.DataFrame({"layer": run.n_layers - 1, "state": state,
                                        "dimension": np.arange(run.after.shape[2]),
                                        "std": X.std(axis=0),
@@ -470,6 +477,8 @@ def run_tables(run: Run, *, seed: int = 0, n_boot: int = 1000, n_boot_cka: int =
         "last": last, **ablation_summary, "keep": keep,
         "permuted": permuted_summary(run, seed=seed, n_boot=n_boot,
                                      ablation_share=ablation_share, keep=keep),
+        "rotated": _rotated_summary(_layer(run.before, -1) @ rotation,
+                                    _layer(run.after, -1) @ rotation, counts),
     }
     tables = {"layers": layers, "cka": cka, "profile": profile,
               "ablation": ablation.assign(layer=run.n_layers - 1)}
@@ -482,6 +491,21 @@ def run_tables(run: Run, *, seed: int = 0, n_boot: int = 1000, n_boot_cka: int =
             for state, states in zip(STATES, (run.before, run.after), strict=True)],
             ignore_index=True)
     return tables | {"summary": summary}
+
+
+def _rotated_summary(before: np.ndarray, after: np.ndarray, counts: np.ndarray
+                     ) -> dict[str, tuple[float, ...]]:
+    """The dominance and exacerbation statistics of the last layer's states in a random
+    orthonormal basis (the same for both states), with the same resamples: their null
+    (:func:`rotated_claims`)."""
+    top_after = similarity.variance_share_replicates(after, counts, (1, 3))
+    top_before = similarity.variance_share_replicates(before, counts, (1,))[:, 0]
+    share_before, share_after = (similarity.variance_share(X, 1) for X in (before, after))
+    dominance = similarity.variance_share(after, 3)
+    change = share_after - share_before
+    return {"dominance": (dominance, *percentile_interval(top_after[:, 1], dominance)),
+            "exacerbated": (change, *percentile_interval(top_after[:, 0] - top_before, change),
+                            share_before, share_after)}
 
 
 def permuted_summary(run: Run, *, seed: int = 0, n_boot: int = 1000,
@@ -552,6 +576,15 @@ def shuffled_claims(run: Run, summary: Mapping[str, Any], seed: int = 0) -> list
     rules = {THRESHOLDS[key][1]: name for key, name in SHUFFLED.items()}
     return [shuffled_claim(c, statistic(rules[c.rule]), n - 1, seed)
             for c in run_claims(run, summary) if c.rule in rules]
+
+
+def rotated_claims(run: Run, summary: Mapping[str, Any]) -> list[Claim]:
+    """The null rows (:func:`.nulls.rotated_claim`) of the claims about single coordinates
+    (the last layer's dominance by a few rogue dimensions, and fine-tuning exacerbating the
+    top one): the same statistics of the same states in a random orthonormal basis."""
+    wanted = {THRESHOLDS[key][1] for key in ("rogue_dominance", "rogue_exacerbated")}
+    return [rotated_claim(c, (c.value, c.ci_low, c.ci_high))
+            for c in run_claims(run, {**summary, **summary["rotated"]}) if c.rule in wanted]
 
 
 def _claim(key: str, run: Run, claim: str, statistic: str, interval: Sequence[float],
@@ -641,14 +674,24 @@ def run_claims(run: Run, s: Mapping[str, Any]) -> list[Claim]:
     return out
 
 
-def _overlap(a: Run, b: Run, k: int, n_boot: int, gen: np.random.Generator
-             ) -> tuple[dict[str, Any], Claim]:
-    """Top-``k`` variance dimensions of the last layer shared by two fine-tunes of one model."""
+def _overlap(a: Run, b: Run, k: int, n_boot: int, gen: np.random.Generator, seed: int = 0
+             ) -> tuple[dict[str, Any], Claim, Claim]:
+    """Top-``k`` variance dimensions of the last layer shared by two fine-tunes of one model,
+    and the claim's null: the same overlap of the same states in one random orthonormal
+    basis (:func:`.nulls.rotated_claim`; shared directions stay shared, coordinates lose
+    their identity), with the same resamples."""
     Xa, Xb = _layer(a.after, -1), _layer(b.after, -1)
     ca = gen.multinomial(len(Xa), np.full(len(Xa), 1.0 / len(Xa)), size=n_boot)
     cb = gen.multinomial(len(Xb), np.full(len(Xb), 1.0 / len(Xb)), size=n_boot)
-    value = similarity.top_overlap(Xa, Xb, k)
-    lo, hi = percentile_interval(similarity.top_overlap_replicates(Xa, Xb, ca, cb, k), value)
+
+    def shared(A: np.ndarray, B: np.ndarray) -> tuple[float, float, float]:
+        value = similarity.top_overlap(A, B, k)
+        return (value, *percentile_interval(
+            similarity.top_overlap_replicates(A, B, ca, cb, k), value))
+
+    value, lo, hi = shared(Xa, Xb)
+    rotation = similarity.random_rotation(Xa.shape[1], seed=seed)
+    in_random_basis = shared(Xa @ rotation, Xb @ rotation)
     pre = similarity.top_overlap(_layer(a.before, -1), _layer(b.before, -1), k)
     d = Xa.shape[1]
     row = {"model": a.model, "tasks": f"{a.task} and {b.task}", "k": k, "overlap": value,
@@ -662,7 +705,7 @@ def _overlap(a: Run, b: Run, k: int, n_boot: int, gen: np.random.Generator
                   published=PUBLISHED["overlap"], figure="overlap",
                   evidence=f"pretrained model on the same inputs: {pre} of {k}; chance "
                   f"{k * k / d:.2f}")
-    return row, claim
+    return row, claim, rotated_claim(claim, in_random_basis)
 
 
 def adequacy_gate(claims: pd.DataFrame, runs: pd.DataFrame, overlap: pd.DataFrame
@@ -761,7 +804,7 @@ def analyse(runs: Sequence[Run], *, seed: int = 0, n_boot: int = 1000, n_boot_ck
     p = FinetuningParams(seed=seed, n_boot=n_boot, n_boot_cka=n_boot_cka,
                          ablation_ks=ablation_ks, ablation_share=ablation_share, keep=keep,
                          overlap_k=overlap_k, tsne_points=tsne_points)
-    parts, claims, nulls, shuffled = [], [], [], []
+    parts, claims, nulls, shuffled, rotated = [], [], [], [], []
     for run in runs:
         part = run_tables(run, seed=p.seed, n_boot=p.n_boot, n_boot_cka=p.n_boot_cka,
                           ablation_ks=p.ablation_ks, ablation_share=p.ablation_share,
@@ -770,6 +813,7 @@ def analyse(runs: Sequence[Run], *, seed: int = 0, n_boot: int = 1000, n_boot_ck
         claims += run_claims(run, part["summary"])
         nulls += permuted_claims(run, part["summary"])
         shuffled += shuffled_claims(run, part["summary"], p.seed)
+        rotated += rotated_claims(run, part["summary"])
     tables: dict[str, pd.DataFrame] = {"runs": pd.DataFrame(
         [_runs_row(r, p["summary"]) for r, p in zip(runs, parts, strict=True)])}
     for name in ("layers", "cka", "ablation", "profile", "tsne"):
@@ -787,16 +831,17 @@ def analyse(runs: Sequence[Run], *, seed: int = 0, n_boot: int = 1000, n_boot_ck
     for tasks in by_model.values():
         if len(tasks) >= 2:
             a, b = list(tasks.values())[:2]
-            row, claim = _overlap(a, b, p.overlap_k, p.n_boot, gen)
+            row, claim, null = _overlap(a, b, p.overlap_k, p.n_boot, gen, p.seed)
             overlap.append(row)
             claims.append(claim)
+            rotated.append(null)
     tables["overlap"] = pd.DataFrame(overlap, columns=["model", "tasks", "k", "overlap",
                                                        "overlap_lo", "overlap_hi",
                                                        "overlap_pretrained", "chance"])
     facts = {r.model: {"kind": r.kind} for r in runs}
     frame = adequacy_gate(calibration.annotate(claims_frame(claims), facts), tables["runs"],
                           tables["overlap"])
-    frame = with_shuffled(with_permuted(frame, nulls), shuffled)
+    frame = with_rotated(with_shuffled(with_permuted(frame, nulls), shuffled), rotated)
     return ChapterResult(tables=tables, claims=frame,
                          sentences=[*_sentences(tables["runs"], frame,
                                                 {r.model: r.kind for r in runs},

@@ -24,9 +24,11 @@ The claims on a classifier (the 1-D threshold against the majority class and aga
 linear head, the ablations) each get a null (:mod:`.nulls`): the same statistic, on the same
 last layer, split and rogue dimension, with the labels permuted within the training and
 within the held-out sentences (:func:`permuted_summary`; the threshold and the head fitted
-again on the permuted labels). The block structure of CKA is a claim about depth: its null
-is the same statistic with blocks 1..L in random orders (:func:`shuffled_claims`). The claims
-on the variance shares read neither label nor order and keep no null.
+again on the permuted labels). The block structure of CKA and the rogue dimensions' emergence
+are claims about depth: their null is the same statistic with blocks 1..L in random orders
+(:func:`shuffled_claims`). The last layer's dominance by a few rogue dimensions is a claim
+about single coordinates: its null is the same top-3 variance share of the same vectors in a
+random orthonormal basis (:func:`rotated_claims`), which keeps their spectrum.
 """
 
 from __future__ import annotations
@@ -46,8 +48,10 @@ from lmgeometry.chapters.common import ChapterResult, check_whole, per_layer, wi
 from lmgeometry.chapters.nulls import (
     null_sentences,
     permuted_claim,
+    rotated_claim,
     shuffled_claim,
     with_permuted,
+    with_rotated,
     with_shuffled,
 )
 from lmgeometry.claims import Claim, claims_frame
@@ -72,6 +76,7 @@ __all__ = [
     "last_layers",
     "LABELLED",
     "permuted_claims",
+    "rotated_claims",
     "shuffled_claims",
     "permuted_summary",
     "pooling_for",
@@ -336,15 +341,19 @@ def block_statistic(matrix: np.ndarray, order: np.ndarray | None = None) -> floa
     >>> round(block_statistic(1.0 - lag / 4, np.array([0, 2, 1, 3])), 3)  # order lost
     0.0
     """
+    near, far = _near_far(matrix, order)
+    return near - far
+
+
+def _near_far(matrix: np.ndarray, order: np.ndarray | None = None) -> tuple[float, float]:
+    """Mean CKA of the adjacent and of the distant blocks (:func:`_block_pairs`), blocks
+    placed in ``order`` (:func:`block_statistic`)."""
     L = len(matrix) - 1
     blocks = 1 + (np.arange(L) if order is None else np.asarray(order))
-    near, far = _block_pairs(L)
     at = np.concatenate([[0], blocks])  # position i (1..L) holds block at[i]
-
-    def mean(pairs: list[tuple[int, int]]) -> float:
-        return float(np.mean([matrix[at[i], at[j]] for i, j in pairs]))
-
-    return mean(near) - mean(far)
+    near, far = (float(np.mean([matrix[at[i], at[j]] for i, j in pairs]))
+                 for pairs in _block_pairs(L))
+    return near, far
 
 
 def _cka_block(test_vectors: Sequence[np.ndarray], n_boot: int, gen: np.random.Generator
@@ -359,8 +368,7 @@ def _cka_block(test_vectors: Sequence[np.ndarray], n_boot: int, gen: np.random.G
     L = len(test_vectors) - 1
     near, far = _block_pairs(L)
     matrix, reps = similarity.gram_cka(test_vectors, near + far, n_boot, gen)
-    point_near = float(np.mean([matrix[i, j] for i, j in near]))
-    point_far = float(np.mean([matrix[i, j] for i, j in far]))
+    point_near, point_far = _near_far(matrix)
     block = point_near - point_far
     rep = reps[:, :len(near)].mean(axis=1) - reps[:, len(near):].mean(axis=1)
     lo, hi = percentile_interval(rep, block) if n_boot else (math.nan, math.nan)
@@ -423,9 +431,14 @@ def task_tables(store: Store, labels: np.ndarray, is_test: np.ndarray, *,
     matrix, block = _cka_block(test_vectors, n_boot, gen)
     last = layers.iloc[-1]
     n = len(matrix)
+    rotated = Xtr @ similarity.random_rotation(Xtr.shape[1], seed=seed)
+    rotated_top3 = similarity.variance_share(rotated, 3)
     summary = {
         "cka_block": block, "cka_matrix": matrix, "emergence": _trend(np.stack(shares, axis=1),
                                                 layers["variance_share_top1"].to_numpy()),
+        "share_top1": layers["variance_share_top1"].to_numpy(),
+        "rotated": {"dominance": (rotated_top3, *percentile_interval(
+            similarity.variance_share_replicates(rotated, counts, (3,))[:, 0], rotated_top3))},
         "dominance": tuple(last[f"variance_share_top3{s}"] for s in ("", "_lo", "_hi")),
         "beats_majority": tuple(last[f"threshold_minus_majority{s}"] for s in ("", "_lo", "_hi")),
         "gap": tuple(last[f"head_minus_threshold{s}"] for s in ("", "_lo", "_hi")),
@@ -516,13 +529,27 @@ def permuted_claims(task: str, model: str, summary: Mapping[str, Any]) -> list[C
 
 def shuffled_claims(task: str, model: str, summary: Mapping[str, Any], seed: int = 0
                     ) -> list[Claim]:
-    """The null row (:func:`.nulls.shuffled_claim`) of the block-structure claim: the same
-    statistic (:func:`block_statistic`) with blocks 1..L in random orders."""
-    matrix = summary["cka_matrix"]
+    """The null rows (:func:`.nulls.shuffled_claim`) of the two depth claims: the block
+    structure (:func:`block_statistic`) and the rogue dimensions' emergence (Spearman rho of
+    the top-1 variance share with the block index), each with blocks 1..L in random
+    orders."""
+    matrix, shares = summary["cka_matrix"], np.asarray(summary["share_top1"])[1:]
+    found = {c.claim: c for c in task_claims(task, model, summary)}
+    block = found["layer-by-layer CKA has a block structure"]
+    emergence = found["beyond the paper: before fine-tuning, rogue dimensions emerge in the "
+                      "later blocks"]
+    return [shuffled_claim(block, lambda order: block_statistic(matrix, order),
+                           len(matrix) - 1, seed),
+            shuffled_claim(emergence, lambda order: float(spearman_rows(shares[order][None])[0]),
+                           len(shares), seed)]
+
+
+def rotated_claims(task: str, model: str, summary: Mapping[str, Any]) -> list[Claim]:
+    """The null row (:func:`.nulls.rotated_claim`) of the rogue-dimension dominance claim: the
+    top-3 variance share of the same last-layer vectors in a random orthonormal basis."""
     claim = next(c for c in task_claims(task, model, summary)
-                 if c.claim == "layer-by-layer CKA has a block structure")
-    return [shuffled_claim(claim, lambda order: block_statistic(matrix, order),
-                           len(matrix) - 1, seed)]
+                 if c.claim == "a few rogue dimensions dominate the last layer")
+    return [rotated_claim(claim, summary["rotated"]["dominance"])]
 
 
 def cross_tables(reference: Store, store: Store, n_words: int = 3000, seed: int = 0
@@ -658,6 +685,7 @@ def analyse(
     claims: list[Claim] = []
     nulls: list[Claim] = []
     shuffled: list[Claim] = []
+    rotated: list[Claim] = []
     for task in tasks:
         for store in task.stores.values():
             part = task_tables(store, task.labels, task.is_test, pooling=p.pooling,
@@ -667,6 +695,7 @@ def analyse(
             claims += task_claims(task.name, store.label, part["summary"])
             nulls += permuted_claims(task.name, store.label, part["summary"])
             shuffled += shuffled_claims(task.name, store.label, part["summary"], p.seed)
+            rotated += rotated_claims(task.name, store.label, part["summary"])
     tables: dict[str, pd.DataFrame] = {}
     for name in ("layers", "cka", "ablation", "profile"):
         frames = []
@@ -684,8 +713,8 @@ def analyse(
     if cross:
         tables |= _cross(cross, p.cka_words, p.seed)
     facts = calibration.store_facts(s for task in tasks for s in task.stores.values())
-    frame = with_shuffled(with_permuted(calibration.annotate(claims_frame(claims), facts),
-                                        nulls), shuffled)
+    frame = with_rotated(with_shuffled(with_permuted(
+        calibration.annotate(claims_frame(claims), facts), nulls), shuffled), rotated)
     return ChapterResult(tables=tables, claims=frame,
                          sentences=[*_sentences(tables, p.sink_ratio), *null_sentences(frame)])
 
