@@ -29,8 +29,8 @@ the blocks in random orders, the same order before and after fine-tuning, as the
 (:func:`shuffled_claims`). The claims on the last layer's variance shares (a few rogue
 dimensions dominate it; fine-tuning raises the top one's share) are about single coordinates:
 their null is the same statistics of the same states in a random orthonormal basis, the same
-before and after fine-tuning (:func:`rotated_claims`), as does the claim that the two tasks'
-fine-tunes share their top rogue dimensions (``_overlap``).
+before and after fine-tuning (:func:`rotated_claims`). The claim that the two tasks'
+fine-tunes share their top rogue dimensions (``_overlap``) has the same null.
 """
 
 from __future__ import annotations
