@@ -250,10 +250,14 @@ show(plots.facet_lines(finetuning.cka_diagonal(t["cka"]), "cka", "task", x="dept
 # top three hold more than half the variance; an isotropic cloud gives them 3/d), **they
 # emerge in the later blocks** (Spearman's rho of the top-1 share with the block index above
 # 0.5), and **fine-tuning exacerbates them** (the top-1 share of the last layer grows by at
-# least 5 points). The first figure, at the top of the page, gives the top-1 share of every
-# layer before and after fine-tuning. The first and the third are claims about coordinates:
-# each is run again on the same states in a random orthonormal basis (the same before and
-# after fine-tuning), where no coordinate stands out and the rule should fail.
+# least 5 points). A fourth reads their means: GPTology found **the mean in these dimensions
+# much closer to zero** after fine-tuning than before (its Figure 4), read here as the absolute
+# means in the fine-tuned model's top three dimensions, summed, at most half of the pretrained
+# model's in the same dimensions (the results file's profile table has each dimension's
+# mean). The first figure, at the top of the page, gives the top-1 share of every layer before
+# and after fine-tuning. All but the second are claims about coordinates: each is run again on
+# the same states in a random orthonormal basis (the same before and after fine-tuning), where
+# no coordinate stands out and the rule should fail.
 
 # %% tags=["remove-input"]
 for (spec, task), stds in finetuning.state_profiles(t["profile"]).items():

@@ -588,6 +588,10 @@ SEED_CLAIMS: dict[str, SeedClaim] = {
         _ENC, _words(("BERT", HOLDS), source=_000.format(
             "'the [SEP] and punctuation marks have the lowest token-based-intra-sentence-"
             "similarity in the upper layers'"))),
+    "punctuation marks have the lowest token intra-sentence similarity in the upper layers":
+        SeedClaim(_ENC, _words(("BERT", HOLDS), source=_000.format(
+            "'the [SEP] and punctuation marks have the lowest token-based-intra-sentence-"
+            "similarity in the upper layers'"))),
     # seed 000, chapter 2 (the seed is silent on GPT-2's part of speech)
     "POS tags are well represented (a linear probe beats each word's most frequent tag)":
         SeedClaim(_ENC, _words(("BERT", HOLDS), source=_000.format(
@@ -691,6 +695,10 @@ SEED_CLAIMS: dict[str, SeedClaim] = {
     "fine-tuning exacerbates the rogue dimensions": SeedClaim(
         _DEC, _words(("GPT-2", HOLDS), source=_003.format(
             "'variance in the most prominent rogue dimensions increases'"))),
+    "after fine-tuning the mean in the rogue dimensions is much closer to zero": SeedClaim(
+        _DEC, _words(("GPT-2", HOLDS), source=_003.format(
+            "'the mean in these dimensions is much closer to zero in the fine-tuned models "
+            "compared to the pre-trained GPT-2 representations' (Fig. 4)"))),
     "the 1-D threshold nearly matches the full fine-tuned model": SeedClaim(
         {"decoder": HOLDS, "encoder": FAILS}, _seed003_gap, applies=(DISTILLED_DEPTH,)),
     "zeroing the top-variance dimensions hurts the fine-tuned head more than the bottom ones":
