@@ -367,7 +367,10 @@ for spec, view in result.views.items():
 # set against the lowest mean of a part of speech, punctuation left out since the seed named it
 # beside [SEP]; a first token ([CLS], `<s>`, a decoder's beginning-of-sequence token, or the
 # first word of a decoder that prepends none) against the lowest mean of the later input
-# positions (grouped 1, 2-3, 4-7, 8-15, 16-31, 32+). Intervals are a bootstrap over sentences.
+# positions (grouped 1, 2-3, 4-7, 8-15, 16-31, 32+). The punctuation marks (the words spaCy
+# tags PUNCT) are set against the other parts of speech the same way, as the claim's second
+# half; as for [SEP], the seed says it of BERT, so the encoders are tested. Intervals are a
+# bootstrap over sentences.
 
 # %% tags=["remove-input"]
 special = result.tables["special"]
@@ -375,7 +378,8 @@ show(
     plots.facet_lines(
         special, "difference", "role", x="depth", color="model", dash="token",
         lower="difference_lo", upper="difference_hi",
-        title="Token intra-sentence similarity of the special tokens minus the lowest group's",
+        title="Token intra-sentence similarity of the special tokens and punctuation marks "
+        "minus the lowest group's",
         y_title="difference in mean cosine (below 0: the least similar)",
     ).add_hline(y=0.0, line={"color": "gray", "dash": "dot"}),
     "special-intra",
@@ -387,12 +391,14 @@ show(
     plots.facet_lines(
         special, "norm_ratio", "role", x="depth", color="model", dash="token",
         lower="norm_ratio_lo", upper="norm_ratio_hi", log_y=True,
-        title="Mean norm of the special tokens over the words' mean norm (log scale)",
+        title="Mean norm of the special tokens and punctuation marks over the words' mean "
+        "norm (log scale)",
         y_title="norm ratio, token / words",
     ).add_hline(y=1.0, line={"color": "gray", "dash": "dot"}),
     "special-norm",
     caption="The token's mean norm over the words' mean norm (over the other words for a "
-            "decoder's first word; log scale); a first token far above 1 carries the "
+            "decoder's first word and for the punctuation marks; log scale); a first token far "
+            "above 1 carries the "
             "<i>massive activations</i> of an attention sink (Sun et al. 2024).",
 )
 

@@ -140,15 +140,15 @@ display(Markdown("Runs of this build: " + "; ".join(
 # **Fine-tuning.** Full fine-tuning, as the seed did, of transformers' standard
 # sequence-classification model: AdamW with weight decay 0.01, a
 # learning rate that warms up linearly over the first 10% of the steps and decays linearly to
-# 0, gradients clipped at norm 1, batches of examples of similar length, in mixed precision
-# (the matrix products of both passes in bfloat16, the weights, optimiser and loss in float32,
-# as the transformers library's trainer does in its bfloat16 mode: about 1.5 times faster than
-# float32 on this book's CPU); deterministic for a
-# seed on a CPU. The checkpoints are cached, so a rebuild only trains what changed (the table
+# 0, gradients clipped at norm 1, batches of examples of similar length, in float32 (mixed
+# precision, bfloat16 matrix products, is an option: about 1.5 times faster on a CPU with
+# native bfloat16 arithmetic, about 20 times slower on one without, where it is emulated);
+# deterministic for a seed on a CPU. The checkpoints are cached, so a rebuild only trains what
+# changed (the table
 # gives the time of the run that made each checkpoint: {glue:md}`train_minutes` minutes for
 # the four runs on one core each). The sizes are above, chosen so that the
-# default book, which CI rebuilds from an empty cache on two CPU cores, fine-tunes in a
-# quarter of an hour: the encoder trains on 2,000 SST-2 sentences and 2,000 QNLI pairs for 2
+# default book, which CI rebuilds from an empty cache on two CPU cores, fine-tunes in well
+# under an hour: the encoder trains on 2,000 SST-2 sentences and 2,000 QNLI pairs for 2
 # epochs each (its SST-2 run is the command line's default, `lmgeometry finetune --model minilm-l6
 # --task sst2`), the 135M-parameter decoder, six to twelve times the encoder's cost per token, on
 # 800 SST-2 sentences and 2,000 QNLI pairs for one epoch, all truncated at 128 tokens (on 400
@@ -174,8 +174,7 @@ display(Markdown("Runs of this build: " + "; ".join(
 #   fine-tuned as a sentence encoder before we fine-tune it again); the decoder is
 #   SmolLM2-135M-Instruct from 4-bit (Q4_1) weights dequantised to float32, with 30 blocks.
 #   One model per kind: no verdict here speaks for encoders or decoders in general.
-# * **Precision**: mixed precision (bfloat16 matrix products, float32 weights and optimiser),
-#   to fit the book's CPU budget; the seed does not say which precision it trained in.
+# * **Precision**: float32; the seed does not say which precision it trained in.
 # * **Training size**: small runs (table above) instead of the full training sets for 10
 #   epochs; accuracies are accordingly lower than the seed's, and a model that learned a task
 #   poorly has little task information to put anywhere.
@@ -250,10 +249,14 @@ show(plots.facet_lines(finetuning.cka_diagonal(t["cka"]), "cka", "task", x="dept
 # top three hold more than half the variance; an isotropic cloud gives them 3/d), **they
 # emerge in the later blocks** (Spearman's rho of the top-1 share with the block index above
 # 0.5), and **fine-tuning exacerbates them** (the top-1 share of the last layer grows by at
-# least 5 points). The first figure, at the top of the page, gives the top-1 share of every
-# layer before and after fine-tuning. The first and the third are claims about coordinates:
-# each is run again on the same states in a random orthonormal basis (the same before and
-# after fine-tuning), where no coordinate stands out and the rule should fail.
+# least 5 points). A fourth reads their means: GPTology found **the mean in these dimensions
+# much closer to zero** after fine-tuning than before (its Figure 4), read here as the absolute
+# means in the fine-tuned model's top three dimensions, summed, at most half of the pretrained
+# model's in the same dimensions (the results file's profile table has each dimension's
+# mean). The first figure, at the top of the page, gives the top-1 share of every layer before
+# and after fine-tuning. All but the second are claims about coordinates: each is run again on
+# the same states in a random orthonormal basis (the same before and after fine-tuning), where
+# no coordinate stands out and the rule should fail.
 
 # %% tags=["remove-input"]
 for (spec, task), stds in finetuning.state_profiles(t["profile"]).items():

@@ -314,9 +314,10 @@ def _add_finetune(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--weight-decay", type=float, default=d.weight_decay,
                    help=f"AdamW weight decay (default {d.weight_decay})")
     p.add_argument("--precision", choices=PRECISIONS, default=d.precision,
-                   help="bfloat16: mixed precision, the passes' matrix products in bfloat16, "
-                        "weights and optimiser in float32 (faster on a CPU with AVX-512 BF16); "
-                        f"float32: everything in float32 (default {d.precision})")
+                   help="float32: everything in float32; bfloat16: mixed precision, the "
+                        "passes' matrix products in bfloat16, weights and optimiser in float32 "
+                        "(faster only on a CPU with AVX-512 BF16, far slower without) "
+                        f"(default {d.precision})")
     p.add_argument("--out", default=None,
                    help="checkpoint root folder (default: $LMGEOMETRY_CACHE/finetuned)")
     p.add_argument("--no-eval", action="store_true",

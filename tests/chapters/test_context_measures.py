@@ -586,7 +586,8 @@ def test_corrected_claims_state_each_claim_under_the_preset_its_seed_numbers_cal
     """The corrected estimators' rows, except the MEV's (the seed's numbers are TruncatedSVD
     ratios: docs/SEED001_ESTIMATORS.md), which are stated under the authors' estimators."""
     c = sinky[1].claims
-    mev = c["claim"] == CLAIMS["mev_small"].claim
+    mev = c["claim"].isin([CLAIMS[k].claim for k in ("mev_small", "mev_below_baseline",
+                                                     "mev_raw_high")])
     seed_rows = c["statistic"].str.endswith("[ethayarajh2019 estimators]")
     corrected_rows = c["statistic"].str.endswith("[corrected estimators]")
     expected = c[(mev & ~corrected_rows) | (~mev & ~seed_rows)]
@@ -595,7 +596,8 @@ def test_corrected_claims_state_each_claim_under_the_preset_its_seed_numbers_cal
     assert set(short.loc[short["claim"] == CLAIMS["mev_small"].claim, "preset"]) == {
         "ethayarajh2019"}
     assert set(short["preset"]) == {"corrected", "ethayarajh2019", ""}
-    assert set(SEED_PRESET_CLAIMS) == {"mev_small", *STATIC_CLAIMS}
+    assert set(SEED_PRESET_CLAIMS) == {"mev_small", "mev_below_baseline", "mev_raw_high",
+                                       *STATIC_CLAIMS}
 
 
 def test_sentences_by_topic_are_the_old_substring_selection(sinky, bert_like):
@@ -698,3 +700,44 @@ def test_the_budget_line_reads_the_ends_of_each_curve():
     assert "from 0.10 [0.05, 0.15] to 0.20 [0.15, 0.25]" in line  # PC1 at k = 2 and 4
     assert "from 0.60 [0.55, 0.65] to 0.80 [0.75, 0.85]" in line  # the mean vectors'
     assert "0.50 [0.45, 0.55] from a single context" in line and "25%" in line
+
+
+def test_shape_claims_of_seed_001_follow_the_plant(tmp_path, bert_like):
+    """Anisotropy that jumps in the last third, sentences most alike in the input layer and
+    words with no own direction in the last layer: GPT-2's shape, as the seed describes it."""
+    late = planted(tmp_path, "late", kind="decoder", anisotropy=(0.0, 0.8, 0.8, 0.8, 1.5, 3.0),
+                   sentence=(1.5, 0.6, 0.5, 0.4, 0.3, 0.2), word=(2.0, 1.8, 1.5, 1.0, 0.5, 0.0))
+    for preset in PRESET_NAMES:
+        v = _verdicts(_analyse([late]), "late", preset=preset)
+        assert v["anisotropy_accelerates"] == "holds", v
+        assert v["intrasim_input_highest"] == "holds", v
+        assert v["selfsim_last_low"] == "holds", v
+    store, result = bert_like  # a steady rise, sentences alike only above the input layer
+    v = _verdicts(result, store.label)
+    assert v["anisotropy_accelerates"] == "does not hold"
+    assert v["intrasim_input_highest"] == "does not hold"
+
+
+def test_raw_mev_claims_have_known_answers():
+    """Share of words below their layer's MEV baseline (mean over layers 1-L) and the mean raw
+    MEV of the layers at relative depth 2/12-11/12, on hand-made per-layer tables."""
+    from types import SimpleNamespace
+
+    from lmgeometry.chapters.context.claims import _raw_mev_claims
+    from lmgeometry.chapters.context.layers import _Run
+    from lmgeometry.chapters.context.params import ContextParams
+
+    words = ["a", "b", "c", "d"]
+    adj = [[0.5, 0.5, 0.5, 0.5], [-1.0, 1.0, 1.0, 1.0], [-1.0, -1.0, 1.0, np.nan]]
+    tables = [SimpleNamespace(words=pd.DataFrame({"word": words, "mev_adj": a})) for a in adj]
+    run = _Run("m", "none", [0.0, 0.5, 1.0], pd.DataFrame(), np.empty((0, 0)),
+               ctx={"ethayarajh2019": tables})
+    means = np.array([0.9, 0.1, 0.3])
+    reps = np.tile(means, (50, 1))
+    share, middle = _raw_mev_claims(run, "ethayarajh2019", (means, reps),
+                                    ContextParams(n_boot=50))
+    assert share.value == pytest.approx((1 / 4 + 2 / 3) / 2)
+    assert 0 <= share.ci_low <= share.value <= share.ci_high <= 1  # four words: a wide one
+    assert middle.value == pytest.approx(0.1)  # layer 1 only (depth 0.5); 0.3 is layer 2's
+    assert (middle.ci_low, middle.ci_high) == pytest.approx((0.1, 0.1))
+    assert middle.verdict == "holds" and middle.claim == CLAIMS["mev_raw_high"].claim

@@ -19,15 +19,20 @@ N_TEST, N_FIT, WIDTH, BLOCKS = 240, 160, 48, 6
 
 def planted(task: str, *, tuned: bool = True, rogue: tuple[int, ...] = (0, 1, 2),
             seed: int = 0, model: str = "planted") -> finetuning.Run:
-    """Layers 0..BLOCKS of a pretrained model (one noisy cloud) and of its fine-tune."""
+    """Layers 0..BLOCKS of a pretrained model (one noisy cloud, offset by 5 along the rogue
+    dimensions and along ten others) and of its fine-tune (the rogue dimensions' offset gone,
+    the ten others' kept)."""
     rng = np.random.default_rng(seed)
     n = N_TEST + N_FIT
     y = np.arange(n) % 2
     base = rng.normal(size=(n, WIDTH))
-    before = np.stack([base + 0.3 * rng.normal(size=(n, WIDTH)) for _ in range(BLOCKS + 1)])
+    kept, offset = np.zeros(WIDTH), np.zeros(WIDTH)
+    kept[10:20] = offset[10:20] = offset[list(rogue)] = 5.0
+    before = np.stack([base + offset + 0.3 * rng.normal(size=(n, WIDTH))
+                       for _ in range(BLOCKS + 1)])
     after = before.copy()
     if tuned:
-        top = rng.normal(size=(n, WIDTH))
+        top = rng.normal(size=(n, WIDTH)) + kept
         top[:, rogue[0]] += 12.0 * (2 * y - 1)  # the principal rogue dimension holds the label
         for dim in rogue[1:]:
             top[:, dim] *= 6.0
@@ -65,6 +70,7 @@ def test_a_planted_fine_tune_satisfies_every_claim(result):
         ("two_blocks", "mean CKA within halves"), ("bow_tie", "two-half contrast"),
         ("dominance", "variance share of the top 3"), ("emergence", "Spearman rho"),
         ("exacerbated", "variance share of the top dimension"),
+        ("mean_closer", "sum of |mean| over the fine-tuned last layer's top 3"),
         ("majority", "1-D threshold accuracy minus majority"),
         ("gap", "full fine-tuned model accuracy minus"),
         ("ablation", "accuracy with the bottom "), ("keep", "accuracy unablated minus"))}
@@ -76,7 +82,8 @@ def test_a_planted_fine_tune_satisfies_every_claim(result):
 def test_an_untouched_model_fails_the_fine_tuning_claims(result):
     v = verdicts(result, "untouched")
     for prefix in ("mean CKA(pretrained block, same fine-tuned block), first half",
-                   "two-half contrast", "variance share of the top dimension"):
+                   "two-half contrast", "variance share of the top dimension",
+                   "sum of |mean|"):
         (statistic,) = [s for s in v if s.startswith(prefix)]
         assert v[statistic] == "does not hold", (statistic, v[statistic])
     (early,) = [s for s in v if "over blocks 1-3" in s]
@@ -96,13 +103,18 @@ def test_classifier_claims_get_their_null_with_the_labels_permuted(result):
     assert (shuffled["null_model"] == "layers shuffled: planted").all()
     # the last layer's variance shares are about coordinates: their null is a random basis,
     # where the planted rogue coordinates' variance spreads over all of them
-    coordinates = claims["rule"].isin([finetuning.THRESHOLDS[k][1]
-                                       for k in ("rogue_dominance", "rogue_exacerbated")])
-    assert coordinates.sum() == 2
+    coordinates = claims["rule"].isin([finetuning.THRESHOLDS[k][1] for k in (
+        "rogue_dominance", "rogue_exacerbated", "rogue_mean_closer")])
+    assert coordinates.sum() == 3
     rotated = claims[coordinates]
     assert (rotated["null_model"] == "basis rotated: planted").all()
     assert (rotated["verdict"] == "holds").all()
-    assert (rotated["null_value"] < rotated["value"] / 2).all()
+    shares = rotated[rotated["statistic"].str.startswith("variance share")]
+    assert (shares["null_value"] < shares["value"] / 2).all()
+    # the offset left the rogue coordinates only: in a random basis the mean stays about as
+    # far from zero (the ten kept offsets), so the rule fails there
+    (closer,) = rotated[rotated["statistic"].str.startswith("sum of |mean|")].itertuples()
+    assert closer.value < 0.1 and closer.null_value > 0.5 and closer.discriminates
     # three dominant coordinates among 48: in a random basis no three hold half the variance
     dominance = rotated[rotated["statistic"].str.startswith("variance share of the top 3")]
     assert dominance["discriminates"].all()
@@ -258,3 +270,22 @@ def test_prepare_fine_tunes_and_reads_head_states(tmp_path, monkeypatch, minilm_
     again = finetuning.prepare([str(folder)], {"encoder": {"sst2": small}}, tasks=("sst2",),
                                n_fit=24, progress=False)
     assert again[0].info["key"] == sst2.info["key"]  # the checkpoint came from the cache
+
+
+def test_mean_closer_is_the_ratio_of_summed_absolute_means_in_the_top_dimensions():
+    """Known answer: +-1 steps (mean exactly 0) scaled 9, 8, 7 along dimensions 0-2 of the
+    fine-tuned states and 1 elsewhere, offsets 1, 0, 0.5 there; the pretrained states offset 2,
+    -3, 1 in those dimensions: r = (1 + 0 + 0.5) / (2 + 3 + 1) = 0.25."""
+    n, width = 40, 6
+    step = np.where(np.arange(n) % 2 == 0, 1.0, -1.0)[:, None]
+    after = step * np.array([9.0, 8.0, 7.0, 1.0, 1.0, 1.0]) + [1.0, 0.0, 0.5, 4.0, 4.0, 4.0]
+    before = np.zeros((n, width)) + [2.0, -3.0, 1.0, 9.0, 9.0, 9.0]
+    counts = np.random.default_rng(0).multinomial(n, np.full(n, 1 / n), size=100)
+    ratio, low, high, summed_before, summed_after, dims = finetuning._mean_closer(
+        before, after, counts)
+    assert dims == (0, 1, 2) and ratio == pytest.approx(0.25)
+    assert (summed_before, summed_after) == pytest.approx((6.0, 1.5))
+    assert low <= ratio <= high
+    # scaling both states leaves it as it is; the same states before and after give 1
+    assert finetuning._mean_closer(3 * before, 3 * after, counts)[0] == pytest.approx(0.25)
+    assert finetuning._mean_closer(after, after, counts)[:3] == pytest.approx((1.0, 1.0, 1.0))

@@ -7,6 +7,7 @@ from conftest import array_store
 
 from lmgeometry.activations.entry import write_meta
 from lmgeometry.activations.store import Store
+from lmgeometry.chapters.geometry.special import PUNCTUATION
 from lmgeometry.measures.clusters import (
     detect_clusters,
     pca_project,
@@ -248,13 +249,16 @@ def test_knn_r2_is_about_one_on_a_swiss_roll_and_about_zero_for_random_values():
 
 def _with_special_tokens(tmp_path, kind, sep_like_words=False, seed=2):
     """Sentences of word clouds sharing a common direction, with [CLS] ... [SEP] (encoder) or
-    <bos> (decoder) stored as special tokens. In the upper layers [SEP] (or <bos>) points away
-    from the words, unless ``sep_like_words``."""
+    <bos> (decoder) stored as special tokens, each sentence's last word a punctuation mark.
+    In the upper layers [SEP] (or <bos>) and the punctuation marks point away from the words,
+    unless ``sep_like_words``."""
     rng, words = _sentences(n_sent=60, length=10, seed=seed)
     n_sent, length, width = 60, 10, 16
     words["first_piece"] = words["word_index"] + 1
+    punct = (words["word_index"] == length - 1).to_numpy()
+    words.loc[punct, ["text", "upos"]] = [".", "PUNCT"]
     codes = pd.factorize(words["text"])[0]
-    centres = rng.normal(size=(10, width))
+    centres = rng.normal(size=(codes.max() + 1, width))
     common = np.zeros(width)
     common[0] = 6.0
     tokens = ["[CLS]", "[SEP]"] if kind == "encoder" else ["<bos>"]
@@ -270,6 +274,7 @@ def _with_special_tokens(tmp_path, kind, sep_like_words=False, seed=2):
         target = special["token"].to_numpy() != "[CLS]"
         if apart:
             S[target] = -common + rng.normal(size=(target.sum(), width))
+            X[punct] = -common + rng.normal(size=(punct.sum(), width))
         layers.append(X.astype(np.float32))
         specials.append(S.astype(np.float32))
     store = array_store(tmp_path / f"{kind}-{sep_like_words}", layers, words,
@@ -287,7 +292,10 @@ def test_special_tokens_set_apart_are_found(tmp_path):
     special = result.tables["special"]
     assert list(special.columns[:4]) == ["model", "layer", "depth", "token"]
     assert set(special["token"]) == {"[CLS] (first token)", "[SEP] (last token)",
-                                     "<bos> (first token)"}
+                                     "<bos> (first token)", PUNCTUATION}
+    punct = special[(special["token"] == PUNCTUATION) & (special["model"] == "enc")]
+    assert (punct["role"] == "word class").all() and (punct["n"] == 60).all()
+    assert (punct.set_index("layer").loc[2:, "difference_hi"] < 0).all()
     sep = special[special["token"] == "[SEP] (last token)"].set_index("layer")
     assert (sep.loc[2:, "difference_hi"] < 0).all()  # apart from layer 2 on
     assert (sep.loc[:1, "difference_lo"] > 0).all()  # like the words before
@@ -295,6 +303,13 @@ def test_special_tokens_set_apart_are_found(tmp_path):
     claims = result.claims
     sep_claim = claims[(claims["model"] == "enc") & claims["claim"].str.startswith("[SEP]")]
     assert sep_claim["verdict"].tolist() == ["holds"]
+    marks = claims[claims["claim"].str.startswith("punctuation marks")]
+    assert marks["model"].tolist() == ["enc"] and marks["verdict"].tolist() == ["holds"]
+    assert marks["evidence"].iloc[0].startswith("60 punctuation marks; layers 2-4")
+    (line,) = [t for t in geometry.special_sentences(special) if t.startswith("enc, punct")]
+    assert line.startswith("enc, punctuation marks: less similar to the rest of its sentence "
+                           "than every other part of speech in 3 of 5 layers (2-4)")
+    assert "times the other words' mean norm" in line
     bos = claims[(claims["model"] == "dec")
                  & claims["claim"].str.startswith("the first token")].iloc[0]
     # <bos> is like the words in layer 1: not the least similar in *every* layer
@@ -311,6 +326,9 @@ def test_special_token_like_the_words_is_not_the_lowest(tmp_path):
     claim = result.claims.set_index("claim").loc[
         "[SEP] has the lowest token intra-sentence similarity in the upper layers"]
     assert claim["verdict"] == "does not hold" and claim["ci_low"] > 0
+    marks = result.claims.set_index("claim").loc[
+        "punctuation marks have the lowest token intra-sentence similarity in the upper layers"]
+    assert marks["verdict"] == "does not hold" and marks["ci_low"] > 0
     ratio = result.tables["special"].query("token == '[SEP] (last token)'")["norm_ratio"]
     assert ratio.between(0.8, 1.2).all()  # same norms as the words
 

@@ -530,6 +530,35 @@ def _package(folder: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     return {name: sources.file_digest(folder / name) for name in ("io/manifest.json", "stats.py")}
 
 
+def test_a_file_edited_while_the_chapter_ran_makes_it_stale(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The kernel's record digests the package files after its last cell: one edited during
+    the run is recorded as edited, not with content the kernel may not have run."""
+    import os
+    import time
+
+    source, notebook, results = _executed(tmp_path)
+    declared = chapter_parameters(read_chapter(source))
+    values = {"results_path": "01_x.results.json"}
+    key = cache.chapter_key(source, values, declared, _inputs())
+    code = _package(tmp_path / "pkg", monkeypatch)
+    began = time.time()
+    before = began - 60
+    os.utime(tmp_path / "pkg" / "io" / "manifest.json", (before, before))  # not touched since
+    os.utime(tmp_path / "pkg" / "stats.py", (began + 1, began + 1))  # edited during the run
+    recorded_code = cache.unedited_since(code, began)
+    assert recorded_code == {"io/manifest.json": code["io/manifest.json"],
+                             "stats.py": cache.EDITED_DURING_RUN}
+    cache.write_manifest(notebook, key, [], results, code=recorded_code)
+    reasons = cache.stale_reasons(cache.read_manifest(notebook), key, notebook, results,
+                                  _inputs())
+    assert reasons == ["code edited while it ran: stats.py"]
+    # the same file unedited: the chapter is current
+    cache.write_manifest(notebook, key, [], results, code=cache.unedited_since(code, began + 2))
+    assert cache.stale_reasons(cache.read_manifest(notebook), key, notebook, results,
+                               _inputs()) == []
+
+
 def test_manifest_is_deterministic_and_holds_until_an_input_changes(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     source, notebook, results = _executed(tmp_path)

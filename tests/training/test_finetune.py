@@ -202,12 +202,12 @@ def test_same_seed_same_weights(tiny_bert, tmp_path):
 
 
 def test_mixed_precision_keeps_float32_weights_and_tracks_the_float32_loss(tiny_bert, tmp_path):
-    """bfloat16 autocast (the default) changes the arithmetic, not the recipe: the first
+    """bfloat16 autocast (an option) changes the arithmetic, not the recipe: the first
     step's loss (same weights, same batch) agrees with float32's to bfloat16's precision, the
     runs then part, and the checkpoint is saved in float32 either way."""
     sample = toy_task(32)
     short = Settings(train_size=16, epochs=1, lr=1e-3, batch_size=4, max_length=16)
-    assert short.precision == "bfloat16"
+    assert short.precision == "float32"  # the default: the same on any CPU
     logs = {p: ft.train(tiny_bert, sample, Settings(**{**short.__dict__, "precision": p}),
                         tmp_path / p, progress=False) for p in ("bfloat16", "float32")}
     first = {p: log["loss"][0] for p, log in logs.items()}
@@ -359,10 +359,10 @@ def test_cli_prints_the_folder_last(tiny_bert, tmp_path, capsys):
     assert main(args) == 0
     again = capsys.readouterr().out.strip().splitlines()
     assert again[0].startswith("cached:") and again[-1] == lines[-1]
-    assert main([*args, "--precision", "float32"]) == 0
-    full = Path(capsys.readouterr().out.strip().splitlines()[-1])
-    assert full != folder and ft.read_checkpoint(full)["settings"]["precision"] == "float32"
-    assert ft.read_checkpoint(folder)["settings"]["precision"] == "bfloat16"
+    assert main([*args, "--precision", "bfloat16"]) == 0
+    mixed = Path(capsys.readouterr().out.strip().splitlines()[-1])
+    assert mixed != folder and ft.read_checkpoint(mixed)["settings"]["precision"] == "bfloat16"
+    assert ft.read_checkpoint(folder)["settings"]["precision"] == "float32"
 
 
 @pytest.mark.data

@@ -235,6 +235,11 @@ _REPORTED_001: dict[str, dict[str, str]] = {
     "intrasim_rises": {"ELMo": HOLDS},
     "intrasim_near_zero": {"BERT": FAILS, "ELMo": FAILS, "GPT-2": HOLDS},
     "mev_small": {"BERT": HOLDS, "ELMo": HOLDS, "GPT-2": HOLDS},
+    "anisotropy_accelerates": {"GPT-2": HOLDS},
+    "intrasim_input_highest": {"BERT": FAILS, "ELMo": FAILS, "GPT-2": HOLDS},
+    "selfsim_last_low": {"BERT": FAILS, "ELMo": FAILS, "GPT-2": HOLDS},
+    "mev_below_baseline": {"BERT": HOLDS, "GPT-2": HOLDS},
+    "mev_raw_high": {"BERT": FAILS, "ELMo": FAILS, "GPT-2": HOLDS},
 }
 
 _RELEASED = "the authors' released {} (kawine/contextual)"
@@ -280,7 +285,7 @@ def released_evidence(n_boot: int = 1000, seed: int = 0) -> dict[str, tuple[Evid
     per_layer = _RELEASED.format("embedding_space_stats.json")
     per_word = _RELEASED.format("self_similarity.csv")
     rng = np.random.default_rng(seed)
-    for model, lay in layers.groupby("model", sort=False):
+    for index, (model, lay) in enumerate(layers.groupby("model", sort=False)):
         w = words[words["model"] == model]
         base = _layer_values(lay, "baseline_cosine", first=0)
         intra = _layer_values(lay, "intrasim_adj")
@@ -306,6 +311,8 @@ def released_evidence(n_boot: int = 1000, seed: int = 0) -> dict[str, tuple[Evid
             "intrasim_near_zero": ((float(np.median(np.abs(intra))), None, None), per_layer),
             "mev_small": (_with_interval(float(np.nanmax(mev_means)), np.nanmax(mev_reps, 1)),
                           _RELEASED.format("variance_explained.csv")),
+            "selfsim_last_low": (_with_interval(float(means[-1]), reps[:, -1]), per_word),
+            **_released_shapes(lay, w, np.random.default_rng([seed, 1, index]), n_boot),
         }
         for key, ((value, lo, hi), source) in values.items():
             reported = _REPORTED_001[key].get(str(model))
@@ -313,6 +320,38 @@ def released_evidence(n_boot: int = 1000, seed: int = 0) -> dict[str, tuple[Evid
                 found.setdefault(key, []).append(
                     Evidence(str(model), reported, source, float(value), lo, hi))
     return {key: tuple(items) for key, items in found.items()}
+
+
+def _released_shapes(lay: pd.DataFrame, words: pd.DataFrame, rng: np.random.Generator,
+                     n_boot: int) -> dict[str, tuple[tuple, str]]:
+    """Seed 001's claims on the shape of one seed model's released curves (chapter 3's
+    statistics: the baseline's acceleration, the input layer's adjusted IntraSim lead, the
+    share of words whose raw MEV is below the baseline, the raw MEV of the middle layers),
+    with their own draws (so the other claims' intervals keep theirs)."""
+    from lmgeometry.chapters.context.claims import ACCELERATION_DEPTHS, MEV_DEPTH
+
+    base = _layer_values(lay, "baseline_cosine", first=0)
+    depth = np.arange(len(base)) / (len(base) - 1)
+    a, b, c = (int(np.argmin(np.abs(depth - d))) for d in ACCELERATION_DEPTHS)
+    intra = _layer_values(lay, "intrasim_adj", first=0)
+    adj = _word_matrix(words, "mev_adj").to_numpy()
+    below = np.where(np.isfinite(adj), (adj < 0).astype(np.float64), np.nan)
+    shares = stats.weighted_bootstrap_means(below, None, n_boot, rng)
+    raw = _word_matrix(words, "mev")
+    middle = [i for i, layer in enumerate(raw.columns)
+              if MEV_DEPTH[0] - 1e-9 <= depth[layer] <= MEV_DEPTH[1] + 1e-9] or [-1]
+    raw_reps = stats.weighted_bootstrap_means(raw.to_numpy(), None, n_boot, rng)[:, middle]
+    per_layer = _RELEASED.format("embedding_space_stats.json")
+    per_word = _RELEASED.format("variance_explained.csv")
+    return {
+        "anisotropy_accelerates": ((float(base[c] - 2 * base[b] + base[a]), None, None),
+                                   per_layer),
+        "intrasim_input_highest": ((float(intra[0] - intra[1:].max()), None, None), per_layer),
+        "mev_below_baseline": (_with_interval(float(np.nanmean(np.nanmean(below, axis=0))),
+                                              shares.mean(axis=1)), per_word),
+        "mev_raw_high": (_with_interval(float(np.nanmean(raw.to_numpy(), axis=0)[middle].mean()),
+                                        raw_reps.mean(axis=1)), per_word),
+    }
 
 
 def _released(key: str) -> Callable[[], Sequence[Evidence]]:
@@ -549,6 +588,10 @@ SEED_CLAIMS: dict[str, SeedClaim] = {
         _ENC, _words(("BERT", HOLDS), source=_000.format(
             "'the [SEP] and punctuation marks have the lowest token-based-intra-sentence-"
             "similarity in the upper layers'"))),
+    "punctuation marks have the lowest token intra-sentence similarity in the upper layers":
+        SeedClaim(_ENC, _words(("BERT", HOLDS), source=_000.format(
+            "'the [SEP] and punctuation marks have the lowest token-based-intra-sentence-"
+            "similarity in the upper layers'"))),
     # seed 000, chapter 2 (the seed is silent on GPT-2's part of speech)
     "POS tags are well represented (a linear probe beats each word's most frequent tag)":
         SeedClaim(_ENC, _words(("BERT", HOLDS), source=_000.format(
@@ -652,6 +695,10 @@ SEED_CLAIMS: dict[str, SeedClaim] = {
     "fine-tuning exacerbates the rogue dimensions": SeedClaim(
         _DEC, _words(("GPT-2", HOLDS), source=_003.format(
             "'variance in the most prominent rogue dimensions increases'"))),
+    "after fine-tuning the mean in the rogue dimensions is much closer to zero": SeedClaim(
+        _DEC, _words(("GPT-2", HOLDS), source=_003.format(
+            "'the mean in these dimensions is much closer to zero in the fine-tuned models "
+            "compared to the pre-trained GPT-2 representations' (Fig. 4)"))),
     "the 1-D threshold nearly matches the full fine-tuned model": SeedClaim(
         {"decoder": HOLDS, "encoder": FAILS}, _seed003_gap, applies=(DISTILLED_DEPTH,)),
     "zeroing the top-variance dimensions hurts the fine-tuned head more than the bottom ones":
@@ -740,6 +787,19 @@ SEED_CLAIMS: dict[str, SeedClaim] = {
     "adjusted IntraSim is close to 0 in most layers (GPT-2)": SeedClaim(
         {"encoder": FAILS, "decoder": HOLDS}, _released("intrasim_near_zero"), level=True,
         applies=(SENTENCE_MEAN_OBJECTIVE,)),
+    "anisotropy rises fastest in the last third of the layers (GPT-2)": SeedClaim(
+        {"decoder": HOLDS}, _released("anisotropy_accelerates"), applies=(CONTRASTIVE,)),
+    "adjusted IntraSim is highest in the input layer (GPT-2)": SeedClaim(
+        {"encoder": FAILS, "decoder": HOLDS}, _released("intrasim_input_highest"),
+        applies=(SENTENCE_MEAN_OBJECTIVE,)),
+    "the last layer is almost maximally context-specific (GPT-2)": SeedClaim(
+        {"encoder": FAILS, "decoder": HOLDS}, _released("selfsim_last_low"), level=True),
+    "the raw MEV of many words is below the anisotropy baseline": SeedClaim(
+        {"encoder": HOLDS, "decoder": HOLDS}, _released("mev_below_baseline"), level=True,
+        other_scale=MEV_OTHER_SCALE),
+    "raw MEV is non-negligible in the middle layers (GPT-2)": SeedClaim(
+        {"encoder": FAILS, "decoder": HOLDS}, _released("mev_raw_high"), level=True,
+        other_scale=MEV_OTHER_SCALE),
     "a static vector explains less than 5% of a word's variance in every layer": SeedClaim(
         {"encoder": HOLDS, "decoder": HOLDS}, _released("mev_small"), level=True,
         other_scale=MEV_OTHER_SCALE),

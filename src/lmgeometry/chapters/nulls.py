@@ -111,9 +111,7 @@ def permuted_claim(claim: Claim, interval: Sequence[float]) -> Claim:
     >>> null.model, null.verdict
     ('labels permuted: m', 'does not hold')
     """
-    value, low, high = (float(x) for x in interval[:3])
-    return dataclasses.replace(claim, model=permuted_model(claim.model), value=value,
-                               ci_low=low, ci_high=high, evidence="labels permuted")
+    return _null_row(claim, interval, permuted_model, "labels permuted")
 
 
 def with_permuted(claims: pd.DataFrame, nulls: Sequence[Claim]) -> pd.DataFrame:
@@ -152,12 +150,19 @@ def shuffled_claim(claim: Claim, statistic: Callable[[np.ndarray], float], n_lay
     ('layers shuffled: m', 'inconclusive', 'the 6 layers in each of their 720 orders', 0.83)
     """
     n_orders = 2000
-    value, low, high = layer_order_null(statistic, n_layers, n_orders=n_orders, seed=seed)
+    interval = layer_order_null(statistic, n_layers, n_orders=n_orders, seed=seed)
     orders = (f"each of their {math.factorial(n_layers)} orders"
               if math.factorial(n_layers) <= n_orders else f"{n_orders:,} random orders")
-    return dataclasses.replace(claim, model=shuffled_model(claim.model), value=value,
-                               ci_low=low, ci_high=high,
-                               evidence=f"the {n_layers} layers in {orders}")
+    return _null_row(claim, interval, shuffled_model, f"the {n_layers} layers in {orders}")
+
+
+def _null_row(claim: Claim, interval: Sequence[float], named: Callable[[str], str],
+              evidence: str) -> Claim:
+    """``claim`` with the null's value and interval (value, low, high), under the null's name
+    ``named(model)`` and with ``evidence`` saying what the null is."""
+    value, low, high = (float(x) for x in interval[:3])
+    return dataclasses.replace(claim, model=named(claim.model), value=value, ci_low=low,
+                               ci_high=high, evidence=evidence)
 
 
 def with_shuffled(claims: pd.DataFrame, nulls: Sequence[Claim]) -> pd.DataFrame:
@@ -182,10 +187,8 @@ def rotated_claim(claim: Claim, interval: Sequence[float]) -> Claim:
     >>> null.model, null.verdict
     ('basis rotated: m', 'does not hold')
     """
-    value, low, high = (float(x) for x in interval[:3])
-    return dataclasses.replace(claim, model=rotated_model(claim.model), value=value,
-                               ci_low=low, ci_high=high,
-                               evidence="the same vectors in a random orthonormal basis")
+    return _null_row(claim, interval, rotated_model,
+                     "the same vectors in a random orthonormal basis")
 
 
 def with_rotated(claims: pd.DataFrame, nulls: Sequence[Claim]) -> pd.DataFrame:

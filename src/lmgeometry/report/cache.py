@@ -60,6 +60,8 @@ __all__ = [
     "BookInputs",
     "chapter_key",
     "code_records",
+    "EDITED_DURING_RUN",
+    "unedited_since",
     "file_digest",
     "html_code",
     "documented_files",
@@ -288,6 +290,35 @@ def code_records(events: Iterable[dict[str, Any]]) -> dict[str, str]:
     return dict(sorted({**kernel, **found}.items()))
 
 
+#: The digest recorded for a package file edited while its chapter ran: it matches no file, so
+#: the next build runs the chapter again.
+EDITED_DURING_RUN = "edited while the chapter ran"
+
+
+def unedited_since(code: dict[str, str], since: float) -> dict[str, str]:
+    """``code`` (:func:`code_records`) with the digest of every file modified at or after
+    ``since`` (seconds since the epoch: when the chapter's kernel started) replaced by
+    :data:`EDITED_DURING_RUN`.
+
+    The kernel's record digests the files after its last cell: a file edited while the
+    chapter ran would be recorded with content the kernel may never have run, and the chapter
+    would look current with its old numbers. Such a file makes the chapter stale instead.
+
+    Examples
+    --------
+    >>> unedited_since({}, 0.0)
+    {}
+    """
+    out = {}
+    for name, digest in code.items():
+        try:
+            edited = (PACKAGE_DIR / name).stat().st_mtime >= since
+        except OSError:  # gone since: its digest no longer matches anyway
+            edited = False
+        out[name] = EDITED_DURING_RUN if edited else digest
+    return out
+
+
 def input_records(events: Iterable[dict[str, Any]], folder: Path) -> list[dict[str, str]]:
     """The distinct book files read during an execution (``input`` trace events).
 
@@ -429,11 +460,13 @@ def _code_reasons(recorded: dict[str, Any]) -> list[str]:
     code = recorded.get("code")
     if not code:
         return ["no record of the code the chapter ran (its next execution records it)"]
-    changed = sorted(name for name, digest in code.items() if _current_digest(name) != digest)
-    if not changed:
-        return []
-    more = f" (+{len(changed) - 4} more)" if len(changed) > 4 else ""
-    return [f"code it ran changed: {', '.join(changed[:4])}{more}"]
+    edited = sorted(name for name, digest in code.items() if digest == EDITED_DURING_RUN)
+    changed = sorted(name for name, digest in code.items()
+                     if digest != EDITED_DURING_RUN and _current_digest(name) != digest)
+    return [f"{what}: {', '.join(names[:4])}"
+            + (f" (+{len(names) - 4} more)" if len(names) > 4 else "")
+            for what, names in (("code it ran changed", changed),
+                                ("code edited while it ran", edited)) if names]
 
 
 def _key_reasons(recorded: dict[str, Any], key: dict[str, Any],

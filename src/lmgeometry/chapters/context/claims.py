@@ -12,12 +12,19 @@ A claim computed under an estimator preset carries it in its ``preset`` field
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 
 from lmgeometry.chapters.common import standardised_control
-from lmgeometry.chapters.context.layers import PRESET_NAMES, _columns, _Run, _stopword_flags
+from lmgeometry.chapters.context.layers import (
+    PRESET_NAMES,
+    _columns,
+    _joint,
+    _Run,
+    _stopword_flags,
+)
 from lmgeometry.chapters.context.params import ContextParams
 from lmgeometry.claims import Claim
 from lmgeometry.claims.spec import ClaimSpec
@@ -25,11 +32,13 @@ from lmgeometry.measures import stats
 from lmgeometry.report import prose
 
 __all__ = [
+    "ACCELERATION_DEPTHS",
     "ANISOTROPY_CLAIMS",
     "CLAIMS",
     "CONTENT_UPOS",
     "FREQUENCY_CALIPER",
     "FUNCTION_UPOS",
+    "MEV_DEPTH",
     "MIN_COVERED_ITEMS",
     "POSITION_DEPTH",
     "STANDARDISED_CLAIMS",
@@ -42,12 +51,14 @@ __all__ = [
 #: Seed 001's claims on the anisotropy baseline: near 0 by construction on standardised
 #: dimensions, so their rows there are shown, not tests
 #: (:func:`lmgeometry.chapters.common.standardised_baseline_rows`).
-ANISOTROPY_CLAIMS: tuple[str, ...] = ("anisotropic", "anisotropy_rises", "last_layer_one")
+ANISOTROPY_CLAIMS: tuple[str, ...] = ("anisotropic", "anisotropy_rises", "last_layer_one",
+                                      "anisotropy_accelerates")
 
 #: Seed 001's claims on adjusted SelfSim and IntraSim, also tested on standardised dimensions
 #: (a rogue dimension can drive a cosine measure's differences between words and layers).
 STANDARDISED_CLAIMS: tuple[str, ...] = ("selfsim_falls", "stopwords", "intrasim_above",
-                                        "intrasim_falls", "intrasim_rises", "intrasim_near_zero")
+                                        "intrasim_falls", "intrasim_rises", "intrasim_near_zero",
+                                        "intrasim_input_highest", "selfsim_last_low")
 
 #: Seed 001's claims on PC1 static embeddings (Table 1), one row per model, control and
 #: preset: the authors' vectors (``ethayarajh2019``: uncentred, signed as their code signed
@@ -60,7 +71,8 @@ STATIC_CLAIMS: tuple[str, ...] = ("static_beats_input", "static_beats_glove",
 #: were computed with the authors' estimators (a TruncatedSVD ratio for the MEV, uncentred
 #: first singular vectors for Table 1: docs/SEED001_ESTIMATORS.md), so they calibrate only that
 #: row, and the corrected row is another quantity, shown beside it.
-SEED_PRESET_CLAIMS: tuple[str, ...] = ("mev_small", *STATIC_CLAIMS)
+SEED_PRESET_CLAIMS: tuple[str, ...] = ("mev_small", "mev_below_baseline", "mev_raw_high",
+                                       *STATIC_CLAIMS)
 
 #: Parts of speech seed 000 calls content words and function words.
 CONTENT_UPOS: tuple[str, ...] = ("NOUN", "PROPN", "VERB", "ADJ", "ADV")
@@ -80,6 +92,14 @@ _NEAR_RULE = ("0.10 is half the 0.20 that the paper gives as the adjusted IntraS
 _STATIC_RULE = ("0.05 is FastText's lead over GloVe in the paper's Table 1, averaged over "
                 "SimLex-999, MEN, WS353 and RW (0.052), a gap the paper reports as one "
                 "embedding outperforming another")
+
+#: Seed 001's layers 2-11 of GPT-2's 12 as relative depths: where, it says, GPT-2's raw MEV is
+#: 'around 30% on average'.
+MEV_DEPTH: tuple[float, float] = (2 / 12, 11 / 12)
+
+#: Seed 001's GPT-2 layers 2, 8 and 12 of 12 as relative depths: its anisotropy is 'roughly
+#: 0.6 in layers 2 through 8 but increases exponentially from layers 8 through 12'.
+ACCELERATION_DEPTHS: tuple[float, float, float] = (2 / 12, 8 / 12, 1.0)
 
 #: Seed 000's layers 8-11 of GPT-2's 12 as relative depths: where, it says, the token
 #: intra-sentence similarity falls with position.
@@ -121,6 +141,17 @@ CLAIMS: dict[str, ClaimSpec] = {
         "BERT's last layer (0.48), which the seed does not call so",
         "GPT-2: 0.98 in its last layer (BERT 0.48, ELMo 0.14)", "fig-ch03-anisotropy",
         per_preset=False),
+    "anisotropy_accelerates": ClaimSpec(
+        "001", "anisotropy rises fastest in the last third of the layers (GPT-2)",
+        "rise of the baseline cosine from relative depth 8/12 to the last layer minus its rise "
+        "from depth 2/12 to 8/12 (the seed's GPT-2 layers 8-12 and 2-8; the nearest layers)",
+        0.0, "above",
+        "the seed: GPT-2's baseline is 'roughly 0.6 in layers 2 through 8 but increases "
+        "exponentially from layers 8 through 12': the last third rises more than the middle "
+        "(any margin above 0). The authors' released baselines give GPT-2 +0.385 (0.597, "
+        "0.595, 0.978 in layers 2, 8, 12); BERT's, of which the seed does not say it, -0.101",
+        "GPT-2: about 0.6 in layers 2-8, then up to 0.98 in layer 12", "fig-ch03-anisotropy",
+        per_preset=False),
     "selfsim_falls": ClaimSpec(
         "001", "upper layers are more context-specific (adjusted SelfSim falls with depth)",
         "Spearman rho of mean adjusted SelfSim with the layer index, layers 1-L", -0.5,
@@ -154,11 +185,49 @@ CLAIMS: dict[str, ClaimSpec] = {
         "001", "adjusted IntraSim is close to 0 in most layers (GPT-2)",
         "median over layers 1-L of |mean adjusted IntraSim|", 0.1, "below", _NEAR_RULE,
         "GPT-2: no more similar than random words in most layers", "fig-ch03-intrasim"),
+    "intrasim_input_highest": ClaimSpec(
+        "001", "adjusted IntraSim is highest in the input layer (GPT-2)",
+        "mean adjusted IntraSim of the input layer (layer 0) minus the largest over layers "
+        "1-L", 0.0, "above",
+        "the seed: in GPT-2 'the intra-sentence similarity is highest in the input layer, which "
+        "does not contextualize words at all', in contrast to ELMo and BERT: any margin above "
+        "0, on the adjusted values of its Figure 3 (the authors' released raw IntraSim is "
+        "highest in GPT-2's last layer, 0.990). Released adjusted IntraSim: GPT-2 +0.016 "
+        "(0.197 in layer 0, 0.181 in layer 1), BERT -0.024, ELMo -0.175",
+        "GPT-2: highest in the input layer; not so in ELMo and BERT", "fig-ch03-intrasim"),
+    "selfsim_last_low": ClaimSpec(
+        "001", "the last layer is almost maximally context-specific (GPT-2)",
+        "mean adjusted SelfSim in the last layer", 0.1, "below",
+        "the seed: 'those in GPT-2's last layer being almost maximally context-specific', "
+        "i.e. a word's representations there are about as alike as random words' (adjusted "
+        "SelfSim 0): below 0.1, the line of 'close to 0' of the IntraSim claim. Released: "
+        "GPT-2 0.007, BERT 0.278, ELMo 0.506",
+        "GPT-2's last layer: adjusted SelfSim about 0", "fig-ch03-selfsim"),
     "mev_small": ClaimSpec(
         "001", "a static vector explains less than 5% of a word's variance in every layer",
         "largest mean adjusted MEV over layers 1-L", 0.05, "below",
         "the paper's own threshold (5% of the variance)",
         "below 5% in every layer of ELMo, BERT and GPT-2", "fig-ch03-mev"),
+    "mev_below_baseline": ClaimSpec(
+        "001", "the raw MEV of many words is below the anisotropy baseline",
+        "share of the words whose raw MEV is below their layer's MEV baseline (the first "
+        "principal direction's share of random words' variance), mean over layers 1-L", 0.1,
+        "above",
+        "the seed gives no number ('the raw MEV of many words is actually below the anisotropy "
+        "baseline'): at least one word in ten. The authors' released per-word MEV gives BERT "
+        "0.62 and GPT-2 0.76; ELMo 0.03, short of it, though the seed names no model (ELMo's "
+        "two layers are not in its calibration)",
+        "'though not visible in Figure 4, the raw MEV of many words is actually below the "
+        "anisotropy baseline'", "fig-ch03-mev"),
+    "mev_raw_high": ClaimSpec(
+        "001", "raw MEV is non-negligible in the middle layers (GPT-2)",
+        "mean raw MEV over words, mean over the layers at relative depth 2/12-11/12 (the "
+        "seed's layers 2 to 11 of GPT-2's 12)", 0.05, "above",
+        "the paper's own line: 'only for GPT-2 is the raw MEV non-negligible, being around 30% "
+        "on average for layers 2 to 11', while it is 'below 5% for all layers of ELMo and "
+        "BERT'. Released per-word MEV: GPT-2 0.30, BERT 0.02, ELMo 0.03 (its layer 1)",
+        "GPT-2: around 30% in layers 2-11; ELMo and BERT below 5% in every layer",
+        "fig-ch03-mev"),
     "static_beats_input": ClaimSpec(
         "001", "beyond the paper: PC1 static embeddings of some layer beat the model's input "
         "(layer-0) vectors on word similarity",
@@ -327,6 +396,17 @@ def corrected_claims(claims: pd.DataFrame) -> pd.DataFrame:
     return claims[claims["preset"].to_numpy() != dropped]
 
 
+def _layers_between(depth: Sequence[float], low: float, high: float) -> list[int]:
+    """Layers 1..L whose relative depth lies in ``[low, high]`` (the last layer if none)."""
+    return [i for i in range(1, len(depth))
+            if low - 1e-9 <= depth[i] <= high + 1e-9] or [len(depth) - 1]
+
+
+def _nearest_layer(depth: Sequence[float], target: float) -> int:
+    """The layer whose relative depth is nearest ``target`` (the lower one on a tie)."""
+    return int(np.argmin(np.abs(np.asarray(depth) - target)))
+
+
 def _layer_of(values: np.ndarray, pick: str) -> tuple[int, float]:
     """Layer (1..L) and value of the smallest or largest of layers 1..L."""
     v = np.asarray(values)[1:]
@@ -346,6 +426,9 @@ def _anisotropy_claims(run: _Run, standardised: bool = False) -> list[Claim]:
     lo_layer, lo_value = _layer_of(base, "min")
     hi_layer, hi_value = _layer_of(base, "max")
     last = run.n_layers - 1
+    a, b, c = (_nearest_layer(run.depth, d) for d in ACCELERATION_DEPTHS)
+    accel = _interval(float(base[c] - 2 * base[b] + base[a]),
+                      reps[:, c] - 2 * reps[:, b] + reps[:, a])
     return [
         _claim("anisotropic", who, None, _over_layers("min", base, reps),
                f"lowest in layer {lo_layer} ({lo_value:.3f}); highest {hi_value:.3f} "
@@ -357,6 +440,9 @@ def _anisotropy_claims(run: _Run, standardised: bool = False) -> list[Claim]:
         _claim("last_layer_one", who, None, _interval(float(base[last]), reps[:, last]),
                f"baseline {base[last]:.3f} in the last layer (layer {last}); "
                f"{base[last - 1]:.3f} in the one before"),
+        _claim("anisotropy_accelerates", who, None, accel,
+               f"baseline {base[a]:.3f} (layer {a}), {base[b]:.3f} (layer {b}), "
+               f"{base[c]:.3f} (layer {c})"),
     ]
 
 
@@ -376,6 +462,9 @@ def _preset_claims(run: _Run, preset: str, series: dict, p: ContextParams) -> li
     matched = _frequency_matched(run, preset, mean_word, is_stop, p)
     near = int((np.abs(intra_m[1:]) < CLAIMS["intrasim_near_zero"].threshold).sum())
     i_lo, v_lo = _layer_of(intra_m, "min")
+    i_hi, v_hi_intra = _layer_of(intra_m, "max")
+    input_lead = _interval(float(intra_m[0] - v_hi_intra),
+                           intra_r[:, 0] - np.nanmax(intra_r[:, 1:], axis=1))
     m_hi, v_hi = _layer_of(mev_m, "max")
     trend = (f"{self_m[1]:.3f} (layer 1) to {self_m[last]:.3f} (layer {last})")
     intra = (f"{intra_m[1]:.3f} (layer 1) to {intra_m[last]:.3f} (layer {last}); lowest "
@@ -396,8 +485,38 @@ def _preset_claims(run: _Run, preset: str, series: dict, p: ContextParams) -> li
                f"adjusted IntraSim {intra}"),
         _claim("intrasim_near_zero", run, preset, _over_layers("median_abs", intra_m, intra_r),
                f"|adjusted IntraSim| < 0.1 in {near} of {last} layers; {intra}"),
+        _claim("intrasim_input_highest", run, preset, input_lead,
+               f"adjusted IntraSim {intra_m[0]:.3f} in the input layer; highest above it "
+               f"{v_hi_intra:.3f} (layer {i_hi})"),
+        _claim("selfsim_last_low", run, preset, _interval(float(self_m[last]), self_r[:, last]),
+               f"mean adjusted SelfSim {self_m[last]:.3f} in the last layer (layer {last}), "
+               f"{self_m[1]:.3f} in layer 1"),
         _claim("mev_small", run, preset, _over_layers("max", mev_m, mev_r),
                f"largest in layer {m_hi} ({v_hi:.3f})"),
+        *_raw_mev_claims(run, preset, series["mev"], p),
+    ]
+
+
+def _raw_mev_claims(run: _Run, preset: str, mev: tuple[np.ndarray, np.ndarray],
+                    p: ContextParams) -> list[Claim]:
+    """Seed 001's raw-MEV claims: the share of words below their layer's MEV baseline (over
+    layers 1-L), and the mean raw MEV over the layers at :data:`MEV_DEPTH`, each with an
+    interval from the words resampled (the draws of the other per-word series)."""
+    adj = _columns([t.words for t in run.ctx[preset]], "word", "mev_adj")[:, 1:]
+    below = np.where(np.isfinite(adj), (adj < 0).astype(np.float64), np.nan)
+    shares, share_reps = _joint(below, p.n_boot, p.seed)
+    layers = _layers_between(run.depth, *MEV_DEPTH)
+    means, reps = mev
+    with np.errstate(invalid="ignore"):
+        share = _interval(float(np.nanmean(shares)), np.nanmean(share_reps, axis=1))
+        middle = _interval(float(np.mean(means[layers])), np.mean(reps[:, layers], axis=1))
+    return [
+        _claim("mev_below_baseline", run, preset, share,
+               f"{np.nanmin(shares):.2f} to {np.nanmax(shares):.2f} of the words per layer "
+               f"({below.shape[0]} words, layers 1-{run.n_layers - 1})"),
+        _claim("mev_raw_high", run, preset, middle,
+               f"{prose.layers_phrase(layers)}: mean raw MEV {np.min(means[layers]):.3f} to "
+               f"{np.max(means[layers]):.3f}"),
     ]
 
 
@@ -480,9 +599,7 @@ def _position_claims(run: _Run, p: ContextParams) -> list[Claim]:
     self-similarity against the other words'."""
     pos = run.words["word_index"].to_numpy()
     sent = run.words["sentence_id"].to_numpy()
-    low, high = POSITION_DEPTH
-    layers = [i for i in range(1, run.n_layers)
-              if low - 1e-9 <= run.depth[i] <= high + 1e-9] or [run.n_layers - 1]
+    layers = _layers_between(run.depth, *POSITION_DEPTH)
     intra = _row_means(np.column_stack([run.token_intra[i] for i in layers]))
     keep = (pos >= 1) & (pos <= p.max_position) & np.isfinite(intra)
     rho = stats.cluster_spearman(pos[keep], intra[keep], sent[keep], p.n_boot,

@@ -26,11 +26,12 @@ held-out examples (:func:`permuted_summary`: the threshold fitted again, the fin
 predictions scored against the permuted labels). The claims about depth (CKA's halves and
 first blocks, where rogue dimensions emerge; :data:`SHUFFLED`) get the same statistic with
 the blocks in random orders, the same order before and after fine-tuning, as their null
-(:func:`shuffled_claims`). The claims on the last layer's variance shares (a few rogue
-dimensions dominate it; fine-tuning raises the top one's share) are about single coordinates:
+(:func:`shuffled_claims`). The claims on the last layer's rogue dimensions (a few dominate
+its variance; fine-tuning raises the top one's share and brings their mean closer to zero)
+are about single coordinates:
 their null is the same statistics of the same states in a random orthonormal basis, the same
-before and after fine-tuning (:func:`rotated_claims`), as does the claim that the two tasks'
-fine-tunes share their top rogue dimensions (``_overlap``).
+before and after fine-tuning (:func:`rotated_claims`). The claim that the two tasks'
+fine-tunes share their top rogue dimensions (``_overlap``) has the same null.
 """
 
 from __future__ import annotations
@@ -118,6 +119,10 @@ THRESHOLDS: dict[str, tuple[float, str]] = {
                         "half the contrast a heatmap shows"),
     "rogue_exacerbated": (0.05, "fine-tuning adds at least 5 points to the variance share of "
                           "the top dimension of the last layer"),
+    "rogue_mean_closer": (0.5, "'much closer to zero' read as at most half: the absolute "
+                          "means in the fine-tuned model's top 3 dimensions, summed, at most "
+                          "half those of the pretrained model in the same dimensions (the "
+                          "seed's Fig. 4 gives no number)"),
     "overlap": (5.0, "more than half of the top 10 dimensions shared by the two fine-tunes "
                 "(the seed: 8 of 10; two random sets of 10 share 100/d, under 1)"),
     "keep_top": (0.05, "keeping only the top 3 dimensions costs under five points of "
@@ -143,6 +148,9 @@ PUBLISHED: dict[str, str] = {
     "rogue_dominance": "fine-tuned GPT-2: last blocks dominated by rogue dimensions (Fig. 3)",
     "rogue_emergence": "rogue dimensions emerge in the later blocks (Fig. 3)",
     "rogue_exacerbated": "fine-tuning exacerbates existing rogue dimensions (Figs. 3-4)",
+    "rogue_mean_closer": "GPT-2: 'the mean in these dimensions is much closer to zero in the "
+                         "fine-tuned models compared to the pre-trained GPT-2 representations' "
+                         "(Fig. 4)",
     "overlap": "8 of the top 10 rogue dimensions shared by GPT-2's SST-2 and QNLI fine-tunes",
     "beats_majority": "SST-2 91.3% (GPT-2), 76.0% (BERT); QNLI 86.6%, 81.9%; classes balanced",
     "threshold_gap": "SST-2 91.3 vs 92.8 (GPT-2), 76.0 vs 92.2 (BERT); QNLI 86.6 vs 88.2, "
@@ -459,7 +467,7 @@ def run_tables(run: Run, *, seed: int = 0, n_boot: int = 1000, n_boot_cka: int =
     rotation = similarity.random_rotation(run.after.shape[2], seed=seed)
     profile = pd.concat([pd.DataFrame({"layer": run.n_layers - 1, "state": state,
                                        "dimension": np.arange(run.after.shape[2]),
-                                       "std": X.std(axis=0),
+                                       "mean": X.mean(axis=0), "std": X.std(axis=0),
                                        "cosine_contribution": similarity.cosine_contributions(X)})
                          for state, X in zip(STATES, (_layer(run.before, -1),
                                                       _layer(run.after, -1)), strict=True)],
@@ -477,6 +485,7 @@ def run_tables(run: Run, *, seed: int = 0, n_boot: int = 1000, n_boot_cka: int =
         "last": last, **ablation_summary, "keep": keep,
         "permuted": permuted_summary(run, seed=seed, n_boot=n_boot,
                                      ablation_share=ablation_share, keep=keep),
+        "mean_closer": _mean_closer(_layer(run.before, -1), _layer(run.after, -1), counts),
         "rotated": _rotated_summary(_layer(run.before, -1) @ rotation,
                                     _layer(run.after, -1) @ rotation, counts),
     }
@@ -493,9 +502,34 @@ def run_tables(run: Run, *, seed: int = 0, n_boot: int = 1000, n_boot_cka: int =
     return tables | {"summary": summary}
 
 
+def _mean_closer(before: np.ndarray, after: np.ndarray, counts: np.ndarray,
+                 k: int = SEED003_KEEP) -> tuple[Any, ...]:
+    """How much closer to zero fine-tuning brings the mean in the rogue dimensions.
+
+    ``r = sum_d |mean_after_d| / sum_d |mean_before_d|`` over the ``k`` dimensions of largest
+    variance after fine-tuning (seed 003's "the mean in these dimensions is much closer to
+    zero in the fine-tuned models", Fig. 4), both means over the same held-out examples; the
+    interval resamples the examples with ``counts`` (n_boot x n multinomial counts), the same
+    draw for both states, the dimensions kept.
+
+    Returns
+    -------
+    tuple
+        ``(r, low, high, sum before, sum after, dimensions)``.
+    """
+    dims = similarity.top_dimensions(after, k)
+    weights = np.asarray(counts, dtype=np.float64) / len(after)
+    b, a = (np.abs(X[:, dims].mean(axis=0)).sum() for X in (before, after))
+    reps = np.abs(weights @ after[:, dims]).sum(axis=1) / np.abs(
+        weights @ before[:, dims]).sum(axis=1)
+    ratio = float(a / b)
+    return (ratio, *percentile_interval(reps, ratio), float(b), float(a),
+            tuple(int(d) for d in dims))
+
+
 def _rotated_summary(before: np.ndarray, after: np.ndarray, counts: np.ndarray
                      ) -> dict[str, tuple[float, ...]]:
-    """The dominance and exacerbation statistics of the last layer's states in a random
+    """The dominance, exacerbation and mean statistics of the last layer's states in a random
     orthonormal basis (the same for both states), with the same resamples: their null
     (:func:`rotated_claims`)."""
     top_after = similarity.variance_share_replicates(after, counts, (1, 3))
@@ -505,7 +539,8 @@ def _rotated_summary(before: np.ndarray, after: np.ndarray, counts: np.ndarray
     change = share_after - share_before
     return {"dominance": (dominance, *percentile_interval(top_after[:, 1], dominance)),
             "exacerbated": (change, *percentile_interval(top_after[:, 0] - top_before, change),
-                            share_before, share_after)}
+                            share_before, share_after),
+            "mean_closer": _mean_closer(before, after, counts)}
 
 
 def permuted_summary(run: Run, *, seed: int = 0, n_boot: int = 1000,
@@ -582,7 +617,8 @@ def rotated_claims(run: Run, summary: Mapping[str, Any]) -> list[Claim]:
     """The null rows (:func:`.nulls.rotated_claim`) of the claims about single coordinates
     (the last layer's dominance by a few rogue dimensions, and fine-tuning exacerbating the
     top one): the same statistics of the same states in a random orthonormal basis."""
-    wanted = {THRESHOLDS[key][1] for key in ("rogue_dominance", "rogue_exacerbated")}
+    wanted = {THRESHOLDS[key][1] for key in ("rogue_dominance", "rogue_exacerbated",
+                                             "rogue_mean_closer")}
     return [rotated_claim(c, (c.value, c.ci_low, c.ci_high))
             for c in run_claims(run, {**summary, **summary["rotated"]}) if c.rule in wanted]
 
@@ -639,6 +675,13 @@ def run_claims(run: Run, s: Mapping[str, Any]) -> list[Claim]:
                s["exacerbated"], "above", "variance-share",
                f"pretrained {pct(s['exacerbated'][3], 1)}, fine-tuned "
                f"{pct(s['exacerbated'][4], 1)}"),
+        _claim("rogue_mean_closer", run, "after fine-tuning the mean in the rogue dimensions "
+               "is much closer to zero", "sum of |mean| over the fine-tuned last layer's top "
+               f"{SEED003_KEEP} variance dimensions, fine-tuned over pretrained",
+               s["mean_closer"], "below", "variance-share",
+               f"dimensions {', '.join(map(str, s['mean_closer'][5]))}: summed |mean| "
+               f"pretrained {number(s['mean_closer'][3])}, fine-tuned "
+               f"{number(s['mean_closer'][4])}"),
         _claim("beats_majority", run, "beyond the paper: after fine-tuning a threshold on the "
                "principal rogue dimension beats the majority class",
                "1-D threshold accuracy minus majority baseline, last layer, held out",

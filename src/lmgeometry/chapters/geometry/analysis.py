@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -54,7 +55,7 @@ from lmgeometry.chapters.geometry.layers import (
     cluster_projections,
     layer_measures,
 )
-from lmgeometry.chapters.geometry.special import special_measures, special_plan
+from lmgeometry.chapters.geometry.special import PUNCTUATION, special_measures, special_plan
 from lmgeometry.chapters.nulls import with_nulls
 from lmgeometry.claims import Claim, claims_frame
 from lmgeometry.io.models import seed_protocol
@@ -383,22 +384,50 @@ def _special_claim(part: pd.DataFrame, reps: dict, decoder: bool) -> Claim | Non
             evidence=f"first token: {name}; closest at layer {at} (to "
                      f"{sub.loc[at, 'reference']}); a claim about the first token itself, so "
                      f"it has no first-word control", **base)
-    upper = [layer for layer in sub.index if layer >= 1 and sub.loc[layer, "depth"] >= 0.5]
-    value = float(sub.loc[upper, "difference"].mean())
-    lo, hi = percentile_interval(rep[upper].mean(axis=0), value)
-    lowest = sub.loc[upper, "reference"].value_counts().index[0]
-    return Claim(
+    return _lowest_claim(
+        sub, rep, base,
         claim="[SEP] has the lowest token intra-sentence similarity in the upper layers",
         statistic="mean over the upper half of the layers (depth >= 0.5) of the closing "
                   "special token's ([SEP], </s>) mean token intra-sentence similarity minus the "
                   "lowest mean of a part of speech (punctuation, which the seed names with "
                   "[SEP], left out)",
-        value=value, ci_low=lo, ci_high=hi,
+        evidence=f"closing token: {name}")
+
+
+def _punctuation_claim(part: pd.DataFrame, reps: dict) -> Claim | None:
+    """Seed 000's punctuation claim (encoders), if the store has enough punctuation marks:
+    their token intra-sentence similarity against the other parts of speech in the upper half
+    of the layers, as the [SEP] claim's closing token."""
+    sub = part[part["token"] == PUNCTUATION].set_index("layer")
+    if sub.empty:
+        return None
+    base = {"seed": "000", "model": str(part["model"].iloc[0]), "control": "none",
+            "threshold": 0.0, "direction": "below", "figure": FIGURES["special"]}
+    return _lowest_claim(
+        sub, reps[("special", PUNCTUATION)], base,
+        claim="punctuation marks have the lowest token intra-sentence similarity in the upper "
+              "layers",
+        statistic="mean over the upper half of the layers (depth >= 0.5) of the punctuation "
+                  "marks' (spaCy's PUNCT) mean token intra-sentence similarity minus the "
+                  "lowest mean of another part of speech",
+        evidence=f"{int(sub['n'].iloc[0])} punctuation marks", words="the other words")
+
+
+def _lowest_claim(sub: pd.DataFrame, rep: np.ndarray, base: Mapping[str, Any], *, claim: str,
+                  statistic: str, evidence: str, words: str = "the words") -> Claim:
+    """A "lowest in the upper layers" claim of seed 000 on one subject's rows of the special
+    table (indexed by layer) and its replicates of the difference from the lowest group."""
+    upper = [layer for layer in sub.index if layer >= 1 and sub.loc[layer, "depth"] >= 0.5]
+    value = float(sub.loc[upper, "difference"].mean())
+    lo, hi = percentile_interval(rep[upper].mean(axis=0), value)
+    lowest = sub.loc[upper, "reference"].value_counts().index[0]
+    return Claim(
+        claim=claim, statistic=statistic, value=value, ci_low=lo, ci_high=hi,
         rule="'lowest' is an ordering: below every part of speech, so the difference from "
              "the lowest is below 0",
         published=_PUBLISHED["sep"],
-        evidence=f"closing token: {name}; {layers_phrase(upper)}; lowest part of speech most "
-                 f"often {lowest}; norm ratio to the words "
+        evidence=f"{evidence}; {layers_phrase(upper)}; lowest part of speech most often "
+                 f"{lowest}; norm ratio to {words} "
                  f"{sub.loc[upper, 'norm_ratio'].min():.2f} to "
                  f"{sub.loc[upper, 'norm_ratio'].max():.2f}", **base)
 
@@ -412,16 +441,20 @@ def special_sentences(special: pd.DataFrame) -> list[str]:
     out = []
     for (model, token), part in special.groupby(["model", "token"], sort=False):
         part = part.sort_values("layer")
-        groups = ("the later input positions" if part["role"].iloc[0] == "first token"
-                  else "every part of speech (punctuation left out)")
+        role = part["role"].iloc[0]
+        groups = ("the later input positions" if role == "first token" else
+                  "every other part of speech" if token == PUNCTUATION else
+                  "every part of speech (punctuation left out)")
         below = part.loc[part["difference_hi"] < 0, "layer"].tolist()
         above = part.loc[part["difference_lo"] > 0, "layer"].tolist()
         later = part[part["layer"] >= 1]
         # a decoder's first word is itself a word: its ratio is over the other words
-        words = "other words'" if token.startswith("first word") else "words'"
+        words_too = token.startswith("first word") or token == PUNCTUATION
+        words = "other words'" if words_too else "words'"
         ratio = later if len(later) else part
-        name, _, role = token.partition(" (")
-        shown = token if token.startswith("first word") else f"`{name}` ({role}"
+        name, _, bracket = token.partition(" (")
+        shown = ("punctuation marks" if token == PUNCTUATION else
+                 token if words_too else f"`{name}` ({bracket}")
         text = (f"{model}, {shown}: less similar to the rest of its sentence than {groups} in "
                 f"{len(below)} of {plural(len(part), 'layer')}"
                 + (f" ({layer_ranges(below)})" if below else "")
@@ -587,8 +620,10 @@ def analyse(stores: Mapping[str, Store], *, seed: int = 0, n_words: int = 2000,
         if not special.empty:
             special.insert(0, "model", spec)
             specials.append(special)
-            found = _special_claim(special, reps, kinds[spec] == "decoder")
-            claims += [found] if found is not None else []
+            found = [_special_claim(special, reps, kinds[spec] == "decoder")]
+            if kinds[spec] != "decoder":
+                found.append(_punctuation_claim(special, reps))
+            claims += [c for c in found if c is not None]
     layers = pd.concat(tables, ignore_index=True)
     clusters = (pd.concat(profiles, ignore_index=True)[
         ["model", "layer", "cluster", "share", "position0_share", "mean_position", "top_words"]]

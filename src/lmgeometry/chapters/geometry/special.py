@@ -18,6 +18,7 @@ from lmgeometry.measures.tokens import token_measures
 __all__ = [
     "POSITION_BINS",
     "MIN_CLASS_TOKENS",
+    "PUNCTUATION",
     "SpecialPlan",
     "special_plan",
     "special_measures",
@@ -33,16 +34,21 @@ POSITION_BINS: tuple[tuple[int, int], ...] = ((1, 1), (2, 3), (4, 7), (8, 15), (
 #: A part of speech with fewer tokens is not compared with [SEP] (its mean is too noisy).
 MIN_CLASS_TOKENS = 50
 
+#: The subject of the words spaCy tags PUNCT, compared with the other parts of speech as a
+#: closing token is (seed 000: "the [SEP] and punctuation marks have the lowest ...").
+PUNCTUATION = "punctuation (word class)"
+
 
 @dataclass
 class SpecialPlan:
     """The tokens of a store's sentences (words, then special tokens) and their groups.
 
     ``subjects`` maps a name ("[SEP] (last token)", "<bos> (first token)", "first word (first
-    token)") to its token rows and the reference it is compared with: ``"classes"`` (the
-    parts of speech of the words, punctuation left out, each with at least
-    :data:`MIN_CLASS_TOKENS` tokens) for a last token, ``"positions"`` (:data:`POSITION_BINS`
-    of the words' input positions) for a first token.
+    token)", :data:`PUNCTUATION`) to its token rows and the reference it is compared with:
+    ``"classes"`` (the parts of speech of the words, punctuation left out, each with at least
+    :data:`MIN_CLASS_TOKENS` tokens) for a last token and for the punctuation marks (when
+    there are that many), ``"positions"`` (:data:`POSITION_BINS` of the words' input
+    positions) for a first token. The name's part in brackets is the subject's role.
     """
 
     frame: pd.DataFrame
@@ -79,6 +85,8 @@ def special_plan(store: Store, n_boot: int, seed: int) -> SpecialPlan:
     if not (special["position"].to_numpy() == 0).any():  # no BOS: the first word is first
         subjects["first word (first token)"] = (np.flatnonzero(position == 0), "positions")
     upos = words["upos"].to_numpy()
+    if (upos == "PUNCT").sum() >= MIN_CLASS_TOKENS:  # seed 000 names them with [SEP]
+        subjects[PUNCTUATION] = (np.flatnonzero(upos == "PUNCT"), "classes")
     counts = pd.Series(upos[upos != "PUNCT"]).value_counts()
     references = {
         "classes": {c: np.flatnonzero(upos == c) for c in counts.index[counts >= MIN_CLASS_TOKENS]},
@@ -103,8 +111,8 @@ def special_measures(Xw: np.ndarray, Xs: np.ndarray, plan: SpecialPlan
     its mean token intra-sentence similarity, the lowest mean of its reference groups (parts
     of speech for a last token, input positions for a first token) and the difference, and
     the ratio of its mean norm to the mean norm of the other words (every word for a special
-    token; every word but the first of each sentence for a decoder's first word); each with a
-    95% interval over sentences.
+    token; every word but the first of each sentence for a decoder's first word; every word
+    but the punctuation marks for them); each with a 95% interval over sentences.
 
     Parameters
     ----------
@@ -114,7 +122,8 @@ def special_measures(Xw: np.ndarray, Xs: np.ndarray, plan: SpecialPlan
 
     Returns
     -------
-    rows : one dict per subject: ``token``, ``role`` ("first token" or "last token"), ``n``,
+    rows : one dict per subject: ``token``, ``role`` ("first token", "last token" or "word
+        class"), ``n``,
         ``intra``, ``reference`` (the lowest group), ``reference_intra``, ``difference``,
         ``norm_ratio``, each statistic with ``_lo``/``_hi``
     replicates : ``difference`` replicates per subject
@@ -142,7 +151,7 @@ def special_measures(Xw: np.ndarray, Xs: np.ndarray, plan: SpecialPlan
         norm_value, norm_rep = boot.ratio(norms[subject], rows=subject)
         others = np.setdiff1d(np.arange(plan.n_words), subject)  # a first word is a word too
         other_value, other_rep = boot.ratio(norms[others], rows=others)
-        row = {"token": name, "role": "first token" if kind == "positions" else "last token",
+        row = {"token": name, "role": name.rpartition(" (")[2].rstrip(")"),
                "n": len(subject), "reference": lowest}
         for key, (v, r) in {"intra": (value, rep), "reference_intra": (ref_value, ref_reps),
                             "difference": (value - ref_value, rep - ref_reps),

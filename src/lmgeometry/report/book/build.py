@@ -64,6 +64,7 @@ from lmgeometry.report.cache import (
     read_manifest,
     stale_reasons,
     store_records,
+    unedited_since,
     write_html_stamp,
     write_manifest,
 )
@@ -303,11 +304,12 @@ def _execute_chapters(book_dir: Path, selected: Sequence[Chapter], sources: dict
                 started = start_line(order.index(chapter.name) + 1, len(order), chapter.name, last)
                 say(f"[book] {started}\n[book] executing {chapter.name} ({shown}); because: "
                     + "; ".join(reasons))
+                began = time.time()
                 run = run_chapter(chapter, book_dir, values, kernel_name=kernel,
                                   max_bytes=max_bytes, notebook=sources[chapter.name], env=env)
                 write_manifest(run.notebook, key, store_records(run.events), results,
                                input_records(run.events, run.notebook.parent),
-                               code_records(run.events))
+                               unedited_since(code_records(run.events), began))
                 write_run_record(run.notebook, run.seconds, run.peak_rss)
                 say(f"[book] {end_line(chapter.name, run.seconds, last)}, "
                     f"{run.notebook.stat().st_size / 1e6:.2f} MB -> {run.notebook}")
