@@ -28,7 +28,9 @@ from lmgeometry.chapters.context.claims import (
     STATIC_CLAIMS,
     _absolute,
     _claim,
+    acceleration,
     corrected_claims,
+    layers_between,
 )
 from lmgeometry.chapters.context.layers import PRESET_NAMES, STANDARDISED_PRESET
 from lmgeometry.chapters.context.sentences import (
@@ -741,3 +743,17 @@ def test_raw_mev_claims_have_known_answers():
     assert middle.value == pytest.approx(0.1)  # layer 1 only (depth 0.5); 0.3 is layer 2's
     assert (middle.ci_low, middle.ci_high) == pytest.approx((0.1, 0.1))
     assert middle.verdict == "holds" and middle.claim == CLAIMS["mev_raw_high"].claim
+
+
+def test_acceleration_is_the_second_difference_at_the_seed_s_layers():
+    depth = np.arange(13) / 12
+    assert layers_between(depth, 2 / 12, 11 / 12) == list(range(2, 12))
+    assert layers_between(depth, 0.99, 0.995) == [12]
+    linear = 0.1 * np.arange(13)  # rises 0.6 over layers 2-8, 0.4 over 8-12
+    assert acceleration(linear, depth) == pytest.approx(-0.2)
+    quadratic = np.arange(13) ** 2 / 144
+    # layers 2, 8, 12: (144 - 128 + 4) / 144 on one row, and on each of a stack of rows
+    assert acceleration(quadratic, depth) == pytest.approx(20 / 144)
+    assert acceleration(np.vstack([quadratic, -quadratic]), depth) == pytest.approx(
+        [20 / 144, -20 / 144])
+    assert acceleration(np.arange(7.0) ** 2, np.arange(7) / 6) == pytest.approx(36 - 32 + 1)

@@ -328,24 +328,21 @@ def _released_shapes(lay: pd.DataFrame, words: pd.DataFrame, rng: np.random.Gene
     statistics: the baseline's acceleration, the input layer's adjusted IntraSim lead, the
     share of words whose raw MEV is below the baseline, the raw MEV of the middle layers),
     with their own draws (so the other claims' intervals keep theirs)."""
-    from lmgeometry.chapters.context.claims import ACCELERATION_DEPTHS, MEV_DEPTH
+    from lmgeometry.chapters.context.claims import MEV_DEPTH, acceleration, layers_between
 
     base = _layer_values(lay, "baseline_cosine", first=0)
     depth = np.arange(len(base)) / (len(base) - 1)
-    a, b, c = (int(np.argmin(np.abs(depth - d))) for d in ACCELERATION_DEPTHS)
     intra = _layer_values(lay, "intrasim_adj", first=0)
     adj = _word_matrix(words, "mev_adj").to_numpy()
     below = np.where(np.isfinite(adj), (adj < 0).astype(np.float64), np.nan)
     shares = stats.weighted_bootstrap_means(below, None, n_boot, rng)
     raw = _word_matrix(words, "mev")
-    middle = [i for i, layer in enumerate(raw.columns)
-              if MEV_DEPTH[0] - 1e-9 <= depth[layer] <= MEV_DEPTH[1] + 1e-9] or [-1]
+    middle = [list(raw.columns).index(layer) for layer in layers_between(depth, *MEV_DEPTH)]
     raw_reps = stats.weighted_bootstrap_means(raw.to_numpy(), None, n_boot, rng)[:, middle]
     per_layer = _RELEASED.format("embedding_space_stats.json")
     per_word = _RELEASED.format("variance_explained.csv")
     return {
-        "anisotropy_accelerates": ((float(base[c] - 2 * base[b] + base[a]), None, None),
-                                   per_layer),
+        "anisotropy_accelerates": ((float(acceleration(base, depth)), None, None), per_layer),
         "intrasim_input_highest": ((float(intra[0] - intra[1:].max()), None, None), per_layer),
         "mev_below_baseline": (_with_interval(float(np.nanmean(np.nanmean(below, axis=0))),
                                               shares.mean(axis=1)), per_word),
@@ -544,6 +541,10 @@ _001 = "001"
 _000 = "seed 000, {}"
 _ENC = {"encoder": HOLDS}
 _DEC = {"decoder": HOLDS}
+#: Seed 000's one sentence on [SEP] and punctuation, the evidence of two claims.
+_SEP_AND_PUNCTUATION = SeedClaim(_ENC, _words(("BERT", HOLDS), source=_000.format(
+    "'the [SEP] and punctuation marks have the lowest token-based-intra-sentence-similarity in "
+    "the upper layers'")))
 
 #: Every claim the chapters test, by its text: what the seed says of it, and its evidence.
 SEED_CLAIMS: dict[str, SeedClaim] = {
@@ -584,14 +585,10 @@ SEED_CLAIMS: dict[str, SeedClaim] = {
         _DEC, _words(("GPT-2", HOLDS), source=_000.format(
             "'Throughout all layers of GPT-2, tokens at position 0 have the lowest similarity "
             "to the remaining tokens in the sentence'")), applies=(BOS_SINK,)),
-    "[SEP] has the lowest token intra-sentence similarity in the upper layers": SeedClaim(
-        _ENC, _words(("BERT", HOLDS), source=_000.format(
-            "'the [SEP] and punctuation marks have the lowest token-based-intra-sentence-"
-            "similarity in the upper layers'"))),
+    "[SEP] has the lowest token intra-sentence similarity in the upper layers":
+        _SEP_AND_PUNCTUATION,
     "punctuation marks have the lowest token intra-sentence similarity in the upper layers":
-        SeedClaim(_ENC, _words(("BERT", HOLDS), source=_000.format(
-            "'the [SEP] and punctuation marks have the lowest token-based-intra-sentence-"
-            "similarity in the upper layers'"))),
+        _SEP_AND_PUNCTUATION,
     # seed 000, chapter 2 (the seed is silent on GPT-2's part of speech)
     "POS tags are well represented (a linear probe beats each word's most frequent tag)":
         SeedClaim(_ENC, _words(("BERT", HOLDS), source=_000.format(

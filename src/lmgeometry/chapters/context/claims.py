@@ -44,7 +44,9 @@ __all__ = [
     "STANDARDISED_CLAIMS",
     "SEED_PRESET_CLAIMS",
     "STATIC_CLAIMS",
+    "acceleration",
     "corrected_claims",
+    "layers_between",
 ]
 
 
@@ -396,7 +398,7 @@ def corrected_claims(claims: pd.DataFrame) -> pd.DataFrame:
     return claims[claims["preset"].to_numpy() != dropped]
 
 
-def _layers_between(depth: Sequence[float], low: float, high: float) -> list[int]:
+def layers_between(depth: Sequence[float], low: float, high: float) -> list[int]:
     """Layers 1..L whose relative depth lies in ``[low, high]`` (the last layer if none)."""
     return [i for i in range(1, len(depth))
             if low - 1e-9 <= depth[i] <= high + 1e-9] or [len(depth) - 1]
@@ -405,6 +407,22 @@ def _layers_between(depth: Sequence[float], low: float, high: float) -> list[int
 def _nearest_layer(depth: Sequence[float], target: float) -> int:
     """The layer whose relative depth is nearest ``target`` (the lower one on a tie)."""
     return int(np.argmin(np.abs(np.asarray(depth) - target)))
+
+
+def _acceleration_layers(depth: Sequence[float]) -> tuple[int, int, int]:
+    a, b, c = (_nearest_layer(depth, d) for d in ACCELERATION_DEPTHS)
+    return a, b, c
+
+
+def acceleration(values: np.ndarray, depth: Sequence[float]) -> np.ndarray:
+    """Seed 001's "rises fastest at the end" as a second difference over the last axis:
+    ``v[c] - 2 v[b] + v[a]`` at the layers nearest :data:`ACCELERATION_DEPTHS`: the rise from
+    ``b`` to ``c`` minus the rise from ``a`` to ``b``. Positive when the last third of the
+    layers gains more in total than the half before it (a straight line gives a negative
+    value: a conservative reading of "increases exponentially")."""
+    a, b, c = _acceleration_layers(depth)
+    values = np.asarray(values)
+    return values[..., c] - 2 * values[..., b] + values[..., a]
 
 
 def _layer_of(values: np.ndarray, pick: str) -> tuple[int, float]:
@@ -426,9 +444,8 @@ def _anisotropy_claims(run: _Run, standardised: bool = False) -> list[Claim]:
     lo_layer, lo_value = _layer_of(base, "min")
     hi_layer, hi_value = _layer_of(base, "max")
     last = run.n_layers - 1
-    a, b, c = (_nearest_layer(run.depth, d) for d in ACCELERATION_DEPTHS)
-    accel = _interval(float(base[c] - 2 * base[b] + base[a]),
-                      reps[:, c] - 2 * reps[:, b] + reps[:, a])
+    a, b, c = _acceleration_layers(run.depth)
+    accel = _interval(float(acceleration(base, run.depth)), acceleration(reps, run.depth))
     return [
         _claim("anisotropic", who, None, _over_layers("min", base, reps),
                f"lowest in layer {lo_layer} ({lo_value:.3f}); highest {hi_value:.3f} "
@@ -505,7 +522,7 @@ def _raw_mev_claims(run: _Run, preset: str, mev: tuple[np.ndarray, np.ndarray],
     adj = _columns([t.words for t in run.ctx[preset]], "word", "mev_adj")[:, 1:]
     below = np.where(np.isfinite(adj), (adj < 0).astype(np.float64), np.nan)
     shares, share_reps = _joint(below, p.n_boot, p.seed)
-    layers = _layers_between(run.depth, *MEV_DEPTH)
+    layers = layers_between(run.depth, *MEV_DEPTH)
     means, reps = mev
     with np.errstate(invalid="ignore"):
         share = _interval(float(np.nanmean(shares)), np.nanmean(share_reps, axis=1))
@@ -599,7 +616,7 @@ def _position_claims(run: _Run, p: ContextParams) -> list[Claim]:
     self-similarity against the other words'."""
     pos = run.words["word_index"].to_numpy()
     sent = run.words["sentence_id"].to_numpy()
-    layers = _layers_between(run.depth, *POSITION_DEPTH)
+    layers = layers_between(run.depth, *POSITION_DEPTH)
     intra = _row_means(np.column_stack([run.token_intra[i] for i in layers]))
     keep = (pos >= 1) & (pos <= p.max_position) & np.isfinite(intra)
     rho = stats.cluster_spearman(pos[keep], intra[keep], sent[keep], p.n_boot,
