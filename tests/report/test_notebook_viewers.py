@@ -66,7 +66,7 @@ def test_the_first_figure_carries_the_decoder_and_plotly_once(executed):
     assert BOOTSTRAP_CLASS not in second["data"]["text/html"]
     assert first["data"]["text/html"].startswith(bootstrap_html())
     # the packed plotly.js is the installed package's own, byte for byte
-    packed = re.search(r'atob\("([A-Za-z0-9+/=]+)"\)', bootstrap_html()).group(1)
+    packed = re.search(r'lmgGunzipText\("([A-Za-z0-9+/=]+)"\)', bootstrap_html()).group(1)
     assert gzip.decompress(base64.b64decode(packed)) == plotly_js_path().read_bytes()
     assert figures_js() in bootstrap_html()
     # the book keeps the compact figure alone

@@ -366,6 +366,33 @@ def _content_selfsim() -> Sequence[Evidence]:
             for e in released_evidence()["stopwords"] if e.seed_model in ("BERT", "GPT-2")]
 
 
+#: Words whose part of speech is (nearly) unambiguous, for seed 000's CCONJ remark on seed
+#: 001's released per-word numbers ("that", "so", "for", "to", "yet" left out).
+CCONJ_WORDS: tuple[str, ...] = ("and", "but", "or", "nor")
+DET_ADP_WORDS: tuple[str, ...] = (
+    "the", "a", "an", "this", "these", "those", "every", "each",
+    "of", "in", "on", "at", "by", "from", "with", "into", "about")
+
+
+def _cconj_selfsim() -> Sequence[Evidence]:
+    """Seed 000's CCONJ remark on the seed models' own vectors: Cohen's d of the released
+    per-word SelfSim (mean over the upper half of layers 1-L), conjunctions minus determiners
+    and prepositions. A point value: four conjunctions give no useful interval."""
+    words = authors_table()[1]
+    out = []
+    for model, reported in (("BERT", HOLDS), ("GPT-2", FAILS)):
+        w = words[(words["model"] == model) & (words["layer"] >= 1)]
+        upper = w[w["layer"] / w["layer"].max() >= 0.5]
+        upper = upper[upper["word"].isin((*CCONJ_WORDS, *DET_ADP_WORDS))]
+        per_word = upper.groupby("word")["selfsim"].mean()
+        d = stats.standardised_difference(per_word.to_numpy(),
+                                          per_word.index.isin(CCONJ_WORDS), n_boot=0)[0]
+        out.append(Evidence(model, reported, "proxy: seed 001's released per-word SelfSim, "
+                            f"upper layers ({len(CCONJ_WORDS)} conjunctions against "
+                            f"{len(DET_ADP_WORDS)} determiners and prepositions)", float(d)))
+    return out
+
+
 def _anisotropy_mean() -> Sequence[Evidence]:
     """Ethayarajh's released mean cosine of random words, mean over layers 1-12 (the source
     seed 000 cites for 'BERT and GPT-2 are extremely anisotropic')."""
@@ -609,6 +636,8 @@ SEED_CLAIMS: dict[str, SeedClaim] = {
             "necessarily the same tokens' (both models)"))),
     "content words have a higher token self-similarity than function words": SeedClaim(
         {"encoder": HOLDS, "decoder": HOLDS}, _content_selfsim),
+    "coordinating conjunctions are more self-similar than determiners and prepositions in "
+    "the upper layers (BERT)": SeedClaim({"encoder": HOLDS, "decoder": FAILS}, _cconj_selfsim),
     "function words are more similar to the rest of their sentence than content words":
         SeedClaim({"encoder": HOLDS, "decoder": HOLDS},
                   _words(("BERT", HOLDS), ("GPT-2", HOLDS), source=_000.format(
