@@ -94,7 +94,8 @@ def test_classifier_claims_get_their_null_with_the_labels_permuted(result):
     claims = result.claims[(result.claims["model"] == "planted")
                            & (result.claims["task"] == "SST-2")]
     labelled = claims["statistic"].str.contains("accuracy")
-    assert labelled.sum() == 6  # threshold - majority, model - threshold, 2 x 2 ablations
+    # threshold - majority, model - threshold, 2 x 2 ablations, the top 12% zeroed
+    assert labelled.sum() == 7
     # the claims about depth (CKA's halves and first blocks, where rogue dimensions emerge)
     # get the layers in random orders as their null; the variance shares read neither
     depth = claims["rule"].isin([finetuning.THRESHOLDS[k][1] for k in finetuning.SHUFFLED])
@@ -289,3 +290,18 @@ def test_mean_closer_is_the_ratio_of_summed_absolute_means_in_the_top_dimensions
     # scaling both states leaves it as it is; the same states before and after give 1
     assert finetuning._mean_closer(3 * before, 3 * after, counts)[0] == pytest.approx(0.25)
     assert finetuning._mean_closer(after, after, counts)[:3] == pytest.approx((1.0, 1.0, 1.0))
+
+
+def test_zeroing_the_top_dimensions_costs_what_the_label_s_dimension_carried(result):
+    # the planted head reads the label from the top-variance dimension: zeroing the top 12%
+    # (6 of 48) takes it, and the accuracy with it; a head at chance has nothing to lose
+    claim = "zeroing the top 12% of the variance dimensions barely changes"
+    rows = result.claims[result.claims["claim"].str.startswith(claim)
+                         & (result.claims["task"] == "SST-2")].set_index("model")
+    assert rows.loc["planted", "verdict"] == "does not hold"
+    assert rows.loc["planted", "value"] < -0.3
+    assert "top 6 variance dimensions zeroed" in rows.loc["planted", "statistic"]
+    # with the labels permuted the zeroed dimension carried nothing to lose
+    assert rows.loc["planted", "null_value"] > rows.loc["planted", "value"] + 0.3
+    assert abs(rows.loc["untouched", "value"]) < 0.1
+    assert finetuning.ablation_dimensions(finetuning.SEED003_HARMLESS_SHARE, 768) == 92

@@ -739,6 +739,14 @@ SEED_CLAIMS: dict[str, SeedClaim] = {
                                  "accuracy'; QNLI: 'performance abruptly drops from ~85% to "
                                  "~50%' (Fig. 6)")),
                   expected_by_task={"SST-2": _DEC, "QNLI": {"decoder": FAILS}}),
+    "zeroing the top 12% of the variance dimensions barely changes the fine-tuned head's "
+    "accuracy": SeedClaim({}, _words(("GPT-2, SST-2", HOLDS), ("GPT-2, QNLI", FAILS),
+                                     source=_003.format(
+                                         "SST-2: 'model performance minimally increases when "
+                                         "removing the top 92 dimensions'; QNLI: 'accuracy "
+                                         "steadily decreases as we remove top dimensions' "
+                                         "(Fig. 6)")),
+                          expected_by_task={"SST-2": _DEC, "QNLI": {"decoder": FAILS}}),
     "the same rogue dimensions dominate after fine-tuning on either task": SeedClaim(
         _DEC, _points(("GPT-2", HOLDS, 8.0), source="seed 003: 'Eight of the top ten rogue "
                       "dimensions are the same'")),
