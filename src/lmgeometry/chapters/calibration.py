@@ -590,6 +590,10 @@ SEED_CLAIMS: dict[str, SeedClaim] = {
             "'GPT-2 seems to emphasize this initial token and encodes very specific "
             "information distinctive from the remaining token embeddings'")),
         applies=(BOS_SINK,)),
+    "in a 3-D projection of both clusters the larger one is almost two-dimensional": SeedClaim(
+        _DEC, _words(("GPT-2", HOLDS), source=_000.format(
+            "'If we retain both clusters, the second cluster is almost two-dimensional'")),
+        applies=(BOS_SINK,)),
     "the separation of the clusters decreases in the last layer": SeedClaim(
         _DEC, _words(("GPT-2", HOLDS), source=_000.format(
             "'big changes in the last layer, where the separation decreases'")),

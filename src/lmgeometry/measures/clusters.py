@@ -45,6 +45,7 @@ __all__ = [
     "knn_predictions",
     "knn_r2",
     "pca_project",
+    "planar_share_replicates",
     "position_bins",
     "position_knn_r2",
     "PositionR2",
@@ -223,6 +224,40 @@ def separation_replicates(
             return np.linalg.norm(mu_a - mu_b, axis=-1) / np.maximum((r_a + r_b) / 2, 1e-12)
 
     return float(ratio(0)), ratio(1)
+
+
+def planar_share_replicates(
+    Z: np.ndarray, mask: np.ndarray, boot: GroupBootstrap, rows: np.ndarray | None = None
+) -> tuple[float, np.ndarray]:
+    """How flat a cluster is in a projection: the share of its variance on its top two
+    principal directions, with bootstrap replicates.
+
+    ``(l_1 + l_2) / sum_j l_j`` with ``l_1 >= l_2 >= ...`` the eigenvalues of the covariance
+    of the rows of ``Z`` (e.g. a layer's coordinates on its first three principal components,
+    seed 000's 3-D projection) where ``mask`` is True: 1 for a cloud that lies in a plane,
+    2/3 for an isotropic 3-D cloud. The covariance ``Q / n - mu mu^T`` is a function of sums
+    (count ``n``, coordinate sums ``S``, sums of outer products ``Q``), so ``boot`` resamples
+    the sentences without recomputing the projection (conditional on it and on ``mask``).
+    NaN with fewer than ``d + 1`` rows.
+    """
+    Z64 = np.asarray(Z, dtype=np.float64)[mask]
+    rows = np.flatnonzero(mask) if rows is None else np.asarray(rows)[mask]
+    d = Z64.shape[1]
+    if len(Z64) <= d:
+        return float("nan"), np.full(boot.n_boot, np.nan)
+    n, n_reps = boot.sums(np.ones(len(Z64)), rows)
+    s, s_reps = boot.sums(Z64, rows)
+    q, q_reps = boot.sums((Z64[:, :, None] * Z64[:, None, :]).reshape(len(Z64), -1), rows)
+
+    def share(n: np.ndarray, s: np.ndarray, q: np.ndarray) -> np.ndarray:
+        n = np.asarray(n, dtype=np.float64)[..., None, None]
+        mu = s.reshape(*s.shape[:-1], d, 1) / n
+        cov = q.reshape(*q.shape[:-1], d, d) / n - mu @ np.swapaxes(mu, -1, -2)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            eig = np.sort(np.linalg.eigvalsh(cov), axis=-1)[..., ::-1]
+            return eig[..., :2].sum(-1) / eig.sum(-1)
+
+    return float(share(n, s, q)), share(n_reps, s_reps, q_reps)
 
 
 @float_arrays("X")
