@@ -93,9 +93,11 @@ def test_an_untouched_model_fails_the_fine_tuning_claims(result):
 def test_classifier_claims_get_their_null_with_the_labels_permuted(result):
     claims = result.claims[(result.claims["model"] == "planted")
                            & (result.claims["task"] == "SST-2")]
-    labelled = claims["statistic"].str.contains("accuracy")
-    # threshold - majority, model - threshold, 2 x 2 ablations, the top 12% zeroed
-    assert labelled.sum() == 7
+    labelled = claims["statistic"].str.contains("accuracy|silhouette of the labels")
+    # threshold - majority, model - threshold, 2 x 2 ablations, the top 12% zeroed, and the
+    # classes' separation by depth
+    assert labelled.sum() == 8
+    assert (claims.loc[labelled, "null_model"] == "labels permuted: planted").all()
     # the claims about depth (CKA's halves and first blocks, where rogue dimensions emerge)
     # get the layers in random orders as their null; the variance shares read neither
     depth = claims["rule"].isin([finetuning.THRESHOLDS[k][1] for k in finetuning.SHUFFLED])
@@ -305,3 +307,19 @@ def test_zeroing_the_top_dimensions_costs_what_the_label_s_dimension_carried(res
     assert rows.loc["planted", "null_value"] > rows.loc["planted", "value"] + 0.3
     assert abs(rows.loc["untouched", "value"]) < 0.1
     assert finetuning.ablation_dimensions(finetuning.SEED003_HARMLESS_SHARE, 768) == 92
+
+
+def test_the_planted_fine_tune_separates_its_classes_in_the_last_half_only(result):
+    # the label lives in the last half's planted dimension; the first half is label-free
+    claim = "after fine-tuning the last half of the blocks separates the classes"
+    rows = result.claims[result.claims["claim"].str.startswith(claim)
+                         & (result.claims["task"] == "SST-2")].set_index("model")
+    assert rows.loc["planted", "verdict"] == "holds" and rows.loc["planted", "value"] > 0.3
+    assert rows.loc["planted", "null_verdict"] == "does not hold"  # labels permuted
+    assert rows.loc["untouched", "verdict"] == "does not hold"
+    layers = result.tables["layers"]
+    ft = layers[(layers["model"] == "planted") & (layers["task"] == "SST-2")
+                & (layers["state"] == "fine-tuned")].set_index("layer")["label_silhouette"]
+    assert ft.loc[1:3].abs().max() < 0.05 and ft.loc[4:6].min() > 0.3
+    assert finetuning._halves(6) == ([1, 2, 3], [4, 5, 6])
+    assert finetuning._halves(5) == ([1, 2], [4, 5])

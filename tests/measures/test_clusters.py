@@ -48,3 +48,19 @@ def test_too_few_rows_give_nan():
     boot = GroupBootstrap(np.arange(10), n_boot=5, rng=0)
     value, reps = planar_share_replicates(np.ones((10, 3)), np.arange(10) < 3, boot)
     assert np.isnan(value) and np.isnan(reps).all()
+
+
+def test_label_silhouette_is_high_for_separated_labels_and_zero_for_mixed_ones():
+    from lmgeometry.measures.clusters import label_silhouette_by_layer
+
+    rng = np.random.default_rng(0)
+    y = np.arange(400) % 2
+    mixed = rng.standard_normal((400, 8))
+    apart = mixed + 20.0 * y[:, None] * np.eye(8)[0]
+    counts = rng.multinomial(400, np.full(400, 1 / 400), size=100).astype(float)
+    means, reps = label_silhouette_by_layer(np.stack([mixed, apart]), y, counts)
+    assert abs(means[0]) < 0.02 and means[1] > 0.8
+    assert reps.shape == (100, 2) and np.allclose(reps.mean(axis=0), means, atol=0.01)
+    # every row counted once: the replicate is the plain mean
+    same, once = label_silhouette_by_layer(np.stack([apart]), y, np.ones((1, 400)))
+    assert once[0, 0] == pytest.approx(same[0])

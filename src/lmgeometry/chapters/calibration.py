@@ -743,6 +743,11 @@ SEED_CLAIMS: dict[str, SeedClaim] = {
                                  "accuracy'; QNLI: 'performance abruptly drops from ~85% to "
                                  "~50%' (Fig. 6)")),
                   expected_by_task={"SST-2": _DEC, "QNLI": {"decoder": FAILS}}),
+    "after fine-tuning the last half of the blocks separates the classes and the first half "
+    "does not": SeedClaim(_DEC, _words(("GPT-2", HOLDS), source=_003.format(
+        "'while none of the first 6 decoder blocks in the fine-tuned GPT-2 are able to "
+        "separate input texts, layers 7-12 have clearly learned distinct subspaces that "
+        "separate points by class label' (Fig. 2, SST-2 and QNLI)"))),
     "zeroing the top 12% of the variance dimensions barely changes the fine-tuned head's "
     "accuracy": SeedClaim({}, _words(("GPT-2, SST-2", HOLDS), ("GPT-2, QNLI", FAILS),
                                      source=_003.format(

@@ -132,6 +132,10 @@ THRESHOLDS: dict[str, tuple[float, str]] = {
                 "(the seed: 8 of 10; two random sets of 10 share 100/d, under 1)"),
     "keep_top": (0.05, "keeping only the top 3 dimensions costs under five points of "
                  "accuracy: the seed's 'minimally decreases'"),
+    "class_halves": (0.1, "'clearly learned distinct subspaces that separate points by class "
+                     "label' in blocks 7-12 where 'none of the first 6' separate: the last "
+                     "half's mean label silhouette at least 0.1 (a tenth of its range) above "
+                     "the first half's"),
     "top_harmless": (-0.02, "'minimally increases' read as costing at most two points of "
                      "accuracy, with the same share of the dimensions zeroed (12%: 92 of "
                      "GPT-2's 768); the seed says it of SST-2, and of QNLI that 'accuracy "
@@ -143,7 +147,7 @@ THRESHOLDS: dict[str, tuple[float, str]] = {
 
 #: The claims (keys of :data:`THRESHOLDS`) whose statistic reads the task's labels: a
 #: classifier's accuracy. Each gets its null with the labels permuted (:func:`permuted_summary`).
-LABELLED: tuple[str, ...] = (*CHAPTER6_LABELLED, "keep_top", "top_harmless")
+LABELLED: tuple[str, ...] = (*CHAPTER6_LABELLED, "keep_top", "top_harmless", "class_halves")
 
 #: Seed 003's own numbers or patterns, quoted beside each claim.
 PUBLISHED: dict[str, str] = {
@@ -167,6 +171,9 @@ PUBLISHED: dict[str, str] = {
     "ablation": "ablating top dimensions hurts GPT-2's head, the 765 lowest barely (Fig. 6)",
     "keep_top": "GPT-2: ablating the 765 lowest-variance dimensions minimally decreases "
                 "accuracy on SST-2; on QNLI it falls from ~85% to ~50% (Fig. 6)",
+    "class_halves": "fine-tuned GPT-2, SST-2 and QNLI: 'none of the first 6 decoder blocks "
+                    "... are able to separate input texts, layers 7-12 have clearly learned "
+                    "distinct subspaces that separate points by class label' (Fig. 2)",
     "top_harmless": "GPT-2, SST-2: 'model performance minimally increases when removing the "
                     "top 92 dimensions', then 'quickly decays if we ablate more than 300'; "
                     "QNLI: 'accuracy steadily decreases as we remove top dimensions' (Fig. 6)",
@@ -403,6 +410,36 @@ def ablation_dimensions(share: float, width: int) -> int:
     return int(min(max(1, round(share * width)), width - 1))
 
 
+def _halves(n_blocks: int) -> tuple[list[int], list[int]]:
+    """Blocks 1..h and L-h+1..L, h = L // 2 (the middle block of an odd L in neither)."""
+    h = n_blocks // 2
+    return list(range(1, h + 1)), list(range(n_blocks - h + 1, n_blocks + 1))
+
+
+def _class_separation(run: Run, y: np.ndarray, n_boot: int, gen: np.random.Generator,
+                      states: Sequence[str] = STATES
+                      ) -> tuple[pd.DataFrame, tuple[float, ...]]:
+    """Per layer and state, the mean silhouette of the labels ``y`` among the held-out
+    examples (:func:`clusters.label_silhouette_by_layer`), with intervals; and the fine-tuned
+    model's last half of blocks minus its first half (value, low, high, first, last)."""
+    n = len(y)
+    counts = gen.multinomial(n, np.full(n, 1.0 / n), size=n_boot).astype(np.float64)
+    rows, found = [], {}
+    for state in states:
+        means, reps = clusters.label_silhouette_by_layer(
+            run.before if state == "pretrained" else run.after, y, counts)
+        found[state] = (means, reps)
+        for layer, value in enumerate(means):
+            lo, hi = percentile_interval(reps[:, layer], float(value))
+            rows.append({"layer": layer, "state": state, "label_silhouette": float(value),
+                         "label_silhouette_lo": lo, "label_silhouette_hi": hi})
+    means, reps = found["fine-tuned"]
+    first, last = _halves(run.n_layers - 1)
+    a, b = float(means[first].mean()), float(means[last].mean())
+    diff = reps[:, last].mean(axis=1) - reps[:, first].mean(axis=1)
+    return pd.DataFrame(rows), (b - a, *percentile_interval(diff, b - a), a, b)
+
+
 def _ablation(run: Run, ks: Sequence[int], share: float, keep: int, n_boot: int,
               gen: np.random.Generator, own: np.random.Generator
               ) -> tuple[pd.DataFrame, dict[str, tuple[float, ...]]]:
@@ -475,6 +512,9 @@ def run_tables(run: Run, *, seed: int = 0, n_boot: int = 1000, n_boot_cka: int =
     full = run.head.predict(_layer(run.after, -1)) == run.y_test
     majority = run.y_test == int(np.bincount(run.y_fit, minlength=2).argmax())
     layers, shares = _layers(run, counts, full, majority, n_boot, gen)
+    separation, class_halves = _class_separation(run, run.y_test, n_boot,
+                                                 np.random.default_rng([seed, 7, 2]))
+    layers = layers.merge(separation, on=["layer", "state"], how="left")
     cka, cka_summary = cka_tables(run, n_boot_cka, gen)
     ablation, ablation_summary = _ablation(run, ablation_ks, ablation_share, keep, n_boot, gen,
                                            np.random.default_rng([seed, 7, 1]))
@@ -502,7 +542,7 @@ def run_tables(run: Run, *, seed: int = 0, n_boot: int = 1000, n_boot_cka: int =
                         pre[top1[0]].iloc[-1], last[top1[0]]),
         "beats_majority": tuple(last[f"threshold_minus_majority{s}"] for s in ("", "_lo", "_hi")),
         "gap": tuple(last[f"full_minus_threshold{s}"] for s in ("", "_lo", "_hi")),
-        "last": last, **ablation_summary, "keep": keep,
+        "last": last, **ablation_summary, "keep": keep, "class_halves": class_halves,
         "permuted": permuted_summary(run, seed=seed, n_boot=n_boot,
                                      ablation_share=ablation_share, keep=keep),
         "mean_closer": _mean_closer(_layer(run.before, -1), _layer(run.after, -1), counts),
@@ -593,9 +633,13 @@ def permuted_summary(run: Run, *, seed: int = 0, n_boot: int = 1000,
                          null.y_test, full, majority, n_boot, gen)
     _, ablation = _ablation(null, (), ablation_share, keep, n_boot, gen,
                             np.random.default_rng([seed, PERMUTATION_STREAM, 7, 1]))
+    _, class_halves = _class_separation(null, null.y_test, n_boot,
+                                        np.random.default_rng([seed, PERMUTATION_STREAM, 7, 2]),
+                                        states=("fine-tuned",))
     ends = ("", "_lo", "_hi")
     return {"beats_majority": tuple(row[f"threshold_minus_majority{s}"] for s in ends),
             "gap": tuple(row[f"full_minus_threshold{s}"] for s in ends),
+            "class_halves": class_halves,
             **{k: v for k, v in ablation.items() if k != "ablation_k"}}
 
 
@@ -703,6 +747,12 @@ def run_claims(run: Run, s: Mapping[str, Any]) -> list[Claim]:
                f"dimensions {', '.join(map(str, s['mean_closer'][5]))}: summed |mean| "
                f"pretrained {number(s['mean_closer'][3])}, fine-tuned "
                f"{number(s['mean_closer'][4])}"),
+        _claim("class_halves", run, "after fine-tuning the last half of the blocks separates "
+               "the classes and the first half does not", "mean silhouette of the labels "
+               "(Euclidean) over the last half of the blocks minus over the first half",
+               s["class_halves"], "above", "class-separation",
+               f"first half {number(s['class_halves'][3])}, last half "
+               f"{number(s['class_halves'][4])}"),
         _claim("beats_majority", run, "beyond the paper: after fine-tuning a threshold on the "
                "principal rogue dimension beats the majority class",
                "1-D threshold accuracy minus majority baseline, last layer, held out",
