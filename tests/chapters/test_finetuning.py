@@ -93,10 +93,11 @@ def test_an_untouched_model_fails_the_fine_tuning_claims(result):
 def test_classifier_claims_get_their_null_with_the_labels_permuted(result):
     claims = result.claims[(result.claims["model"] == "planted")
                            & (result.claims["task"] == "SST-2")]
-    labelled = claims["statistic"].str.contains("accuracy|silhouette of the labels")
+    labelled = claims["statistic"].str.contains("accuracy|label silhouette|silhouette of the "
+                                                "labels")
     # threshold - majority, model - threshold, 2 x 2 ablations, the top 12% zeroed, and the
-    # classes' separation by depth
-    assert labelled.sum() == 8
+    # classes' separation by depth and its change by fine-tuning
+    assert labelled.sum() == 9
     assert (claims.loc[labelled, "null_model"] == "labels permuted: planted").all()
     # the claims about depth (CKA's halves and first blocks, where rogue dimensions emerge)
     # get the layers in random orders as their null; the variance shares read neither
@@ -317,6 +318,13 @@ def test_the_planted_fine_tune_separates_its_classes_in_the_last_half_only(resul
     assert rows.loc["planted", "verdict"] == "holds" and rows.loc["planted", "value"] > 0.3
     assert rows.loc["planted", "null_verdict"] == "does not hold"  # labels permuted
     assert rows.loc["untouched", "verdict"] == "does not hold"
+    # the pretrained model did not separate them: fine-tuning created it (not so untouched)
+    emerge = result.claims[result.claims["claim"].str.startswith("fine-tuning creates the last "
+                                                                 "half's separation")
+                           & (result.claims["task"] == "SST-2")].set_index("model")
+    assert emerge.loc["planted", "verdict"] == "holds"
+    assert emerge.loc["planted", "value"] == pytest.approx(rows.loc["planted", "value"], abs=0.05)
+    assert emerge.loc["untouched", "verdict"] == "does not hold"
     layers = result.tables["layers"]
     ft = layers[(layers["model"] == "planted") & (layers["task"] == "SST-2")
                 & (layers["state"] == "fine-tuned")].set_index("layer")["label_silhouette"]

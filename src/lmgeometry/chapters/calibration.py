@@ -568,6 +568,13 @@ _001 = "001"
 _000 = "seed 000, {}"
 _ENC = {"encoder": HOLDS}
 _DEC = {"decoder": HOLDS}
+
+#: Seed 003's one sentence on class separation by depth, the evidence of two claims.
+_CLASS_SEPARATION = SeedClaim(_DEC, _words(("GPT-2", HOLDS), source=_003.format(
+    "'while none of the first 6 decoder blocks in the fine-tuned GPT-2 are able to separate "
+    "input texts, layers 7-12 have clearly learned distinct subspaces that separate points by "
+    "class label' (Fig. 2, SST-2 and QNLI)")))
+
 #: Seed 000's one sentence on [SEP] and punctuation, the evidence of two claims.
 _SEP_AND_PUNCTUATION = SeedClaim(_ENC, _words(("BERT", HOLDS), source=_000.format(
     "'the [SEP] and punctuation marks have the lowest token-based-intra-sentence-similarity in "
@@ -743,11 +750,9 @@ SEED_CLAIMS: dict[str, SeedClaim] = {
                                  "accuracy'; QNLI: 'performance abruptly drops from ~85% to "
                                  "~50%' (Fig. 6)")),
                   expected_by_task={"SST-2": _DEC, "QNLI": {"decoder": FAILS}}),
-    "after fine-tuning the last half of the blocks separates the classes and the first half "
-    "does not": SeedClaim(_DEC, _words(("GPT-2", HOLDS), source=_003.format(
-        "'while none of the first 6 decoder blocks in the fine-tuned GPT-2 are able to "
-        "separate input texts, layers 7-12 have clearly learned distinct subspaces that "
-        "separate points by class label' (Fig. 2, SST-2 and QNLI)"))),
+    "after fine-tuning the last half of the blocks separates the classes better than the "
+    "first half": _CLASS_SEPARATION,
+    "fine-tuning creates the last half's separation of the classes": _CLASS_SEPARATION,
     "zeroing the top 12% of the variance dimensions barely changes the fine-tuned head's "
     "accuracy": SeedClaim({}, _words(("GPT-2, SST-2", HOLDS), ("GPT-2, QNLI", FAILS),
                                      source=_003.format(

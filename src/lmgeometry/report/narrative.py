@@ -709,13 +709,13 @@ def _curve_shapes(r: Results) -> str:
                            "maximally context-specific, but one no longer is: rewrite the "
                            "sentence in lmgeometry/report/narrative.py")
     return (
-        "GPT-2's curve shapes mostly do not carry over. As in GPT-2, "
+        "GPT-2's curve shapes carry over only in part. As in GPT-2, "
         f"{name(SMOLLM)}'s words are most alike within a sentence in the input layer (by "
         f"{_num_3(lead['value'])}, 95% interval {_num_3(lead['ci_low'])} to "
-        f"{_num_3(lead['ci_high'])}); {name(GEMMA)}'s are not. The decoders' anisotropy does "
-        "not speed up in the last third of the layers: it rises "
-        f"{_and([_num(-float(x['value'])) for x in faster])} less there than over the half "
-        "before. Their last layers are not near-maximally context-specific (adjusted "
+        f"{_num_3(lead['ci_high'])}); {name(GEMMA)}'s are not. The decoders' anisotropy rises "
+        f"{_and([_num(-float(x['value'])) for x in faster])} less over the last third of "
+        "the layers than over the half before, where GPT-2's rose more in its last third. "
+        "Their last layers are not near-maximally context-specific (adjusted "
         f"self-similarity {_and([_num(x['value']) for x in last])}), though their untrained "
         f"copies' are ({_and([_num(v) for _, v in twins])}). As in GPT-2, unlike BERT, a "
         "static vector explains a fair share of a word's variance in the decoders' middle "

@@ -134,8 +134,12 @@ THRESHOLDS: dict[str, tuple[float, str]] = {
                  "accuracy: the seed's 'minimally decreases'"),
     "class_halves": (0.1, "'clearly learned distinct subspaces that separate points by class "
                      "label' in blocks 7-12 where 'none of the first 6' separate: the last "
-                     "half's mean label silhouette at least 0.1 (a tenth of its range) above "
-                     "the first half's"),
+                     "half's mean label silhouette at least 0.1 (a twentieth of its range, -1 "
+                     "to 1) above the first half's. Whether the first half separates at all "
+                     "is shown, not tested"),
+    "class_halves_emerge": (0.05, "'have learned': fine-tuning raises that contrast of the "
+                            "halves by at least 0.05 over the pretrained model's (half the "
+                            "contrast the claim before asks for)"),
     "top_harmless": (-0.02, "'minimally increases' read as costing at most two points of "
                      "accuracy, with the same share of the dimensions zeroed (12%: 92 of "
                      "GPT-2's 768); the seed says it of SST-2, and of QNLI that 'accuracy "
@@ -147,7 +151,8 @@ THRESHOLDS: dict[str, tuple[float, str]] = {
 
 #: The claims (keys of :data:`THRESHOLDS`) whose statistic reads the task's labels: a
 #: classifier's accuracy. Each gets its null with the labels permuted (:func:`permuted_summary`).
-LABELLED: tuple[str, ...] = (*CHAPTER6_LABELLED, "keep_top", "top_harmless", "class_halves")
+LABELLED: tuple[str, ...] = (*CHAPTER6_LABELLED, "keep_top", "top_harmless", "class_halves",
+                             "class_halves_emerge")
 
 #: Seed 003's own numbers or patterns, quoted beside each claim.
 PUBLISHED: dict[str, str] = {
@@ -174,6 +179,9 @@ PUBLISHED: dict[str, str] = {
     "class_halves": "fine-tuned GPT-2, SST-2 and QNLI: 'none of the first 6 decoder blocks "
                     "... are able to separate input texts, layers 7-12 have clearly learned "
                     "distinct subspaces that separate points by class label' (Fig. 2)",
+    "class_halves_emerge": "GPT-2: the pretrained model's last token shows no such separation "
+                           "before fine-tuning (Fig. 2's t-SNE of the fine-tuned models; the "
+                           "seed's 'have learned')",
     "top_harmless": "GPT-2, SST-2: 'model performance minimally increases when removing the "
                     "top 92 dimensions', then 'quickly decays if we ablate more than 300'; "
                     "QNLI: 'accuracy steadily decreases as we remove top dimensions' (Fig. 6)",
@@ -416,28 +424,29 @@ def _halves(n_blocks: int) -> tuple[list[int], list[int]]:
     return list(range(1, h + 1)), list(range(n_blocks - h + 1, n_blocks + 1))
 
 
-def _class_separation(run: Run, y: np.ndarray, n_boot: int, gen: np.random.Generator,
-                      states: Sequence[str] = STATES
-                      ) -> tuple[pd.DataFrame, tuple[float, ...]]:
+def _class_separation(run: Run, y: np.ndarray, n_boot: int, gen: np.random.Generator
+                      ) -> tuple[pd.DataFrame, tuple[float, ...], tuple[float, ...]]:
     """Per layer and state, the mean silhouette of the labels ``y`` among the held-out
-    examples (:func:`clusters.label_silhouette_by_layer`), with intervals; and the fine-tuned
-    model's last half of blocks minus its first half (value, low, high, first, last)."""
+    examples (:func:`clusters.label_silhouette_by_layer`), with intervals; the fine-tuned
+    model's last half of blocks minus its first half (value, low, high, first, last); and
+    that contrast minus the pretrained model's (value, low, high, pretrained contrast), both
+    states on the same resampled examples."""
     n = len(y)
     counts = gen.multinomial(n, np.full(n, 1.0 / n), size=n_boot).astype(np.float64)
-    rows, found = [], {}
-    for state in states:
-        means, reps = clusters.label_silhouette_by_layer(
-            run.before if state == "pretrained" else run.after, y, counts)
-        found[state] = (means, reps)
+    first, last = _halves(run.n_layers - 1)
+    rows, contrast = [], {}
+    for state, states in zip(STATES, (run.before, run.after), strict=True):
+        means, reps = clusters.label_silhouette_by_layer(states, y, counts)
+        contrast[state] = (float(means[last].mean() - means[first].mean()),
+                           reps[:, last].mean(axis=1) - reps[:, first].mean(axis=1),
+                           float(means[first].mean()), float(means[last].mean()))
         for layer, value in enumerate(means):
             lo, hi = percentile_interval(reps[:, layer], float(value))
             rows.append({"layer": layer, "state": state, "label_silhouette": float(value),
                          "label_silhouette_lo": lo, "label_silhouette_hi": hi})
-    means, reps = found["fine-tuned"]
-    first, last = _halves(run.n_layers - 1)
-    a, b = float(means[first].mean()), float(means[last].mean())
-    diff = reps[:, last].mean(axis=1) - reps[:, first].mean(axis=1)
-    return pd.DataFrame(rows), (b - a, *percentile_interval(diff, b - a), a, b)
+    (pre, pre_reps, *_), (ft, ft_reps, a, b) = contrast["pretrained"], contrast["fine-tuned"]
+    return (pd.DataFrame(rows), (ft, *percentile_interval(ft_reps, ft), a, b),
+            (ft - pre, *percentile_interval(ft_reps - pre_reps, ft - pre), pre))
 
 
 def _ablation(run: Run, ks: Sequence[int], share: float, keep: int, n_boot: int,
@@ -512,8 +521,8 @@ def run_tables(run: Run, *, seed: int = 0, n_boot: int = 1000, n_boot_cka: int =
     full = run.head.predict(_layer(run.after, -1)) == run.y_test
     majority = run.y_test == int(np.bincount(run.y_fit, minlength=2).argmax())
     layers, shares = _layers(run, counts, full, majority, n_boot, gen)
-    separation, class_halves = _class_separation(run, run.y_test, n_boot,
-                                                 np.random.default_rng([seed, 7, 2]))
+    separation, class_halves, class_emerge = _class_separation(
+        run, run.y_test, n_boot, np.random.default_rng([seed, 7, 2]))
     layers = layers.merge(separation, on=["layer", "state"], how="left")
     cka, cka_summary = cka_tables(run, n_boot_cka, gen)
     ablation, ablation_summary = _ablation(run, ablation_ks, ablation_share, keep, n_boot, gen,
@@ -543,6 +552,7 @@ def run_tables(run: Run, *, seed: int = 0, n_boot: int = 1000, n_boot_cka: int =
         "beats_majority": tuple(last[f"threshold_minus_majority{s}"] for s in ("", "_lo", "_hi")),
         "gap": tuple(last[f"full_minus_threshold{s}"] for s in ("", "_lo", "_hi")),
         "last": last, **ablation_summary, "keep": keep, "class_halves": class_halves,
+        "class_halves_emerge": class_emerge,
         "permuted": permuted_summary(run, seed=seed, n_boot=n_boot,
                                      ablation_share=ablation_share, keep=keep),
         "mean_closer": _mean_closer(_layer(run.before, -1), _layer(run.after, -1), counts),
@@ -620,7 +630,8 @@ def permuted_summary(run: Run, *, seed: int = 0, n_boot: int = 1000,
     -------
     dict
         ``beats_majority`` and ``gap`` (value, low, high: threshold minus majority, model minus
-        threshold, last layer) and ``top_vs_bottom_<mode>`` and ``keep_top_<mode>``, as in
+        threshold, last layer), ``top_vs_bottom_<mode>``, ``keep_top_<mode>``,
+        ``top_harmless``, ``class_halves`` and ``class_halves_emerge``, as in
         :func:`run_tables`' summary.
     """
     test = np.r_[np.zeros(len(run.y_fit), bool), np.ones(len(run.y_test), bool)]
@@ -633,13 +644,12 @@ def permuted_summary(run: Run, *, seed: int = 0, n_boot: int = 1000,
                          null.y_test, full, majority, n_boot, gen)
     _, ablation = _ablation(null, (), ablation_share, keep, n_boot, gen,
                             np.random.default_rng([seed, PERMUTATION_STREAM, 7, 1]))
-    _, class_halves = _class_separation(null, null.y_test, n_boot,
-                                        np.random.default_rng([seed, PERMUTATION_STREAM, 7, 2]),
-                                        states=("fine-tuned",))
+    _, class_halves, class_emerge = _class_separation(
+        null, null.y_test, n_boot, np.random.default_rng([seed, PERMUTATION_STREAM, 7, 2]))
     ends = ("", "_lo", "_hi")
     return {"beats_majority": tuple(row[f"threshold_minus_majority{s}"] for s in ends),
             "gap": tuple(row[f"full_minus_threshold{s}"] for s in ends),
-            "class_halves": class_halves,
+            "class_halves": class_halves, "class_halves_emerge": class_emerge,
             **{k: v for k, v in ablation.items() if k != "ablation_k"}}
 
 
@@ -748,11 +758,16 @@ def run_claims(run: Run, s: Mapping[str, Any]) -> list[Claim]:
                f"pretrained {number(s['mean_closer'][3])}, fine-tuned "
                f"{number(s['mean_closer'][4])}"),
         _claim("class_halves", run, "after fine-tuning the last half of the blocks separates "
-               "the classes and the first half does not", "mean silhouette of the labels "
+               "the classes better than the first half", "mean silhouette of the labels "
                "(Euclidean) over the last half of the blocks minus over the first half",
                s["class_halves"], "above", "class-separation",
                f"first half {number(s['class_halves'][3])}, last half "
                f"{number(s['class_halves'][4])}"),
+        _claim("class_halves_emerge", run, "fine-tuning creates the last half's separation of "
+               "the classes", "contrast of the halves' mean label silhouette, fine-tuned "
+               "minus pretrained", s["class_halves_emerge"], "above", "class-separation",
+               f"contrast pretrained {number(s['class_halves_emerge'][3])}, fine-tuned "
+               f"{number(s['class_halves'][0])}"),
         _claim("beats_majority", run, "beyond the paper: after fine-tuning a threshold on the "
                "principal rogue dimension beats the majority class",
                "1-D threshold accuracy minus majority baseline, last layer, held out",

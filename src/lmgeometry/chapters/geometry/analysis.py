@@ -319,7 +319,8 @@ def _decoder_claims(part: pd.DataFrame, reps: dict, layers: list[int]) -> list[C
             rule="'almost two-dimensional' read as at most a tenth of the cluster's variance "
                  "in the projection off its best plane (an isotropic 3-D cloud: a third); the "
                  "seed's 'second cluster' read as the larger one, whose manifold the separate "
-                 "projection shows",
+                 "projection shows. A split whose gap takes the first component makes this "
+                 "nearly certain: the remark is about the view, and adds little to the split",
             published=_PUBLISHED["planar"],
             evidence=(f"{plural(len(split), 'split layer')}; share "
                       f"{span(planar.min(), planar.max())}" if split else "no layer splits")))
