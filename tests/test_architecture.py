@@ -304,3 +304,19 @@ def test_command_line_parsing_and_printing_live_in_cli() -> None:
                 found.add(name)
     assert found - set(NAMESPACE_KEPT) == set(), f"Namespace outside cli.py: {found}"
     assert set(NAMESPACE_KEPT) - found == set(), "moved into cli.py: drop it from the list"
+
+
+def test_every_cache_key_site_is_documented() -> None:
+    """Each module whose code keys a cache (it calls ``sources.key_files``) is named in the
+    "Caches and their keys" table of ARCHITECTURE.md (issue 45, item 4)."""
+    text = (PACKAGE.parents[1] / "ARCHITECTURE.md").read_text()
+    section = text.split("## Caches and their keys", 1)[1].split("\n## ", 1)[0]
+    sites = set()
+    for path in _modules():
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and ast.unparse(node.func) == "sources.key_files":
+                sites.add(str(path.relative_to(PACKAGE)))
+    assert sites, "no cache key site found: the test no longer reads the code"
+    missing = {s for s in sites if f"`{s}`" not in section}
+    assert missing == set(), f"cache key sites not in ARCHITECTURE.md's table: {missing}"
