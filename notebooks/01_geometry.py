@@ -297,6 +297,28 @@ show(
 )
 
 # %% [markdown]
+# Kehlbeck et al. (2021) also remark that, projected together with the first words' cluster,
+# the larger cluster looks "almost two-dimensional": the first principal component is spent on
+# the gap between the clusters. The next figure measures that flatness in every layer that
+# splits.
+
+# %% tags=["remove-input"]
+show(
+    plots.lines_by_layer(
+        layers[layers["control"] == "none"], "larger_planar", x="depth",
+        lower="larger_planar_lo", upper="larger_planar_hi",
+        title="How flat the larger cluster lies in its layer's 3-D projection",
+        y_title="share of its variance in its best plane", reference=geometry.PLANAR_SHARE,
+        reference_name=f"almost flat: {geometry.PLANAR_SHARE}"),
+    "planar-share",
+    caption="For each layer that splits, the share of the larger cluster's variance on the "
+            "layer's first three principal components that lies along its own two main "
+            "directions, with its 95% interval (sentences resampled). A flat cloud gives 1, a "
+            "round one about 0.67; the claim's threshold is 0.9. Layers that do not split have "
+            "no value.",
+)
+
+# %% [markdown]
 # ## The clusters, one at a time
 #
 # Kehlbeck et al. (2021) separated GPT-2's two clusters and projected each on its own, which

@@ -196,21 +196,42 @@ def _check_device(device: str | None) -> None:
 
 
 def _book(args: argparse.Namespace) -> int:
-    from lmgeometry.report.book import build_book_cli
+    """``lmgeometry book``: 0, or 1 when a chapter failed (its failing cell and the
+    kernel's traceback are the message); any other problem raises :class:`BookError`."""
+    from lmgeometry.errors import ChapterExecutionError
+    from lmgeometry.report.book import build_book, parse_overrides
 
-    return build_book_cli(args)
+    try:
+        build_book(params=parse_overrides(args.param or []), out=args.out,
+                   chapters=args.chapters, html=not args.no_html,
+                   force=getattr(args, "force", False), profile=getattr(args, "profile", False),
+                   jobs=getattr(args, "jobs", 1))
+    except ChapterExecutionError as exc:
+        print(f"lmgeometry book: error: {exc}", file=sys.stderr)
+        return 1
+    return 0
 
 
 def _results(args: argparse.Namespace) -> int:
-    from lmgeometry.report.export import export_results_cli
+    """``lmgeometry results export PATH... --out DIR [--format csv|parquet]``."""
+    from lmgeometry.report.export import export_many
 
-    return export_results_cli(args)
+    for source, written in export_many(args.paths, args.out, format=args.format):
+        folders = sorted({str(p.parent) for p in written})
+        print(f"{source}: {len(written)} table(s) written as {args.format} to "
+              f"{', '.join(folders)}")
+    return 0
 
 
 def _publish(args: argparse.Namespace) -> int:
-    from lmgeometry.report.publish import publish_cli
+    """``lmgeometry publish`` (``remote``, ``branch``, ``out``)."""
+    from lmgeometry.report.publish import publish
+    from lmgeometry.report.toc import project_root
 
-    return publish_cli(args)
+    book_dir = Path(args.out) if args.out else project_root()
+    message = publish(book_dir, args.remote, args.branch)
+    print(f"published {book_dir / '_build' / 'html'} to {args.remote} {args.branch}: {message}")
+    return 0
 
 
 def _add_debug(parser: argparse.ArgumentParser, default: object) -> None:

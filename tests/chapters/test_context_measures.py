@@ -28,7 +28,9 @@ from lmgeometry.chapters.context.claims import (
     STATIC_CLAIMS,
     _absolute,
     _claim,
+    acceleration,
     corrected_claims,
+    layers_between,
 )
 from lmgeometry.chapters.context.layers import PRESET_NAMES, STANDARDISED_PRESET
 from lmgeometry.chapters.context.sentences import (
@@ -82,7 +84,8 @@ def planted(tmp_path, name: str, *, kind: str = "encoder", anisotropy=(0.0, 1.2,
             1.8, 2.0), word=(2.0, 1.8, 1.5, 1.2, 0.9, 0.6), sentence=(0.0, 0.3, 0.6, 0.9, 1.2,
             1.5), stop_factor: float = 0.3, sink: float = 0.0, n_sent: int = 120,
             width: int = 48, seed: int = 0, position_fall: float = 0.0,
-            first_fixed: bool = False):
+            first_fixed: bool = False, cconj: tuple[str, ...] = (),
+            cconj_factor: float = 1.0):
     """A store whose layer l is ``a_l m + c_l(w) d_w + s_l e_s + noise``.
 
     ``stop_factor`` scales the word weight of stopwords (fewer: less self-similar); ``sink``
@@ -90,7 +93,8 @@ def planted(tmp_path, name: str, *, kind: str = "encoder", anisotropy=(0.0, 1.2,
     cosine of 0.45 to ``m`` (so a word's cosine to it is about the baseline, as in SmolLM2).
     ``position_fall`` scales ``s_l`` by ``1 - position_fall * i / 8`` at position ``i``;
     ``first_fixed`` capitalises each first word and drops its sentence and noise terms (a
-    causal decoder's first token, which sees only itself).
+    causal decoder's first token, which sees only itself). The words ``cconj`` are tagged
+    CCONJ (the other stopwords stay DET) and their word weight is ``cconj_factor``.
     """
     rng = np.random.default_rng(seed)
     words = _words(rng, n_sent, 8)
@@ -101,6 +105,9 @@ def planted(tmp_path, name: str, *, kind: str = "encoder", anisotropy=(0.0, 1.2,
     word_dirs = _unit(rng, len(vocab), width)
     sent_dirs = _unit(rng, n_sent, width)
     factor = np.where(words["is_stop"], stop_factor, 1.0)
+    conjunction = words["text"].isin(cconj).to_numpy()
+    words.loc[conjunction, "upos"] = "CCONJ"
+    factor[conjunction] = cconj_factor
     first = words["word_index"].to_numpy() == 0
     index = words["word_index"].to_numpy()[:, None]
     fall = np.asarray(sentence, dtype=np.float64) * (1 - position_fall * index / 8)
@@ -741,3 +748,32 @@ def test_raw_mev_claims_have_known_answers():
     assert middle.value == pytest.approx(0.1)  # layer 1 only (depth 0.5); 0.3 is layer 2's
     assert (middle.ci_low, middle.ci_high) == pytest.approx((0.1, 0.1))
     assert middle.verdict == "holds" and middle.claim == CLAIMS["mev_raw_high"].claim
+
+
+def test_acceleration_is_the_second_difference_at_the_seed_s_layers():
+    depth = np.arange(13) / 12
+    assert layers_between(depth, 2 / 12, 11 / 12) == list(range(2, 12))
+    assert layers_between(depth, 0.99, 0.995) == [12]
+    linear = 0.1 * np.arange(13)  # rises 0.6 over layers 2-8, 0.4 over 8-12
+    assert acceleration(linear, depth) == pytest.approx(-0.2)
+    quadratic = np.arange(13) ** 2 / 144
+    # layers 2, 8, 12: (144 - 128 + 4) / 144 on one row, and on each of a stack of rows
+    assert acceleration(quadratic, depth) == pytest.approx(20 / 144)
+    assert acceleration(np.vstack([quadratic, -quadratic]), depth) == pytest.approx(
+        [20 / 144, -20 / 144])
+    assert acceleration(np.arange(7.0) ** 2, np.arange(7) / 6) == pytest.approx(36 - 32 + 1)
+
+
+def test_the_cconj_claim_follows_the_planted_conjunction(tmp_path):
+    # five words tagged CCONJ as self-similar as content words, against the (DET) stopwords:
+    # it holds; three stopwords tagged CCONJ, weighted like the others: it does not
+    like_adverbs = planted(tmp_path, "adverb", cconj=("and", *CONTENT[:4]), cconj_factor=1.0)
+    like_the_rest = planted(tmp_path, "function", cconj=("and", "to", "a"), cconj_factor=0.3)
+    result = _analyse([like_adverbs, like_the_rest], n_boot=100)
+    assert _verdicts(result, "adverb")["cconj_like_adverbs"] == "holds"
+    assert _verdicts(result, "function")["cconj_like_adverbs"] != "holds"
+    row = result.claims[(result.claims["claim"] == CLAIMS["cconj_like_adverbs"].claim)
+                        & (result.claims["model"] == "function")
+                        & (result.claims["control"] == "none")].iloc[0]
+    assert abs(row["value"]) < 0.5 and row["evidence"].startswith("mean over layers 3-5: 3 "
+                                                                  "conjunctions (")

@@ -93,8 +93,12 @@ def test_an_untouched_model_fails_the_fine_tuning_claims(result):
 def test_classifier_claims_get_their_null_with_the_labels_permuted(result):
     claims = result.claims[(result.claims["model"] == "planted")
                            & (result.claims["task"] == "SST-2")]
-    labelled = claims["statistic"].str.contains("accuracy")
-    assert labelled.sum() == 6  # threshold - majority, model - threshold, 2 x 2 ablations
+    labelled = claims["statistic"].str.contains("accuracy|label silhouette|silhouette of the "
+                                                "labels")
+    # threshold - majority, model - threshold, 2 x 2 ablations, the top 12% zeroed, and the
+    # classes' separation by depth and its change by fine-tuning
+    assert labelled.sum() == 9
+    assert (claims.loc[labelled, "null_model"] == "labels permuted: planted").all()
     # the claims about depth (CKA's halves and first blocks, where rogue dimensions emerge)
     # get the layers in random orders as their null; the variance shares read neither
     depth = claims["rule"].isin([finetuning.THRESHOLDS[k][1] for k in finetuning.SHUFFLED])
@@ -289,3 +293,41 @@ def test_mean_closer_is_the_ratio_of_summed_absolute_means_in_the_top_dimensions
     # scaling both states leaves it as it is; the same states before and after give 1
     assert finetuning._mean_closer(3 * before, 3 * after, counts)[0] == pytest.approx(0.25)
     assert finetuning._mean_closer(after, after, counts)[:3] == pytest.approx((1.0, 1.0, 1.0))
+
+
+def test_zeroing_the_top_dimensions_costs_what_the_label_s_dimension_carried(result):
+    # the planted head reads the label from the top-variance dimension: zeroing the top 12%
+    # (6 of 48) takes it, and the accuracy with it; a head at chance has nothing to lose
+    claim = "zeroing the top 12% of the variance dimensions barely changes"
+    rows = result.claims[result.claims["claim"].str.startswith(claim)
+                         & (result.claims["task"] == "SST-2")].set_index("model")
+    assert rows.loc["planted", "verdict"] == "does not hold"
+    assert rows.loc["planted", "value"] < -0.3
+    assert "top 6 variance dimensions zeroed" in rows.loc["planted", "statistic"]
+    # with the labels permuted the zeroed dimension carried nothing to lose
+    assert rows.loc["planted", "null_value"] > rows.loc["planted", "value"] + 0.3
+    assert abs(rows.loc["untouched", "value"]) < 0.1
+    assert finetuning.ablation_dimensions(finetuning.SEED003_HARMLESS_SHARE, 768) == 92
+
+
+def test_the_planted_fine_tune_separates_its_classes_in_the_last_half_only(result):
+    # the label lives in the last half's planted dimension; the first half is label-free
+    claim = "after fine-tuning the last half of the blocks separates the classes"
+    rows = result.claims[result.claims["claim"].str.startswith(claim)
+                         & (result.claims["task"] == "SST-2")].set_index("model")
+    assert rows.loc["planted", "verdict"] == "holds" and rows.loc["planted", "value"] > 0.3
+    assert rows.loc["planted", "null_verdict"] == "does not hold"  # labels permuted
+    assert rows.loc["untouched", "verdict"] == "does not hold"
+    # the pretrained model did not separate them: fine-tuning created it (not so untouched)
+    emerge = result.claims[result.claims["claim"].str.startswith("fine-tuning creates the last "
+                                                                 "half's separation")
+                           & (result.claims["task"] == "SST-2")].set_index("model")
+    assert emerge.loc["planted", "verdict"] == "holds"
+    assert emerge.loc["planted", "value"] == pytest.approx(rows.loc["planted", "value"], abs=0.05)
+    assert emerge.loc["untouched", "verdict"] == "does not hold"
+    layers = result.tables["layers"]
+    ft = layers[(layers["model"] == "planted") & (layers["task"] == "SST-2")
+                & (layers["state"] == "fine-tuned")].set_index("layer")["label_silhouette"]
+    assert ft.loc[1:3].abs().max() < 0.05 and ft.loc[4:6].min() > 0.3
+    assert finetuning._halves(6) == ([1, 2, 3], [4, 5, 6])
+    assert finetuning._halves(5) == ([1, 2], [4, 5])

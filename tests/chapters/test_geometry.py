@@ -170,6 +170,9 @@ def test_analyse_finds_the_planted_decoder_geometry(tmp_path):
     assert (none.loc[1:3, "first_share"] == 1.0).all()
     assert (none.loc[1:3, "first_recall"] == 1.0).all()
     assert (none.loc[1:3, "knn_r2"] > 0.9).all()
+    # the first principal component is the gap: the roll's third axis falls off the 3-D view
+    assert (none.loc[1:3, "larger_planar"] > 0.99).all()
+    assert none.loc[[0, 4], "larger_planar"].isna().all()  # no split, no larger cluster
     verdicts = result.claims.set_index(["claim", "control"])["verdict"]
     assert verdicts[("the representations split into two well-separated clusters",
                      "none")] == "holds"
@@ -179,6 +182,8 @@ def test_analyse_finds_the_planted_decoder_geometry(tmp_path):
     manifold = "within the larger cluster, position runs along a manifold (a Swiss roll)"
     assert verdicts[(manifold, "none")] == verdicts[(manifold, "first word excluded")] == "holds"
     assert verdicts[("position is the dominant global feature", "none")] == "holds"
+    assert verdicts[("in a 3-D projection of both clusters the larger one is almost "
+                     "two-dimensional", "none")] == "holds"
     # the sentence's split count comes from the same table
     assert "dec 3 of 5 (layers 1-3)" in result.sentences[0]
     assert result.views["dec"].split_layer in (1, 2, 3)

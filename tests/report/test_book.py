@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import re
@@ -20,7 +19,7 @@ import yaml
 from fixtures.book_project import ROOT, make_project
 
 from lmgeometry.activations.store import Store
-from lmgeometry.cli import build_parser
+from lmgeometry.cli import build_parser, main
 from lmgeometry.errors import BookUsageError
 from lmgeometry.report import book, cache, profile
 from lmgeometry.report.book import (
@@ -28,7 +27,6 @@ from lmgeometry.report.book import (
     Chapter,
     ChapterExecutionError,
     build_book,
-    build_book_cli,
     chapter_parameters,
     check_parameter_names,
     clean_notebook,
@@ -446,8 +444,7 @@ def test_failing_chapter_stops_the_build(tmp_path: Path, monkeypatch: pytest.Mon
     assert not (project / "book" / "90_gathering.ipynb").exists()  # runs after the others
 
     monkeypatch.setattr(book.build, "project_root", lambda: project)
-    args = argparse.Namespace(param=[], out=None, chapters=["01"], no_html=True)
-    assert build_book_cli(args) == 1
+    assert main(["book", "--chapters", "01", "--no-html"]) == 1
     err = capsys.readouterr().err
     assert "lmgeometry book: error: chapter 01_failing failed" in err
     assert "fixture failure, answer=42" in err
@@ -965,9 +962,7 @@ def test_force_and_profile(tmp_path: Path, capsys: pytest.CaptureFixture[str],
     assert re.search(r"^01_other +skipped +[0-9.]+ ", out, flags=re.MULTILINE), out
 
     monkeypatch.setattr(book.build, "project_root", lambda: project)
-    args = argparse.Namespace(param=[], out=None, chapters=None, no_html=False, force=True,
-                              profile=True)
-    assert build_book_cli(args) == 0
+    assert main(["book", "--force", "--profile"]) == 0
     executed, skipped, out = _log(capsys)
     assert executed == names and skipped == [] and "[book] HTML in" in out
     assert "because: --force" in out

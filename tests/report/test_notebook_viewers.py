@@ -66,7 +66,7 @@ def test_the_first_figure_carries_the_decoder_and_plotly_once(executed):
     assert BOOTSTRAP_CLASS not in second["data"]["text/html"]
     assert first["data"]["text/html"].startswith(bootstrap_html())
     # the packed plotly.js is the installed package's own, byte for byte
-    packed = re.search(r'atob\("([A-Za-z0-9+/=]+)"\)', bootstrap_html()).group(1)
+    packed = re.search(r'lmgGunzipText\("([A-Za-z0-9+/=]+)"\)', bootstrap_html()).group(1)
     assert gzip.decompress(base64.b64decode(packed)) == plotly_js_path().read_bytes()
     assert figures_js() in bootstrap_html()
     # the book keeps the compact figure alone
@@ -107,11 +107,11 @@ def test_the_books_page_loses_the_bootstrap(tmp_path):
     assert added == [plotly_offline.CARTESIAN_JS, plotly_offline.FIGURES_JS]
 
 
-@pytest.mark.browser
-def test_nbconvert_html_draws_its_figures_in_chromium_offline(executed, tmp_path):
-    """Opened from disk with networking off, both figures draw (an svg.main-svg each), with no
-    console error (nbconvert's template asks a CDN for require.js and MathJax: those failed
-    requests are the only errors allowed)."""
+def _drawn_offline(notebook: Path, tmp_path: Path) -> tuple[str, list[dict], list[str]]:
+    """``notebook`` converted by nbconvert (HTMLExporter) and opened from disk in headless
+    Chromium with networking off: the HTML, each figure's drawing state, and the console
+    errors other than failed network requests (nbconvert's template asks a CDN for
+    require.js and MathJax: those are the only errors allowed)."""
     pytest.importorskip("selenium")
     from test_browser import _WAIT_FOR_FIGURES, GIVE_UP_S, _install_chromium
 
@@ -123,8 +123,8 @@ def test_nbconvert_html_draws_its_figures_in_chromium_offline(executed, tmp_path
     from selenium.webdriver.chrome.service import Service
     from test_browser import CHROMEDRIVER, CHROMIUM, CHROMIUM_FLAGS
 
-    body, _ = HTMLExporter().from_filename(str(executed))
-    page = tmp_path / "figures.html"
+    body, _ = HTMLExporter().from_filename(str(notebook))
+    page = tmp_path / f"{notebook.stem}.html"
     page.write_text(body)
     options = webdriver.ChromeOptions()
     options.binary_location = str(CHROMIUM)
@@ -141,7 +141,33 @@ def test_nbconvert_html_draws_its_figures_in_chromium_offline(executed, tmp_path
         log = driver.get_log("browser")
     finally:
         driver.quit()
-    assert len(state) == 2 and all(f["svg"] > 0 for f in state), state
     errors = [e["message"] for e in log if e["level"] == "SEVERE"
               and not re.search(r"https?://|net::ERR_", e["message"])]
+    return body, state, errors
+
+
+@pytest.mark.browser
+def test_nbconvert_html_draws_its_figures_in_chromium_offline(executed, tmp_path):
+    """Opened from disk with networking off, both figures draw (an svg.main-svg each), with no
+    console error."""
+    _, state, errors = _drawn_offline(executed, tmp_path)
+    assert len(state) == 2 and all(f["svg"] > 0 for f in state), state
+    assert errors == []
+
+
+#: The committed chapter converted in the next test: the smallest with figures.
+COMMITTED_CHAPTER = Path(__file__).resolve().parents[2] / "book" / "10_controlled_pair.ipynb"
+
+
+@pytest.mark.browser
+def test_a_committed_chapter_converted_by_nbconvert_draws_every_figure(tmp_path):
+    """A chapter as the book executed it (papermill parameters, glue, the bootstrap in its
+    first figure), converted by nbconvert and opened offline: every figure draws."""
+    if not COMMITTED_CHAPTER.is_file():
+        pytest.skip(f"{COMMITTED_CHAPTER} is not built here (lmgeometry book builds it)")
+    body, state, errors = _drawn_offline(COMMITTED_CHAPTER, tmp_path)
+    calls = re.findall(r'lmgFigure\("(fig-[a-z0-9-]+)"', body)
+    assert body.count(f'class="{BOOTSTRAP_CLASS}"') == 1 and len(calls) >= 5
+    assert len(state) == len(calls), (len(state), len(calls))
+    assert all(f["svg"] > 0 for f in state), [f for f in state if not f["svg"]]
     assert errors == []

@@ -328,24 +328,21 @@ def _released_shapes(lay: pd.DataFrame, words: pd.DataFrame, rng: np.random.Gene
     statistics: the baseline's acceleration, the input layer's adjusted IntraSim lead, the
     share of words whose raw MEV is below the baseline, the raw MEV of the middle layers),
     with their own draws (so the other claims' intervals keep theirs)."""
-    from lmgeometry.chapters.context.claims import ACCELERATION_DEPTHS, MEV_DEPTH
+    from lmgeometry.chapters.context.claims import MEV_DEPTH, acceleration, layers_between
 
     base = _layer_values(lay, "baseline_cosine", first=0)
     depth = np.arange(len(base)) / (len(base) - 1)
-    a, b, c = (int(np.argmin(np.abs(depth - d))) for d in ACCELERATION_DEPTHS)
     intra = _layer_values(lay, "intrasim_adj", first=0)
     adj = _word_matrix(words, "mev_adj").to_numpy()
     below = np.where(np.isfinite(adj), (adj < 0).astype(np.float64), np.nan)
     shares = stats.weighted_bootstrap_means(below, None, n_boot, rng)
     raw = _word_matrix(words, "mev")
-    middle = [i for i, layer in enumerate(raw.columns)
-              if MEV_DEPTH[0] - 1e-9 <= depth[layer] <= MEV_DEPTH[1] + 1e-9] or [-1]
+    middle = [list(raw.columns).index(layer) for layer in layers_between(depth, *MEV_DEPTH)]
     raw_reps = stats.weighted_bootstrap_means(raw.to_numpy(), None, n_boot, rng)[:, middle]
     per_layer = _RELEASED.format("embedding_space_stats.json")
     per_word = _RELEASED.format("variance_explained.csv")
     return {
-        "anisotropy_accelerates": ((float(base[c] - 2 * base[b] + base[a]), None, None),
-                                   per_layer),
+        "anisotropy_accelerates": ((float(acceleration(base, depth)), None, None), per_layer),
         "intrasim_input_highest": ((float(intra[0] - intra[1:].max()), None, None), per_layer),
         "mev_below_baseline": (_with_interval(float(np.nanmean(np.nanmean(below, axis=0))),
                                               shares.mean(axis=1)), per_word),
@@ -367,6 +364,33 @@ def _content_selfsim() -> Sequence[Evidence]:
                      None if e.ci_high is None else -e.ci_high,
                      None if e.ci_low is None else -e.ci_low)
             for e in released_evidence()["stopwords"] if e.seed_model in ("BERT", "GPT-2")]
+
+
+#: Words whose part of speech is (nearly) unambiguous, for seed 000's CCONJ remark on seed
+#: 001's released per-word numbers ("that", "so", "for", "to", "yet" left out).
+CCONJ_WORDS: tuple[str, ...] = ("and", "but", "or", "nor")
+DET_ADP_WORDS: tuple[str, ...] = (
+    "the", "a", "an", "this", "these", "those", "every", "each",
+    "of", "in", "on", "at", "by", "from", "with", "into", "about")
+
+
+def _cconj_selfsim() -> Sequence[Evidence]:
+    """Seed 000's CCONJ remark on the seed models' own vectors: Cohen's d of the released
+    per-word SelfSim (mean over the upper half of layers 1-L), conjunctions minus determiners
+    and prepositions. A point value: four conjunctions give no useful interval."""
+    words = authors_table()[1]
+    out = []
+    for model, reported in (("BERT", HOLDS), ("GPT-2", FAILS)):
+        w = words[(words["model"] == model) & (words["layer"] >= 1)]
+        upper = w[w["layer"] / w["layer"].max() >= 0.5]
+        upper = upper[upper["word"].isin((*CCONJ_WORDS, *DET_ADP_WORDS))]
+        per_word = upper.groupby("word")["selfsim"].mean()
+        d = stats.standardised_difference(per_word.to_numpy(),
+                                          per_word.index.isin(CCONJ_WORDS), n_boot=0)[0]
+        out.append(Evidence(model, reported, "proxy: seed 001's released per-word SelfSim, "
+                            f"upper layers ({len(CCONJ_WORDS)} conjunctions against "
+                            f"{len(DET_ADP_WORDS)} determiners and prepositions)", float(d)))
+    return out
 
 
 def _anisotropy_mean() -> Sequence[Evidence]:
@@ -545,6 +569,17 @@ _000 = "seed 000, {}"
 _ENC = {"encoder": HOLDS}
 _DEC = {"decoder": HOLDS}
 
+#: Seed 003's one sentence on class separation by depth, the evidence of two claims.
+_CLASS_SEPARATION = SeedClaim(_DEC, _words(("GPT-2", HOLDS), source=_003.format(
+    "'while none of the first 6 decoder blocks in the fine-tuned GPT-2 are able to separate "
+    "input texts, layers 7-12 have clearly learned distinct subspaces that separate points by "
+    "class label' (Fig. 2, SST-2 and QNLI)")))
+
+#: Seed 000's one sentence on [SEP] and punctuation, the evidence of two claims.
+_SEP_AND_PUNCTUATION = SeedClaim(_ENC, _words(("BERT", HOLDS), source=_000.format(
+    "'the [SEP] and punctuation marks have the lowest token-based-intra-sentence-similarity in "
+    "the upper layers'")))
+
 #: Every claim the chapters test, by its text: what the seed says of it, and its evidence.
 SEED_CLAIMS: dict[str, SeedClaim] = {
     # seed 000, chapter 1
@@ -561,6 +596,10 @@ SEED_CLAIMS: dict[str, SeedClaim] = {
         _DEC, _words(("GPT-2", HOLDS), source=_000.format(
             "'GPT-2 seems to emphasize this initial token and encodes very specific "
             "information distinctive from the remaining token embeddings'")),
+        applies=(BOS_SINK,)),
+    "in a 3-D projection of both clusters the larger one is almost two-dimensional": SeedClaim(
+        _DEC, _words(("GPT-2", HOLDS), source=_000.format(
+            "'If we retain both clusters, the second cluster is almost two-dimensional'")),
         applies=(BOS_SINK,)),
     "the separation of the clusters decreases in the last layer": SeedClaim(
         _DEC, _words(("GPT-2", HOLDS), source=_000.format(
@@ -584,14 +623,10 @@ SEED_CLAIMS: dict[str, SeedClaim] = {
         _DEC, _words(("GPT-2", HOLDS), source=_000.format(
             "'Throughout all layers of GPT-2, tokens at position 0 have the lowest similarity "
             "to the remaining tokens in the sentence'")), applies=(BOS_SINK,)),
-    "[SEP] has the lowest token intra-sentence similarity in the upper layers": SeedClaim(
-        _ENC, _words(("BERT", HOLDS), source=_000.format(
-            "'the [SEP] and punctuation marks have the lowest token-based-intra-sentence-"
-            "similarity in the upper layers'"))),
+    "[SEP] has the lowest token intra-sentence similarity in the upper layers":
+        _SEP_AND_PUNCTUATION,
     "punctuation marks have the lowest token intra-sentence similarity in the upper layers":
-        SeedClaim(_ENC, _words(("BERT", HOLDS), source=_000.format(
-            "'the [SEP] and punctuation marks have the lowest token-based-intra-sentence-"
-            "similarity in the upper layers'"))),
+        _SEP_AND_PUNCTUATION,
     # seed 000, chapter 2 (the seed is silent on GPT-2's part of speech)
     "POS tags are well represented (a linear probe beats each word's most frequent tag)":
         SeedClaim(_ENC, _words(("BERT", HOLDS), source=_000.format(
@@ -612,6 +647,8 @@ SEED_CLAIMS: dict[str, SeedClaim] = {
             "necessarily the same tokens' (both models)"))),
     "content words have a higher token self-similarity than function words": SeedClaim(
         {"encoder": HOLDS, "decoder": HOLDS}, _content_selfsim),
+    "coordinating conjunctions are more self-similar than determiners and prepositions in "
+    "the upper layers (BERT)": SeedClaim({"encoder": HOLDS, "decoder": FAILS}, _cconj_selfsim),
     "function words are more similar to the rest of their sentence than content words":
         SeedClaim({"encoder": HOLDS, "decoder": HOLDS},
                   _words(("BERT", HOLDS), ("GPT-2", HOLDS), source=_000.format(
@@ -713,6 +750,17 @@ SEED_CLAIMS: dict[str, SeedClaim] = {
                                  "accuracy'; QNLI: 'performance abruptly drops from ~85% to "
                                  "~50%' (Fig. 6)")),
                   expected_by_task={"SST-2": _DEC, "QNLI": {"decoder": FAILS}}),
+    "after fine-tuning the last half of the blocks separates the classes better than the "
+    "first half": _CLASS_SEPARATION,
+    "fine-tuning creates the last half's separation of the classes": _CLASS_SEPARATION,
+    "zeroing the top 12% of the variance dimensions barely changes the fine-tuned head's "
+    "accuracy": SeedClaim({}, _words(("GPT-2, SST-2", HOLDS), ("GPT-2, QNLI", FAILS),
+                                     source=_003.format(
+                                         "SST-2: 'model performance minimally increases when "
+                                         "removing the top 92 dimensions'; QNLI: 'accuracy "
+                                         "steadily decreases as we remove top dimensions' "
+                                         "(Fig. 6)")),
+                          expected_by_task={"SST-2": _DEC, "QNLI": {"decoder": FAILS}}),
     "the same rogue dimensions dominate after fine-tuning on either task": SeedClaim(
         _DEC, _points(("GPT-2", HOLDS, 8.0), source="seed 003: 'Eight of the top ten rogue "
                       "dimensions are the same'")),

@@ -44,7 +44,9 @@ __all__ = [
     "first_word_norm_ratio",
     "knn_predictions",
     "knn_r2",
+    "label_silhouette_by_layer",
     "pca_project",
+    "planar_share_replicates",
     "position_bins",
     "position_knn_r2",
     "PositionR2",
@@ -223,6 +225,71 @@ def separation_replicates(
             return np.linalg.norm(mu_a - mu_b, axis=-1) / np.maximum((r_a + r_b) / 2, 1e-12)
 
     return float(ratio(0)), ratio(1)
+
+
+def planar_share_replicates(
+    Z: np.ndarray, mask: np.ndarray, boot: GroupBootstrap, rows: np.ndarray | None = None
+) -> tuple[float, np.ndarray]:
+    """How flat a cluster is in a projection: the share of its variance on its top two
+    principal directions, with bootstrap replicates.
+
+    ``(l_1 + l_2) / sum_j l_j`` with ``l_1 >= l_2 >= ...`` the eigenvalues of the covariance
+    of the rows of ``Z`` (e.g. a layer's coordinates on its first three principal components,
+    seed 000's 3-D projection) where ``mask`` is True: 1 for a cloud that lies in a plane,
+    2/3 for an isotropic 3-D cloud. The covariance ``Q / n - mu mu^T`` is a function of sums
+    (count ``n``, coordinate sums ``S``, sums of outer products ``Q``), so ``boot`` resamples
+    the sentences without recomputing the projection (conditional on it and on ``mask``).
+    NaN with fewer than ``d + 1`` rows.
+    """
+    Z64 = np.asarray(Z, dtype=np.float64)[mask]
+    rows = np.flatnonzero(mask) if rows is None else np.asarray(rows)[mask]
+    d = Z64.shape[1]
+    if len(Z64) <= d:
+        return float("nan"), np.full(boot.n_boot, np.nan)
+    n, n_reps = boot.sums(np.ones(len(Z64)), rows)
+    s, s_reps = boot.sums(Z64, rows)
+    q, q_reps = boot.sums((Z64[:, :, None] * Z64[:, None, :]).reshape(len(Z64), -1), rows)
+
+    def share(n: np.ndarray, s: np.ndarray, q: np.ndarray) -> np.ndarray:
+        n = np.asarray(n, dtype=np.float64)[..., None, None]
+        mu = s.reshape(*s.shape[:-1], d, 1) / n
+        cov = q.reshape(*q.shape[:-1], d, d) / n - mu @ np.swapaxes(mu, -1, -2)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            eig = np.sort(np.linalg.eigvalsh(cov), axis=-1)[..., ::-1]
+            return eig[..., :2].sum(-1) / eig.sum(-1)
+
+    return float(share(n, s, q)), share(n_reps, s_reps, q_reps)
+
+
+def label_silhouette_by_layer(states: ArrayLike, labels: ArrayLike, counts: np.ndarray
+                              ) -> tuple[np.ndarray, np.ndarray]:
+    """How well each layer separates the rows by their labels: the mean silhouette of the
+    labels (Rousseeuw 1987), per layer, with bootstrap replicates.
+
+    ``s_i = (b_i - a_i) / max(a_i, b_i)``, with ``a_i`` the mean Euclidean distance from row
+    ``i`` to the other rows of its label and ``b_i`` that to the rows of the nearest other
+    label: near 1 when the labels lie apart, near 0 when they are mixed (a permutation of the
+    labels gives about 0). Euclidean on the raw vectors, so a high-variance (rogue) dimension
+    weighs as it does in seed 003's t-SNE views (Fig. 2). The replicates are the weighted
+    means of the same ``s_i`` under ``counts`` (``(n_boot, n)`` multinomial counts of the
+    rows, shared by all layers so differences between layers keep their correlation),
+    conditional on the distances.
+
+    Parameters
+    ----------
+    states : array of shape (layers, n, d)
+    labels : array of shape (n,)
+    counts : array of shape (n_boot, n)
+
+    Returns
+    -------
+    means : array of shape (layers,)
+    replicates : array of shape (n_boot, layers)
+    """
+    y = np.asarray(labels)
+    S = np.column_stack([silhouette_samples(np.asarray(X, dtype=np.float64), y)
+                         for X in states])
+    return S.mean(axis=0), (counts @ S) / counts.sum(axis=1, keepdims=True)
 
 
 @float_arrays("X")

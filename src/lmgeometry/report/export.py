@@ -18,7 +18,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,13 +27,12 @@ from lmgeometry.io.paths import check_writable, user_path
 from lmgeometry.report.results import RESULTS_GLOB, load_results
 
 if TYPE_CHECKING:
-    import argparse
 
     import pandas as pd
 
 __all__ = [
     "export_results",
-    "export_results_cli",
+    "export_many",
     "FORMATS",
     "IMAGE_SUFFIXES",
     "results_tables",
@@ -246,29 +245,21 @@ def export_results(results: str | Path | Mapping[str, Any], out_dir: str | Path,
     return written
 
 
-def export_results_cli(args: argparse.Namespace) -> int:
-    """``lmgeometry results export PATH... --out DIR [--format csv|parquet]``.
-
-    One results file's tables go to ``DIR``; with several paths, or a folder, each file's go
-    to ``DIR/<chapter>``.
-
-    Parameters
-    ----------
-    args : argparse.Namespace
-        ``paths`` (results files or folders of them), ``out``, ``format``.
+def export_many(sources: Sequence[str | Path], out: str | Path, *, format: str = "csv"
+                ) -> list[tuple[str | Path, list[Path]]]:
+    """``lmgeometry results export PATH... --out DIR``: one results file's tables go to
+    ``DIR``; with several paths, each file's go to ``DIR/<chapter>`` (a folder's, as
+    :func:`export_results` writes them).
 
     Returns
     -------
-    int
-        Exit status (0).
+    list of (source, files written)
     """
-    out = check_writable(args.out, "the output folder (--out)")
-    for source in args.paths:
+    folder = check_writable(out, "the output folder (--out)")
+    done = []
+    for source in sources:
         path = user_path(source)
-        target = out / path.name.removesuffix(_RESULTS_SUFFIX) \
-            if len(args.paths) > 1 and path.is_file() else out
-        written = export_results(path, target, format=args.format)
-        folders = sorted({str(p.parent) for p in written})
-        print(f"{source}: {len(written)} table(s) written as {args.format} to "
-              f"{', '.join(folders)}")
-    return 0
+        target = folder / path.name.removesuffix(_RESULTS_SUFFIX) \
+            if len(sources) > 1 and path.is_file() else folder
+        done.append((source, export_results(path, target, format=format)))
+    return done

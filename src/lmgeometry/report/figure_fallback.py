@@ -11,7 +11,8 @@ figure a chapter's kernel shows therefore also carries :func:`bootstrap_html`, o
   figure's own one-line script draws;
 * loads plotly.js (the ``plotly.min.js`` of the installed plotly package) from the notebook
   itself, gzip-compressed and base64-encoded (4.8 MB become 1.96 MB), unpacked by the
-  browser's ``DecompressionStream``; the decoder waits for it (``lmgPlotlyReady``).
+  decoder's own gunzip (``lmgGunzipText``, which unpacks a packed figure too); the decoder
+  waits for it (``lmgPlotlyReady``).
 
 Nothing is fetched from a network. The book never serves the bootstrap: the Sphinx extension
 takes it out of each page's body (:func:`strip_bootstrap`), so the pages weigh what they did.
@@ -40,10 +41,9 @@ _BOOTSTRAP = re.compile(r'<script[^>]*class="' + BOOTSTRAP_CLASS + r'"[^>]*>.*?<
 
 #: Unpacks plotly.js inside a function whose ``module``, ``exports`` and ``define`` are
 #: undefined, so that a page with require.js (classic Notebook) still gets ``window.Plotly``.
+#: It runs after the decoder, whose ``lmgGunzipText`` unpacks it as it does a packed figure.
 _LOADER = """
-window.lmgPlotlyReady = new Response(new Blob([Uint8Array.from(atob(PACKED),
-    function (c) { return c.charCodeAt(0); })]).stream()
-  .pipeThrough(new DecompressionStream("gzip"))).text().then(function (source) {
+window.lmgPlotlyReady = window.lmgGunzipText(PACKED).then(function (source) {
   var s = document.createElement("script");
   s.text = "(function (module, exports, define) {\\n" + source + "\\n})();";
   document.head.appendChild(s);
@@ -83,7 +83,7 @@ def bootstrap_html() -> str:
                                             mtime=0)).decode()
     loader = _LOADER.replace("PACKED", json.dumps(packed))
     body = ("if (!window.lmgFigure) {\n"
-            f"if (!window.Plotly) {{{loader}}}\n{figures_js()}}}\n")
+            f"{figures_js()}\nif (!window.Plotly) {{{loader}}}\n}}\n")
     if "</script" in body:
         raise ValueError("the decoder or plotly.js holds '</script': it cannot be inlined")
     return f'<script type="text/javascript" class="{BOOTSTRAP_CLASS}">{body}</script>'

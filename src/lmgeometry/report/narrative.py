@@ -675,16 +675,52 @@ def _context(r: Results) -> str:
     return (
         "Three of Ethayarajh's (2019) findings carry over. A word's vectors grow less alike "
         f"with depth in {name(MINILM)}, {name(MPNET)} and {name(SMOLLM)}{same}, though not in "
-        f"{name(GEMMA)}, whose words are already context-specific after its first block; "
-        "stopwords are among the least self-similar words in the same three models; and the "
+        f"{name(GEMMA)}, whose words are context-specific after its first block; "
+        "stopwords are among the least self-similar words in the same three; the "
         "decoders' words are hardly more alike within a sentence than across sentences "
         f"(adjusted intra-sentence similarity {_span([float(x['value']) for x in near0])}), as "
         "in GPT-2, while the encoders' stay above it "
-        f"({_span([float(x['value']) for x in above])}), as the contrastive objective would "
-        "have it. The fourth, that a static vector explains under 5% of a word's variance in "
-        "every layer, is tested with the authors' own estimator (a truncated SVD, which their "
-        f"released numbers come from): the best layer's share stays under 5% "
-        f"{_mev_groups(static)}."
+        f"({_span([float(x['value']) for x in above])}). A static vector explains under 5% of "
+        "a word's variance (the authors' estimator) "
+        f"{_mev_groups(static)}.\n\n{_curve_shapes(r)}"
+    )
+
+
+def _curve_shapes(r: Results) -> str:
+    """Seed 001's remarks on the shape of GPT-2's curves (input layer, acceleration, last
+    layer, raw MEV): which carry over to the decoders, and to the encoders."""
+    def row(text: str, m: str, verdict: str, preset: str | None = "ethayarajh2019",
+            fair: bool | None = True) -> Mapping[str, Any]:
+        return says(claim(r, text, m, preset=preset), verdict, fair=fair)
+
+    lead = row("adjusted IntraSim is highest in the input layer", SMOLLM, "holds")
+    row("adjusted IntraSim is highest in the input layer", GEMMA, "does not hold")
+    faster = [row("anisotropy rises fastest in the last third", m, "does not hold", None)
+              for m in DECODERS]
+    last = [row("the last layer is almost maximally context-specific", m, "does not hold")
+            for m in DECODERS]
+    twins = [_untrained(x) for x in last]
+    raw_dec = [row("raw MEV is non-negligible", m, "holds") for m in DECODERS]
+    raw_enc = [row("raw MEV is non-negligible", m, "does not hold") for m in ENCODERS]
+    if any(float(x["ci_high"]) >= 0 for x in faster) or any(v != "holds" for v, _ in twins):
+        raise StoryChanged("the book's text says the decoders' anisotropy rises less over the "
+                           "last third of the layers than over the half before (intervals "
+                           "below 0) and that their untrained copies' last layers are near-"
+                           "maximally context-specific, but one no longer is: rewrite the "
+                           "sentence in lmgeometry/report/narrative.py")
+    return (
+        "GPT-2's curve shapes carry over only in part. As in GPT-2, "
+        f"{name(SMOLLM)}'s words are most alike within a sentence in the input layer (by "
+        f"{_num_3(lead['value'])}, 95% interval {_num_3(lead['ci_low'])} to "
+        f"{_num_3(lead['ci_high'])}); {name(GEMMA)}'s are not. The decoders' anisotropy rises "
+        f"{_and([_num(-float(x['value'])) for x in faster])} less over the last third of "
+        "the layers than over the half before, where GPT-2's rose more in its last third. "
+        "Their last layers are not near-maximally context-specific (adjusted "
+        f"self-similarity {_and([_num(x['value']) for x in last])}), though their untrained "
+        f"copies' are ({_and([_num(v) for _, v in twins])}). As in GPT-2, unlike BERT, a "
+        "static vector explains a fair share of a word's variance in the decoders' middle "
+        f"layers ({_and([_pct(x['value']) for x in raw_dec])}), hardly any in the encoders' "
+        f"({_and([_pct(x['value']) for x in raw_enc])})."
     )
 
 

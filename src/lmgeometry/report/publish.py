@@ -22,7 +22,6 @@ uncommitted changes.
 
 from __future__ import annotations
 
-import argparse
 import datetime as _dt
 import subprocess
 import sys
@@ -31,9 +30,9 @@ from pathlib import Path
 from lmgeometry.errors import BookError
 from lmgeometry.report.about import project_state
 from lmgeometry.report.offline import external_references
-from lmgeometry.report.toc import project_root, toc_docnames
+from lmgeometry.report.toc import toc_docnames
 
-__all__ = ["ARCHIVE_ENV", "ARCHIVE_PREFIX", "archive_name", "publish", "publish_cli",
+__all__ = ["ARCHIVE_ENV", "ARCHIVE_PREFIX", "archive_name", "publish",
            "publishable_html", "source_state", "write_archive"]
 
 ARCHIVE_PREFIX = "lmgeometry-book-"
@@ -183,11 +182,3 @@ def _last_line(done: subprocess.CompletedProcess[str]) -> str:
     """The last non-empty line of a command's output (its error, not a traceback)."""
     lines = [x.strip() for x in (done.stderr or done.stdout or "").splitlines() if x.strip()]
     return lines[-1] if lines else f"exit status {done.returncode}"
-
-
-def publish_cli(args: argparse.Namespace) -> int:
-    """Entry point of ``lmgeometry publish`` (``remote``, ``branch``, ``out``)."""
-    book_dir = Path(args.out) if args.out else project_root()
-    message = publish(book_dir, args.remote, args.branch)
-    print(f"published {book_dir / '_build' / 'html'} to {args.remote} {args.branch}: {message}")
-    return 0

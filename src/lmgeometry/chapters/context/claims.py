@@ -34,6 +34,7 @@ from lmgeometry.report import prose
 __all__ = [
     "ACCELERATION_DEPTHS",
     "ANISOTROPY_CLAIMS",
+    "CCONJ_REFERENCE",
     "CLAIMS",
     "CONTENT_UPOS",
     "FREQUENCY_CALIPER",
@@ -44,7 +45,9 @@ __all__ = [
     "STANDARDISED_CLAIMS",
     "SEED_PRESET_CLAIMS",
     "STATIC_CLAIMS",
+    "acceleration",
     "corrected_claims",
+    "layers_between",
 ]
 
 
@@ -280,6 +283,22 @@ CLAIMS: dict[str, ClaimSpec] = {
         "Cohen's small effect; for GPT-2 it names layers 1-4 (above them, it says, position "
         "drives the measure), so decoders are tested on the lower third of their layers",
         "BERT in all layers, GPT-2 in layers 1-4", "fig-ch03-tokens", per_preset=False),
+    "cconj_like_adverbs": ClaimSpec(
+        "000", "coordinating conjunctions are more self-similar than determiners and "
+        "prepositions in the upper layers (BERT)",
+        "Cohen's d over word types of token self-similarity (each word's mean over its "
+        "tokens and the layers at relative depth 1/2 and above), coordinating conjunctions "
+        "(CCONJ) minus determiners and adpositions (DET, ADP) pooled", 0.2, "above",
+        "the seed: in its upper layers BERT models CCONJ 'as being more similar to adverbs "
+        "(i.e., with a higher self-similarity than DET or ADP)', unlike GPT-2, which treats "
+        "it 'like all other function words'. d >= 0.2, Cohen's small effect, against DET and "
+        "ADP pooled, word types as the units (as in the numbers that calibrate it): on the "
+        "authors' released per-word SelfSim (seed 001's data, upper layers) BERT's 'and', "
+        "'but', 'or', 'nor' lie above the prepositions but below the determiners, so the "
+        "stricter reading (above each of them) fails the seed's own model; pooled, BERT "
+        "d = 0.47 and GPT-2 d = -0.39. A handful of conjunctions make a wide interval",
+        "BERT: CCONJ like adverbs in the upper layers (more self-similar than DET or ADP); "
+        "GPT-2: like the other function words", "fig-ch03-tokens", per_preset=False),
     "intra_position_falls": ClaimSpec(
         "000", "token intra-sentence similarity falls with position in the upper layers",
         _POSITION_STATISTIC, -0.3, "below",
@@ -396,7 +415,7 @@ def corrected_claims(claims: pd.DataFrame) -> pd.DataFrame:
     return claims[claims["preset"].to_numpy() != dropped]
 
 
-def _layers_between(depth: Sequence[float], low: float, high: float) -> list[int]:
+def layers_between(depth: Sequence[float], low: float, high: float) -> list[int]:
     """Layers 1..L whose relative depth lies in ``[low, high]`` (the last layer if none)."""
     return [i for i in range(1, len(depth))
             if low - 1e-9 <= depth[i] <= high + 1e-9] or [len(depth) - 1]
@@ -405,6 +424,22 @@ def _layers_between(depth: Sequence[float], low: float, high: float) -> list[int
 def _nearest_layer(depth: Sequence[float], target: float) -> int:
     """The layer whose relative depth is nearest ``target`` (the lower one on a tie)."""
     return int(np.argmin(np.abs(np.asarray(depth) - target)))
+
+
+def _acceleration_layers(depth: Sequence[float]) -> tuple[int, int, int]:
+    a, b, c = (_nearest_layer(depth, d) for d in ACCELERATION_DEPTHS)
+    return a, b, c
+
+
+def acceleration(values: np.ndarray, depth: Sequence[float]) -> np.ndarray:
+    """Seed 001's "rises fastest at the end" as a second difference over the last axis:
+    ``v[c] - 2 v[b] + v[a]`` at the layers nearest :data:`ACCELERATION_DEPTHS`: the rise from
+    ``b`` to ``c`` minus the rise from ``a`` to ``b``. Positive when the last third of the
+    layers gains more in total than the half before it (a straight line gives a negative
+    value: a conservative reading of "increases exponentially")."""
+    a, b, c = _acceleration_layers(depth)
+    values = np.asarray(values)
+    return values[..., c] - 2 * values[..., b] + values[..., a]
 
 
 def _layer_of(values: np.ndarray, pick: str) -> tuple[int, float]:
@@ -426,9 +461,8 @@ def _anisotropy_claims(run: _Run, standardised: bool = False) -> list[Claim]:
     lo_layer, lo_value = _layer_of(base, "min")
     hi_layer, hi_value = _layer_of(base, "max")
     last = run.n_layers - 1
-    a, b, c = (_nearest_layer(run.depth, d) for d in ACCELERATION_DEPTHS)
-    accel = _interval(float(base[c] - 2 * base[b] + base[a]),
-                      reps[:, c] - 2 * reps[:, b] + reps[:, a])
+    a, b, c = _acceleration_layers(run.depth)
+    accel = _interval(float(acceleration(base, run.depth)), acceleration(reps, run.depth))
     return [
         _claim("anisotropic", who, None, _over_layers("min", base, reps),
                f"lowest in layer {lo_layer} ({lo_value:.3f}); highest {hi_value:.3f} "
@@ -505,7 +539,7 @@ def _raw_mev_claims(run: _Run, preset: str, mev: tuple[np.ndarray, np.ndarray],
     adj = _columns([t.words for t in run.ctx[preset]], "word", "mev_adj")[:, 1:]
     below = np.where(np.isfinite(adj), (adj < 0).astype(np.float64), np.nan)
     shares, share_reps = _joint(below, p.n_boot, p.seed)
-    layers = _layers_between(run.depth, *MEV_DEPTH)
+    layers = layers_between(run.depth, *MEV_DEPTH)
     means, reps = mev
     with np.errstate(invalid="ignore"):
         share = _interval(float(np.nanmean(shares)), np.nanmean(share_reps, axis=1))
@@ -577,8 +611,34 @@ def _token_claims(run: _Run, nn: tuple[np.ndarray, np.ndarray], p: ContextParams
                           f"mean over layers {min(layers)}-{max(layers)}: content words {a:.3f} "
                           f"({int(content.sum())} tokens), function words {b:.3f} "
                           f"({int(function.sum())} tokens)"))
+    out.append(_cconj_claim(run, upos, sent, p))
     return out
 
+
+#: Seed 000's closed classes of its CCONJ remark: the conjunctions against these.
+CCONJ_REFERENCE: tuple[str, ...] = ("DET", "ADP")
+
+
+def _cconj_claim(run: _Run, upos: pd.Series, sent: np.ndarray, p: ContextParams) -> Claim:
+    """Seed 000's CCONJ remark: the token self-similarity of coordinating conjunctions
+    against determiners and adpositions over the upper half of the layers, word type by word
+    type (each lower-cased word of one part of speech is one unit, as in the per-word numbers
+    that calibrate it)."""
+    upper = layers_between(run.depth, 0.5, 1.0)
+    keep = upos.isin(("CCONJ", *CCONJ_REFERENCE)).to_numpy()
+    per_token = _row_means(np.column_stack([run.token_self[i][keep] for i in upper]))
+    tokens = pd.DataFrame({"word": run.words["text"].str.lower().to_numpy()[keep],
+                           "upos": upos.to_numpy()[keep], "self": per_token}).dropna()
+    types = tokens.groupby(["word", "upos"])["self"].agg(["mean", "size"]).reset_index()
+    cconj = (types["upos"] == "CCONJ").to_numpy()
+    d = stats.standardised_difference(types["mean"].to_numpy(), cconj, n_boot=p.n_boot,
+                                      rng=[p.seed, 6, 2])
+    top = types.sort_values("size", ascending=False)
+    return _claim("cconj_like_adverbs", run, None, d,
+                  f"mean over layers {min(upper)}-{max(upper)}: {int(cconj.sum())} "
+                  f"conjunctions ({', '.join(top.loc[top['upos'] == 'CCONJ', 'word'][:4])}) "
+                  f"{types.loc[cconj, 'mean'].mean():.3f}, {int((~cconj).sum())} determiners "
+                  f"and adpositions {types.loc[~cconj, 'mean'].mean():.3f}")
 
 
 def _absolute(value: tuple[float, float, float]) -> tuple[float, float, float]:
@@ -599,7 +659,7 @@ def _position_claims(run: _Run, p: ContextParams) -> list[Claim]:
     self-similarity against the other words'."""
     pos = run.words["word_index"].to_numpy()
     sent = run.words["sentence_id"].to_numpy()
-    layers = _layers_between(run.depth, *POSITION_DEPTH)
+    layers = layers_between(run.depth, *POSITION_DEPTH)
     intra = _row_means(np.column_stack([run.token_intra[i] for i in layers]))
     keep = (pos >= 1) & (pos <= p.max_position) & np.isfinite(intra)
     rho = stats.cluster_spearman(pos[keep], intra[keep], sent[keep], p.n_boot,

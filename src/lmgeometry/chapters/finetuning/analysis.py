@@ -91,6 +91,7 @@ __all__ = [
     "run_claims",
     "run_tables",
     "SEED003",
+    "SEED003_HARMLESS_SHARE",
     "STATES",
     "TASK_NAMES",
     "THRESHOLDS",
@@ -101,6 +102,10 @@ TASK_NAMES: dict[str, str] = {"sst2": "SST-2", "qnli": "QNLI"}
 
 #: The dimensions seed 003 keeps in its "all but the top 3" ablation (Fig. 6).
 SEED003_KEEP = 3
+
+#: The share of the dimensions whose removal seed 003 found harmless on SST-2: "model
+#: performance minimally increases when removing the top 92 dimensions" of GPT-2's 768.
+SEED003_HARMLESS_SHARE = 92 / 768
 
 #: The two states of a model compared throughout.
 STATES: tuple[str, str] = ("pretrained", "fine-tuned")
@@ -127,6 +132,18 @@ THRESHOLDS: dict[str, tuple[float, str]] = {
                 "(the seed: 8 of 10; two random sets of 10 share 100/d, under 1)"),
     "keep_top": (0.05, "keeping only the top 3 dimensions costs under five points of "
                  "accuracy: the seed's 'minimally decreases'"),
+    "class_halves": (0.1, "'clearly learned distinct subspaces that separate points by class "
+                     "label' in blocks 7-12 where 'none of the first 6' separate: the last "
+                     "half's mean label silhouette at least 0.1 (a twentieth of its range, -1 "
+                     "to 1) above the first half's. Whether the first half separates at all "
+                     "is shown, not tested"),
+    "class_halves_emerge": (0.05, "'have learned': fine-tuning raises that contrast of the "
+                            "halves by at least 0.05 over the pretrained model's (half the "
+                            "contrast the claim before asks for)"),
+    "top_harmless": (-0.02, "'minimally increases' read as costing at most two points of "
+                     "accuracy, with the same share of the dimensions zeroed (12%: 92 of "
+                     "GPT-2's 768); the seed says it of SST-2, and of QNLI that 'accuracy "
+                     "steadily decreases as we remove top dimensions'"),
     **{key: CHAPTER6_THRESHOLDS[key] for key in ("rogue_dominance", "rogue_emergence",
                                                  "beats_majority", "threshold_gap",
                                                  "ablation")},
@@ -134,7 +151,8 @@ THRESHOLDS: dict[str, tuple[float, str]] = {
 
 #: The claims (keys of :data:`THRESHOLDS`) whose statistic reads the task's labels: a
 #: classifier's accuracy. Each gets its null with the labels permuted (:func:`permuted_summary`).
-LABELLED: tuple[str, ...] = (*CHAPTER6_LABELLED, "keep_top")
+LABELLED: tuple[str, ...] = (*CHAPTER6_LABELLED, "keep_top", "top_harmless", "class_halves",
+                             "class_halves_emerge")
 
 #: Seed 003's own numbers or patterns, quoted beside each claim.
 PUBLISHED: dict[str, str] = {
@@ -158,6 +176,15 @@ PUBLISHED: dict[str, str] = {
     "ablation": "ablating top dimensions hurts GPT-2's head, the 765 lowest barely (Fig. 6)",
     "keep_top": "GPT-2: ablating the 765 lowest-variance dimensions minimally decreases "
                 "accuracy on SST-2; on QNLI it falls from ~85% to ~50% (Fig. 6)",
+    "class_halves": "fine-tuned GPT-2, SST-2 and QNLI: 'none of the first 6 decoder blocks "
+                    "... are able to separate input texts, layers 7-12 have clearly learned "
+                    "distinct subspaces that separate points by class label' (Fig. 2)",
+    "class_halves_emerge": "GPT-2: the pretrained model's last token shows no such separation "
+                           "before fine-tuning (Fig. 2's t-SNE of the fine-tuned models; the "
+                           "seed's 'have learned')",
+    "top_harmless": "GPT-2, SST-2: 'model performance minimally increases when removing the "
+                    "top 92 dimensions', then 'quickly decays if we ablate more than 300'; "
+                    "QNLI: 'accuracy steadily decreases as we remove top dimensions' (Fig. 6)",
 }
 
 
@@ -391,20 +418,55 @@ def ablation_dimensions(share: float, width: int) -> int:
     return int(min(max(1, round(share * width)), width - 1))
 
 
+def _halves(n_blocks: int) -> tuple[list[int], list[int]]:
+    """Blocks 1..h and L-h+1..L, h = L // 2 (the middle block of an odd L in neither)."""
+    h = n_blocks // 2
+    return list(range(1, h + 1)), list(range(n_blocks - h + 1, n_blocks + 1))
+
+
+def _class_separation(run: Run, y: np.ndarray, n_boot: int, gen: np.random.Generator
+                      ) -> tuple[pd.DataFrame, tuple[float, ...], tuple[float, ...]]:
+    """Per layer and state, the mean silhouette of the labels ``y`` among the held-out
+    examples (:func:`clusters.label_silhouette_by_layer`), with intervals; the fine-tuned
+    model's last half of blocks minus its first half (value, low, high, first, last); and
+    that contrast minus the pretrained model's (value, low, high, pretrained contrast), both
+    states on the same resampled examples."""
+    n = len(y)
+    counts = gen.multinomial(n, np.full(n, 1.0 / n), size=n_boot).astype(np.float64)
+    first, last = _halves(run.n_layers - 1)
+    rows, contrast = [], {}
+    for state, states in zip(STATES, (run.before, run.after), strict=True):
+        means, reps = clusters.label_silhouette_by_layer(states, y, counts)
+        contrast[state] = (float(means[last].mean() - means[first].mean()),
+                           reps[:, last].mean(axis=1) - reps[:, first].mean(axis=1),
+                           float(means[first].mean()), float(means[last].mean()))
+        for layer, value in enumerate(means):
+            lo, hi = percentile_interval(reps[:, layer], float(value))
+            rows.append({"layer": layer, "state": state, "label_silhouette": float(value),
+                         "label_silhouette_lo": lo, "label_silhouette_hi": hi})
+    (pre, pre_reps, *_), (ft, ft_reps, a, b) = contrast["pretrained"], contrast["fine-tuned"]
+    return (pd.DataFrame(rows), (ft, *percentile_interval(ft_reps, ft), a, b),
+            (ft - pre, *percentile_interval(ft_reps - pre_reps, ft - pre), pre))
+
+
 def _ablation(run: Run, ks: Sequence[int], share: float, keep: int, n_boot: int,
-              gen: np.random.Generator) -> tuple[pd.DataFrame, dict[str, tuple[float, ...]]]:
+              gen: np.random.Generator, own: np.random.Generator
+              ) -> tuple[pd.DataFrame, dict[str, tuple[float, ...]]]:
     """Ablation of the last layer's top/bottom variance dimensions, scored by the model's head.
 
     Variance order and training mean from the fit set (training examples); the statistics:
     per mode, accuracy with the bottom ``k`` minus with the top ``k`` ablated
     (``top_vs_bottom``, ``k`` = :func:`ablation_dimensions` of ``share``) and accuracy
     unablated minus with all but the top ``keep`` ablated (``keep_top``), paired over the
-    held-out examples.
+    held-out examples; and accuracy with the top :data:`SEED003_HARMLESS_SHARE` of the
+    dimensions zeroed minus unablated (``top_harmless``: its resamples from ``own``, so that
+    the other statistics keep theirs).
     """
     X_fit, X_test = _layer(run.after_fit, -1), _layer(run.after, -1)
     d = X_fit.shape[1]
     k = ablation_dimensions(share, d)
-    grid = sorted({q for q in ks if q < d} | {d - keep, k})
+    harmless = ablation_dimensions(SEED003_HARMLESS_SHARE, d)
+    grid = sorted({q for q in ks if q < d} | {d - keep, k, harmless})
     curve = pd.concat([probes.ablation_curve(X_fit, run.y_fit, X_test, run.y_test, grid, mode,
                                              head=run.head) for mode in probes.ABLATION_MODES],
                       ignore_index=True)
@@ -421,6 +483,9 @@ def _ablation(run: Run, ks: Sequence[int], share: float, keep: int, n_boot: int,
                                         float(c["top"].mean()), float(c["bottom"].mean()))
         out[f"keep_top_{mode}"] = (*bootstrap_ci(full.astype(float) - c["keep"], n_boot, gen),
                                    float(c["keep"].mean()))
+    zeroed = run.head.predict(probes.ablate(X_test, order[:harmless], "zero", mean)) == run.y_test
+    out["top_harmless"] = (*bootstrap_ci(zeroed.astype(float) - full, n_boot, own),
+                           float(zeroed.mean()), harmless)
     return curve, {**out, "ablation_k": k}
 
 
@@ -456,8 +521,12 @@ def run_tables(run: Run, *, seed: int = 0, n_boot: int = 1000, n_boot_cka: int =
     full = run.head.predict(_layer(run.after, -1)) == run.y_test
     majority = run.y_test == int(np.bincount(run.y_fit, minlength=2).argmax())
     layers, shares = _layers(run, counts, full, majority, n_boot, gen)
+    separation, class_halves, class_emerge = _class_separation(
+        run, run.y_test, n_boot, np.random.default_rng([seed, 7, 2]))
+    layers = layers.merge(separation, on=["layer", "state"], how="left")
     cka, cka_summary = cka_tables(run, n_boot_cka, gen)
-    ablation, ablation_summary = _ablation(run, ablation_ks, ablation_share, keep, n_boot, gen)
+    ablation, ablation_summary = _ablation(run, ablation_ks, ablation_share, keep, n_boot, gen,
+                                           np.random.default_rng([seed, 7, 1]))
     ft = layers[layers["state"] == "fine-tuned"].reset_index(drop=True)
     pre = layers[layers["state"] == "pretrained"].reset_index(drop=True)
     top1 = [f"variance_share_top1{s}" for s in ("", "_lo", "_hi")]
@@ -482,7 +551,8 @@ def run_tables(run: Run, *, seed: int = 0, n_boot: int = 1000, n_boot_cka: int =
                         pre[top1[0]].iloc[-1], last[top1[0]]),
         "beats_majority": tuple(last[f"threshold_minus_majority{s}"] for s in ("", "_lo", "_hi")),
         "gap": tuple(last[f"full_minus_threshold{s}"] for s in ("", "_lo", "_hi")),
-        "last": last, **ablation_summary, "keep": keep,
+        "last": last, **ablation_summary, "keep": keep, "class_halves": class_halves,
+        "class_halves_emerge": class_emerge,
         "permuted": permuted_summary(run, seed=seed, n_boot=n_boot,
                                      ablation_share=ablation_share, keep=keep),
         "mean_closer": _mean_closer(_layer(run.before, -1), _layer(run.after, -1), counts),
@@ -560,7 +630,8 @@ def permuted_summary(run: Run, *, seed: int = 0, n_boot: int = 1000,
     -------
     dict
         ``beats_majority`` and ``gap`` (value, low, high: threshold minus majority, model minus
-        threshold, last layer) and ``top_vs_bottom_<mode>`` and ``keep_top_<mode>``, as in
+        threshold, last layer), ``top_vs_bottom_<mode>``, ``keep_top_<mode>``,
+        ``top_harmless``, ``class_halves`` and ``class_halves_emerge``, as in
         :func:`run_tables`' summary.
     """
     test = np.r_[np.zeros(len(run.y_fit), bool), np.ones(len(run.y_test), bool)]
@@ -571,10 +642,14 @@ def permuted_summary(run: Run, *, seed: int = 0, n_boot: int = 1000,
     majority = null.y_test == int(np.bincount(null.y_fit, minlength=2).argmax())
     row = _threshold_row(_layer(run.after_fit, -1), null.y_fit, _layer(run.after, -1),
                          null.y_test, full, majority, n_boot, gen)
-    _, ablation = _ablation(null, (), ablation_share, keep, n_boot, gen)
+    _, ablation = _ablation(null, (), ablation_share, keep, n_boot, gen,
+                            np.random.default_rng([seed, PERMUTATION_STREAM, 7, 1]))
+    _, class_halves, class_emerge = _class_separation(
+        null, null.y_test, n_boot, np.random.default_rng([seed, PERMUTATION_STREAM, 7, 2]))
     ends = ("", "_lo", "_hi")
     return {"beats_majority": tuple(row[f"threshold_minus_majority{s}"] for s in ends),
             "gap": tuple(row[f"full_minus_threshold{s}"] for s in ends),
+            "class_halves": class_halves, "class_halves_emerge": class_emerge,
             **{k: v for k, v in ablation.items() if k != "ablation_k"}}
 
 
@@ -682,6 +757,17 @@ def run_claims(run: Run, s: Mapping[str, Any]) -> list[Claim]:
                f"dimensions {', '.join(map(str, s['mean_closer'][5]))}: summed |mean| "
                f"pretrained {number(s['mean_closer'][3])}, fine-tuned "
                f"{number(s['mean_closer'][4])}"),
+        _claim("class_halves", run, "after fine-tuning the last half of the blocks separates "
+               "the classes better than the first half", "mean silhouette of the labels "
+               "(Euclidean) over the last half of the blocks minus over the first half",
+               s["class_halves"], "above", "class-separation",
+               f"first half {number(s['class_halves'][3])}, last half "
+               f"{number(s['class_halves'][4])}"),
+        _claim("class_halves_emerge", run, "fine-tuning creates the last half's separation of "
+               "the classes", "contrast of the halves' mean label silhouette, fine-tuned "
+               "minus pretrained", s["class_halves_emerge"], "above", "class-separation",
+               f"contrast pretrained {number(s['class_halves_emerge'][3])}, fine-tuned "
+               f"{number(s['class_halves'][0])}"),
         _claim("beats_majority", run, "beyond the paper: after fine-tuning a threshold on the "
                "principal rogue dimension beats the majority class",
                "1-D threshold accuracy minus majority baseline, last layer, held out",
@@ -714,6 +800,13 @@ def run_claims(run: Run, s: Mapping[str, Any]) -> list[Claim]:
             f"dimensions {words}", kt, "below", f"ablation-{mode}",
             f"only the top {keep} kept: {pct(kt[3], 1)}, none ablated "
             f"{pct(s['accuracy'][0], 1)}"))
+    h = s["top_harmless"]
+    out.append(_claim(
+        "top_harmless", run, "zeroing the top 12% of the variance dimensions barely changes "
+        "the fine-tuned head's accuracy", f"accuracy with the top {int(h[4])} variance "
+        "dimensions zeroed minus unablated (12% of the dimensions: the seed's 92 of GPT-2's "
+        "768)", h, "above", "ablation-zero",
+        f"top {int(h[4])} zeroed {pct(h[3], 1)}, none ablated {pct(s['accuracy'][0], 1)}"))
     return out
 
 

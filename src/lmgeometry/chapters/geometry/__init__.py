@@ -12,6 +12,7 @@ The page is ``notebooks/01_geometry.py``; it uses the names exported here
 from lmgeometry.chapters.geometry.analysis import (
     FIRST_SHARE,
     MANIFOLD_GAIN,
+    PLANAR_SHARE,
     GeometryParams,
     GeometryResult,
     analyse,
@@ -33,6 +34,7 @@ __all__ = [
     "GeometryResult",
     "hover_labels",
     "MANIFOLD_GAIN",
+    "PLANAR_SHARE",
     "SILHOUETTE",
     "special_check",
     "special_sentences",

@@ -77,6 +77,7 @@ __all__ = [
     "GeometryParams",
     "GeometryResult",
     "MANIFOLD_GAIN",
+    "PLANAR_SHARE",
     "SILHOUETTE",
     "analyse",
     "bos_dependence",
@@ -94,6 +95,11 @@ __all__ = [
 FIRST_SHARE = 0.5
 
 
+#: "Almost two-dimensional": at most a tenth of a cluster's variance in a 3-D projection lies
+#: off its best plane (an isotropic 3-D cloud has a third there).
+PLANAR_SHARE = 0.9
+
+
 #: A position manifold makes position predictable from where a word lies: the k-NN R^2 of
 #: position, above its shuffled-position value by more than 0.5, means the location explains
 #: more of the position's variance than it leaves unexplained.
@@ -106,7 +112,8 @@ _SPAN = "layers 1 to L - 1"
 
 #: Figure labels (the notebook's ``show`` names) of the claims' evidence.
 FIGURES = {"split": "silhouette", "first": "first-word-share", "last": "separation",
-           "manifold": "position-knn", "position": "position-lead", "special": "special-intra"}
+           "manifold": "position-knn", "position": "position-lead", "special": "special-intra",
+           "planar": "planar-share"}
 
 
 _PUBLISHED = {
@@ -117,6 +124,8 @@ _PUBLISHED = {
     "last": "GPT-2: big changes in the last layer, where the separation decreases",
     "manifold": "GPT-2: the larger cluster holds a manifold, like a Swiss roll, along which "
                 "the token's absolute position runs",
+    "planar": "GPT-2: 'If we retain both clusters, the second cluster is almost "
+              "two-dimensional'; projected on its own, the (larger) cluster shows its Swiss roll",
     "position_decoder": "GPT-2: position is the globally most important feature",
     "position_encoder": "BERT: position is encoded only locally, within each cluster",
     "sep": "BERT: 'the [SEP] and punctuation marks have the lowest token-based-intra-sentence-"
@@ -287,6 +296,7 @@ def _decoder_claims(part: pd.DataFrame, reps: dict, layers: list[int]) -> list[C
     if control == "none":
         split = [layer for layer in layers if by_layer.loc[layer, "split"]]
         recall = by_layer.loc[split, "first_recall"].mean() if split else float("nan")
+        planar = by_layer.loc[split, "larger_planar"]
         out.append(_claim(
             part, "first", _over_layers(part, reps, control, "first_share", split),
             claim="one of the clusters is the sentences' first words",
@@ -298,6 +308,22 @@ def _decoder_claims(part: pd.DataFrame, reps: dict, layers: list[int]) -> list[C
             evidence=(f"{plural(len(split), 'split layer')}; those clusters hold "
                       f"{recall:.0%} of all first words (mean)" if split
                       else "no layer splits")))
+        out.append(_claim(
+            part, "planar", _over_layers(part, reps, control, "larger_planar", split),
+            claim="in a 3-D projection of both clusters the larger one is almost "
+                  "two-dimensional",
+            statistic=f"mean over the split layers among {_SPAN} of the share of the larger "
+                      "cluster's variance on the layer's first three principal components "
+                      "that lies along its own top two directions",
+            threshold=PLANAR_SHARE, direction="above",
+            rule="'almost two-dimensional' read as at most a tenth of the cluster's variance "
+                 "in the projection off its best plane (an isotropic 3-D cloud: a third); the "
+                 "seed's 'second cluster' read as the larger one, whose manifold the separate "
+                 "projection shows. A split whose gap takes the first component makes this "
+                 "nearly certain: the remark is about the view, and adds little to the split",
+            published=_PUBLISHED["planar"],
+            evidence=(f"{plural(len(split), 'split layer')}; share "
+                      f"{span(planar.min(), planar.max())}" if split else "no layer splits")))
     before = by_layer.loc[last - 1]
     evidence = (f"layer {last - 1}: separation {before['separation']:.2f}, silhouette "
                 f"{before['silhouette']:.2f}; layer {last}: silhouette "

@@ -16,6 +16,7 @@ from lmgeometry.measures.clusters import (
     detect_clusters,
     first_word_norm_ratio,
     pca_project,
+    planar_share_replicates,
     position_bins,
     position_knn_r2,
     separation_replicates,
@@ -131,13 +132,16 @@ def _cluster_measures(found: Clusters, first: np.ndarray, text: np.ndarray,
     if previous is not None:
         values["separation_carried"] = separation_replicates(
             found.coords, previous.split_labels, boot, rows)
+    if found.k >= 2:  # the larger cluster in the layer's 3-D projection (seed 000's view)
+        values["larger_planar"] = planar_share_replicates(found.coords[:, :3], ~minor, boot,
+                                                          rows)
     if minor.any() and first.any():
         values["first_share"] = boot.ratio(first[minor], rows=rows[minor])
         values["first_recall"] = boot.ratio(minor[first], rows=rows[first])
     row: dict = {"k": found.k, "best_k": found.best_k, "split": found.k >= 2,
                  "minor_share": float(minor.mean())}
     for name in ("silhouette", "separation", "separation_carried", "first_share",
-                 "first_recall"):
+                 "first_recall", "larger_planar"):
         value, rep = values.get(name, (nan, np.full(boot.n_boot, nan)))
         row.update(_interval(name, value, rep))
         reps[name] = rep
@@ -219,7 +223,10 @@ def layer_measures(X: np.ndarray, words: pd.DataFrame, boot: GroupBootstrap,
         ``k``, ``best_k``, ``split`` (silhouette >= :data:`SILHOUETTE`), ``silhouette``,
         ``separation`` (:func:`separation_ratio` of the best split, top 50 PCs),
         ``separation_carried`` (the previous layer's split measured in this layer),
-        ``minor_share`` (share of the words outside the largest cluster), ``first_share``
+        ``minor_share`` (share of the words outside the largest cluster), ``larger_planar``
+        (share of the largest cluster's variance on the layer's first three principal
+        components along its own top two directions, when the layer splits:
+        :func:`planar_share_replicates`), ``first_share``
         (share of first words among them), ``first_recall`` (share of the first words that
         are among them), ``minor_other_top`` (their most frequent other word, with its share),
         ``var_position``, ``var_first``, ``var_upos``, ``var_word`` (omega-squared of position

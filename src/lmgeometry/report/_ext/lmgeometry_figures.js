@@ -485,12 +485,18 @@
     });
   }
 
+  // base64 of gzip-compressed text -> a promise of the text (a packed figure's spec, and
+  // outside the book plotly.js itself: report/figure_fallback.py)
+  function gunzipText(packed) {
+    var bytes = Uint8Array.from(atob(packed), function (c) { return c.charCodeAt(0); });
+    var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+    return new Response(stream).text();
+  }
+  window.lmgGunzipText = gunzipText;
+
   // A packed figure's spec: base64 -> gzip -> JSON (figure_encoding.pack_spec).
   function unpack(spec) {
-    if (!spec.$gz) return spec;
-    var bytes = Uint8Array.from(atob(spec.$gz), function (c) { return c.charCodeAt(0); });
-    var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
-    return new Response(stream).text().then(JSON.parse);
+    return spec.$gz ? gunzipText(spec.$gz).then(JSON.parse) : spec;
   }
 
   function ready(gd, spec) {

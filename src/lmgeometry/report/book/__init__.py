@@ -40,7 +40,7 @@ Their public names are importable from here.
 """
 
 from lmgeometry.errors import BookError, ChapterExecutionError
-from lmgeometry.report.book.build import build_book, build_book_cli, check_package
+from lmgeometry.report.book.build import build_book, check_package
 from lmgeometry.report.book.chapters import (
     NOTEBOOK_DIR,
     Chapter,
@@ -82,7 +82,6 @@ from lmgeometry.report.toc import project_root, toc_docnames
 __all__ = [
     "BookError",
     "build_book",
-    "build_book_cli",
     "build_html",
     "Chapter",
     "chapter_parameters",

@@ -80,7 +80,6 @@ from lmgeometry.report.toc import project_root, toc_docnames
 
 __all__ = [
     "build_book",
-    "build_book_cli",
     "check_package",
 ]
 
@@ -368,37 +367,3 @@ def _resolve_all(root: Path, sources: dict[str, Any], selected: Sequence[Chapter
             for c in selected}
 
 
-def build_book_cli(args: argparse.Namespace) -> int:
-    """Entry point of ``lmgeometry book`` (see ``lmgeometry book --help``).
-
-    Parameters
-    ----------
-    args : argparse.Namespace
-        ``param`` (list of [name, YAML value]), ``out``, ``chapters``, ``no_html``, and
-        optionally ``force``, ``profile`` and ``jobs``.
-
-    Returns
-    -------
-    int
-        0 on success, 1 when a chapter failed (the failing cell and the kernel's traceback
-        are printed to stderr: they are the message).
-
-    Raises
-    ------
-    BookError
-        Any other problem that stops the build; ``lmgeometry`` prints it on one line.
-    """
-    try:
-        build_book(
-            params=parse_overrides(args.param or []),
-            out=args.out,
-            chapters=args.chapters,
-            html=not args.no_html,
-            force=getattr(args, "force", False),
-            profile=getattr(args, "profile", False),
-            jobs=getattr(args, "jobs", 1),
-        )
-    except ChapterExecutionError as exc:
-        print(f"lmgeometry book: error: {exc}", file=sys.stderr)
-        return 1
-    return 0
