@@ -179,9 +179,9 @@ PUBLISHED: dict[str, str] = {
     "class_halves": "fine-tuned GPT-2, SST-2 and QNLI: 'none of the first 6 decoder blocks "
                     "... are able to separate input texts, layers 7-12 have clearly learned "
                     "distinct subspaces that separate points by class label' (Fig. 2)",
-    "class_halves_emerge": "GPT-2: the pretrained model's last token shows no such separation "
-                           "before fine-tuning (Fig. 2's t-SNE of the fine-tuned models; the "
-                           "seed's 'have learned')",
+    "class_halves_emerge": "GPT-2: layers 7-12 'have learned' the separation in fine-tuning "
+                           "(Fig. 2 shows the fine-tuned models only; that the pretrained "
+                           "model lacks it is this book's reading of 'learned')",
     "top_harmless": "GPT-2, SST-2: 'model performance minimally increases when removing the "
                     "top 92 dimensions', then 'quickly decays if we ablate more than 300'; "
                     "QNLI: 'accuracy steadily decreases as we remove top dimensions' (Fig. 6)",
