@@ -611,7 +611,7 @@ def _token_claims(run: _Run, nn: tuple[np.ndarray, np.ndarray], p: ContextParams
                           f"mean over layers {min(layers)}-{max(layers)}: content words {a:.3f} "
                           f"({int(content.sum())} tokens), function words {b:.3f} "
                           f"({int(function.sum())} tokens)"))
-    out.append(_cconj_claim(run, upos, sent, p))
+    out.append(_cconj_claim(run, upos, p))
     return out
 
 
@@ -619,7 +619,7 @@ def _token_claims(run: _Run, nn: tuple[np.ndarray, np.ndarray], p: ContextParams
 CCONJ_REFERENCE: tuple[str, ...] = ("DET", "ADP")
 
 
-def _cconj_claim(run: _Run, upos: pd.Series, sent: np.ndarray, p: ContextParams) -> Claim:
+def _cconj_claim(run: _Run, upos: pd.Series, p: ContextParams) -> Claim:
     """Seed 000's CCONJ remark: the token self-similarity of coordinating conjunctions
     against determiners and adpositions over the upper half of the layers, word type by word
     type (each lower-cased word of one part of speech is one unit, as in the per-word numbers
